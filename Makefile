@@ -1,0 +1,39 @@
+# make demo / make test: each creates .venv if missing, installs what it needs, then runs.
+VENV     ?= .venv
+PY       := $(VENV)/bin/python
+STAMP    := $(VENV)/.rlmlab-installed
+RUST_SRC := /usr/share/cargo/registry
+SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: demo test install rust-src bench clean
+
+$(PY):
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+# Reinstall when pyproject.toml changes. llama-cpp-python compiles from source the
+# first time (about 6 minutes on 2 cores); pip caches the wheel after that.
+$(STAMP): pyproject.toml | $(PY)
+	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PY) -m pip install -e '.[local,test]'
+	$(VENV)/bin/rlmlab kernel install --sys-prefix
+	touch $@
+
+install: $(STAMP)
+
+# Real Rust sources for the demo, oracle tests and benchmarks (Debian's librust-*-dev packages).
+rust-src:
+	@ls -d $(RUST_SRC)/tokio-[0-9]* >/dev/null 2>&1 || { \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends librust-tokio-dev; }
+
+demo: install rust-src
+	$(VENV)/bin/rlmlab demo
+
+test: install rust-src
+	$(PY) -m pytest
+
+bench: install rust-src
+	$(PY) benchmarks/leakage.py
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache

@@ -1,0 +1,47 @@
+"""rlmlab: a lab for Recursive Language Model agents.
+
+Names are imported lazily so that ``import rlmlab`` stays fast (dspy is
+imported only when an LM or executor name is first used).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "rlmlab.errors": ["RLMLabError", "ToolError", "MissingExtraError", "ConfigError"],
+    "rlmlab.handles": ["BlobRef", "BlobStore"],
+    "rlmlab.tools": ["TOOLS", "tool", "ToolCaps", "Workspace", "blob", "ctx_stats", "ctx_peek", "ctx_slice",
+                     "ctx_find"],
+    "rlmlab.namespace": ["build_namespace"],
+    "rlmlab.trace": ["LeakageMeter", "IterationLeakage"],
+    "rlmlab.lm": ["make_lm", "CallRecorder", "LMCall", "count_tokens"],
+    "rlmlab.executors": ["run_rlm", "Trajectory", "IterationRecord"],
+}
+_WHERE = {name: mod for mod, names in _EXPORTS.items() for name in names}
+
+__all__ = sorted(_WHERE) + ["load_ipython_extension", "unload_ipython_extension"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        value = getattr(importlib.import_module(_WHERE[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'rlmlab' has no attribute {name!r}")
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext rlmlab``: push the rlmlab namespace and register the magics."""
+    from rlmlab.jupyter._extension import load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    from rlmlab.jupyter._extension import unload
+
+    unload(ipython)

@@ -1,0 +1,22 @@
+"""The ``rlmlab`` command line: one module per command group."""
+
+from __future__ import annotations
+
+import click
+
+from rlmlab.cli._demo import demo
+from rlmlab.cli._kernel import kernel
+from rlmlab.cli._repl import repl
+from rlmlab.cli._rlm import rlm
+
+__all__ = ["main"]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="rlmlab")
+def main() -> None:
+    """rlmlab: run, see, verify and improve Recursive Language Model agents."""
+
+
+for command in (repl, kernel, demo, rlm):
+    main.add_command(command)

@@ -1,0 +1,3 @@
+from rlmlab.cli import main
+
+main()

@@ -1,0 +1,55 @@
+"""``rlmlab rlm run``: one RLM task over a file, on any LM."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+LM_HELP = "scripted is for tests; local = embedded SmolLM2-135M; or a LiteLLM model string (openai/gpt-4o-mini)."
+
+
+def run_and_show(query: str, path: Path, *, lm_spec: str, context_mode: str, max_iters: int, runs_dir: str,
+                 step_timeout: float, n_threads: int | None) -> int:
+    """Run one task, print the summary, return the exit code (1 if the run recorded an error)."""
+    from rlmlab.executors import TRAJECTORY_FILE, run_rlm, trajectory_summary
+    from rlmlab.lm import make_lm
+
+    console = Console()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise click.BadParameter(f"{path}: cannot read as UTF-8 text ({exc})", param_hint="FILE") from None
+    options = {"n_threads": n_threads} if lm_spec.startswith("local") else {}
+    with console.status(f"loading LM {lm_spec} ..."):
+        lm = make_lm(lm_spec, **options)
+    with console.status(f"running RLM on {path.name} ({len(text):,} chars, up to {max_iters} iterations) ..."):
+        traj = run_rlm(query, text, lm=lm, context_mode=context_mode, max_iters=max_iters, runs_dir=runs_dir,
+                       step_timeout=step_timeout, source_path=str(path))
+    console.print(trajectory_summary(traj))
+    console.print(f"trajectory: [bold]{Path(runs_dir) / traj.run_id / TRAJECTORY_FILE}[/]")
+    return 1 if traj.error else 0
+
+
+@click.group()
+def rlm() -> None:
+    """Run RLM tasks."""
+
+
+@rlm.command("run")
+@click.argument("query")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--lm", "lm_spec", default="local", show_default=True, help=LM_HELP)
+@click.option("--context-mode", type=click.Choice(["handle", "string"]), default="handle", show_default=True,
+              help="Pass the file as a BlobRef handle or as a plain string (DSPy's default).")
+@click.option("--max-iters", default=6, show_default=True, type=click.IntRange(1, 100))
+@click.option("--step-timeout", default=30.0, show_default=True, type=click.FloatRange(min=0.1),
+              help="Seconds one REPL step may run.")
+@click.option("--threads", "n_threads", default=None, type=click.IntRange(1, 256), help="Threads for the local model.")
+@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
+def run(query: str, file: Path, lm_spec: str, context_mode: str, max_iters: int, step_timeout: float,
+        n_threads: int | None, runs_dir: str) -> None:
+    """Answer QUERY about FILE with an RLM agent; writes runs/<run-id>/trajectory.jsonl."""
+    raise SystemExit(run_and_show(query, file, lm_spec=lm_spec, context_mode=context_mode, max_iters=max_iters,
+                                  runs_dir=runs_dir, step_timeout=step_timeout, n_threads=n_threads))

@@ -1,0 +1,35 @@
+"""Errors shared across rlmlab.
+
+The split follows inspect_ai: a :class:`ToolError` is reported back to the
+model and the agent loop goes on; any other exception ends the run.
+"""
+
+from __future__ import annotations
+
+__all__ = ["RLMLabError", "ToolError", "MissingExtraError", "ConfigError"]
+
+
+class RLMLabError(Exception):
+    """Base class for rlmlab's own errors."""
+
+
+class ToolError(RLMLabError):
+    """A tool was called with bad arguments or could not do its job.
+
+    The message names the offending argument and the allowed range; the
+    RLM executor shows it to the model as the step's output and continues.
+    """
+
+
+class MissingExtraError(RLMLabError, ImportError):
+    """An optional dependency is not installed; the message says which pip install fixes it."""
+
+    def __init__(self, what: str, extra: str, packages: str):
+        super().__init__(
+            f"{what} needs {packages}, which is not installed. "
+            f"Fix: pip install 'rlmlab[{extra}]'  (or: pip install {packages})"
+        )
+
+
+class ConfigError(RLMLabError, ValueError):
+    """A configuration file or value is invalid; the message names the file and key."""

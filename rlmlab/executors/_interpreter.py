@@ -1,0 +1,124 @@
+"""RLMLabInterpreter: generated code runs in a separate CPython process with a per-step timeout.
+
+This is process isolation for robustness (a crash or hang ends only the
+worker), not a security sandbox: the worker has the user's files, network
+and environment.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from dspy.primitives import local_interpreter as _dspy_local
+from dspy.primitives.code_interpreter import CodeInterpreterError
+from dspy.primitives.local_interpreter import LocalInterpreter
+
+from rlmlab.handles import decode_handles, encode_handles
+from rlmlab.lm import call_role
+from rlmlab.tools import Workspace
+
+__all__ = ["RLMLabInterpreter", "InterpreterFactory"]
+
+_WORKER = Path(__file__).with_name("_worker.py")
+_DSPY_WORKER = Path(_dspy_local.__file__).with_name("local_interpreter_worker.py")
+_SUB_LLM_TOOLS = {"llm_query": 1, "llm_query_batched": None}
+
+
+class RLMLabInterpreter(LocalInterpreter):
+    """dspy's LocalInterpreter with the rlmlab workspace's tools, BlobRef handles and restart on timeout.
+
+    Calls to registered tools go through :meth:`Workspace.call` (so caps,
+    observers and the Turing Protocol's pre-execution hooks apply); calls to
+    ``llm_query`` are counted as sub-LLM calls. When a step exceeds
+    ``step_timeout`` seconds the worker is killed and restarted, the
+    recorded setup (inputs, tools) is replayed, and the step returns an
+    error the model can read; variables it defined are lost.
+    """
+
+    execution_instructions = (
+        LocalInterpreter.execution_instructions
+        + " Large inputs are BlobRef handles: inspect them with ctx_stats, ctx_peek, ctx_slice and ctx_find"
+        " instead of printing whole payloads."
+    )
+
+    def __init__(self, workspace: Workspace, *, step_timeout: float = 30.0, sub_call_counter: Any = None):
+        super().__init__(tools=None, execution_timeout=step_timeout)
+        self.workspace = workspace
+        self.sub_call_counter = sub_call_counter
+        self.recording_setup = False
+        self._setup: list[tuple[str, dict[str, Any]]] = []
+        self.restarts = 0
+
+    def start(self) -> None:
+        if self._ended:
+            raise CodeInterpreterError("RLMLabInterpreter session has been shut down.")
+        if self._process is not None:
+            return
+        try:
+            process = subprocess.Popen(
+                [sys.executable, str(_WORKER), str(_DSPY_WORKER)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                start_new_session=os.name == "posix", text=True,
+            )
+        except OSError as exc:
+            raise CodeInterpreterError(f"Unable to start Python worker: {exc}") from exc
+        self._process = process
+        threading.Thread(target=self._read_responses, args=(process,), daemon=True).start()
+        message = self._receive(time.monotonic() + 30, "Python worker did not start within 30 seconds.")
+        if message.get("type") != "ready":
+            self._raise_terminal_error(f"Python worker returned an invalid startup message: {message!r}")
+
+    def execute(self, code: str, variables: dict[str, Any] | None = None) -> Any:
+        if self.recording_setup:
+            self._setup.append((code, dict(variables or {})))
+        try:
+            return super().execute(code, variables)
+        except CodeInterpreterError as exc:
+            if self.recording_setup or "execution timeout" not in str(exc):
+                raise
+        self._restart()
+        return (f"[Error] TimeoutError: the step ran over {self.execution_timeout:g}s and was stopped. "
+                "The REPL restarted: your inputs and tools are back, variables you defined are gone.")
+
+    def _restart(self) -> None:
+        import queue
+
+        self.restarts += 1
+        self._ended, self._process = False, None
+        self._responses = queue.Queue()
+        self.start()
+        for code, variables in self._setup:
+            super().execute(code, variables)
+
+    def invoke_tool(self, tool_name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        args, kwargs = decode_handles(list(args)), decode_handles(dict(kwargs))
+        if tool_name in self.workspace.registry:
+            return encode_handles(self.workspace.call(tool_name, *args, **kwargs))
+        if tool_name in _SUB_LLM_TOOLS:
+            n = _SUB_LLM_TOOLS[tool_name] or len((args or [kwargs.get("prompts", [])])[0])
+            if self.sub_call_counter is not None:
+                self.sub_call_counter(n)
+            with call_role("sub"):
+                return super().invoke_tool(tool_name, args, kwargs)
+        return encode_handles(super().invoke_tool(tool_name, args, kwargs))
+
+
+class InterpreterFactory:
+    """Zero-argument factory dspy.RLM calls once per forward pass."""
+
+    execution_instructions = RLMLabInterpreter.execution_instructions
+
+    def __init__(self, workspace: Workspace, step_timeout: float = 30.0, sub_call_counter: Any = None):
+        self.workspace, self.step_timeout, self.sub_call_counter = workspace, step_timeout, sub_call_counter
+        self.last: RLMLabInterpreter | None = None
+
+    def __call__(self) -> RLMLabInterpreter:
+        self.last = RLMLabInterpreter(self.workspace, step_timeout=self.step_timeout,
+                                      sub_call_counter=self.sub_call_counter)
+        return self.last

@@ -1,0 +1,189 @@
+"""The RLM executor: dspy.RLM over the rlmlab namespace, metered per iteration, written as a trajectory."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import dspy
+from dspy.primitives.prediction import Prediction
+from dspy.primitives.sandbox_serializable import SandboxSerializable
+
+from rlmlab.executors._interpreter import InterpreterFactory
+from rlmlab.executors._trajectory import TRAJECTORY_FILE, IterationRecord, Trajectory
+from rlmlab.handles import BlobRef
+from rlmlab.lm import CallRecorder, LenientChatAdapter, recorder_of
+from rlmlab.tools import ToolCallRecord, Workspace
+from rlmlab.trace import LeakageMeter
+
+__all__ = ["MeteredRLM", "run_rlm", "new_run_id", "dspy_tools"]
+
+RLM_SIGNATURE = "context, query -> answer"
+
+
+class _HandleInput(SandboxSerializable):
+    """A BlobRef passed as an RLM input: the REPL gets the handle, the prompt a one-line preview."""
+
+    def __init__(self, ref: BlobRef):
+        self.ref = ref
+
+    def sandbox_setup(self) -> str:
+        return ""
+
+    def to_sandbox(self) -> bytes:
+        return json.dumps({"key": self.ref.key, "n": self.ref.n}).encode()
+
+    def sandbox_assignment(self, var_name: str, data_expr: str) -> str:
+        return f"{var_name} = BlobRef(**__import__('json').loads({data_expr}))"
+
+    def rlm_preview(self, max_chars: int = 500) -> str:
+        return (f"{self.ref!r}: a handle to {self.ref.n:,} characters. "
+                "Inspect with ctx_stats(ref), ctx_peek(ref, n), ctx_slice(ref, start, end), ctx_find(ref, pattern).")
+
+
+_HandleInput.__name__ = "BlobRef"
+
+
+def dspy_tools(workspace: Workspace) -> list[dspy.Tool]:
+    """The workspace's registered tools as dspy.Tool objects (name, description, JSON schema of arguments)."""
+    tools = []
+    for spec in workspace.registry:
+        tools.append(dspy.Tool(workspace.bound(spec.name), name=spec.name, desc=spec.description,
+                               args={k: dict(v) for k, v in spec.schema["properties"].items()}))
+    return tools
+
+
+class _ToolLog:
+    """Workspace observer that keeps the tool calls of the current iteration."""
+
+    def __init__(self) -> None:
+        self.calls: list[ToolCallRecord] = []
+
+    def after_tool(self, record: ToolCallRecord) -> None:
+        self.calls.append(record)
+
+    def drain(self) -> list[dict[str, Any]]:
+        out, self.calls = [c.to_dict() for c in self.calls], []
+        return out
+
+
+class MeteredRLM(dspy.RLM):
+    """dspy.RLM that records an :class:`IterationRecord` per iteration (code, output, tools, leakage, tokens)."""
+
+    def __init__(self, signature: str, *, workspace: Workspace, recorder: CallRecorder, meter: LeakageMeter,
+                 factory: InterpreterFactory, **kwargs: Any):
+        super().__init__(signature, tools=dspy_tools(workspace), interpreter_factory=factory, **kwargs)
+        self.workspace, self.recorder, self.meter, self.factory = workspace, recorder, meter, factory
+        self.records: list[IterationRecord] = []
+        self._tool_log = _ToolLog()
+
+    def _prepare_serializable_vars(self, input_args: dict[str, Any], repl: Any) -> dict[str, Any]:
+        repl.recording_setup = True
+        try:
+            return super()._prepare_serializable_vars(input_args, repl)
+        finally:
+            repl.recording_setup = False
+
+    def _setup_facade(self, repl: Any, budget: Any, interpreter_factory: Any) -> str:
+        repl.recording_setup = True
+        try:
+            return super()._setup_facade(repl, budget, interpreter_factory)
+        finally:
+            repl.recording_setup = False
+
+    def _execute_iteration(self, repl, variables, history, iteration, input_args, output_field_names,
+                           interpreter_factory, sub_agent_rules):
+        self.meter.begin(iteration + 1, sum(len(v.format()) for v in variables))
+        self._tool_log.calls.clear()
+        self.workspace.observers.extend([self.meter, self._tool_log])
+        mark, t0 = self.recorder.mark(), time.perf_counter()
+        try:
+            result = super()._execute_iteration(repl, variables, history, iteration, input_args,
+                                                output_field_names, interpreter_factory, sub_agent_rules)
+        finally:
+            self.workspace.observers.remove(self.meter)
+            self.workspace.observers.remove(self._tool_log)
+        entry = result.trajectory[-1] if isinstance(result, Prediction) else result.entries[-1].model_dump()
+        calls = [c for c in self.recorder.since(mark) if c.role == "main"]
+        leak = self.meter.end(
+            stdout_chars=len(entry["output"]),
+            prompt_chars=sum(c.prompt_chars for c in calls),
+            prompt_tokens=sum(c.input_tokens for c in calls),
+            completion_tokens=sum(c.output_tokens for c in calls),
+        )
+        self.records.append(IterationRecord(
+            index=iteration + 1, reasoning=entry.get("reasoning", ""), code=entry["code"], output=entry["output"],
+            tool_calls=self._tool_log.drain(), leakage=leak, input_tokens=leak.prompt_tokens,
+            output_tokens=leak.completion_tokens, elapsed_ms=int((time.perf_counter() - t0) * 1000),
+        ))
+        return result
+
+
+def new_run_id(prefix: str = "rlm") -> str:
+    return f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+
+
+def run_rlm(
+    query: str,
+    context: str | BlobRef,
+    *,
+    lm: Any,
+    workspace: Workspace | None = None,
+    context_mode: str = "handle",
+    max_iters: int = 10,
+    max_llm_calls: int = 20,
+    max_output_chars: int = 10_000,
+    step_timeout: float = 30.0,
+    runs_dir: str | Path | None = None,
+    run_id: str | None = None,
+    source_path: str | None = None,
+) -> Trajectory:
+    """Run one RLM task and return its trajectory (also written to ``runs_dir/<run-id>/trajectory.jsonl``).
+
+    ``context_mode="handle"`` (default) stores the context in the workspace and
+    passes a BlobRef; ``"string"`` passes the plain string, DSPy's default.
+    An exception inside the run is recorded in ``Trajectory.error`` and the
+    iterations done so far are kept and written; it is not re-raised.
+    """
+    if context_mode not in ("handle", "string"):
+        raise ValueError(f"context_mode: {context_mode!r}; use 'handle' or 'string'")
+    workspace = workspace or Workspace()
+    recorder = recorder_of(lm)
+    meter = LeakageMeter(workspace.caps.large_return_chars)
+    factory = InterpreterFactory(workspace, step_timeout=step_timeout, sub_call_counter=meter.record_sub_calls)
+    if context_mode == "handle":
+        ref = context if isinstance(context, BlobRef) else workspace.store.put(context, "context")
+        context_value: Any = _HandleInput(ref)
+        context_ref = ref.key
+    else:
+        context_value = workspace.store.get(context) if isinstance(context, BlobRef) else context
+        context_ref = None
+    rlm = MeteredRLM(RLM_SIGNATURE, workspace=workspace, recorder=recorder, meter=meter, factory=factory,
+                     max_iters=max_iters, max_llm_calls=max_llm_calls, max_output_chars=max_output_chars)
+    traj = Trajectory(run_id=run_id or new_run_id(), query=query, lm=str(getattr(lm, "model", lm)),
+                      context_mode=context_mode, context_ref=context_ref, source_path=source_path,
+                      started=time.time())
+    adapter = LenientChatAdapter()
+    mark, t0 = recorder.mark(), time.perf_counter()
+    try:
+        with dspy.context(lm=lm, adapter=adapter):
+            pred = rlm(context=context_value, query=query)
+        traj.answer = str(pred.answer)
+        traj.final_reasoning = str(getattr(pred, "final_reasoning", ""))
+        traj.submitted = traj.final_reasoning != "Extract forced final output"
+    except Exception as exc:  # recorded, not lost: the iterations so far are kept
+        traj.error = f"{type(exc).__name__}: {exc}"
+    calls = recorder.since(mark)
+    traj.iterations = rlm.records
+    traj.elapsed_ms = int((time.perf_counter() - t0) * 1000)
+    traj.input_tokens = sum(c.input_tokens for c in calls)
+    traj.output_tokens = sum(c.output_tokens for c in calls)
+    traj.lm_calls = len(calls)
+    traj.subcalls = sum(it.leakage.sub_llm_calls for it in rlm.records)
+    traj.salvaged_replies = adapter.salvaged
+    if runs_dir is not None:
+        traj.write_jsonl(Path(runs_dir) / traj.run_id / TRAJECTORY_FILE)
+    return traj

@@ -1,0 +1,115 @@
+"""Trajectory records of an RLM run, written as JSONL under runs/<run-id>/."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rlmlab.trace import IterationLeakage
+
+__all__ = ["IterationRecord", "Trajectory", "TRAJECTORY_FILE"]
+
+TRAJECTORY_FILE = "trajectory.jsonl"
+
+
+@dataclass
+class IterationRecord:
+    """One REPL iteration: what the model wrote, what ran, what came back, and what it cost."""
+
+    index: int
+    reasoning: str
+    code: str
+    output: str
+    tool_calls: list[dict[str, Any]]
+    leakage: IterationLeakage
+    input_tokens: int
+    output_tokens: int
+    elapsed_ms: int
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["type"] = "iteration"
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "IterationRecord":
+        d = {k: v for k, v in d.items() if k != "type"}
+        d["leakage"] = IterationLeakage(**d["leakage"])
+        return cls(**d)
+
+
+@dataclass
+class Trajectory:
+    """A whole RLM run. Line 1 of the JSONL is the ``run`` header, then one line per iteration, then ``final``."""
+
+    run_id: str
+    query: str
+    lm: str
+    context_mode: str
+    context_ref: str | None = None
+    source_path: str | None = None
+    started: float = 0.0
+    iterations: list[IterationRecord] = field(default_factory=list)
+    answer: str | None = None
+    final_reasoning: str = ""
+    submitted: bool = False  # True when the model called SUBMIT; False for the extract fallback or an error
+    elapsed_ms: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    lm_calls: int = 0
+    subcalls: int = 0
+    salvaged_replies: int = 0  # model replies off DSPy's format that the lenient adapter salvaged
+    error: str | None = None
+
+    def header(self) -> dict[str, Any]:
+        return {"type": "run", "run_id": self.run_id, "query": self.query, "lm": self.lm,
+                "context_mode": self.context_mode, "context_ref": self.context_ref,
+                "source_path": self.source_path, "started": self.started}
+
+    def final(self) -> dict[str, Any]:
+        return {"type": "final", "answer": self.answer, "final_reasoning": self.final_reasoning,
+                "submitted": self.submitted, "iterations": len(self.iterations), "subcalls": self.subcalls,
+                "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+                "lm_calls": self.lm_calls, "elapsed_ms": self.elapsed_ms,
+                "salvaged_replies": self.salvaged_replies, "error": self.error}
+
+    def to_records(self) -> list[dict[str, Any]]:
+        return [self.header(), *(it.to_dict() for it in self.iterations), self.final()]
+
+    def write_jsonl(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        with tmp.open("w", encoding="utf-8") as fh:
+            for rec in self.to_records():
+                fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        tmp.replace(path)
+        return path
+
+    @classmethod
+    def read_jsonl(cls, path: str | Path) -> "Trajectory":
+        path = Path(path)
+        header: dict[str, Any] | None = None
+        iterations: list[IterationRecord] = []
+        final: dict[str, Any] = {}
+        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+                kind = rec["type"]
+            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                raise ValueError(f"{path}:{lineno}: not a trajectory record ({exc})") from None
+            if kind == "run":
+                header = rec
+            elif kind == "iteration":
+                iterations.append(IterationRecord.from_dict(rec))
+            elif kind == "final":
+                final = rec
+        if header is None:
+            raise ValueError(f"{path}: no 'run' header line")
+        header = {k: v for k, v in header.items() if k != "type"}
+        final = {k: v for k, v in final.items() if k not in ("type", "iterations")}
+        return cls(**header, iterations=iterations, **final)

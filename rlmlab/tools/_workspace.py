@@ -1,0 +1,130 @@
+"""Workspace: the state tools act on, and the one place every tool call goes through."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+from rlmlab.errors import ToolError
+from rlmlab.handles import BlobStore, encode_handles
+from rlmlab.tools._registry import TOOLS, ToolRegistry, ToolSpec
+
+__all__ = ["ToolCaps", "Workspace", "ToolObserver", "ToolCallRecord"]
+
+
+@dataclass
+class ToolCaps:
+    """Explicit caps of the bounded tools (characters unless stated)."""
+
+    peek_max: int = 2000  # ctx_peek: largest n
+    slice_max: int = 4000  # ctx_slice: largest excerpt, by characters
+    slice_lines_max: int = 200  # ctx_slice: largest excerpt, by lines
+    find_k_max: int = 100  # ctx_find: largest k
+    snippet_chars: int = 80  # ctx_find: characters of context around each match
+    pattern_max: int = 500  # ctx_find: longest regex
+    large_return_chars: int = 2000  # a result over this counts as a "large return" for the leakage meter
+
+    def to_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ToolCallRecord:
+    """One tool call as the leakage meter and the trajectory see it."""
+
+    name: str
+    arguments: dict[str, Any]
+    result_chars: int
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class ToolObserver(Protocol):
+    """Something that watches tool calls. Both methods are optional in practice (see :class:`Workspace`)."""
+
+    def before_tool(self, name: str, arguments: dict[str, Any]) -> None: ...
+
+    def after_tool(self, record: ToolCallRecord) -> None: ...
+
+
+@dataclass
+class Workspace:
+    """Blob store, caps and registry; ``call`` is the single dispatch point for tool calls.
+
+    Observers see each call before it runs (and may raise ToolError to block
+    it, which the Turing Protocol's pre-execution hooks do) and after it
+    returns. Extra state used by later subsystems (memory bank, ontology
+    graph, oracles) hangs off ``extras``.
+    """
+
+    store: BlobStore = field(default_factory=BlobStore)
+    caps: ToolCaps = field(default_factory=ToolCaps)
+    registry: ToolRegistry = field(default_factory=lambda: TOOLS)
+    observers: list[Any] = field(default_factory=list)
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def bind_arguments(self, spec: ToolSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Map positional and keyword arguments to parameter names, or raise ToolError saying what is wrong."""
+        sig = inspect.signature(spec.func)
+        try:
+            bound = sig.bind(self, *args, **kwargs)
+        except TypeError as exc:
+            raise ToolError(f"{spec.name}: {exc}; signature is {spec.signature_line()}") from None
+        bound.apply_defaults()
+        arguments = dict(bound.arguments)
+        arguments.pop(next(iter(sig.parameters)))
+        return arguments
+
+    def call(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
+        """Run tool ``name``; ToolError for bad arguments, RuntimeError if a tool breaks its own cap."""
+        try:
+            spec = self.registry.get(name)
+        except KeyError as exc:
+            raise ToolError(str(exc.args[0])) from None
+        arguments = self.bind_arguments(spec, args, kwargs)
+        for obs in self.observers:
+            if hasattr(obs, "before_tool"):
+                obs.before_tool(name, arguments)
+        try:
+            result = spec.func(self, **arguments)
+        except ToolError as exc:
+            self._notify(ToolCallRecord(name, _preview_args(arguments), 0, str(exc)))
+            raise
+        chars = len(json.dumps(encode_handles(result), default=str))
+        cap = spec.result_cap(self.caps)
+        if cap is not None and chars > cap:
+            raise RuntimeError(f"tool {name} returned {chars} characters, over its registered cap of {cap}")
+        self._notify(ToolCallRecord(name, _preview_args(arguments), chars))
+        return result
+
+    def _notify(self, record: ToolCallRecord) -> None:
+        for obs in self.observers:
+            if hasattr(obs, "after_tool"):
+                obs.after_tool(record)
+
+    def bound(self, name: str) -> Any:
+        """A plain function calling tool ``name`` in this workspace (what the REPL namespace holds)."""
+        spec = self.registry.get(name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return self.call(spec.name, *args, **kwargs)
+
+        call.__name__ = call.__qualname__ = name
+        call.__doc__ = spec.func.__doc__
+        params = list(inspect.signature(spec.func).parameters.values())[1:]
+        call.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+        return call
+
+
+def _preview_args(arguments: dict[str, Any], limit: int = 200) -> dict[str, Any]:
+    """Arguments as recorded in logs: JSON-safe, long strings cut to ``limit`` characters."""
+    out: dict[str, Any] = {}
+    for k, v in encode_handles(arguments).items():
+        if isinstance(v, str) and len(v) > limit:
+            v = v[:limit] + f"... ({len(v)} chars)"
+        out[k] = v
+    return out

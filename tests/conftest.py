@@ -1,0 +1,37 @@
+"""Shared fixtures: a fresh workspace per test, real Rust files, nothing written to the home directory."""
+
+from __future__ import annotations
+
+import glob
+from pathlib import Path
+
+import pytest
+
+from rlmlab.tools import ToolCaps, Workspace
+
+RUST_REGISTRY = Path("/usr/share/cargo/registry")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path_factory, monkeypatch):
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("DSPY_CACHEDIR", str(home / "dspy_cache"))
+
+
+@pytest.fixture
+def ws() -> Workspace:
+    return Workspace(caps=ToolCaps())
+
+
+@pytest.fixture(scope="session")
+def tokio_src() -> Path:
+    found = sorted(glob.glob(str(RUST_REGISTRY / "tokio-[0-9]*" / "src")))
+    if not found:
+        pytest.fail("tokio sources missing: make test installs librust-tokio-dev; run it, or apt-get install it")
+    return Path(found[-1])
+
+
+@pytest.fixture(scope="session")
+def rust_file(tokio_src: Path) -> Path:
+    return tokio_src / "fs" / "file.rs"

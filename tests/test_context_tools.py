@@ -1,0 +1,111 @@
+"""Bounds and bad arguments of blob and the ctx_* tools, on a real Rust file."""
+
+import hashlib
+import io
+from contextlib import redirect_stdout
+
+import pytest
+
+from rlmlab import ToolError
+
+
+@pytest.fixture
+def src(ws, rust_file):
+    text = rust_file.read_text()
+    return ws, ws.call("blob", text, name="file_rs"), text
+
+
+def test_stats(src):
+    ws, ref, text = src
+    stats = ws.call("ctx_stats", ref)
+    assert stats == {"key": "file_rs", "length": len(text), "lines": len(text.splitlines()),
+                     "sha256": hashlib.sha256(text.encode()).hexdigest()}
+
+
+def test_peek_bounds(src):
+    ws, ref, text = src
+    assert ws.call("ctx_peek", ref)["preview"] == text[:200]
+    assert ws.call("ctx_peek", ref, 0)["preview"] == ""
+    full = ws.call("ctx_peek", ref, ws.caps.peek_max)
+    assert full["preview"] == text[: ws.caps.peek_max] and full["truncated"]
+    with pytest.raises(ToolError, match=r"n: -1 is out of range; allowed 0 to 2000"):
+        ws.call("ctx_peek", ref, -1)
+    with pytest.raises(ToolError, match=r"n: 2001 is out of range; allowed 0 to 2000"):
+        ws.call("ctx_peek", ref, ws.caps.peek_max + 1)
+
+
+def test_caps_are_configurable(src):
+    ws, ref, text = src
+    ws.caps.peek_max = 10
+    with pytest.raises(ToolError, match="allowed 0 to 10"):
+        ws.call("ctx_peek", ref, 11)
+
+
+def test_slice_by_chars_and_lines(src):
+    ws, ref, text = src
+    assert ws.call("ctx_slice", ref, 100, 150)["text"] == text[100:150]
+    lines = text.splitlines(keepends=True)
+    got = ws.call("ctx_slice", ref, 3, 7, unit="lines")
+    assert got["text"] == "".join(lines[2:7]) and (got["start"], got["end"]) == (3, 7)
+    assert ws.call("ctx_slice", ref, len(text) - 5, len(text) + 50)["text"] == text[-5:]
+
+
+@pytest.mark.parametrize("start,end,unit,message", [
+    (-1, 10, "chars", "start: -1 is negative"),
+    (50, 10, "chars", "start: 50 is after end 10"),
+    (0, 4001, "chars", "end: slice of 4001 characters is over the cap of 4000"),
+    (0, 5, "lines", "start: line numbers start at 1"),
+    (1, 201, "lines", "end: slice of 201 lines is over the cap of 200"),
+])
+def test_slice_bad_arguments(src, start, end, unit, message):
+    ws, ref, _ = src
+    with pytest.raises(ToolError, match=message):
+        ws.call("ctx_slice", ref, start, end, unit=unit)
+
+
+def test_find_offsets_lines_snippets_and_total(src):
+    ws, ref, text = src
+    got = ws.call("ctx_find", ref, r"pub async fn (\w+)", k=3)
+    import re
+    every = list(re.finditer(r"pub async fn (\w+)", text))
+    assert got["total"] == len(every) > 3 and got["truncated"]
+    assert [m["offset"] for m in got["matches"]] == [m.start() for m in every[:3]]
+    for m in got["matches"]:
+        assert text.count("\n", 0, m["offset"]) + 1 == m["line"]
+        assert m["match"] in m["snippet"] and len(m["snippet"]) <= 2 * ws.caps.snippet_chars
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"pattern": "fn (", "k": 5}, r"pattern: invalid regular expression 'fn \(': missing \)"),
+    ({"pattern": "fn", "k": 0}, "k: 0 is out of range; allowed 1 to 100"),
+    ({"pattern": "fn", "k": 101}, "k: 101 is out of range; allowed 1 to 100"),
+    ({"pattern": "", "k": 5}, "pattern: empty"),
+])
+def test_find_bad_arguments(src, kwargs, message):
+    ws, ref, _ = src
+    with pytest.raises(ToolError, match=message):
+        ws.call("ctx_find", ref, **kwargs)
+
+
+def test_unknown_key_and_wrong_argument_shapes(ws):
+    with pytest.raises(ToolError, match="ref: unknown blob key 'missing'"):
+        ws.call("ctx_stats", "missing")
+    with pytest.raises(ToolError, match="ctx_peek: .*signature is ctx_peek\\(ref, n=200\\)"):
+        ws.call("ctx_peek")
+    with pytest.raises(ToolError, match="unknown tool 'ctx_nope'"):
+        ws.call("ctx_nope")
+    with pytest.raises(ToolError, match="n: expected an integer"):
+        ws.call("ctx_peek", ws.call("blob", "abc"), "5")
+
+
+def test_tools_print_nothing_and_return_json(src):
+    import json
+
+    ws, ref, _ = src
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        results = [ws.call("ctx_stats", ref), ws.call("ctx_peek", ref, 50), ws.call("ctx_slice", ref, 0, 80),
+                   ws.call("ctx_find", ref, "async", k=2)]
+    assert buf.getvalue() == ""
+    for r in results:
+        assert json.loads(json.dumps(r)) == r

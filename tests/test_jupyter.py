@@ -1,0 +1,80 @@
+"""The namespace everywhere: kernel spec, papermill on the rlmlab kernel, IPython extension, terminal REPL."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rlmlab.jupyter import install_kernel, kernel_spec
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_repo_kernel_json_matches_installed_spec():
+    assert json.loads((ROOT / "kernels/rlmlab/kernel.json").read_text()) == kernel_spec("python")
+
+
+@pytest.fixture
+def kernel_prefix(tmp_path, monkeypatch):
+    path = install_kernel(prefix=str(tmp_path))
+    spec = json.loads((Path(path) / "kernel.json").read_text())
+    assert spec["argv"][0] == sys.executable and spec["display_name"] == "rlmlab"
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "share" / "jupyter"))
+    return tmp_path
+
+
+@pytest.mark.notebook
+def test_papermill_notebook_calls_ctx_peek_without_imports(kernel_prefix, tmp_path):
+    import papermill as pm
+
+    out = tmp_path / "out.ipynb"
+    text = "pub async fn open() {}\n" * 3
+    pm.execute_notebook(str(ROOT / "tests/data/ctx_peek_smoke.ipynb"), str(out), kernel_name="rlmlab",
+                        parameters={"text": text, "n": 9}, progress_bar=False, cwd=str(tmp_path))
+    nb = json.loads(out.read_text())
+    assert nb["metadata"]["kernelspec"]["name"] == "rlmlab"
+    streams = "".join("".join(o.get("text", "")) for c in nb["cells"] if c["cell_type"] == "code"
+                      for o in c.get("outputs", []) if o.get("output_type") == "stream")
+    assert f"BlobRef(key='smoke', n={len(text)})" in streams and "pub async" in streams
+    last = nb["cells"][-1]["outputs"][0]["data"]["text/plain"]
+    assert "'preview': 'pub async'" in "".join(last)
+
+
+def test_ipython_extension_pushes_namespace_and_magic():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    try:
+        shell.run_line_magic("load_ext", "rlmlab")
+        assert {"ctx_peek", "ctx_find", "blob", "BlobRef", "tools"} <= set(shell.user_ns)
+        shell.run_cell("r = blob('abcdef'); p = ctx_peek(r, 3)", store_history=False)
+        assert shell.user_ns["p"]["preview"] == "abc"
+        listing = shell.run_line_magic("rlmlab_tools", "")
+        assert any(line.startswith("ctx_peek(ref, n=200)") for line in repr(listing).splitlines())
+        shell.run_line_magic("unload_ext", "rlmlab")
+        assert "ctx_peek" not in shell.user_ns
+    finally:
+        InteractiveShell.clear_instance()
+
+
+def test_terminal_repl_runs_tools_and_lists_them(tmp_path):
+    store = tmp_path / "blobs.sqlite"
+    code = "r = blob('fn main() {}', name='m')\nctx_peek(r, 7)\ntools()\n"
+    proc = subprocess.run([sys.executable, "-m", "rlmlab.cli", "repl", "--store", str(store)], input=code,
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "'preview': 'fn main'" in proc.stdout
+    assert "ctx_find(ref, pattern, k=20, ignore_case=False)" in proc.stdout
+    # Handles survive in the SQLite file.
+    proc2 = subprocess.run([sys.executable, "-m", "rlmlab.cli", "repl", "--store", str(store)],
+                           input="ctx_stats('m')['length']\n", capture_output=True, text=True, timeout=60)
+    assert "12" in proc2.stdout
+
+
+def test_kernel_install_cli(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "rlmlab.cli", "kernel", "install", "--prefix", str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((tmp_path / "share/jupyter/kernels/rlmlab/kernel.json").read_text())["argv"][0] == sys.executable

