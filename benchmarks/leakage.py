@@ -5,7 +5,9 @@ deterministic 400,000-character log twice in the same process: once with
 ``context`` as a plain ``str`` and plain Python (``len``, slicing,
 ``re.finditer``, ``splitlines``), once with ``context`` as a ``BlobRef`` and
 the equivalent ``ctx_stats`` / ``ctx_peek`` / ``ctx_slice`` / ``ctx_find``
-call, printing what it returns. Corresponding steps have the same intent
+call, printing the text field it returns. The string arm is DSPy's default
+RLM (no rlmlab tools are offered); the handle arm has the rlmlab tools and
+their descriptions in its prompt. Corresponding steps have the same intent
 (size, head, find the needle, excerpts around it, counts, grep, tail).
 
 Measured per iteration (from ``IterationRecord.leakage``): characters of the
@@ -33,6 +35,7 @@ from rich.table import Table
 
 from rlmlab.executors import run_rlm
 from rlmlab.lm import make_lm
+from rlmlab.tools import ToolRegistry
 
 CONTEXT_CHARS = 400_000
 RID = "7f3a9c21"  # the request id on the needle (FATAL) lines
@@ -93,21 +96,23 @@ STRING_PROGRAM = [
 ]
 
 HANDLE_PROGRAM = [
-    step("How big is the context?", "st = ctx_stats(context)\nprint(st)"),
-    step("Look at the start.", "print(ctx_peek(context, 2000))"),
+    step("How big is the context?", "st = ctx_stats(context)\nprint(st['length'])\nprint(st['lines'])"),
+    step("Look at the start.", "print(ctx_peek(context, 2000)['preview'])"),
     step("Find the FATAL lines.", "import re\nr = ctx_find(context, r'FATAL', k=20)\n"
-         "hits = [m['offset'] for m in r['matches']]\nprint(r)"),
-    step("Excerpt around the first FATAL.", "print(ctx_slice(context, hits[0] - 500, hits[0] + 500))"),
-    step("Excerpt around the last FATAL.", "print(ctx_slice(context, hits[-1] - 500, hits[-1] + 500))"),
+         "hits = [m['offset'] for m in r['matches']]\nprint(r['total'], hits)\n"
+         "for m in r['matches']:\n    print(m['offset'], m['text'])"),
+    step("Excerpt around the first FATAL.", "print(ctx_slice(context, hits[0] - 500, hits[0] + 500)['text'])"),
+    step("Excerpt around the last FATAL.", "print(ctx_slice(context, hits[-1] - 500, hits[-1] + 500)['text'])"),
     step("Count log levels.",
          "print({lvl: ctx_find(context, lvl, k=1)['total'] for lvl in ['INFO', 'WARN', 'ERROR', 'FATAL']})"),
     step("Which request id? Where else does it occur?",
-         "rid = re.search(r'req=(\\w+)', r['matches'][0]['snippet']).group(1)\nprint(rid)\n"
-         "print(ctx_find(context, re.escape(rid), k=20))"),
+         "rid = re.search(r'req=(\\w+)', r['matches'][0]['text']).group(1)\nprint(rid)\n"
+         "print('\\n'.join(f\"{m['line']}:{m['text']}\" for m in ctx_find(context, re.escape(rid))['matches']))"),
     step("Lines around the first FATAL.",
-         "n = r['matches'][0]['line']\nprint(ctx_slice(context, n - 15, n + 15, unit='lines'))"),
-    step("Grep the timeout warnings.", "print(ctx_find(context, r'[^\\n]*timeout[^\\n]*', k=100))"),
-    step("Look at the end.", "print(ctx_slice(context, st['length'] - 1000, st['length']))"),
+         "n = r['matches'][0]['line']\nprint(ctx_slice(context, n - 15, n + 15, unit='lines')['text'])"),
+    step("Grep the timeout warnings.",
+         "print('\\n'.join(m['text'] for m in ctx_find(context, 'timeout', k=100)['matches']))"),
+    step("Look at the end.", "print(ctx_slice(context, st['length'] - 1000, st['length'])['text'])"),
     step("Summarise.", "print(rid, r['total'])"),
     step("Done.", "SUBMIT(answer=f'req={rid}, {r[\"total\"]} FATAL lines')"),
 ]
@@ -116,7 +121,10 @@ HANDLE_PROGRAM = [
 def run(mode: str, context: str) -> dict:
     program = STRING_PROGRAM if mode == "string" else HANDLE_PROGRAM
     lm = make_lm("scripted", script=program)
-    traj = run_rlm(QUERY, context, lm=lm, context_mode=mode, max_iters=len(program), max_output_chars=10_000)
+    # The string arm is DSPy's default RLM: no rlmlab tools, no handle hint in the prompt.
+    tools = ToolRegistry() if mode == "string" else None
+    traj = run_rlm(QUERY, context, lm=lm, context_mode=mode, tools=tools, max_iters=len(program),
+                   max_output_chars=10_000)
     errors = [(it.index, it.output.strip()[:160]) for it in traj.iterations if "[Error]" in it.output]
     return {"answer": traj.answer, "submitted": traj.submitted, "error": traj.error, "step_errors": errors,
             "iterations": [it.leakage.to_dict() for it in traj.iterations]}

@@ -70,9 +70,18 @@ def test_find_offsets_lines_snippets_and_total(src):
     every = list(re.finditer(r"pub async fn (\w+)", text))
     assert got["total"] == len(every) > 3 and got["truncated"]
     assert [m["offset"] for m in got["matches"]] == [m.start() for m in every[:3]]
+    lines = text.splitlines()
     for m in got["matches"]:
         assert text.count("\n", 0, m["offset"]) + 1 == m["line"]
-        assert m["match"] in m["snippet"] and len(m["snippet"]) <= 2 * ws.caps.snippet_chars
+        assert m["text"] == lines[m["line"] - 1][: 2 * ws.caps.snippet_chars]
+
+
+def test_find_clips_long_lines_around_the_match(ws):
+    ref = ws.call("blob", "x" * 500 + "NEEDLE" + "y" * 500 + "\nshort NEEDLE line\n")
+    got = ws.call("ctx_find", ref, "NEEDLE")
+    first, second = got["matches"]
+    assert "NEEDLE" in first["text"] and len(first["text"]) == 2 * ws.caps.snippet_chars
+    assert second == {"offset": 1013, "line": 2, "text": "short NEEDLE line"}
 
 
 @pytest.mark.parametrize("kwargs,message", [

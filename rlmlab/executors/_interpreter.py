@@ -41,11 +41,7 @@ class RLMLabInterpreter(LocalInterpreter):
     error the model can read; variables it defined are lost.
     """
 
-    execution_instructions = (
-        LocalInterpreter.execution_instructions
-        + " Large inputs are BlobRef handles: inspect them with ctx_stats, ctx_peek, ctx_slice and ctx_find"
-        " instead of printing whole payloads."
-    )
+    execution_instructions = LocalInterpreter.execution_instructions
 
     def __init__(self, workspace: Workspace, *, step_timeout: float = 30.0, sub_call_counter: Any = None):
         super().__init__(tools=None, execution_timeout=step_timeout)
@@ -109,14 +105,22 @@ class RLMLabInterpreter(LocalInterpreter):
         return encode_handles(super().invoke_tool(tool_name, args, kwargs))
 
 
-class InterpreterFactory:
-    """Zero-argument factory dspy.RLM calls once per forward pass."""
+_HANDLE_HINT = (" Large inputs are BlobRef handles: inspect them with ctx_stats, ctx_peek, ctx_slice and ctx_find"
+                " instead of printing whole payloads.")
 
-    execution_instructions = RLMLabInterpreter.execution_instructions
+
+class InterpreterFactory:
+    """Zero-argument factory dspy.RLM calls once per forward pass.
+
+    ``execution_instructions`` (shown to the model) mentions handles only when
+    the workspace offers the ctx_* tools.
+    """
 
     def __init__(self, workspace: Workspace, step_timeout: float = 30.0, sub_call_counter: Any = None):
         self.workspace, self.step_timeout, self.sub_call_counter = workspace, step_timeout, sub_call_counter
         self.last: RLMLabInterpreter | None = None
+        has_handles = "ctx_peek" in workspace.registry
+        self.execution_instructions = RLMLabInterpreter.execution_instructions + (_HANDLE_HINT if has_handles else "")
 
     def __call__(self) -> RLMLabInterpreter:
         self.last = RLMLabInterpreter(self.workspace, step_timeout=self.step_timeout,

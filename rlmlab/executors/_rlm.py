@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 import uuid
@@ -16,7 +17,7 @@ from rlmlab.executors._interpreter import InterpreterFactory
 from rlmlab.executors._trajectory import TRAJECTORY_FILE, IterationRecord, Trajectory
 from rlmlab.handles import BlobRef
 from rlmlab.lm import CallRecorder, LenientChatAdapter, recorder_of
-from rlmlab.tools import ToolCallRecord, Workspace
+from rlmlab.tools import ToolCallRecord, ToolRegistry, Workspace
 from rlmlab.trace import LeakageMeter
 
 __all__ = ["MeteredRLM", "run_rlm", "new_run_id", "dspy_tools"]
@@ -132,6 +133,7 @@ def run_rlm(
     *,
     lm: Any,
     workspace: Workspace | None = None,
+    tools: ToolRegistry | None = None,
     context_mode: str = "handle",
     max_iters: int = 10,
     max_llm_calls: int = 20,
@@ -145,12 +147,16 @@ def run_rlm(
 
     ``context_mode="handle"`` (default) stores the context in the workspace and
     passes a BlobRef; ``"string"`` passes the plain string, DSPy's default.
+    ``tools`` limits the agent to a registry (default: all registered tools;
+    ``ToolRegistry()`` gives DSPy's plain RLM with no rlmlab tools).
     An exception inside the run is recorded in ``Trajectory.error`` and the
     iterations done so far are kept and written; it is not re-raised.
     """
     if context_mode not in ("handle", "string"):
         raise ValueError(f"context_mode: {context_mode!r}; use 'handle' or 'string'")
     workspace = workspace or Workspace()
+    if tools is not None:
+        workspace = dataclasses.replace(workspace, registry=tools)
     recorder = recorder_of(lm)
     meter = LeakageMeter(workspace.caps.large_return_chars)
     factory = InterpreterFactory(workspace, step_timeout=step_timeout, sub_call_counter=meter.record_sub_calls)

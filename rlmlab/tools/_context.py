@@ -110,7 +110,7 @@ def ctx_slice(
     return {"key": _key(ref), "unit": unit, "start": start, "end": start + len(lines) - 1, "text": excerpt}
 
 
-@tool(cap=lambda caps: caps.find_k_max * (caps.snippet_chars * 2 + 96) + _OVERHEAD, group="context")
+@tool(cap=lambda caps: caps.find_k_max * (caps.snippet_chars * 2 + 64) + _OVERHEAD, group="context")
 def ctx_find(
     ws: Workspace,
     ref: BlobRef | str,
@@ -118,7 +118,7 @@ def ctx_find(
     k: Annotated[int, Bounds(minimum=1)] = 20,
     ignore_case: bool = False,
 ) -> dict:
-    """Offsets, line numbers and short snippets of the first k regex matches, and the total count.
+    """Offsets, line numbers and the matching line (clipped) of the first k regex matches, and the total count.
 
     Args:
         ref: a BlobRef or a blob key.
@@ -137,18 +137,19 @@ def ctx_find(
         raise ToolError(f"pattern: invalid regular expression {pattern!r}: {exc}") from None
     text = ws.store.get(ref)
     line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
-    half = ws.caps.snippet_chars // 2
+    width = 2 * ws.caps.snippet_chars
     matches, total = [], 0
     for m in rx.finditer(text):
         total += 1
         if len(matches) < k:
             line = bisect.bisect_right(line_starts, m.start())
-            lo, hi = max(0, m.start() - half), min(len(text), m.end() + half)
-            snippet = text[lo:hi]
-            if len(snippet) > ws.caps.snippet_chars * 2:
-                snippet = snippet[: ws.caps.snippet_chars * 2]
-            matches.append({"offset": m.start(), "line": line, "match": m.group(0)[: ws.caps.snippet_chars],
-                            "snippet": snippet})
+            lo = line_starts[line - 1]
+            hi = text.find("\n", lo)
+            hi = len(text) if hi == -1 else hi
+            if hi - lo > width:  # clip a long line to a window that starts a little before the match
+                lo = max(lo, min(m.start() - ws.caps.snippet_chars // 4, hi - width))
+                hi = lo + width
+            matches.append({"offset": m.start(), "line": line, "text": text[lo:hi]})
     return {"key": _key(ref), "pattern": pattern, "total": total, "matches": matches, "truncated": total > k}
 
 
