@@ -73,3 +73,10 @@ def test_docstring_parser():
             nothing.
         ''')
     assert summary == "Do a thing." and args == {"a": "first continued.", "b": "second."}
+
+
+def test_select_builds_a_subset_registry():
+    sub = TOOLS.select(names={"ctx_peek", "blob"})
+    assert sub.names() == ["blob", "ctx_peek"]
+    assert TOOLS.select(groups={"context"}).names() == sorted(EXPECTED)
+    assert TOOLS.select().names() == TOOLS.names()

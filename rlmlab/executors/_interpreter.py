@@ -8,6 +8,7 @@ and environment.
 from __future__ import annotations
 
 import os
+import queue
 import subprocess
 import sys
 import threading
@@ -83,8 +84,6 @@ class RLMLabInterpreter(LocalInterpreter):
                 "The REPL restarted: your inputs and tools are back, variables you defined are gone.")
 
     def _restart(self) -> None:
-        import queue
-
         self.restarts += 1
         self._ended, self._process = False, None
         self._responses = queue.Queue()

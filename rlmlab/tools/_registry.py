@@ -30,7 +30,6 @@ class ToolSpec:
     cap: CapSpec
     group: str
     unbounded: bool = False
-    writes: bool = False
 
     def result_cap(self, caps: Any) -> int | None:
         if self.cap is None:
@@ -95,7 +94,6 @@ def tool(
     group: str = "general",
     name: str | None = None,
     unbounded: bool = False,
-    writes: bool = False,
     registry: ToolRegistry | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register a tool function whose first parameter is the workspace."""
@@ -110,7 +108,6 @@ def tool(
             cap=cap,
             group=group,
             unbounded=unbounded,
-            writes=writes,
         )
         (registry or TOOLS).register(spec)
         func.tool_spec = spec  # type: ignore[attr-defined]
