@@ -20,6 +20,7 @@ _EXPORTS = {
     "rlmlab.trace": ["LeakageMeter", "IterationLeakage"],
     "rlmlab.lm": ["make_lm", "CallRecorder", "LMCall", "count_tokens"],
     "rlmlab.executors": ["run_rlm", "Trajectory", "IterationRecord"],
+    "rlmlab.oracle": ["GrepOracle", "GrepVerification"],
 }
 _WHERE = {name: mod for mod, names in _EXPORTS.items() for name in names}
 

@@ -1,0 +1,76 @@
+"""GrepOracle verdicts on a real Rust file (tokio's src/fs/file.rs)."""
+
+import re
+
+import pytest
+
+from rlmlab.oracle import GrepOracle, GrepVerification as V, pattern_for_query
+
+Q_ALL = "Find all async functions"
+
+
+@pytest.fixture(scope="module")
+def oracle(rust_file):
+    return GrepOracle(rust_file.read_text(), str(rust_file))
+
+
+@pytest.fixture(scope="module")
+def truth(oracle):
+    found = oracle.ground_truth(pattern_for_query(Q_ALL))
+    assert len(found) >= 10
+    return found
+
+
+def grep_n(rows):
+    return "\n".join(f"{i}:{t}" for i, t in rows)
+
+
+def test_exact_match_with_indented_lines_trimmed_by_the_agent(oracle, truth):
+    # The agent trims indentation; real lines are indented. Both sides are normalised.
+    answer = "\n".join(f"{i}:{t.strip()}" for i, t in truth)
+    assert oracle.verify(answer, Q_ALL) is V.ExactMatch
+
+
+def test_unordered_match(oracle, truth):
+    assert oracle.verify(grep_n(reversed(truth)), Q_ALL) is V.UnorderedMatch
+
+
+def test_strict_subset_depends_on_sample_or_all(oracle, truth):
+    assert oracle.verify(grep_n(truth[:3]), "Show some async functions") is V.SubsetMatch
+    assert oracle.verify(grep_n(truth[:3]), "Give the first 3 async functions") is V.SubsetMatch
+    result = oracle.verify_detailed(grep_n(truth[:3]), Q_ALL)
+    assert result.verdict is V.HasFalseNegatives and len(result.false_negatives) == len(truth) - 3
+
+
+def test_false_positives_listed(oracle, truth):
+    result = oracle.verify_detailed(grep_n(truth) + "\n1:async fn invented()", Q_ALL)
+    assert result.verdict is V.HasFalsePositives and result.false_positives == ["1:async fn invented()"]
+
+
+def test_mismatch_when_nothing_shared(oracle):
+    assert oracle.verify("3:fn nothing()\n4:fn else()", Q_ALL) is V.Mismatch
+    assert oracle.verify("", Q_ALL) is V.Mismatch
+
+
+def test_bare_line_numbers_and_path_prefix(oracle, truth, rust_file):
+    assert oracle.verify("\n".join(str(i) for i, _ in truth), Q_ALL) is V.ExactMatch
+    assert oracle.verify("\n".join(f"src/fs/file.rs:{i}:{t}" for i, t in truth), Q_ALL) is V.ExactMatch
+
+
+def test_count_queries(oracle, truth):
+    n = len(truth)
+    assert oracle.verify(f"There are {n}.", "Count occurrences of async functions") is V.ExactMatch
+    assert oracle.verify(str(n - 1), "How many async functions are there?") is V.HasFalseNegatives
+    assert oracle.verify(str(n + 1), "Count async functions") is V.HasFalsePositives
+
+
+def test_ground_truth_equals_grep(oracle, rust_file):
+    text = rust_file.read_text().splitlines()
+    assert [i for i, _ in oracle.ground_truth(r"\.await")] == [i for i, t in enumerate(text, 1) if ".await" in t]
+
+
+def test_quoted_pattern_and_unverifiable_query(oracle):
+    assert pattern_for_query('Find all lines containing "spawn_blocking"') == re.escape("spawn_blocking")
+    assert pattern_for_query("List all structs matching pattern Inner") == r"\bstruct\s+\w*Inner\w*"
+    assert pattern_for_query("Explain why the file is buffered") is None
+    assert oracle.verify("12:anything", "Explain why the file is buffered") is None
