@@ -71,6 +71,12 @@ _SAMPLE = re.compile(r"\b(some|examples?|first\s+\d+|a few|sample|any)\b", re.I)
 _COUNT = re.compile(r"^\s*(count|how many)\b", re.I)
 
 
+def _named_item(intent: str, name: str) -> str:
+    """The item kind of an intent regex (``\\bstruct``) followed by a name containing ``name`` (a regex)."""
+    kind = intent.split(r"\s+")[0]
+    return rf"{kind}\s+\w*{name}\w*"
+
+
 def pattern_for_query(query: str) -> str | None:
     """The regex a query asks for: a quoted pattern wins, then the intent table; None if neither applies."""
     quoted = _QUOTED.search(query)
@@ -79,13 +85,11 @@ def pattern_for_query(query: str) -> str | None:
         q = quoted.group(1)
         if intent and re.search(r"\bstructs?\b|\benums?\b|\btraits?\b|\bfn\b|functions?", query, re.I):
             # "structs matching 'Handle'": the item kind from the table, the name from the quote.
-            kind = intent.split(r"\s+")[0]
-            return rf"{kind}\s+\w*{re.escape(q)}\w*"
+            return _named_item(intent, re.escape(q))
         return re.escape(q)
     matching = _MATCHING.search(query)
     if matching and intent:
-        kind = intent.split(r"\s+")[0]
-        return rf"{kind}\s+\w*{matching.group(1)}\w*"
+        return _named_item(intent, matching.group(1))
     return intent
 
 
