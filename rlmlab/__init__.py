@@ -15,12 +15,15 @@ _EXPORTS = {
     "rlmlab.errors": ["RLMLabError", "ToolError", "MissingExtraError", "ConfigError"],
     "rlmlab.handles": ["BlobRef", "BlobStore"],
     "rlmlab.tools": ["TOOLS", "tool", "ToolCaps", "Workspace", "blob", "ctx_stats", "ctx_peek", "ctx_slice",
-                     "ctx_find"],
+                     "ctx_find", "ast_query"],
     "rlmlab.namespace": ["build_namespace"],
-    "rlmlab.trace": ["LeakageMeter", "IterationLeakage"],
+    "rlmlab.trace": ["LeakageMeter", "IterationLeakage", "ContextTrace", "ContextEvent", "ContextTraceSummary",
+                     "EventKind"],
     "rlmlab.lm": ["make_lm", "CallRecorder", "LMCall", "count_tokens"],
     "rlmlab.executors": ["run_rlm", "Trajectory", "IterationRecord"],
-    "rlmlab.oracle": ["GrepOracle", "GrepVerification"],
+    "rlmlab.oracle": ["GrepOracle", "GrepVerification", "TreeSitterOracle", "TraceValidator", "OracleResult",
+                      "AnalysisResult", "GoldenTrace", "ValidationStats", "QueryKind", "classify_query",
+                      "SelfConsistencyOracle", "ParseCache", "AstQueryError"],
 }
 _WHERE = {name: mod for mod, names in _EXPORTS.items() for name in names}
 

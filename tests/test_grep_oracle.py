@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from rlmlab.oracle import GrepOracle, GrepVerification as V, pattern_for_query
+from rlmlab.oracle import CODE_LINE, GrepOracle, GrepVerification as V, pattern_for_query
 
 Q_ALL = "Find all async functions"
 
@@ -71,6 +71,6 @@ def test_ground_truth_equals_grep(oracle, rust_file):
 
 def test_quoted_pattern_and_unverifiable_query(oracle):
     assert pattern_for_query('Find all lines containing "spawn_blocking"') == re.escape("spawn_blocking")
-    assert pattern_for_query("List all structs matching pattern Inner") == r"\bstruct\s+\w*Inner\w*"
+    assert pattern_for_query("List all structs matching pattern Inner") == CODE_LINE + r"\bstruct\s+\w*Inner\w*"
     assert pattern_for_query("Explain why the file is buffered") is None
     assert oracle.verify("12:anything", "Explain why the file is buffered") is None

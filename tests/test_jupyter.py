@@ -59,6 +59,23 @@ def test_ipython_extension_pushes_namespace_and_magic():
         InteractiveShell.clear_instance()
 
 
+def test_ast_query_magic_line_and_cell_forms(rust_file):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    try:
+        shell.run_line_magic("load_ext", "rlmlab")
+        found = shell.run_line_magic("ast_query", f'"(struct_item name: (type_identifier) @name)" {rust_file}')
+        assert [m["captures"]["name"] for m in found["matches"]] == ["File", "Inner"]
+        shell.run_cell(f"src = blob(open({str(rust_file)!r}).read())", store_history=False)
+        cell = shell.run_cell_magic("ast_query", "src -k 3", "(function_item\n  name: (identifier) @fn)")
+        assert cell["total"] == 25 and len(cell["matches"]) == 3 and cell["truncated"]
+        with pytest.raises(ValueError, match="usage"):
+            shell.run_line_magic("ast_query", "src")
+    finally:
+        InteractiveShell.clear_instance()
+
+
 def test_terminal_repl_runs_tools_and_lists_them(tmp_path):
     store = tmp_path / "blobs.sqlite"
     code = "r = blob('fn main() {}', name='m')\nctx_peek(r, 7)\ntools()\n"

@@ -44,7 +44,7 @@ def test_scripted_run_on_real_rust_file(rust_file, tmp_path):
     # Written as JSONL and read back.
     path = tmp_path / traj.run_id / TRAJECTORY_FILE
     lines = [json.loads(line) for line in path.read_text().splitlines()]
-    assert [r["type"] for r in lines] == ["run"] + ["iteration"] * 6 + ["final"]
+    assert [r["type"] for r in lines] == ["run"] + ["iteration"] * 6 + ["context_trace", "final"]
     again = Trajectory.read_jsonl(path)
     assert again.answer == traj.answer and again.iterations[4].leakage == it[4].leakage
 

@@ -37,6 +37,7 @@ def trajectory_table(traj: Trajectory) -> Any:
 
 
 def trajectory_summary(traj: Trajectory) -> Any:
+    """Iteration table, context-trace table (when the run has one) and a result panel, as one rich Group."""
     from rich.console import Group
     from rich.panel import Panel
     from rich.text import Text
@@ -51,4 +52,5 @@ def trajectory_summary(traj: Trajectory) -> Any:
     ]
     if traj.error:
         lines.append(f"error: {traj.error}")
-    return Group(trajectory_table(traj), Panel(Text("\n".join(lines)), title="result"))
+    trace = [traj.context_trace] if traj.context_trace is not None else []
+    return Group(trajectory_table(traj), *trace, Panel(Text("\n".join(lines)), title="result"))

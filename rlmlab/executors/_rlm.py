@@ -4,21 +4,24 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
 import time
 import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import dspy
 from dspy.primitives.prediction import Prediction
 from dspy.primitives.sandbox_serializable import SandboxSerializable
 
-from rlmlab.executors._interpreter import InterpreterFactory
+from rlmlab.executors._interpreter import InterpreterFactory, RLMLabInterpreter
 from rlmlab.executors._trajectory import TRAJECTORY_FILE, IterationRecord, Trajectory
 from rlmlab.handles import BlobRef
-from rlmlab.lm import CallRecorder, LenientChatAdapter, recorder_of
+from rlmlab.lm import CallRecorder, LenientChatAdapter, LMCall, recorder_of
 from rlmlab.tools import ToolCallRecord, ToolRegistry, Workspace
-from rlmlab.trace import LeakageMeter
+from rlmlab.trace import ContextEvent, ContextTrace, LeakageMeter
 
 __all__ = ["MeteredRLM", "run_rlm", "new_run_id", "dspy_tools"]
 
@@ -57,29 +60,135 @@ def dspy_tools(workspace: Workspace) -> list[dspy.Tool]:
     return tools
 
 
-class _ToolLog:
-    """Workspace observer that keeps the tool calls of the current iteration."""
+_SUB_LLM_TOOLS = ("llm_query", "llm_query_batched")
+
+
+@dataclass
+class _TappedCall:
+    """One tool call of an iteration: its workspace record (registry tools only) and its result or error."""
+
+    name: str
+    record: ToolCallRecord | None = None
+    result: Any = None
+    error: str | None = None
+
+
+class _ToolTap:
+    """Sees each tool call from both sides: the record from the Workspace, the result from the interpreter.
+
+    The workspace's ToolCallRecord has the result's size, not the result;
+    the context trace needs the result (ctx_find's total, the sub-LLM's text).
+    Tool requests run on worker threads, so the call in progress is per thread.
+    """
 
     def __init__(self) -> None:
-        self.calls: list[ToolCallRecord] = []
+        self.records: list[ToolCallRecord] = []
+        self.calls: list[_TappedCall] = []
+        self._lock = threading.Lock()
+        self._current = threading.local()
 
     def after_tool(self, record: ToolCallRecord) -> None:
-        self.calls.append(record)
+        with self._lock:
+            self.records.append(record)
+        call = getattr(self._current, "call", None)
+        if call is not None:
+            call.record = record  # a tool that calls another tool notifies twice; the outer call comes last
 
-    def drain(self) -> list[dict[str, Any]]:
-        out, self.calls = [c.to_dict() for c in self.calls], []
+    @contextmanager
+    def watching(self, name: str) -> Iterator[_TappedCall]:
+        call = _TappedCall(name)
+        self._current.call = call
+        try:
+            yield call
+        except Exception as exc:
+            call.error = f"{type(exc).__name__}: {exc}"
+            raise
+        finally:
+            self._current.call = None
+            with self._lock:
+                self.calls.append(call)
+
+    def drain(self) -> tuple[list[ToolCallRecord], list[_TappedCall]]:
+        with self._lock:
+            out = (self.records, self.calls)
+            self.records, self.calls = [], []
         return out
 
 
+class _TappedInterpreter(RLMLabInterpreter):
+    def __init__(self, workspace: Workspace, *, tap: _ToolTap, **kwargs: Any):
+        super().__init__(workspace, **kwargs)
+        self.tap = tap
+
+    def invoke_tool(self, tool_name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        with self.tap.watching(tool_name) as call:
+            call.result = super().invoke_tool(tool_name, args, kwargs)
+        return call.result
+
+
+class _TappedFactory(InterpreterFactory):
+    """The given factory's settings, making interpreters that report tool results to ``tap``."""
+
+    def __init__(self, base: InterpreterFactory, tap: _ToolTap):
+        super().__init__(base.workspace, step_timeout=base.step_timeout, sub_call_counter=base.sub_call_counter)
+        self.execution_instructions = base.execution_instructions
+        self.tap = tap
+
+    def __call__(self) -> RLMLabInterpreter:
+        self.last = _TappedInterpreter(self.workspace, tap=self.tap, step_timeout=self.step_timeout,
+                                       sub_call_counter=self.sub_call_counter)
+        return self.last
+
+
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _call_events(calls: list[_TappedCall], sub_calls: list[LMCall], iteration: int) -> list[ContextEvent]:
+    """Context events of one iteration's tool calls, in call order.
+
+    A successful ctx_find is a GrepResult, each sub-LLM response an
+    LlmQueryResult (tokens as the LM reported them, else counted), any other
+    call a ToolCall and a ToolResult. Responses of one llm_query_batched are
+    paired with the recorded sub-calls by order, which is completion order,
+    so per-response tokens within a batch may be swapped; the totals are exact.
+    """
+    events: list[ContextEvent] = []
+    subs = iter(sub_calls)
+    for call in calls:
+        if call.error is None and call.name == "ctx_find" and isinstance(call.result, dict):
+            events.append(ContextEvent.grep_result(call.result.get("pattern", ""), int(call.result.get("total", 0)),
+                                                   content=_as_text(call.result), iteration=iteration))
+        elif call.error is None and call.name in _SUB_LLM_TOOLS:
+            responses = [call.result] if isinstance(call.result, str) else list(call.result or [])
+            for response in responses:
+                sub = next(subs, None)
+                events.append(ContextEvent.llm_query_result(
+                    _as_text(response), sub.output_tokens if sub and sub.output_tokens else None, iteration=iteration))
+        else:
+            arguments = call.record.arguments if call.record else {}
+            error = (call.record.error if call.record else None) or call.error
+            events.append(ContextEvent.tool_call(call.name, _as_text(arguments), iteration=iteration))
+            events.append(ContextEvent.tool_result(call.name, error if error else _as_text(call.result), error=error,
+                                                   iteration=iteration))
+    return events
+
+
 class MeteredRLM(dspy.RLM):
-    """dspy.RLM that records an :class:`IterationRecord` per iteration (code, output, tools, leakage, tokens)."""
+    """dspy.RLM that records an :class:`IterationRecord` per iteration (code, output, tools, leakage, tokens).
+
+    It also logs each iteration's context events into ``trace`` (a fresh
+    :class:`ContextTrace` unless one is given); the caller logs the Final event.
+    """
 
     def __init__(self, signature: str, *, workspace: Workspace, recorder: CallRecorder, meter: LeakageMeter,
-                 factory: InterpreterFactory, **kwargs: Any):
+                 factory: InterpreterFactory, trace: ContextTrace | None = None, **kwargs: Any):
+        self._tap = _ToolTap()
+        factory = _TappedFactory(factory, self._tap)
         super().__init__(signature, tools=dspy_tools(workspace), interpreter_factory=factory, **kwargs)
         self.workspace, self.recorder, self.meter, self.factory = workspace, recorder, meter, factory
+        self.trace = trace if trace is not None else ContextTrace()
         self.records: list[IterationRecord] = []
-        self._tool_log = _ToolLog()
 
     def _prepare_serializable_vars(self, input_args: dict[str, Any], repl: Any) -> dict[str, Any]:
         repl.recording_setup = True
@@ -98,29 +207,47 @@ class MeteredRLM(dspy.RLM):
     def _execute_iteration(self, repl, variables, history, iteration, input_args, output_field_names,
                            interpreter_factory, sub_agent_rules):
         self.meter.begin(iteration + 1, sum(len(v.format()) for v in variables))
-        self._tool_log.calls.clear()
-        self.workspace.observers.extend([self.meter, self._tool_log])
+        self._tap.drain()
+        self.workspace.observers.extend([self.meter, self._tap])
         mark, t0 = self.recorder.mark(), time.perf_counter()
         try:
             result = super()._execute_iteration(repl, variables, history, iteration, input_args,
                                                 output_field_names, interpreter_factory, sub_agent_rules)
         finally:
             self.workspace.observers.remove(self.meter)
-            self.workspace.observers.remove(self._tool_log)
+            self.workspace.observers.remove(self._tap)
         entry = result.trajectory[-1] if isinstance(result, Prediction) else result.entries[-1].model_dump()
-        calls = [c for c in self.recorder.since(mark) if c.role == "main"]
+        lm_calls = self.recorder.since(mark)
+        calls = [c for c in lm_calls if c.role == "main"]
         leak = self.meter.end(
             stdout_chars=len(entry["output"]),
             prompt_chars=sum(c.prompt_chars for c in calls),
             prompt_tokens=sum(c.input_tokens for c in calls),
             completion_tokens=sum(c.output_tokens for c in calls),
         )
-        self.records.append(IterationRecord(
+        records, tapped = self._tap.drain()
+        record = IterationRecord(
             index=iteration + 1, reasoning=entry.get("reasoning", ""), code=entry["code"], output=entry["output"],
-            tool_calls=self._tool_log.drain(), leakage=leak, input_tokens=leak.prompt_tokens,
+            tool_calls=[r.to_dict() for r in records], leakage=leak, input_tokens=leak.prompt_tokens,
             output_tokens=leak.completion_tokens, elapsed_ms=int((time.perf_counter() - t0) * 1000),
-        ))
+        )
+        self.records.append(record)
+        self._log_context(record, calls, tapped, [c for c in lm_calls if c.role == "sub"])
         return result
+
+    def _log_context(self, record: IterationRecord, main_calls: list[LMCall], tapped: list[_TappedCall],
+                     sub_calls: list[LMCall]) -> None:
+        n = record.index
+        if n == 1:
+            # The whole first prompt (instructions, variable listing, query), before any history.
+            instructions = self.generate_action.signature.instructions
+            first = main_calls[0].input_tokens if main_calls else 0
+            self.trace.log_event(ContextEvent.system_prompt(instructions, first or None, iteration=0))
+        # The model's whole completion (reasoning and code) goes into the history the next prompt carries.
+        self.trace.log_event(ContextEvent.assistant_code(record.code, record.output_tokens or None, iteration=n))
+        for event in _call_events(tapped, sub_calls, n):
+            self.trace.log_event(event)
+        self.trace.log_event(ContextEvent.execution_output(record.output, iteration=n))
 
 
 def new_run_id(prefix: str = "rlm") -> str:
@@ -142,6 +269,7 @@ def run_rlm(
     runs_dir: str | Path | None = None,
     run_id: str | None = None,
     source_path: str | None = None,
+    trace_budget: int = 8000,
 ) -> Trajectory:
     """Run one RLM task and return its trajectory (also written to ``runs_dir/<run-id>/trajectory.jsonl``).
 
@@ -151,9 +279,12 @@ def run_rlm(
     ``ToolRegistry()`` gives DSPy's plain RLM with no rlmlab tools).
     An exception inside the run is recorded in ``Trajectory.error`` and the
     iterations done so far are kept and written; it is not re-raised.
+    ``trace_budget`` is the token budget of the run's :class:`ContextTrace`
+    (``Trajectory.context_trace``).
     """
     if context_mode not in ("handle", "string"):
         raise ValueError(f"context_mode: {context_mode!r}; use 'handle' or 'string'")
+    trace = ContextTrace(budget_tokens=trace_budget)  # checks the budget before anything runs
     workspace = workspace or Workspace()
     if tools is not None:
         workspace = dataclasses.replace(workspace, registry=tools)
@@ -168,7 +299,7 @@ def run_rlm(
         context_value = workspace.store.get(context) if isinstance(context, BlobRef) else context
         context_ref = None
     rlm = MeteredRLM(RLM_SIGNATURE, workspace=workspace, recorder=recorder, meter=meter, factory=factory,
-                     max_iters=max_iters, max_llm_calls=max_llm_calls, max_output_chars=max_output_chars)
+                     trace=trace, max_iters=max_iters, max_llm_calls=max_llm_calls, max_output_chars=max_output_chars)
     traj = Trajectory(run_id=run_id or new_run_id(), query=query, lm=str(getattr(lm, "model", lm)),
                       context_mode=context_mode, context_ref=context_ref, source_path=source_path,
                       started=time.time())
@@ -190,6 +321,9 @@ def run_rlm(
     traj.lm_calls = len(calls)
     traj.subcalls = sum(it.leakage.sub_llm_calls for it in rlm.records)
     traj.salvaged_replies = adapter.salvaged
+    if traj.answer is not None:
+        trace.log_event(ContextEvent.final(traj.answer, iteration=len(rlm.records)))
+    traj.context_trace = trace
     if runs_dir is not None:
         traj.write_jsonl(Path(runs_dir) / traj.run_id / TRAJECTORY_FILE)
     return traj

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rlmlab.trace import IterationLeakage
+from rlmlab.trace import ContextTrace, IterationLeakage
 
 __all__ = ["IterationRecord", "Trajectory", "TRAJECTORY_FILE"]
 
@@ -42,7 +42,8 @@ class IterationRecord:
 
 @dataclass
 class Trajectory:
-    """A whole RLM run. Line 1 of the JSONL is the ``run`` header, then one line per iteration, then ``final``."""
+    """A whole RLM run. Line 1 of the JSONL is the ``run`` header, then one line per iteration, then the
+    ``context_trace`` line (runs written before the context tracer have none), then ``final``."""
 
     run_id: str
     query: str
@@ -62,6 +63,7 @@ class Trajectory:
     subcalls: int = 0
     salvaged_replies: int = 0  # model replies off DSPy's format that the lenient adapter salvaged
     error: str | None = None
+    context_trace: ContextTrace | None = None  # tokens that entered the context, per kind and iteration
 
     def header(self) -> dict[str, Any]:
         return {"type": "run", "run_id": self.run_id, "query": self.query, "lm": self.lm,
@@ -76,7 +78,8 @@ class Trajectory:
                 "salvaged_replies": self.salvaged_replies, "error": self.error}
 
     def to_records(self) -> list[dict[str, Any]]:
-        return [self.header(), *(it.to_dict() for it in self.iterations), self.final()]
+        trace = [] if self.context_trace is None else [{"type": "context_trace", **self.context_trace.to_dict()}]
+        return [self.header(), *(it.to_dict() for it in self.iterations), *trace, self.final()]
 
     def write_jsonl(self, path: str | Path) -> Path:
         path = Path(path)
@@ -94,6 +97,7 @@ class Trajectory:
         header: dict[str, Any] | None = None
         iterations: list[IterationRecord] = []
         final: dict[str, Any] = {}
+        trace: ContextTrace | None = None
         for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if not line.strip():
                 continue
@@ -106,10 +110,15 @@ class Trajectory:
                 header = rec
             elif kind == "iteration":
                 iterations.append(IterationRecord.from_dict(rec))
+            elif kind == "context_trace":
+                try:
+                    trace = ContextTrace.from_dict({k: v for k, v in rec.items() if k != "type"})
+                except (KeyError, TypeError, ValueError) as exc:
+                    raise ValueError(f"{path}:{lineno}: malformed context_trace record ({exc!r})") from None
             elif kind == "final":
                 final = rec
         if header is None:
             raise ValueError(f"{path}: no 'run' header line")
         header = {k: v for k, v in header.items() if k != "type"}
         final = {k: v for k, v in final.items() if k not in ("type", "iterations")}
-        return cls(**header, iterations=iterations, **final)
+        return cls(**header, iterations=iterations, **final, context_trace=trace)

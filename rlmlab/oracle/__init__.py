@@ -1,5 +1,31 @@
-"""Code oracles that verify an agent's FINAL answers about source code (started: GrepOracle)."""
+"""Code oracles that verify an agent's FINAL answers about source code, and golden-trace output.
 
-from rlmlab.oracle._grep import INTENT_PATTERNS, GrepOracle, GrepResult, GrepVerification, pattern_for_query
+Query kinds route to oracles (:mod:`._classify`): pattern-match -> :class:`GrepOracle`,
+structural -> :class:`TreeSitterOracle`, semantic -> unverified (or
+:class:`SelfConsistencyOracle` consensus). :class:`TraceValidator` turns
+executor trajectories into golden JSONL records.
+"""
 
-__all__ = ["GrepOracle", "GrepResult", "GrepVerification", "INTENT_PATTERNS", "pattern_for_query"]
+from rlmlab.oracle._classify import QUERY_RULES, QueryClassifier, QueryKind, QueryRule, classify_query
+from rlmlab.oracle._consistency import ConsensusResult, SelfConsistencyOracle, answer_similarity
+from rlmlab.oracle._grep import CODE_LINE, INTENT_PATTERNS, GrepOracle, GrepResult, GrepVerification, pattern_for_query
+from rlmlab.oracle._records import GOLDEN_FIELDS, AnalysisResult, GoldenTrace, MalformedLine, read_analysis_results
+from rlmlab.oracle._source import ParseCache, SourceEntry
+from rlmlab.oracle._structural import STRUCTURAL_ASPECTS, StructuralResult, structural_target, verify_structural
+from rlmlab.oracle._treesitter import (
+    AstMatch, AstQueryError, EnumInfo, ErrorPatternCounts, FieldInfo, FunctionInfo, ImplInfo, Param, StructInfo,
+    TraitInfo, TreeSitterOracle, VariantInfo,
+)
+from rlmlab.oracle._validator import ORACLES, OraclePlugin, OracleResult, SourceMissing, TraceValidator, ValidationStats
+from rlmlab.oracle._verdicts import GOOD_VERDICTS, Verification
+
+__all__ = [
+    "GrepOracle", "GrepResult", "GrepVerification", "CODE_LINE", "INTENT_PATTERNS", "pattern_for_query",
+    "ParseCache", "SourceEntry", "STRUCTURAL_ASPECTS", "StructuralResult", "structural_target", "verify_structural",
+    "TreeSitterOracle", "AstMatch", "AstQueryError", "FunctionInfo", "Param", "FieldInfo", "StructInfo",
+    "VariantInfo", "EnumInfo", "ImplInfo", "TraitInfo", "ErrorPatternCounts", "GOOD_VERDICTS", "Verification",
+    "QUERY_RULES", "QueryClassifier", "QueryKind", "QueryRule", "classify_query",
+    "ConsensusResult", "SelfConsistencyOracle", "answer_similarity",
+    "GOLDEN_FIELDS", "AnalysisResult", "GoldenTrace", "MalformedLine", "read_analysis_results",
+    "ORACLES", "OraclePlugin", "OracleResult", "SourceMissing", "TraceValidator", "ValidationStats",
+]

@@ -1,78 +1,79 @@
 """GrepOracle: verify pattern-match answers against the real matches of a regex in the source.
 
-Verdicts (mutually exclusive and exhaustive). Let C be the claimed lines and A
-the actual matching lines, each compared as (line number, text with
-whitespace normalised); bare line numbers compare by number only. Then:
-
-- ``ExactMatch``: C == A and the claims are in source order (also: both empty).
-- ``UnorderedMatch``: C == A, in another order.
-- ``SubsetMatch``: C is a non-empty strict subset of A and the query asks for a sample
-  ("some", "examples", "first N", "a few").
-- ``HasFalseNegatives``: C is a non-empty strict subset of A and the query asks for all.
-- ``HasFalsePositives``: C has lines not in A, and shares at least one line with A.
-- ``Mismatch``: C and A share no line, and at least one of them is non-empty.
+The six verdicts and their exact definitions are in :mod:`rlmlab.oracle._verdicts`
+(``GrepVerification`` is that enum under the spec's name). Here C is the set
+of claimed lines and A the lines that match the query's regex, each compared
+as (file, line number, text with whitespace normalised on both sides); a bare
+line number compares by number only. Over several files (``GrepOracle.over_files``)
+a claim ``path:line:text`` names its file; the path may be relative to the
+source root or end with the file's root-relative path.
 
 For count queries the claim is a number n against the real count m:
-n == m is ``ExactMatch``, n < m ``HasFalseNegatives``, n > m ``HasFalsePositives``.
+n == m is ``ExactMatch``, n < m ``HasFalseNegatives``, n > m ``HasFalsePositives``,
+and an answer with no number ``Mismatch``.
 A query with no known intent and no quoted pattern cannot be verified: ``verify``
 returns None (never a guess).
 """
 
 from __future__ import annotations
 
-import enum
 import re
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
-__all__ = ["GrepVerification", "GrepResult", "GrepOracle", "INTENT_PATTERNS", "pattern_for_query"]
+from rlmlab.oracle._source import ParseCache, SourceEntry
+from rlmlab.oracle._verdicts import Verification, asks_for_sample, normalise_ws, set_verdict
 
+__all__ = ["GrepVerification", "GrepResult", "GrepOracle", "CODE_LINE", "INTENT_PATTERNS", "pattern_for_query"]
 
-class GrepVerification(str, enum.Enum):
-    ExactMatch = "ExactMatch"
-    UnorderedMatch = "UnorderedMatch"
-    SubsetMatch = "SubsetMatch"
-    HasFalsePositives = "HasFalsePositives"
-    HasFalseNegatives = "HasFalseNegatives"
-    Mismatch = "Mismatch"
+GrepVerification = Verification
 
 
 @dataclass(frozen=True)
 class GrepResult:
-    """The detailed form: verdict, the pattern used, false positives and false negatives (as ``line:text``)."""
+    """The detailed form: verdict, the regex used, counts, and the false positives and negatives as ``line:text``."""
 
-    verdict: GrepVerification
+    verdict: Verification
     pattern: str
     claimed: int
     actual: int
     false_positives: list[str] = field(default_factory=list)
     false_negatives: list[str] = field(default_factory=list)
 
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
-# Known intents of Rust code queries -> regex (matched per line).
+
+# Lines that are not `//` comments (doc examples are full of `async fn dox()` and `.unwrap()`).
+CODE_LINE = r"^(?!\s*//).*"
+
+# Known intents of Rust code queries -> regex (matched per line, like grep -P).
 INTENT_PATTERNS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"\basync (fn|function)s?\b|\basync functions?\b", re.I), r"\basync\s+(unsafe\s+)?fn\b"),
-    (re.compile(r"\bunsafe blocks?\b", re.I), r"\bunsafe\s*\{"),
-    (re.compile(r"\bunsafe (fn|functions?)\b", re.I), r"\bunsafe\s+fn\b"),
+    (re.compile(r"\basync (fn|function)s?\b|\basync functions?\b", re.I), CODE_LINE + r"\basync\s+(unsafe\s+)?fn\b"),
+    (re.compile(r"\bunsafe blocks?\b", re.I), CODE_LINE + r"\bunsafe\s*\{"),
+    (re.compile(r"\bunsafe (fn|functions?)\b", re.I), CODE_LINE + r"\bunsafe\s+fn\b"),
     (re.compile(r"\btodo comments?\b|\btodos?\b", re.I), r"//.*\b(TODO|FIXME|XXX)\b"),
-    (re.compile(r"\berror handling patterns?\b", re.I), r"\?\s*;|\.unwrap\(\)|\.expect\(|\bResult<|\bErr\("),
-    (re.compile(r"\bunwrap\b", re.I), r"\.unwrap\(\)"),
-    (re.compile(r"\bpub(lic)? functions?\b", re.I), r"\bpub(\([^)]*\))?\s+(const\s+)?(async\s+)?(unsafe\s+)?fn\b"),
-    (re.compile(r"\b(functions?|fns)\b", re.I), r"\bfn\s+\w+"),
-    (re.compile(r"\bstructs?\b", re.I), r"\bstruct\s+\w+"),
-    (re.compile(r"\benums?\b", re.I), r"\benum\s+\w+"),
-    (re.compile(r"\btraits?\b", re.I), r"\btrait\s+\w+"),
+    (re.compile(r"\berror handling patterns?\b", re.I),
+     CODE_LINE + r"(\?\s*;|\.unwrap\(\)|\.expect\(|\bResult<|\bErr\()"),
+    (re.compile(r"\bunwrap\b", re.I), CODE_LINE + r"\.unwrap\(\)"),
+    (re.compile(r"\bpub(lic)? functions?\b", re.I),
+     CODE_LINE + r"\bpub(\([^)]*\))?\s+(const\s+)?(async\s+)?(unsafe\s+)?fn\b"),
+    (re.compile(r"\b(functions?|fns)\b", re.I), CODE_LINE + r"\bfn\s+\w+"),
+    (re.compile(r"\bstructs?\b", re.I), CODE_LINE + r"\bstruct\s+\w+"),
+    (re.compile(r"\benums?\b", re.I), CODE_LINE + r"\benum\s+\w+"),
+    (re.compile(r"\btraits?\b", re.I), CODE_LINE + r"\btrait\s+\w+"),
     (re.compile(r"\bimpl(ementation)?s?\b", re.I), r"^\s*(unsafe\s+)?impl\b"),
-    (re.compile(r"\bmacros?\b", re.I), r"\bmacro_rules!\s*\w+"),
+    (re.compile(r"\bmacros?\b", re.I), CODE_LINE + r"\bmacro_rules!\s*\w+"),
 ]
 
 _QUOTED = re.compile(r"[\"'`]([^\"'`]+)[\"'`]")
 _MATCHING = re.compile(r"\b(?:matching|named|containing|like)\s+(?:pattern\s+)?[\"'`]?([\w*?.^$\\]+)[\"'`]?", re.I)
-_SAMPLE = re.compile(r"\b(some|examples?|first\s+\d+|a few|sample|any)\b", re.I)
 _COUNT = re.compile(r"^\s*(count|how many)\b", re.I)
 
 
 def _named_item(intent: str, name: str) -> str:
-    """The item kind of an intent regex (``\\bstruct``) followed by a name containing ``name`` (a regex)."""
+    """The item kind of an intent regex (``...\\bstruct``) followed by a name containing ``name`` (a regex)."""
     kind = intent.split(r"\s+")[0]
     return rf"{kind}\s+\w*{name}\w*"
 
@@ -93,25 +94,63 @@ def pattern_for_query(query: str) -> str | None:
     return intent
 
 
-def _norm(text: str) -> str:
-    return " ".join(text.split())
+def _line_text(text: str) -> str:
+    """A line as compared: whitespace normalised, a trailing ``{`` dropped (agents often quote without it)."""
+    return normalise_ws(text).removesuffix("{").rstrip()
 
 
 _CLAIM = re.compile(r"^\s*(?:(?P<path>[^:\s]+):)?(?P<line>\d+)(?::(?P<text>.*))?\s*$")
 
 
 class GrepOracle:
-    """Ground truth by regex over one source text; see the module docstring for the verdicts."""
+    """Ground truth by regex over one source text, or over several files with :meth:`over_files`."""
 
-    def __init__(self, source: str, path: str | None = None):
-        self.source, self.path = source, path
-        self.lines = source.splitlines()
+    def __init__(self, source: str, path: str | None = None, cache: ParseCache | None = None):
+        entry = cache.entry(source) if cache is not None else SourceEntry.of(source)
+        self.files: list[tuple[str | None, SourceEntry]] = [(path, entry)]
+        self.multi = False
+
+    @classmethod
+    def over_files(cls, files: Mapping[str, str], cache: ParseCache | None = None) -> "GrepOracle":
+        """An oracle over several files: ``{relative path: text}``; claims must then name their file."""
+        oracle = cls.__new__(cls)
+        oracle.files = [(path, cache.entry(text) if cache is not None else SourceEntry.of(text))
+                        for path, text in sorted(files.items())]
+        oracle.multi = True
+        return oracle
+
+    @property
+    def path(self) -> str | None:
+        return None if self.multi else self.files[0][0]
+
+    @property
+    def lines(self) -> list[str]:
+        return self.files[0][1].lines
 
     def ground_truth(self, pattern: str) -> list[tuple[int, str]]:
+        """(line, text) of every matching line of the first (or only) file."""
         rx = re.compile(pattern)
-        return [(i, line) for i, line in enumerate(self.lines, 1) if rx.search(line)]
+        return [(i, line) for i, line in enumerate(self.files[0][1].lines, 1) if rx.search(line)]
 
-    def verify(self, answer: str, query: str) -> GrepVerification | None:
+    def ground_truth_all(self, pattern: str) -> list[tuple[str | None, int, str]]:
+        """(path, line, text) of every matching line of every file, in path then line order."""
+        rx = re.compile(pattern)
+        return [(path, i, line) for path, entry in self.files
+                for i, line in enumerate(entry.lines, 1) if rx.search(line)]
+
+    def _file_index(self, path: str | None) -> int | None:
+        if not self.multi:
+            return 0
+        if path is None:
+            return None
+        claim = path.replace("\\", "/").lstrip("./")
+        for index, (rel, _) in enumerate(self.files):
+            rel = (rel or "").replace("\\", "/")
+            if claim == rel or claim.endswith("/" + rel) or rel.endswith("/" + claim):
+                return index
+        return None
+
+    def verify(self, answer: str, query: str) -> Verification | None:
         result = self.verify_detailed(answer, query)
         return None if result is None else result.verdict
 
@@ -119,31 +158,30 @@ class GrepOracle:
         pattern = pattern_for_query(query)
         if pattern is None:
             return None
-        actual = self.ground_truth(pattern)
+        actual = self.ground_truth_all(pattern)
         if _COUNT.search(query):
             m = re.search(r"-?\d+", answer)
             if m is None:
-                return GrepResult(GrepVerification.Mismatch, pattern, 0, len(actual))
+                return GrepResult(Verification.Mismatch, pattern, 0, len(actual))
             n = int(m.group(0))
-            verdict = (GrepVerification.ExactMatch if n == len(actual) else
-                       GrepVerification.HasFalseNegatives if n < len(actual) else GrepVerification.HasFalsePositives)
+            verdict = (Verification.ExactMatch if n == len(actual) else
+                       Verification.HasFalseNegatives if n < len(actual) else Verification.HasFalsePositives)
             return GrepResult(verdict, pattern, n, len(actual))
+        index_of = {path: i for i, (path, _) in enumerate(self.files)}
+        by_key = {(index_of[path], i): _line_text(t) for path, i, t in actual}
         claims = [m for m in (_CLAIM.match(ln) for ln in answer.splitlines() if ln.strip()) if m]
-        by_line = {i: _norm(t) for i, t in actual}
-        claimed_keys, fps = [], []
+        hits, fps = [], []
         for c in claims:
-            line, text = int(c.group("line")), c.group("text")
-            ok = line in by_line and (text is None or _norm(text) == by_line[line])
-            (claimed_keys if ok else fps).append(line if ok else f"{line}:{(text or '').strip()}")
-        hits = set(claimed_keys)
-        fns = [f"{i}:{t.strip()}" for i, t in actual if i not in hits]
-        if fps:
-            verdict = GrepVerification.HasFalsePositives if hits else GrepVerification.Mismatch
-        elif not fns:
-            in_order = claimed_keys == sorted(claimed_keys)
-            verdict = GrepVerification.ExactMatch if in_order else GrepVerification.UnorderedMatch
-        elif not hits:
-            verdict = GrepVerification.Mismatch
-        else:
-            verdict = GrepVerification.SubsetMatch if _SAMPLE.search(query) else GrepVerification.HasFalseNegatives
+            key = (self._file_index(c.group("path")), int(c.group("line")))
+            text = c.group("text")
+            ok = key in by_key and (text is None or _line_text(text) == by_key[key])
+            if ok:
+                hits.append(key)
+            else:
+                fps.append(c.group(0).strip())
+        order = [(index_of[path], i) for path, i, _ in actual]
+        verdict = set_verdict(hits, len(fps), order, asks_for_sample(query))
+        seen = set(hits)
+        fns = [f"{path + ':' if self.multi else ''}{i}:{t.strip()}" for path, i, t in actual
+               if (index_of[path], i) not in seen]
         return GrepResult(verdict, pattern, len(claims), len(actual), fps, fns)

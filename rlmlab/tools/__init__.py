@@ -1,13 +1,14 @@
-"""The tool registry, the workspace every call goes through, and the bounded context tools."""
+"""The tool registry, the workspace every call goes through, the bounded context tools and ast_query."""
 
 from rlmlab.tools._registry import TOOLS, ToolRegistry, ToolSpec, tool
 from rlmlab.tools._schema import Bounds, schema_for
 from rlmlab.tools._workspace import ToolCallRecord, ToolCaps, ToolObserver, Workspace
 from rlmlab.tools import _context  # noqa: F401  (registers blob and ctx_*)
 from rlmlab.tools._context import blob, ctx_find, ctx_peek, ctx_slice, ctx_stats
+from rlmlab.tools._ast import ast_query  # registers ast_query
 
 __all__ = [
     "TOOLS", "ToolRegistry", "ToolSpec", "tool", "Bounds", "schema_for",
     "ToolCaps", "ToolCallRecord", "ToolObserver", "Workspace",
-    "blob", "ctx_stats", "ctx_peek", "ctx_slice", "ctx_find",
+    "blob", "ctx_stats", "ctx_peek", "ctx_slice", "ctx_find", "ast_query",
 ]

@@ -23,7 +23,8 @@ class ToolCaps:
     slice_lines_max: int = 200  # ctx_slice: largest excerpt, by lines
     find_k_max: int = 100  # ctx_find: largest k
     snippet_chars: int = 80  # ctx_find: characters of context around each match
-    pattern_max: int = 500  # ctx_find: longest regex
+    pattern_max: int = 500  # ctx_find: longest regex; ast_query: longest s-expression
+    captures_max: int = 4  # ast_query: captures shown per match (each clipped to snippet_chars)
     large_return_chars: int = 2000  # a result over this counts as a "large return" for the leakage meter
 
     def to_dict(self) -> dict[str, int]:

@@ -1,0 +1,95 @@
+"""``rlmlab oracle``: validate RLM traces into golden JSONL; run tree-sitter queries over Rust files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+
+@click.group()
+def oracle() -> None:
+    """Verify agents' FINAL answers about source code."""
+
+
+@oracle.command("validate")
+@click.argument("traces", type=click.Path(exists=True, path_type=Path))
+@click.option("--source-root", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="Directory that relative source paths in the traces are resolved against.")
+@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=Path("golden.jsonl"),
+              show_default=True, help="Golden traces (the spec's fields only).")
+@click.option("--review", type=click.Path(dir_okay=False, path_type=Path), default=Path("failed.jsonl"),
+              show_default=True, help="Failed and consensus results, with reasons, for review.")
+@click.option("--no-cache", is_flag=True, help="Re-read and re-parse every source for every trace.")
+@click.option("--lm", "lm_spec", default=None,
+              help="Check semantic queries by self-consistency with this LM (e.g. local); default: unverified.")
+def validate(traces: Path, source_root: Path | None, out: Path, review: Path, no_cache: bool,
+             lm_spec: str | None) -> None:
+    """Validate TRACES (a JSONL file, or a runs/ directory of trajectory.jsonl files).
+
+    Exit status: 0 when every line was read, 2 when malformed lines were skipped.
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from rlmlab.oracle import MalformedLine, TraceValidator, read_analysis_results
+
+    console = Console(stderr=True)
+    items = list(read_analysis_results(traces))
+    for bad in (i for i in items if isinstance(i, MalformedLine)):
+        console.print(f"[yellow]skipped[/] {bad}")
+    lm = None
+    if lm_spec:
+        from rlmlab.lm import make_lm
+
+        lm = make_lm(lm_spec)
+    validator = TraceValidator(source_root, use_cache=not no_cache, lm=lm)
+    todo = sum(not isinstance(i, MalformedLine) for i in items)
+    with Progress(TextColumn("validating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True) as bar:
+        task = bar.add_task("validate", total=todo)
+        stats = validator.batch_validate(items, progress=lambda _: bar.advance(task))
+    n_golden = stats.write_jsonl(out)
+    n_review = stats.write_review_jsonl(review)
+    out_console = Console()
+    out_console.print(stats)
+    for reason, n in list(stats.unverified_reasons.items())[:5]:
+        out_console.print(f"unverified x{n}: {reason}", markup=False, highlight=False)
+    out_console.print(f"golden: [bold]{n_golden}[/] -> {out}    review: [bold]{n_review}[/] -> {review}")
+    if stats.malformed:
+        out_console.print(f"[yellow]{len(stats.malformed)} malformed line(s) skipped[/]")
+        raise SystemExit(2)
+
+
+@oracle.command("ast-query")
+@click.argument("query")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("-k", "limit", default=50, show_default=True, type=click.IntRange(1), help="Matches shown per file.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per match instead of text lines.")
+def ast_query_cmd(query: str, paths: tuple[Path, ...], limit: int, as_json: bool) -> None:
+    """Run a tree-sitter QUERY (s-expression) over Rust files (directories: every *.rs under them)."""
+    from rlmlab.oracle import AstQueryError, TreeSitterOracle
+
+    files = [f for p in paths for f in (sorted(p.rglob("*.rs")) if p.is_dir() else [p])]
+    console = Console()
+    total = 0
+    for file in files:
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise click.BadParameter(f"{file}: cannot read as UTF-8 text ({exc})", param_hint="PATHS") from None
+        try:
+            matches = TreeSitterOracle(text, str(file)).query(query)
+        except AstQueryError as exc:
+            raise click.BadParameter(str(exc), param_hint="QUERY") from None
+        total += len(matches)
+        for m in matches[:limit]:
+            if as_json:
+                click.echo(json.dumps({"path": str(file), **m.to_dict()}))
+            else:
+                console.print(f"{file}:{m.format()}", markup=False, highlight=False, soft_wrap=True)
+        if len(matches) > limit:
+            console.print(f"{file}: ... {len(matches) - limit} more (use -k)", style="dim")
+    if not as_json:
+        Console(stderr=True).print(f"{total} match(es) in {len(files)} file(s)", style="dim")

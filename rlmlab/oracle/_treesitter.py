@@ -1,0 +1,420 @@
+"""TreeSitterOracle: Rust items, error-handling patterns and s-expression queries from a tree-sitter parse.
+
+Line numbers are 1-based and point at the item's name (the line ``grep -n``
+and Universal Ctags report). Items inside macro bodies (``cfg_fs! { ... }``)
+are token trees to tree-sitter and are not seen; see benchmarks/oracle.py.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from rlmlab.errors import RLMLabError
+from rlmlab.oracle._source import ParseCache, SourceEntry, rust_language
+from rlmlab.oracle._verdicts import normalise_ws
+
+__all__ = [
+    "TreeSitterOracle", "AstQueryError", "AstMatch", "FunctionInfo", "Param", "FieldInfo", "StructInfo",
+    "VariantInfo", "EnumInfo", "ImplInfo", "TraitInfo", "ErrorPatternCounts", "PANIC_MACROS",
+]
+
+PANIC_MACROS = frozenset({"panic", "unreachable", "todo", "unimplemented"})
+
+
+class AstQueryError(RLMLabError, ValueError):
+    """An invalid tree-sitter query; the message quotes tree-sitter and points at the position."""
+
+    def __init__(self, query: str, message: str, row: int | None = None, column: int | None = None):
+        self.query, self.ts_message, self.row, self.column = query, message, row, column
+        text = f"invalid tree-sitter query: {message}"
+        if row is not None and column is not None:
+            lines = query.splitlines() or [""]
+            if row < len(lines):
+                text += f"\n  {lines[row]}\n  {' ' * column}^ (line {row + 1}, column {column + 1})"
+        super().__init__(text)
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str  # "self" for a self parameter, the pattern text otherwise
+    type: str | None  # None for `self`, `&self`, `&mut self`
+
+
+@dataclass(frozen=True)
+class FunctionInfo:
+    line: int
+    name: str
+    params: str  # the parameter list as written, whitespace normalised, without parentheses
+    parameters: tuple[Param, ...]
+    return_type: str | None
+    is_async: bool
+    is_unsafe: bool
+    is_const: bool
+    visibility: str | None  # "pub", "pub(crate)", ... or None for private
+    enclosing: str | None  # "impl Display for Foo<T>", "impl Foo", "trait Read", or None
+    has_body: bool  # False for a trait method declaration without a default body
+    signature: str  # everything before the body, whitespace normalised
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class FieldInfo:
+    name: str  # field name, or its index "0", "1" in a tuple struct
+    type: str
+    visibility: str | None
+
+
+@dataclass(frozen=True)
+class StructInfo:
+    line: int
+    name: str
+    visibility: str | None
+    kind: str  # "named", "tuple" or "unit"
+    fields: tuple[FieldInfo, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class VariantInfo:
+    name: str
+    kind: str  # "unit", "tuple" or "named"
+    fields: tuple[FieldInfo, ...]
+
+
+@dataclass(frozen=True)
+class EnumInfo:
+    line: int
+    name: str
+    visibility: str | None
+    variants: tuple[VariantInfo, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ImplInfo:
+    line: int
+    type: str  # the implementing type as written ("Foo<T>")
+    type_name: str  # its last path segment without generics ("Foo")
+    trait: str | None  # the trait as written ("fmt::Display"), None for an inherent impl
+    trait_name: str | None  # its last path segment without generics ("Display")
+    negative: bool  # impl !Send for Foo
+    methods: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class TraitInfo:
+    line: int
+    name: str
+    visibility: str | None
+    supertraits: str | None  # "Sized + Send" as written after the colon
+    methods: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ErrorPatternCounts:
+    result_types: int  # Result, io::Result<T>, fmt::Result, crate::Result<T> in type position
+    question_marks: int  # the ? operator
+    ok_err_match_arms: int  # match arms whose pattern is Ok(..) or Err(..)
+    unwrap_calls: int  # .unwrap()
+    expect_calls: int  # .expect(..)
+    panic_macros: int  # panic!, unreachable!, todo!, unimplemented!
+
+    def to_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Capture:
+    text: str
+    line: int
+    column: int  # 1-based
+
+
+@dataclass(frozen=True)
+class AstMatch:
+    """One query match: the pattern index, the first line it covers and its named captures."""
+
+    pattern: int
+    line: int
+    captures: dict[str, list[Capture]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def format(self, width: int = 80) -> str:
+        parts = []
+        for name, caps in self.captures.items():
+            for cap in caps:
+                text = normalise_ws(cap.text)
+                parts.append(f"@{name}={text[:width] + ('…' if len(text) > width else '')}")
+        return f"{self.line}: " + "  ".join(parts)
+
+
+_POSITION = re.compile(r"at row (\d+), column (\d+)")
+
+
+def _text(node: Any) -> str:
+    return node.text.decode("utf-8", "replace") if node is not None else ""
+
+
+def _norm(node: Any) -> str | None:
+    return normalise_ws(_text(node)) if node is not None else None
+
+
+def _visibility(node: Any) -> str | None:
+    for child in node.children:
+        if child.type == "visibility_modifier":
+            return normalise_ws(_text(child))
+    return None
+
+
+def _last_segment(type_text: str) -> str:
+    base = type_text.split("<", 1)[0].strip().lstrip("&").strip()
+    return base.rsplit("::", 1)[-1].strip()
+
+
+class TreeSitterOracle:
+    """Structural facts about one Rust source text.
+
+    ``cache`` (a :class:`ParseCache`) shares parses and extractions between
+    oracles built on the same text.
+    """
+
+    def __init__(self, source: str, path: str | None = None, cache: ParseCache | None = None):
+        self.path = path
+        self.entry: SourceEntry = cache.entry(source) if cache is not None else SourceEntry.of(source)
+
+    @property
+    def source(self) -> str:
+        return self.entry.text
+
+    @property
+    def root(self) -> Any:
+        return self.entry.tree.root_node
+
+    @property
+    def has_parse_errors(self) -> bool:
+        return self.root.has_error
+
+    def _walk(self, *types: str):
+        """Every node of the given types, in source order."""
+        wanted = set(types)
+        cursor = self.root.walk()
+        visited = False
+        while True:
+            if not visited:
+                if cursor.node.type in wanted:
+                    yield cursor.node
+                if cursor.goto_first_child():
+                    continue
+            if cursor.goto_next_sibling():
+                visited = False
+                continue
+            if not cursor.goto_parent():
+                return
+            visited = True
+
+    def _memo(self, key: str, make: Any) -> Any:
+        if key not in self.entry.memo:
+            self.entry.memo[key] = make()
+        return self.entry.memo[key]
+
+    # -- extractors ---------------------------------------------------------------------------------
+
+    def get_functions(self) -> list[FunctionInfo]:
+        return self._memo("functions", lambda: [self._function(n)
+                                                for n in self._walk("function_item", "function_signature_item")])
+
+    def get_structs(self) -> list[StructInfo]:
+        return self._memo("structs", lambda: [self._struct(n) for n in self._walk("struct_item")])
+
+    def get_enums(self) -> list[EnumInfo]:
+        return self._memo("enums", lambda: [self._enum(n) for n in self._walk("enum_item")])
+
+    def get_impls(self) -> list[ImplInfo]:
+        return self._memo("impls", lambda: [self._impl(n) for n in self._walk("impl_item")])
+
+    def get_traits(self) -> list[TraitInfo]:
+        return self._memo("traits", lambda: [self._trait(n) for n in self._walk("trait_item")])
+
+    def count_error_patterns(self) -> ErrorPatternCounts:
+        return self._memo("errors", self._count_error_patterns)
+
+    def _function(self, node: Any) -> FunctionInfo:
+        modifiers = next((c for c in node.children if c.type == "function_modifiers"), None)
+        keywords = {c.type for c in modifiers.children} if modifiers is not None else set()
+        params_node = node.child_by_field_name("parameters")
+        parameters = []
+        for p in params_node.named_children if params_node is not None else []:
+            if p.type == "self_parameter":
+                parameters.append(Param(normalise_ws(_text(p)), None))
+            elif p.type == "parameter":
+                parameters.append(Param(_norm(p.child_by_field_name("pattern")) or "",
+                                        _norm(p.child_by_field_name("type"))))
+            elif p.type == "variadic_parameter":
+                parameters.append(Param("...", None))
+        body = node.child_by_field_name("body")
+        end = body.start_byte if body is not None else node.end_byte
+        signature = normalise_ws(self.source.encode("utf-8", "surrogatepass")[node.start_byte:end]
+                                 .decode("utf-8", "replace")).rstrip(";").strip()
+        name = node.child_by_field_name("name")
+        return FunctionInfo(
+            line=name.start_point[0] + 1, name=_text(name),
+            params=normalise_ws(_text(params_node))[1:-1] if params_node is not None else "",
+            parameters=tuple(parameters), return_type=_norm(node.child_by_field_name("return_type")),
+            is_async="async" in keywords, is_unsafe="unsafe" in keywords, is_const="const" in keywords,
+            visibility=_visibility(node), enclosing=self._enclosing(node), has_body=body is not None,
+            signature=signature,
+        )
+
+    @staticmethod
+    def _enclosing(node: Any) -> str | None:
+        parent = node.parent
+        while parent is not None:
+            if parent.type == "impl_item":
+                trait, typ = parent.child_by_field_name("trait"), parent.child_by_field_name("type")
+                return f"impl {_norm(trait)} for {_norm(typ)}" if trait is not None else f"impl {_norm(typ)}"
+            if parent.type == "trait_item":
+                return f"trait {_text(parent.child_by_field_name('name'))}"
+            if parent.type in ("function_item", "mod_item"):
+                return None
+            parent = parent.parent
+        return None
+
+    @staticmethod
+    def _fields(body: Any) -> tuple[str, tuple[FieldInfo, ...]]:
+        if body is None:
+            return "unit", ()
+        if body.type == "field_declaration_list":
+            return "named", tuple(FieldInfo(_text(f.child_by_field_name("name")), _norm(f.child_by_field_name("type")),
+                                            _visibility(f))
+                                  for f in body.named_children if f.type == "field_declaration")
+        # ordered_field_declaration_list: (pub T, U); types are the `type` children in order
+        fields, vis = [], None
+        for child in body.named_children:
+            if child.type == "visibility_modifier":
+                vis = normalise_ws(_text(child))
+            elif child.type not in ("attribute_item", "line_comment", "block_comment"):
+                fields.append(FieldInfo(str(len(fields)), normalise_ws(_text(child)), vis))
+                vis = None
+        return "tuple", tuple(fields)
+
+    def _struct(self, node: Any) -> StructInfo:
+        name = node.child_by_field_name("name")
+        kind, fields = self._fields(node.child_by_field_name("body"))
+        return StructInfo(name.start_point[0] + 1, _text(name), _visibility(node), kind, fields)
+
+    def _enum(self, node: Any) -> EnumInfo:
+        name = node.child_by_field_name("name")
+        body = node.child_by_field_name("body")
+        variants = []
+        for v in body.named_children if body is not None else []:
+            if v.type == "enum_variant":
+                kind, fields = self._fields(v.child_by_field_name("body"))
+                variants.append(VariantInfo(_text(v.child_by_field_name("name")), kind, fields))
+        return EnumInfo(name.start_point[0] + 1, _text(name), _visibility(node), tuple(variants))
+
+    @staticmethod
+    def _method_names(body: Any) -> tuple[str, ...]:
+        if body is None:
+            return ()
+        return tuple(_text(c.child_by_field_name("name")) for c in body.named_children
+                     if c.type in ("function_item", "function_signature_item"))
+
+    def _impl(self, node: Any) -> ImplInfo:
+        typ, trait = node.child_by_field_name("type"), node.child_by_field_name("trait")
+        type_text, trait_text = _norm(typ) or "", _norm(trait)
+        return ImplInfo(
+            line=typ.start_point[0] + 1 if typ is not None else node.start_point[0] + 1,
+            type=type_text, type_name=_last_segment(type_text), trait=trait_text,
+            trait_name=_last_segment(trait_text) if trait_text else None,
+            negative=any(c.type == "!" for c in node.children),
+            methods=self._method_names(node.child_by_field_name("body")),
+        )
+
+    def _trait(self, node: Any) -> TraitInfo:
+        name = node.child_by_field_name("name")
+        return TraitInfo(name.start_point[0] + 1, _text(name), _visibility(node),
+                         (_norm(node.child_by_field_name("bounds")) or "").lstrip(":").strip() or None,
+                         self._method_names(node.child_by_field_name("body")))
+
+    def _count_error_patterns(self) -> ErrorPatternCounts:
+        result_types = question_marks = arms = unwraps = expects = panics = 0
+        for node in self._walk("type_identifier", "try_expression", "match_arm", "call_expression",
+                               "macro_invocation"):
+            kind = node.type
+            if kind == "type_identifier":
+                # Result in type position: bare, generic (Result<T, E>) or as a path's last segment (io::Result<T>,
+                # a scoped_type_identifier). The name of a `type Result<T> = ...` alias is a definition, not a use.
+                parent = node.parent
+                if _text(node) == "Result" and not (parent.type == "type_item"
+                                                    and parent.child_by_field_name("name") == node):
+                    result_types += 1
+            elif kind == "try_expression":
+                question_marks += 1
+            elif kind == "match_arm":
+                pattern = node.child_by_field_name("pattern")
+                head = pattern.named_children[0] if pattern is not None and pattern.named_children else None
+                if head is not None and head.type == "tuple_struct_pattern":
+                    ctor = _text(head.child_by_field_name("type")).rsplit("::", 1)[-1]
+                    arms += ctor in ("Ok", "Err")
+            elif kind == "call_expression":
+                fn = node.child_by_field_name("function")
+                if fn is not None and fn.type == "field_expression":
+                    method = _text(fn.child_by_field_name("field"))
+                    unwraps += method == "unwrap"
+                    expects += method == "expect"
+            else:
+                macro = _text(node.child_by_field_name("macro")).rsplit("::", 1)[-1]
+                panics += macro in PANIC_MACROS
+        return ErrorPatternCounts(result_types, question_marks, arms, unwraps, expects, panics)
+
+    # -- queries ------------------------------------------------------------------------------------
+
+    def query(self, s_expression: str) -> list[AstMatch]:
+        """Every match of a tree-sitter query, with its first line and named captures, in source order."""
+        import tree_sitter
+
+        try:
+            q = tree_sitter.Query(rust_language(), s_expression)
+        except tree_sitter.QueryError as exc:
+            message = str(exc)
+            pos = _POSITION.search(message)
+            if pos:
+                raise AstQueryError(s_expression, message, int(pos.group(1)), int(pos.group(2))) from None
+            lines = s_expression.splitlines() or [""]
+            raise AstQueryError(s_expression, message, len(lines) - 1, len(lines[-1])) from None
+        out = []
+        for index, captured in tree_sitter.QueryCursor(q).matches(self.root):
+            caps = {name: [Capture(_text(n), n.start_point[0] + 1, n.start_point[1] + 1) for n in nodes]
+                    for name, nodes in captured.items()}
+            lines = [c.line for cs in caps.values() for c in cs]
+            out.append(AstMatch(index, min(lines) if lines else 0, caps))
+        out.sort(key=lambda m: m.line)
+        return out
+
+    # -- structural verification --------------------------------------------------------------------
+
+    def verify(self, answer: str, query: str) -> Any:
+        """The verdict for a structural query ("signature of X", "fields of X", ...), or None if not structural."""
+        result = self.verify_detailed(answer, query)
+        return None if result is None else result.verdict
+
+    def verify_detailed(self, answer: str, query: str) -> Any:
+        from rlmlab.oracle._structural import verify_structural
+
+        return verify_structural([self], answer, query)

@@ -1,0 +1,322 @@
+"""TraceValidator: route each FINAL answer to the oracle its query kind calls for; golden, unverified or failed.
+
+Routing (:mod:`rlmlab.oracle._classify`): PatternMatch -> GrepOracle,
+Structural -> TreeSitterOracle, Semantic -> SelfConsistency when an LM is
+given (verdict ``Consensus``, never golden), else Unverified. An answer is
+golden when its verdict is ExactMatch, UnorderedMatch, or SubsetMatch for a
+query that asked for a sample; any other verdict fails it.
+
+Sources: pass ``source`` (the text) to ``validate``, or let the validator read
+``source_path`` (absolute, or relative to ``source_root``). A directory is a
+multi-file source: every ``*.rs`` file under it. With ``use_cache`` (default)
+file texts, parses and extractions are cached by content hash for the batch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rlmlab.oracle._classify import QUERY_RULES, QueryClassifier, QueryKind
+from rlmlab.oracle._consistency import SelfConsistencyOracle
+from rlmlab.oracle._grep import GrepOracle
+from rlmlab.oracle._records import AnalysisResult, GoldenTrace, MalformedLine
+from rlmlab.oracle._source import ParseCache
+from rlmlab.oracle._structural import verify_structural
+from rlmlab.oracle._treesitter import TreeSitterOracle
+from rlmlab.oracle._verdicts import GOOD_VERDICTS
+
+__all__ = ["OracleResult", "ValidationStats", "TraceValidator", "SourceMissing", "ORACLES", "OraclePlugin"]
+
+
+class SourceMissing(Exception):
+    """The source a trace refers to cannot be found or read."""
+
+
+Sources = list[tuple[str | None, str]]  # (path relative to the source, text); one entry with None for a bare text
+
+
+@dataclass(frozen=True)
+class OraclePlugin:
+    """A deterministic oracle for one query kind: ``check(answer, query, sources, cache)`` -> detailed result."""
+
+    name: str
+    kind: QueryKind
+    check: Callable[[str, str, Sources, ParseCache | None], Any]
+
+
+def _grep_check(answer: str, query: str, sources: Sources, cache: ParseCache | None) -> Any:
+    if len(sources) == 1 and sources[0][0] is None:
+        return GrepOracle(sources[0][1], cache=cache).verify_detailed(answer, query)
+    return GrepOracle.over_files(dict(sources), cache=cache).verify_detailed(answer, query)
+
+
+def _tree_sitter_check(answer: str, query: str, sources: Sources, cache: ParseCache | None) -> Any:
+    return verify_structural([TreeSitterOracle(text, path, cache=cache) for path, text in sources], answer, query)
+
+
+ORACLES: dict[QueryKind, OraclePlugin] = {
+    QueryKind.PatternMatch: OraclePlugin("GrepOracle", QueryKind.PatternMatch, _grep_check),
+    QueryKind.Structural: OraclePlugin("TreeSitterOracle", QueryKind.Structural, _tree_sitter_check),
+}
+
+
+@dataclass
+class OracleResult:
+    """``Golden(trace)``, ``Unverified(reason)``, ``Failed(reason, trace)`` or ``Consensus(trace, reason)``."""
+
+    status: str  # "Golden" | "Unverified" | "Failed" | "Consensus"
+    reason: str = ""
+    trace: GoldenTrace | None = None
+    method: str | None = None  # the oracle that decided
+    verdict: str | None = None  # the oracle's verdict (ExactMatch, ...), or "consensus"
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def Golden(cls, trace: GoldenTrace, **kw: Any) -> "OracleResult":  # noqa: N802 (the spec's names)
+        return cls("Golden", trace=trace, **kw)
+
+    @classmethod
+    def Unverified(cls, reason: str, **kw: Any) -> "OracleResult":  # noqa: N802
+        return cls("Unverified", reason=reason, **kw)
+
+    @classmethod
+    def Failed(cls, reason: str, trace: GoldenTrace, **kw: Any) -> "OracleResult":  # noqa: N802
+        return cls("Failed", reason=reason, trace=trace, **kw)
+
+    @classmethod
+    def Consensus(cls, trace: GoldenTrace, reason: str = "", **kw: Any) -> "OracleResult":  # noqa: N802
+        return cls("Consensus", reason=reason, trace=trace, **kw)
+
+    @property
+    def is_golden(self) -> bool:
+        return self.status == "Golden"
+
+    def review_record(self) -> dict[str, Any]:
+        """The line a failed (or consensus) result writes to the review file."""
+        return {"status": self.status, "reason": self.reason, "method": self.method, "verdict": self.verdict,
+                "detail": self.detail, "trace": self.trace.to_dict() if self.trace else None}
+
+
+def _reason(method: str, verdict: str, detail: dict[str, Any]) -> str:
+    parts = [f"{method}: {verdict}"]
+    if isinstance(detail.get("claimed"), int) and isinstance(detail.get("actual"), int):
+        parts.append(f"claimed {detail['claimed']}, actual {detail['actual']}")
+    for key in ("false_positives", "false_negatives"):
+        items = detail.get(key) or []
+        if items:
+            shown = "; ".join(str(i) for i in items[:3]) + (f"; ... ({len(items)} in all)" if len(items) > 3 else "")
+            parts.append(f"{key.replace('_', ' ')}: {shown}")
+    if detail.get("note"):
+        parts.append(detail["note"])
+    return " — ".join(parts)
+
+
+@dataclass
+class ValidationStats:
+    """Counts of a batch: per status, per oracle and per verdict; the golden and review records."""
+
+    results: list[OracleResult] = field(default_factory=list)
+    malformed: list[MalformedLine] = field(default_factory=list)
+
+    def add(self, result: OracleResult) -> None:
+        self.results.append(result)
+
+    @property
+    def total(self) -> int:
+        return len(self.results)
+
+    def count(self, status: str) -> int:
+        return sum(r.status == status for r in self.results)
+
+    @property
+    def by_status(self) -> dict[str, int]:
+        return dict(Counter(r.status for r in self.results))
+
+    @property
+    def by_oracle(self) -> dict[str, dict[str, int]]:
+        table: dict[str, Counter] = defaultdict(Counter)
+        for r in self.results:
+            table[r.method or "none"][r.status] += 1
+        return {k: dict(v) for k, v in table.items()}
+
+    @property
+    def by_verdict(self) -> dict[str, int]:
+        return dict(Counter(r.verdict for r in self.results if r.verdict))
+
+    @property
+    def unverified_reasons(self) -> dict[str, int]:
+        """Why results were unverified, most common first."""
+        return dict(Counter(r.reason for r in self.results if r.status == "Unverified").most_common())
+
+    @property
+    def golden(self) -> list[GoldenTrace]:
+        return [r.trace for r in self.results if r.is_golden and r.trace is not None]
+
+    def golden_rate(self) -> float:
+        """Golden results over all validated results (malformed lines are not counted)."""
+        return len(self.golden) / self.total if self.total else 0.0
+
+    def write_jsonl(self, path: str | Path) -> int:
+        """Write the golden traces (the spec's fields only), one per line; returns how many."""
+        return _write_lines(path, [t.to_dict() for t in self.golden])
+
+    def write_review_jsonl(self, path: str | Path, include_consensus: bool = True) -> int:
+        """Write failed (and consensus) results with their reasons, for a person to review."""
+        wanted = {"Failed", "Consensus"} if include_consensus else {"Failed"}
+        return _write_lines(path, [r.review_record() for r in self.results if r.status in wanted])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"total": self.total, "golden_rate": round(self.golden_rate(), 4), "by_status": self.by_status,
+                "by_oracle": self.by_oracle, "by_verdict": self.by_verdict, "malformed": len(self.malformed)}
+
+    def __rich__(self) -> Any:
+        from rich.table import Table
+
+        table = Table(title=f"oracle validation: {self.total} traces, golden rate {self.golden_rate():.1%}")
+        statuses = ["Golden", "Failed", "Unverified", "Consensus"]
+        table.add_column("oracle")
+        for s in statuses:
+            table.add_column(s, justify="right")
+        for method, counts in sorted(self.by_oracle.items()):
+            table.add_row(method, *(str(counts.get(s, 0)) for s in statuses))
+        table.add_row("[bold]all[/]", *(f"[bold]{self.count(s)}[/]" for s in statuses))
+        if self.malformed:
+            table.caption = f"{len(self.malformed)} malformed line(s) skipped"
+        return table
+
+
+def _write_lines(path: str | Path, records: list[dict[str, Any]]) -> int:
+    """Write JSONL atomically (a temp file renamed into place), so a crash never leaves half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        for record in records:
+            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+    os.replace(tmp, path)
+    return len(records)
+
+
+class TraceValidator:
+    """Validate FINAL answers against the source; see the module docstring for routing and sources."""
+
+    def __init__(self, source_root: str | Path | None = None, *, use_cache: bool = True, lm: Any = None,
+                 consistency: SelfConsistencyOracle | None = None, classifier: QueryClassifier = QUERY_RULES,
+                 oracles: dict[QueryKind, OraclePlugin] | None = None, suffix: str = ".rs"):
+        self.source_root = Path(source_root) if source_root is not None else None
+        self.cache = ParseCache() if use_cache else None
+        self._files: dict[tuple[str, int, int], str] = {}
+        self.consistency = consistency or (SelfConsistencyOracle(lm) if lm is not None else None)
+        self.classifier, self.oracles, self.suffix = classifier, oracles or ORACLES, suffix
+
+    # -- sources --------------------------------------------------------------------------------------
+
+    def _read(self, path: Path) -> str:
+        try:
+            st = path.stat()
+            key = (str(path), st.st_mtime_ns, st.st_size)
+            if self.cache is not None and key in self._files:
+                return self._files[key]
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SourceMissing(f"cannot read {path}: {exc}") from None
+        if self.cache is not None:
+            self._files[key] = text
+        return text
+
+    def resolve(self, source_path: str | None) -> tuple[Sources, str | None]:
+        """(sources, the path to record) for a trace's source path; raises SourceMissing."""
+        if source_path is None:
+            if self.source_root is None:
+                raise SourceMissing("the trace names no source_path and no source root was given")
+            path = self.source_root
+        else:
+            path = Path(source_path)
+            if not path.is_absolute() and self.source_root is not None:
+                path = self.source_root / path
+        if path.is_file():
+            return [(None, self._read(path))], source_path or str(path)
+        if path.is_dir():
+            files = sorted(p for p in path.rglob(f"*{self.suffix}") if p.is_file())
+            if not files:
+                raise SourceMissing(f"no *{self.suffix} files under {path}")
+            return [(str(p.relative_to(path)), self._read(p)) for p in files], source_path or str(path)
+        where = f" (source root {self.source_root})" if self.source_root is not None else ""
+        raise SourceMissing(f"source not found: {source_path or path}{where}")
+
+    # -- validation -----------------------------------------------------------------------------------
+
+    def validate(self, analysis_result: Any, source: str | None = None,
+                 source_path: str | None = None) -> OracleResult:
+        """Validate one result (an :class:`AnalysisResult`, an executor Trajectory, or a dict)."""
+        result = _as_result(analysis_result)
+        source_path = source_path or result.source_path
+        if result.answer is None or not result.answer.strip():
+            return OracleResult.Unverified("no FINAL answer (the run ended without one)")
+        try:
+            sources, recorded_path = ([(None, source)], source_path) if source is not None else \
+                self.resolve(source_path)
+        except SourceMissing as exc:
+            return OracleResult.Unverified(str(exc))
+        kind = self.classifier.classify(result.query).kind
+        trace_of = lambda method: GoldenTrace.of(result, method, recorded_path)  # noqa: E731
+        if kind is QueryKind.Semantic:
+            if self.consistency is None:
+                return OracleResult.Unverified("semantic query: no deterministic oracle (pass an LM for "
+                                               "self-consistency)")
+            text = "\n\n".join(f"// {p}\n{t}" if p else t for p, t in sources)
+            check = self.consistency.check(result.answer, result.query, text)
+            if check.consensus:
+                return OracleResult.Consensus(trace_of(self.consistency.name),
+                                              f"{len(check.samples)} samples agree (lowest similarity "
+                                              f"{check.agreement:.2f})", method=self.consistency.name,
+                                              verdict="consensus", detail=check.to_dict())
+            return OracleResult.Unverified(f"semantic query: no consensus (lowest similarity {check.agreement:.2f})",
+                                           method=self.consistency.name, verdict="no-consensus",
+                                           detail=check.to_dict())
+        plugin = self.oracles.get(kind)
+        if plugin is None:
+            return OracleResult.Unverified(f"no oracle for {kind.value} queries: {result.query!r}")
+        detailed = plugin.check(result.answer, result.query, sources, self.cache)
+        if detailed is None:
+            return OracleResult.Unverified(f"{plugin.name} cannot turn the query into a check: {result.query!r}",
+                                           method=plugin.name)
+        detail = detailed.to_dict()
+        verdict = detailed.verdict.value
+        if detailed.verdict in GOOD_VERDICTS:
+            return OracleResult.Golden(trace_of(plugin.name), method=plugin.name, verdict=verdict, detail=detail)
+        return OracleResult.Failed(_reason(plugin.name, verdict, detail), trace_of(plugin.name), method=plugin.name,
+                                   verdict=verdict, detail=detail)
+
+    def batch_validate(self, results: Iterable[Any], progress: Callable[[OracleResult], None] | None = None
+                       ) -> ValidationStats:
+        """Validate many results; a :class:`MalformedLine` in the input is counted and skipped.
+
+        An item may be a result as for :meth:`validate`, or a tuple ``(result, source, source_path)``.
+        """
+        stats = ValidationStats()
+        for item in results:
+            if isinstance(item, MalformedLine):
+                stats.malformed.append(item)
+                continue
+            outcome = self.validate(*item) if isinstance(item, tuple) else self.validate(item)
+            stats.add(outcome)
+            if progress is not None:
+                progress(outcome)
+        return stats
+
+
+def _as_result(value: Any) -> AnalysisResult:
+    if isinstance(value, AnalysisResult):
+        return value
+    if isinstance(value, dict):
+        return AnalysisResult.from_dict(value)
+    if hasattr(value, "iterations") and hasattr(value, "run_id"):
+        return AnalysisResult.from_trajectory(value)
+    raise TypeError(f"analysis_result: expected an AnalysisResult, a Trajectory or a dict, got {type(value).__name__}")

@@ -1,0 +1,66 @@
+"""ast_query: tree-sitter queries over Rust source held in a blob or a file, with bounded results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from rlmlab.errors import ToolError
+from rlmlab.handles import BlobRef
+from rlmlab.tools._registry import tool
+from rlmlab.tools._schema import Bounds
+from rlmlab.tools._workspace import Workspace
+
+__all__ = ["ast_query"]
+
+
+def _source_of(ws: Workspace, ref_or_path: BlobRef | str) -> tuple[str, str]:
+    """(text, label) of a BlobRef, a blob key, or a file path."""
+    if isinstance(ref_or_path, BlobRef):
+        return ws.store.get(ref_or_path), ref_or_path.key
+    if ref_or_path in ws.store:
+        return ws.store.get(ref_or_path), ref_or_path
+    path = Path(ref_or_path)
+    if not path.is_file():
+        raise ToolError(f"ref_or_path: {ref_or_path!r} is neither a blob key nor a readable file")
+    try:
+        return path.read_text(encoding="utf-8"), str(path)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ToolError(f"ref_or_path: cannot read {path} as UTF-8 text ({exc})") from None
+
+
+@tool(cap=lambda caps: caps.find_k_max * (caps.captures_max * (caps.snippet_chars + 48) + 64) + 512, group="code")
+def ast_query(
+    ws: Workspace,
+    ref_or_path: BlobRef | str,
+    query: str,
+    k: Annotated[int, Bounds(minimum=1)] = 20,
+) -> dict:
+    """Run a tree-sitter query (s-expression) over Rust source; first k matches with line numbers and captures.
+
+    Args:
+        ref_or_path: a BlobRef, a blob key, or the path of a Rust file.
+        query: a tree-sitter query, e.g. "(function_item name: (identifier) @name)".
+        k: matches to return, 1 to the find cap (default cap 100).
+    """
+    from rlmlab.oracle import AstQueryError, TreeSitterOracle
+
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= ws.caps.find_k_max:
+        raise ToolError(f"k: expected an integer from 1 to {ws.caps.find_k_max}, got {k!r}")
+    if not query.strip():
+        raise ToolError("query: empty; give a tree-sitter s-expression such as (function_item name: (identifier) @name)")
+    if len(query) > ws.caps.pattern_max:
+        raise ToolError(f"query: {len(query)} characters, over the cap of {ws.caps.pattern_max}")
+    text, label = _source_of(ws, ref_or_path)
+    try:
+        found = TreeSitterOracle(text, label, cache=ws.extras.get("parse_cache")).query(query)
+    except AstQueryError as exc:
+        raise ToolError(f"query: {exc}") from None
+    width = ws.caps.snippet_chars
+    matches = []
+    for m in found[:k]:
+        shown: dict[str, list[str]] = {}
+        for name, c in [(name, c) for name, cs in m.captures.items() for c in cs][: ws.caps.captures_max]:
+            shown.setdefault(name, []).append(" ".join(c.text.split())[:width])
+        matches.append({"line": m.line, "captures": {n: v[0] if len(v) == 1 else v for n, v in shown.items()}})
+    return {"source": label, "query": query, "total": len(found), "matches": matches, "truncated": len(found) > k}

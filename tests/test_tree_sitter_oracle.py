@@ -1,0 +1,156 @@
+"""TreeSitterOracle on real tokio sources: extractors, error patterns, queries, structural verdicts, ast_query."""
+
+import re
+
+import pytest
+
+from rlmlab.errors import ToolError
+from rlmlab.oracle import AstQueryError, ParseCache, TreeSitterOracle, Verification as V
+
+
+def code_lines(text):
+    """Lines that are not // comments: the independent (grep-style) count the tree must agree with."""
+    return [ln for ln in text.splitlines() if not ln.lstrip().startswith("//")]
+
+
+@pytest.fixture(scope="module")
+def file_rs(rust_file):
+    return rust_file.read_text()
+
+
+@pytest.fixture(scope="module")
+def oracle(file_rs, rust_file):
+    return TreeSitterOracle(file_rs, str(rust_file))
+
+
+def test_functions_carry_signature_parts_and_enclosing_impl(oracle, file_rs):
+    fns = {f.name: f for f in oracle.get_functions()}
+    set_len = fns["set_len"]
+    assert file_rs.splitlines()[set_len.line - 1].strip().startswith("pub async fn set_len(")
+    assert (set_len.params, set_len.return_type, set_len.is_async, set_len.visibility) == (
+        "&self, size: u64", "io::Result<()>", True, "pub")
+    assert [p.name for p in set_len.parameters] == ["&self", "size"]
+    assert set_len.enclosing == "impl File" and set_len.signature == "pub async fn set_len(&self, size: u64) -> io::Result<()>"
+    assert fns["poll_read"].enclosing == "impl AsyncRead for File" and fns["poll_read"].visibility is None
+    # every `fn name` on a code line is found, at that line
+    grep = {(i, m.group(1)) for i, ln in enumerate(file_rs.splitlines(), 1) if not ln.lstrip().startswith("//")
+            for m in [re.search(r"\bfn\s+(\w+)", ln)] if m}
+    assert {(f.line, f.name) for f in oracle.get_functions()} == grep
+
+
+def test_unsafe_const_and_trait_methods(tokio_src):
+    text = (tokio_src / "io" / "async_read.rs").read_text()
+    o = TreeSitterOracle(text)
+    [trait] = o.get_traits()
+    assert (trait.name, trait.visibility, trait.methods) == ("AsyncRead", "pub", ("poll_read",))
+    decl = [f for f in o.get_functions() if f.enclosing == "trait AsyncRead"]
+    assert [(f.name, f.has_body) for f in decl] == [("poll_read", False)]
+    # unsafe and const functions somewhere in tokio's sources
+    unsafe = TreeSitterOracle((tokio_src / "util" / "linked_list.rs").read_text()).get_functions()
+    assert any(f.is_unsafe for f in unsafe)
+    consts = TreeSitterOracle((tokio_src / "util" / "slab.rs").read_text()).get_functions()
+    assert any(f.is_const and f.signature.startswith(("const fn", "pub(crate) const fn", "pub const fn")) for f in consts)
+
+
+def test_structs_enums_impls(oracle):
+    structs = {s.name: s for s in oracle.get_structs()}
+    assert [(f.name, f.type, f.visibility) for f in structs["File"].fields] == [
+        ("std", "Arc<StdFile>", None), ("inner", "Mutex<Inner>", None)]
+    assert structs["File"].visibility == "pub" and structs["File"].kind == "named"
+    enums = {e.name: e for e in oracle.get_enums()}
+    assert [(v.name, v.kind, [f.type for f in v.fields]) for v in enums["Operation"].variants] == [
+        ("Read", "tuple", ["io::Result<usize>"]), ("Write", "tuple", ["io::Result<()>"]),
+        ("Seek", "tuple", ["io::Result<u64>"])]
+    impls = oracle.get_impls()
+    inherent = [i.type_name for i in impls if i.trait is None]
+    assert inherent == ["File", "Inner"]
+    by_trait = {i.trait_name: i for i in impls if i.trait}
+    assert by_trait["AsyncWrite"].methods == ("poll_write", "poll_flush", "poll_shutdown")
+    assert by_trait["Debug"].trait == "fmt::Debug" and by_trait["From"].trait == "From<StdFile>"
+
+
+def test_every_error_pattern_kind_agrees_with_a_line_count(oracle, file_rs):
+    counts = oracle.count_error_patterns()
+    code = code_lines(file_rs)
+    assert counts.result_types == sum(len(re.findall(r"\bResult\b", ln)) for ln in code
+                                      if not ln.lstrip().startswith("use "))
+    assert counts.result_types >= 15  # io::Result<...> is a scoped_type_identifier and must count
+    assert counts.question_marks == sum(ln.count("?") for ln in code) == 10
+    assert counts.ok_err_match_arms == sum(bool(re.match(r"\s*(Ok|Err)\(.*=>", ln)) for ln in code) == 2
+    assert counts.unwrap_calls == sum(ln.count(".unwrap()") for ln in code) == 4
+    assert counts.expect_calls == sum(ln.count(".expect(") for ln in code) == 1
+    assert counts.panic_macros == sum(len(re.findall(r"\b(panic|unreachable|todo|unimplemented)!", ln))
+                                      for ln in code) == 3
+
+
+def test_query_matches_with_captures_and_lines(oracle, file_rs):
+    matches = oracle.query("(impl_item trait: (type_identifier) @trait type: (type_identifier) @type)")
+    pairs = [(m.captures["trait"][0].text, m.captures["type"][0].text) for m in matches]
+    assert ("AsyncRead", "File") in pairs
+    first = next(m for m in matches if m.captures["trait"][0].text == "AsyncRead")
+    assert file_rs.splitlines()[first.line - 1].startswith("impl AsyncRead for File")
+    assert first.format().startswith(f"{first.line}: @trait=AsyncRead")
+
+
+def test_bad_query_quotes_tree_sitter_and_points_at_the_position(oracle):
+    # `for:` is not a field of impl_item in tree-sitter-rust (it is `trait:` and `type:`)
+    with pytest.raises(AstQueryError) as err:
+        oracle.query("(impl_item for: (type_identifier) @t)")
+    assert "Invalid field name at row 0, column 11: for" in str(err.value)
+    assert (err.value.row, err.value.column) == (0, 11)
+    assert "             ^ (line 1, column 12)" in str(err.value)
+    with pytest.raises(AstQueryError, match="Unexpected EOF"):
+        oracle.query("(function_item name: (identifier) @name")
+
+
+def test_structural_verdicts(oracle):
+    sig = "What is the signature of set_len?"
+    assert oracle.verify("`pub async fn set_len(&self, size: u64) -> io::Result<()>`", sig) is V.ExactMatch
+    assert oracle.verify("pub async fn set_len(&self,size:u64)->io::Result<()> {", sig) is V.ExactMatch
+    assert oracle.verify("async fn set_len(&self, size: u64) -> io::Result<()>", sig) is V.HasFalseNegatives
+    assert oracle.verify("pub async unsafe fn set_len(&self, size: u64) -> io::Result<()>", sig) is V.HasFalsePositives
+    assert oracle.verify("pub async fn set_len(&self, size: u32) -> io::Result<()>", sig) is V.Mismatch
+    params = "What are the parameters of set_len?"
+    assert oracle.verify("- &self\n- size: u64", params) is V.ExactMatch
+    assert oracle.verify("size: u64, &self", params) is V.UnorderedMatch
+    assert oracle.verify("size: u32", params) is V.Mismatch
+    fields = "List the fields of File"
+    assert oracle.verify("std: Arc<StdFile>, inner: Mutex<Inner>", fields) is V.ExactMatch
+    detail = oracle.verify_detailed("std: StdFile, inner: Mutex<Inner>", fields)
+    assert detail.verdict is V.HasFalsePositives and detail.false_positives == ["std: StdFile"]
+    assert oracle.verify("inner", fields) is V.HasFalseNegatives
+    assert oracle.verify("inner", "Give an example of the fields of File") is V.SubsetMatch
+    assert oracle.verify("Idle, Busy", "What are the variants of State?") is V.ExactMatch
+    assert oracle.verify("File", "Which types implement AsyncRead?") is V.ExactMatch
+    assert oracle.verify("File, Inner", "Which types implement AsyncRead?") is V.HasFalsePositives
+    assert oracle.verify("AsyncRead, AsyncWrite", "Which traits does File implement?") is V.HasFalseNegatives
+    assert oracle.verify("Yes.", "Does File implement AsyncSeek?") is V.ExactMatch
+    assert oracle.verify("No, it does not.", "Does Inner implement AsyncSeek?") is V.ExactMatch
+    assert oracle.verify("a: u8", "List the fields of NoSuchStruct").value == "Mismatch"
+    assert oracle.verify("anything", "Explain the file") is None
+
+
+def test_parse_cache_parses_each_text_once(file_rs):
+    cache = ParseCache()
+    a = TreeSitterOracle(file_rs, cache=cache)
+    fns = a.get_functions()
+    b = TreeSitterOracle(file_rs, cache=cache)
+    assert b.get_functions() is fns and b.entry is a.entry
+    assert cache.stats() == {"entries": 1, "hits": 1, "misses": 1}
+
+
+def test_ast_query_tool_bounded_and_errors(ws, rust_file):
+    ref = ws.call("blob", rust_file.read_text())
+    out = ws.call("ast_query", ref, "(function_item name: (identifier) @name)", k=5)
+    assert out["total"] == 25 and out["truncated"] and [m["line"] for m in out["matches"]] == [156, 196, 215, 249, 284]
+    assert out["matches"][0]["captures"] == {"name": "open"}
+    by_path = ws.call("ast_query", str(rust_file), "(struct_item name: (type_identifier) @s)")
+    assert [m["captures"]["s"] for m in by_path["matches"]] == ["File", "Inner"] and not by_path["truncated"]
+    with pytest.raises(ToolError, match="Invalid field name"):
+        ws.call("ast_query", ref, "(impl_item for: (type_identifier) @t)")
+    with pytest.raises(ToolError, match="neither a blob key nor a readable file"):
+        ws.call("ast_query", "no/such/file.rs", "(identifier) @i")
+    with pytest.raises(ToolError, match="k: expected an integer from 1 to 100"):
+        ws.call("ast_query", ref, "(identifier) @i", k=500)
+    many = ws.call("ast_query", ref, "(identifier) @i", k=100)
+    assert len(many["matches"]) == 100 and many["total"] > 100
