@@ -36,3 +36,18 @@ def test_rlm_run_with_local_model_writes_trajectory(local_lm, rust_file, tmp_pat
     assert all(it.input_tokens > 500 for it in traj.iterations)
     lines = (tmp_path / traj.run_id / TRAJECTORY_FILE).read_text().splitlines()
     assert json.loads(lines[-1])["type"] == "final"
+
+
+def test_self_consistency_samples_the_local_model_three_times(local_lm, rust_file):
+    from rlmlab.oracle import AnalysisResult, TraceValidator
+
+    recorder = recorder_of(local_lm)
+    before = len(recorder.calls)
+    result = TraceValidator(lm=local_lm).validate(
+        AnalysisResult("Explain what the File struct is for", "File is an async version of std::fs::File"),
+        rust_file.read_text(), "fs/file.rs")
+    calls = recorder.calls[before:]
+    assert len(calls) == 3 and all(c.input_tokens > 500 for c in calls)  # the source excerpt is in the prompt
+    assert result.status in ("Consensus", "Unverified") and not result.is_golden  # never golden
+    assert len(result.detail["samples"]) == 3 and all(0.0 <= s <= 1.0 for s in result.detail["similarities"])
+    assert result.detail["agreement"] == min(result.detail["similarities"])

@@ -38,7 +38,7 @@ def validate(traces: Path, source_root: Path | None, out: Path, review: Path, no
     console = Console(stderr=True)
     items = list(read_analysis_results(traces))
     for bad in (i for i in items if isinstance(i, MalformedLine)):
-        console.print(f"[yellow]skipped[/] {bad}")
+        console.print(f"[yellow]skipped[/] {bad}", soft_wrap=True, highlight=False)
     lm = None
     if lm_spec:
         from rlmlab.lm import make_lm
@@ -55,8 +55,9 @@ def validate(traces: Path, source_root: Path | None, out: Path, review: Path, no
     out_console = Console()
     out_console.print(stats)
     for reason, n in list(stats.unverified_reasons.items())[:5]:
-        out_console.print(f"unverified x{n}: {reason}", markup=False, highlight=False)
-    out_console.print(f"golden: [bold]{n_golden}[/] -> {out}    review: [bold]{n_review}[/] -> {review}")
+        out_console.print(f"unverified x{n}: {reason}", markup=False, highlight=False, soft_wrap=True)
+    out_console.print(f"golden: [bold]{n_golden}[/] -> {out}    review: [bold]{n_review}[/] -> {review}",
+                      soft_wrap=True, highlight=False)
     if stats.malformed:
         out_console.print(f"[yellow]{len(stats.malformed)} malformed line(s) skipped[/]")
         raise SystemExit(2)
