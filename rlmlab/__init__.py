@@ -7,7 +7,11 @@ imported only when an LM or executor name is first used).
 from __future__ import annotations
 
 import importlib
+import os
 from typing import Any
+
+# Offline by default: litellm (under dspy) otherwise fetches its model cost map from GitHub at import time.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 __version__ = "0.1.0"
 

@@ -4,23 +4,21 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import threading
 import time
 import uuid
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import dspy
 from dspy.primitives.prediction import Prediction
 from dspy.primitives.sandbox_serializable import SandboxSerializable
 
-from rlmlab.executors._interpreter import InterpreterFactory, RLMLabInterpreter
+from rlmlab.executors._context_events import TappedCall, TappedFactory, ToolTap, call_events
+from rlmlab.executors._interpreter import InterpreterFactory
 from rlmlab.executors._trajectory import TRAJECTORY_FILE, IterationRecord, Trajectory
 from rlmlab.handles import BlobRef
 from rlmlab.lm import CallRecorder, LenientChatAdapter, LMCall, recorder_of
-from rlmlab.tools import ToolCallRecord, ToolRegistry, Workspace
+from rlmlab.tools import ToolRegistry, Workspace
 from rlmlab.trace import ContextEvent, ContextTrace, LeakageMeter
 
 __all__ = ["MeteredRLM", "run_rlm", "new_run_id", "dspy_tools"]
@@ -60,120 +58,6 @@ def dspy_tools(workspace: Workspace) -> list[dspy.Tool]:
     return tools
 
 
-_SUB_LLM_TOOLS = ("llm_query", "llm_query_batched")
-
-
-@dataclass
-class _TappedCall:
-    """One tool call of an iteration: its workspace record (registry tools only) and its result or error."""
-
-    name: str
-    record: ToolCallRecord | None = None
-    result: Any = None
-    error: str | None = None
-
-
-class _ToolTap:
-    """Sees each tool call from both sides: the record from the Workspace, the result from the interpreter.
-
-    The workspace's ToolCallRecord has the result's size, not the result;
-    the context trace needs the result (ctx_find's total, the sub-LLM's text).
-    Tool requests run on worker threads, so the call in progress is per thread.
-    """
-
-    def __init__(self) -> None:
-        self.records: list[ToolCallRecord] = []
-        self.calls: list[_TappedCall] = []
-        self._lock = threading.Lock()
-        self._current = threading.local()
-
-    def after_tool(self, record: ToolCallRecord) -> None:
-        with self._lock:
-            self.records.append(record)
-        call = getattr(self._current, "call", None)
-        if call is not None:
-            call.record = record  # a tool that calls another tool notifies twice; the outer call comes last
-
-    @contextmanager
-    def watching(self, name: str) -> Iterator[_TappedCall]:
-        call = _TappedCall(name)
-        self._current.call = call
-        try:
-            yield call
-        except Exception as exc:
-            call.error = f"{type(exc).__name__}: {exc}"
-            raise
-        finally:
-            self._current.call = None
-            with self._lock:
-                self.calls.append(call)
-
-    def drain(self) -> tuple[list[ToolCallRecord], list[_TappedCall]]:
-        with self._lock:
-            out = (self.records, self.calls)
-            self.records, self.calls = [], []
-        return out
-
-
-class _TappedInterpreter(RLMLabInterpreter):
-    def __init__(self, workspace: Workspace, *, tap: _ToolTap, **kwargs: Any):
-        super().__init__(workspace, **kwargs)
-        self.tap = tap
-
-    def invoke_tool(self, tool_name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
-        with self.tap.watching(tool_name) as call:
-            call.result = super().invoke_tool(tool_name, args, kwargs)
-        return call.result
-
-
-class _TappedFactory(InterpreterFactory):
-    """The given factory's settings, making interpreters that report tool results to ``tap``."""
-
-    def __init__(self, base: InterpreterFactory, tap: _ToolTap):
-        super().__init__(base.workspace, step_timeout=base.step_timeout, sub_call_counter=base.sub_call_counter)
-        self.execution_instructions = base.execution_instructions
-        self.tap = tap
-
-    def __call__(self) -> RLMLabInterpreter:
-        self.last = _TappedInterpreter(self.workspace, tap=self.tap, step_timeout=self.step_timeout,
-                                       sub_call_counter=self.sub_call_counter)
-        return self.last
-
-
-def _as_text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _call_events(calls: list[_TappedCall], sub_calls: list[LMCall], iteration: int) -> list[ContextEvent]:
-    """Context events of one iteration's tool calls, in call order.
-
-    A successful ctx_find is a GrepResult, each sub-LLM response an
-    LlmQueryResult (tokens as the LM reported them, else counted), any other
-    call a ToolCall and a ToolResult. Responses of one llm_query_batched are
-    paired with the recorded sub-calls by order, which is completion order,
-    so per-response tokens within a batch may be swapped; the totals are exact.
-    """
-    events: list[ContextEvent] = []
-    subs = iter(sub_calls)
-    for call in calls:
-        if call.error is None and call.name == "ctx_find" and isinstance(call.result, dict):
-            events.append(ContextEvent.grep_result(call.result.get("pattern", ""), int(call.result.get("total", 0)),
-                                                   content=_as_text(call.result), iteration=iteration))
-        elif call.error is None and call.name in _SUB_LLM_TOOLS:
-            responses = [call.result] if isinstance(call.result, str) else list(call.result or [])
-            for response in responses:
-                sub = next(subs, None)
-                events.append(ContextEvent.llm_query_result(
-                    _as_text(response), sub.output_tokens if sub and sub.output_tokens else None, iteration=iteration))
-        else:
-            arguments = call.record.arguments if call.record else {}
-            error = (call.record.error if call.record else None) or call.error
-            events.append(ContextEvent.tool_call(call.name, _as_text(arguments), iteration=iteration))
-            events.append(ContextEvent.tool_result(call.name, error if error else _as_text(call.result), error=error,
-                                                   iteration=iteration))
-    return events
-
-
 class MeteredRLM(dspy.RLM):
     """dspy.RLM that records an :class:`IterationRecord` per iteration (code, output, tools, leakage, tokens).
 
@@ -183,8 +67,8 @@ class MeteredRLM(dspy.RLM):
 
     def __init__(self, signature: str, *, workspace: Workspace, recorder: CallRecorder, meter: LeakageMeter,
                  factory: InterpreterFactory, trace: ContextTrace | None = None, **kwargs: Any):
-        self._tap = _ToolTap()
-        factory = _TappedFactory(factory, self._tap)
+        self._tap = ToolTap()
+        factory = TappedFactory(factory, self._tap)
         super().__init__(signature, tools=dspy_tools(workspace), interpreter_factory=factory, **kwargs)
         self.workspace, self.recorder, self.meter, self.factory = workspace, recorder, meter, factory
         self.trace = trace if trace is not None else ContextTrace()
@@ -235,7 +119,7 @@ class MeteredRLM(dspy.RLM):
         self._log_context(record, calls, tapped, [c for c in lm_calls if c.role == "sub"])
         return result
 
-    def _log_context(self, record: IterationRecord, main_calls: list[LMCall], tapped: list[_TappedCall],
+    def _log_context(self, record: IterationRecord, main_calls: list[LMCall], tapped: list[TappedCall],
                      sub_calls: list[LMCall]) -> None:
         n = record.index
         if n == 1:
@@ -245,7 +129,7 @@ class MeteredRLM(dspy.RLM):
             self.trace.log_event(ContextEvent.system_prompt(instructions, first or None, iteration=0))
         # The model's whole completion (reasoning and code) goes into the history the next prompt carries.
         self.trace.log_event(ContextEvent.assistant_code(record.code, record.output_tokens or None, iteration=n))
-        for event in _call_events(tapped, sub_calls, n):
+        for event in call_events(tapped, sub_calls, n):
             self.trace.log_event(event)
         self.trace.log_event(ContextEvent.execution_output(record.output, iteration=n))
 
