@@ -1,0 +1,425 @@
+"""Code oracles on real Rust: GrepOracle vs grep, TreeSitterOracle vs ctags, batch validation with and without cache.
+
+Runs on the tokio sources of Debian's ``librust-tokio-dev`` (``/usr/share/cargo/registry/tokio-[0-9]*/src``)
+or on ``--root DIR``. (1) ``GrepOracle.over_files(...).ground_truth_all`` against ``grep -rnP`` for five
+intent queries: the (file, line) sets must be equal; the oracle's time includes reading the files.
+(2) ``TreeSitterOracle`` functions (methods and bodiless declarations included), structs and enums against
+one Universal Ctags run (kinds f P s g) as (file, name line, name) sets, every disagreement classified; then
+the ``fn|struct|enum NAME`` lines that neither reports (macro bodies are token trees to both).
+(3) ``TraceValidator.batch_validate`` on generated claims with a known intended verdict, with ``use_cache``
+off and on: claims/s, verdict counts (must be identical), and the claims whose verdict is not the intended one.
+Times are best of N rounds, interleaved, and are reported, never asserted.
+
+Run:  .venv/bin/python benchmarks/oracle.py [--root DIR] [--quick] [--seed N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import random
+import re
+import statistics
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from rlmlab.oracle import GrepOracle, TraceValidator, TreeSitterOracle, classify_query, pattern_for_query
+
+REGISTRY = "/usr/share/cargo/registry"
+GREP_QUERIES = ["Find all async functions", "Find all unsafe blocks", "Find all TODO comments", "Count unwrap calls",
+                "Find all error handling patterns"]
+CTAGS_KIND = {"function": "fn", "method": "fn", "struct": "struct", "enum": "enum"}
+ITEM_LINE = re.compile(r"^(?!\s*//).*?\b(fn|struct|enum)\s+((?:r#)?\w+)")
+LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # str.splitlines() splits on these too, grep only on \n
+
+
+def read_tree(root: Path, rels: list[str]) -> dict[str, str]:
+    return {rel: (root / rel).read_text(encoding="utf-8") for rel in rels}
+
+
+def best_of(repeats: int, *fns):
+    """Best wall time (s) of each function over ``repeats`` interleaved rounds, and each one's last result."""
+    best, out = [float("inf")] * len(fns), [None] * len(fns)
+    for _ in range(repeats):
+        for i, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            out[i] = fn()
+            best[i] = min(best[i], time.perf_counter() - t0)
+    return best, out
+
+
+def new_table(title: str, cols: list[str], left: tuple[str, ...] = ()) -> Table:
+    table = Table(title=title)
+    for col in cols:
+        table.add_column(col, justify="left" if col in left else "right", overflow="fold")
+    return table
+
+
+# -- 1. GrepOracle vs grep -rnP ---------------------------------------------------------------------------------
+
+def grep_rows(root: Path, pattern: str) -> set[tuple[str, int]]:
+    # -Z ends each file name with NUL, so a ':' in a path cannot be read as the line-number separator.
+    out = subprocess.run(["grep", "-rnPZ", "--include=*.rs", "-e", pattern, str(root)], capture_output=True)
+    if out.returncode > 1:
+        raise RuntimeError(f"grep failed: {out.stderr.decode()}")
+    rows = set()
+    for rec in filter(None, out.stdout.split(b"\n")):
+        path, sep, rest = rec.partition(b"\0")
+        if not sep:
+            raise RuntimeError(f"unparsed grep output: {rec[:200]!r}")
+        rows.add((str(Path(path.decode()).relative_to(root)), int(rest.split(b":", 1)[0])))
+    return rows
+
+
+def section_grep(console: Console, root: Path, texts: dict[str, str], repeats: int) -> str:
+    rels, rows, diffs = sorted(texts), [], []
+    table = new_table(f"1. GrepOracle vs grep -rnP on {len(rels)} files (best of {repeats}, interleaved)",
+                      ["query", "regex", "oracle\nrows", "grep\nrows", "equal", "oracle\nms", "grep\nms",
+                       "ratio\noracle/grep"], left=("query", "regex"))
+    for query in GREP_QUERIES:
+        pattern = pattern_for_query(query)
+        (t_o, t_g), (mine, theirs) = best_of(repeats, lambda: {(p, i) for p, i, _ in GrepOracle.over_files(
+            read_tree(root, rels)).ground_truth_all(pattern)}, lambda: grep_rows(root, pattern))
+        rows.append({"query": query, "rows": len(mine), "equal": mine == theirs, "ratio": t_o / t_g})
+        table.add_row(query, pattern, f"{len(mine):,}", f"{len(theirs):,}", "yes" if mine == theirs else "[red]NO[/]",
+                      f"{t_o * 1e3:.1f}", f"{t_g * 1e3:.1f}", f"{t_o / t_g:.2f}")
+        for side, extra in (("oracle only", mine - theirs), ("grep only", theirs - mine)):
+            diffs += [f"{query}, {side}: {p}:{i}: {texts[p].splitlines()[i - 1].strip()}" for p, i in sorted(extra)]
+    console.print(table)
+    # Python re reads \b \s \w as Unicode, grep 3.8 -P (UTF, no UCP) as ASCII; splitlines() also breaks on LINE_BREAKS.
+    wide = sorted({c for t in texts.values() for c in t if ord(c) > 127})
+    risky = [c for c in wide if re.match(r"[\w\s]", c)]
+    breaks = sum(any(b in t for b in LINE_BREAKS) for t in texts.values())
+    escapes = sorted({e for q in GREP_QUERIES for e in re.findall(r"\\[bBwWsSdD]", pattern_for_query(q))})
+    console.print(f"re vs PCRE: the regexes use groups, classes, a (?!...) lookahead and {' '.join(escapes)} (Unicode "
+                  f"in Python re, ASCII in grep 3.8 -P). The corpus has {len(wide)} distinct non-ASCII characters "
+                  f"({''.join(wide[:20])}), {len(risky)} of them word or space characters for re, and {breaks} files "
+                  "with line breaks other than \\n: " + ("lines with those characters may differ." if risky or breaks
+                                                      else "so the sets must agree line for line."))
+    for d in diffs[:20]:
+        console.print(f"  [red]{d}[/]")
+    ratios = [r["ratio"] for r in rows]
+    return (f"GrepOracle vs grep -rnP: {sum(r['equal'] for r in rows)}/{len(rows)} queries give identical (file, line) "
+            "sets (" + ", ".join(f"{re.sub(r'^(Find all|Count) ', '', r['query'])} {r['rows']}" for r in rows) +
+            f"); time oracle/grep median {statistics.median(ratios):.1f}x ({min(ratios):.1f}-{max(ratios):.1f}x).")
+
+
+# -- 2. TreeSitterOracle vs Universal Ctags ---------------------------------------------------------------------
+
+def ts_items(texts: dict[str, str]) -> tuple[dict[str, set], dict[str, TreeSitterOracle]]:
+    items, oracles = {"fn": set(), "struct": set(), "enum": set()}, {}
+    for rel, text in texts.items():
+        o = oracles[rel] = TreeSitterOracle(text, rel)
+        items["fn"] |= {(rel, f.line, f.name) for f in o.get_functions()}
+        items["struct"] |= {(rel, s.line, s.name) for s in o.get_structs()}
+        items["enum"] |= {(rel, e.line, e.name) for e in o.get_enums()}
+    return items, oracles
+
+
+def ctags_items(root: Path, rels: list[str]) -> dict[str, set]:
+    out = subprocess.run(["ctags", "--languages=Rust", "--output-format=json", "--fields=+nK", "--kinds-Rust=fPsg",
+                          "-f", "-", "-L", "-"], input="\n".join(rels), cwd=root, capture_output=True, text=True,
+                         check=True)
+    items: dict[str, set] = {"fn": set(), "struct": set(), "enum": set()}
+    for tag in map(json.loads, out.stdout.splitlines()):
+        if tag.get("_type") == "tag" and tag["kind"] in CTAGS_KIND:
+            items[CTAGS_KIND[tag["kind"]]].add((tag["path"], tag["line"], tag["name"]))
+    return items
+
+
+def ancestors(o: TreeSitterOracle, line: int, name: str) -> list:
+    """The nodes from ``name`` on ``line`` up to the root ([] if the name is not on that line)."""
+    text = o.source.splitlines()[line - 1]
+    if (col := text.find(name)) < 0:
+        return []
+    point, chain = (line - 1, len(text[:col].encode("utf-8"))), []
+    node = o.root.descendant_for_point_range(point, point)
+    while node is not None:
+        chain.append(node)
+        node = node.parent
+    return chain
+
+
+def where_hidden(chain: list) -> str:
+    """Why an item-looking line is no item to a parser: macro body (token tree), comment, string, parse error."""
+    for node in chain:
+        if node.type == "macro_definition":
+            return "macro_rules! body"
+        if node.type == "macro_invocation" and "token_tree" in [n.type for n in chain]:
+            macro = node.child_by_field_name("macro").text.decode().rsplit("::", 1)[-1]
+            return "cfg_*! macro body" if macro.startswith("cfg_") else f"{macro}! body"
+    types = {n.type for n in chain}
+    for label, kinds in (("comment", {"line_comment", "block_comment"}), ("parse error", {"ERROR"}),
+                         ("string literal", {"string_literal", "raw_string_literal"})):
+        if types & kinds:
+            return label
+    return "other"
+
+
+def classify(side: str, item: tuple, other_lines: dict, oracle: TreeSitterOracle, in_run: bool) -> str:
+    """The class of one disagreement, from the tree-sitter nodes around the item; 'unexplained' if no rule fits."""
+    rel, line, name = item
+    if any(abs(ln - line) <= 5 for ln in other_lines.get((rel, name), ())):
+        return "line number differs"
+    chain = ancestors(oracle, line, name)
+    if (hidden := where_hidden(chain)) != "other":
+        return f"inside {hidden}"
+    if side == "ctags only":
+        return "unexplained"
+    if name.startswith("r#"):
+        return "ctags skips raw identifiers (r#name)"
+    node = next((n for n in chain if n.type.endswith("_item")), None)
+    params = node.child_by_field_name("parameters") if node is not None else None
+    if params is not None and any((p.child_by_field_name("pattern") or p).type.endswith("_pattern")
+                                  for p in params.named_children if p.type == "parameter"):
+        return "ctags drops a fn with a destructuring parameter pattern"
+    if any('\\\\"' in ln for ln in oracle.source.splitlines()[:line - 1]):
+        return 'ctags lexer: an earlier string ending in \\\\" (read as an escaped quote) hides what follows'
+    if in_run:
+        return "ctags parse gap (>= 3 consecutive items missed)"
+    if node is not None and node.type == "function_signature_item":
+        return "declaration without body (trait or extern)"
+    return "nested in a function body" if sum(n.type == "function_item" for n in chain) > 1 else "unexplained"
+
+
+def section_ctags(console: Console, root: Path, texts: dict[str, str], repeats: int) -> str:
+    rels = sorted(texts)
+    (t_ts, t_ct), ((ts, oracles), ct) = best_of(repeats, lambda: ts_items(read_tree(root, rels)),
+                                                lambda: ctags_items(root, rels))
+    table = new_table(f"2. TreeSitterOracle vs Universal Ctags on {len(rels)} files (best of {repeats})",
+                      ["kind", "tree-sitter", "ctags", "both", "agreement\n|A∩B|/|A∪B|", "only\ntree-sitter",
+                       "only\nctags"])
+    ordered = sorted(set().union(*ts.values()))
+    missed = {it for k in ts for it in ts[k] - ct[k]}
+    in_run = {it for i in range(len(ordered) - 2) for it in ordered[i:i + 3]
+              if set(ordered[i:i + 3]) <= missed and len({x[0] for x in ordered[i:i + 3]}) == 1}
+    agreement, classes = {}, defaultdict(list)
+    for kind in ("fn", "struct", "enum"):
+        a, b = ts[kind], ct[kind]
+        agreement[kind] = len(a & b) / len(a | b) if a | b else 1.0
+        table.add_row(kind, f"{len(a):,}", f"{len(b):,}", f"{len(a & b):,}", f"{agreement[kind]:.2%}",
+                      f"{len(a - b):,}", f"{len(b - a):,}")
+        for side, extra, other in (("tree-sitter only", a - b, b), ("ctags only", b - a, a)):
+            other_lines = defaultdict(list)
+            for rel, line, name in other:
+                other_lines[(rel, name)].append(line)
+            for item in sorted(extra):
+                classes[(kind, side, classify(side, item, other_lines, oracles[item[0]], item in in_run))].append(item)
+    table.caption = (f"time: tree-sitter read+parse+extract {t_ts * 1e3:.0f} ms, one ctags run {t_ct * 1e3:.0f} ms, "
+                     f"ratio {t_ts / t_ct:.1f}")
+    console.print(table)
+    decls = {(o.path, f.line, f.name) for o in oracles.values() for f in o.get_functions() if not f.has_body}
+    console.print(f"Bodiless declarations (trait methods, extern fns): tree-sitter {len(decls)} (function_signature_"
+                  f"item), {len(decls & ct['fn'])} of them in ctags too (kind method in an interface scope, or "
+                  "function in an extern block).")
+    dis = new_table("Disagreements, every one classified ('unexplained' if no rule fits)",
+                    ["item", "side", "class", "count", "examples"], left=("item", "side", "class", "examples"))
+    for (kind, side, label), items in sorted(classes.items(), key=lambda kv: -len(kv[1])):
+        dis.add_row(kind, side, label, str(len(items)), "; ".join(f"{r}:{ln} {n}" for r, ln, n in items[:2]))
+    if not classes:
+        dis.add_row("-", "-", "none: the two sets are identical for every kind", "0", "")
+    console.print(dis)
+    unexplained = sum(len(v) for k, v in classes.items() if k[2] == "unexplained")
+    return ("TreeSitterOracle vs ctags: agreement " + ", ".join(f"{k} {v:.1%}" for k, v in agreement.items()) +
+            f"; {sum(map(len, classes.values()))} disagreements ({unexplained} unexplained); time ratio "
+            f"{t_ts / t_ct:.1f}x.\n- " + blind_spots(console, texts, oracles, ts, ct))
+
+
+def blind_spots(console: Console, texts: dict, oracles: dict, ts: dict, ct: dict, top: int = 15) -> str:
+    """Lines defining fn/struct/enum NAME (by regex) that neither tool reports, by where they hide."""
+    seen = {it for side in (ts, ct) for items in side.values() for it in items}
+    counts, examples = Counter(), defaultdict(list)
+    for rel, text in texts.items():
+        for i, line in enumerate(text.splitlines(), 1):
+            if (m := ITEM_LINE.search(line)) and (rel, i, m.group(2)) not in seen:
+                where = where_hidden(ancestors(oracles[rel], i, m.group(2)))
+                counts[(where, m.group(1))] += 1
+                examples[where].append(f"{rel}:{i}: {line.strip()[:70]}")
+    table = new_table("Seen by neither: code lines with fn|struct|enum NAME that no tool reports as an item",
+                      ["hidden in", "fn", "struct", "enum", "example"], left=("hidden in", "example"))
+    ranked = sorted(examples, key=lambda w: -len(examples[w]))
+    for where in ranked[:top]:
+        table.add_row(where, *(str(counts[(where, k)]) for k in ("fn", "struct", "enum")), examples[where][0])
+    table.caption = f"and {len(ranked) - top} more places" if ranked[top:] else None
+    console.print(table)
+    return (f"Seen by neither: {sum(counts.values())} fn/struct/enum lines (" + ", ".join(
+        f"{w} {len(examples[w])}" for w in ranked[:6]) + (", ..." if ranked[6:] else "") + ").")
+
+
+# -- 3. Batch validation with and without the parse cache -------------------------------------------------------
+
+def grep_claims(q_all: str, q_some: str, truth: list, lines_of: dict, rng: random.Random) -> list:
+    """(query, answer, intended verdict) for a list query; ``truth`` is [(path or None, line, text)]."""
+    fmt = lambda rows: "\n".join(f"{p + ':' if p else ''}{i}:{t.strip()}" for p, i, t in rows) or "None."  # noqa: E731
+    p, lines = rng.choice(sorted(lines_of.items(), key=lambda kv: str(kv[0])))
+    taken = {(q, i) for q, i, _ in truth}
+    free = [i for i in range(1, len(lines) + 1) if (p, i) not in taken and lines[i - 1].strip()]
+    invented = [(p, i, lines[i - 1]) for i in sorted(rng.sample(free, min(2, len(free))))]
+    out = [(q_all, fmt(truth), "ExactMatch"), (q_some, fmt(truth), "ExactMatch"), (q_all, fmt(invented), "Mismatch")]
+    out += [(q_all, fmt(truth + invented[:1]), "HasFalsePositives")] if truth else []
+    if len(truth) >= 2:
+        drop = rng.randrange(len(truth))
+        out += [(q_all, fmt(truth[::-1]), "UnorderedMatch"),
+                (q_all, fmt(truth[:drop] + truth[drop + 1:]), "HasFalseNegatives"),
+                (q_some, fmt(sorted(rng.sample(truth, rng.randrange(1, len(truth))))), "SubsetMatch")]
+    return out
+
+
+def named_claims(q_all: str, q_some: str, items: list[str], rng: random.Random, retype=None) -> list:
+    """Claims listing names (parameters, fields, variants, traits); ``retype(item)`` gives the item mistyped."""
+    out = [(q_all, "\n".join(items), "ExactMatch"), (q_all, "- invented_x: u8\n- invented_y", "Mismatch")]
+    if len(items) >= 2:
+        drop = rng.randrange(len(items))
+        wrong = items[:-1] + [retype(items[-1])] if retype else items + ["invented_z"]
+        out += [(q_all, "\n".join(items[::-1]), "UnorderedMatch"), (q_some, items[0], "SubsetMatch"),
+                (q_all, "\n".join(items[:drop] + items[drop + 1:]), "HasFalseNegatives"),
+                (q_all, "\n".join(wrong), "HasFalsePositives")]
+    return out
+
+
+def file_claims(rel: str, text: str, rng: random.Random) -> list[tuple[str, str, str, str]]:
+    """Claims about one file: grep lists and counts, signatures, parameters, fields, variants, traits, semantic."""
+    grep = GrepOracle(text)
+    truth = [(None, i, t) for i, t in grep.ground_truth(pattern_for_query("Find all async functions"))]
+    out = grep_claims("Find all async functions", "Show some async functions", truth, {None: text.splitlines()}, rng)
+    m, q = len(grep.ground_truth(pattern_for_query("Count unwrap calls"))), "Count unwrap calls"
+    out += [(q, f"There are {m} calls to .unwrap().", "ExactMatch"), (q, f"{m + 2}", "HasFalsePositives"),
+            (q, "many", "Mismatch")] + ([(q, f"{m - 1}", "HasFalseNegatives")] if m else [])
+    o = TreeSitterOracle(text)
+    names = Counter(f.name for f in o.get_functions())
+    retype = lambda item: item.split(":")[0] + ": Invented" if ":" in item else "invented: u8"  # noqa: E731
+    for f in (f for f in o.get_functions() if names[f.name] == 1 and re.fullmatch(r"\w+", f.name)):
+        q, sig = f"What is the signature of {f.name}?", f.signature
+        out += [(q, f"```rust\n{sig}\n```", "ExactMatch"), (q, f"{sig} -> bool" if f.return_type is None else
+                sig.replace(f"-> {f.return_type}", f"-> Option<{f.return_type}>", 1), "Mismatch")]
+        if f.visibility and sig.startswith(f.visibility + " "):
+            out.append((q, sig[len(f.visibility) + 1:], "HasFalseNegatives"))
+        out += [(q, sig.replace("fn ", "async fn ", 1), "HasFalsePositives")] if not (f.is_async or f.is_const) else []
+        params = [p.name if p.type is None else f"{p.name}: {p.type}" for p in f.parameters]
+        if len(params) == len({p.name for p in f.parameters}) and all(
+                re.fullmatch(r"&?(mut )?('\w+ )?\w+", p.name) for p in f.parameters):
+            out += named_claims(f"What are the parameters of {f.name}?", f"Name some parameters of {f.name}", params,
+                                rng, retype) if params else []
+    types = Counter([s.name for s in o.get_structs()] + [e.name for e in o.get_enums()])
+    for s in (s for s in o.get_structs() if types[s.name] == 1 and s.kind == "named" and s.fields):
+        out += named_claims(f"List the fields of {s.name}", f"Name some fields of {s.name}",
+                            [f"{fl.name}: {fl.type}" for fl in s.fields], rng, retype)
+    for e in (e for e in o.get_enums() if types[e.name] == 1 and e.variants):
+        out += named_claims(f"What are the variants of {e.name}?", f"Name some variants of {e.name}",
+                            [v.name for v in e.variants], rng)
+    impls = defaultdict(list)
+    for i in o.get_impls():
+        if i.trait_name and not i.negative and i.trait_name not in impls[i.type_name]:
+            impls[i.type_name].append(i.trait_name)
+    for typ, traits in ((t, tr) for t, tr in impls.items() if re.fullmatch(r"\w+", t)):
+        out += named_claims(f"Which traits does {typ} implement?", f"Which traits does {typ} implement? Some will do",
+                            traits, rng)
+        out += [(f"Does {typ} implement {traits[0]}?", "Yes.", "ExactMatch"),
+                (f"Does {typ} implement {traits[0]}?", "No, it does not.", "Mismatch")]
+    out += [(q, "It coordinates tasks through shared state.", "Unverified") for q in
+            ("Explain what this file is for", "Why does this code use atomics?", "What does this module do?")]
+    return [(q, a, rel, v) for q, a, v in out]
+
+
+def dir_claims(root: Path, rel_dir: str, rng: random.Random) -> list[tuple[str, str, str, str]]:
+    """Grep claims over a directory, as ``path:line:text`` with paths relative to that directory."""
+    base = root / rel_dir
+    files = read_tree(base, sorted(str(p.relative_to(base)) for p in base.rglob("*.rs")))
+    oracle, lines_of = GrepOracle.over_files(files), {p: t.splitlines() for p, t in files.items()}
+    out = [c for q_all, q_some in (("Find all async functions", "Show some async functions"),
+                                   ("Find all unsafe blocks", "Show a few unsafe blocks"))
+           for c in grep_claims(q_all, q_some, oracle.ground_truth_all(pattern_for_query(q_all)), lines_of, rng)]
+    return [(q, a, rel_dir, v) for q, a, v in out]
+
+
+def make_claims(root: Path, texts: dict[str, str], n: int, rng: random.Random) -> tuple[list[dict], int, int]:
+    """n claims over 36 files and 4 directories, drawn round-robin from (query kind, intended verdict) buckets."""
+    rels = sorted(rng.sample(sized := [r for r, t in sorted(texts.items()) if 150 <= t.count("\n") <= 1500],
+                             min(36, len(sized))))
+    dirs = [d for d in sorted({str(Path(r).parent) for r in texts if "/" in r})
+            if 3 <= sum(r.startswith(d + "/") for r in texts) <= 25]
+    nested = [d for d in dirs if any(r.startswith(d + "/") and r.count("/") > d.count("/") + 1 for r in texts)]
+    dirs = sorted(set(rng.sample(nested, min(2, len(nested))) + rng.sample(dirs, min(2, len(dirs)))))
+    pool = [c for r in rels for c in file_claims(r, texts[r], rng)]
+    pool += [c for d in dirs for c in dir_claims(root, d, rng)]
+    buckets = defaultdict(list)
+    for q, a, src, v in pool:
+        buckets[(classify_query(q).value, v)].append({"query": q, "answer": a, "source_path": src, "expect": v})
+    for b in buckets.values():
+        rng.shuffle(b)
+    keys, claims = sorted(buckets), []
+    for i in range(n):  # round-robin over the buckets, cycling through each bucket's shuffled claims
+        bucket = buckets[keys[i % len(keys)]]
+        claims.append(bucket[(i // len(keys)) % len(bucket)])
+    return claims, len(rels) + len(dirs), len(pool)
+
+
+def section_batch(console: Console, root: Path, texts: dict[str, str], n: int, seed: int) -> str:
+    claims, sources, pool = make_claims(root, texts, n, random.Random(seed))
+    inputs, runs = [{k: v for k, v in c.items() if k != "expect"} for c in claims], {}
+    for use_cache in (False, True):
+        t0 = time.perf_counter()
+        stats = TraceValidator(root, use_cache=use_cache).batch_validate(inputs)
+        runs[use_cache] = (time.perf_counter() - t0, stats)
+    (t_off, off), (t_on, on) = runs[False], runs[True]
+    same = off.by_verdict == on.by_verdict and off.by_status == on.by_status and \
+        [(a.status, a.verdict) for a in off.results] == [(b.status, b.verdict) for b in on.results]
+    table = new_table(f"3. batch_validate: {n:,} claims over {sources} sources (drawn from {pool:,} distinct), "
+                      f"seed {seed}",
+                      ["verdict / status", "intended", "no cache", "cache", "cache:\ngrep", "cache:\ntree-sitter"])
+    intended, per_oracle = Counter(c["expect"] for c in claims), Counter((r.method, r.verdict) for r in on.results)
+    for key in sorted(set(intended) | set(off.by_verdict) | set(on.by_verdict)):
+        table.add_row(key, str(intended[key]), str(off.by_verdict.get(key, "-")), str(on.by_verdict.get(key, "-")),
+                      str(per_oracle[("GrepOracle", key)]), str(per_oracle[("TreeSitterOracle", key)]))
+    for key in ("Golden", "Failed", "Unverified"):
+        table.add_row(f"[bold]{key}[/]", "", str(off.by_status.get(key, 0)), str(on.by_status.get(key, 0)), "", "")
+    table.add_row("[bold]claims/s[/]", "", f"{n / t_off:,.0f}", f"{n / t_on:,.0f}", "", "")
+    table.caption = (f"speed-up {t_off / t_on:.1f}x ({t_off:.2f} s vs {t_on:.2f} s); by_verdict, by_status and "
+                     f"every claim's verdict identical in both modes: {'yes' if same else 'NO'}")
+    console.print(table)
+    wrong = defaultdict(list)
+    for c, r in zip(claims, on.results):
+        if (r.verdict or r.status) != c["expect"]:
+            wrong[(re.split(r" of | does |\?", c["query"])[0], c["expect"], r.verdict or r.status)].append((c, r))
+    for (q, want, got), cases in sorted(wrong.items(), key=lambda kv: -len(kv[1])):
+        c, r = cases[0]
+        both = set(r.detail.get("false_positives", [])) & set(r.detail.get("false_negatives", []))
+        console.print(f"[yellow]intended {want}, got {got}[/]: {len(cases)} claims ({q}...), e.g. {c['source_path']}: "
+                      f"{c['query']!r} answer {c['answer'][:90]!r} -> {r.reason[:200]}" +
+                      (f" [red]({len(both)} correct claimed lines are both false positive and false negative)[/]"
+                       if both else ""))
+    return (f"batch_validate, {n:,} claims over {sources} sources: {n / t_off:,.0f} claims/s without cache, "
+            f"{n / t_on:,.0f} with ({t_off / t_on:.1f}x); identical verdicts: {'yes' if same else 'NO'}; "
+            f"verdict as intended: {n - sum(map(len, wrong.values())):,}/{n:,}.")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--root", type=Path, help="a directory of Rust sources (default: the tokio-*/src tree)")
+    ap.add_argument("--quick", action="store_true", help="1 timing round instead of 3, 1,000 claims instead of 10,000")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the claim generator (default 0)")
+    args = ap.parse_args(argv)
+    if args.root is None and not (found := sorted(glob.glob(f"{REGISTRY}/tokio-[0-9]*/src"))):
+        sys.exit(f"no tokio sources under {REGISTRY}: apt-get install librust-tokio-dev (or `make rust-src`)")
+    root = (args.root or Path(found[-1])).resolve()
+    repeats, n_claims = (1, 1_000) if args.quick else (3, 10_000)
+    t_start, console = time.perf_counter(), Console(width=120)
+    texts = read_tree(root, sorted(str(p.relative_to(root)) for p in root.rglob("*.rs") if p.is_file()))
+    console.print(f"[bold]{root}[/]: {len(texts)} .rs files, {sum(t.count(chr(10)) for t in texts.values()):,} lines")
+    lines = [section_grep(console, root, texts, repeats), section_ctags(console, root, texts, repeats),
+             section_batch(console, root, texts, n_claims, args.seed)]
+    # Plain text, to paste into a note.
+    print(f"\nSummary: {root}, {len(texts)} files, seed {args.seed}, {time.perf_counter() - t_start:.0f} s")
+    print("\n".join(f"- {line}" for line in lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
