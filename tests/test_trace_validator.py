@@ -8,6 +8,7 @@ from click.testing import CliRunner
 from rlmlab.cli import main
 from rlmlab.executors import run_rlm
 from rlmlab.lm import make_lm
+from rlmlab.oracle import Verification as V
 from rlmlab.oracle import (
     GOLDEN_FIELDS, AnalysisResult, GrepOracle, MalformedLine, OracleResult, QUERY_RULES, QueryKind, QueryRule,
     SelfConsistencyOracle, TraceValidator, classify_query, pattern_for_query, read_analysis_results,
@@ -167,3 +168,20 @@ def test_oracle_result_constructors_match_the_spec():
     assert OracleResult.Unverified("why").status == "Unverified"
     empty = TraceValidator().validate(AnalysisResult(ASYNC, None, source_path="x.rs"))
     assert empty.status == "Unverified" and "no FINAL answer" in empty.reason
+
+
+def test_claim_paths_resolve_to_the_exact_file_first(tokio_src):
+    io = tokio_src / "io"
+    oracle = GrepOracle.over_files({str(p.relative_to(io)): p.read_text() for p in io.rglob("*.rs")})
+    assert {"read_buf.rs", "util/read_buf.rs"} <= {path for path, _ in oracle.files}
+    truth = [t for t in oracle.ground_truth_all(pattern_for_query("Find all structs")) if t[0] == "read_buf.rs"]
+    assert truth
+    claim = "\n".join(f"read_buf.rs:{i}:{t}" for _, i, t in truth)
+    detail = oracle.verify_detailed(claim, "Show some structs")
+    assert detail.verdict is V.SubsetMatch and not detail.false_positives
+    longer = "\n".join(f"tokio/src/io/read_buf.rs:{i}:{t}" for _, i, t in truth)
+    assert oracle.verify_detailed(longer, "Show some structs").verdict is V.SubsetMatch
+
+
+def test_explain_wins_over_implements():
+    assert classify_query("Explain how Semaphore implements fairness") is QueryKind.Semantic

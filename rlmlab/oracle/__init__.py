@@ -17,13 +17,13 @@ from rlmlab.oracle._treesitter import (
     TraitInfo, TreeSitterOracle, VariantInfo,
 )
 from rlmlab.oracle._validator import ORACLES, OraclePlugin, OracleResult, SourceMissing, TraceValidator, ValidationStats
-from rlmlab.oracle._verdicts import GOOD_VERDICTS, Verification
+from rlmlab.oracle._verdicts import GOOD_VERDICTS, CannotVerify, Verification
 
 __all__ = [
     "GrepOracle", "GrepResult", "GrepVerification", "CODE_LINE", "INTENT_PATTERNS", "pattern_for_query",
     "ParseCache", "SourceEntry", "STRUCTURAL_ASPECTS", "StructuralResult", "structural_target", "verify_structural",
     "TreeSitterOracle", "AstMatch", "AstQueryError", "FunctionInfo", "Param", "FieldInfo", "StructInfo",
-    "VariantInfo", "EnumInfo", "ImplInfo", "TraitInfo", "ErrorPatternCounts", "GOOD_VERDICTS", "Verification",
+    "VariantInfo", "EnumInfo", "ImplInfo", "TraitInfo", "ErrorPatternCounts", "GOOD_VERDICTS", "CannotVerify", "Verification",
     "QUERY_RULES", "QueryClassifier", "QueryKind", "QueryRule", "classify_query",
     "ConsensusResult", "SelfConsistencyOracle", "answer_similarity",
     "GOLDEN_FIELDS", "AnalysisResult", "GoldenTrace", "MalformedLine", "read_analysis_results",

@@ -74,8 +74,10 @@ class QueryClassifier:
 QUERY_RULES = QueryClassifier()
 for _rule in [
     QueryRule("structural", QueryKind.Structural, lambda q: structural_target(q) is not None, priority=10),
-    QueryRule.regex("explain", QueryKind.Semantic, r"^\s*(explain|describe|summari[sz]e)\b|\bwhy\s+(does|is|do)\b|"
-                    r"\bwhat\s+is\s+the\s+purpose\b|\bhow\s+does\b", priority=20),
+    # "Explain how X implements fairness" is semantic although it says "implements": explaining comes first.
+    QueryRule.regex("explain", QueryKind.Semantic, r"^\s*(explain|describe|summari[sz]e)\b|^\s*why\b", priority=5),
+    QueryRule.regex("why-how", QueryKind.Semantic, r"\bwhy\s+(does|is|do)\b|\bwhat\s+is\s+the\s+purpose\b|"
+                    r"\bhow\s+does\b", priority=20),
     QueryRule.regex("find-all", QueryKind.PatternMatch, r"\b(find|list|show)\s+all\b", priority=30),
     QueryRule.regex("count", QueryKind.PatternMatch, r"^\s*(count|how\s+many)\b", priority=30),
     QueryRule.regex("search-for", QueryKind.PatternMatch, r"\bsearch\s+for\b|\bgrep\b", priority=30),

@@ -139,16 +139,21 @@ class GrepOracle:
                 for i, line in enumerate(entry.lines, 1) if rx.search(line)]
 
     def _file_index(self, path: str | None) -> int | None:
+        """The file a claimed path names: the exact relative path, else the longest file path the claim ends
+        with (claims may carry a longer prefix), else the only file whose path ends with the claim."""
         if not self.multi:
             return 0
         if path is None:
             return None
-        claim = path.replace("\\", "/").lstrip("./")
-        for index, (rel, _) in enumerate(self.files):
-            rel = (rel or "").replace("\\", "/")
-            if claim == rel or claim.endswith("/" + rel) or rel.endswith("/" + claim):
-                return index
-        return None
+        claim = path.replace("\\", "/").removeprefix("./")
+        rels = [(rel or "").replace("\\", "/") for rel, _ in self.files]
+        if claim in rels:
+            return rels.index(claim)
+        longer = [(len(rel), i) for i, rel in enumerate(rels) if claim.endswith("/" + rel)]
+        if longer:
+            return max(longer)[1]
+        shorter = [i for i, rel in enumerate(rels) if rel.endswith("/" + claim)]
+        return shorter[0] if len(shorter) == 1 else None
 
     def verify(self, answer: str, query: str) -> Verification | None:
         result = self.verify_detailed(answer, query)

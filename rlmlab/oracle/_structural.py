@@ -18,13 +18,14 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from rlmlab.oracle._treesitter import FieldInfo, TreeSitterOracle, _last_segment
-from rlmlab.oracle._verdicts import Verification, asks_for_sample, set_verdict
+from rlmlab.oracle._verdicts import CannotVerify, Verification, asks_for_sample, set_verdict
 
 __all__ = ["StructuralResult", "STRUCTURAL_ASPECTS", "structural_target", "verify_structural"]
 
 _NAME = r"`?(?:[\w:]+::)?(\w+)`?"
-_FN = r"(?:the\s+)?(?:(?:async\s+)?function|method|fn)?\s*"
-_TYPE = r"(?:the\s+)?(?:struct|enum|type)?\s*"
+# Optional leading words, each followed by whitespace so that they never eat the start of a name (`fns_defined`).
+_FN = r"(?:the\s+)?(?:(?:async\s+)?(?:function|method|fn)\s+)?"
+_TYPE = r"(?:the\s+)?(?:(?:struct|enum|type|trait)\s+)?"
 
 # aspect -> query regexes; group 1 is the target (and group 2, for yes/no implements, the trait).
 STRUCTURAL_ASPECTS: dict[str, list[re.Pattern[str]]] = {
@@ -90,18 +91,32 @@ def _squash(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
+def _param_key(pattern: str) -> str:
+    """Compare parameter patterns without `mut` and whitespace; any form of self is ``self``."""
+    key = re.sub(r"\bmut\s+", "", pattern).replace(" ", "")
+    return "self" if re.fullmatch(r"&?('\w+)?self", key) else key
+
+
+def _split_name_type(item: str) -> tuple[str, str | None]:
+    """``name: type`` at the first colon outside brackets (``Foo { a: b }: Foo`` keeps its braces)."""
+    depth = 0
+    for i, ch in enumerate(item):
+        depth += ch in "<([{"
+        depth -= ch in ">)]}" and depth > 0
+        if ch == ":" and depth == 0 and item[i:i + 2] != "::":
+            return item[:i].strip(), item[i + 1:].strip() or None
+    return item.strip(), None
+
+
 def _name_type_claims(answer: str) -> list[tuple[str, str | None]]:
     claims = []
     for item in _split_items(answer):
         item = re.sub(r"^pub(?:\([^)]*\))?\s+", "", item)
-        if re.fullmatch(r"&?\s*(?:mut\s+)?(?:'\w+\s+)?self\b.*", item):
-            claims.append(("self", None))
-            continue
-        m = re.match(r"(?:mut\s+)?([A-Za-z_]\w*|\d+)\s*(?::\s*(.+))?$", item)
-        if m:
-            claims.append((m.group(1), m.group(2).strip() if m.group(2) else None))
-        else:
-            claims.append((item, None))
+        name, typ = _split_name_type(item)
+        if typ is None:  # "size" or "size (u64)" or prose: the first word-like token is the name
+            m = re.match(r"(&?\s*(?:'\w+\s+)?(?:mut\s+)?\w+)", name)
+            name = m.group(1) if m else name
+        claims.append((_param_key(name), typ))
     return claims
 
 
@@ -122,8 +137,7 @@ def _compare_named(claims: list[tuple[str, str | None]], fields: Sequence[FieldI
 
 
 def _params_as_fields(fn: Any) -> list[FieldInfo]:
-    return [FieldInfo("self" if p.type is None and p.name.replace("mut", "").strip(" &'_").endswith("self")
-                      else p.name, p.type, None) for p in fn.parameters]
+    return [FieldInfo(_param_key(p.name), p.type, None) for p in fn.parameters]
 
 
 def _best(candidates: list[StructuralResult]) -> StructuralResult:
@@ -133,17 +147,16 @@ def _best(candidates: list[StructuralResult]) -> StructuralResult:
     return min(candidates, key=lambda r: rank[r.verdict])
 
 
-def _not_found(aspect: str, target: str, what: str, answer_items: list[str]) -> StructuralResult:
-    verdict = Verification.ExactMatch if not answer_items else Verification.Mismatch
-    return StructuralResult(verdict, aspect, target, claimed=answer_items, false_positives=answer_items,
-                            note=f"no {what} named {target} in the source")
+def _not_found(target: str, what: str) -> CannotVerify:
+    return CannotVerify(f"no {what} named {target} in the parsed source (items inside macro bodies such as "
+                        f"cfg_*! {{ ... }} are not parsed)")
 
 
 def _signature(oracles: Sequence[TreeSitterOracle], answer: str, target: str) -> StructuralResult:
     fns = [f for o in oracles for f in o.get_functions() if f.name == target]
     line = next((ln for ln in answer.replace("`", "").splitlines() if re.search(rf"\bfn\s+{target}\b", ln)), None)
     if not fns:
-        return _not_found("signature", target, "function", [line] if line else [])
+        raise _not_found(target, "function")
     expected = [f.signature for f in fns]
     if line is None:
         return StructuralResult(Verification.Mismatch, "signature", target, expected=expected,
@@ -210,7 +223,7 @@ def _fields(oracles: Sequence[TreeSitterOracle], answer: str, target: str, sampl
     shapes += [tuple(FieldInfo(v.name, None, None) for v in e.variants)
                for o in oracles for e in o.get_enums() if e.name == target]
     if not shapes:
-        return _not_found("fields", target, "struct or enum", [n for n, _ in claims])
+        raise _not_found(target, "struct or enum")
     return _best([_compare_named(claims, fields, sample, "fields", target) for fields in shapes])
 
 
@@ -218,7 +231,7 @@ def _parameters(oracles: Sequence[TreeSitterOracle], answer: str, target: str, s
     claims = _name_type_claims(answer)
     fns = [f for o in oracles for f in o.get_functions() if f.name == target]
     if not fns:
-        return _not_found("parameters", target, "function", [n for n, _ in claims])
+        raise _not_found(target, "function")
     return _best([_compare_named(claims, _params_as_fields(f), sample, "parameters", target) for f in fns])
 
 
@@ -233,9 +246,12 @@ _VERIFIERS: dict[str, Callable[..., StructuralResult]] = {
 
 
 def verify_structural(oracles: Sequence[TreeSitterOracle], answer: str, query: str) -> StructuralResult | None:
-    """Verify a structural query over one or more parsed files; None if the query is not structural."""
+    """Verify a structural query over one or more parsed files; None if the query is not structural.
+
+    Raises :class:`CannotVerify` when the item the query names is not in the parsed source.
+    """
     found = structural_target(query)
     if found is None:
         return None
     aspect, targets = found
-    return _VERIFIERS[aspect](oracles, answer, targets, asks_for_sample(query))
+    return _VERIFIERS[aspect](oracles, answer, targets, asks_for_sample(query, targets))

@@ -183,8 +183,9 @@ def _visibility(node: Any) -> str | None:
 
 
 def _last_segment(type_text: str) -> str:
-    base = type_text.split("<", 1)[0].strip().lstrip("&").strip()
-    return base.rsplit("::", 1)[-1].strip()
+    """``Foo`` for ``crate::a::Foo<T>``, ``&'a mut Foo``, ``dyn Foo``."""
+    base = re.sub(r"^(?:&\s*(?:'\w+\s+)?(?:mut\s+)?|dyn\s+|impl\s+)", "", type_text.strip())
+    return base.split("<", 1)[0].strip().rsplit("::", 1)[-1].strip()
 
 
 class TreeSitterOracle:
@@ -410,11 +411,18 @@ class TreeSitterOracle:
     # -- structural verification --------------------------------------------------------------------
 
     def verify(self, answer: str, query: str) -> Any:
-        """The verdict for a structural query ("signature of X", "fields of X", ...), or None if not structural."""
+        """The verdict for a structural query ("signature of X", "fields of X", ...).
+
+        None when it cannot verify: the query is not structural, or X is not in the parsed source.
+        """
         result = self.verify_detailed(answer, query)
         return None if result is None else result.verdict
 
     def verify_detailed(self, answer: str, query: str) -> Any:
         from rlmlab.oracle._structural import verify_structural
+        from rlmlab.oracle._verdicts import CannotVerify
 
-        return verify_structural([self], answer, query)
+        try:
+            return verify_structural([self], answer, query)
+        except CannotVerify:
+            return None

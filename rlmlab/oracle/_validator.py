@@ -29,7 +29,7 @@ from rlmlab.oracle._records import AnalysisResult, GoldenTrace, MalformedLine
 from rlmlab.oracle._source import ParseCache
 from rlmlab.oracle._structural import verify_structural
 from rlmlab.oracle._treesitter import TreeSitterOracle
-from rlmlab.oracle._verdicts import GOOD_VERDICTS
+from rlmlab.oracle._verdicts import GOOD_VERDICTS, CannotVerify
 
 __all__ = ["OracleResult", "ValidationStats", "TraceValidator", "SourceMissing", "ORACLES", "OraclePlugin"]
 
@@ -283,7 +283,10 @@ class TraceValidator:
         plugin = self.oracles.get(kind)
         if plugin is None:
             return OracleResult.Unverified(f"no oracle for {kind.value} queries: {result.query!r}")
-        detailed = plugin.check(result.answer, result.query, sources, self.cache)
+        try:
+            detailed = plugin.check(result.answer, result.query, sources, self.cache)
+        except CannotVerify as exc:
+            return OracleResult.Unverified(f"{plugin.name}: {exc}", method=plugin.name)
         if detailed is None:
             return OracleResult.Unverified(f"{plugin.name} cannot turn the query into a check: {result.query!r}",
                                            method=plugin.name)

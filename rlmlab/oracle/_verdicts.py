@@ -20,7 +20,7 @@ import enum
 import re
 from collections.abc import Hashable, Sequence
 
-__all__ = ["Verification", "GOOD_VERDICTS", "set_verdict", "asks_for_sample", "normalise_ws"]
+__all__ = ["Verification", "GOOD_VERDICTS", "CannotVerify", "set_verdict", "asks_for_sample", "normalise_ws"]
 
 
 class Verification(str, enum.Enum):
@@ -35,11 +35,23 @@ class Verification(str, enum.Enum):
 # Verdicts that make a trace golden: the answer agrees with the source (a sample only when one was asked for).
 GOOD_VERDICTS = frozenset({Verification.ExactMatch, Verification.UnorderedMatch, Verification.SubsetMatch})
 
-_SAMPLE = re.compile(r"\b(some|examples?|first\s+\d+|a few|sample|any|an?\s+example)\b", re.I)
+_SAMPLE = re.compile(r"\b(some|examples?|first\s+\d+|a few|sample)\b", re.I)
+_QUOTED = re.compile(r"[\"'`][^\"'`]*[\"'`]")
 
 
-def asks_for_sample(query: str) -> bool:
-    return bool(_SAMPLE.search(query))
+class CannotVerify(Exception):
+    """The oracle cannot check this answer (the reason says why); the trace is unverified, not failed."""
+
+
+def asks_for_sample(query: str, names: tuple[str, ...] = ()) -> bool:
+    """Whether the query asks for a sample ("some", "examples", "first N", "a few"), not for all.
+
+    Quoted text and the item ``names`` the query is about are ignored: "parameters of some" asks for all.
+    """
+    text = _QUOTED.sub(" ", query)
+    for name in names:
+        text = re.sub(rf"\b{re.escape(name)}\b", " ", text)
+    return bool(_SAMPLE.search(text))
 
 
 def normalise_ws(text: str) -> str:
