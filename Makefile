@@ -5,7 +5,7 @@ STAMP    := $(VENV)/.rlmlab-installed
 RUST_SRC := /usr/share/cargo/registry
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test install rust-src bench clean
+.PHONY: demo test install rust-src ctags bench clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -26,14 +26,21 @@ rust-src:
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends librust-tokio-dev; }
 
+# Universal Ctags, the reference benchmarks/oracle.py compares TreeSitterOracle with.
+ctags:
+	@command -v ctags >/dev/null 2>&1 && ctags --version | grep -q Universal || { \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends universal-ctags; }
+
 demo: install rust-src
 	$(VENV)/bin/rlmlab demo
 
 test: install rust-src
 	$(PY) -m pytest
 
-bench: install rust-src
+bench: install rust-src ctags
 	$(PY) benchmarks/leakage.py
+	$(PY) benchmarks/oracle.py
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache
