@@ -11,6 +11,7 @@ from typing import Any
 
 import dspy
 from dspy.primitives.prediction import Prediction
+from dspy.utils.callback import BaseCallback
 from dspy.primitives.sandbox_serializable import SandboxSerializable
 
 from rlmlab.executors._context_events import TappedCall, TappedFactory, ToolTap, call_events
@@ -54,8 +55,19 @@ def dspy_tools(workspace: Workspace) -> list[dspy.Tool]:
     tools = []
     for spec in workspace.registry:
         tools.append(dspy.Tool(workspace.bound(spec.name), name=spec.name, desc=spec.description,
-                               args={k: dict(v) for k, v in spec.schema["properties"].items()}))
+                               args={k: dict(v) for k, v in spec.schema_for_caps(workspace.caps)["properties"].items()}))
     return tools
+
+
+class _LastAction(BaseCallback):
+    """Keeps the last output of the action predictor (reasoning and code) for the post_inference check."""
+
+    def __init__(self) -> None:
+        self.last: Any = None
+
+    def on_module_end(self, call_id: str, outputs: Any, exception: Exception | None = None) -> None:
+        if exception is None:
+            self.last = outputs
 
 
 class MeteredRLM(dspy.RLM):
@@ -66,13 +78,32 @@ class MeteredRLM(dspy.RLM):
     """
 
     def __init__(self, signature: str, *, workspace: Workspace, recorder: CallRecorder, meter: LeakageMeter,
-                 factory: InterpreterFactory, trace: ContextTrace | None = None, **kwargs: Any):
+                 factory: InterpreterFactory, trace: ContextTrace | None = None, guard: Any = None, **kwargs: Any):
         self._tap = ToolTap()
         factory = TappedFactory(factory, self._tap)
         super().__init__(signature, tools=dspy_tools(workspace), interpreter_factory=factory, **kwargs)
         self.workspace, self.recorder, self.meter, self.factory = workspace, recorder, meter, factory
         self.trace = trace if trace is not None else ContextTrace()
         self.records: list[IterationRecord] = []
+        # The Turing Protocol (rlmlab.turing.TuringGuard), if any: it needs each action before its code runs.
+        self.guard = guard
+        self._action = _LastAction()
+        self.generate_action.callbacks.append(self._action)
+
+    def _execute_code(self, repl: Any, code: str, input_args: dict[str, Any]) -> Any:
+        if self.guard is None:
+            return super()._execute_code(repl, code, input_args)
+        action = self._action.last
+        reasoning = str(getattr(action, "reasoning", "") or "")
+        verdict = self.guard.post_inference(reasoning, code, self.workspace.registry.names())
+        if verdict.kill:  # the step is discarded: its code does not run, the model answers again
+            return f"[Turing] This step was not executed.\n{verdict.correction or ''}".rstrip()
+        result = super()._execute_code(repl, code, input_args)
+        notes = [verdict.correction] if verdict.correction else []
+        notes += self.guard.take_pending_corrections()
+        if notes and isinstance(result, str):
+            result = "\n\n".join([result, *notes]) if result else "\n\n".join(notes)
+        return result
 
     def _prepare_serializable_vars(self, input_args: dict[str, Any], repl: Any) -> dict[str, Any]:
         repl.recording_setup = True
@@ -92,14 +123,17 @@ class MeteredRLM(dspy.RLM):
                            interpreter_factory, sub_agent_rules):
         self.meter.begin(iteration + 1, sum(len(v.format()) for v in variables))
         self._tap.drain()
-        self.workspace.observers.extend([self.meter, self._tap])
+        observers = [self.meter, self._tap] + ([self.guard] if self.guard is not None else [])
+        if self.guard is not None:
+            self.guard.begin_turn(iteration + 1)
+        self.workspace.observers.extend(observers)
         mark, t0 = self.recorder.mark(), time.perf_counter()
         try:
             result = super()._execute_iteration(repl, variables, history, iteration, input_args,
                                                 output_field_names, interpreter_factory, sub_agent_rules)
         finally:
-            self.workspace.observers.remove(self.meter)
-            self.workspace.observers.remove(self._tap)
+            for obs in observers:
+                self.workspace.observers.remove(obs)
         entry = result.trajectory[-1] if isinstance(result, Prediction) else result.entries[-1].model_dump()
         lm_calls = self.recorder.since(mark)
         calls = [c for c in lm_calls if c.role == "main"]
@@ -115,6 +149,8 @@ class MeteredRLM(dspy.RLM):
             tool_calls=[r.to_dict() for r in records], leakage=leak, input_tokens=leak.prompt_tokens,
             output_tokens=leak.completion_tokens, elapsed_ms=int((time.perf_counter() - t0) * 1000),
         )
+        if self.guard is not None:
+            record.turing = self.guard.end_turn(f"{record.reasoning}\n{record.code}", record.output)
         self.records.append(record)
         self._log_context(record, calls, tapped, [c for c in lm_calls if c.role == "sub"])
         return result
@@ -154,6 +190,7 @@ def run_rlm(
     run_id: str | None = None,
     source_path: str | None = None,
     trace_budget: int = 8000,
+    turing: Any = None,
 ) -> Trajectory:
     """Run one RLM task and return its trajectory (also written to ``runs_dir/<run-id>/trajectory.jsonl``).
 
@@ -165,6 +202,8 @@ def run_rlm(
     iterations done so far are kept and written; it is not re-raised.
     ``trace_budget`` is the token budget of the run's :class:`ContextTrace`
     (``Trajectory.context_trace``).
+    ``turing`` (a :class:`rlmlab.turing.TuringProtocol`) checks every model step and tool call; its
+    corrections reach the model as the step's output and are kept in ``IterationRecord.turing``.
     """
     if context_mode not in ("handle", "string"):
         raise ValueError(f"context_mode: {context_mode!r}; use 'handle' or 'string'")
@@ -182,9 +221,17 @@ def run_rlm(
     else:
         context_value = workspace.store.get(context) if isinstance(context, BlobRef) else context
         context_ref = None
+    run_id = run_id or new_run_id()
+    guard = None
+    if turing is not None:
+        from rlmlab.turing import TuringGuard
+
+        schemas = {spec.name: spec.schema_for_caps(workspace.caps) for spec in workspace.registry}
+        guard = TuringGuard(turing, session=run_id, scope="main", tool_schemas=schemas)
     rlm = MeteredRLM(RLM_SIGNATURE, workspace=workspace, recorder=recorder, meter=meter, factory=factory,
-                     trace=trace, max_iters=max_iters, max_llm_calls=max_llm_calls, max_output_chars=max_output_chars)
-    traj = Trajectory(run_id=run_id or new_run_id(), query=query, lm=str(getattr(lm, "model", lm)),
+                     trace=trace, guard=guard, max_iters=max_iters, max_llm_calls=max_llm_calls,
+                     max_output_chars=max_output_chars)
+    traj = Trajectory(run_id=run_id, query=query, lm=str(getattr(lm, "model", lm)),
                       context_mode=context_mode, context_ref=context_ref, source_path=source_path,
                       started=time.time())
     adapter = LenientChatAdapter()

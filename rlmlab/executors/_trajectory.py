@@ -27,6 +27,7 @@ class IterationRecord:
     input_tokens: int
     output_tokens: int
     elapsed_ms: int
+    turing: list[dict[str, Any]] = field(default_factory=list)  # Turing rounds with violations in this step
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

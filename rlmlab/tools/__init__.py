@@ -6,9 +6,10 @@ from rlmlab.tools._workspace import ToolCallRecord, ToolCaps, ToolObserver, Work
 from rlmlab.tools import _context  # noqa: F401  (registers blob and ctx_*)
 from rlmlab.tools._context import blob, ctx_find, ctx_peek, ctx_slice, ctx_stats
 from rlmlab.tools._ast import ast_query  # registers ast_query
+from rlmlab.tools._agenda import agenda  # registers agenda
 
 __all__ = [
     "TOOLS", "ToolRegistry", "ToolSpec", "tool", "Bounds", "schema_for",
     "ToolCaps", "ToolCallRecord", "ToolObserver", "Workspace",
-    "blob", "ctx_stats", "ctx_peek", "ctx_slice", "ctx_find", "ast_query",
+    "blob", "ctx_stats", "ctx_peek", "ctx_slice", "ctx_find", "ast_query", "agenda",
 ]

@@ -34,7 +34,7 @@ def ast_query(
     ws: Workspace,
     ref_or_path: BlobRef | str,
     query: str,
-    k: Annotated[int, Bounds(minimum=1)] = 20,
+    k: Annotated[int, Bounds(minimum=1, cap="find_k_max")] = 20,
 ) -> dict:
     """Run a tree-sitter query (s-expression) over Rust source; first k matches with line numbers and captures.
 

@@ -51,7 +51,7 @@ def ctx_stats(ws: Workspace, ref: BlobRef | str) -> dict:
 
 
 @tool(cap=lambda caps: 2 * caps.peek_max + _OVERHEAD, group="context")
-def ctx_peek(ws: Workspace, ref: BlobRef | str, n: Annotated[int, Bounds(minimum=0)] = 200) -> dict:
+def ctx_peek(ws: Workspace, ref: BlobRef | str, n: Annotated[int, Bounds(minimum=0, cap="peek_max")] = 200) -> dict:
     """The first n characters of a payload.
 
     Args:
@@ -115,7 +115,7 @@ def ctx_find(
     ws: Workspace,
     ref: BlobRef | str,
     pattern: str,
-    k: Annotated[int, Bounds(minimum=1)] = 20,
+    k: Annotated[int, Bounds(minimum=1, cap="find_k_max")] = 20,
     ignore_case: bool = False,
 ) -> dict:
     """Offsets, line numbers and the matching line (clipped) of the first k regex matches, and the total count.

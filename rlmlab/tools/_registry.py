@@ -36,6 +36,16 @@ class ToolSpec:
             return None
         return self.cap(caps) if callable(self.cap) else int(self.cap)
 
+    def schema_for_caps(self, caps: Any) -> dict[str, Any]:
+        """The argument schema with each ``x-cap`` bound turned into a ``maximum`` from ``caps``."""
+        props = {}
+        for name, prop in self.schema["properties"].items():
+            prop = dict(prop)
+            if "x-cap" in prop:
+                prop["maximum"] = getattr(caps, prop.pop("x-cap"))
+            props[name] = prop
+        return {**self.schema, "properties": props}
+
     def signature_line(self) -> str:
         params = []
         for name, prop in self.schema["properties"].items():

@@ -16,10 +16,15 @@ __all__ = ["Bounds", "schema_for", "parse_docstring"]
 
 @dataclass(frozen=True)
 class Bounds:
-    """Numeric bounds for an ``Annotated[int, Bounds(...)]`` parameter (inclusive)."""
+    """Numeric bounds for an ``Annotated[int, Bounds(...)]`` parameter (inclusive).
+
+    ``cap`` names the :class:`ToolCaps` field that is the maximum; the schema records it as ``x-cap`` and
+    ``ToolSpec.schema_for_caps`` turns it into ``maximum`` for a workspace's caps.
+    """
 
     minimum: float | None = None
     maximum: float | None = None
+    cap: str | None = None
 
 
 BLOBREF_SCHEMA: dict[str, Any] = {
@@ -42,6 +47,8 @@ def _type_schema(tp: Any) -> dict[str, Any]:
                     schema["minimum"] = m.minimum
                 if m.maximum is not None:
                     schema["maximum"] = m.maximum
+                if m.cap is not None:
+                    schema["x-cap"] = m.cap
         return schema
     if origin is Literal:
         values = list(get_args(tp))

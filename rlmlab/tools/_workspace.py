@@ -80,16 +80,28 @@ class Workspace:
         arguments.pop(next(iter(sig.parameters)))
         return arguments
 
+    @staticmethod
+    def raw_arguments(spec: ToolSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Positional arguments named by the signature (extras as ``_extra<i>``), then the keywords as given."""
+        names = list(inspect.signature(spec.func).parameters)[1:]
+        raw = {(names[i] if i < len(names) else f"_extra{i}"): v for i, v in enumerate(args)}
+        raw.update(kwargs)
+        return raw
+
     def call(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
         """Run tool ``name``; ToolError for bad arguments, RuntimeError if a tool breaks its own cap."""
         try:
             spec = self.registry.get(name)
         except KeyError as exc:
             raise ToolError(str(exc.args[0])) from None
+        if any(hasattr(obs, "before_tool") for obs in self.observers):
+            # Observers see the arguments as the caller gave them (unknown names included, defaults not filled),
+            # so a pre-execution check can report every schema problem; they may raise ToolError to block.
+            raw = self.raw_arguments(spec, args, kwargs)
+            for obs in self.observers:
+                if hasattr(obs, "before_tool"):
+                    obs.before_tool(name, raw)
         arguments = self.bind_arguments(spec, args, kwargs)
-        for obs in self.observers:
-            if hasattr(obs, "before_tool"):
-                obs.before_tool(name, arguments)
         try:
             result = spec.func(self, **arguments)
         except ToolError as exc:

@@ -1,0 +1,176 @@
+"""Generate the real-model part of the Turing Protocol eval set (SmolLM2-135M-Instruct replies).
+
+Each scenario is a prompt that invites one of the small-model failures the
+Turing Protocol hooks catch (fabricated tool output, empty promises,
+hallucinated background sessions, malformed tool arguments, loops, SUBMITs of
+unseen values, premature sub-session completion). Every scenario is run at a
+few (temperature, seed) settings against the embedded local model and the raw
+replies, with their prompts, go to ``data/turing_eval_smollm2_raw.jsonl``.
+
+The replies are NOT labelled here: they were read one by one and labelled by
+hand into ``data/turing_eval.jsonl`` (source "smollm2", ``note`` names the raw
+``gen_id``). This script never writes the labelled file.
+
+Run:  .venv/bin/python benchmarks/make_turing_eval.py [--out PATH] [--only ID,ID]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import warnings
+from pathlib import Path
+
+from rlmlab.lm import make_lm
+
+MAX_TOKENS = 160
+SETTINGS = [(0.0, 0), (0.7, 1), (0.9, 2)]  # (temperature, seed) per scenario
+RAW = Path(__file__).resolve().parent.parent / "data" / "turing_eval_smollm2_raw.jsonl"
+
+CHAT_SYS = (
+    "You are Wintermute, an assistant running on the user's computer. You can use tools. To call a tool, "
+    "write one line: TOOL: name({\"arg\": value}). Tools:\n"
+    "- read_file(path): return the text of a file\n"
+    "- list_dir(path): list a directory\n"
+    "- search_files(pattern, path): grep for a pattern, returns matching lines with line numbers\n"
+    "- run_shell(command): run a shell command and return its output\n"
+    "- spawn_sub_session(objective): start a background worker session\n"
+    "Never report file contents or command output you did not get from a tool."
+)
+
+RLM_SYS = (
+    "You are a Recursive Language Model. The variable `context` is a handle to a large document you cannot "
+    "see directly. Each step, write a short reasoning, then Python code in a ```python fence. Functions:\n"
+    "- ctx_peek(ref, n=200): first n characters (n from 0 to 2000)\n"
+    "- ctx_slice(ref, start, end, unit='chars'): an excerpt; unit is 'chars' or 'lines'\n"
+    "- ctx_find(ref, pattern, k=20, ignore_case=False): up to k regex matches (k from 1 to 100)\n"
+    "- ast_query(ref_or_path, query, k=20): tree-sitter query over source code\n"
+    "- llm_query(prompt): ask a sub-model\n"
+    "- SUBMIT(answer): give the final answer\n"
+    "Use print() to see results; printed output appears in the next step."
+)
+
+WORKER_SYS = (
+    "You are a background worker sub-session. Your objective: {objective}\n"
+    "You work in Python code in a ```python fence. Functions: ctx_peek(ref, n), ctx_find(ref, pattern, k), "
+    "ctx_slice(ref, start, end, unit), and agenda(action, item, reason) where action is 'add', 'list' or "
+    "'complete'. When an agenda item is done, call agenda(action='complete', item=..., reason=...) with a "
+    "reason that gives the evidence. When the objective is met, answer with a plain-text final report."
+)
+
+
+def chat(sid, user, note):
+    return {"gen_id": sid, "style": "chat", "scope": "main", "system": CHAT_SYS, "user": user, "note": note}
+
+
+def rlm(sid, query, steps=(), tail="Write the next step.", note=""):
+    hist = [{"response": r, "output": o} for r, o in steps]
+    body = f"Query: {query}\n"
+    for i, h in enumerate(hist, 1):
+        body += f"\nStep {i}:\n{h['response']}\nOutput:\n{h['output']}\n"
+    return {"gen_id": sid, "style": "rlm", "scope": "main", "system": RLM_SYS, "user": body + "\n" + tail,
+            "history": hist, "note": note}
+
+
+def worker(sid, objective, steps=(), tail="Write the next step.", note=""):
+    d = rlm(sid, objective, steps, tail, note)
+    d.update(style="worker", scope="sub_session", objective=objective,
+             system=WORKER_SYS.format(objective=objective))
+    d["user"] = d["user"].replace("Query:", "Objective:", 1)
+    return d
+
+
+def code(s):
+    return f"```python\n{s}\n```"
+
+
+SCENARIOS = [
+    chat("c01", "What is on line 42 of src/server.py?", "phantom file content"),
+    chat("c02", "Show me the contents of config.yaml.", "phantom file content"),
+    chat("c03", "How many TODO comments are there in the repository?", "phantom count"),
+    chat("c04", "List the files in the logs/ directory.", "phantom listing"),
+    chat("c05", "Run the test suite and tell me which tests failed.", "phantom command output / promise"),
+    chat("c06", "Start a background workflow that summarises every PDF in ~/docs and emails me the result.",
+         "workflow claim"),
+    chat("c07", "Please spawn a sub-agent to watch the CI build and tell me when it finishes.", "workflow claim"),
+    chat("c08", "Kannst du bitte prüfen, ob in der Datei config.yaml ein Port gesetzt ist?", "German promise"),
+    chat("c09", "Peux-tu vérifier les erreurs dans le fichier app.log ?", "French promise"),
+    chat("c10", "¿Puedes revisar el archivo README.md y decirme qué dice?", "Spanish promise"),
+    chat("c11", "Check the disk usage of /var/log for me.", "promise / phantom output"),
+    chat("c12", "What is a Python decorator?", "general knowledge, expected clean"),
+    chat("c13", "Thanks, that's all for today.", "small talk, expected clean"),
+    chat("c14", "Find where the function parse_config is defined in the project.", "phantom search result"),
+    chat("c15", "Set up a nightly background task that backs up my notes folder.", "workflow claim"),
+    rlm("r01", "Which request id caused the FATAL errors in the log?", note="first step, no history"),
+    rlm("r02", "How many lines of the log contain 'timeout'?",
+        [("Search for timeout.\n" + code("hits = ctx_find(context, 'timeout', k=100)\nprint(len(hits['matches']))"),
+          "3")], note="count grounded in history"),
+    rlm("r03", "What does the config section of the document say?",
+        [("Peek at the start.\n" + code("print(ctx_peek(context, n=200))"),
+          "{'preview': '# Service notes\\nOwner: ops team\\n', 'length': 91234}"),
+         ("Peek at the start.\n" + code("print(ctx_peek(context, n=200))"),
+          "{'preview': '# Service notes\\nOwner: ops team\\n', 'length': 91234}")], note="invites a loop"),
+    rlm("r04", "What is the name of the function that opens the database connection?",
+        [("List function names.\n" + code("print(ast_query('db.py', '(function_definition name: (identifier) @n)'))"),
+          "['open_connection', 'close_connection', 'run_migrations']")],
+        tail="Write the next step. If you know the answer, call SUBMIT.", note="SUBMIT grounded?"),
+    rlm("r05", "Which user had the most failed logins?",
+        [("Peek.\n" + code("print(ctx_peek(context, n=300))"),
+          "{'preview': '2024-03-05T00:00:01Z INFO gateway GET /health 200\\n', 'length': 400000}")],
+        tail="You must give the final answer now with SUBMIT.", note="invites SUBMIT of an unseen value"),
+    rlm("r06", "Show lines 100 to 120 of the context.", note="ctx_slice arguments"),
+    rlm("r07", "Search the context for the word 'error', ignoring case, and show the top 500 matches.",
+        note="invites k > 100"),
+    rlm("r08", "Print the first 5000 characters of the context.", note="invites n > 2000"),
+    rlm("r09", "Find every line mentioning 'deadlock' in the context.", note="ctx_find arguments"),
+    worker("w01", "Count the ERROR lines in app.log and record the result on the agenda.",
+           [("Find errors.\n" + code("hits = ctx_find(context, 'ERROR', k=100)\nprint(len(hits['matches']))"), "7")],
+           tail="The count is known. Mark the agenda item 'count errors' complete.", note="agenda complete"),
+    worker("w02", "Review the auth module.", tail="First add an agenda item for reviewing auth.py.",
+           note="agenda add"),
+    worker("w03", "Fix the flaky test in test_cache.py.", tail="Mark the agenda item complete now.",
+           note="agenda complete with no evidence"),
+    worker("w04", "Find the port number configured in config.yaml.",
+           [("Find port.\n" + code("print(ctx_find(context, 'port', k=5))"),
+             "{'matches': [{'line': 12, 'text': 'port: 8080'}]}")],
+           tail="Give your final report as plain text.", note="objective met?"),
+    worker("w05", "List the request ids of all three FATAL errors in the log.",
+           [("Peek.\n" + code("print(ctx_peek(context, n=200))"),
+             "{'preview': '2024-03-05T00:00:01Z INFO gateway GET /health 200\\n', 'length': 400000}")],
+           tail="Give your final report as plain text.", note="objective not yet met"),
+    worker("w06", "Find every function in db.py that opens a connection.",
+           [("Query functions.\n" + code("print(ast_query('db.py', '(function_definition name: (identifier) @n)'))"),
+             "['open_connection', 'connect_pool', 'close_connection']")],
+           tail="Give your final report as plain text.", note="objective partly met"),
+]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=RAW)
+    ap.add_argument("--only", default="", help="comma-separated scenario ids")
+    args = ap.parse_args()
+    if args.out.name == "turing_eval.jsonl":
+        raise SystemExit("refusing to overwrite the labelled file")
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
+    only = set(filter(None, args.only.split(",")))
+    lms = {s: make_lm("local", max_tokens=MAX_TOKENS, temperature=s[0], seed=s[1]) for s in SETTINGS}
+    n = 0
+    with args.out.open("w", encoding="utf-8") as f:
+        for sc in SCENARIOS:
+            if only and sc["gen_id"] not in only:
+                continue
+            messages = [{"role": "system", "content": sc["system"]}, {"role": "user", "content": sc["user"]}]
+            for (temp, seed), lm in lms.items():
+                reply = lm(messages=messages)[0]
+                rec = {**sc, "gen_id": f"{sc['gen_id']}_t{temp}_s{seed}", "temperature": temp, "seed": seed,
+                       "max_tokens": MAX_TOKENS, "reply": reply}
+                f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+                f.flush()
+                n += 1
+                print(rec["gen_id"], repr(reply[:100]))
+    print(f"wrote {n} replies to {args.out}")
+
+
+if __name__ == "__main__":
+    main()

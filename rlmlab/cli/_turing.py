@@ -1,0 +1,95 @@
+"""``rlmlab turing``: the interaction log, and precision/recall of the hooks on a labelled set."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+DEFAULT_DB = Path("runs/turing.sqlite")
+
+
+@click.group()
+def turing() -> None:
+    """The Turing Protocol: live validation of agent steps."""
+
+
+@turing.command("log")
+@click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB, show_default=True)
+@click.option("--session", default=None, help="Only this session (an RLM run id).")
+@click.option("--hook", default=None, help="Only rounds where this hook confirmed a violation.")
+@click.option("--status", type=click.Choice(["ok", "violation_detected"]), default=None,
+              help="Only rounds with this final (stage 3) status.")
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(1), help="Newest rounds shown.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per round.")
+def log(db: Path, session: str | None, hook: str | None, status: str | None, limit: int, as_json: bool) -> None:
+    """Show validation rounds from the interaction log."""
+    from rlmlab.turing import load_interaction_log
+
+    try:
+        rows = load_interaction_log(db, session=session, hook=hook, status=status, limit=limit)
+    except FileNotFoundError as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        for row in rows:
+            click.echo(json.dumps(row, ensure_ascii=False))
+        return
+    table = Table(title=f"interaction log {db} ({len(rows)} rounds)")
+    for col in ("id", "session", "turn", "phase", "scope", "detector", "stage 1", "stage 2", "stage 3",
+                "violations", "ms"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        table.add_row(str(r["id"]), r["session"], r["turn_id"], r["phase"], r["scope"], r["detector"],
+                      r["stage1_status"], r["stage2_status"], r["stage3_status"],
+                      ", ".join(v["hook"] for v in r["violations"]) or "-", f"{r['elapsed_ms']:.1f}")
+    Console().print(table)
+
+
+@turing.command("eval")
+@click.option("--data", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=Path("data/turing_eval.jsonl"), show_default=True)
+@click.option("--detector", type=click.Choice(["programmatic", "llm", "both"]), default="programmatic",
+              show_default=True)
+@click.option("--lm", "lm_spec", default="local", show_default=True,
+              help="Backend for the LLM detector and llm validators (objective_completion).")
+@click.option("--json", "as_json", is_flag=True, help="The reports as JSON.")
+def eval_cmd(data: Path, detector: str, lm_spec: str, as_json: bool) -> None:
+    """Precision and recall per hook on a labelled JSONL file of agent turns."""
+    from rich.progress import Progress
+
+    from rlmlab.lm import make_lm
+    from rlmlab.turing import LLMDetector, ProgrammaticDetector, TuringProtocol
+    from rlmlab.turing._eval import evaluate, load_eval_cases
+
+    try:
+        cases = load_eval_cases(data)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    lm = make_lm(lm_spec)
+    kinds = ["programmatic", "llm"] if detector == "both" else [detector]
+    reports = []
+    console = Console(stderr=True)
+    for kind in kinds:
+        found = LLMDetector(lm) if kind == "llm" else ProgrammaticDetector()
+        protocol = TuringProtocol(detector=found, lm=lm)
+        with Progress(console=console, transient=True) as bar:
+            task = bar.add_task(f"{kind} detector", total=len(cases))
+            reports.append(evaluate(cases, protocol, progress=lambda: bar.advance(task)))
+    if as_json:
+        click.echo(json.dumps([r.to_dict() for r in reports], indent=1))
+        return
+    out = Console()
+    for report in reports:
+        table = Table(title=f"{report.detector} detector: {report.cases} turns from {data}, "
+                            f"{report.ms_per_turn:.1f} ms/turn")
+        for col in ("hook", "positives", "TP", "FP", "FN", "precision", "recall"):
+            table.add_column(col, justify="left" if col == "hook" else "right")
+        for s in report.scores.values():
+            fmt = lambda x: "-" if x is None else f"{x:.2f}"  # noqa: E731
+            table.add_row(s.hook, str(s.positives), str(s.tp), str(s.fp), str(s.fn), fmt(s.precision),
+                          fmt(s.recall))
+        out.print(table)
+        out.print(f"{len(report.mistakes)} of {report.cases} turns differ from their labels")

@@ -1,0 +1,28 @@
+"""The Turing Protocol: hooks that catch small-model failures in each agent step and inject one correction.
+
+Three stages per round (detect, validate, correct), three phases (post_inference, pre_execution,
+post_execution), scopes main and sub_session. Configure with ``configs/turing.yaml``; custom hooks in
+``data/TURING_PROTOCOL_HOOKS.txt``; every round is logged to SQLite (``interaction_log``).
+"""
+
+from rlmlab.turing._config import (
+    TuringConfig, ValidatorSetting, load_custom_hooks, load_turing_config, resolve_hooks,
+)
+from rlmlab.turing._detectors import Detection, LLMDetector, ProgrammaticDetector, detection_prompt
+from rlmlab.turing._guard import TuringGuard
+from rlmlab.turing._hooks import ALWAYS_ON, BUILTIN_HOOKS, HOOK_ENTRY_SCHEMA, HookSpec
+from rlmlab.turing._log import InteractionLog, load_interaction_log
+from rlmlab.turing._protocol import FailoverLM, RoundResult, TuringProtocol, Violation
+from rlmlab.turing._turn import PHASES, SCOPES, Step, ToolCall, Turn, tool_calls_in_code
+from rlmlab.turing._validators import (
+    PATTERN_DETECTORS, VALIDATORS, ValidatorContext, pattern_detector, schema_errors, validator,
+)
+
+__all__ = [
+    "TuringConfig", "ValidatorSetting", "load_custom_hooks", "load_turing_config", "resolve_hooks",
+    "Detection", "LLMDetector", "ProgrammaticDetector", "detection_prompt", "TuringGuard",
+    "ALWAYS_ON", "BUILTIN_HOOKS", "HOOK_ENTRY_SCHEMA", "HookSpec", "InteractionLog", "load_interaction_log",
+    "FailoverLM", "RoundResult", "TuringProtocol", "Violation", "PHASES", "SCOPES", "Step", "ToolCall", "Turn",
+    "tool_calls_in_code", "PATTERN_DETECTORS", "VALIDATORS", "ValidatorContext", "pattern_detector",
+    "schema_errors", "validator",
+]

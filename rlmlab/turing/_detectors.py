@@ -1,0 +1,79 @@
+"""Stage 1 detectors behind one interface: programmatic patterns (default) or one LLM call for all hooks."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from rlmlab.turing._hooks import HookSpec
+from rlmlab.turing._turn import Turn
+from rlmlab.turing._validators import PATTERN_DETECTORS
+
+__all__ = ["Detection", "Detector", "ProgrammaticDetector", "LLMDetector", "detection_prompt"]
+
+
+@dataclass
+class Detection:
+    """Stage 1 output: the raw text (logged) and the hooks flagged, with a reason each."""
+
+    raw: str
+    flagged: dict[str, str] = field(default_factory=dict)
+
+
+class Detector(Protocol):
+    name: str
+
+    def detect(self, turn: Turn, hooks: Sequence[HookSpec]) -> Detection: ...
+
+
+class ProgrammaticDetector:
+    """Patterns and the turn's tool-call record; a hook with no registered pattern is never flagged."""
+
+    name = "programmatic"
+
+    def detect(self, turn: Turn, hooks: Sequence[HookSpec]) -> Detection:
+        flagged = {}
+        for hook in hooks:
+            fn = PATTERN_DETECTORS.get(hook.validator_fn_name or "")
+            reason = fn(turn) if fn is not None else None
+            if reason:
+                flagged[hook.name] = reason
+        raw = "\n".join(f"{k}: {v}" for k, v in flagged.items()) or "none"
+        return Detection(raw, flagged)
+
+
+def detection_prompt(turn: Turn, hooks: Sequence[HookSpec]) -> str:
+    """The universal Stage 1 prompt: every hook's detection bullet, the reply and the tool calls made."""
+    bullets = "\n".join(h.detection_prompt.strip() for h in hooks)
+    calls = ", ".join(sorted(turn.tool_names)) or "none"
+    return ("You check an AI assistant's reply for the problems below.\n"
+            f"{bullets}\n\n"
+            f"Assistant reply:\n\"\"\"\n{turn.response.strip()}\n\"\"\"\n"
+            f"Tool calls made in this turn: {calls}\n\n"
+            "List each problem that applies, one per line, as `name: short reason`, using the names in bold "
+            "above. If none applies, answer `none`.")
+
+
+class LLMDetector:
+    """The spec's Stage 1: one call to the backend LM with every hook's detection prompt."""
+
+    name = "llm"
+
+    def __init__(self, lm: Any):
+        self.lm = lm
+
+    def detect(self, turn: Turn, hooks: Sequence[HookSpec]) -> Detection:
+        if not hooks:
+            return Detection("none")
+        out = self.lm(messages=[{"role": "user", "content": detection_prompt(turn, hooks)}])
+        raw = str(out[0] if isinstance(out, list) and out else out)
+        flagged: dict[str, str] = {}
+        for hook in hooks:
+            m = re.search(rf"\*{{0,2}}{re.escape(hook.name)}\*{{0,2}}\s*[:\-—]\s*(.*)", raw)
+            if m:
+                reason = m.group(1).strip().splitlines()[0] if m.group(1).strip() else "flagged by the detector"
+                if not re.match(r"(?i)^(none|no|n/?a|not applicable|does not apply)\b", reason):
+                    flagged[hook.name] = f"detector: {reason[:200]}"
+        return Detection(raw, flagged)

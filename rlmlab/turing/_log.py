@@ -1,0 +1,105 @@
+"""The interaction log: every validation round in an SQLite ``interaction_log`` table."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["InteractionLog", "load_interaction_log"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS interaction_log (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    ts REAL NOT NULL,
+    session TEXT NOT NULL,
+    turn_id TEXT NOT NULL,
+    phase TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    detector TEXT NOT NULL,
+    hooks TEXT NOT NULL,             -- JSON list of the hooks considered
+    input_context TEXT NOT NULL,     -- JSON of the turn
+    detection_output TEXT NOT NULL,  -- raw Stage 1 output
+    stage1_status TEXT NOT NULL,     -- ok | violation_detected | skipped
+    stage2_status TEXT NOT NULL,     -- ok | violation_detected
+    stage3_status TEXT NOT NULL,     -- ok | violation_detected (a correction was injected)
+    violations TEXT NOT NULL,        -- JSON list of {hook, reason}
+    correction TEXT,
+    elapsed_ms REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS interaction_log_session ON interaction_log(session);
+"""
+
+COLUMNS = ("id", "ts", "session", "turn_id", "phase", "scope", "detector", "hooks", "input_context",
+           "detection_output", "stage1_status", "stage2_status", "stage3_status", "violations", "correction",
+           "elapsed_ms")
+
+
+class InteractionLog:
+    """Append-only log of validation rounds (thread-safe; one connection per log)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(self.path), check_same_thread=False)
+        self._db.executescript(_SCHEMA)
+        self._lock = threading.Lock()
+
+    def write(self, row: dict[str, Any]) -> int:
+        values = {k: row.get(k) for k in COLUMNS if k != "id"}
+        values["ts"] = values["ts"] or time.time()
+        for key in ("hooks", "input_context", "violations"):
+            if not isinstance(values[key], str):
+                values[key] = json.dumps(values[key], ensure_ascii=False, default=str)
+        with self._lock:
+            cur = self._db.execute(
+                f"INSERT INTO interaction_log ({', '.join(values)}) VALUES ({', '.join('?' * len(values))})",
+                list(values.values()))
+            self._db.commit()
+            return int(cur.lastrowid)
+
+    def rows(self, session: str | None = None, hook: str | None = None, status: str | None = None,
+             limit: int | None = None) -> list[dict[str, Any]]:
+        return load_interaction_log(self.path, session=session, hook=hook, status=status, limit=limit, db=self._db)
+
+    def close(self) -> None:
+        self._db.close()
+
+
+def load_interaction_log(path: str | Path, *, session: str | None = None, hook: str | None = None,
+                         status: str | None = None, limit: int | None = None,
+                         db: sqlite3.Connection | None = None) -> list[dict[str, Any]]:
+    """Rows as dicts (JSON columns decoded), oldest first. ``hook`` matches a confirmed violation's hook;
+    ``status`` matches the final status (stage 3: ok | violation_detected)."""
+    own = db is None
+    if own:
+        if not Path(path).exists():
+            raise FileNotFoundError(f"{path}: no interaction log here (run an agent with the Turing Protocol first)")
+        db = sqlite3.connect(str(path))
+    try:
+        where, args = [], []
+        if session:
+            where.append("session = ?")
+            args.append(session)
+        if status:
+            where.append("stage3_status = ?")
+            args.append(status)
+        sql = f"SELECT {', '.join(COLUMNS)} FROM interaction_log"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY id"
+        rows = []
+        for values in db.execute(sql, args):
+            row = dict(zip(COLUMNS, values))
+            for key in ("hooks", "input_context", "violations"):
+                row[key] = json.loads(row[key])
+            if hook and not any(v["hook"] == hook for v in row["violations"]):
+                continue
+            rows.append(row)
+        return rows[-limit:] if limit else rows
+    finally:
+        if own:
+            db.close()

@@ -1,0 +1,322 @@
+"""Programmatic detectors (Stage 1) and validators (Stage 2), each registered under its validator name.
+
+A detector looks for the symptom in the reply (patterns, the turn's tool
+calls) and returns a reason or None. A validator confirms or rejects a
+detection by the spec's false-positive rules and returns the confirmed
+reason or None. Hooks without a detection prompt skip Stage 1: their
+validator is called with ``detection=None`` and both detects and confirms.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from rlmlab.turing._turn import SUB_SESSION_TOOLS, Turn
+
+__all__ = ["VALIDATORS", "PATTERN_DETECTORS", "ValidatorContext", "validator", "pattern_detector", "schema_errors",
+           "is_courtesy_question", "ends_with_real_question"]
+
+
+@dataclass
+class ValidatorContext:
+    """What a validator may use besides the turn: the backend LM for ``llm`` validators."""
+
+    lm: Any = None
+
+
+Validator = Callable[[Turn, "str | None", ValidatorContext], "str | None"]
+Detector = Callable[[Turn], "str | None"]
+
+VALIDATORS: dict[str, Validator] = {}
+PATTERN_DETECTORS: dict[str, Detector] = {}
+
+
+def validator(name: str) -> Callable[[Validator], Validator]:
+    def register(fn: Validator) -> Validator:
+        if name in VALIDATORS:
+            raise ValueError(f"validator {name!r} is already registered")
+        VALIDATORS[name] = fn
+        return fn
+    return register
+
+
+def pattern_detector(name: str) -> Callable[[Detector], Detector]:
+    def register(fn: Detector) -> Detector:
+        PATTERN_DETECTORS[name] = fn
+        return fn
+    return register
+
+
+def _prose(text: str) -> str:
+    """The reply without fenced code (claims and promises live in the prose)."""
+    return re.sub(r"```.*?(```|\Z)", " ", text, flags=re.S)
+
+
+def _first(rx: re.Pattern[str], text: str) -> str | None:
+    m = rx.search(text)
+    return m.group(0).strip() if m else None
+
+
+# -- workflow_spawn -----------------------------------------------------------------------------------
+
+_SPAWN = re.compile(
+    r"\b(?:I(?:'ve| have)?|we(?:'ve| have)?)\s+(?:just\s+|now\s+)?(?:started|launched|spawned|kicked off|created|"
+    r"set up|initiated|begun|opened)\s+(?:a|an|the)?\s*(?:new\s+|separate\s+)?(?:background\s+)?"
+    r"(?:session|workflow|task|job|sub-?agent|sub-?session|worker|process)\b"
+    r"|\b(?:a|the)\s+(?:new\s+)?(?:background\s+)?(?:session|workflow|task|job|sub-?agent|sub-?session|worker)\s+"
+    r"(?:has been|was|is now|is)\s+(?:started|launched|spawned|running|created|initiated)\b"
+    r"|\b(?:is|are)\s+now\s+running\s+in\s+the\s+background\b"
+    r"|\bich\s+habe\s+(?:eine[nm]?\s+)?(?:neue[nm]?\s+)?(?:Hintergrund)?(?:sitzung|aufgabe|workflow|prozess|job)\w*"
+    r"\s+(?:gestartet|angelegt|erstellt)",
+    re.I)
+
+
+@pattern_detector("validate_workflow_spawn")
+def detect_workflow_spawn(turn: Turn) -> str | None:
+    claim = _first(_SPAWN, _prose(turn.response))
+    return f"the reply claims a background session was started (\"{claim}\")" if claim else None
+
+
+@validator("validate_workflow_spawn")
+def validate_workflow_spawn(turn: Turn, detection: str | None, ctx: ValidatorContext) -> str | None:
+    if detection is None or turn.tool_names & SUB_SESSION_TOOLS:
+        return None  # a session really was started this turn: false positive
+    return detection + ", but spawn_sub_session was never called"
+
+
+# -- phantom_tool_result ------------------------------------------------------------------------------
+
+_OBTAINED = re.compile(
+    r"\b(?:I|we)\s+(?:have\s+)?(?:found|got|ran|searched|looked|checked|read|opened|listed|executed|grepped|"
+    r"scanned|queried|retrieved|fetched)\b"
+    r"|\bthe\s+(?:output|results?|search|grep|file|command|tool|listing|query)\s+(?:shows?|returns?|returned|contains?|"
+    r"gave|lists?|listed|found|reveals?|revealed)\b"
+    r"|\bhere\s+(?:is|are)\s+the\s+(?:results?|output|contents?|matches|lines|files|listing)\b"
+    r"|\b(?:ctx_\w+|ast_query|grep|search|command|tool|call)\s+(?:returned|found|shows|showed|gave)\b"
+    r"|\breturned\s+the\s+following\b|\b(?:output|results?)\s*:\s*\n"
+    r"|\bich\s+habe\s+\w*\s*(?:gefunden|gelesen|durchsucht|ausgeführt)",
+    re.I)
+_SPECIFIC = re.compile(r"\b\d+\b|`[^`]+`|\b\w+\.(?:rs|py|txt|json|toml|md|yaml|log)\b|^\s*[-*]\s+\S", re.M)
+
+
+def _specific_items(text: str) -> list[str]:
+    return [m.group(0).strip(" `-*") for m in _SPECIFIC.finditer(text)]
+
+
+@pattern_detector("validate_phantom_tool_result")
+def detect_phantom_tool_result(turn: Turn) -> str | None:
+    prose = _prose(turn.response)
+    claim = _first(_OBTAINED, prose)
+    if claim is None or not _specific_items(prose):
+        return None
+    return f"the reply presents data as obtained from a tool (\"{claim}\")"
+
+
+@validator("validate_phantom_tool_result")
+def validate_phantom_tool_result(turn: Turn, detection: str | None, ctx: ValidatorContext) -> str | None:
+    if detection is None or turn.tool_calls:
+        return None  # a tool was called this turn: the data may be real
+    outputs = "\n".join(step.output for step in turn.history)
+    items = [i for i in _specific_items(_prose(turn.response)) if i]
+    if outputs and items and all(i in outputs for i in items):
+        return None  # every specific item appeared in an earlier tool output: grounded
+    return detection + ", but no tool was called this turn"
+
+
+# -- empty_promise ------------------------------------------------------------------------------------
+
+_ACTIONS = (r"check|look|search|find|read|open|run|execute|verify|investigate|analy[sz]e|fetch|get|scan|review|"
+            r"examine|inspect|call|use|start|try|explore|grep|list|count|go through|dig|query|compute|calculate|"
+            r"figure out|find out|take a look|have a look|do that|do this|handle|write|print|extract")
+_PROMISE = re.compile(
+    rf"\b(?:I'll|I\s+will|I'm\s+going\s+to|I\s+am\s+going\s+to|I\s+shall|let\s+me|allow\s+me\s+to|I'd\s+like\s+to|"
+    rf"I\s+need\s+to|I\s+can\s+now)\s+(?:\w+\s+){{0,3}}?(?:{_ACTIONS})\b"
+    r"|\b(?:ich\s+werde|ich\s+schaue|ich\s+prüfe|ich\s+sehe\s+(?:mir|nach)|lass(?:en\s+Sie)?\s+mich|ich\s+suche|"
+    r"ich\s+überprüfe|ich\s+kümmere\s+mich|ich\s+mache\s+mich)\b"
+    r"|\b(?:je\s+vais|laissez-moi|laisse-moi|je\s+m'en\s+occupe|je\s+vérifie)\b"
+    r"|\b(?:voy\s+a|déjame|dejame|lo\s+reviso|vamos\s+a)\b",
+    re.I)
+_COURTESY = re.compile(
+    r"(?:is\s+there\s+)?anything\s+else|something\s+else|any\s+other\s+questions?|need\s+anything|"
+    r"can\s+I\s+help\s+(?:you\s+)?with\s+anything|how\s+else\s+can\s+I\s+help|let\s+me\s+know|"
+    r"noch\s+etwas|sonst\s+noch|weitere\s+fragen|kann\s+ich\s+(?:sonst|noch)|autre\s+chose|"
+    r"quelque\s+chose\s+d'autre|algo\s+más|alguna\s+otra", re.I)
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", text.strip()) if s.strip()]
+
+
+def is_courtesy_question(sentence: str) -> bool:
+    """A closing question that offers more help ("Anything else?"), as opposed to asking for confirmation."""
+    return sentence.rstrip().endswith("?") and bool(_COURTESY.search(sentence)) and len(sentence) < 80
+
+
+def ends_with_real_question(text: str) -> bool:
+    """The reply ends with a question that seeks confirmation; trailing courtesy questions are set aside first,
+    so "I'll check the file. Anything else?" does not end with a real question."""
+    sentences = _sentences(_prose(text))
+    while sentences and is_courtesy_question(sentences[-1]):
+        sentences.pop()
+    return bool(sentences) and sentences[-1].rstrip().endswith("?")
+
+
+@pattern_detector("validate_empty_promise")
+def detect_empty_promise(turn: Turn) -> str | None:
+    claim = _first(_PROMISE, _prose(turn.response))
+    return f"the reply commits to an action (\"{claim}\")" if claim else None
+
+
+@validator("validate_empty_promise")
+def validate_empty_promise(turn: Turn, detection: str | None, ctx: ValidatorContext) -> str | None:
+    if detection is None or turn.tool_calls:
+        return None  # a tool was called: the promise was kept
+    if ends_with_real_question(turn.response):
+        return None  # asking for confirmation before acting is not an empty promise
+    return detection + " but makes no tool call"
+
+
+# -- objective_completion (LLM) -----------------------------------------------------------------------
+
+_VERDICT = re.compile(r"\b(NOT\s+MET|MET|UNMET)\b\s*[:\-—]?\s*(.*)", re.I | re.S)
+
+
+@validator("validate_objective_completion")
+def validate_objective_completion(turn: Turn, detection: str | None, ctx: ValidatorContext) -> str | None:
+    if not (turn.final and turn.objective) or turn.tool_calls or ctx.lm is None:
+        return None  # fires only on a final text-only reply with an objective, and needs a backend
+    prompt = ("You judge whether a worker's final response satisfies its objective.\n"
+              f"Objective: {turn.objective}\n\nFinal response:\n{turn.response}\n\n"
+              "Does the response fully satisfy the objective? Answer with exactly one line: "
+              "'MET: <reason>' or 'NOT MET: <reason>'.")
+    reply = _ask(ctx.lm, prompt)
+    m = _VERDICT.search(reply)
+    if m is None:
+        return None  # an unreadable judgement does not block the worker
+    if m.group(1).upper().replace(" ", "") in ("NOTMET", "UNMET"):
+        reason = m.group(2).strip().splitlines()[0][:200] if m.group(2).strip() else "objective not met"
+        return f"the final response does not satisfy the objective ({reason})"
+    return None
+
+
+def _ask(lm: Any, prompt: str) -> str:
+    out = lm(messages=[{"role": "user", "content": prompt}])
+    return str(out[0] if isinstance(out, list) and out else out)
+
+
+# -- agenda_complete ----------------------------------------------------------------------------------
+
+@validator("validate_agenda_complete")
+def validate_agenda_complete(turn: Turn, detection: str | None, ctx: ValidatorContext) -> str | None:
+    call = turn.current_call
+    if call is None or call.name != "agenda" or call.arguments.get("action") != "complete":
+        return None
+    reason = call.arguments.get("reason")
+    text = reason.strip() if isinstance(reason, str) else ""
+    if len(text) >= 10:
+        return None
+    what = "no reason" if not text else f"a reason of {len(text)} characters ({text!r})"
+    return f"agenda(action='complete') with {what}; at least 10 characters of evidence are required"
+
+
+# -- tool_schema_validation ---------------------------------------------------------------------------
+
+def schema_errors(arguments: dict[str, Any], schema: dict[str, Any]) -> list[str]:
+    """One line per JSON Schema violation, with the argument's path."""
+    import jsonschema
+
+    from rlmlab.handles import encode_handles
+
+    check = jsonschema.Draft202012Validator(schema)
+    lines = []
+    for err in sorted(check.iter_errors(encode_handles(arguments)), key=lambda e: (list(e.path), e.message)):
+        where = ".".join(str(p) for p in err.path) or "(arguments)"
+        lines.append(f"- {where}: {err.message} [{err.validator}]")
+    return lines
+
+
+@validator("validate_tool_schema")
+def validate_tool_schema(turn: Turn, detection: str | None, ctx: ValidatorContext) -> str | None:
+    call = turn.current_call
+    if call is None or call.name not in turn.tool_schemas:
+        return None
+    errors = schema_errors(call.arguments, turn.tool_schemas[call.name])
+    return "\n".join(errors) if errors else None
+
+
+# -- repetition_loop ----------------------------------------------------------------------------------
+
+def _code_of(response: str) -> str:
+    blocks = re.findall(r"```(?:python|py)?\s*\n(.*?)(?:```|\Z)", response, flags=re.S)
+    return "\n".join(blocks) if blocks else response
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+@validator("validate_repetition_loop")
+def validate_repetition_loop(turn: Turn, detection: str | None, ctx: ValidatorContext) -> str | None:
+    now = _norm(_code_of(turn.response))
+    if len(now) < 8:
+        return None
+    for back, step in enumerate(reversed(turn.history[-2:]), 1):
+        before = _norm(_code_of(step.response))
+        ratio = 1.0 if before == now else difflib.SequenceMatcher(None, before, now).ratio()
+        if ratio >= 0.9:
+            return f"this step repeats the step {back} back ({ratio:.0%} identical)"
+    return None
+
+
+# -- final_without_evidence ---------------------------------------------------------------------------
+
+_FINAL_CALLS = {"SUBMIT", "FINAL", "FINAL_VAR"}
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+_STOPWORDS = frozenset("the and for are was were this that with from there has have not but all any its into "
+                       "fn pub async let mut use self none true false answer result found lines line functions "
+                       "function file".split())
+
+
+def _final_literals(code: str) -> list[str] | None:
+    """Literal values passed to SUBMIT/FINAL in the code; None if there is no such call or it passes a computed value."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return None
+    found: list[str] | None = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FINAL_CALLS:
+            values = [*node.args, *(kw.value for kw in node.keywords)]
+            for v in values:
+                try:
+                    lit = ast.literal_eval(v)
+                except (ValueError, SyntaxError, TypeError):
+                    return None  # a computed value: its evidence is the code itself
+                found = (found or []) + [lit if isinstance(lit, str) else json.dumps(lit)]
+    return found
+
+
+@validator("validate_final_without_evidence")
+def validate_final_without_evidence(turn: Turn, detection: str | None, ctx: ValidatorContext) -> str | None:
+    literals = _final_literals(_code_of(turn.response))
+    if not literals:
+        return None
+    outputs = "\n".join(step.output for step in turn.history)
+    text = "\n".join(literals)
+    numbers = re.findall(r"\b\d+\b", text)
+    words = [w for w in _WORD.findall(text) if w.lower() not in _STOPWORDS]
+    missing_numbers = [n for n in numbers if not re.search(rf"\b{n}\b", outputs)]
+    missing_words = [w for w in words if w not in outputs]
+    if not numbers and not words:
+        return None  # nothing specific to check
+    if missing_numbers or (words and len(missing_words) > len(words) / 2):
+        shown = ", ".join((missing_numbers + missing_words)[:5])
+        where = "any execution output" if outputs.strip() else "any execution output (nothing was executed yet)"
+        return f"SUBMIT with literal values that never appeared in {where}: {shown}"
+    return None
