@@ -51,3 +51,29 @@ def test_self_consistency_samples_the_local_model_three_times(local_lm, rust_fil
     assert result.status in ("Consensus", "Unverified") and not result.is_golden  # never golden
     assert len(result.detail["samples"]) == 3 and all(0.0 <= s <= 1.0 for s in result.detail["similarities"])
     assert result.detail["agreement"] == min(result.detail["similarities"])
+
+
+def test_turing_correction_reaches_the_local_model(local_lm, rust_file, tmp_path):
+    """Step 1 is a scripted fabrication; SmolLM2 writes step 2 with the correction in its prompt."""
+    from rlmlab.lm import make_lm
+    from rlmlab.turing import TuringProtocol, load_interaction_log
+
+    engine = local_lm.rlmlab_engine
+    seen: list[str] = []
+
+    def script(messages):
+        prompt = "\n".join(m["content"] for m in messages)
+        seen.append(prompt)
+        if len(seen) == 1:
+            return {"reasoning": "I searched the file and found 3 async functions at lines 5, 10 and 12.",
+                    "code": "print('done')"}
+        return engine.generate(messages, None).text
+
+    protocol = TuringProtocol(log=tmp_path / "turing.sqlite")
+    traj = run_rlm("Find all async functions in this Rust file.", rust_file.read_text(),
+                   lm=make_lm("scripted", script=script), turing=protocol, max_iters=2)
+    assert traj.iterations[0].turing[0]["hooks"] == ["phantom_tool_result"]
+    assert "[TURING CORRECTION]" not in seen[0] and "[TURING CORRECTION]" in seen[1]
+    assert len(traj.iterations) == 2 and traj.iterations[1].code is not None
+    rounds = load_interaction_log(tmp_path / "turing.sqlite", session=traj.run_id)
+    assert [r["turn_id"] for r in rounds if r["phase"] == "post_inference"][:2] == ["1", "2"]

@@ -54,8 +54,9 @@ def dspy_tools(workspace: Workspace) -> list[dspy.Tool]:
     """The workspace's registered tools as dspy.Tool objects (name, description, JSON schema of arguments)."""
     tools = []
     for spec in workspace.registry:
+        props = spec.schema_for_caps(workspace.caps)["properties"]
         tools.append(dspy.Tool(workspace.bound(spec.name), name=spec.name, desc=spec.description,
-                               args={k: dict(v) for k, v in spec.schema_for_caps(workspace.caps)["properties"].items()}))
+                               args={k: dict(v) for k, v in props.items()}))
     return tools
 
 

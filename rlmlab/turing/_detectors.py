@@ -9,7 +9,7 @@ from typing import Any, Protocol
 
 from rlmlab.turing._hooks import HookSpec
 from rlmlab.turing._turn import Turn
-from rlmlab.turing._validators import PATTERN_DETECTORS
+from rlmlab.turing._validators import PATTERN_DETECTORS, ask_lm
 
 __all__ = ["Detection", "Detector", "ProgrammaticDetector", "LLMDetector", "detection_prompt"]
 
@@ -67,8 +67,7 @@ class LLMDetector:
     def detect(self, turn: Turn, hooks: Sequence[HookSpec]) -> Detection:
         if not hooks:
             return Detection("none")
-        out = self.lm(messages=[{"role": "user", "content": detection_prompt(turn, hooks)}])
-        raw = str(out[0] if isinstance(out, list) and out else out)
+        raw = ask_lm(self.lm, detection_prompt(turn, hooks))
         flagged: dict[str, str] = {}
         for hook in hooks:
             m = re.search(rf"\*{{0,2}}{re.escape(hook.name)}\*{{0,2}}\s*[:\-—]\s*(.*)", raw)

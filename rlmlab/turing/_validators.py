@@ -20,7 +20,7 @@ from typing import Any
 from rlmlab.turing._turn import SUB_SESSION_TOOLS, Turn
 
 __all__ = ["VALIDATORS", "PATTERN_DETECTORS", "ValidatorContext", "validator", "pattern_detector", "schema_errors",
-           "is_courtesy_question", "ends_with_real_question"]
+           "is_courtesy_question", "ends_with_real_question", "ask_lm"]
 
 
 @dataclass
@@ -133,7 +133,8 @@ def validate_phantom_tool_result(turn: Turn, detection: str | None, ctx: Validat
 
 _ACTIONS = (r"check|look|search|find|read|open|run|execute|verify|investigate|analy[sz]e|fetch|get|scan|review|"
             r"examine|inspect|call|use|start|try|explore|grep|list|count|go through|dig|query|compute|calculate|"
-            r"figure out|find out|take a look|have a look|do that|do this|handle|write|print|extract")
+            r"figure out|find out|take a look|have a look|do that|do this|handle|write|print|extract|fix|update|"
+            r"edit|change|correct|patch|prepare|send|create|look up|summari[sz]e|test|compare")
 _PROMISE = re.compile(
     rf"\b(?:I'll|I\s+will|I'm\s+going\s+to|I\s+am\s+going\s+to|I\s+shall|let\s+me|allow\s+me\s+to|I'd\s+like\s+to|"
     rf"I\s+need\s+to|I\s+can\s+now)\s+(?:\w+\s+){{0,3}}?(?:{_ACTIONS})\b"
@@ -195,7 +196,7 @@ def validate_objective_completion(turn: Turn, detection: str | None, ctx: Valida
               f"Objective: {turn.objective}\n\nFinal response:\n{turn.response}\n\n"
               "Does the response fully satisfy the objective? Answer with exactly one line: "
               "'MET: <reason>' or 'NOT MET: <reason>'.")
-    reply = _ask(ctx.lm, prompt)
+    reply = ask_lm(ctx.lm, prompt)
     m = _VERDICT.search(reply)
     if m is None:
         return None  # an unreadable judgement does not block the worker
@@ -205,8 +206,9 @@ def validate_objective_completion(turn: Turn, detection: str | None, ctx: Valida
     return None
 
 
-def _ask(lm: Any, prompt: str) -> str:
-    out = lm(messages=[{"role": "user", "content": prompt}])
+def ask_lm(lm: Any, prompt: str) -> str:
+    """One user-message call to a DSPy LM (or any callable taking a prompt), as text."""
+    out = lm(prompt)
     return str(out[0] if isinstance(out, list) and out else out)
 
 

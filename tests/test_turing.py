@@ -1,0 +1,263 @@
+"""The Turing Protocol: one test per validator (false-positive cases first), config, log, RLM wiring."""
+
+import dataclasses
+import json
+
+import pytest
+
+from rlmlab.errors import ConfigError, ToolError
+from rlmlab.executors import run_rlm
+from rlmlab.lm import make_lm
+from rlmlab.tools import ToolCaps, Workspace
+from rlmlab.turing import (
+    ALWAYS_ON, BUILTIN_HOOKS, PATTERN_DETECTORS, VALIDATORS, HookSpec, InteractionLog, LLMDetector, Step, ToolCall,
+    TuringGuard, TuringProtocol, Turn, load_custom_hooks, load_interaction_log, load_turing_config,
+)
+
+SPEC_FIELDS = ["name", "phase", "scope", "detection_prompt", "validator_type", "validator_fn_name",
+               "correction_template", "halt_inference", "kill_on_detect"]
+
+
+def post(response, calls=(), scope="main", history=(), **kw):
+    return Turn("post_inference", scope=scope, response=response,
+                tool_calls=[ToolCall(n, a) for n, a in calls], history=list(history), **kw)
+
+
+def hooks_fired(turn, protocol=None):
+    return (protocol or TuringProtocol()).run(turn).hooks
+
+
+# -- registry completeness -----------------------------------------------------------------------------
+
+def test_registry_is_complete():
+    assert [f.name for f in dataclasses.fields(HookSpec)][:len(SPEC_FIELDS)] == SPEC_FIELDS
+    names = {h.name for h in BUILTIN_HOOKS}
+    assert names == {"workflow_spawn", "phantom_tool_result", "empty_promise", "objective_completion",
+                     "agenda_complete", "tool_schema_validation", "repetition_loop", "final_without_evidence"}
+    for hook in BUILTIN_HOOKS:
+        assert hook.validator_fn_name in VALIDATORS, hook.name
+        if hook.needs_detection:  # Stage 1 hooks need a programmatic detector too
+            assert hook.validator_fn_name in PATTERN_DETECTORS, hook.name
+        assert "{reason}" in hook.correction_template
+    assert ALWAYS_ON == {"agenda_complete", "tool_schema_validation"}
+    cfg = load_turing_config("configs/turing.yaml")
+    assert cfg.problems == [] and set(cfg.validators) <= names
+
+
+# -- workflow_spawn ---------------------------------------------------------------------------------------
+
+def test_workflow_spawn():
+    claim = "I've started a background session to scan the repository; results will follow."
+    assert hooks_fired(post(claim, calls=[("spawn_sub_session", {"objective": "scan"})])) == []  # FP: it was called
+    assert hooks_fired(post(claim, calls=[("llm_query", {"prompt": "scan"})])) == []
+    assert hooks_fired(post("Should I start a background session for this?")) == []
+    assert hooks_fired(post(claim)) == ["workflow_spawn"]
+    assert hooks_fired(post("Ich habe eine Hintergrundsitzung gestartet.")) == ["workflow_spawn"]
+
+
+# -- phantom_tool_result ----------------------------------------------------------------------------------
+
+def test_phantom_tool_result():
+    claim = "I searched the file and found 3 async functions, at lines 156, 196 and 249."
+    assert hooks_fired(post(claim, calls=[("ctx_find", {"pattern": "async fn"})])) == []  # FP: a tool was called
+    grounded = [Step("hits = ctx_find(context, 'async fn')", "156: pub async fn open\n196: pub async fn create\n"
+                     "249: pub async fn sync_all\ntotal 3")]
+    assert hooks_fired(post(claim, history=grounded)) == []  # FP: every item came from an earlier output
+    assert hooks_fired(post("I don't know which functions are async; I need to search first?")) == []
+    assert hooks_fired(post(claim)) == ["phantom_tool_result"]
+    assert hooks_fired(post("Here are the results:\n- src/main.rs\n- src/lib.rs")) == ["phantom_tool_result"]
+
+
+# -- empty_promise ----------------------------------------------------------------------------------------
+
+def test_empty_promise():
+    assert hooks_fired(post("Let me check the file.", calls=[("ctx_peek", {"ref": "context"})])) == []  # FP: called
+    assert hooks_fired(post("I'll check the log for errors. Shall I go ahead?")) == []  # FP: asks for confirmation
+    assert hooks_fired(post("The answer is 42.")) == []
+    # A trailing courtesy question does not excuse the promise.
+    assert hooks_fired(post("I'll check the log for errors. Anything else?")) == ["empty_promise"]
+    assert hooks_fired(post("Let me look into that for you. Is there anything else I can help with?")) == [
+        "empty_promise"]
+    assert hooks_fired(post("I will search the file for async functions.")) == ["empty_promise"]
+    # German (and other languages) are commitments too.
+    assert hooks_fired(post("Ich werde das prüfen.")) == ["empty_promise"]
+    assert hooks_fired(post("Ich schaue mir die Datei an. Noch etwas?")) == ["empty_promise"]
+    assert hooks_fired(post("Je vais vérifier le fichier.")) == ["empty_promise"]
+
+
+# -- objective_completion (llm) ---------------------------------------------------------------------------
+
+def test_objective_completion():
+    objective = "List every async function in fs/file.rs with its line number"
+    final = post("Done! Everything is complete.", scope="sub_session", objective=objective, final=True)
+    judge = make_lm("scripted", script=["NOT MET: no functions or line numbers are listed"])
+    assert hooks_fired(dataclasses.replace(final, scope="main"), TuringProtocol(lm=judge)) == []  # FP: main scope
+    assert hooks_fired(dataclasses.replace(final, tool_calls=[ToolCall("ctx_find")], final=False),
+                       TuringProtocol(lm=judge)) == []  # FP: not a final text-only reply
+    met = make_lm("scripted", script=["MET: the list is there"])
+    assert hooks_fired(final, TuringProtocol(lm=met)) == []
+    result = TuringProtocol(lm=judge).run(final)
+    assert result.hooks == ["objective_completion"] and objective in result.correction
+    assert "no functions or line numbers" in result.violations[0].reason
+
+
+# -- agenda_complete --------------------------------------------------------------------------------------
+
+def test_agenda_complete():
+    def pre(args):
+        return Turn("pre_execution", scope="sub_session", tool_calls=[ToolCall("agenda", args)])
+
+    assert hooks_fired(pre({"action": "complete", "item": "1", "reason": "tests pass: 12 of 12 in test_io.py"})) == []
+    assert hooks_fired(pre({"action": "add", "item": "write tests"})) == []
+    assert hooks_fired(dataclasses.replace(pre({"action": "complete"}), scope="main")) == []  # sub_session only
+    assert hooks_fired(pre({"action": "complete", "item": "1"})) == ["agenda_complete"]
+    assert hooks_fired(pre({"action": "complete", "item": "1", "reason": "done"})) == ["agenda_complete"]
+
+
+# -- tool_schema_validation -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("call, keyword", [
+    (lambda ws, r: ws.call("ctx_find", r), "required"),
+    (lambda ws, r: ws.call("ctx_peek", r, n="200"), "type"),
+    (lambda ws, r: ws.call("ctx_slice", r, 0, 10, unit="words"), "enum"),
+    (lambda ws, r: ws.call("ctx_find", r, "fn", k=0), "minimum"),
+    (lambda ws, r: ws.call("ctx_find", r, "fn", k=500), "maximum"),
+    (lambda ws, r: ws.call("ctx_peek", r, limit=5), "additionalProperties"),
+])
+def test_tool_schema_validation_blocks_each_keyword(call, keyword):
+    ws = Workspace(caps=ToolCaps())
+    ref = ws.store.put("fn main() {}\n" * 3, "src")
+    ran = []
+    ws.observers.append(type("Ran", (), {"after_tool": lambda self, rec: ran.append(rec.name)})())
+    guard = TuringGuard(TuringProtocol(), tool_schemas={s.name: s.schema_for_caps(ws.caps) for s in ws.registry})
+    assert ws.call("ctx_peek", ref, n=5)["preview"] == "fn ma"  # FP first: a valid call runs untouched
+    ws.observers.append(guard)
+    ws.call("ctx_peek", ref, n=5)
+    with pytest.raises(ToolError) as err:
+        call(ws, ref)
+    text = str(err.value)
+    assert f"[{keyword}]" in text and "was blocked" in text and "Schema of" in text and '"properties"' in text
+    assert ran == ["ctx_peek", "ctx_peek"]  # the blocked call never ran
+
+
+# -- repetition_loop --------------------------------------------------------------------------------------
+
+def test_repetition_loop():
+    code = "Search again.\n```python\nhits = ctx_find(context, 'async fn')\nprint(hits)\n```"
+    other = "Look at the start.\n```python\nprint(ctx_peek(context, 300))\n```"
+    calls = [("ctx_find", {"pattern": "async fn"})]
+    assert hooks_fired(post(code, calls=calls, history=[Step(other, "..."), Step(other, "...")])) == []
+    old = [Step(code.replace("Search again.", "First search."), "{...}"), Step(other, "...")]
+    assert hooks_fired(post(code, calls=calls, history=old[1:])) == []
+    assert hooks_fired(post(code, calls=calls, history=old)) == ["repetition_loop"]
+
+
+# -- final_without_evidence -------------------------------------------------------------------------------
+
+def test_final_without_evidence():
+    seen = [Step("hits = ctx_find(context, 'async fn')\nprint(hits['total'])", "10")]
+    computed = "```python\nSUBMIT(answer=str(hits['total']))\n```"
+    assert hooks_fired(post(computed, history=seen)) == []  # FP: a computed value
+    assert hooks_fired(post("```python\nSUBMIT(answer='10')\n```", history=seen)) == []  # FP: 10 was printed
+    result = TuringProtocol().run(post("```python\nSUBMIT(answer='There are 7 async functions')\n```",
+                                       history=seen))
+    assert result.hooks == ["final_without_evidence"] and result.kill and "7" in result.violations[0].reason
+
+
+# -- protocol behaviour -----------------------------------------------------------------------------------
+
+def test_each_hook_fires_once_per_turn_and_corrections_aggregate():
+    protocol = TuringProtocol()
+    turn = post("I searched and found 3 results at line 12. I'll fix them next.")
+    first = protocol.run(turn)
+    assert first.hooks == ["phantom_tool_result", "empty_promise"]
+    assert first.correction.count("[TURING CORRECTION]") == 2  # one correction, both issues
+    again = protocol.run(turn)
+    assert again.hooks == first.hooks and again.correction is None  # same turn: no second correction
+    assert protocol.run(dataclasses.replace(turn, turn_id="1")).correction is not None
+
+
+def test_llm_detector_one_call_for_all_hooks_then_programmatic_validation():
+    reply = "workflow_spawn: claims a job started\nempty_promise: none\nphantom_tool_result: presents line numbers"
+    lm = make_lm("scripted", script=[reply, reply])
+    protocol = TuringProtocol(detector=LLMDetector(lm))
+    turn = post("I started a background job and found 5 matches at line 10.")
+    assert protocol.run(turn).hooks == ["workflow_spawn", "phantom_tool_result"]
+    # Stage 2 removes the detector's false positive when a tool was in fact called.
+    called = post("I started a background job.", calls=[("spawn_sub_session", {})])
+    assert protocol.run(dataclasses.replace(called, turn_id="2")).hooks == []
+
+
+def test_interaction_log_stages_and_filters(tmp_path):
+    db = tmp_path / "turing.sqlite"
+    protocol = TuringProtocol(log=db)
+    protocol.run(post("I'll check it.", session="s1"))
+    protocol.run(post("The answer is 4.", session="s2"))
+    rows = load_interaction_log(db)
+    assert [(r["session"], r["stage1_status"], r["stage2_status"], r["stage3_status"]) for r in rows] == [
+        ("s1", "violation_detected", "violation_detected", "violation_detected"), ("s2", "ok", "ok", "ok")]
+    assert rows[0]["input_context"]["response"] == "I'll check it." and "empty_promise" in rows[0]["detection_output"]
+    assert [r["session"] for r in load_interaction_log(db, hook="empty_promise")] == ["s1"]
+    assert [r["session"] for r in load_interaction_log(db, status="ok")] == ["s2"]
+    assert isinstance(protocol.log, InteractionLog)
+
+
+def test_config_and_malformed_custom_hooks(tmp_path):
+    cfg = tmp_path / "turing.yaml"
+    cfg.write_text("turing_protocol:\n  backends: []\n  validators:\n    empty_promise: false\n"
+                   "    workflow_spawn: {enabled: true, scope: [main, sub_session]}\n"
+                   "    tool_schema_validation: false\n")
+    hooks = tmp_path / "hooks.txt"
+    good = {"name": "workflow_spawn", "phase": "post_inference", "scope": "main", "detection_prompt": "- x",
+            "validator_type": "programmatic", "validator_fn_name": "validate_workflow_spawn",
+            "correction_template": "[CUSTOM] {reason}"}
+    bad_phase = dict(good, name="bad_phase", phase="before_lunch")
+    no_fn = dict(good, name="no_fn", validator_fn_name="validate_nothing")
+    hooks.write_text(json.dumps([good, bad_phase, no_fn]))
+    custom, problems = load_custom_hooks(hooks)
+    assert [h.name for h in custom] == ["workflow_spawn"]
+    assert any("entry 1 (bad_phase): field phase" in p for p in problems)
+    assert any("entry 2 (no_fn): field validator_fn_name" in p for p in problems)
+    protocol = TuringProtocol.from_config(cfg, hooks_file=hooks)
+    assert not protocol.enabled and protocol.run(post("I'll check.")).ok  # backends: [] disables it
+    assert any("tool_schema_validation: always on" in p for p in protocol.problems)
+    on = TuringProtocol.from_config(dataclasses.replace(load_turing_config(cfg), backends=None), hooks_file=hooks)
+    names = {h.name: h for h in on.hooks}
+    assert "empty_promise" not in names and names["workflow_spawn"].scope == ("main", "sub_session")
+    assert on.run(post("I've started a background task.")).correction.startswith("[CUSTOM]")
+    hooks.write_text("[{\"name\": ")  # malformed file: built-ins stay in force
+    custom, problems = load_custom_hooks(hooks)
+    assert custom == [] and "not JSON" in problems[0] and "built-in hooks stay in force" in problems[0]
+    cfg.write_text("turing_protocol:\n  backends: [local\n")
+    with pytest.raises(ConfigError, match=r"turing.yaml:\d+: invalid YAML"):
+        load_turing_config(cfg)
+
+
+def test_rlm_run_shows_correction_and_a_corrected_next_step(rust_file, tmp_path):
+    steps = [{"reasoning": "I searched the file and found 3 async functions at lines 5, 10 and 12.",
+              "code": "print('done')"},
+             {"reasoning": "Search for real.", "code": "hits = ctx_find(context, r'async fn', k=50)\n"
+                                                       "print(hits['total'])"},
+             {"reasoning": "Submit the count.", "code": "SUBMIT(answer=str(hits['total']))"}]
+    protocol = TuringProtocol(log=tmp_path / "turing.sqlite")
+    traj = run_rlm("How many async fns?", rust_file.read_text(), lm=make_lm("scripted", script=steps),
+                   turing=protocol, runs_dir=tmp_path)
+    first, second, third = traj.iterations
+    assert first.turing[0]["hooks"] == ["phantom_tool_result"]
+    assert first.output.startswith("done") and "[TURING CORRECTION]" in first.output
+    assert second.tool_calls[0]["name"] == "ctx_find" and second.turing == []
+    assert traj.submitted and traj.answer == str(rust_file.read_text().count("async fn"))
+    rows = load_interaction_log(tmp_path / "turing.sqlite", session=traj.run_id)
+    assert [r["turn_id"] for r in rows if r["phase"] == "post_inference"] == ["1", "2", "3"]
+    saved = (tmp_path / traj.run_id / "trajectory.jsonl").read_text()
+    assert "phantom_tool_result" in saved
+
+
+def test_rlm_final_without_evidence_is_not_accepted(rust_file):
+    steps = [{"reasoning": "I know it.", "code": "SUBMIT(answer='There are 99 async functions')"},
+             {"reasoning": "Count them.", "code": "n = ctx_find(context, r'async fn', k=1)['total']\nprint(n)"},
+             {"reasoning": "Submit.", "code": "SUBMIT(answer=str(n))"}]
+    traj = run_rlm("How many async fns?", rust_file.read_text(), lm=make_lm("scripted", script=steps),
+                   turing=TuringProtocol())
+    assert traj.iterations[0].turing[0]["kill"] and "not executed" in traj.iterations[0].output
+    assert traj.answer == str(rust_file.read_text().count("async fn"))
