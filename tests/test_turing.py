@@ -261,3 +261,26 @@ def test_rlm_final_without_evidence_is_not_accepted(rust_file):
                    turing=TuringProtocol())
     assert traj.iterations[0].turing[0]["kill"] and "not executed" in traj.iterations[0].output
     assert traj.answer == str(rust_file.read_text().count("async fn"))
+
+
+def test_agent_loop_wrapper_sub_session_exit_gate_and_main_redo():
+    from rlmlab.turing import AgentReply, TuringAgentLoop
+
+    judge = make_lm("scripted", script=["NOT MET: nothing was listed", "MET: the functions are listed"])
+    replies = iter([AgentReply("Done, all finished!"),
+                    AgentReply("Searching.", [ToolCall("ctx_find", {"ref": "src", "pattern": "async fn"})]),
+                    AgentReply("Async functions: open (line 1).")])
+    calls = []
+    loop = TuringAgentLoop(TuringProtocol(lm=judge), lambda msgs: next(replies),
+                           lambda call: calls.append(call.name) or {"total": 1}, scope="sub_session",
+                           objective="List the async functions with their lines")
+    result = loop.run([{"role": "user", "content": "go"}])
+    assert result.final == "Async functions: open (line 1)." and calls == ["ctx_find"] and result.turns == 3
+    # sub-session: the correction is appended to the worker's messages and the loop went on
+    injected = [m for m in result.messages if "[TURING CORRECTION]" in m["content"]]
+    assert len(injected) == 1 and injected[0]["role"] == "user"
+    # main scope: the correction is a system message and the model answers again
+    replies = iter([AgentReply("I'll check the file. Anything else?"),
+                    AgentReply("Reading.", [ToolCall("ctx_peek", {"ref": "src"})]), AgentReply("It starts with fn.")])
+    main = TuringAgentLoop(TuringProtocol(), lambda msgs: next(replies), lambda call: "fn main", scope="main").run([])
+    assert main.final == "It starts with fn." and [m["role"] for m in main.messages][:2] == ["assistant", "system"]

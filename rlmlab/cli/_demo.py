@@ -31,8 +31,11 @@ def demo_rust_file() -> Path:
               help="Rust file to analyse (default: tokio's src/fs/file.rs).")
 @click.option("--max-iters", default=4, show_default=True, type=click.IntRange(1, 50))
 @click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
-def demo(lm_spec: str, path: Path | None, max_iters: int, runs_dir: str) -> None:
+@click.option("--turing/--no-turing", "turing_on", default=True, show_default=True,
+              help="Check every step with the Turing Protocol (configs/turing.yaml).")
+def demo(lm_spec: str, path: Path | None, max_iters: int, runs_dir: str, turing_on: bool) -> None:
     """Run one RLM task with the embedded SmolLM2 model on a real Rust file; write runs/<run-id>/."""
     target = path or demo_rust_file()
     raise SystemExit(run_and_show(DEMO_QUERY, target, lm_spec=lm_spec, context_mode="handle", max_iters=max_iters,
-                                  runs_dir=runs_dir, step_timeout=30.0, n_threads=None))
+                                  runs_dir=runs_dir, step_timeout=30.0, n_threads=None,
+                                  turing_config=Path("configs/turing.yaml") if turing_on else None))

@@ -11,7 +11,7 @@ LM_HELP = "scripted is for tests; local = embedded SmolLM2-135M; or a LiteLLM mo
 
 
 def run_and_show(query: str, path: Path, *, lm_spec: str, context_mode: str, max_iters: int, runs_dir: str,
-                 step_timeout: float, n_threads: int | None) -> int:
+                 step_timeout: float, n_threads: int | None, turing_config: Path | None = None) -> int:
     """Run one task, print the summary, return the exit code (1 if the run recorded an error)."""
     from rlmlab.executors import TRAJECTORY_FILE, run_rlm, trajectory_summary
     from rlmlab.lm import make_lm
@@ -24,11 +24,23 @@ def run_and_show(query: str, path: Path, *, lm_spec: str, context_mode: str, max
     options = {"n_threads": n_threads} if lm_spec.startswith("local") else {}
     with console.status(f"loading LM {lm_spec} ..."):
         lm = make_lm(lm_spec, **options)
+    protocol = None
+    if turing_config is not None:
+        from rlmlab.turing import TuringProtocol
+
+        protocol = TuringProtocol.from_config(turing_config, lm=lm, log=Path(runs_dir) / "turing.sqlite")
+        for problem in protocol.problems:
+            console.print(f"[yellow]turing config:[/] {problem}", soft_wrap=True, highlight=False)
     with console.status(f"running RLM on {path.name} ({len(text):,} chars, up to {max_iters} iterations) ..."):
         traj = run_rlm(query, text, lm=lm, context_mode=context_mode, max_iters=max_iters, runs_dir=runs_dir,
-                       step_timeout=step_timeout, source_path=str(path))
+                       step_timeout=step_timeout, source_path=str(path), turing=protocol)
     console.print(trajectory_summary(traj))
     console.print(f"trajectory: [bold]{Path(runs_dir) / traj.run_id / TRAJECTORY_FILE}[/]")
+    if protocol is not None:
+        fired = [h for it in traj.iterations for r in it.turing for h in r["hooks"]]
+        console.print(f"turing: {len(fired)} violation(s) corrected ({', '.join(sorted(set(fired))) or 'none'}); "
+                      f"log: rlmlab turing log --db {Path(runs_dir) / 'turing.sqlite'} --session {traj.run_id}",
+                      soft_wrap=True, highlight=False)
     return 1 if traj.error else 0
 
 
@@ -48,8 +60,12 @@ def rlm() -> None:
               help="Seconds one REPL step may run.")
 @click.option("--threads", "n_threads", default=None, type=click.IntRange(1, 256), help="Threads for the local model.")
 @click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
+@click.option("--turing", "turing_on", is_flag=True, help="Check every step with the Turing Protocol.")
+@click.option("--turing-config", type=click.Path(dir_okay=False, path_type=Path), default=Path("configs/turing.yaml"),
+              show_default=True, help="The turing_protocol: configuration (used with --turing).")
 def run(query: str, file: Path, lm_spec: str, context_mode: str, max_iters: int, step_timeout: float,
-        n_threads: int | None, runs_dir: str) -> None:
+        n_threads: int | None, runs_dir: str, turing_on: bool, turing_config: Path) -> None:
     """Answer QUERY about FILE with an RLM agent; writes runs/<run-id>/trajectory.jsonl."""
     raise SystemExit(run_and_show(query, file, lm_spec=lm_spec, context_mode=context_mode, max_iters=max_iters,
-                                  runs_dir=runs_dir, step_timeout=step_timeout, n_threads=n_threads))
+                                  runs_dir=runs_dir, step_timeout=step_timeout, n_threads=n_threads,
+                                  turing_config=turing_config if turing_on else None))

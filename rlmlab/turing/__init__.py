@@ -12,6 +12,7 @@ from rlmlab.turing._detectors import Detection, LLMDetector, ProgrammaticDetecto
 from rlmlab.turing._guard import TuringGuard
 from rlmlab.turing._hooks import ALWAYS_ON, BUILTIN_HOOKS, HOOK_ENTRY_SCHEMA, HookSpec
 from rlmlab.turing._log import InteractionLog, load_interaction_log
+from rlmlab.turing._loop import AgentReply, LoopResult, TuringAgentLoop
 from rlmlab.turing._protocol import FailoverLM, RoundResult, TuringProtocol, Violation
 from rlmlab.turing._turn import PHASES, SCOPES, Step, ToolCall, Turn, tool_calls_in_code
 from rlmlab.turing._validators import (
@@ -24,5 +25,5 @@ __all__ = [
     "ALWAYS_ON", "BUILTIN_HOOKS", "HOOK_ENTRY_SCHEMA", "HookSpec", "InteractionLog", "load_interaction_log",
     "FailoverLM", "RoundResult", "TuringProtocol", "Violation", "PHASES", "SCOPES", "Step", "ToolCall", "Turn",
     "tool_calls_in_code", "PATTERN_DETECTORS", "VALIDATORS", "ValidatorContext", "pattern_detector",
-    "schema_errors", "validator",
+    "schema_errors", "validator", "AgentReply", "LoopResult", "TuringAgentLoop",
 ]
