@@ -284,3 +284,38 @@ def test_agent_loop_wrapper_sub_session_exit_gate_and_main_redo():
                     AgentReply("Reading.", [ToolCall("ctx_peek", {"ref": "src"})]), AgentReply("It starts with fn.")])
     main = TuringAgentLoop(TuringProtocol(), lambda msgs: next(replies), lambda call: "fn main", scope="main").run([])
     assert main.final == "It starts with fn." and [m["role"] for m in main.messages][:2] == ["assistant", "system"]
+
+
+def test_cli_eval_and_log(tmp_path):
+    from click.testing import CliRunner
+
+    from rlmlab.cli import main
+
+    data = tmp_path / "eval.jsonl"
+    rows = [{"id": "a", "phase": "post_inference", "scope": "main", "response": "I'll check the file.",
+             "tool_calls": [], "expected": ["empty_promise"]},
+            {"id": "b", "phase": "post_inference", "scope": "main", "response": "Shall I check the file?",
+             "tool_calls": [], "expected": []},
+            {"id": "c", "phase": "pre_execution", "scope": "main", "response": "",
+             "tool_calls": [{"name": "ctx_find", "arguments": {"ref": "x", "pattern": "fn", "k": 1000}}],
+             "expected": ["tool_schema_validation"]},
+            {"id": "d", "phase": "post_inference", "scope": "main", "response": "The file has 3 functions.",
+             "tool_calls": [], "expected": ["phantom_tool_result"]}]
+    data.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    res = CliRunner().invoke(main, ["turing", "eval", "--data", str(data), "--lm", "none", "--json"])
+    assert res.exit_code == 0, res.output
+    [report] = json.loads(res.output)
+    scores = {h["hook"]: h for h in report["hooks"]}
+    assert (scores["empty_promise"]["tp"], scores["empty_promise"]["fp"]) == (1, 0)
+    assert scores["tool_schema_validation"]["recall"] == 1.0
+    assert scores["phantom_tool_result"]["fn"] == 1  # no "found"/"searched" claim: the patterns miss it
+    assert report["mistakes"] == [{"id": "d", "expected": ["phantom_tool_result"], "got": []}]
+    data.write_text(json.dumps(rows[0]) + "\n{bad\n")
+    bad = CliRunner().invoke(main, ["turing", "eval", "--data", str(data), "--lm", "none"])
+    assert bad.exit_code != 0 and f"{data}:2: not JSON" in bad.output
+    db = tmp_path / "t.sqlite"
+    TuringProtocol(log=db).run(post("I'll check the file.", session="run-1"))
+    shown = CliRunner().invoke(main, ["turing", "log", "--db", str(db), "--json", "--hook", "empty_promise"])
+    assert shown.exit_code == 0 and json.loads(shown.output.splitlines()[0])["session"] == "run-1"
+    missing = CliRunner().invoke(main, ["turing", "log", "--db", str(tmp_path / "none.sqlite")])
+    assert missing.exit_code != 0 and "no interaction log" in missing.output
