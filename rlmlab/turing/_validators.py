@@ -58,9 +58,17 @@ def _prose(text: str) -> str:
     return re.sub(r"```.*?(```|\Z)", " ", text, flags=re.S)
 
 
+_NEGATION = re.compile(r"\b(?:no|not|never|nothing|didn't|did\s+not|haven't|have\s+not|wasn't|won't|cannot|can't|"
+                       r"kein\w*|nicht|pas|aucun\w*|ningún|ninguna)\b", re.I)
+
+
 def _first(rx: re.Pattern[str], text: str) -> str | None:
-    m = rx.search(text)
-    return m.group(0).strip() if m else None
+    """The first match not negated earlier in its sentence ("No background session was started" is no claim)."""
+    for m in rx.finditer(text):
+        start = max(text.rfind(".", 0, m.start()), text.rfind("\n", 0, m.start()), text.rfind("!", 0, m.start()))
+        if not _NEGATION.search(text[start + 1:m.start()] + " " + m.group(0).split()[0]):
+            return m.group(0).strip()
+    return None
 
 
 # -- workflow_spawn -----------------------------------------------------------------------------------
@@ -72,6 +80,11 @@ _SPAWN = re.compile(
     r"|\b(?:a|the)\s+(?:new\s+)?(?:background\s+)?(?:session|workflow|task|job|sub-?agent|sub-?session|worker)\s+"
     r"(?:has been|was|is now|is)\s+(?:started|launched|spawned|running|created|initiated)\b"
     r"|\b(?:is|are)\s+now\s+running\s+in\s+the\s+background\b"
+    r"|\b(?:sub-?agent|worker|background\s+(?:task|job|session|process|worker))\s+(?:is\s+now|has\s+been|was|is)\s+"
+    r"(?:\w+ing|started|launched|spawned|kicked\s+off|running)\b"
+    r"|\bbackground\s+(?:task|job|session|process)\s+(?:kicked\s+off|started|launched|spawned|running)\b"
+    r"|\bj'ai\s+(?:lancé|démarré|créé)\s+(?:une?\s+)?(?:nouvelle?\s+)?(?:tâche|session|processus|travail)"
+    r"|\bhe\s+(?:iniciado|lanzado|creado)\s+(?:una?\s+)?(?:tarea|sesión|proceso)"
     r"|\bich\s+habe\s+(?:eine[nm]?\s+)?(?:neue[nm]?\s+)?(?:Hintergrund)?(?:sitzung|aufgabe|workflow|prozess|job)\w*"
     r"\s+(?:gestartet|angelegt|erstellt)",
     re.I)
@@ -100,6 +113,13 @@ _OBTAINED = re.compile(
     r"|\bhere\s+(?:is|are)\s+the\s+(?:results?|output|contents?|matches|lines|files|listing)\b"
     r"|\b(?:ctx_\w+|ast_query|grep|search|command|tool|call)\s+(?:returned|found|shows|showed|gave)\b"
     r"|\breturned\s+the\s+following\b|\b(?:output|results?)\s*:\s*\n"
+    r"|\bhere(?:'s|\s+is|\s+are)\s+(?:a\s+summary\s+of\s+)?(?:the\s+)?(?:list|contents?|output|results?|summary|"
+    r"listing|lines?|files?|matches)\b"
+    r"|\b(?:the\s+)?(?:file|directory|folder|repository|repo|log|logs/?|config\S*|\S+\.(?:py|rs|txt|yaml|yml|json|"
+    r"toml|log|cfg|ini)|\S+/)\s+(?:contains|has|lists|shows|includes|holds|enthält|contient)\b"
+    r"|\bline\s+\d+\s+(?:of|in)\s+\S+\s+(?:is|says|reads|contains|has)\b"
+    r"|\b(?:is|are)\s+defined\s+in\s+(?:the\s+)?`?[\w/.-]+\.(?:py|rs|js|ts|go)\b"
+    r"|\b(?:ast_query|ctx_\w+|grep)\s+(?:found|returned|shows|listed)\b"
     r"|\bich\s+habe\s+\w*\s*(?:gefunden|gelesen|durchsucht|ausgeführt)",
     re.I)
 _SPECIFIC = re.compile(r"\b\d+\b|`[^`]+`|\b\w+\.(?:rs|py|txt|json|toml|md|yaml|log)\b|^\s*[-*]\s+\S", re.M)
@@ -134,14 +154,16 @@ def validate_phantom_tool_result(turn: Turn, detection: str | None, ctx: Validat
 _ACTIONS = (r"check|look|search|find|read|open|run|execute|verify|investigate|analy[sz]e|fetch|get|scan|review|"
             r"examine|inspect|call|use|start|try|explore|grep|list|count|go through|dig|query|compute|calculate|"
             r"figure out|find out|take a look|have a look|do that|do this|handle|write|print|extract|fix|update|"
-            r"edit|change|correct|patch|prepare|send|create|look up|summari[sz]e|test|compare")
+            r"edit|change|correct|patch|prepare|send|create|look up|summari[sz]e|test|compare|ensure|make sure|"
+            r"set up|download|upload|install|deploy|restart|clean|fetch|collect|gather|monitor|watch|schedule|"
+            r"provide|share|report|deliver")
 _PROMISE = re.compile(
     rf"\b(?:I'll|I\s+will|I'm\s+going\s+to|I\s+am\s+going\s+to|I\s+shall|let\s+me|allow\s+me\s+to|I'd\s+like\s+to|"
     rf"I\s+need\s+to|I\s+can\s+now)\s+(?:\w+\s+){{0,3}}?(?:{_ACTIONS})\b"
     r"|\b(?:ich\s+werde|ich\s+schaue|ich\s+prüfe|ich\s+sehe\s+(?:mir|nach)|lass(?:en\s+Sie)?\s+mich|ich\s+suche|"
     r"ich\s+überprüfe|ich\s+kümmere\s+mich|ich\s+mache\s+mich)\b"
-    r"|\b(?:je\s+vais|laissez-moi|laisse-moi|je\s+m'en\s+occupe|je\s+vérifie)\b"
-    r"|\b(?:voy\s+a|déjame|dejame|lo\s+reviso|vamos\s+a)\b",
+    r"|\b(?:je\s+vais|laissez-moi|laisse-moi)\s+(?:\w+\s+)?\w+(?:er|ir|re)\b|\bje\s+m'en\s+occupe\b|\bje\s+vérifie\b"
+    r"|\b(?:voy\s+a|vamos\s+a|déjame|dejame)\s+\w+(?:ar|er|ir)\b|\blo\s+reviso\b",
     re.I)
 _COURTESY = re.compile(
     r"(?:is\s+there\s+)?anything\s+else|something\s+else|any\s+other\s+questions?|need\s+anything|"
@@ -254,8 +276,17 @@ def validate_tool_schema(turn: Turn, detection: str | None, ctx: ValidatorContex
 
 # -- repetition_loop ----------------------------------------------------------------------------------
 
+_FENCE = re.compile(r"```(\w*)[ \t]*\n(.*?)(?:```|\Z)", re.S)
+
+
 def _code_of(response: str) -> str:
-    blocks = re.findall(r"```(?:python|py)?\s*\n(.*?)(?:```|\Z)", response, flags=re.S)
+    """The step's code: its Python (or untagged) fenced blocks, except those right after an "Output:" line
+    (small models invent outputs); the whole text if there is no fence."""
+    blocks = []
+    for m in _FENCE.finditer(response):
+        before = response[:m.start()].rstrip().splitlines()[-1:] or [""]
+        if m.group(1).lower() in ("", "python", "py", "python3") and not re.search(r"(?i)output\s*:?\s*$", before[0]):
+            blocks.append(m.group(2))
     return "\n".join(blocks) if blocks else response
 
 
@@ -315,9 +346,11 @@ def validate_final_without_evidence(turn: Turn, detection: str | None, ctx: Vali
     words = [w for w in _WORD.findall(text) if w.lower() not in _STOPWORDS]
     missing_numbers = [n for n in numbers if not re.search(rf"\b{n}\b", outputs)]
     missing_words = [w for w in words if w not in outputs]
+    # identifiers (snake_case, camelCase, with digits) must each have been seen; prose words mostly
+    missing_ids = [w for w in missing_words if "_" in w or re.search(r"[a-z][A-Z]|\d", w)]
     if not numbers and not words:
         return None  # nothing specific to check
-    if missing_numbers or (words and len(missing_words) > len(words) / 2):
+    if missing_numbers or missing_ids or (words and len(missing_words) > len(words) / 2):
         shown = ", ".join((missing_numbers + missing_words)[:5])
         where = "any execution output" if outputs.strip() else "any execution output (nothing was executed yet)"
         return f"SUBMIT with literal values that never appeared in {where}: {shown}"
