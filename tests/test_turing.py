@@ -319,3 +319,9 @@ def test_cli_eval_and_log(tmp_path):
     assert shown.exit_code == 0 and json.loads(shown.output.splitlines()[0])["session"] == "run-1"
     missing = CliRunner().invoke(main, ["turing", "log", "--db", str(tmp_path / "none.sqlite")])
     assert missing.exit_code != 0 and "no interaction log" in missing.output
+
+
+def test_llm_detector_ignores_an_echoed_prompt_bullet():
+    bullet = next(h.detection_prompt for h in BUILTIN_HOOKS if h.name == "workflow_spawn")
+    protocol = TuringProtocol(detector=LLMDetector(lambda prompt: [bullet]))
+    assert protocol.run(post("```rust\nuse std::io;\n```")).hooks == []

@@ -55,8 +55,10 @@ def log(db: Path, session: str | None, hook: str | None, status: str | None, lim
               show_default=True)
 @click.option("--lm", "lm_spec", default="local", show_default=True,
               help="Backend for the LLM detector and llm validators (objective_completion); 'none' for no LM.")
+@click.option("--max-tokens", default=96, show_default=True, type=click.IntRange(8),
+              help="Longest detector/judge reply (the detector answers in a few `name: reason` lines).")
 @click.option("--json", "as_json", is_flag=True, help="The reports as JSON.")
-def eval_cmd(data: Path, detector: str, lm_spec: str, as_json: bool) -> None:
+def eval_cmd(data: Path, detector: str, lm_spec: str, max_tokens: int, as_json: bool) -> None:
     """Precision and recall per hook on a labelled JSONL file of agent turns."""
     from rich.progress import Progress
 
@@ -68,7 +70,7 @@ def eval_cmd(data: Path, detector: str, lm_spec: str, as_json: bool) -> None:
         cases = load_eval_cases(data)
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
-    lm = None if lm_spec == "none" else make_lm(lm_spec)
+    lm = None if lm_spec == "none" else make_lm(lm_spec, max_tokens=max_tokens)
     if lm is None and detector != "programmatic":
         raise click.UsageError("--detector llm needs an LM (--lm local, or a LiteLLM model string)")
     kinds = ["programmatic", "llm"] if detector == "both" else [detector]

@@ -56,6 +56,13 @@ def detection_prompt(turn: Turn, hooks: Sequence[HookSpec]) -> str:
             "above. If none applies, answer `none`.")
 
 
+def _echoes(reason: str, prompt: str) -> bool:
+    """Whether a detector's reason is a copy of the hook's detection bullet (small models echo the prompt)."""
+    words = lambda t: re.findall(r"\w+", t.lower())  # noqa: E731
+    said, bullet = words(reason), set(words(prompt))
+    return bool(said) and sum(w in bullet for w in said) / len(said) >= 0.8 and len(said) >= 6
+
+
 class LLMDetector:
     """The spec's Stage 1: one call to the backend LM with every hook's detection prompt."""
 
@@ -73,6 +80,9 @@ class LLMDetector:
             m = re.search(rf"\*{{0,2}}{re.escape(hook.name)}\*{{0,2}}\s*[:\-—]\s*(.*)", raw)
             if m:
                 reason = m.group(1).strip().splitlines()[0] if m.group(1).strip() else "flagged by the detector"
-                if not re.match(r"(?i)^(none|no|n/?a|not applicable|does not apply)\b", reason):
-                    flagged[hook.name] = f"detector: {reason[:200]}"
+                if re.match(r"(?i)^(none|no|n/?a|not applicable|does not apply)\b", reason):
+                    continue
+                if _echoes(reason, hook.detection_prompt):
+                    continue  # the model repeated the hook's own bullet from the prompt: not a finding
+                flagged[hook.name] = f"detector: {reason[:200]}"
         return Detection(raw, flagged)
