@@ -41,6 +41,7 @@ test: install rust-src
 bench: install rust-src ctags
 	$(PY) benchmarks/leakage.py
 	$(PY) benchmarks/oracle.py
+	$(PY) benchmarks/turing.py
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache
