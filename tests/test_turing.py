@@ -325,3 +325,11 @@ def test_llm_detector_ignores_an_echoed_prompt_bullet():
     bullet = next(h.detection_prompt for h in BUILTIN_HOOKS if h.name == "workflow_spawn")
     protocol = TuringProtocol(detector=LLMDetector(lambda prompt: [bullet]))
     assert protocol.run(post("```rust\nuse std::io;\n```")).hooks == []
+
+
+def test_objective_judge_in_prose_is_understood():
+    final = post("Here is a report.", scope="sub_session", objective="Find the port in config.yaml", final=True)
+    no = make_lm("scripted", script=["No, the response does not fully satisfy the objective."])
+    yes = make_lm("scripted", script=["Yes, the port 8080 is given, so the objective is met."])
+    assert hooks_fired(final, TuringProtocol(lm=no)) == ["objective_completion"]
+    assert hooks_fired(final, TuringProtocol(lm=yes)) == []

@@ -208,6 +208,9 @@ def validate_empty_promise(turn: Turn, detection: str | None, ctx: ValidatorCont
 # -- objective_completion (LLM) -----------------------------------------------------------------------
 
 _VERDICT = re.compile(r"\b(NOT\s+MET|MET|UNMET)\b\s*[:\-—]?\s*(.*)", re.I | re.S)
+_PROSE_UNMET = re.compile(r"^\s*no\b|\b(?:does|do|did)\s+not\s+(?:fully\s+)?(?:satisfy|meet|achieve|answer|complete)|"
+                          r"\bnot\s+(?:fully\s+)?(?:satisfied|met|achieved|complete)\b|\bfails?\s+to\b", re.I)
+_PROSE_MET = re.compile(r"^\s*yes\b|\b(?:fully\s+)?satisfies\b|\bis\s+(?:fully\s+)?(?:met|satisfied|achieved)\b", re.I)
 
 
 @validator("validate_objective_completion")
@@ -218,13 +221,19 @@ def validate_objective_completion(turn: Turn, detection: str | None, ctx: Valida
               f"Objective: {turn.objective}\n\nFinal response:\n{turn.response}\n\n"
               "Does the response fully satisfy the objective? Answer with exactly one line: "
               "'MET: <reason>' or 'NOT MET: <reason>'.")
-    reply = ask_lm(ctx.lm, prompt)
+    reply = ask_lm(ctx.lm, prompt).strip()
     m = _VERDICT.search(reply)
-    if m is None:
-        return None  # an unreadable judgement does not block the worker
-    if m.group(1).upper().replace(" ", "") in ("NOTMET", "UNMET"):
-        reason = m.group(2).strip().splitlines()[0][:200] if m.group(2).strip() else "objective not met"
-        return f"the final response does not satisfy the objective ({reason})"
+    if m is not None:
+        unmet = m.group(1).upper().replace(" ", "") in ("NOTMET", "UNMET")
+        reason = m.group(2).strip()
+    else:  # small judges answer in prose: "No, the response does not fully satisfy the objective."
+        unmet = bool(_PROSE_UNMET.search(reply))
+        if not unmet and not _PROSE_MET.search(reply):
+            return None  # an unreadable judgement does not block the worker
+        reason = reply
+    if unmet:
+        first = reason.splitlines()[0][:200] if reason else "objective not met"
+        return f"the final response does not satisfy the objective ({first})"
     return None
 
 
