@@ -150,7 +150,7 @@ def test_ast_query_tool_bounded_and_errors(ws, rust_file):
         ws.call("ast_query", ref, "(impl_item for: (type_identifier) @t)")
     with pytest.raises(ToolError, match="neither a blob key nor a readable file"):
         ws.call("ast_query", "no/such/file.rs", "(identifier) @i")
-    with pytest.raises(ToolError, match="k: expected an integer from 1 to 100"):
+    with pytest.raises(ToolError, match="k: 500 is out of range; allowed 1 to 100"):
         ws.call("ast_query", ref, "(identifier) @i", k=500)
     many = ws.call("ast_query", ref, "(identifier) @i", k=100)
     assert len(many["matches"]) == 100 and many["total"] > 100

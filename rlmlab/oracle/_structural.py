@@ -179,6 +179,14 @@ def _signature(oracles: Sequence[TreeSitterOracle], answer: str, target: str) ->
     return _best(results)
 
 
+def _compare_names(aspect: str, target: str, claims: list[str], actual: list[str], sample: bool) -> StructuralResult:
+    """Claimed names against the real ones (order-free sets of type or trait names)."""
+    hits = [c for c in claims if c in actual]
+    wrong = [c for c in claims if c not in actual]
+    return StructuralResult(set_verdict(hits, len(wrong), actual, sample), aspect, target, actual, claims, wrong,
+                            [a for a in actual if a not in set(hits)])
+
+
 def _implementors(oracles: Sequence[TreeSitterOracle], answer: str, trait: str, sample: bool) -> StructuralResult:
     actual = list(dict.fromkeys(i.type_name for o in oracles for i in o.get_impls()
                                 if i.trait_name == trait and not i.negative))
@@ -188,20 +196,14 @@ def _implementors(oracles: Sequence[TreeSitterOracle], answer: str, trait: str, 
         m = re.match(r"(?:impl\S*\s+)?&?\s*((?:\w+::)*\w+)", item)
         if m:
             claims.append(_last_segment(m.group(1)))
-    hits = [c for c in claims if c in actual]
-    wrong = [c for c in claims if c not in actual]
-    return StructuralResult(set_verdict(hits, len(wrong), actual, sample), "implementors", trait, actual, claims,
-                            wrong, [a for a in actual if a not in set(hits)])
+    return _compare_names("implementors", trait, claims, actual, sample)
 
 
 def _traits_of(oracles: Sequence[TreeSitterOracle], answer: str, typ: str, sample: bool) -> StructuralResult:
     actual = list(dict.fromkeys(i.trait_name for o in oracles for i in o.get_impls()
                                 if i.type_name == typ and i.trait_name and not i.negative))
     claims = [_last_segment(re.sub(r"^impl\S*\s+", "", i).split(" for ", 1)[0]) for i in _split_items(answer)]
-    hits = [c for c in claims if c in actual]
-    wrong = [c for c in claims if c not in actual]
-    return StructuralResult(set_verdict(hits, len(wrong), actual, sample), "traits_of", typ, actual, claims,
-                            wrong, [a for a in actual if a not in set(hits)])
+    return _compare_names("traits_of", typ, claims, actual, sample)
 
 
 def _does_implement(oracles: Sequence[TreeSitterOracle], answer: str, typ: str, trait: str) -> StructuralResult:

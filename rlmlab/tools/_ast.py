@@ -7,6 +7,7 @@ from typing import Annotated
 
 from rlmlab.errors import ToolError
 from rlmlab.handles import BlobRef
+from rlmlab.tools._context import _check_range
 from rlmlab.tools._registry import tool
 from rlmlab.tools._schema import Bounds
 from rlmlab.tools._workspace import Workspace
@@ -45,8 +46,7 @@ def ast_query(
     """
     from rlmlab.oracle import AstQueryError, TreeSitterOracle
 
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= ws.caps.find_k_max:
-        raise ToolError(f"k: expected an integer from 1 to {ws.caps.find_k_max}, got {k!r}")
+    _check_range("k", k, 1, ws.caps.find_k_max)
     if not query.strip():
         raise ToolError("query: empty; give a tree-sitter s-expression such as (function_item name: (identifier) @name)")
     if len(query) > ws.caps.pattern_max:
