@@ -1,0 +1,102 @@
+"""STOP rules, and the expected gain of a reprompt estimated from earlier runs' traces."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rlmlab.errors import ConfigError
+from rlmlab.teach._teacher import bucket, combine_confidence
+
+__all__ = ["StopRules", "ExpectedGain", "load_stop_rules", "DEFAULT_STOP_RULES"]
+
+DEFAULT_STOP_RULES = Path("configs/stop_rules.yaml")
+
+
+@dataclass(frozen=True)
+class StopRules:
+    max_turns: int = 3
+    stop_on_match: bool = True
+    stop_on_two_non_improvements: bool = True
+    negative_expected_gain_threshold: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.max_turns < 1:
+            raise ConfigError(f"stop_rules.max_turns: {self.max_turns}; must be at least 1")
+
+    def reason_to_stop(self, *, turns: int, matched: bool | None, scores: Sequence[float],
+                       expected_gain: float) -> str | None:
+        """Why to stop before another reprompt, or None to go on.
+
+        ``turns``: answers so far; ``matched``: the last answer matches the reference (None without one);
+        ``scores``: a score per answer (accuracy in reference mode, combined confidence without a reference);
+        ``expected_gain``: of the reprompt the policy chose.
+        """
+        if self.stop_on_match and matched:
+            return "match"
+        if turns >= self.max_turns:
+            return "max_turns"
+        if self.stop_on_two_non_improvements and len(scores) >= 3 and \
+                scores[-1] <= scores[-2] and scores[-2] <= scores[-3]:
+            return "two_non_improvements"
+        if expected_gain < self.negative_expected_gain_threshold:
+            return "negative_expected_gain"
+        return None
+
+
+def load_stop_rules(path: str | Path = DEFAULT_STOP_RULES, **overrides: Any) -> StopRules:
+    """``stop_rules:`` from YAML (defaults if the file is missing); unknown keys are an error naming them."""
+    import yaml
+
+    path = Path(path)
+    values: dict[str, Any] = {}
+    if path.exists():
+        try:
+            doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except yaml.MarkedYAMLError as exc:
+            line = f":{exc.problem_mark.line + 1}" if exc.problem_mark is not None else ""
+            raise ConfigError(f"{path}{line}: invalid YAML: {exc.problem}") from None
+        values = (doc.get("stop_rules") if isinstance(doc, dict) else None) or {}
+        known = set(StopRules.__dataclass_fields__)
+        unknown = set(values) - known
+        if unknown:
+            raise ConfigError(f"{path}: stop_rules: unknown keys {sorted(unknown)}; known: {sorted(known)}")
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return StopRules(**values)
+
+
+class ExpectedGain:
+    """Per (bias, bucket, template): observed rate of wrong->right minus right->wrong flips; 0 with no history."""
+
+    def __init__(self) -> None:
+        self._counts: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0, 0])  # up, down, n
+
+    def observe(self, bias: str, level: str, template: str, before: int, after: int) -> None:
+        c = self._counts[(bias, level, template)]
+        c[0] += before == 0 and after == 1
+        c[1] += before == 1 and after == 0
+        c[2] += 1
+
+    def gain(self, bias: str, level: str, template: str | None) -> float:
+        c = self._counts.get((bias, level, template or ""))
+        return 0.0 if not c or not c[2] else (c[0] - c[1]) / c[2]
+
+    @classmethod
+    def from_traces(cls, paths: Iterable[str | Path]) -> "ExpectedGain":
+        """Learn from earlier ``traces.json`` files: each reprompted turn and the accuracy it led to."""
+        gains = cls()
+        for path in paths:
+            doc = json.loads(Path(path).read_text(encoding="utf-8"))
+            for trace in doc.get("traces", []):
+                turns = trace.get("turns", [])
+                for prev, nxt in zip(turns, turns[1:]):
+                    if prev.get("template"):
+                        # the bucket is not a trace field: recomputed from the two confidences the trace keeps
+                        level = bucket(combine_confidence(prev.get("self_conf"), prev.get("teacher_conf")))
+                        gains.observe(prev.get("teacher_bias", "None"), level, prev["template"],
+                                      int(prev.get("accuracy", 0)), int(nxt.get("accuracy", 0)))
+        return gains
