@@ -1,0 +1,151 @@
+"""The teacher-learner loop for one item, the three arms of a run, and traces.json.
+
+Arms: ``single`` (one answer), ``try_again`` (the generic ``try_again_concise`` reprompt every time) and ``rts``
+(bias-aware: teacher, RTS policy, STOP rules). Mode ``reference``: the teacher knows the reference, as in seed
+002, so it never reprompts a right answer. Mode ``reference_free``: the teacher decides from bias cues and
+confidence only, which is the honest setting; reports show both.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rlmlab.teach._data import Item, answers_match
+from rlmlab.teach._learner import Exchange
+from rlmlab.teach._policy import load_templates, select_template
+from rlmlab.teach._stop import ExpectedGain, StopRules
+from rlmlab.teach._teacher import bucket, combine_confidence, detect_bias
+
+__all__ = ["TurnRecord", "ItemTrace", "ArmSummary", "run_item", "run_arm", "write_traces", "ARMS", "MODES"]
+
+ARMS = ("single", "try_again", "rts")
+MODES = ("reference", "reference_free")
+
+
+@dataclass
+class TurnRecord:
+    """One turn, with exactly the spec's trace fields."""
+
+    answer: str
+    self_conf: float
+    teacher_bias: str
+    teacher_conf: float
+    template: str | None
+    accuracy: int
+
+
+@dataclass
+class ItemTrace:
+    qid: str
+    question: str
+    reference: str
+    turns: list[TurnRecord] = field(default_factory=list)
+    final_accuracy: int = 0
+    # not in the spec's record; kept beside it for the summary table
+    stop_reason: str = ""
+    tokens: int = 0
+
+    def spec_record(self) -> dict[str, Any]:
+        return {"qid": self.qid, "question": self.question, "reference": self.reference,
+                "turns": [asdict(t) for t in self.turns], "final_accuracy": self.final_accuracy}
+
+
+def run_item(item: Item, learner: Any, *, arm: str = "rts", mode: str = "reference",
+             rules: StopRules = StopRules(), templates: dict | None = None,
+             gains: ExpectedGain | None = None) -> ItemTrace:
+    """Answer one item under one arm and mode; the learner sees each chosen template's text as the reprompt."""
+    if arm not in ARMS or mode not in MODES:
+        raise ValueError(f"arm {arm!r} / mode {mode!r}; arms: {ARMS}, modes: {MODES}")
+    templates = templates if templates is not None else load_templates()
+    gains = gains or ExpectedGain()
+    ex = Exchange(item.question, item.qid)
+    trace = ItemTrace(item.qid, item.question, item.reference)
+    scores: list[float] = []
+    while True:
+        reply = learner.answer(ex)
+        trace.tokens += reply.input_tokens + reply.output_tokens
+        correct = answers_match(reply.answer, item.reference)
+        judged = detect_bias(item.question, reply.answer, item.reference if mode == "reference" else None,
+                             previous_answers=ex.answers)
+        ex.answers.append(reply.answer)
+        level = bucket(combine_confidence(reply.self_conf, judged.teacher_conf))
+        scores.append(float(correct) if mode == "reference" else combine_confidence(reply.self_conf,
+                                                                                        judged.teacher_conf))
+        if arm == "single":
+            decision_template = None
+            stop = "single_pass"
+        else:
+            if arm == "try_again":
+                right = mode == "reference" and correct
+                decision_template = None if right else "try_again_concise"
+            else:
+                decision = select_template(judged.bias, level, reference_free=(mode == "reference_free"))
+                decision_template = decision.template if decision.reprompt else None
+            gain = gains.gain(judged.bias, level, decision_template) if arm == "rts" else 0.0
+            matched = correct if mode == "reference" else None
+            stop = ("match" if rules.stop_on_match and matched else
+                    "no_reprompt" if decision_template is None else
+                    rules.reason_to_stop(turns=len(ex.answers), matched=matched,
+                                         scores=scores, expected_gain=gain))
+            if arm == "try_again" and stop == "two_non_improvements":
+                stop = None  # the generic baseline retries until max_turns
+        trace.turns.append(TurnRecord(reply.answer, round(reply.self_conf, 4), judged.bias,
+                                      judged.teacher_conf, None if stop else decision_template, int(correct)))
+        if stop:
+            trace.stop_reason = stop
+            break
+        ex.reprompts.append((decision_template, templates[decision_template].text))
+    trace.final_accuracy = trace.turns[-1].accuracy
+    return trace
+
+
+@dataclass
+class ArmSummary:
+    arm: str
+    mode: str
+    items: int
+    accuracy: float
+    right_to_wrong: int  # first answer right, final wrong
+    wrong_to_right: int
+    avg_turns: float
+    tokens: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def run_arm(items: Sequence[Item], make_learner: Callable[[], Any], *, arm: str, mode: str,
+            rules: StopRules = StopRules(), gains: ExpectedGain | None = None,
+            progress: Callable[[], None] | None = None) -> tuple[list[ItemTrace], ArmSummary]:
+    templates = load_templates()
+    learner = make_learner()
+    traces = []
+    for item in items:
+        traces.append(run_item(item, learner, arm=arm, mode=mode, rules=rules, templates=templates, gains=gains))
+        if progress:
+            progress()
+    n = max(1, len(traces))
+    summary = ArmSummary(
+        arm, mode, len(traces), sum(t.final_accuracy for t in traces) / n,
+        sum(t.turns[0].accuracy == 1 and t.final_accuracy == 0 for t in traces),
+        sum(t.turns[0].accuracy == 0 and t.final_accuracy == 1 for t in traces),
+        sum(len(t.turns) for t in traces) / n, sum(t.tokens for t in traces))
+    return traces, summary
+
+
+def write_traces(path: str | Path, traces: Sequence[ItemTrace]) -> Path:
+    """traces.json exactly in the spec's format: a summary (items, final_accuracy_mean) and per-item records."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc = {"summary": {"items": len(traces),
+                       "final_accuracy_mean": round(sum(t.final_accuracy for t in traces) / max(1, len(traces)), 4)},
+           "traces": [t.spec_record() for t in traces]}
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, path)
+    return path
