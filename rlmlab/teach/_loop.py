@@ -73,9 +73,9 @@ def run_item(item: Item, learner: Any, *, arm: str = "rts", mode: str = "referen
         judged = detect_bias(item.question, reply.answer, item.reference if mode == "reference" else None,
                              previous_answers=ex.answers)
         ex.answers.append(reply.answer)
-        level = bucket(combine_confidence(reply.self_conf, judged.teacher_conf))
-        scores.append(float(correct) if mode == "reference" else combine_confidence(reply.self_conf,
-                                                                                        judged.teacher_conf))
+        combined = combine_confidence(reply.self_conf, judged.teacher_conf)
+        level = bucket(combined)
+        scores.append(float(correct) if mode == "reference" else combined)
         if arm == "single":
             decision_template = None
             stop = "single_pass"

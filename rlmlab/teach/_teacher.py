@@ -14,6 +14,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
+from rlmlab.teach._data import answers_match, normalise_answer
+
 __all__ = ["BIASES", "BiasResult", "detect_bias", "combine_confidence", "bucket", "TEACHER_CONFIDENCE"]
 
 BIASES = ("Anchoring", "Availability/Bandwagon", "Hindsight", "Overgeneralization", "Confirmation", "None")
@@ -41,26 +43,16 @@ class BiasResult:
 
 
 def _numbers(text: str) -> list[str]:
-    return [_canon(n) for n in _NUMBER.findall(text.replace(",", ""))]
-
-
-def _canon(number: str) -> str:
-    value = float(number)
-    return str(int(value)) if value.is_integer() else repr(value)
-
-
-def _final_number(text: str) -> str | None:
-    found = _numbers(text)
-    return found[-1] if found else None
+    """Every number of a text, in the canonical form ``normalise_answer`` gives answers."""
+    return [n for n in (normalise_answer(x) for x in _NUMBER.findall(text.replace(",", ""))) if n is not None]
 
 
 def detect_bias(question: str, answer: str, reference: str | None = None,
                 previous_answers: Sequence[str] = ()) -> BiasResult:
     """The bias an answer shows, with the teacher's confidence (see the module docstring for the two modes)."""
-    final = _final_number(answer)
+    final = normalise_answer(answer)
     if reference is not None:
-        ref = _final_number(reference)
-        if final is not None and final == ref:
+        if final is not None and answers_match(answer, reference):
             return BiasResult("None", TEACHER_CONFIDENCE["None"], "answer matches the reference")
     if final is not None and final in _numbers(question):
         return BiasResult("Anchoring", TEACHER_CONFIDENCE["Anchoring"], f"answer {final} is a number from the question")
@@ -75,7 +67,7 @@ def detect_bias(question: str, answer: str, reference: str | None = None,
         return BiasResult("Overgeneralization", TEACHER_CONFIDENCE["Overgeneralization"], m.group(0))
     if reference is not None:
         return BiasResult("Confirmation", TEACHER_CONFIDENCE["Confirmation"], "incorrect answer")
-    if final is not None and any(_final_number(p) == final for p in previous_answers):
+    if final is not None and any(normalise_answer(p) == final for p in previous_answers):
         return BiasResult("Confirmation", TEACHER_CONFIDENCE["Confirmation"], f"repeats the earlier answer {final}")
     return BiasResult("None", NO_CUE_CONFIDENCE, "no bias cue")
 
