@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rlmlab._files import write_jsonl
 from rlmlab.trace import ContextTrace, IterationLeakage
 
 __all__ = ["IterationRecord", "Trajectory", "TRAJECTORY_FILE"]
@@ -83,14 +84,8 @@ class Trajectory:
         return [self.header(), *(it.to_dict() for it in self.iterations), *trace, self.final()]
 
     def write_jsonl(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        with tmp.open("w", encoding="utf-8") as fh:
-            for rec in self.to_records():
-                fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
-        tmp.replace(path)
-        return path
+        write_jsonl(path, self.to_records())
+        return Path(path)
 
     @classmethod
     def read_jsonl(cls, path: str | Path) -> "Trajectory":

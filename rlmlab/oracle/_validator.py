@@ -14,14 +14,13 @@ file texts, parses and extractions are cached by content hash for the batch.
 
 from __future__ import annotations
 
-import json
-import os
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rlmlab._files import write_jsonl
 from rlmlab.oracle._classify import QUERY_RULES, QueryClassifier, QueryKind
 from rlmlab.oracle._consistency import SelfConsistencyOracle
 from rlmlab.oracle._grep import GrepOracle
@@ -164,12 +163,12 @@ class ValidationStats:
 
     def write_jsonl(self, path: str | Path) -> int:
         """Write the golden traces (the spec's fields only), one per line; returns how many."""
-        return _write_lines(path, [t.to_dict() for t in self.golden])
+        return write_jsonl(path, [t.to_dict() for t in self.golden])
 
     def write_review_jsonl(self, path: str | Path, include_consensus: bool = True) -> int:
         """Write failed (and consensus) results with their reasons, for a person to review."""
         wanted = {"Failed", "Consensus"} if include_consensus else {"Failed"}
-        return _write_lines(path, [r.review_record() for r in self.results if r.status in wanted])
+        return write_jsonl(path, [r.review_record() for r in self.results if r.status in wanted])
 
     def to_dict(self) -> dict[str, Any]:
         return {"total": self.total, "golden_rate": round(self.golden_rate(), 4), "by_status": self.by_status,
@@ -189,18 +188,6 @@ class ValidationStats:
         if self.malformed:
             table.caption = f"{len(self.malformed)} malformed line(s) skipped"
         return table
-
-
-def _write_lines(path: str | Path, records: list[dict[str, Any]]) -> int:
-    """Write JSONL atomically (a temp file renamed into place), so a crash never leaves half a file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        for record in records:
-            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-    os.replace(tmp, path)
-    return len(records)
 
 
 class TraceValidator:

@@ -9,12 +9,12 @@ confidence only, which is the honest setting; reports show both.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rlmlab._files import write_atomic
 from rlmlab.teach._data import Item, answers_match
 from rlmlab.teach._learner import Exchange
 from rlmlab.teach._policy import load_templates, select_template
@@ -140,12 +140,7 @@ def run_arm(items: Sequence[Item], make_learner: Callable[[], Any], *, arm: str,
 
 def write_traces(path: str | Path, traces: Sequence[ItemTrace]) -> Path:
     """traces.json exactly in the spec's format: a summary (items, final_accuracy_mean) and per-item records."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     doc = {"summary": {"items": len(traces),
                        "final_accuracy_mean": round(sum(t.final_accuracy for t in traces) / max(1, len(traces)), 4)},
            "traces": [t.spec_record() for t in traces]}
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return write_atomic(path, json.dumps(doc, indent=2, ensure_ascii=False))
