@@ -28,6 +28,10 @@ _EXPORTS = {
     "rlmlab.oracle": ["GrepOracle", "GrepVerification", "TreeSitterOracle", "TraceValidator", "OracleResult",
                       "AnalysisResult", "GoldenTrace", "ValidationStats", "QueryKind", "classify_query",
                       "SelfConsistencyOracle", "ParseCache", "AstQueryError"],
+    "rlmlab.turing": ["TuringProtocol", "TuringGuard", "TuringAgentLoop", "HookSpec", "Turn", "RoundResult"],
+    "rlmlab.teach": ["detect_bias", "combine_confidence", "bucket", "select_template", "load_templates",
+                     "StopRules", "ExpectedGain", "DemoLearner", "LMLearner", "VotingLearner", "RunConfig",
+                     "load_run_config", "run_teach", "TeachReport", "ItemTrace", "read_traces", "load_dataset"],
 }
 _WHERE = {name: mod for mod, names in _EXPORTS.items() for name in names}
 

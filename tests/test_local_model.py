@@ -77,3 +77,19 @@ def test_turing_correction_reaches_the_local_model(local_lm, rust_file, tmp_path
     assert len(traj.iterations) == 2 and traj.iterations[1].code is not None
     rounds = load_interaction_log(tmp_path / "turing.sqlite", session=traj.run_id)
     assert [r["turn_id"] for r in rounds if r["phase"] == "post_inference"][:2] == ["1", "2"]
+
+
+def test_teacher_learner_run_with_the_local_model(tmp_path):
+    """Issue 5: the real 135M model as learner, both teacher modes, three arms; self-confidence from log-probs."""
+    from rlmlab.teach import RunConfig, read_traces, run_teach
+
+    cfg = RunConfig(provider="local", demo_mode=False, limit=3, max_turns=2, traces_out=str(tmp_path / "traces.json"))
+    report = run_teach(cfg)
+    assert len(report.rows) == 6 and all(r.items == 3 and r.tokens > 0 for r in report.rows)
+    traces = read_traces(tmp_path / "traces.json")
+    confs = [t.self_conf for tr in traces for t in tr.turns]
+    assert all(0.0 < c < 1.0 for c in confs) and len(set(confs)) > 1  # from token log-probs, not a constant
+    assert all(t.answer.strip() for tr in traces for t in tr.turns)
+    # the first turn is the same conversation in every arm: the memo answers it once
+    firsts = {(m, a): [t.turns[0].answer for t in ts] for (m, a), ts in report.traces.items()}
+    assert len({tuple(v) for v in firsts.values()}) == 1

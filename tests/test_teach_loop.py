@@ -1,34 +1,72 @@
 """The teacher-learner loop with the seeded demo learner on data/math20.csv (a simulator, see _learner.py)."""
 
 import json
+import statistics
 
-from rlmlab.teach import StopRules, load_csv
-from rlmlab.teach._learner import DemoLearner, Exchange
+import jsonschema
+
+from rlmlab.teach import TRACES_SCHEMA, RunConfig, StopRules, load_csv, run_teach
+from rlmlab.teach._learner import DemoLearner, Exchange, VotingLearner
 from rlmlab.teach._loop import run_arm, run_item, write_traces
 
 ITEMS = load_csv("data/math20.csv")
-SOLVE = {i.question: i.reference for i in ITEMS}.__getitem__
+SOLVE = {i.question: i.reference for i in ITEMS}.get
 
 
 def demo(**kw):
-    return lambda: DemoLearner(SOLVE, seed=0, **kw)
+    return DemoLearner(SOLVE, seed=0, **kw)
 
 
 def test_reference_mode_never_reprompts_a_right_answer_and_rts_fixes_what_it_targets():
-    traces, single = run_arm(ITEMS, demo(error_rate=0.15), arm="single", mode="reference")
-    _, rts = run_arm(ITEMS, demo(error_rate=0.15), arm="rts", mode="reference")
-    assert single.accuracy == 0.95 and rts.accuracy == 1.0 and rts.wrong_to_right == 1 and rts.right_to_wrong == 0
-    rts_traces, _ = run_arm(ITEMS, demo(error_rate=0.15), arm="rts", mode="reference")
+    _, single = run_arm(ITEMS, demo(error_rate=0.15), arm="single", mode="reference")
+    rts_traces, rts = run_arm(ITEMS, demo(error_rate=0.15), arm="rts", mode="reference")
+    assert rts.accuracy > single.accuracy and rts.right_to_wrong == 0 and rts.wrong_to_right >= 1
     for t in rts_traces:
         for turn in t.turns:
             assert not (turn.accuracy == 1 and turn.template), "a right answer was reprompted"
     wrong = next(t for t in rts_traces if t.turns[0].accuracy == 0)
-    assert wrong.turns[0].teacher_bias != "None" and wrong.turns[0].template and wrong.stop_reason == "match"
+    assert wrong.turns[0].teacher_bias != "None" and wrong.turns[0].template
 
 
-def test_reference_free_reprompting_can_hurt_and_is_reported():
-    _, free = run_arm(ITEMS, demo(error_rate=0.15), arm="try_again", mode="reference_free")
-    assert free.avg_turns == 3.0 and free.right_to_wrong > 0  # without the reference gate, retries churn
+def test_reference_free_teacher_cannot_see_rightness_so_right_answers_get_reprompted():
+    traces, free = run_arm(ITEMS, demo(error_rate=0.15), arm="try_again", mode="reference_free")
+    assert free.avg_turns == 3.0
+    assert sum(t.turns[0].accuracy == 1 and t.turns[0].template == "try_again_concise" for t in traces) >= 15
+
+
+def test_full_demo_run_matches_the_expected_summary(tmp_path):
+    """configs/run.yaml's demo defaults (error rate 0.1, seed 0): the spec's ~90% single pass, ~95%+ with RTS."""
+    cfg = RunConfig(traces_out=str(tmp_path / "traces.json"))
+    report = run_teach(cfg)
+    got = {(r.mode, r.arm): (r.accuracy, r.right_to_wrong, r.wrong_to_right, r.avg_turns) for r in report.rows}
+    assert got == {
+        ("reference", "single"): (0.85, 0, 0, 1.0),
+        ("reference", "try_again"): (0.9, 0, 1, 1.25),
+        ("reference", "rts"): (1.0, 0, 3, 1.2),
+        ("reference_free", "single"): (0.85, 0, 0, 1.0),
+        ("reference_free", "try_again"): (0.85, 1, 1, 3.0),
+        ("reference_free", "rts"): (0.9, 1, 2, 2.2),
+    }
+    doc = json.loads((tmp_path / "traces.json").read_text())
+    jsonschema.validate(doc, TRACES_SCHEMA)
+    assert doc["summary"] == {"items": 20, "final_accuracy_mean": 1.0}  # traces.json: RTS arm of the first mode
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["traces.json", "summary.json"] + [f"traces.{m}.{a}.json" for m in ("reference", "reference_free")
+                                           for a in ("single", "try_again", "rts")])
+
+
+def test_over_many_seeds_the_simulator_gives_the_spec_figures_and_the_gate_matters():
+    acc: dict = {}
+    for seed in range(20):
+        for r in run_teach(RunConfig(seed=seed), write=False).rows:
+            acc.setdefault((r.mode, r.arm), []).append(r)
+    mean = {k: statistics.mean(r.accuracy for r in v) for k, v in acc.items()}
+    assert 0.83 <= mean[("reference", "single")] <= 0.92  # spec: ~90% single pass
+    assert mean[("reference", "rts")] >= 0.95  # spec: ~95% with reprompting
+    assert mean[("reference", "rts")] > mean[("reference", "try_again")] > mean[("reference", "single")]
+    # without the reference gate a generic retry loses right answers: worse than not reprompting at all
+    assert mean[("reference_free", "try_again")] < mean[("reference_free", "single")]
+    assert all(r.right_to_wrong == 0 for r in acc[("reference", "rts")])
 
 
 def test_stop_at_max_turns_and_traces_json_schema(tmp_path):
@@ -37,6 +75,7 @@ def test_stop_at_max_turns_and_traces_json_schema(tmp_path):
     assert len(trace.turns) == 2 and trace.stop_reason == "max_turns" and trace.final_accuracy == 0
     path = write_traces(tmp_path / "out" / "traces.json", [trace])
     doc = json.loads(path.read_text())
+    jsonschema.validate(doc, TRACES_SCHEMA)
     assert list(doc) == ["summary", "traces"] and doc["summary"] == {"items": 1, "final_accuracy_mean": 0.0}
     [rec] = doc["traces"]
     assert list(rec) == ["qid", "question", "reference", "turns", "final_accuracy"]
@@ -44,7 +83,23 @@ def test_stop_at_max_turns_and_traces_json_schema(tmp_path):
     assert rec["turns"][0]["template"] is not None and rec["turns"][-1]["template"] is None
 
 
-def test_demo_learner_is_seeded():
+def test_demo_learner_is_seeded_and_does_arithmetic_itself():
     a = DemoLearner(SOLVE, error_rate=0.5, seed=7).answer(Exchange(ITEMS[0].question, "q1"))
     b = DemoLearner(SOLVE, error_rate=0.5, seed=7).answer(Exchange(ITEMS[0].question, "q1"))
     assert a == b
+    no_knowledge = DemoLearner(error_rate=0.0)
+    assert no_knowledge.answer(Exchange("What is (8 + 5) * 3?", "x")).answer == "The answer is 39."
+    assert no_knowledge.answer(Exchange(ITEMS[13].question, "y")).self_conf < 0.4  # a word problem it cannot parse
+
+
+def test_voting_learner_reports_the_majority_and_its_share():
+    base = DemoLearner(SOLVE, error_rate=0.4, seed=1)
+    voter = VotingLearner(base, k=5)
+    shares = []
+    for item in ITEMS:
+        reply = voter.answer(Exchange(item.question, item.qid))
+        samples = [base.answer(Exchange(item.question, item.qid), sample=i).answer for i in range(5)]
+        assert reply.answer == max(samples, key=samples.count)
+        assert reply.vote_share == samples.count(reply.answer) / 5
+        shares.append(reply.vote_share)
+    assert len(set(shares)) > 1 and min(shares) < 1.0  # the samples really differ

@@ -9,6 +9,7 @@ from rlmlab.cli._kernel import kernel
 from rlmlab.cli._oracle import oracle
 from rlmlab.cli._repl import repl
 from rlmlab.cli._rlm import rlm
+from rlmlab.cli._teach import teach
 from rlmlab.cli._turing import turing
 
 __all__ = ["main"]
@@ -20,5 +21,5 @@ def main() -> None:
     """rlmlab: run, see, verify and improve Recursive Language Model agents."""
 
 
-for command in (repl, kernel, demo, rlm, oracle, turing):
+for command in (repl, kernel, demo, rlm, oracle, turing, teach):
     main.add_command(command)

@@ -131,7 +131,8 @@ class LlamaEngine(_TextEngine):
         n_threads: CPU threads; default all cores.
         n_ctx: context window in tokens.
         max_tokens: default completion length when the request does not set one.
-        seed: sampling seed (temperature 0 is greedy and needs none).
+        seed: sampling seed (temperature 0 is greedy and needs none); a request config's ``seed`` overrides it,
+            so parallel samples can differ.
     """
 
     def __init__(self, model_path: str | Path | None = None, n_threads: int | None = None, n_ctx: int = 8192,
@@ -158,6 +159,7 @@ class LlamaEngine(_TextEngine):
         temperature = config.temperature if config is not None and config.temperature is not None else 0.0
         max_tokens = config.max_tokens if config is not None and config.max_tokens else self.max_tokens
         stop = list(config.stop) if config is not None and config.stop else None
+        seed = getattr(config, "seed", None)
         with self._lock:
             budget = self.n_ctx - self._count_prompt(messages)
             if budget < 16:
@@ -166,7 +168,7 @@ class LlamaEngine(_TextEngine):
                 )
             out = self.llm.create_chat_completion(
                 messages=messages, temperature=temperature, max_tokens=min(max_tokens, budget), stop=stop,
-                seed=self.seed, logprobs=logprobs, top_logprobs=1 if logprobs else None,
+                seed=self.seed if seed is None else seed, logprobs=logprobs, top_logprobs=1 if logprobs else None,
             )
         choice = out["choices"][0]
         lps: list[float] = []

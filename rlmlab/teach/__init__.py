@@ -1,18 +1,29 @@
 """The teacher-learner loop (seed 002): bias detection, confidence, RTS reprompt policy, STOP rules.
 
-Started: the teacher (``detect_bias``, ``combine_confidence``, ``bucket``), the RTS policy and templates, the STOP
-rules with expected gain, and the datasets. The learners and the runner come next.
+Learners (demo simulator, any DSPy LM with log-prob self-confidence, k-sample voting) answer; the teacher
+(``detect_bias``, ``combine_confidence``, ``bucket``) judges; the RTS policy picks a template; STOP rules end the
+item. ``run_teach`` runs single pass, try-again and RTS in both teacher modes and writes traces.json.
 """
 
+from rlmlab.teach._arith import solve_arithmetic
+from rlmlab.teach._config import DEFAULT_RUN_CONFIG, RunConfig, load_run_config
 from rlmlab.teach._data import DatasetError, Item, answers_match, load_csv, load_dataset, load_gsm8k, normalise_answer
+from rlmlab.teach._learner import DemoLearner, Exchange, LearnerAnswer, LMLearner, VotingLearner
+from rlmlab.teach._loop import (
+    ARMS, MODES, TRACES_SCHEMA, ArmSummary, ItemTrace, TurnRecord, read_traces, run_arm, run_item, write_traces,
+)
 from rlmlab.teach._policy import (
     DEFAULT_TEMPLATES, RTS_RULES, TEMPLATE_SCHEMA, Decision, Template, TemplateNotFound, load_templates, rts_rule,
     select_template,
 )
+from rlmlab.teach._run import TeachReport, make_learner, run_teach
 from rlmlab.teach._stop import DEFAULT_STOP_RULES, ExpectedGain, StopRules, load_stop_rules
 from rlmlab.teach._teacher import BIASES, TEACHER_CONFIDENCE, BiasResult, bucket, combine_confidence, detect_bias
 
 __all__ = [
+    "solve_arithmetic", "DEFAULT_RUN_CONFIG", "RunConfig", "load_run_config", "DemoLearner", "Exchange",
+    "LearnerAnswer", "LMLearner", "VotingLearner", "ARMS", "MODES", "TRACES_SCHEMA", "ArmSummary", "ItemTrace",
+    "TurnRecord", "read_traces", "run_arm", "run_item", "write_traces", "TeachReport", "make_learner", "run_teach",
     "DEFAULT_TEMPLATES", "RTS_RULES", "TEMPLATE_SCHEMA", "Decision", "Template", "TemplateNotFound",
     "load_templates", "rts_rule", "select_template", "DEFAULT_STOP_RULES", "ExpectedGain", "StopRules",
     "load_stop_rules", "DatasetError", "Item", "answers_match", "load_csv", "load_dataset", "load_gsm8k",

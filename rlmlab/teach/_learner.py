@@ -1,15 +1,19 @@
 """Learners: answer a question (and any reprompts) and report a self-confidence in [0, 1].
 
-- :class:`DemoLearner` is a seeded **simulator** of a learner, for offline runs and tests. It gets the right
-  answer from a ``solve`` function (by default: the item's reference, standing in for "the learner could compute
-  it") and, with probability ``error_rate`` on the first turn, makes one of the mistakes the teacher exists to
+- :class:`DemoLearner` is a seeded **simulator** of a learner, for offline runs and tests (the spec's demo
+  provider). It computes arithmetic questions itself (:func:`solve_arithmetic`); for anything else it asks a
+  ``knowledge`` function (the runner passes the dataset's references, standing in for "the learner could work it
+  out"). With probability ``error_rate`` on the first turn it makes one of the mistakes the teacher exists to
   catch: anchoring on a number from the question, an absolute claim, a post-hoc story, or a wrong answer it then
   sticks to. A reprompt whose template targets its mistake fixes it with probability ``fix_targeted``, any other
   reprompt with ``fix_generic``; a reprompt of a right answer breaks it with probability ``churn`` unless the
-  template is ``calming_focus_v1``. All draws come from ``random.Random(f"{seed}:{qid}:{turn}")``.
+  template is ``calming_focus_v1``. All draws come from ``random.Random(f"{seed}:{qid}:{turn}:{sample}")``.
 - :class:`LMLearner` asks a DSPy LM. Self-confidence: the geometric mean of the token probabilities of the
-  final number when the engine returns log-probabilities (the local llama.cpp engine does), else a
-  ``Confidence: x`` the model states, else 0.5.
+  answer's tail when the engine returns log-probabilities (the local llama.cpp engine does), else a
+  ``Confidence: x`` the model states, else 0.5. With a Turing Protocol its reply is checked (post_inference)
+  and, on a violation, regenerated once with the correction.
+- :class:`VotingLearner` asks ``k`` samples of another learner and answers with the majority, reporting the
+  vote share.
 """
 
 from __future__ import annotations
@@ -17,13 +21,16 @@ from __future__ import annotations
 import math
 import random
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rlmlab.teach._arith import solve_arithmetic
 from rlmlab.teach._data import normalise_answer
 
-__all__ = ["LearnerAnswer", "Exchange", "DemoLearner", "LMLearner", "ERROR_KINDS", "TARGETS"]
+__all__ = ["LearnerAnswer", "Exchange", "DemoLearner", "LMLearner", "VotingLearner", "ERROR_KINDS", "TARGETS",
+           "LEARNER_INSTRUCTIONS"]
 
 ERROR_KINDS = ("anchoring", "absolute", "post_hoc", "sticky")
 # which template targets which simulated mistake
@@ -37,6 +44,8 @@ class LearnerAnswer:
     self_conf: float
     input_tokens: int = 0
     output_tokens: int = 0
+    vote_share: float | None = None  # VotingLearner: the majority's share of the k samples
+    corrections: int = 0  # Turing Protocol corrections injected into this turn
 
 
 @dataclass
@@ -56,14 +65,18 @@ def _number(text: str) -> str:
 class DemoLearner:
     """The seeded simulator described in the module docstring (not a model of any real learner)."""
 
-    def __init__(self, solve: Callable[[str], str], *, error_rate: float = 0.1, fix_targeted: float = 0.8,
-                 fix_generic: float = 0.5, churn: float = 0.1, seed: int = 0):
-        self.solve, self.error_rate, self.seed = solve, error_rate, seed
+    def __init__(self, knowledge: Callable[[str], str | None] | None = None, *, error_rate: float = 0.1,
+                 fix_targeted: float = 0.8, fix_generic: float = 0.5, churn: float = 0.1, seed: int = 0):
+        self.knowledge, self.error_rate, self.seed = knowledge, error_rate, seed
         self.fix_targeted, self.fix_generic, self.churn = fix_targeted, fix_generic, churn
-        self._mistake: dict[str, str] = {}
+        self._mistake: dict[tuple[str, int], str] = {}
 
-    def _rng(self, ex: Exchange) -> random.Random:
-        return random.Random(f"{self.seed}:{ex.qid or ex.question}:{len(ex.answers)}")
+    def solve(self, question: str) -> str | None:
+        found = solve_arithmetic(question)
+        return found if found is not None or self.knowledge is None else self.knowledge(question)
+
+    def _rng(self, ex: Exchange, sample: int) -> random.Random:
+        return random.Random(f"{self.seed}:{ex.qid or ex.question}:{len(ex.answers)}:{sample}")
 
     def _wrong(self, kind: str, ex: Exchange, right: str, rng: random.Random) -> LearnerAnswer:
         numbers = re.findall(r"\d+(?:\.\d+)?", ex.question)
@@ -76,10 +89,13 @@ class DemoLearner:
             return LearnerAnswer(f"It is {off}, obvious because the numbers fit.", 0.75)
         return LearnerAnswer(f"I get {off}.", 0.65)
 
-    def answer(self, ex: Exchange) -> LearnerAnswer:
-        rng = self._rng(ex)
-        right = _number(self.solve(ex.question))
-        key = ex.qid or ex.question
+    def answer(self, ex: Exchange, sample: int = 0) -> LearnerAnswer:
+        rng = self._rng(ex, sample)
+        solved = self.solve(ex.question)
+        if solved is None:
+            return LearnerAnswer("I cannot work this one out.", 0.2)
+        right = _number(solved)
+        key = (ex.qid or ex.question, sample)
         if not ex.answers:  # first turn
             if rng.random() < self.error_rate:
                 kind = ERROR_KINDS[rng.randrange(len(ERROR_KINDS))]
@@ -120,10 +136,18 @@ LEARNER_INSTRUCTIONS = ("Solve the problem. Show short working, then end with a 
 
 
 class LMLearner:
-    """A learner on any DSPy LM (``make_lm("local")``, a LiteLLM model string, ...)."""
+    """A learner on any DSPy LM (``make_lm("local")``, a LiteLLM model string, ...).
 
-    def __init__(self, lm: Any, temperature: float = 0.0):
-        self.lm, self.temperature = lm, temperature
+    ``seed`` + the sample number seeds each call, so the ``k`` samples of a :class:`VotingLearner` differ when
+    ``temperature`` > 0. Replies are memoised per (conversation, temperature, seed): the arms of one run share
+    the first turn instead of paying for it three times.
+    """
+
+    def __init__(self, lm: Any, *, temperature: float = 0.0, max_tokens: int = 256, seed: int = 0,
+                 turing: Any = None, memo: bool = True):
+        self.lm, self.temperature, self.max_tokens, self.seed = lm, temperature, max_tokens, seed
+        self.turing = turing
+        self._memo: dict[tuple, LearnerAnswer] | None = {} if memo else None
 
     def messages(self, ex: Exchange) -> list[dict[str, str]]:
         msgs = [{"role": "system", "content": LEARNER_INSTRUCTIONS}, {"role": "user", "content": ex.question}]
@@ -131,19 +155,63 @@ class LMLearner:
             msgs += [{"role": "assistant", "content": answer}, {"role": "user", "content": text}]
         return msgs
 
-    def answer(self, ex: Exchange) -> LearnerAnswer:
-        engine = getattr(self.lm, "rlmlab_engine", None)
+    def answer(self, ex: Exchange, sample: int = 0) -> LearnerAnswer:
         msgs = self.messages(ex)
+        key = (tuple((m["role"], m["content"]) for m in msgs), self.temperature, self.seed + sample)
+        if self._memo is not None and key in self._memo:
+            return self._memo[key]
+        text, lps, tin, tout = self._generate(msgs, self.seed + sample)
+        corrections = 0
+        if self.turing is not None:
+            from rlmlab.turing import Turn
+
+            # no history: repeating an earlier answer is the teacher's call (Confirmation), not a repetition loop
+            turn = Turn("post_inference", response=text, objective=ex.question, session=ex.qid or "teach",
+                        turn_id=f"{len(ex.answers)}.{sample}")
+            verdict = self.turing.run(turn)
+            if verdict.correction:
+                corrections = 1
+                msgs = msgs + [{"role": "assistant", "content": text}, {"role": "user", "content": verdict.correction}]
+                text, lps, more_in, more_out = self._generate(msgs, self.seed + sample)
+                tin, tout = tin + more_in, tout + more_out
+        reply = LearnerAnswer(text.strip(), _self_confidence(text, lps), tin, tout, corrections=corrections)
+        if self._memo is not None:
+            self._memo[key] = reply
+        return reply
+
+    def _generate(self, msgs: list[dict[str, str]], seed: int) -> tuple[str, list[float], int, int]:
+        engine = getattr(self.lm, "rlmlab_engine", None)
         if engine is not None and hasattr(engine, "generate"):
             kwargs = {"logprobs": True} if "logprobs" in engine.generate.__code__.co_varnames else {}
-            config = _Config(self.temperature)
-            done = engine.generate(msgs, config, **kwargs)
-            text, lps = done.text, done.token_logprobs
-            tokens = (done.input_tokens, done.output_tokens)
-        else:
-            out = self.lm(messages=msgs, temperature=self.temperature)
-            text, lps, tokens = str(out[0]), [], (0, 0)
-        return LearnerAnswer(text.strip(), _self_confidence(text, lps), *tokens)
+            done = engine.generate(msgs, _Config(self.temperature, self.max_tokens, seed=seed), **kwargs)
+            return done.text, list(done.token_logprobs or []), done.input_tokens, done.output_tokens
+        # any other DSPy LM: the conversation as one prompt (lm(str) is DSPy's stable call)
+        prompt = "\n\n".join(f"{m['role'].upper()}: {m['content']}" for m in msgs) + "\n\nASSISTANT:"
+        out = self.lm(prompt, temperature=self.temperature, max_tokens=self.max_tokens)
+        usage = (getattr(self.lm, "history", None) or [{}])[-1].get("usage") or {}
+        return (str(out[0]), [], int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
+
+
+class VotingLearner:
+    """``k`` samples of ``base`` (sample numbers 0..k-1); the majority answer, with its vote share.
+
+    Ties go to the answer seen first. The reply is the majority's first sample with the mean self-confidence of
+    the majority; tokens are the sum over all samples.
+    """
+
+    def __init__(self, base: Any, k: int):
+        if k < 1:
+            raise ValueError(f"parallel_learners_k must be >= 1, got {k}")
+        self.base, self.k = base, k
+
+    def answer(self, ex: Exchange, sample: int = 0) -> LearnerAnswer:
+        replies = [self.base.answer(ex, sample=sample * self.k + i) for i in range(self.k)]
+        keys = [normalise_answer(r.answer) or r.answer.strip().lower() for r in replies]
+        winner, votes = Counter(keys).most_common(1)[0]
+        chosen = [r for r, key in zip(replies, keys) if key == winner]
+        return LearnerAnswer(chosen[0].answer, round(sum(r.self_conf for r in chosen) / len(chosen), 4),
+                             sum(r.input_tokens for r in replies), sum(r.output_tokens for r in replies),
+                             vote_share=votes / self.k, corrections=sum(r.corrections for r in replies))
 
 
 @dataclass
@@ -153,6 +221,7 @@ class _Config:
     temperature: float
     max_tokens: int | None = None
     stop: list[str] | None = None
+    seed: int | None = None
 
 
 def _self_confidence(text: str, logprobs: list[float]) -> float:

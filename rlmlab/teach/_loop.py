@@ -21,10 +21,33 @@ from rlmlab.teach._policy import load_templates, select_template
 from rlmlab.teach._stop import ExpectedGain, StopRules
 from rlmlab.teach._teacher import bucket, combine_confidence, detect_bias
 
-__all__ = ["TurnRecord", "ItemTrace", "ArmSummary", "run_item", "run_arm", "write_traces", "ARMS", "MODES"]
+__all__ = ["TurnRecord", "ItemTrace", "ArmSummary", "run_item", "run_arm", "write_traces", "read_traces",
+           "TRACES_SCHEMA", "ARMS", "MODES"]
 
 ARMS = ("single", "try_again", "rts")
 MODES = ("reference", "reference_free")
+
+_TURN = {"type": "object", "additionalProperties": False,
+         "required": ["answer", "self_conf", "teacher_bias", "teacher_conf", "template", "accuracy"],
+         "properties": {"answer": {"type": "string"}, "self_conf": {"type": "number", "minimum": 0, "maximum": 1},
+                        "teacher_bias": {"type": "string"},
+                        "teacher_conf": {"type": "number", "minimum": 0, "maximum": 1},
+                        "template": {"type": ["string", "null"]}, "accuracy": {"enum": [0, 1]}}}
+TRACES_SCHEMA = {
+    "type": "object", "additionalProperties": False, "required": ["summary", "traces"],
+    "properties": {
+        "summary": {"type": "object", "additionalProperties": False, "required": ["items", "final_accuracy_mean"],
+                    "properties": {"items": {"type": "integer", "minimum": 0},
+                                   "final_accuracy_mean": {"type": "number", "minimum": 0, "maximum": 1}}},
+        "traces": {"type": "array", "items": {
+            "type": "object", "additionalProperties": False,
+            "required": ["qid", "question", "reference", "turns", "final_accuracy"],
+            "properties": {"qid": {"type": "string"}, "question": {"type": "string"},
+                           "reference": {"type": "string"}, "turns": {"type": "array", "minItems": 1, "items": _TURN},
+                           "final_accuracy": {"enum": [0, 1]}}}},
+    },
+}
+"""JSON Schema of seed 002's traces.json (summary plus per-turn records)."""
 
 
 @dataclass
@@ -49,10 +72,21 @@ class ItemTrace:
     # not in the spec's record; kept beside it for the summary table
     stop_reason: str = ""
     tokens: int = 0
+    corrections: int = 0  # Turing Protocol corrections in the learner's turns
 
     def spec_record(self) -> dict[str, Any]:
         return {"qid": self.qid, "question": self.question, "reference": self.reference,
                 "turns": [asdict(t) for t in self.turns], "final_accuracy": self.final_accuracy}
+
+    def __rich__(self) -> Any:
+        from rlmlab.teach._render import trace_table
+
+        return trace_table(self)
+
+    def _repr_html_(self) -> str:
+        from rlmlab.teach._render import trace_html
+
+        return trace_html(self)
 
 
 def run_item(item: Item, learner: Any, *, arm: str = "rts", mode: str = "reference",
@@ -69,11 +103,14 @@ def run_item(item: Item, learner: Any, *, arm: str = "rts", mode: str = "referen
     while True:
         reply = learner.answer(ex)
         trace.tokens += reply.input_tokens + reply.output_tokens
+        trace.corrections += reply.corrections
         correct = answers_match(reply.answer, item.reference)
+        # keeping an answer the teacher just asked it to keep (calming_focus_v1) is not sticking to a first guess
+        kept_on_request = bool(ex.reprompts) and ex.reprompts[-1][0] == "calming_focus_v1"
         judged = detect_bias(item.question, reply.answer, item.reference if mode == "reference" else None,
-                             previous_answers=ex.answers)
+                             previous_answers=() if kept_on_request else ex.answers)
         ex.answers.append(reply.answer)
-        combined = combine_confidence(reply.self_conf, judged.teacher_conf)
+        combined = combine_confidence(reply.self_conf, judged.teacher_conf, reply.vote_share)
         level = bucket(combined)
         scores.append(float(correct) if mode == "reference" else combined)
         if arm == "single":
@@ -114,16 +151,17 @@ class ArmSummary:
     wrong_to_right: int
     avg_turns: float
     tokens: int
+    corrections: int = 0  # Turing Protocol corrections
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def run_arm(items: Sequence[Item], make_learner: Callable[[], Any], *, arm: str, mode: str,
-            rules: StopRules = StopRules(), gains: ExpectedGain | None = None,
+def run_arm(items: Sequence[Item], learner: Any, *, arm: str, mode: str,
+            rules: StopRules = StopRules(), gains: ExpectedGain | None = None, templates: dict | None = None,
             progress: Callable[[], None] | None = None) -> tuple[list[ItemTrace], ArmSummary]:
-    templates = load_templates()
-    learner = make_learner()
+    """Run one arm over ``items`` with one learner (anything with ``answer(Exchange) -> LearnerAnswer``)."""
+    templates = templates if templates is not None else load_templates()
     traces = []
     for item in items:
         traces.append(run_item(item, learner, arm=arm, mode=mode, rules=rules, templates=templates, gains=gains))
@@ -134,7 +172,7 @@ def run_arm(items: Sequence[Item], make_learner: Callable[[], Any], *, arm: str,
         arm, mode, len(traces), sum(t.final_accuracy for t in traces) / n,
         sum(t.turns[0].accuracy == 1 and t.final_accuracy == 0 for t in traces),
         sum(t.turns[0].accuracy == 0 and t.final_accuracy == 1 for t in traces),
-        sum(len(t.turns) for t in traces) / n, sum(t.tokens for t in traces))
+        sum(len(t.turns) for t in traces) / n, sum(t.tokens for t in traces), sum(t.corrections for t in traces))
     return traces, summary
 
 
@@ -144,3 +182,26 @@ def write_traces(path: str | Path, traces: Sequence[ItemTrace]) -> Path:
                        "final_accuracy_mean": round(sum(t.final_accuracy for t in traces) / max(1, len(traces)), 4)},
            "traces": [t.spec_record() for t in traces]}
     return write_atomic(path, json.dumps(doc, indent=2, ensure_ascii=False))
+
+
+def read_traces(path: str | Path) -> list[ItemTrace]:
+    """Load a traces.json, checked against :data:`TRACES_SCHEMA`; a bad file raises naming the file and field."""
+    import jsonschema
+
+    from rlmlab.errors import RLMLabError
+
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise RLMLabError(f"{path}:{exc.lineno}: not JSON: {exc.msg}") from None
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(TRACES_SCHEMA).iter_errors(doc))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+        raise RLMLabError(f"{path}: {where}: {error.message} (expected seed 002's traces.json format)")
+    out = []
+    for rec in doc["traces"]:
+        trace = ItemTrace(rec["qid"], rec["question"], rec["reference"], [TurnRecord(**t) for t in rec["turns"]],
+                          rec["final_accuracy"])
+        out.append(trace)
+    return out

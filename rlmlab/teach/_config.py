@@ -1,0 +1,111 @@
+"""``configs/run.yaml``: the shape of seed 002's run config, plus rlmlab's documented extras."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from rlmlab.errors import ConfigError
+from rlmlab.teach._loop import MODES
+
+__all__ = ["RunConfig", "load_run_config", "DEFAULT_RUN_CONFIG", "RUN_CONFIG_SCHEMA"]
+
+DEFAULT_RUN_CONFIG = Path("configs/run.yaml")
+
+_NUM = {"type": "number", "minimum": 0}
+RUN_CONFIG_SCHEMA: dict[str, Any] = {
+    "type": "object", "additionalProperties": False,
+    "properties": {
+        "runtime": {"type": "object", "additionalProperties": False, "properties": {
+            "demo_mode": {"type": "boolean"}, "max_turns": {"type": "integer", "minimum": 1},
+            "parallel_learners_k": {"type": "integer", "minimum": 1},
+            "modes": {"type": "array", "minItems": 1, "items": {"enum": list(MODES)}},
+            "limit": {"type": ["integer", "null"], "minimum": 1}, "turing": {"type": "boolean"}}},
+        "models": {"type": "object", "additionalProperties": False, "properties": {
+            "provider": {"type": "string", "minLength": 1},
+            "temperature": {"type": "object", "additionalProperties": _NUM}}},
+        "demo": {"type": "object", "additionalProperties": False, "properties": {
+            "error_rate": {"type": "number", "minimum": 0, "maximum": 1}, "seed": {"type": "integer"}}},
+        "paths": {"type": "object", "additionalProperties": False, "properties": {
+            "dataset": {"type": "string"}, "traces_out": {"type": "string"}, "stop_rules": {"type": "string"},
+            "history": {"type": "array", "items": {"type": "string"}}}},
+    },
+}
+
+
+@dataclass
+class RunConfig:
+    demo_mode: bool = True
+    max_turns: int = 3
+    parallel_learners_k: int = 1
+    modes: tuple[str, ...] = MODES
+    limit: int | None = None
+    turing: bool = False
+    provider: str = "demo"
+    temperature: dict[str, float] = field(
+        default_factory=lambda: {"learner_math": 0.3, "learner_facts": 0.6, "teacher": 0.0})
+    error_rate: float = 0.1
+    seed: int = 0
+    dataset: str = "data/math20.csv"
+    traces_out: str = "runs/teach/traces.json"
+    stop_rules: str = "configs/stop_rules.yaml"
+    history: tuple[str, ...] = ()
+
+    @property
+    def effective_provider(self) -> str:
+        """``demo`` when demo mode is on (also forced by ``DEMO_MODE=1``, as in the spec), else ``provider``."""
+        return "demo" if self.demo_mode or os.environ.get("DEMO_MODE") == "1" else self.provider
+
+    @property
+    def learner_temperature(self) -> float:
+        return float(self.temperature.get("learner_math", 0.3))
+
+    def with_overrides(self, **overrides: Any) -> "RunConfig":
+        """Command-line overrides (None means "not given"); ``provider=`` also sets demo_mode accordingly."""
+        given = {k: v for k, v in overrides.items() if v is not None}
+        if "provider" in given:
+            given["demo_mode"] = given["provider"] == "demo"
+        if "modes" in given:
+            given["modes"] = tuple(given["modes"])
+            bad = [m for m in given["modes"] if m not in MODES]
+            if bad:
+                raise ConfigError(f"mode {bad[0]!r}: expected one of {', '.join(MODES)}")
+        return replace(self, **given)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def load_run_config(path: str | Path = DEFAULT_RUN_CONFIG) -> RunConfig:
+    """Read a run config; a missing default file gives the defaults, a bad one a ConfigError naming file and key."""
+    import jsonschema
+    import yaml
+
+    path = Path(path)
+    if not path.exists():
+        if path == DEFAULT_RUN_CONFIG:
+            return RunConfig()
+        raise ConfigError(f"{path}: no such run config")
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.MarkedYAMLError as exc:
+        line = f":{exc.problem_mark.line + 1}" if exc.problem_mark is not None else ""
+        raise ConfigError(f"{path}{line}: invalid YAML: {exc.problem}") from None
+    errors = sorted(jsonschema.Draft202012Validator(RUN_CONFIG_SCHEMA).iter_errors(doc), key=lambda e: e.path)
+    if errors:
+        where = ".".join(str(p) for p in errors[0].absolute_path) or "(top level)"
+        raise ConfigError(f"{path}: {where}: {errors[0].message}")
+    runtime, models = doc.get("runtime") or {}, doc.get("models") or {}
+    demo, paths = doc.get("demo") or {}, doc.get("paths") or {}
+    base = RunConfig()
+    values: dict[str, Any] = {**runtime, **demo, **{k: v for k, v in paths.items()}}
+    if "provider" in models:
+        values["provider"] = models["provider"]
+    if "temperature" in models:
+        values["temperature"] = {**base.temperature, **models["temperature"]}
+    for key in ("modes", "history"):
+        if key in values:
+            values[key] = tuple(values[key])
+    return replace(base, **values)

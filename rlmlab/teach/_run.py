@@ -1,0 +1,116 @@
+"""A teacher-learner run: every mode x arm on the same items and learner, written as it goes."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rlmlab._files import write_atomic
+from rlmlab.teach._config import RunConfig
+from rlmlab.teach._data import Item, load_dataset
+from rlmlab.teach._learner import DemoLearner, LMLearner, VotingLearner
+from rlmlab.teach._loop import ARMS, ArmSummary, ItemTrace, run_arm, write_traces
+from rlmlab.teach._policy import load_templates
+from rlmlab.teach._stop import ExpectedGain, load_stop_rules
+
+__all__ = ["TeachReport", "make_learner", "run_teach", "arm_traces_path"]
+
+
+def make_learner(config: RunConfig, items: list[Item] = (), *, lm: Any = None, turing: Any = None) -> Any:
+    """The learner the config names: the demo simulator, the local model, or a LiteLLM model; k>1 votes.
+
+    The demo simulator computes arithmetic itself and takes word problems' answers from ``items`` (documented
+    as a simulator). ``lm`` overrides the provider's LM (tests pass a scripted one).
+    """
+    provider = config.effective_provider
+    if provider == "demo" and lm is None:
+        references = {i.question: i.reference for i in items}
+        base: Any = DemoLearner(references.get, error_rate=config.error_rate, seed=config.seed)
+    else:
+        if lm is None:
+            from rlmlab.lm import make_lm
+
+            lm = make_lm(provider, temperature=config.learner_temperature, max_tokens=256)
+        base = LMLearner(lm, temperature=config.learner_temperature, seed=config.seed, turing=turing)
+    return VotingLearner(base, config.parallel_learners_k) if config.parallel_learners_k > 1 else base
+
+
+def arm_traces_path(traces_out: str | Path, mode: str, arm: str) -> Path:
+    """Where one (mode, arm)'s traces go: ``traces.<mode>.<arm>.json`` beside ``traces_out``."""
+    out = Path(traces_out)
+    return out.with_name(f"{out.stem}.{mode}.{arm}{out.suffix or '.json'}")
+
+
+@dataclass
+class TeachReport:
+    config: RunConfig
+    items: int
+    rows: list[ArmSummary] = field(default_factory=list)
+    traces: dict[tuple[str, str], list[ItemTrace]] = field(default_factory=dict)
+    seconds: float = 0.0
+    outputs: list[Path] = field(default_factory=list)
+
+    @property
+    def turns(self) -> int:
+        return sum(len(t.turns) for ts in self.traces.values() for t in ts)
+
+    def row(self, mode: str, arm: str) -> ArmSummary:
+        return next(r for r in self.rows if r.mode == mode and r.arm == arm)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"config": self.config.to_dict(), "provider": self.config.effective_provider, "items": self.items,
+                "rows": [r.to_dict() for r in self.rows], "turns": self.turns, "seconds": round(self.seconds, 3),
+                "turns_per_second": round(self.turns / self.seconds, 1) if self.seconds else None}
+
+    def __rich__(self) -> Any:
+        from rlmlab.teach._render import summary_table
+
+        return summary_table(self.rows, self._title())
+
+    def _repr_html_(self) -> str:
+        from rlmlab.teach._render import summary_html
+
+        return summary_html(self.rows, self._title())
+
+    def _title(self) -> str:
+        c = self.config
+        return (f"{c.dataset}: {self.items} items, provider {c.effective_provider}, k={c.parallel_learners_k}, "
+                f"max turns {c.max_turns}")
+
+
+def run_teach(config: RunConfig, *, lm: Any = None, turing: Any = None, write: bool = True,
+              progress: Callable[[str], None] | None = None) -> TeachReport:
+    """Run every mode x arm; after each arm its traces are written, so an interrupted run keeps what it did.
+
+    Files under ``traces_out``'s folder: ``traces.json`` (the spec's format: the RTS arm of the first mode),
+    ``traces.<mode>.<arm>.json`` for every arm, and ``summary.json`` (the table, config, turns per second).
+    ``progress`` is called once per item answered, with the arm's label.
+    """
+    items = load_dataset(config.dataset, limit=config.limit)
+    rules = load_stop_rules(config.stop_rules, max_turns=config.max_turns)
+    gains = ExpectedGain.from_traces(config.history)
+    templates = load_templates()
+    learner = make_learner(config, items, lm=lm, turing=turing)
+    report = TeachReport(config, len(items))
+    t0 = time.perf_counter()
+    for mode in config.modes:
+        for arm in ARMS:
+            label = f"{mode}/{arm}"
+            traces, summary = run_arm(items, learner, arm=arm, mode=mode, rules=rules, gains=gains,
+                                      templates=templates, progress=(lambda: progress(label)) if progress else None)
+            report.traces[(mode, arm)] = traces
+            report.rows.append(summary)
+            report.seconds = time.perf_counter() - t0
+            if write:
+                report.outputs.append(write_traces(arm_traces_path(config.traces_out, mode, arm), traces))
+                if mode == config.modes[0] and arm == "rts":
+                    report.outputs.append(write_traces(config.traces_out, traces))
+                summary_path = Path(config.traces_out).with_name("summary.json")
+                write_atomic(summary_path, json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    if write:
+        report.outputs.append(Path(config.traces_out).with_name("summary.json"))
+    return report

@@ -1,0 +1,143 @@
+"""Run config, CLI, rendering, LM learners (scripted) and the Turing Protocol on learner turns."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from rlmlab.cli import main
+from rlmlab.errors import ConfigError, RLMLabError
+from rlmlab.lm import make_lm
+from rlmlab.teach import (
+    Exchange, LMLearner, RunConfig, VotingLearner, load_run_config, read_traces, run_teach, solve_arithmetic,
+)
+from rlmlab.teach._render import summary_html, trace_html, trace_table
+
+
+def test_run_yaml_has_the_spec_shape_and_loads():
+    cfg = load_run_config("configs/run.yaml")
+    assert cfg.demo_mode and cfg.max_turns == 3 and cfg.parallel_learners_k == 1 and cfg.provider == "demo"
+    assert cfg.temperature == {"learner_math": 0.3, "learner_facts": 0.6, "teacher": 0.0}
+    assert cfg.dataset == "data/math20.csv" and cfg.traces_out.endswith("traces.json")
+    assert cfg.modes == ("reference", "reference_free")
+    assert cfg.with_overrides(provider="local").effective_provider == "local"
+
+
+@pytest.mark.parametrize("text, where", [
+    ("runtime:\n  max_turns: 0\n", "runtime.max_turns"),
+    ("runtime:\n  parallel_learners: 3\n", "runtime"),
+    ("runtime:\n  modes: [oracle]\n", "runtime.modes.0"),
+    ("runtime: [\n", ":2: invalid YAML"),
+])
+def test_bad_run_config_names_file_and_key(tmp_path, text, where):
+    path = tmp_path / "run.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load_run_config(path)
+    assert str(path) in str(err.value) and where in str(err.value)
+
+
+def test_demo_mode_env_forces_the_demo_provider(monkeypatch):
+    monkeypatch.setenv("DEMO_MODE", "1")
+    assert RunConfig(demo_mode=False, provider="local").effective_provider == "demo"
+
+
+def test_cli_teach_run_writes_traces_and_prints_the_table(tmp_path):
+    out = tmp_path / "t" / "traces.json"
+    res = CliRunner().invoke(main, ["teach", "run", "--dataset", "data/math20.csv", "--max-turns", "2",
+                                    "--provider", "demo", "--mode", "reference_free", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "reference_free" in res.output and "try_again" in res.output and "rts" in res.output
+    summary = json.loads((out.parent / "summary.json").read_text())
+    assert [r["arm"] for r in summary["rows"]] == ["single", "try_again", "rts"]
+    assert all(r["mode"] == "reference_free" and r["avg_turns"] <= 2 for r in summary["rows"])
+    assert len(read_traces(out)) == 20
+    shown = CliRunner().invoke(main, ["teach", "show", str(out), "--reprompted"])
+    assert shown.exit_code == 0 and "template" in shown.output and "items shown" in shown.output
+
+
+def test_cli_reports_a_malformed_dataset_row_with_its_line(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("question,reference\nWhat is 1 + 1?,2\nWhat is 2 + 2?\n")
+    res = CliRunner().invoke(main, ["teach", "run", "--dataset", str(bad), "--out", str(tmp_path / "o.json")])
+    assert res.exit_code == 1 and f"{bad}:3" in res.output
+
+
+def test_read_traces_rejects_a_file_not_in_the_spec_format(tmp_path):
+    path = tmp_path / "traces.json"
+    path.write_text(json.dumps({"summary": {"items": 1, "final_accuracy_mean": 1.0},
+                                "traces": [{"qid": "q1", "question": "?", "reference": "4", "final_accuracy": 1,
+                                            "turns": [{"answer": "4", "self_conf": 1.3, "teacher_bias": "None",
+                                                       "teacher_conf": 0.95, "template": None, "accuracy": 1}]}]}))
+    with pytest.raises(RLMLabError, match=r"traces/0/turns/0/self_conf"):
+        read_traces(path)
+
+
+def test_trace_renders_as_a_turn_table_and_html(tmp_path):
+    report = run_teach(RunConfig(error_rate=0.3, traces_out=str(tmp_path / "traces.json")))
+    trace = next(t for t in report.traces[("reference", "rts")] if len(t.turns) > 1)
+    table = trace_table(trace)
+    assert table.row_count == len(trace.turns) and trace.qid in table.title
+    html = trace_html(trace)
+    assert html.count("<tr>") == len(trace.turns) + 1 and trace.turns[0].template in html
+    assert trace._repr_html_() == html
+    page = summary_html(report.rows)
+    assert page.count("<tr>") == 7 and "reference_free" in page and report._repr_html_().startswith("<table")
+
+
+def test_arithmetic_solver():
+    assert solve_arithmetic("What is 12.5% of 64?") == "8"
+    assert solve_arithmetic("What is 7 - 12?") == "-5"
+    assert solve_arithmetic("What is 1 / 3?") == "0.333333"
+    assert solve_arithmetic("What is 2 ** 100?") is None  # not one of + - * /
+    assert solve_arithmetic("What is 1 / 0?") is None
+    assert solve_arithmetic("Tom has 48 apples.") is None
+
+
+def test_lm_learner_on_a_scripted_model_counts_tokens_and_memoises():
+    lm = make_lm("scripted", script=["12 * 12 = 144\nAnswer: 144\nConfidence: 0.8"])
+    learner = LMLearner(lm)
+    ex = Exchange("What is 12 * 12?", "q")
+    a = learner.answer(ex)
+    assert a.answer.endswith("Confidence: 0.8") and a.self_conf == 0.8 and a.input_tokens > 0 and a.output_tokens > 0
+    assert learner.answer(ex) is a  # the same conversation is not asked twice (the script has one reply)
+
+
+def test_voting_over_a_model_uses_distinct_seeds():
+    seen = []
+
+    def script(messages):
+        seen.append(messages)
+        return f"Answer: {4 if len(seen) != 2 else 5}"
+
+    lm = make_lm("scripted", script=script)
+    reply = VotingLearner(LMLearner(lm, temperature=0.7), k=3).answer(Exchange("What is 2 + 2?", "q"))
+    assert len(seen) == 3 and reply.answer == "Answer: 4" and reply.vote_share == pytest.approx(2 / 3)
+
+
+def test_learner_turns_pass_through_the_turing_protocol(tmp_path):
+    from rlmlab.turing import TuringProtocol, load_interaction_log
+
+    db = tmp_path / "turing.sqlite"
+    lm = make_lm("scripted", script=["I will calculate 17 * 23 step by step for you now.",
+                                     "17 * 23 = 391\nAnswer: 391"])
+    learner = LMLearner(lm, turing=TuringProtocol.from_config(log=db))
+    reply = learner.answer(Exchange("What is 17 * 23?", "q2"))
+    assert reply.corrections == 1 and reply.answer.endswith("Answer: 391")
+    rows = load_interaction_log(db, session="q2")
+    assert [v["hook"] for v in rows[0]["violations"]] == ["empty_promise"]
+
+
+def test_a_run_with_a_scripted_model_and_turing_reports_corrections(tmp_path):
+    from rlmlab.turing import TuringProtocol
+
+    def script(messages):
+        last = messages[-1]["content"]
+        if "What is 2 + 2" in last:
+            return "I will calculate 2 + 2 step by step for you now."
+        return "Answer: 4"
+
+    cfg = RunConfig(provider="scripted", demo_mode=False, limit=1, modes=("reference",),
+                    traces_out=str(tmp_path / "traces.json"))
+    report = run_teach(cfg, lm=make_lm("scripted", script=script), turing=TuringProtocol.from_config())
+    assert all(r.accuracy == 1.0 and r.corrections == 1 for r in report.rows)
