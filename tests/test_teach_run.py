@@ -53,7 +53,7 @@ def test_cli_teach_run_writes_traces_and_prints_the_table(tmp_path):
     assert all(r["mode"] == "reference_free" and r["avg_turns"] <= 2 for r in summary["rows"])
     assert len(read_traces(out)) == 20
     shown = CliRunner().invoke(main, ["teach", "show", str(out), "--reprompted"])
-    assert shown.exit_code == 0 and "template" in shown.output and "items shown" in shown.output
+    assert shown.exit_code == 0 and "template" in shown.output and "teacher" in shown.output and "items shown" in shown.output
 
 
 def test_cli_reports_a_malformed_dataset_row_with_its_line(tmp_path):

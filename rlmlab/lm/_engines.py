@@ -25,6 +25,7 @@ class Completion:
     input_tokens: int
     output_tokens: int
     token_logprobs: list[float] = field(default_factory=list)
+    tokens: list[str] = field(default_factory=list)  # the text of each token in token_logprobs, when known
 
 
 def request_messages(request: Any) -> list[dict[str, str]]:
@@ -123,6 +124,34 @@ _MODELS: dict[tuple[str, int, int], Any] = {}
 _MODELS_LOCK = threading.Lock()
 
 
+class _TokenLogprobs:
+    """A llama.cpp logits processor that records the log-probability the model gave each token it produced.
+
+    llama.cpp returns log-probabilities only for models loaded with ``logits_all=True`` (a full vocabulary row
+    per context position: 1.6 GB for SmolLM2 at 8k context). Instead this sees the next-token logits at each
+    step, keeps that step's log-softmax, and reads the chosen token's value off it at the next step, when the
+    token has joined the input. The last step's token (usually end-of-turn) is not recorded. Probabilities are
+    the model's own (temperature 1), whatever temperature sampled.
+    """
+
+    def __init__(self) -> None:
+        self.logprobs: list[float] = []
+        self.token_ids: list[int] = []
+        self._previous: Any = None
+
+    def __call__(self, input_ids: Any, logits: Any) -> Any:
+        import numpy as np
+
+        if self._previous is not None and len(input_ids):
+            token = int(input_ids[-1])
+            self.token_ids.append(token)
+            self.logprobs.append(float(self._previous[token]))
+        row = np.asarray(logits, dtype=np.float64)
+        top = row.max()
+        self._previous = row - (top + np.log(np.exp(row - top).sum()))
+        return logits
+
+
 class LlamaEngine(_TextEngine):
     """Runs a GGUF model in-process with llama-cpp-python. Calls are serialised (llama.cpp is not re-entrant).
 
@@ -154,6 +183,7 @@ class LlamaEngine(_TextEngine):
                                                 n_threads=self.n_threads, seed=seed, verbose=False,
                                                 logits_all=False), threading.Lock())
         self.llm, self._lock = _MODELS[key]
+        self._llama_cpp = llama_cpp
 
     def generate(self, messages: list[dict[str, str]], config: Any, logprobs: bool = False) -> Completion:
         temperature = config.temperature if config is not None and config.temperature is not None else 0.0
@@ -166,17 +196,18 @@ class LlamaEngine(_TextEngine):
                 raise RLMLabError(
                     f"prompt does not fit: {self.n_ctx - budget} tokens of a {self.n_ctx}-token context window"
                 )
+            recorder = _TokenLogprobs() if logprobs else None
             out = self.llm.create_chat_completion(
                 messages=messages, temperature=temperature, max_tokens=min(max_tokens, budget), stop=stop,
-                seed=self.seed if seed is None else seed, logprobs=logprobs, top_logprobs=1 if logprobs else None,
+                seed=self.seed if seed is None else seed,
+                logits_processor=self._llama_cpp.LogitsProcessorList([recorder]) if recorder else None,
             )
         choice = out["choices"][0]
-        lps: list[float] = []
-        if logprobs and choice.get("logprobs"):
-            lps = [t["logprob"] for t in choice["logprobs"].get("content") or [] if t.get("logprob") is not None]
+        lps = recorder.logprobs if recorder else []
+        pieces = [self.llm.detokenize([t]).decode("utf-8", "replace") for t in recorder.token_ids] if recorder else []
         usage = out.get("usage") or {}
         return Completion(choice["message"].get("content") or "", int(usage.get("prompt_tokens", 0)),
-                          int(usage.get("completion_tokens", 0)), lps)
+                          int(usage.get("completion_tokens", 0)), lps, pieces)
 
     def _count_prompt(self, messages: list[dict[str, str]]) -> int:
         text = "\n".join(m["content"] for m in messages)

@@ -8,8 +8,9 @@
   sticks to. A reprompt whose template targets its mistake fixes it with probability ``fix_targeted``, any other
   reprompt with ``fix_generic``; a reprompt of a right answer breaks it with probability ``churn`` unless the
   template is ``calming_focus_v1``. All draws come from ``random.Random(f"{seed}:{qid}:{turn}:{sample}")``.
-- :class:`LMLearner` asks a DSPy LM. Self-confidence: the geometric mean of the token probabilities of the
-  answer's tail when the engine returns log-probabilities (the local llama.cpp engine does), else a
+- :class:`LMLearner` asks a DSPy LM. Self-confidence: the geometric mean of the probabilities the model gave
+  the tokens of its final answer's number (the last 8 tokens if it cannot be located) when the engine
+  returns log-probabilities (the local llama.cpp engine does), else a
   ``Confidence: x`` the model states, else 0.5. With a Turing Protocol its reply is checked (post_inference)
   and, on a violation, regenerated once with the correction.
 - :class:`VotingLearner` asks ``k`` samples of another learner and answers with the majority, reporting the
@@ -160,7 +161,7 @@ class LMLearner:
         key = (tuple((m["role"], m["content"]) for m in msgs), self.temperature, self.seed + sample)
         if self._memo is not None and key in self._memo:
             return self._memo[key]
-        text, lps, tin, tout = self._generate(msgs, self.seed + sample)
+        text, lps, pieces, tin, tout = self._generate(msgs, self.seed + sample)
         corrections = 0
         if self.turing is not None:
             from rlmlab.turing import Turn
@@ -172,24 +173,27 @@ class LMLearner:
             if verdict.correction:
                 corrections = 1
                 msgs = msgs + [{"role": "assistant", "content": text}, {"role": "user", "content": verdict.correction}]
-                text, lps, more_in, more_out = self._generate(msgs, self.seed + sample)
+                text, lps, pieces, more_in, more_out = self._generate(msgs, self.seed + sample)
                 tin, tout = tin + more_in, tout + more_out
-        reply = LearnerAnswer(text.strip(), _self_confidence(text, lps), tin, tout, corrections=corrections)
+        reply = LearnerAnswer(text.strip(), _self_confidence(text, lps, pieces), tin, tout,
+                              corrections=corrections)
         if self._memo is not None:
             self._memo[key] = reply
         return reply
 
-    def _generate(self, msgs: list[dict[str, str]], seed: int) -> tuple[str, list[float], int, int]:
+    def _generate(self, msgs: list[dict[str, str]], seed: int) -> tuple[str, list[float], list[str], int, int]:
+        """Text, per-token log-probabilities and token texts (when the engine gives them), tokens in and out."""
         engine = getattr(self.lm, "rlmlab_engine", None)
         if engine is not None and hasattr(engine, "generate"):
             kwargs = {"logprobs": True} if "logprobs" in engine.generate.__code__.co_varnames else {}
             done = engine.generate(msgs, _Config(self.temperature, self.max_tokens, seed=seed), **kwargs)
-            return done.text, list(done.token_logprobs or []), done.input_tokens, done.output_tokens
+            return (done.text, list(done.token_logprobs or []), list(getattr(done, "tokens", None) or []),
+                    done.input_tokens, done.output_tokens)
         # any other DSPy LM: the conversation as one prompt (lm(str) is DSPy's stable call)
         prompt = "\n\n".join(f"{m['role'].upper()}: {m['content']}" for m in msgs) + "\n\nASSISTANT:"
         out = self.lm(prompt, temperature=self.temperature, max_tokens=self.max_tokens)
         usage = (getattr(self.lm, "history", None) or [{}])[-1].get("usage") or {}
-        return (str(out[0]), [], int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
+        return str(out[0]), [], [], int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
 
 
 class VotingLearner:
@@ -224,10 +228,28 @@ class _Config:
     seed: int | None = None
 
 
-def _self_confidence(text: str, logprobs: list[float]) -> float:
+def _self_confidence(text: str, logprobs: list[float], tokens: list[str] = ()) -> float:
+    """The learner's confidence in its answer (see the module docstring for the fallbacks)."""
     if logprobs:
-        # the probability the model gave its own tokens: geometric mean over the tail that holds the answer
-        tail = logprobs[-8:]
-        return round(math.exp(sum(tail) / len(tail)), 4)
+        picked = _answer_logprobs(text, logprobs, list(tokens)) or logprobs[-8:]
+        # geometric mean of the probabilities the model gave the tokens of its final answer
+        return round(math.exp(sum(picked) / len(picked)), 4)
     m = _CONF.search(text)
     return float(m.group(1)) if m else 0.5
+
+
+def _answer_logprobs(text: str, logprobs: list[float], tokens: list[str]) -> list[float]:
+    """The log-probabilities of the tokens that spell the final answer's number (its last occurrence)."""
+    answer = normalise_answer(text)
+    if answer is None or len(tokens) != len(logprobs):
+        return []
+    joined = "".join(tokens)
+    at = joined.rfind(answer)
+    if at < 0:
+        return []
+    end, spans, pos = at + len(answer), [], 0
+    for lp, piece in zip(logprobs, tokens):
+        if pos < end and pos + len(piece) > at:
+            spans.append(lp)
+        pos += len(piece)
+    return spans

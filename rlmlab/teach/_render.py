@@ -12,9 +12,11 @@ from rich.table import Table
 if TYPE_CHECKING:
     from rlmlab.teach._loop import ArmSummary, ItemTrace
 
-__all__ = ["trace_table", "trace_html", "summary_table", "summary_html", "TURN_COLUMNS", "SUMMARY_COLUMNS"]
+__all__ = ["trace_table", "trace_html", "summary_table", "summary_html", "TURN_COLUMNS", "SUMMARY_COLUMNS",
+           "TURN_CAPTION", "SUMMARY_CAPTION"]
 
-TURN_COLUMNS = ("turn", "answer", "self conf", "bias", "teacher conf", "template", "correct")
+TURN_COLUMNS = ("#", "answer", "self", "bias", "teacher", "template", "ok")
+TURN_CAPTION = "self / teacher: the learner's and the teacher's confidence; template: the reprompt sent after it"
 SUMMARY_COLUMNS = ("mode", "arm", "accuracy", "r→w", "w→r", "turns", "tokens", "Turing")
 SUMMARY_CAPTION = ("r→w: items whose first answer was right and final answer wrong; w→r: the reverse; "
                    "turns: answers per item; Turing: corrections injected into learner turns")
@@ -40,8 +42,8 @@ def trace_table(trace: "ItemTrace") -> Table:
     """One item's turns, one row per learner answer: what the teacher judged and which template it sent."""
     table = Table(title=_title(trace), title_justify="left", box=box.SIMPLE_HEAD)
     for col in TURN_COLUMNS:
-        table.add_column(col, overflow="fold", justify="right" if "conf" in col or col == "turn" else "left",
-                         no_wrap=col in ("bias", "template"), min_width=24 if col == "answer" else None)
+        table.add_column(col, overflow="fold", justify="right" if col in ("#", "self", "teacher") else "left",
+                         no_wrap=col == "bias", min_width=24 if col == "answer" else None)
     for row in _turn_cells(trace):
         table.add_row(*row, style=None if row[-1] == "✓" else "red")
     return table
@@ -55,7 +57,8 @@ def _html_table(caption: str, columns: Sequence[str], rows: Sequence[Sequence[st
 
 
 def trace_html(trace: "ItemTrace") -> str:
-    return _html_table(_title(trace), TURN_COLUMNS, _turn_cells(trace), "rlmlab-teach-trace")
+    return (_html_table(_title(trace), TURN_COLUMNS, _turn_cells(trace), "rlmlab-teach-trace")
+            + f"<p><small>{html.escape(TURN_CAPTION)}</small></p>")
 
 
 def _summary_cells(rows: Sequence["ArmSummary"]) -> list[tuple[str, ...]]:
