@@ -141,3 +141,19 @@ def test_a_run_with_a_scripted_model_and_turing_reports_corrections(tmp_path):
                     traces_out=str(tmp_path / "traces.json"))
     report = run_teach(cfg, lm=make_lm("scripted", script=script), turing=TuringProtocol.from_config())
     assert all(r.accuracy == 1.0 and r.corrections == 1 for r in report.rows)
+
+
+def test_history_with_harmful_reprompts_stops_them_in_the_next_run(tmp_path):
+    """Expected gain from earlier traces: devils_advocate_v1 at (Confirmation, mid) only ever broke answers."""
+    turn = {"answer": "I get 7.", "self_conf": 0.65, "teacher_bias": "Confirmation", "teacher_conf": 0.6,
+            "template": "devils_advocate_v1", "accuracy": 1}
+    history = tmp_path / "old.json"
+    history.write_text(json.dumps({"summary": {"items": 1, "final_accuracy_mean": 0.0}, "traces": [
+        {"qid": "h1", "question": "?", "reference": "7", "final_accuracy": 0,
+         "turns": [turn, {**turn, "template": None, "accuracy": 0}]}]}))
+    base = RunConfig(error_rate=1.0, modes=("reference",), traces_out=str(tmp_path / "a" / "traces.json"))
+    before = run_teach(base).traces[("reference", "rts")]
+    after = run_teach(base.with_overrides(history=(str(history),))).traces[("reference", "rts")]
+    stopped = [t for t in after if t.stop_reason == "negative_expected_gain"]
+    assert stopped and all(t.turns[0].teacher_bias == "Confirmation" and len(t.turns) == 1 for t in stopped)
+    assert not any(t.stop_reason == "negative_expected_gain" for t in before)

@@ -46,7 +46,9 @@ def run(config_path: Path, dataset: str | None, max_turns: int | None, provider:
             limit=limit, traces_out=traces_out, history=history or None, turing=turing)
         n_items = len(load_dataset(config.dataset, limit=config.limit))
         protocol = None
-        if config.turing:
+        if config.turing and config.effective_provider == "demo":
+            Console(stderr=True).print("[yellow]--turing: the demo simulator has no model turns to check; ignored")
+        elif config.turing:
             from rlmlab.turing import TuringProtocol
 
             protocol = TuringProtocol.from_config(log=Path(config.traces_out).with_name("turing.sqlite"))
