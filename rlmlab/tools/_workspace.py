@@ -26,6 +26,10 @@ class ToolCaps:
     pattern_max: int = 500  # ctx_find: longest regex; ast_query: longest s-expression
     captures_max: int = 4  # ast_query: captures shown per match (each clipped to snippet_chars)
     large_return_chars: int = 2000  # a result over this counts as a "large return" for the leakage meter
+    mem_search_k_max: int = 20  # mem_search: largest k
+    mem_get_max: int = 3  # mem_get: most ids per call
+    mem_quote_max: int = 2000  # mem_quote: longest excerpt
+    event_max_chars: int = 8000  # event_log: largest event, as JSON
 
     def to_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -107,7 +111,8 @@ class Workspace:
         except ToolError as exc:
             self._notify(ToolCallRecord(name, _preview_args(arguments), 0, str(exc)))
             raise
-        chars = len(json.dumps(encode_handles(result), default=str))
+        # characters as the model reads them (ensure_ascii would count one non-ASCII character as six)
+        chars = len(json.dumps(encode_handles(result), default=str, ensure_ascii=False))
         cap = spec.result_cap(self.caps)
         if cap is not None and chars > cap:
             raise RuntimeError(f"tool {name} returned {chars} characters, over its registered cap of {cap}")

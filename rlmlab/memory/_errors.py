@@ -1,0 +1,23 @@
+"""Errors of the memory store. Each subclasses ValueError where a bad value is the cause."""
+
+from __future__ import annotations
+
+from rlmlab.errors import RLMLabError
+
+__all__ = ["MemoryStoreError", "ItemValidationError", "PackError"]
+
+
+class MemoryStoreError(RLMLabError):
+    """The memory database cannot be used as asked (unknown schema version, unknown item id)."""
+
+
+class ItemValidationError(MemoryStoreError, ValueError):
+    """A memory item field (or a search argument) is invalid. ``field`` names it; the message says what is allowed."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+class PackError(MemoryStoreError, ValueError):
+    """A pack file line is malformed; the message starts ``path:line:``."""

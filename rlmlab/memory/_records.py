@@ -1,0 +1,249 @@
+"""Records of the memory store: MemoryItem (the ReasoningBank item), Event, Hit, AddResult, StoreStats.
+
+Each round-trips through JSON with ``to_dict``/``from_dict``. ``MemoryItem`` normalises and validates
+itself on construction and raises :class:`ItemValidationError` naming the field and what is allowed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from rlmlab.memory._errors import ItemValidationError
+
+__all__ = ["MemoryItem", "Event", "Hit", "AddResult", "StoreStats", "item_id", "check_filters", "check_k", "POLARITIES",
+           "LAYERS", "LIMITS", "FILTERS"]
+
+POLARITIES = ("success", "failure")
+# L0 (sense card) is derived and L4 (events) has its own table; items belong to the curated/learned layers.
+LAYERS = ("L1", "L2", "L3")
+# Characters, except tags (a count). Items are short strategies, not documents: L3 artifacts store a summary.
+LIMITS = {"title": 200, "description": 500, "content": 4000, "tags": 16, "tag": 40, "domain": 200, "id": 200}
+
+# Item fields a search or listing can filter on (exact match; None means no filter).
+FILTERS = ("polarity", "role", "domain", "scope", "layer")
+
+_SLUG = re.compile(r"^[a-z][a-z0-9_\-]{0,39}$")
+_TAG = re.compile(r"^[a-z0-9][a-z0-9_.:\-]{0,39}$")
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def item_id(title: str, content: str) -> str:
+    """The content-derived id: ``mem_`` + 16 hex digits of sha256 over the normalised title and content.
+
+    Case and runs of whitespace do not change the id; the description, tags and metadata do not enter it,
+    so rewording only the description of a stored strategy is still the same item.
+    """
+    digest = hashlib.sha256(f"{_norm(title)}\x1f{_norm(content)}".encode("utf-8")).hexdigest()
+    return "mem_" + digest[:16]
+
+
+@dataclass
+class MemoryItem:
+    """One memory item (ReasoningBank schema) with its counters and provenance.
+
+    ``uses`` counts trajectories that retrieved the item and were judged; ``wins`` those judged successful.
+    ``domain`` is the domain/ontology id (None: applies anywhere); ``scope`` a free slug such as "global"
+    or "task"; ``source`` says where the item came from ("mem_add", "pack:<name>", "extract").
+    """
+
+    title: str
+    description: str
+    content: str
+    polarity: str
+    role: str = "general"
+    scope: str = "global"
+    layer: str = "L2"
+    tags: list[str] = field(default_factory=list)
+    domain: str | None = None
+    source: str = "api"
+    run_id: str | None = None
+    trajectory_id: str | None = None
+    uses: int = 0
+    wins: int = 0
+    created_at: str | None = None
+    updated_at: str | None = None
+    id: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("title", "description", "content"):
+            value = getattr(self, name)
+            if not isinstance(value, str):
+                raise ItemValidationError(name, f"expected a string, got {type(value).__name__}")
+        # Title and description are shown one per line by mem_search, so whitespace runs collapse to a space.
+        self.title = " ".join(self.title.split())
+        self.description = " ".join(self.description.split())
+        self.content = self.content.strip()
+        for name in ("title", "description", "content"):
+            value = getattr(self, name)
+            if not value:
+                raise ItemValidationError(name, "empty; give some text")
+            if len(value) > LIMITS[name]:
+                raise ItemValidationError(name, f"{len(value)} characters, over the limit of {LIMITS[name]}")
+        _check_choice("polarity", self.polarity, POLARITIES)
+        _check_choice("layer", self.layer, LAYERS)
+        for name in ("role", "scope"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not _SLUG.match(value):
+                raise ItemValidationError(
+                    name, f"{value!r} is not allowed; use a lower-case slug matching {_SLUG.pattern} (e.g. 'general')")
+        self.tags = _normalise_tags(self.tags)
+        for name in ("domain", "run_id", "trajectory_id"):
+            value = getattr(self, name)
+            limit = LIMITS["domain" if name == "domain" else "id"]
+            if value is not None and (not isinstance(value, str) or not value.strip() or "\n" in value
+                                      or len(value) > limit):
+                raise ItemValidationError(
+                    name, f"{value!r} is not allowed; use None or a one-line id of 1-{limit} characters")
+        if not isinstance(self.source, str) or not self.source.strip():
+            raise ItemValidationError("source", f"{self.source!r} is not allowed; say where the item came from")
+        for name in ("uses", "wins"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ItemValidationError(name, f"{value!r} is not allowed; use an integer >= 0")
+        if self.wins > self.uses:
+            raise ItemValidationError("wins", f"{self.wins} is more than uses ({self.uses})")
+        if not self.id:
+            self.id = item_id(self.title, self.content)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "MemoryItem":
+        """Build from a dict; an unknown key or a missing required field raises ItemValidationError."""
+        if not isinstance(data, dict):
+            raise ItemValidationError("item", f"expected a JSON object, got {type(data).__name__}")
+        names = [f.name for f in fields(cls)]
+        for key in data:
+            if key not in names:
+                raise ItemValidationError(key, f"unknown field; allowed: {', '.join(names)}")
+        for key in ("title", "description", "content", "polarity"):
+            if key not in data:
+                raise ItemValidationError(key, "missing; title, description, content and polarity are required")
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A search result: the item's id, title and one-line description, and its score (higher is better)."""
+
+    id: str
+    title: str
+    description: str
+    polarity: str
+    role: str
+    score: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Hit":
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class Event:
+    """One L4 event-log row; ``payload`` is any JSON object."""
+
+    id: int
+    kind: str
+    payload: dict[str, Any]
+    domain: str | None
+    run_id: str | None
+    trajectory_id: str | None
+    created_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Event":
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class AddResult:
+    """What ``MemoryStore.add`` did: the item's id, and whether a new row was written (False: already stored)."""
+
+    id: str
+    created: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class StoreStats:
+    """Counts of a memory store; ``db_bytes`` is page_count * page_size (the WAL file is not counted)."""
+
+    path: str
+    items: int
+    by_polarity: dict[str, int]
+    by_role: dict[str, int]
+    by_domain: dict[str, int]
+    by_layer: dict[str, int]
+    events: int
+    usage_rows: int
+    db_bytes: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def check_filters(filters: dict[str, Any]) -> dict[str, str]:
+    """The filters that are set; ItemValidationError for an unknown filter name or a bad polarity/layer value."""
+    out = {}
+    for name, value in filters.items():
+        if name not in FILTERS:
+            raise ItemValidationError(name, f"unknown filter; allowed: {', '.join(FILTERS)}")
+        if value is None:
+            continue
+        if name == "polarity":
+            _check_choice(name, value, POLARITIES)
+        elif name == "layer":
+            _check_choice(name, value, LAYERS)
+        elif not isinstance(value, str):
+            raise ItemValidationError(name, f"expected a string or None, got {type(value).__name__}")
+        out[name] = value
+    return out
+
+
+def check_k(k: Any) -> None:
+    """ItemValidationError unless ``k`` (a result count) is an integer >= 1."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ItemValidationError("k", f"{k!r} is not allowed; use an integer >= 1")
+
+
+def _check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ItemValidationError(name, f"{value!r} is not allowed; use one of {', '.join(repr(a) for a in allowed)}")
+
+
+def _normalise_tags(tags: Any) -> list[str]:
+    """Lower-cased, deduplicated and sorted, so the same tags in another order are the same item on export."""
+    if tags is None:
+        return []
+    if isinstance(tags, str):
+        tags = [t for t in tags.split(",")]
+    if not isinstance(tags, (list, tuple)):
+        raise ItemValidationError("tags", f"expected a list of strings, got {type(tags).__name__}")
+    out = set()
+    for tag in tags:
+        if not isinstance(tag, str):
+            raise ItemValidationError("tags", f"{tag!r} is not a string")
+        tag = tag.strip().lower()
+        if not tag:
+            continue
+        if not _TAG.match(tag):
+            raise ItemValidationError("tags", f"{tag!r} is not allowed; tags match {_TAG.pattern}")
+        out.add(tag)
+    if len(out) > LIMITS["tags"]:
+        raise ItemValidationError("tags", f"{len(out)} tags, over the limit of {LIMITS['tags']}")
+    return sorted(out)

@@ -1,0 +1,181 @@
+"""SQLite schema of the memory store: append-only migrations, recorded in ``schema_migrations``.
+
+Never edit a migration that has shipped: add a new one at the end. Opening a database applies the
+missing migrations only, each in its own transaction together with its ``schema_migrations`` row,
+so a crash leaves the database at a whole version.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from rlmlab.memory._errors import MemoryStoreError
+
+__all__ = ["Migration", "MIGRATIONS", "connect", "apply_migrations", "applied_migrations", "utc_now"]
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One schema step: its version (1, 2, ...), a name, and its SQL statements in order."""
+
+    version: int
+    name: str
+    statements: tuple[str, ...]
+
+
+MIGRATIONS: list[Migration] = [
+    Migration(1, "items", (
+        # ``n`` is an explicit rowid so the FTS rows keyed on it survive VACUUM (an implicit rowid may be renumbered).
+        """CREATE TABLE items (
+            n INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            title TEXT NOT NULL,
+            description TEXT NOT NULL,
+            content TEXT NOT NULL,
+            polarity TEXT NOT NULL CHECK (polarity IN ('success', 'failure')),
+            role TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            layer TEXT NOT NULL CHECK (layer IN ('L1', 'L2', 'L3')),
+            tags TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(tags)),
+            uses INTEGER NOT NULL DEFAULT 0 CHECK (uses >= 0),
+            wins INTEGER NOT NULL DEFAULT 0 CHECK (wins >= 0 AND wins <= uses),
+            domain TEXT,
+            source TEXT NOT NULL,
+            run_id TEXT,
+            trajectory_id TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )""",
+        "CREATE INDEX items_polarity_role ON items (polarity, role)",
+        "CREATE INDEX items_domain ON items (domain)",
+    )),
+    Migration(2, "items_fts", (
+        # Tags are indexed as their JSON text: the unicode61 tokenizer treats brackets, quotes and commas as
+        # separators, so '["ctx", "slicing"]' indexes the words ctx and slicing.
+        """CREATE VIRTUAL TABLE items_fts USING fts5(
+            title, description, content, tags, tokenize = 'unicode61 remove_diacritics 2'
+        )""",
+        """CREATE TRIGGER items_fts_insert AFTER INSERT ON items BEGIN
+            INSERT INTO items_fts (rowid, title, description, content, tags)
+            VALUES (new.n, new.title, new.description, new.content, new.tags);
+        END""",
+        """CREATE TRIGGER items_fts_delete AFTER DELETE ON items BEGIN
+            DELETE FROM items_fts WHERE rowid = old.n;
+        END""",
+        """CREATE TRIGGER items_fts_update AFTER UPDATE OF title, description, content, tags ON items BEGIN
+            UPDATE items_fts SET title = new.title, description = new.description, content = new.content,
+                tags = new.tags WHERE rowid = old.n;
+        END""",
+    )),
+    Migration(3, "events", (
+        # L4 event log: append-only, enforced by triggers so no code path can rewrite history.
+        """CREATE TABLE events (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            kind TEXT NOT NULL,
+            payload TEXT NOT NULL CHECK (json_valid(payload)),
+            domain TEXT,
+            run_id TEXT,
+            trajectory_id TEXT,
+            created_at TEXT NOT NULL
+        )""",
+        "CREATE INDEX events_run ON events (run_id, trajectory_id)",
+        """CREATE TRIGGER events_no_update BEFORE UPDATE ON events BEGIN
+            SELECT RAISE(ABORT, 'events are append-only');
+        END""",
+        """CREATE TRIGGER events_no_delete BEFORE DELETE ON events BEGIN
+            SELECT RAISE(ABORT, 'events are append-only');
+        END""",
+    )),
+    Migration(4, "usage", (
+        # One row per (item, trajectory): retrieving an item twice in one trajectory counts once.
+        """CREATE TABLE usage (
+            item_id TEXT NOT NULL REFERENCES items (id) ON DELETE CASCADE,
+            trajectory_id TEXT NOT NULL,
+            run_id TEXT,
+            retrieved_at TEXT NOT NULL,
+            outcome TEXT CHECK (outcome IN ('success', 'failure')),
+            PRIMARY KEY (item_id, trajectory_id)
+        )""",
+        "CREATE INDEX usage_trajectory ON usage (trajectory_id)",
+    )),
+]
+
+
+def connect(path: str | Path, migrations: Sequence[Migration] = MIGRATIONS) -> sqlite3.Connection:
+    """Open (creating if needed) a memory database: WAL, foreign keys on, missing migrations applied.
+
+    The connection is in autocommit mode (``isolation_level=None``); callers open transactions explicitly.
+    """
+    if str(path) != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA journal_mode=WAL")  # an in-memory database stays in 'memory' mode; that is fine
+    # In WAL mode NORMAL is still crash-safe (no corruption); only the last commits may roll back after a
+    # power loss, which is acceptable for a memory bank and saves an fsync per transaction.
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA foreign_keys=ON")
+    conn.execute("PRAGMA busy_timeout=5000")  # ms: another process (a notebook, the CLI) may hold the write lock
+    apply_migrations(conn, migrations)
+    return conn
+
+
+def apply_migrations(conn: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIONS) -> list[int]:
+    """Apply the migrations not yet recorded; return the versions applied now (empty if up to date).
+
+    Raises MemoryStoreError if the database records a version this code does not know, or a known
+    version under another name (the file was made by a different or newer rlmlab).
+    """
+    _check_order(migrations)
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+    )
+    done = {row[0]: row[1] for row in conn.execute("SELECT version, name FROM schema_migrations")}
+    known = {m.version: m.name for m in migrations}
+    for version, name in sorted(done.items()):
+        if known.get(version) != name:
+            raise MemoryStoreError(
+                f"memory database has migration {version} {name!r}, which this rlmlab does not know "
+                f"(it knows {', '.join(f'{v} {n!r}' for v, n in known.items())}); open it with the rlmlab that made it"
+            )
+    applied = []
+    for m in migrations:
+        if m.version in done:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in m.statements:
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                (m.version, m.name, utc_now()),
+            )
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        applied.append(m.version)
+    return applied
+
+
+def applied_migrations(conn: sqlite3.Connection) -> list[dict[str, object]]:
+    """Rows of ``schema_migrations`` in version order."""
+    rows = conn.execute("SELECT version, name, applied_at FROM schema_migrations ORDER BY version")
+    return [dict(row) for row in rows]
+
+
+def _check_order(migrations: Sequence[Migration]) -> None:
+    versions = [m.version for m in migrations]
+    if versions != list(range(1, len(versions) + 1)):
+        raise MemoryStoreError(f"migrations must be numbered 1, 2, 3, ... in order; got {versions}")
+
+
+def utc_now() -> str:
+    """UTC timestamp, ISO 8601 to the millisecond; sorts as text."""
+    t = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d}Z"

@@ -1,0 +1,285 @@
+"""MemoryStore: memory items, the L4 event log and item usage in one SQLite file, with FTS5 search."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from rlmlab.memory._errors import ItemValidationError, MemoryStoreError
+from rlmlab.memory._records import AddResult, Event, Hit, MemoryItem, StoreStats, check_filters, check_k
+from rlmlab.memory._schema import applied_migrations, connect, utc_now
+from rlmlab.memory._tokens import FIELD_WEIGHTS, fts_query
+
+__all__ = ["MemoryStore"]
+
+_ITEM_COLUMNS = [f.name for f in fields(MemoryItem)]
+_FTS_COLUMNS = ("title", "description", "content", "tags")  # the order of items_fts's columns
+_BM25 = "bm25(items_fts, {})".format(", ".join(repr(FIELD_WEIGHTS[c]) for c in _FTS_COLUMNS))
+
+
+class MemoryStore:
+    """Memory items, events and usage in a SQLite file (``":memory:"`` for a throw-away store).
+
+    Provenance: ``bind(run_id=..., trajectory_id=..., domain=...)`` sets the ids stamped on items added and
+    events logged afterwards (where the item or call does not give its own). Safe to share between threads.
+    """
+
+    def __init__(self, path: str | Path, *, run_id: str | None = None, trajectory_id: str | None = None,
+                 domain: str | None = None):
+        self.path = str(path)
+        self._conn = connect(path)
+        self._lock = threading.RLock()
+        self.run_id, self.trajectory_id, self.domain = run_id, trajectory_id, domain
+
+    def bind(self, *, run_id: str | None = None, trajectory_id: str | None = None, domain: str | None = None) -> None:
+        """Set the provenance for later writes; all three are replaced (None clears one)."""
+        self.run_id, self.trajectory_id, self.domain = run_id, trajectory_id, domain
+
+    # -- items -------------------------------------------------------------------------------------------
+
+    def add(self, item: MemoryItem, *, use_binding: bool = True) -> AddResult:
+        """Store ``item`` unless an item with its id (same normalised title and content) is stored.
+
+        A duplicate changes nothing at all (no counter, timestamp or provenance is touched, and a differing
+        description, polarity or tags is not merged): the result carries the existing id and
+        ``created=False``. With ``use_binding`` the store's bound run/trajectory/domain fill the item's
+        empty provenance fields; ``created_at``/``updated_at`` default to now.
+        """
+        return self.add_many([item], use_binding=use_binding)[0]
+
+    def add_many(self, items: Iterable[MemoryItem], *, use_binding: bool = True) -> list[AddResult]:
+        """``add`` for several items in one transaction: all are written or none."""
+        rows = [self._row_for(item, use_binding) for item in items]
+        results = []
+        with self._tx() as conn:
+            for row in rows:
+                cur = conn.execute(
+                    f"INSERT INTO items ({', '.join(_ITEM_COLUMNS)}) VALUES ({', '.join('?' * len(_ITEM_COLUMNS))})"
+                    " ON CONFLICT (id) DO NOTHING",
+                    [row[c] for c in _ITEM_COLUMNS],
+                )
+                results.append(AddResult(row["id"], cur.rowcount == 1))
+        return results
+
+    def _row_for(self, item: MemoryItem, use_binding: bool) -> dict[str, Any]:
+        if not isinstance(item, MemoryItem):
+            raise TypeError(f"add expects a MemoryItem, got {type(item).__name__}")
+        row = item.to_dict()
+        if use_binding:
+            for name in ("run_id", "trajectory_id", "domain"):
+                if row[name] is None:
+                    row[name] = getattr(self, name)
+        MemoryItem(**row)  # re-validate: a bound id may be malformed
+        now = utc_now()
+        row["created_at"] = row["created_at"] or now
+        row["updated_at"] = row["updated_at"] or row["created_at"]
+        row["tags"] = json.dumps(row["tags"])
+        return row
+
+    def get(self, item_id: str) -> MemoryItem:
+        """The item with this id; MemoryStoreError if there is none."""
+        return self.get_many([item_id])[0]
+
+    def get_many(self, ids: Iterable[str]) -> list[MemoryItem]:
+        """Items in the order of ``ids``; MemoryStoreError naming the first unknown id."""
+        ids = list(ids)
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT * FROM items WHERE id IN ({', '.join('?' * len(ids))})", ids).fetchall() if ids else []
+        found = {row["id"]: _item(row) for row in rows}
+        for i in ids:
+            if i not in found:
+                raise MemoryStoreError(f"unknown memory id {i!r}")
+        return [found[i] for i in ids]
+
+    def __contains__(self, item_id: object) -> bool:
+        with self._lock:
+            return self._conn.execute("SELECT 1 FROM items WHERE id = ?", (item_id,)).fetchone() is not None
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._conn.execute("SELECT count(*) FROM items").fetchone()[0]
+
+    def items(self, **filters: str | None) -> list[MemoryItem]:
+        """All items, sorted by id, optionally filtered by polarity, role, domain, scope or layer (exact match)."""
+        where, params = _where(filters)
+        with self._lock:
+            rows = self._conn.execute(f"SELECT * FROM items {where} ORDER BY id", params).fetchall()
+        return [_item(row) for row in rows]
+
+    def search(self, query: str, k: int = 6, **filters: str | None) -> list[Hit]:
+        """Up to ``k`` items ranked by FTS5 bm25 (weights in ``FIELD_WEIGHTS``), best first; ties by id.
+
+        ``query`` is free text: FTS5 syntax in it is neutralised (see ``fts_query``) and a query with no
+        searchable words returns []. Filters as in ``items``.
+        """
+        check_k(k)
+        match = fts_query(query)
+        if match is None:
+            return []
+        where, params = _where(filters, prefix="items.", joiner="AND")
+        sql = (f"SELECT items.id, items.title, items.description, items.polarity, items.role, {_BM25} AS score"
+               f" FROM items_fts JOIN items ON items.n = items_fts.rowid"
+               f" WHERE items_fts MATCH ? {where} ORDER BY score, items.id LIMIT ?")
+        with self._lock:
+            rows = self._conn.execute(sql, [match, *params, k]).fetchall()
+        # bm25() is lower-is-better (negative); Hit.score is higher-is-better.
+        return [Hit(r["id"], r["title"], r["description"], r["polarity"], r["role"], -r["score"]) for r in rows]
+
+    # -- events (L4) ---------------------------------------------------------------------------------------
+
+    def log_event(self, kind: str, payload: dict[str, Any], *, run_id: str | None = None,
+                  trajectory_id: str | None = None, domain: str | None = None) -> int:
+        """Append an event; returns its id. Provenance defaults to the bound ids. Events cannot be changed."""
+        if not isinstance(kind, str) or not kind.strip() or len(kind) > 64 or "\n" in kind:
+            raise ItemValidationError("kind", f"{kind!r} is not allowed; use a one-line name of 1-64 characters")
+        if not isinstance(payload, dict):
+            raise ItemValidationError("payload", f"expected a JSON object (dict), got {type(payload).__name__}")
+        try:
+            text = json.dumps(payload, ensure_ascii=False, sort_keys=True, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise ItemValidationError("payload", f"not JSON-serialisable: {exc}") from None
+        row = (kind.strip(), text, domain or self.domain, run_id or self.run_id,
+               trajectory_id or self.trajectory_id, utc_now())
+        with self._tx() as conn:
+            cur = conn.execute(
+                "INSERT INTO events (kind, payload, domain, run_id, trajectory_id, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)", row)
+        return int(cur.lastrowid)
+
+    def events(self, *, kind: str | None = None, run_id: str | None = None,
+               trajectory_id: str | None = None) -> list[Event]:
+        """Events in the order they were logged, optionally filtered (exact match)."""
+        clauses = [(c, v) for c, v in (("kind", kind), ("run_id", run_id), ("trajectory_id", trajectory_id))
+                   if v is not None]
+        where = ("WHERE " + " AND ".join(f"{c} = ?" for c, _ in clauses)) if clauses else ""
+        with self._lock:
+            rows = self._conn.execute(f"SELECT * FROM events {where} ORDER BY id", [v for _, v in clauses])
+            return [Event(**{**dict(r), "payload": json.loads(r["payload"])}) for r in rows.fetchall()]
+
+    # -- usage and outcomes ------------------------------------------------------------------------------
+
+    def record_usage(self, ids: Iterable[str], *, trajectory_id: str | None = None,
+                     run_id: str | None = None) -> int:
+        """Link retrieved items to a trajectory (default: the bound one); returns the rows added.
+
+        Without a trajectory id there is nothing to link and 0 is returned. An item already linked to the
+        trajectory is not linked again. Unknown ids raise MemoryStoreError and nothing is written.
+        """
+        trajectory_id = trajectory_id or self.trajectory_id
+        ids = list(dict.fromkeys(ids))
+        self.get_many(ids)  # clear error for an unknown id, before anything is written
+        if trajectory_id is None or not ids:
+            return 0
+        now, run_id = utc_now(), run_id or self.run_id
+        with self._tx() as conn:
+            added = 0
+            for i in ids:
+                added += conn.execute(
+                    "INSERT OR IGNORE INTO usage (item_id, trajectory_id, run_id, retrieved_at) VALUES (?, ?, ?, ?)",
+                    (i, trajectory_id, run_id, now)).rowcount
+        return added
+
+    def usage(self, trajectory_id: str | None = None) -> list[dict[str, Any]]:
+        """Usage rows (item_id, trajectory_id, run_id, retrieved_at, outcome), optionally of one trajectory."""
+        sql = "SELECT item_id, trajectory_id, run_id, retrieved_at, outcome FROM usage"
+        params: list[Any] = []
+        if trajectory_id is not None:
+            sql, params = sql + " WHERE trajectory_id = ?", [trajectory_id]
+        with self._lock:
+            return [dict(r) for r in self._conn.execute(sql + " ORDER BY retrieved_at, item_id", params)]
+
+    def record_outcome(self, trajectory_id: str, success: bool) -> int:
+        """Judge a trajectory: each item it retrieved gets ``uses += 1`` and, on success, ``wins += 1``.
+
+        Returns how many items were updated. Only usage rows without an outcome count, so a second call for
+        the same trajectory updates nothing and returns 0 (a verdict is not changed once recorded).
+        """
+        if not isinstance(success, bool):
+            raise ItemValidationError("success", f"expected True or False, got {success!r}")
+        outcome, now = ("success" if success else "failure"), utc_now()
+        with self._tx() as conn:
+            ids = [r[0] for r in conn.execute(
+                "SELECT item_id FROM usage WHERE trajectory_id = ? AND outcome IS NULL", (trajectory_id,))]
+            conn.execute("UPDATE usage SET outcome = ? WHERE trajectory_id = ? AND outcome IS NULL",
+                         (outcome, trajectory_id))
+            for i in ids:
+                conn.execute("UPDATE items SET uses = uses + 1, wins = wins + ?, updated_at = ? WHERE id = ?",
+                             (int(success), now, i))
+        return len(ids)
+
+    # -- housekeeping ------------------------------------------------------------------------------------
+
+    def stats(self) -> StoreStats:
+        """Item counts by polarity, role, domain ("(none)" for no domain) and layer; event and usage counts; size."""
+        with self._lock:
+            c = self._conn
+
+            def count_by(column: str) -> dict[str, int]:
+                rows = c.execute(f"SELECT coalesce({column}, '(none)'), count(*) FROM items GROUP BY 1 ORDER BY 1")
+                return {k: n for k, n in rows}
+
+            return StoreStats(
+                path=self.path,
+                items=c.execute("SELECT count(*) FROM items").fetchone()[0],
+                by_polarity=count_by("polarity"),
+                by_role=count_by("role"),
+                by_domain=count_by("domain"),
+                by_layer=count_by("layer"),
+                events=c.execute("SELECT count(*) FROM events").fetchone()[0],
+                usage_rows=c.execute("SELECT count(*) FROM usage").fetchone()[0],
+                db_bytes=c.execute("PRAGMA page_count").fetchone()[0] * c.execute("PRAGMA page_size").fetchone()[0],
+            )
+
+    def migrations(self) -> list[dict[str, object]]:
+        """The applied schema migrations (version, name, applied_at)."""
+        with self._lock:
+            return applied_migrations(self._conn)
+
+    def execute(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        """Run a read query (for analysis and tests); writes go through the methods above."""
+        with self._lock:
+            return self._conn.execute(sql, list(params)).fetchall()
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> "MemoryStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"MemoryStore({self.path!r})"
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+
+def _item(row: sqlite3.Row) -> MemoryItem:
+    data = {c: row[c] for c in _ITEM_COLUMNS}
+    data["tags"] = json.loads(data["tags"])
+    return MemoryItem(**data)
+
+
+def _where(filters: dict[str, str | None], prefix: str = "", joiner: str = "WHERE") -> tuple[str, list[str]]:
+    """SQL clause and parameters for the item filters (validated by ``check_filters``)."""
+    given = check_filters(filters)
+    clause = " AND ".join(f"{prefix}{name} = ?" for name in given)
+    return (f"{joiner} {clause}" if given else ""), list(given.values())

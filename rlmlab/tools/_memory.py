@@ -1,0 +1,248 @@
+"""Memory tools: two-phase bounded reads (mem_search, mem_get, mem_quote) and quiet writes (mem_add, event_log).
+
+Reads follow "handles, not payloads": mem_search returns ids, titles and one-line descriptions only;
+mem_get fetches at most ``mem_get_max`` full items; mem_quote returns a bounded excerpt. Writes print
+nothing and return a small dict. mem_get and mem_quote link the items read to the store's bound
+trajectory (``MemoryStore.record_usage``), so a later ``record_outcome`` updates their uses/wins.
+
+The store comes from the workspace: ``workspace.memory`` if that attribute exists and is set, else
+``workspace.extras["memory"]`` (set by :func:`attach_memory`), else the process default set by
+:func:`set_default_store`. With none, every memory tool raises ToolError saying how to attach one.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from rlmlab.errors import ToolError
+from rlmlab.handles import encode_handles
+from rlmlab.memory import LIMITS, ItemValidationError, MemoryItem, MemoryStore, MemoryStoreError, query_tokens
+from rlmlab.tools._registry import tool
+from rlmlab.tools._schema import Bounds
+from rlmlab.tools._workspace import Workspace
+
+__all__ = ["mem_search", "mem_get", "mem_quote", "mem_add", "event_log", "attach_memory", "set_default_store",
+           "memory_of", "MEMORY_CAP_DEFAULTS"]
+
+MEMORY_KEY = "memory"
+
+# Defaults of the memory tools' caps (the ToolCaps fields of the same names), for callers without a workspace.
+MEMORY_CAP_DEFAULTS = {
+    "mem_search_k_max": 20,  # mem_search: largest k
+    "mem_get_max": 3,  # mem_get: most ids per call
+    "mem_quote_max": 2000,  # mem_quote: largest max_chars
+    "event_max_chars": 8000,  # event_log: largest event, in characters of JSON
+}
+
+_TITLE_CLIP, _DESC_CLIP = 120, 160  # mem_search shows titles and descriptions cut to these (characters)
+_OVERHEAD = 512
+# Workspace.call measures results as JSON text; escapes (\n, \") can double a character, so caps on text
+# fields are multiplied by this.
+_JSON = 2
+_HIT_CHARS = _JSON * (_TITLE_CLIP + _DESC_CLIP + 1) + 200
+_ITEM_CHARS = _JSON * (LIMITS["title"] + LIMITS["description"] + LIMITS["content"] + LIMITS["domain"]
+                       + LIMITS["tags"] * (LIMITS["tag"] + 4)) + 400
+
+_default_store: MemoryStore | None = None
+
+
+def _cap(caps: Any, name: str) -> int:
+    return int(getattr(caps, name, MEMORY_CAP_DEFAULTS[name]))
+
+
+def _bounds(name: str) -> Bounds:
+    return Bounds(minimum=1, cap=name)
+
+
+def attach_memory(ws: Workspace, store: MemoryStore | None) -> None:
+    """Give a workspace its memory store (None detaches it)."""
+    if store is None:
+        ws.extras.pop(MEMORY_KEY, None)
+    else:
+        ws.extras[MEMORY_KEY] = store
+
+
+def set_default_store(store: MemoryStore | None) -> None:
+    """The store used by workspaces that have none attached (None clears it)."""
+    global _default_store
+    _default_store = store
+
+
+def memory_of(ws: Workspace) -> MemoryStore:
+    """The workspace's memory store; ToolError if none is attached."""
+    # Explicit None checks: a MemoryStore has __len__, so an empty store is falsy.
+    store = getattr(ws, "memory", None)
+    if store is None:
+        store = ws.extras.get(MEMORY_KEY)
+    if store is None:
+        store = _default_store
+    if store is None:
+        raise ToolError("memory: no memory store is attached to this workspace; "
+                        "attach one with rlmlab.tools._memory.attach_memory(workspace, MemoryStore(path))")
+    return store
+
+
+def _check_range(arg: str, value: Any, lo: int, hi: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ToolError(f"{arg}: expected an integer from {lo} to {hi}, got {value!r}")
+    if not lo <= value <= hi:
+        raise ToolError(f"{arg}: {value} is out of range; allowed {lo} to {hi}")
+
+
+def _clip(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+@tool(cap=lambda caps: _cap(caps, "mem_search_k_max") * _HIT_CHARS + _OVERHEAD, group="memory")
+def mem_search(
+    ws: Workspace,
+    query: str,
+    k: Annotated[int, _bounds("mem_search_k_max")] = 6,
+    polarity: Literal["success", "failure"] | None = None,
+    role: str | None = None,
+) -> dict:
+    """Search memory: ids, titles and one-line descriptions of the best k items (no content; use mem_get).
+
+    Args:
+        query: free text; punctuation and search operators are ignored.
+        k: items to return, 1 to the search cap (default cap 20).
+        polarity: "success" (strategies) or "failure" (guardrails); None for both.
+        role: only items for this role (e.g. "general"); None for all.
+    """
+    k_max = _cap(ws.caps, "mem_search_k_max")
+    _check_range("k", k, 1, k_max)
+    if not isinstance(query, str) or not query.strip():
+        raise ToolError("query: empty; give some words to search for")
+    q_max = getattr(ws.caps, "pattern_max", 500)
+    if len(query) > q_max:
+        raise ToolError(f"query: {len(query)} characters, over the cap of {q_max}")
+    try:
+        hits = memory_of(ws).search(query, k, polarity=polarity, role=role)
+    except ItemValidationError as exc:
+        raise ToolError(str(exc)) from None
+    out: dict[str, Any] = {
+        "hits": [{"id": h.id, "title": _clip(h.title, _TITLE_CLIP), "description": _clip(h.description, _DESC_CLIP),
+                  "polarity": h.polarity, "role": h.role} for h in hits],
+        "count": len(hits),
+    }
+    if not query_tokens(query):
+        out["note"] = "the query has no searchable words (only stopwords or punctuation)"
+    return out
+
+
+@tool(cap=lambda caps: _cap(caps, "mem_get_max") * _ITEM_CHARS + _OVERHEAD, group="memory")
+def mem_get(ws: Workspace, ids: list[str] | str) -> dict:
+    """Fetch full memory items by id (at most the mem_get cap per call, default 3).
+
+    Args:
+        ids: ids from mem_search (a list, or one id as a string).
+    """
+    if isinstance(ids, str):
+        ids = [ids]
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        raise ToolError(f"ids: expected a list of id strings from mem_search, got {ids!r:.80}")
+    cap = _cap(ws.caps, "mem_get_max")
+    if not ids:
+        raise ToolError("ids: empty; pass ids from mem_search")
+    if len(ids) > cap:
+        raise ToolError(f"ids: {len(ids)} ids requested, over the cap of {cap}; "
+                        f"call mem_get with at most {cap} ids at a time")
+    store = memory_of(ws)
+    try:
+        items = store.get_many(ids)
+    except MemoryStoreError as exc:
+        raise ToolError(f"ids: {exc}; ids come from mem_search") from None
+    store.record_usage(ids)
+    return {"items": [_item_view(it) for it in items]}
+
+
+def _item_view(item: MemoryItem) -> dict[str, Any]:
+    keep = ("id", "title", "description", "content", "polarity", "role", "scope", "layer", "tags", "domain",
+            "uses", "wins")
+    data = item.to_dict()
+    return {name: data[name] for name in keep}
+
+
+@tool(cap=lambda caps: _JSON * _cap(caps, "mem_quote_max") + _OVERHEAD, group="memory")
+def mem_quote(
+    ws: Workspace,
+    id: str,
+    max_chars: Annotated[int, _bounds("mem_quote_max")] = 500,
+    start: Annotated[int, Bounds(minimum=0)] = 0,
+) -> dict:
+    """A bounded excerpt of one item's content: characters [start, start + max_chars).
+
+    Args:
+        id: an id from mem_search.
+        max_chars: characters to return, 1 to the quote cap (default cap 2000).
+        start: offset in the content to start from (0-based).
+    """
+    _check_range("max_chars", max_chars, 1, _cap(ws.caps, "mem_quote_max"))
+    if isinstance(start, bool) or not isinstance(start, int) or start < 0:
+        raise ToolError(f"start: {start!r} is not allowed; use an integer >= 0")
+    store = memory_of(ws)
+    try:
+        item = store.get(id)
+    except MemoryStoreError as exc:
+        raise ToolError(f"id: {exc}; ids come from mem_search") from None
+    store.record_usage([id])
+    text = item.content[start : start + max_chars]
+    return {"id": item.id, "start": start, "end": start + len(text), "length": len(item.content), "text": text,
+            "truncated": start + len(text) < len(item.content)}
+
+
+@tool(cap=256, group="memory")
+def mem_add(
+    ws: Workspace,
+    title: str,
+    description: str,
+    content: str,
+    polarity: Literal["success", "failure"],
+    role: str = "general",
+    tags: list[str] | None = None,
+    scope: str = "global",
+) -> dict:
+    """Store a memory item; returns its id and whether it was new (an identical title+content is stored once).
+
+    Args:
+        title: short name of the strategy or guardrail (at most 200 characters).
+        description: one line saying when it applies (at most 500 characters).
+        content: the strategy itself (at most 4000 characters).
+        polarity: "success" for a strategy that worked, "failure" for a guardrail against a mistake.
+        role: who it is for, a lower-case slug such as "general".
+        tags: a few lower-case keywords.
+        scope: where it applies, a lower-case slug such as "global" or "task".
+    """
+    try:
+        item = MemoryItem(title=title, description=description, content=content, polarity=polarity, role=role,
+                          tags=tags or [], scope=scope, source="mem_add")
+        result = memory_of(ws).add(item)
+    except ItemValidationError as exc:
+        raise ToolError(str(exc)) from None
+    return result.to_dict()
+
+
+@tool(cap=128, group="memory")
+def event_log(ws: Workspace, obj: dict, kind: str = "note") -> dict:
+    """Append an object to the event log (stored, never shown back); returns the event id.
+
+    Args:
+        obj: a JSON object to record (BlobRefs are stored as handles).
+        kind: a short label for the event, e.g. "note" or "hypothesis".
+    """
+    if not isinstance(obj, dict):
+        raise ToolError(f"obj: expected a dict (JSON object), got {type(obj).__name__}")
+    payload = encode_handles(obj)
+    try:
+        size = len(json.dumps(payload, ensure_ascii=False, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise ToolError(f"obj: not JSON-serialisable: {exc}") from None
+    cap = _cap(ws.caps, "event_max_chars")
+    if size > cap:
+        raise ToolError(f"obj: {size} characters of JSON, over the cap of {cap}; log a smaller object or a BlobRef")
+    try:
+        event_id = memory_of(ws).log_event(kind, payload)
+    except ItemValidationError as exc:
+        raise ToolError(str(exc)) from None
+    return {"event_id": event_id, "kind": kind.strip()}
