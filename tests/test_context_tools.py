@@ -118,3 +118,13 @@ def test_tools_print_nothing_and_return_json(src):
     assert buf.getvalue() == ""
     for r in results:
         assert json.loads(json.dumps(r)) == r
+
+
+def test_non_ascii_text_stays_within_the_caps():
+    """Caps count characters as the model reads them, not JSON's \\uXXXX escapes (a 6x blow-up)."""
+    from rlmlab.tools import Workspace
+
+    ws = Workspace()
+    ref = ws.call("blob", payload="日本語のテキスト。" * 1000)
+    out = ws.call("ctx_peek", ref=ref, n=2000)
+    assert len(out["preview"]) == 2000 and out["truncated"]
