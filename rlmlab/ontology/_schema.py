@@ -88,17 +88,35 @@ class OntologySchema:
         return namespace_of(str(iri)) in META_NAMESPACES
 
     @cached_property
+    def _schema_subjects(self) -> frozenset[URIRef]:
+        """Subjects declared as a class, a property or an ontology: the schema, as opposed to instance data."""
+        types = (*_CLASS_TYPES, *_RELATION_TYPES, OWL.AnnotationProperty, OWL.Ontology, RDFS.Datatype)
+        return frozenset(s for t in types for s in self.graph.subjects(RDF.type, t) if isinstance(s, URIRef))
+
+    def _instance_triples(self):
+        """Triples about instances: a named subject that is neither declared schema nor a meta-vocabulary term."""
+        for s, p, o in self.graph:
+            if isinstance(s, URIRef) and s not in self._schema_subjects and not self.is_meta(s):
+                yield s, p, o
+
+    @cached_property
     def classes(self) -> tuple[URIRef, ...]:
-        """Named classes outside the meta vocabularies, sorted by IRI."""
+        """Named classes outside the meta vocabularies (declared, in rdfs:subClassOf, or used in rdf:type), by IRI."""
         found = {c for t in _CLASS_TYPES for c in self.graph.subjects(RDF.type, t)}
         found.update(o for o in self.graph.objects(None, RDFS.subClassOf))
         found.update(s for s in self.graph.subjects(RDFS.subClassOf, None))
+        found.update(o for _, p, o in self._instance_triples() if p == RDF.type)
         return tuple(sorted(c for c in found if isinstance(c, URIRef) and not self.is_meta(c)))
 
     @cached_property
     def relations(self) -> tuple[URIRef, ...]:
-        """Object, datatype and plain rdf:Property properties outside the meta vocabularies, sorted by IRI."""
+        """Object, datatype and plain rdf:Property properties outside the meta vocabularies, sorted by IRI.
+
+        Predicates used on instance data count too, so a graph without a schema still has relations.
+        """
         found = {p for t in _RELATION_TYPES for p in self.graph.subjects(RDF.type, t)}
+        annotation_only = set(self.graph.subjects(RDF.type, OWL.AnnotationProperty)) - found
+        found.update(p for _, p, _ in self._instance_triples() if p not in annotation_only)
         return tuple(sorted(p for p in found if isinstance(p, URIRef) and not self.is_meta(p)))
 
     @cached_property
@@ -226,15 +244,13 @@ class OntologySchema:
         A predicate used on schema terms (labels, definitions of classes) does not count, so
         an annotation vocabulary does not outrank the relations an ontology is about.
         """
-        schema_terms = set(self.classes) | set(self.relations) | set(self.annotations)
-        schema_terms.update(self.graph.subjects(RDF.type, OWL.Ontology))
         score: Counter[URIRef] = Counter()
         for s, p, o in self.graph:
             for t in {s, o}:
                 if isinstance(t, URIRef):
                     score[t] += 1
-            if not isinstance(s, BNode) and s not in schema_terms:
-                score[p] += 1
+        for _, p, _ in self._instance_triples():
+            score[p] += 1
         return score
 
     def ranked(self, terms: tuple[URIRef, ...]) -> list[URIRef]:

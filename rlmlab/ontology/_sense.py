@@ -227,7 +227,7 @@ def sense_brief(source: Graph | str | Path, budget: int = BRIEF_BUDGET) -> str:
 
 
 def _fit_block(title: str, lines: list[str], allowance: int) -> str:
-    """"\\n\\n" + title + the lines that fit in ``allowance`` chars, with a "... +N more" line for the rest."""
+    """A blank line, ``title`` and the lines that fit in ``allowance`` chars; a "... +N more" line counts the rest."""
     block = f"\n\n{title}"
     if len(block) > allowance:
         return ""

@@ -37,7 +37,7 @@ _NAME_CLIP = 40  # characters of a variable name in the preview
 _WARNINGS = 3  # validate_sparql findings shown when a query returns no rows
 _WARNING_CLIP = 200
 _OVERHEAD = 512
-_JSON = 6  # Workspace.call measures json.dumps with ensure_ascii: one character can take six (\uXXXX)
+_JSON = 2  # Workspace.call measures results as JSON text: escapes (\n, \") can double a character
 
 
 def _cap(caps: Any, name: str) -> int:
@@ -89,11 +89,11 @@ def ontology_of(ws: Workspace) -> Graph:
 
 def _clip_json(text: str, n: int) -> str:
     """``text`` cut so that its JSON string form (quotes, escapes) takes at most ``n`` characters."""
-    if len(json.dumps(text)) <= n:
+    if len(json.dumps(text, ensure_ascii=False)) <= n:
         return text
     out, used = [], 2 + 1  # the quotes and the ellipsis
     for ch in text:
-        width = len(json.dumps(ch)) - 2
+        width = len(json.dumps(ch, ensure_ascii=False)) - 2
         if used + width > n:
             break
         out.append(ch)

@@ -30,6 +30,9 @@ class ToolCaps:
     mem_get_max: int = 3  # mem_get: most ids per call
     mem_quote_max: int = 2000  # mem_quote: longest excerpt
     event_max_chars: int = 8000  # event_log: largest event, as JSON
+    sparql_limit_max: int = 10000  # sparql_query: largest limit (rows kept in the result blob)
+    sparql_preview_rows: int = 5  # sparql_query: rows shown in the preview
+    sparql_query_max: int = 4000  # sparql_query: longest query, in characters
 
     def to_dict(self) -> dict[str, int]:
         return asdict(self)
