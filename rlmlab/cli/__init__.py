@@ -6,6 +6,7 @@ import click
 
 from rlmlab.cli._demo import demo
 from rlmlab.cli._kernel import kernel
+from rlmlab.cli._memory import memory
 from rlmlab.cli._oracle import oracle
 from rlmlab.cli._repl import repl
 from rlmlab.cli._rlm import rlm
@@ -21,5 +22,5 @@ def main() -> None:
     """rlmlab: run, see, verify and improve Recursive Language Model agents."""
 
 
-for command in (repl, kernel, demo, rlm, oracle, turing, teach):
+for command in (repl, kernel, demo, rlm, oracle, turing, teach, memory):
     main.add_command(command)

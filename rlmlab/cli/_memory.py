@@ -1,0 +1,140 @@
+"""``rlmlab memory``: search, show, import, export and count the items of a memory store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table
+
+DEFAULT_DB = Path("runs/memory.sqlite")
+
+_db_option = click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB,
+                          show_default=True, help="The memory store (a SQLite file; created if missing).")
+
+
+def _open(db: Path):
+    from rlmlab.memory import MemoryStore
+
+    db.parent.mkdir(parents=True, exist_ok=True)
+    return MemoryStore(db)
+
+
+def _fail(exc: Exception) -> click.ClickException:
+    return click.ClickException(str(exc))
+
+
+@click.group()
+def memory() -> None:
+    """Layered memory: the ReasoningBank store behind mem_search / mem_get."""
+
+
+@memory.command("search")
+@click.argument("query")
+@_db_option
+@click.option("-k", default=6, show_default=True, type=click.IntRange(1, 100))
+@click.option("--polarity", type=click.Choice(["success", "failure"]), default=None)
+@click.option("--role", default=None)
+@click.option("--domain", default=None)
+@click.option("--json", "as_json", is_flag=True)
+def search(query: str, db: Path, k: int, polarity: str | None, role: str | None, domain: str | None,
+           as_json: bool) -> None:
+    """Search items by words (FTS5 bm25); shows ids, titles and descriptions, not content."""
+    from rlmlab.memory import MemoryStoreError
+
+    try:
+        hits = _open(db).search(query, k=k, polarity=polarity, role=role, domain=domain)
+    except MemoryStoreError as exc:
+        raise _fail(exc) from None
+    if as_json:
+        for h in hits:
+            click.echo(json.dumps(h.to_dict(), ensure_ascii=False))
+        return
+    table = Table(title=f"{len(hits)} hits for {query!r} in {db}", title_justify="left")
+    for col in ("id", "polarity", "role", "title", "description", "score"):
+        table.add_column(col, overflow="fold", justify="right" if col == "score" else "left", no_wrap=col == "id")
+    for h in hits:
+        table.add_row(h.id, h.polarity, h.role, h.title, h.description, f"{h.score:.2f}")
+    Console().print(table)
+
+
+@memory.command("show")
+@click.argument("ids", nargs=-1, required=True)
+@_db_option
+@click.option("--json", "as_json", is_flag=True)
+def show(ids: tuple[str, ...], db: Path, as_json: bool) -> None:
+    """Show whole items by id."""
+    from rlmlab.memory import MemoryStoreError
+
+    store = _open(db)
+    console = Console()
+    for item_id in ids:
+        try:
+            item = store.get(item_id)
+        except (KeyError, MemoryStoreError) as exc:
+            raise _fail(exc if isinstance(exc, MemoryStoreError) else
+                        click.ClickException(f"{db}: no item {item_id!r}")) from None
+        if as_json:
+            click.echo(json.dumps(item.to_dict(), ensure_ascii=False))
+            continue
+        meta = (f"{item.polarity} · role {item.role} · scope {item.scope} · tags {', '.join(item.tags) or '-'}"
+                f" · uses {item.uses} wins {item.wins}")
+        console.print(Panel(f"[bold]{item.description}[/bold]\n\n{item.content}\n\n[dim]{meta}[/dim]",
+                            title=f"{item.id}: {item.title}", title_align="left"))
+
+
+@memory.command("import")
+@click.argument("packs", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@_db_option
+def import_(packs: tuple[Path, ...], db: Path) -> None:
+    """Import JSONL packs (ids are stable: importing twice adds nothing)."""
+    from rlmlab.memory import MemoryStoreError, import_pack
+
+    store = _open(db)
+    for pack in packs:
+        try:
+            report = import_pack(store, pack)
+        except MemoryStoreError as exc:
+            raise _fail(exc) from None
+        click.echo(f"{pack}: {len(report.added)} added, {len(report.existing)} already stored")
+
+
+@memory.command("export")
+@click.argument("out", type=click.Path(dir_okay=False, path_type=Path))
+@_db_option
+@click.option("--polarity", type=click.Choice(["success", "failure"]), default=None)
+@click.option("--role", default=None)
+@click.option("--domain", default=None)
+def export(out: Path, db: Path, polarity: str | None, role: str | None, domain: str | None) -> None:
+    """Export items as a JSONL pack, sorted by id (diff-friendly for data/packs/)."""
+    from rlmlab.memory import MemoryStoreError, export_pack
+
+    try:
+        n = export_pack(_open(db), out, polarity=polarity, role=role, domain=domain)
+    except MemoryStoreError as exc:
+        raise _fail(exc) from None
+    click.echo(f"{n} items written to {out}")
+
+
+@memory.command("stats")
+@_db_option
+@click.option("--json", "as_json", is_flag=True)
+def stats(db: Path, as_json: bool) -> None:
+    """Counts by polarity, role, domain and layer; events, usage rows and the database size."""
+    s = _open(db).stats()
+    if as_json:
+        click.echo(json.dumps(s.to_dict(), indent=2))
+        return
+    table = Table(title=f"{s.path}: {s.items} items, {s.events} events, {s.usage_rows} usage rows, "
+                        f"{s.db_bytes / 1024:.0f} KiB", title_justify="left")
+    table.add_column("by")
+    table.add_column("value")
+    table.add_column("items", justify="right")
+    for name, counts in (("polarity", s.by_polarity), ("role", s.by_role), ("domain", s.by_domain),
+                         ("layer", s.by_layer)):
+        for value, n in sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0]))):
+            table.add_row(name, str(value), str(n))
+    Console().print(table)
