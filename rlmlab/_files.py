@@ -1,4 +1,4 @@
-"""Atomic file writes: a temp file renamed into place, so a crash never leaves half a file."""
+"""Atomic file writes (a temp file renamed into place, so a crash never leaves half a file) and YAML reads."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["write_atomic", "write_jsonl"]
+__all__ = ["write_atomic", "write_jsonl", "read_yaml"]
 
 
 def write_atomic(path: str | Path, text: str) -> Path:
@@ -25,3 +25,16 @@ def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]]) -> int:
     lines = [json.dumps(record, ensure_ascii=False) + "\n" for record in records]
     write_atomic(path, "".join(lines))
     return len(lines)
+
+
+def read_yaml(path: str | Path) -> Any:
+    """A YAML file's document ({} when empty); invalid YAML raises ConfigError naming the file and line."""
+    import yaml
+
+    from rlmlab.errors import ConfigError
+
+    try:
+        return yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except yaml.MarkedYAMLError as exc:
+        line = f":{exc.problem_mark.line + 1}" if exc.problem_mark is not None else ""
+        raise ConfigError(f"{path}{line}: invalid YAML: {exc.problem}") from None

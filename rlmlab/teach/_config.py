@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from rlmlab._files import read_yaml
 from rlmlab.errors import ConfigError
 from rlmlab.teach._loop import MODES
 
@@ -81,18 +82,13 @@ class RunConfig:
 def load_run_config(path: str | Path = DEFAULT_RUN_CONFIG) -> RunConfig:
     """Read a run config; a missing default file gives the defaults, a bad one a ConfigError naming file and key."""
     import jsonschema
-    import yaml
 
     path = Path(path)
     if not path.exists():
         if path == DEFAULT_RUN_CONFIG:
             return RunConfig()
         raise ConfigError(f"{path}: no such run config")
-    try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.MarkedYAMLError as exc:
-        line = f":{exc.problem_mark.line + 1}" if exc.problem_mark is not None else ""
-        raise ConfigError(f"{path}{line}: invalid YAML: {exc.problem}") from None
+    doc = read_yaml(path)
     errors = sorted(jsonschema.Draft202012Validator(RUN_CONFIG_SCHEMA).iter_errors(doc), key=lambda e: e.path)
     if errors:
         where = ".".join(str(p) for p in errors[0].absolute_path) or "(top level)"

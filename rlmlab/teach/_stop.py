@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rlmlab._files import read_yaml
 from rlmlab.errors import ConfigError
 from rlmlab.teach._teacher import bucket, combine_confidence
 
@@ -50,16 +51,11 @@ class StopRules:
 
 def load_stop_rules(path: str | Path = DEFAULT_STOP_RULES, **overrides: Any) -> StopRules:
     """``stop_rules:`` from YAML (defaults if the file is missing); unknown keys are an error naming them."""
-    import yaml
 
     path = Path(path)
     values: dict[str, Any] = {}
     if path.exists():
-        try:
-            doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except yaml.MarkedYAMLError as exc:
-            line = f":{exc.problem_mark.line + 1}" if exc.problem_mark is not None else ""
-            raise ConfigError(f"{path}{line}: invalid YAML: {exc.problem}") from None
+        doc = read_yaml(path)
         values = (doc.get("stop_rules") if isinstance(doc, dict) else None) or {}
         known = set(StopRules.__dataclass_fields__)
         unknown = set(values) - known

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rlmlab._files import read_yaml
 from rlmlab.turing._hooks import ALWAYS_ON, BUILTIN_HOOKS, HOOK_ENTRY_SCHEMA, HookSpec
 from rlmlab.turing._validators import VALIDATORS
 
@@ -50,19 +51,13 @@ def load_turing_config(path: str | Path = DEFAULT_CONFIG) -> TuringConfig:
     A YAML syntax error raises ConfigError with the file and line; a bad entry is
     reported in ``problems`` (file, key and what was expected) and skipped.
     """
-    import yaml
 
     from rlmlab.errors import ConfigError
 
     path = Path(path)
     if not path.exists():
         return TuringConfig()
-    try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        line = f":{mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{path}{line}: invalid YAML: {exc.problem}") from None
+    doc = read_yaml(path)
     section = doc.get("turing_protocol") if isinstance(doc, dict) else None
     config = TuringConfig()
     if section is None:
