@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rlmlab.errors import ConfigError
-from rlmlab.ontology._sense import CARD_BUDGET, _cut_lines
+from rlmlab.ontology._sense import CARD_BUDGET, fit_card
 
 __all__ = ["CrateSense", "crate_sense", "crate_sense_card"]
 
@@ -185,10 +185,4 @@ def crate_sense_card(src_dir: str | Path, budget: int = CARD_BUDGET) -> str:
     Raises ConfigError if ``src_dir`` is not a directory with ``.rs`` files.
     """
     s = crate_sense(src_dir)
-    quotas = dict(_QUOTAS)
-    text = _render(s, quotas)
-    while len(text) > budget and any(quotas.values()):
-        name = max(_SHRINK_ORDER, key=lambda k: (quotas[k], -_SHRINK_ORDER.index(k)))
-        quotas[name] -= 1
-        text = _render(s, quotas)
-    return _cut_lines(text, budget)
+    return fit_card(lambda quotas: _render(s, quotas), _QUOTAS, _SHRINK_ORDER, budget)

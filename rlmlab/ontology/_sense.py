@@ -7,6 +7,7 @@ Every term is written as a CURIE with a declared prefix (or ``<iri>``), so
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -111,12 +112,19 @@ def sense_card(source: Graph | str | Path, budget: int = CARD_BUDGET) -> str:
     longest section until it fits; the header and prefixes are cut last.
     """
     s = ont_sense(source)
-    quotas = dict(_CARD_QUOTAS)
-    text = _render_card(s, quotas)
+    return fit_card(lambda quotas: _render_card(s, quotas), _CARD_QUOTAS, _SHRINK_ORDER, budget)
+
+
+def fit_card(render: Callable[[dict[str, int]], str], quotas: dict[str, int], shrink_order: tuple[str, ...],
+             budget: int) -> str:
+    """``render(quotas)`` within ``budget``: take one item at a time from the section with the largest quota
+    (ties: earlier in ``shrink_order``) until it fits, then keep whole lines from the top."""
+    quotas = dict(quotas)
+    text = render(quotas)
     while len(text) > budget and any(quotas.values()):
-        name = max(_SHRINK_ORDER, key=lambda k: (quotas[k], -_SHRINK_ORDER.index(k)))
+        name = max(shrink_order, key=lambda k: (quotas[k], -shrink_order.index(k)))
         quotas[name] -= 1
-        text = _render_card(s, quotas)
+        text = render(quotas)
     return _cut_lines(text, budget)
 
 
