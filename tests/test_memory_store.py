@@ -109,7 +109,7 @@ def test_migrations_recorded_once_and_reopen_is_idempotent(tmp_path):
     with MemoryStore(path) as s:
         first = s.migrations()
     assert [(m["version"], m["name"]) for m in first] == [(m.version, m.name) for m in MIGRATIONS]
-    assert [m["version"] for m in first] == [1, 2, 3, 4]
+    assert [m["version"] for m in first] == [1, 2, 3, 4, 5, 6]
     with MemoryStore(path) as s:
         assert s.migrations() == first  # nothing re-applied: same rows, same applied_at
 
@@ -122,8 +122,22 @@ def test_only_missing_migrations_are_applied(tmp_path):
     raw.close()
     with MemoryStore(path) as s:
         rows = s.migrations()
-    assert [r["version"] for r in rows] == [1, 2, 3, 4]
+    assert [r["version"] for r in rows] == [1, 2, 3, 4, 5, 6]
     assert [(r["version"], r["applied_at"]) for r in rows[:2]] == old
+
+
+def test_items_of_a_version_4_bank_become_active_on_upgrade(tmp_path):
+    path = tmp_path / "v4.db"
+    conn = connect(path, MIGRATIONS[:4])
+    conn.execute(
+        "INSERT INTO items (id, title, description, content, polarity, role, scope, layer, source, created_at,"
+        " updated_at) VALUES ('mem_0', 'Peek before slicing', 'd', 'c', 'success', 'general', 'global', 'L2', 'api',"
+        " '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')")
+    conn.close()
+    with MemoryStore(path) as s:
+        [item] = s.items()
+        assert (item.id, item.status, item.superseded_by) == ("mem_0", "active", None)
+        assert [h.id for h in s.search("slicing")] == ["mem_0"]
 
 
 def test_unknown_migration_is_refused(tmp_path):

@@ -123,18 +123,18 @@ def export(out: Path, db: Path, polarity: str | None, role: str | None, domain: 
 @_db_option
 @click.option("--json", "as_json", is_flag=True)
 def stats(db: Path, as_json: bool) -> None:
-    """Counts by polarity, role, domain and layer; events, usage rows and the database size."""
+    """Active items by polarity, role, domain and layer; all items by status; artifacts, events, usage rows, size."""
     s = _open(db).stats()
     if as_json:
         click.echo(json.dumps(s.to_dict(), indent=2))
         return
-    table = Table(title=f"{s.path}: {s.items} items, {s.events} events, {s.usage_rows} usage rows, "
+    table = Table(title=f"{s.path}: {s.items} items, {s.artifacts} artifacts, {s.events} events, {s.usage_rows} usage rows, "
                         f"{s.db_bytes / 1024:.0f} KiB", title_justify="left")
     table.add_column("by")
     table.add_column("value")
     table.add_column("items", justify="right")
     for name, counts in (("polarity", s.by_polarity), ("role", s.by_role), ("domain", s.by_domain),
-                         ("layer", s.by_layer)):
+                         ("layer", s.by_layer), ("status", s.by_status)):
         for value, n in sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0]))):
             table.add_row(name, str(value), str(n))
     Console().print(table)

@@ -13,17 +13,25 @@ from typing import Any
 
 from rlmlab.memory._errors import ItemValidationError
 
-__all__ = ["MemoryItem", "Event", "Hit", "AddResult", "StoreStats", "item_id", "check_filters", "check_k", "POLARITIES",
-           "LAYERS", "LIMITS", "FILTERS"]
+__all__ = ["MemoryItem", "Artifact", "Event", "Hit", "AddResult", "StoreStats", "item_id", "artifact_id",
+           "check_filters", "check_k", "POLARITIES", "LAYERS", "LIMITS", "FILTERS", "STATUSES"]
 
 POLARITIES = ("success", "failure")
 # L0 (sense card) is derived and L4 (events) has its own table; items belong to the curated/learned layers.
 LAYERS = ("L1", "L2", "L3")
-# Characters, except tags (a count). Items are short strategies, not documents: L3 artifacts store a summary.
+# Characters, except tags (a count). Items are short strategies, not documents (L3 artifacts have their own table).
 LIMITS = {"title": 200, "description": 500, "content": 4000, "tags": 16, "tag": 40, "domain": 200, "id": 200}
 
+# An item's lifecycle: only active items are searched and injected. Consolidation marks an item
+# "superseded" (by the merged item named in ``superseded_by``) or "discarded" (a near-duplicate of an
+# active item); forgetting marks it "forgotten". Nothing is deleted, so provenance and usage survive.
+STATUSES = ("active", "superseded", "discarded", "forgotten")
+
 # Item fields a search or listing can filter on (exact match; None means no filter).
-FILTERS = ("polarity", "role", "domain", "scope", "layer")
+FILTERS = ("polarity", "role", "domain", "scope", "layer", "status")
+
+# An L3 artifact (a guide, a report) is stored whole; only its packed summary is ever injected.
+ARTIFACT_LIMITS = {"title": 200, "content": 500_000, "summary": 4000, "kind": 40}
 
 _SLUG = re.compile(r"^[a-z][a-z0-9_\-]{0,39}$")
 _TAG = re.compile(r"^[a-z0-9][a-z0-9_.:\-]{0,39}$")
@@ -68,6 +76,8 @@ class MemoryItem:
     wins: int = 0
     created_at: str | None = None
     updated_at: str | None = None
+    status: str = "active"
+    superseded_by: str | None = None
     id: str = ""
 
     def __post_init__(self) -> None:
@@ -87,6 +97,9 @@ class MemoryItem:
                 raise ItemValidationError(name, f"{len(value)} characters, over the limit of {LIMITS[name]}")
         _check_choice("polarity", self.polarity, POLARITIES)
         _check_choice("layer", self.layer, LAYERS)
+        _check_choice("status", self.status, STATUSES)
+        if self.superseded_by is not None and (not isinstance(self.superseded_by, str) or not self.superseded_by):
+            raise ItemValidationError("superseded_by", f"{self.superseded_by!r} is not allowed; use None or an item id")
         for name in ("role", "scope"):
             value = getattr(self, name)
             if not isinstance(value, str) or not _SLUG.match(value):
@@ -126,6 +139,64 @@ class MemoryItem:
         for key in ("title", "description", "content", "polarity"):
             if key not in data:
                 raise ItemValidationError(key, "missing; title, description, content and polarity are required")
+        return cls(**data)
+
+
+def artifact_id(kind: str, content: str) -> str:
+    """``art_`` + 16 hex digits of sha256 over the kind and the normalised content."""
+    digest = hashlib.sha256(f"{kind}\x1f{_norm(content)}".encode("utf-8")).hexdigest()
+    return "art_" + digest[:16]
+
+
+@dataclass
+class Artifact:
+    """An L3 materialised artifact: the full text (e.g. an ontology guide from an exploration run) and,
+    optionally, a summary written by whoever made it. Only a packed summary (``pack_l3``) is injected.
+
+    ``kind`` is a slug ("guide", "report"); the id derives from kind and content, so storing the same
+    artifact twice keeps one row.
+    """
+
+    kind: str
+    title: str
+    content: str
+    summary: str | None = None
+    domain: str | None = None
+    source: str = "api"
+    run_id: str | None = None
+    trajectory_id: str | None = None
+    created_at: str | None = None
+    id: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.kind, str) or not _SLUG.match(self.kind):
+            raise ItemValidationError("kind", f"{self.kind!r} is not allowed; use a lower-case slug such as 'guide'")
+        for name in ("title", "content"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value.strip():
+                raise ItemValidationError(name, "empty or not a string; give some text")
+        self.title = " ".join(self.title.split())
+        if self.summary is not None:
+            if not isinstance(self.summary, str):
+                raise ItemValidationError("summary", f"expected a string or None, got {type(self.summary).__name__}")
+            self.summary = self.summary.strip() or None
+        for name in ("title", "content", "summary"):
+            value = getattr(self, name)
+            if value is not None and len(value) > ARTIFACT_LIMITS[name]:
+                raise ItemValidationError(name, f"{len(value)} characters, over the limit of {ARTIFACT_LIMITS[name]}")
+        for name in ("domain", "run_id", "trajectory_id"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, str) or not value.strip() or "\n" in value
+                                      or len(value) > LIMITS["id"]):
+                raise ItemValidationError(name, f"{value!r} is not allowed; use None or a one-line id")
+        if not self.id:
+            self.id = artifact_id(self.kind, self.content)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Artifact":
         return cls(**data)
 
 
@@ -181,7 +252,8 @@ class AddResult:
 
 @dataclass(frozen=True)
 class StoreStats:
-    """Counts of a memory store; ``db_bytes`` is page_count * page_size (the WAL file is not counted)."""
+    """Counts of a memory store (``items`` counts every status; ``by_*`` other than ``by_status`` count active
+    items only); ``db_bytes`` is page_count * page_size (the WAL file is not counted)."""
 
     path: str
     items: int
@@ -189,6 +261,8 @@ class StoreStats:
     by_role: dict[str, int]
     by_domain: dict[str, int]
     by_layer: dict[str, int]
+    by_status: dict[str, int]
+    artifacts: int
     events: int
     usage_rows: int
     db_bytes: int
@@ -209,6 +283,8 @@ def check_filters(filters: dict[str, Any]) -> dict[str, str]:
             _check_choice(name, value, POLARITIES)
         elif name == "layer":
             _check_choice(name, value, LAYERS)
+        elif name == "status":
+            _check_choice(name, value, STATUSES)
         elif not isinstance(value, str):
             raise ItemValidationError(name, f"expected a string or None, got {type(value).__name__}")
         out[name] = value

@@ -102,6 +102,29 @@ MIGRATIONS: list[Migration] = [
         )""",
         "CREATE INDEX usage_trajectory ON usage (trajectory_id)",
     )),
+    Migration(5, "item_status", (
+        # Consolidation and forgetting change an item's status instead of deleting it (see STATUSES).
+        "ALTER TABLE items ADD COLUMN status TEXT NOT NULL DEFAULT 'active'"
+        " CHECK (status IN ('active', 'superseded', 'discarded', 'forgotten'))",
+        "ALTER TABLE items ADD COLUMN superseded_by TEXT",
+        "CREATE INDEX items_status ON items (status, polarity)",
+    )),
+    Migration(6, "artifacts", (
+        # L3: full artifacts, stored once per content id; only packed summaries are injected.
+        """CREATE TABLE artifacts (
+            id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            title TEXT NOT NULL,
+            content TEXT NOT NULL,
+            summary TEXT,
+            domain TEXT,
+            source TEXT NOT NULL,
+            run_id TEXT,
+            trajectory_id TEXT,
+            created_at TEXT NOT NULL
+        )""",
+        "CREATE INDEX artifacts_domain ON artifacts (domain, kind)",
+    )),
 ]
 
 

@@ -12,13 +12,16 @@ from pathlib import Path
 from typing import Any
 
 from rlmlab.memory._errors import ItemValidationError, MemoryStoreError
-from rlmlab.memory._records import AddResult, Event, Hit, MemoryItem, StoreStats, check_filters, check_k
+from rlmlab.memory._records import (
+    STATUSES, AddResult, Artifact, Event, Hit, MemoryItem, StoreStats, check_filters, check_k,
+)
 from rlmlab.memory._schema import applied_migrations, connect, utc_now
 from rlmlab.memory._tokens import FIELD_WEIGHTS, fts_query
 
 __all__ = ["MemoryStore"]
 
 _ITEM_COLUMNS = [f.name for f in fields(MemoryItem)]
+_ARTIFACT_COLUMNS = [f.name for f in fields(Artifact)]
 _FTS_COLUMNS = ("title", "description", "content", "tags")  # the order of items_fts's columns
 _BM25 = "bm25(items_fts, {})".format(", ".join(repr(FIELD_WEIGHTS[c]) for c in _FTS_COLUMNS))
 
@@ -107,7 +110,11 @@ class MemoryStore:
             return self._conn.execute("SELECT count(*) FROM items").fetchone()[0]
 
     def items(self, **filters: str | None) -> list[MemoryItem]:
-        """All items, sorted by id, optionally filtered by polarity, role, domain, scope or layer (exact match)."""
+        """Active items, sorted by id, optionally filtered by polarity, role, domain, scope or layer (exact match).
+
+        ``status="superseded"`` (or another status) lists those instead; ``status=None`` lists every item.
+        """
+        filters.setdefault("status", "active")
         where, params = _where(filters)
         with self._lock:
             rows = self._conn.execute(f"SELECT * FROM items {where} ORDER BY id", params).fetchall()
@@ -117,9 +124,10 @@ class MemoryStore:
         """Up to ``k`` items ranked by FTS5 bm25 (weights in ``FIELD_WEIGHTS``), best first; ties by id.
 
         ``query`` is free text: FTS5 syntax in it is neutralised (see ``fts_query``) and a query with no
-        searchable words returns []. Filters as in ``items``.
+        searchable words returns []. Filters as in ``items`` (active items unless ``status`` is given).
         """
         check_k(k)
+        filters.setdefault("status", "active")
         match = fts_query(query)
         if match is None:
             return []
@@ -131,6 +139,62 @@ class MemoryStore:
             rows = self._conn.execute(sql, [match, *params, k]).fetchall()
         # bm25() is lower-is-better (negative); Hit.score is higher-is-better.
         return [Hit(r["id"], r["title"], r["description"], r["polarity"], r["role"], -r["score"]) for r in rows]
+
+    def set_status(self, ids: Iterable[str], status: str, *, superseded_by: str | None = None) -> int:
+        """Move items to ``status`` (one of STATUSES) in one transaction; returns how many rows changed.
+
+        ``superseded_by`` (an existing item id) is required for "superseded" and refused otherwise; going
+        back to "active" clears it. Unknown ids raise MemoryStoreError and nothing changes.
+        """
+        if status not in STATUSES:
+            raise ItemValidationError("status", f"{status!r} is not allowed; use one of {', '.join(STATUSES)}")
+        if (status == "superseded") != (superseded_by is not None):
+            raise ItemValidationError("superseded_by", "give it exactly when the status is 'superseded'")
+        ids = list(dict.fromkeys(ids))
+        self.get_many(ids + ([superseded_by] if superseded_by else []))
+        if superseded_by in ids:
+            raise ItemValidationError("superseded_by", f"{superseded_by!r} cannot supersede itself")
+        now = utc_now()
+        with self._tx() as conn:
+            return sum(conn.execute("UPDATE items SET status = ?, superseded_by = ?, updated_at = ? WHERE id = ?",
+                                    (status, superseded_by, now, i)).rowcount for i in ids)
+
+    # -- artifacts (L3) ----------------------------------------------------------------------------------
+
+    def put_artifact(self, artifact: Artifact, *, use_binding: bool = True) -> AddResult:
+        """Store an L3 artifact unless one with its id (same kind and content) is stored; provenance as ``add``."""
+        if not isinstance(artifact, Artifact):
+            raise TypeError(f"put_artifact expects an Artifact, got {type(artifact).__name__}")
+        row = artifact.to_dict()
+        if use_binding:
+            for name in ("run_id", "trajectory_id", "domain"):
+                if row[name] is None:
+                    row[name] = getattr(self, name)
+        Artifact(**row)
+        row["created_at"] = row["created_at"] or utc_now()
+        with self._tx() as conn:
+            cur = conn.execute(
+                f"INSERT INTO artifacts ({', '.join(_ARTIFACT_COLUMNS)})"
+                f" VALUES ({', '.join('?' * len(_ARTIFACT_COLUMNS))}) ON CONFLICT (id) DO NOTHING",
+                [row[c] for c in _ARTIFACT_COLUMNS])
+        return AddResult(row["id"], cur.rowcount == 1)
+
+    def get_artifact(self, artifact_id: str) -> Artifact:
+        """The artifact with this id; MemoryStoreError if there is none."""
+        with self._lock:
+            row = self._conn.execute("SELECT * FROM artifacts WHERE id = ?", (artifact_id,)).fetchone()
+        if row is None:
+            raise MemoryStoreError(f"unknown artifact id {artifact_id!r}")
+        return Artifact(**{c: row[c] for c in _ARTIFACT_COLUMNS})
+
+    def artifacts(self, *, domain: str | None = None, kind: str | None = None) -> list[Artifact]:
+        """Artifacts, newest first (ties by id), optionally of one domain and/or kind."""
+        clauses = [(c, v) for c, v in (("domain", domain), ("kind", kind)) if v is not None]
+        where = ("WHERE " + " AND ".join(f"{c} = ?" for c, _ in clauses)) if clauses else ""
+        with self._lock:
+            rows = self._conn.execute(f"SELECT * FROM artifacts {where} ORDER BY created_at DESC, id",
+                                      [v for _, v in clauses]).fetchall()
+        return [Artifact(**{c: r[c] for c in _ARTIFACT_COLUMNS}) for r in rows]
 
     # -- events (L4) ---------------------------------------------------------------------------------------
 
@@ -217,12 +281,14 @@ class MemoryStore:
     # -- housekeeping ------------------------------------------------------------------------------------
 
     def stats(self) -> StoreStats:
-        """Item counts by polarity, role, domain ("(none)" for no domain) and layer; event and usage counts; size."""
+        """Active-item counts by polarity, role, domain ("(none)" for no domain) and layer; all items by status;
+        artifact, event and usage counts; size."""
         with self._lock:
             c = self._conn
 
-            def count_by(column: str) -> dict[str, int]:
-                rows = c.execute(f"SELECT coalesce({column}, '(none)'), count(*) FROM items GROUP BY 1 ORDER BY 1")
+            def count_by(column: str, where: str = "WHERE status = 'active'") -> dict[str, int]:
+                rows = c.execute(
+                    f"SELECT coalesce({column}, '(none)'), count(*) FROM items {where} GROUP BY 1 ORDER BY 1")
                 return {k: n for k, n in rows}
 
             return StoreStats(
@@ -232,6 +298,8 @@ class MemoryStore:
                 by_role=count_by("role"),
                 by_domain=count_by("domain"),
                 by_layer=count_by("layer"),
+                by_status=count_by("status", ""),
+                artifacts=c.execute("SELECT count(*) FROM artifacts").fetchone()[0],
                 events=c.execute("SELECT count(*) FROM events").fetchone()[0],
                 usage_rows=c.execute("SELECT count(*) FROM usage").fetchone()[0],
                 db_bytes=c.execute("PRAGMA page_count").fetchone()[0] * c.execute("PRAGMA page_size").fetchone()[0],
