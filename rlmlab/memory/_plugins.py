@@ -6,6 +6,7 @@ Each kind (judges, extractors, consolidators, forgetters, retrieval policies, pa
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterator
 from typing import Any, Generic, TypeVar
 
@@ -46,6 +47,18 @@ class PolicyRegistry(Generic[F]):
             return factory(**options)
         except TypeError as exc:
             raise ConfigError(f"{self.kind} {name!r}: bad options {sorted(options)}: {exc}") from None
+
+    def factory(self, name: str) -> Callable[..., Any]:
+        """The factory registered as ``name``; ConfigError naming the registered ones if unknown."""
+        try:
+            return self._factories[name]
+        except KeyError:
+            raise ConfigError(f"{self.kind}: unknown {name!r}; registered: {', '.join(sorted(self._factories))}") from None
+
+    def accepts(self, name: str, option: str) -> bool:
+        """Whether ``name``'s factory takes the keyword ``option`` (e.g. an ``lm`` only LLM-backed plug-ins need)."""
+        params = inspect.signature(self.factory(name)).parameters
+        return option in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
     def names(self) -> list[str]:
         return sorted(self._factories)

@@ -18,7 +18,7 @@ from rdflib.namespace import OWL
 from rlmlab.ontology._loader import as_graph
 from rlmlab.ontology._schema import OntologySchema, schema_of
 
-__all__ = ["OntSense", "ont_sense", "sense_card", "sense_brief", "CARD_BUDGET", "BRIEF_BUDGET"]
+__all__ = ["OntSense", "ont_sense", "sense_card", "sense_brief", "fit_card", "cut_lines", "CARD_BUDGET", "BRIEF_BUDGET"]
 
 CARD_BUDGET = 600  # characters; the spec's L0 packer budget
 BRIEF_BUDGET = 6000  # characters
@@ -125,10 +125,10 @@ def fit_card(render: Callable[[dict[str, int]], str], quotas: dict[str, int], sh
         name = max(shrink_order, key=lambda k: (quotas[k], -shrink_order.index(k)))
         quotas[name] -= 1
         text = render(quotas)
-    return _cut_lines(text, budget)
+    return cut_lines(text, budget)
 
 
-def _cut_lines(text: str, budget: int) -> str:
+def cut_lines(text: str, budget: int) -> str:
     """Whole lines from the top that fit in ``budget`` characters (never a cut term)."""
     out, used = [], 0
     for line in text.split("\n"):
@@ -231,7 +231,7 @@ def sense_brief(source: Graph | str | Path, budget: int = BRIEF_BUDGET) -> str:
         block = _fit_block(title, lines, allowance)
         out += block
         carry = max(0, allowance - len(block))
-    return _cut_lines(out, budget)
+    return cut_lines(out, budget)
 
 
 def _fit_block(title: str, lines: list[str], allowance: int) -> str:

@@ -1,0 +1,317 @@
+"""The ContextBuilder: assembles base instructions and the enabled layers (L0-L3), each within its budget.
+
+This is the experiments' control surface: ``toggles`` switch layers, ``budgets`` bound them, ``mode``
+picks auto-inject (the system retrieves, packs and injects L2) or tool-mediated (the agent calls
+mem_search/mem_get; nothing from L2 is injected). ``build`` returns the text with a report of what was
+retrieved, packed and injected per layer, and writes that report to the L4 event log. L4 itself is
+never injected.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from rlmlab.errors import ConfigError
+from rlmlab.memory._domains import Domain, resolve_domain
+from rlmlab.memory._packers import DEFAULT_BUDGETS, Packed, pack_l2, pack_l3, pack_text
+from rlmlab.memory._records import MemoryItem
+from rlmlab.memory._retrieval import RETRIEVAL_POLICIES, MixedRetrieval, Retrieved
+from rlmlab.memory._store import MemoryStore
+from rlmlab.memory._tasks import MemoryTask
+
+__all__ = ["ContextBuilder", "BuiltContext", "LayerReport", "Toggles", "Budgets", "MODES", "BASE_INSTRUCTIONS",
+           "TOOL_MEDIATED_NOTE", "SPEC_BUDGET_MAX"]
+
+MODES = ("auto_inject", "tool_mediated")
+
+# The spec's ceilings for the fixed layers (L2's budget is configurable without a ceiling).
+SPEC_BUDGET_MAX = {"L0": 600, "L1": 1000, "L3": 1000}
+
+BASE_INSTRUCTIONS = (
+    "You answer the query by writing Python in a REPL. Large inputs are handles (BlobRef): inspect them with "
+    "ctx_stats, ctx_peek, ctx_slice and ctx_find instead of printing them whole. Base every name, number and "
+    "line of your answer on tool output, then call SUBMIT(answer=...)."
+)
+TOOL_MEDIATED_NOTE = (
+    "Memory: mem_search(query) lists ids and titles of strategies (polarity='success') and guardrails "
+    "(polarity='failure') from earlier tasks; mem_get(ids) fetches up to 3 in full. Check it before you start."
+)
+_L1_ITEMS_K = 5
+
+
+@dataclass(frozen=True)
+class Toggles:
+    """Which layers to inject. All off is E1's baseline (base instructions only)."""
+
+    L0: bool = False
+    L1: bool = False
+    L2: bool = False
+    L3: bool = False
+
+    @classmethod
+    def parse(cls, value: Any) -> "Toggles":
+        """From Toggles, a dict ``{"L0": true, ...}``, a list of layer names, "all" or "none"."""
+        if isinstance(value, Toggles):
+            return value
+        names = [f.name for f in fields(cls)]
+        if value is None or value == "none":
+            return cls()
+        if value == "all":
+            return cls(*([True] * len(names)))
+        if isinstance(value, dict):
+            bad = [k for k in value if k not in names]
+            if bad:
+                raise ConfigError(f"toggles: unknown layer {bad[0]!r}; use {', '.join(names)}")
+            wrong = [k for k, v in value.items() if not isinstance(v, bool)]
+            if wrong:
+                raise ConfigError(f"toggles: {wrong[0]}: {value[wrong[0]]!r}; use true or false")
+            return cls(**value)
+        if isinstance(value, (list, tuple, set, frozenset)):
+            bad = [k for k in value if k not in names]
+            if bad:
+                raise ConfigError(f"toggles: unknown layer {bad[0]!r}; use {', '.join(names)}")
+            return cls(**{k: True for k in value})
+        raise ConfigError(f"toggles: {value!r}; use a dict of layer -> bool, a list of layers, 'all' or 'none'")
+
+    def enabled(self) -> list[str]:
+        return [f.name for f in fields(self) if getattr(self, f.name)]
+
+    def to_dict(self) -> dict[str, bool]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """Characters per layer. L0, L1 and L3 may be lowered but not raised above the spec (600/1000/1000)."""
+
+    L0: int = DEFAULT_BUDGETS["L0"]
+    L1: int = DEFAULT_BUDGETS["L1"]
+    L2: int = DEFAULT_BUDGETS["L2"]
+    L3: int = DEFAULT_BUDGETS["L3"]
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ConfigError(f"budgets: {f.name}: {value!r}; use an integer number of characters >= 0")
+            ceiling = SPEC_BUDGET_MAX.get(f.name)
+            if ceiling is not None and value > ceiling:
+                raise ConfigError(f"budgets: {f.name}: {value} is over the spec's {ceiling} characters for this layer")
+
+    @classmethod
+    def parse(cls, value: Any) -> "Budgets":
+        if isinstance(value, Budgets):
+            return value
+        if value is None:
+            return cls()
+        if not isinstance(value, dict):
+            raise ConfigError(f"budgets: {value!r}; use a dict of layer -> characters")
+        names = [f.name for f in fields(cls)]
+        bad = [k for k in value if k not in names]
+        if bad:
+            raise ConfigError(f"budgets: unknown layer {bad[0]!r}; use {', '.join(names)}")
+        return cls(**value)
+
+    def to_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+@dataclass
+class LayerReport:
+    """One layer of one build: whether it was enabled and injected, what was retrieved and packed, its size."""
+
+    layer: str
+    enabled: bool
+    injected: bool = False
+    budget: int = 0
+    chars: int = 0
+    source: str = ""
+    retrieved: list[str] = field(default_factory=list)
+    packed: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class BuiltContext:
+    """The assembled instructions (``text``) and the per-layer report (written to L4 as a "context" event)."""
+
+    task_id: str
+    query: str
+    domain: str | None
+    mode: str
+    text: str
+    layers: list[LayerReport]
+    retrieval: dict[str, Any] | None = None
+    event_id: int | None = None
+
+    @property
+    def chars(self) -> int:
+        return len(self.text)
+
+    @property
+    def injected_ids(self) -> list[str]:
+        """Memory items packed into the text (L1 items and L2 strategies/guardrails)."""
+        return [i for rep in self.layers if rep.injected and rep.layer in ("L1", "L2") for i in rep.packed]
+
+    def report(self) -> dict[str, Any]:
+        """Everything but the event id: what the L4 "context" event holds."""
+        d = self.to_dict()
+        d.pop("event_id")
+        return d
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"task_id": self.task_id, "query": self.query, "domain": self.domain, "mode": self.mode,
+                "chars": self.chars, "text": self.text, "layers": [r.to_dict() for r in self.layers],
+                "retrieval": self.retrieval, "event_id": self.event_id}
+
+    def __rich__(self) -> Any:
+        from rich.table import Table
+
+        table = Table(title=f"context for {self.task_id} ({self.mode}, {self.chars} chars)", title_justify="left")
+        for col in ("layer", "on", "injected", "chars/budget", "packed", "dropped", "note"):
+            table.add_column(col)
+        for r in self.layers:
+            table.add_row(r.layer, "yes" if r.enabled else "-", "yes" if r.injected else "-",
+                          f"{r.chars}/{r.budget}", str(len(r.packed)), str(len(r.dropped)), r.note)
+        return table
+
+
+class ContextBuilder:
+    """Builds the runtime context of a task from the layer cake.
+
+    ``store`` holds L1 items, L2 strategies/guardrails and L3 artifacts (None: only L0 and the ontology's
+    L1 constraints are available). ``retrieval`` is a policy name in ``RETRIEVAL_POLICIES`` (with
+    ``retrieval_options``) or a policy object. ``artifact_kind`` selects the L3 artifact (the newest of
+    the task's domain).
+    """
+
+    def __init__(self, store: MemoryStore | None = None, *, toggles: Any = None, budgets: Any = None,
+                 mode: str = "auto_inject", retrieval: Any = "mixed", retrieval_options: dict[str, Any] | None = None,
+                 base_instructions: str = BASE_INSTRUCTIONS, artifact_kind: str = "guide"):
+        if mode not in MODES:
+            raise ConfigError(f"mode: {mode!r}; use one of {', '.join(MODES)}")
+        self.store, self.mode = store, mode
+        self.toggles, self.budgets = Toggles.parse(toggles), Budgets.parse(budgets)
+        self.retrieval = (RETRIEVAL_POLICIES.make(retrieval, **(retrieval_options or {}))
+                          if isinstance(retrieval, str) else retrieval)
+        self.base_instructions, self.artifact_kind = base_instructions.strip(), artifact_kind
+
+    def build(self, task: MemoryTask | str, domain_id: str | None = None, *, trajectory_id: str | None = None,
+              log: bool = True) -> BuiltContext:
+        """Assemble the context for ``task`` (a MemoryTask, or a query string with ``domain_id``).
+
+        Injected memory items are linked to ``trajectory_id`` (usage), so judging the trajectory later
+        updates their uses/wins. With ``log`` and a store, the report is appended to L4 as a "context" event.
+        """
+        if isinstance(task, MemoryTask):
+            task_id, query, domain_id = task.id, task.query, domain_id or task.domain
+        else:
+            task_id, query = "adhoc", str(task)
+        domain = resolve_domain(domain_id) if domain_id else None
+        parts = [self.base_instructions]
+        layers: list[LayerReport] = []
+        retrieved: Retrieved | None = None
+        for layer in ("L0", "L1", "L2", "L3"):
+            report = LayerReport(layer, getattr(self.toggles, layer), budget=getattr(self.budgets, layer))
+            layers.append(report)
+            if not report.enabled:
+                continue
+            packed: Packed | None
+            if layer == "L0":
+                packed = self._l0(domain, report)
+            elif layer == "L1":
+                packed = self._l1(domain, query, report)
+            elif layer == "L2":
+                packed, retrieved = self._l2(query, domain_id, report)
+            else:
+                packed = self._l3(domain_id, report)
+            if packed is not None and packed.text:
+                parts.append(packed.text)
+                report.injected, report.chars = True, packed.chars
+                report.packed, report.dropped = packed.item_ids, packed.dropped
+                report.source = report.source or packed.source
+        if self.mode == "tool_mediated":
+            parts.append(TOOL_MEDIATED_NOTE)
+        built = BuiltContext(task_id, query, domain_id, self.mode, "\n\n".join(parts), layers,
+                             retrieved.to_dict() if retrieved else None)
+        if self.store is not None:
+            used = built.injected_ids
+            if used and trajectory_id:
+                self.store.record_usage(used, trajectory_id=trajectory_id)
+            if log:
+                built.event_id = self.store.log_event("context", built.report(), trajectory_id=trajectory_id,
+                                                      domain=domain_id)
+        return built
+
+    # -- layers ------------------------------------------------------------------------------------------
+
+    def _l0(self, domain: Domain | None, report: LayerReport) -> Packed | None:
+        if domain is None:
+            report.note = "no domain: no sense card"
+            return None
+        report.source = f"{domain.kind}:{domain.source}"
+        return pack_text("L0", domain.sense_card(report.budget), report.budget, source=report.source)
+
+    def _l1(self, domain: Domain | None, query: str, report: LayerReport) -> Packed | None:
+        from rlmlab.ontology import pack_constraints
+
+        items = self._l1_items(query, domain.id if domain else None)
+        report.retrieved = [it.id for it in items]
+        bullets = [f"{it.title}: {it.description}" for it in items]
+        constraints = domain.constraints() if domain else []
+        antipatterns = domain.antipatterns() if domain else []
+        if not (constraints or antipatterns or bullets):
+            report.note = "nothing to pack (no domain constraints and no L1 items)"
+            return None
+        text = pack_constraints(constraints, [*bullets, *antipatterns], report.budget)
+        packed_ids = [it.id for it, b in zip(items, bullets) if " ".join(b.split())[:60] in text]
+        report.source = f"{domain.kind}:{domain.source}" if domain else "memory"
+        return Packed("L1", text, report.budget, packed_ids, [i for i in report.retrieved if i not in packed_ids],
+                      source=report.source)
+
+    def _l1_items(self, query: str, domain_id: str | None) -> list[MemoryItem]:
+        if self.store is None:
+            return []
+        hits = self.store.search(query, _L1_ITEMS_K * 4, layer="L1")
+        items = [it for it in self.store.get_many([h.id for h in hits]) if it.domain in (None, domain_id)]
+        return items[:_L1_ITEMS_K]
+
+    def _l2(self, query: str, domain_id: str | None, report: LayerReport) -> tuple[Packed | None, Retrieved | None]:
+        if self.mode == "tool_mediated":
+            report.note = "tool-mediated: the agent retrieves with mem_search/mem_get"
+            return None, None
+        if self.store is None:
+            report.note = "no memory store"
+            return None, None
+        retrieved = self.retrieval.retrieve(self.store, query, domain_id)
+        report.retrieved = retrieved.ids
+        if not retrieved.ids:
+            report.note = "no item matched the query"
+            return None, retrieved
+        k_s = getattr(self.retrieval, "k_success", len(retrieved.successes))
+        k_f = getattr(self.retrieval, "k_failure", len(retrieved.failures))
+        return pack_l2(retrieved.successes, retrieved.failures, report.budget, k_success=k_s, k_failure=k_f), retrieved
+
+    def _l3(self, domain_id: str | None, report: LayerReport) -> Packed | None:
+        if self.store is None:
+            report.note = "no memory store"
+            return None
+        found = self.store.artifacts(domain=domain_id, kind=self.artifact_kind) if domain_id else []
+        if not found:
+            report.note = f"no {self.artifact_kind} artifact for domain {domain_id!r}"
+            return None
+        report.retrieved = [found[0].id]
+        return pack_l3(found[0], report.budget)
+
+    def __repr__(self) -> str:
+        return (f"ContextBuilder(mode={self.mode!r}, layers={self.toggles.enabled()}, budgets={self.budgets.to_dict()}, "
+                f"retrieval={self.retrieval!r})")
+
+
+# MixedRetrieval is the default policy; imported here so a reader finds it from the builder.
+_ = MixedRetrieval
