@@ -1,0 +1,555 @@
+"""Judging policy of the ReasoningBank loop: label one trajectory success or failure, with a short rationale.
+
+Deterministic judges first (seed 004, "Stable evaluation"): ``exact`` (normalised string equality),
+``numeric`` (final number within a relative tolerance), ``sparql`` (result rows of the agent's query against
+a reference query's, on the task's ontology) and ``code`` (the code oracles of :mod:`rlmlab.oracle`). The
+``llm`` judge grades with a versioned rubric from :data:`RUBRICS` for tasks no check can decide.
+
+A judge is built by name from :data:`JUDGES` (``JUDGES.make("numeric", rel_tol=1e-3)``) or for a task by
+:func:`judge_for`. A judge never raises for a bad answer; it raises ConfigError for a broken task (no
+ontology, a reference query that does not run, a source that does not exist), which no rollout can fix.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from rlmlab.errors import ConfigError
+from rlmlab.memory._plugins import PolicyRegistry
+from rlmlab.memory._tasks import MemoryTask, Verdict
+
+if TYPE_CHECKING:  # rlmlab.executors imports rlmlab.tools, which imports rlmlab.memory
+    from rlmlab.executors import Trajectory
+
+__all__ = [
+    "Judge", "JUDGES", "judge_for", "ExactJudge", "NumericJudge", "SparqlJudge", "CodeJudge", "LLMJudge",
+    "RUBRICS", "DEFAULT_RUBRIC", "parse_llm_verdict",
+]
+
+JUDGES: PolicyRegistry = PolicyRegistry("judge")
+
+UNVERIFIED_CONFIDENCE = 0.3  # code oracle could not decide: a failure label, but not one to learn much from
+_QUOTE = 80  # characters of an answer or expected value quoted in a rationale
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """Labels one trajectory of an agent on a task; ``name`` is the judge's registry name."""
+
+    name: str
+
+    def judge(self, task: MemoryTask, trajectory: "Trajectory") -> Verdict: ...
+
+
+def _clip(text: Any, n: int = _QUOTE) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _no_answer(trajectory: "Trajectory", *, errors_fail: bool = True) -> str | None:
+    """Why the trajectory has nothing to judge, or None when it has an answer."""
+    if errors_fail and trajectory.error:
+        return f"The run ended with an error ({_clip(trajectory.error)}), so its answer is not judged."
+    if trajectory.answer is None or not str(trajectory.answer).strip():
+        return "The run gave no answer" + (" (it did not SUBMIT)." if not trajectory.submitted else ".")
+    return None
+
+
+def _binary(name: str, success: bool, rationale: str, confidence: float = 1.0) -> Verdict:
+    return Verdict(success=success, score=1.0 if success else 0.0, rationale=rationale, judge=name,
+                   confidence=confidence)
+
+
+def _acceptable(expected: Any) -> list[Any]:
+    return list(expected) if isinstance(expected, (list, tuple)) else [expected]
+
+
+# -- exact ------------------------------------------------------------------------------------------------
+
+_QUOTES = {'"': '"', "'": "'", "`": "`", "“": "”", "‘": "’", "«": "»"}
+
+
+def normalise_text(text: Any) -> str:
+    """Case-folded, whitespace-collapsed text without surrounding quotes or a trailing period."""
+    out = " ".join(str(text).split()).casefold()
+    while True:
+        before = out
+        out = out.strip().rstrip(".").strip()
+        if len(out) >= 2 and _QUOTES.get(out[0]) == out[-1]:
+            out = out[1:-1]
+        if out == before:
+            return out
+
+
+def _exact_match(answer: str, expected: Any) -> Any | None:
+    """The first acceptable value the answer equals after normalisation, or None."""
+    got = normalise_text(answer)
+    return next((e for e in _acceptable(expected) if normalise_text(e) == got), None)
+
+
+@dataclass
+class ExactJudge:
+    """Normalised string equality of the answer with ``task.expected`` (a string or a list of acceptable ones)."""
+
+    name: str = field(default="exact", init=False)
+
+    def judge(self, task: MemoryTask, trajectory: "Trajectory") -> Verdict:
+        if task.expected is None:
+            return _binary(self.name, False, f"Task {task.id} has no expected answer to compare with.", 0.0)
+        why = _no_answer(trajectory)
+        if why:
+            return _binary(self.name, False, why)
+        hit = _exact_match(trajectory.answer, task.expected)
+        if hit is not None:
+            return _binary(self.name, True, f"The answer {_clip(trajectory.answer)!r} equals the expected "
+                                            f"{_clip(hit)!r} after normalisation.")
+        shown = " or ".join(repr(_clip(e, 40)) for e in _acceptable(task.expected)[:3])
+        return _binary(self.name, False, f"The answer {_clip(trajectory.answer)!r} differs from the expected {shown}.")
+
+
+# -- numeric ----------------------------------------------------------------------------------------------
+
+# a plain fraction "3/4", not part of a path, a date or a decimal ("a/b", "1/2/2020", "1.5/2" are left alone)
+_FRACTION = re.compile(r"(?<![\w./])(\d+)/(\d+)(?![\w/]|\.\d)")
+
+
+def final_number(text: Any) -> Fraction | None:
+    """The final number of an answer, exactly, or None when it holds none.
+
+    Follows :func:`rlmlab.teach.normalise_answer` (currency signs and thousands commas dropped, "answer is"
+    markers, a trailing "%" ignored, the last number otherwise), and also reads a fraction "3/4" as 0.75.
+    Numbers (int, float, Fraction, Decimal) are returned as they are.
+    """
+    if isinstance(text, bool):
+        return None
+    if isinstance(text, (int, float, Fraction)):
+        return Fraction(text)
+    from decimal import Decimal
+
+    if isinstance(text, Decimal):
+        return Fraction(text)
+    from rlmlab.teach import normalise_answer
+
+    text = str(text)
+    # replace each fraction by its quotient to 30 places, so normalise_answer's marker and sign rules apply
+    text = _FRACTION.sub(lambda m: format(Decimal(int(m[1])) / Decimal(int(m[2])), "f") if int(m[2]) else m[0], text)
+    found = normalise_answer(text)
+    return None if found is None else Fraction(Decimal(found)).limit_denominator(10**12)
+
+
+def _show(value: Fraction) -> str:
+    from rlmlab.teach._arith import format_number
+
+    return format_number(value)
+
+
+def _numeric_match(answer: str, expected: Any, rel_tol: float) -> tuple[Fraction | None, Fraction | None]:
+    """(the answer's number, the acceptable expected number it matches or None)."""
+    got = final_number(answer)
+    if got is None:
+        return None, None
+    for e in _acceptable(expected):
+        want = final_number(e)
+        if want is not None and (got == want or abs(got - want) <= Fraction(rel_tol) * max(abs(got), abs(want))):
+            return got, want
+    return got, None
+
+
+@dataclass
+class NumericJudge:
+    """The answer's final number equals ``task.expected`` within the relative tolerance ``rel_tol``."""
+
+    rel_tol: float = 1e-6
+    name: str = field(default="numeric", init=False)
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= float(self.rel_tol) < 1.0:
+            raise ConfigError(f"judge numeric: rel_tol {self.rel_tol!r} is outside [0, 1)")
+
+    def judge(self, task: MemoryTask, trajectory: "Trajectory") -> Verdict:
+        wants = [w for w in (final_number(e) for e in _acceptable(task.expected)) if w is not None]
+        if not wants:
+            return _binary(self.name, False, f"Task {task.id} has no numeric expected answer "
+                                             f"({_clip(task.expected, 40)!r}).", 0.0)
+        why = _no_answer(trajectory)
+        if why:
+            return _binary(self.name, False, why)
+        got, hit = _numeric_match(trajectory.answer, task.expected, self.rel_tol)
+        if got is None:
+            return _binary(self.name, False, f"The answer {_clip(trajectory.answer)!r} holds no number.")
+        if hit is not None:
+            return _binary(self.name, True, f"The answer's final number {_show(got)} equals the expected "
+                                            f"{_show(hit)} (rel_tol {self.rel_tol:g}).")
+        return _binary(self.name, False, f"The answer's final number {_show(got)} differs from the expected "
+                                         f"{' or '.join(_show(w) for w in wants[:3])}.")
+
+
+def _agrees(answer: str, expected: Any) -> tuple[bool, str]:
+    """Whether an answer agrees with an expected value: numerically for numbers, else as normalised text."""
+    numeric = all(isinstance(e, (int, float)) and not isinstance(e, bool) or
+                  isinstance(e, str) and re.fullmatch(r"\s*[-+−]?[$€£]?[\d,]*\.?\d+(?:/\d+)?\s*%?\s*", e)
+                  for e in _acceptable(expected))
+    if numeric:
+        got, hit = _numeric_match(answer, expected, 1e-6)
+        return hit is not None, f"its final number {'none' if got is None else _show(got)}"
+    return _exact_match(answer, expected) is not None, "its text"
+
+
+# -- sparql -----------------------------------------------------------------------------------------------
+
+_FENCE = re.compile(r"```[ \t]*([\w-]*)[^\n]*\n(.*?)```", re.S)
+
+
+def strip_fences(text: str) -> str:
+    """The query inside a ```sparql fence (else the first fence of any language), or the text itself."""
+    blocks = _FENCE.findall(text)
+    for lang, body in blocks:
+        if lang.lower() in ("sparql", "rq"):
+            return body.strip()
+    return blocks[0][1].strip() if blocks else text.strip().strip("`").strip()
+
+
+@dataclass(frozen=True)
+class _Rows:
+    kind: str  # SELECT | ASK | CONSTRUCT | DESCRIBE
+    width: int
+    rows: Counter  # row tuple -> count
+    capped: bool
+
+
+def _run_query(graph: Any, query: str, max_rows: int) -> _Rows:
+    result = graph.query(query)
+    if result.type == "ASK":
+        return _Rows("ASK", 1, Counter([(bool(result.askAnswer),)]), False)
+    if result.type == "SELECT":
+        width = len(result.vars or [])
+        taken = list(itertools.islice(iter(result), max_rows + 1))  # rdflib evaluates SELECT lazily
+        return _Rows("SELECT", width, Counter(tuple(r) for r in taken[:max_rows]), len(taken) > max_rows)
+    triples = list(itertools.islice(iter(result.graph or ()), max_rows + 1))
+    return _Rows(result.type, 3, Counter(triples[:max_rows]), len(triples) > max_rows)
+
+
+def _jaccard(a: Counter, b: Counter) -> float:
+    union = sum((a | b).values())
+    return 1.0 if not union else sum((a & b).values()) / union
+
+
+def _best_columns(got: _Rows, want: _Rows) -> tuple[Counter, bool]:
+    """The agent's rows, with its columns reordered to match the reference best (for up to 4 columns)."""
+    if got.kind != "SELECT" or got.width < 2 or got.width > 4:
+        return got.rows, False
+    best, best_score = got.rows, _jaccard(got.rows, want.rows)
+    for order in itertools.permutations(range(got.width)):
+        if best_score == 1.0:
+            break
+        moved = Counter({tuple(row[i] for i in order): n for row, n in got.rows.items()})
+        score = _jaccard(moved, want.rows)
+        if score > best_score:
+            best, best_score = moved, score
+    return best, best is not got.rows
+
+
+def _error_text(exc: Exception) -> str:
+    detail = " ".join(str(getattr(exc, "msg", None) or exc).split())[:200]
+    where = f" at line {exc.lineno}, column {exc.col}" if hasattr(exc, "lineno") and hasattr(exc, "col") else ""
+    return f"{detail}{where}"
+
+
+def _findings_note(query: str, graph: Any) -> str:
+    """A sentence naming validate_sparql's findings (missing prefixes are left out: the graph supplies them)."""
+    from rlmlab.ontology import validate_sparql
+
+    found = [f for f in validate_sparql(query, graph) if f.kind not in ("syntax_error", "missing_prefix")]
+    if not found:
+        return ""
+    shown = "; ".join(f"{f.kind}: {_clip(f.message, 120)}" for f in found[:2])
+    more = f" (+{len(found) - 2} more)" if len(found) > 2 else ""
+    return f" validate_sparql: {shown}{more}."
+
+
+@dataclass
+class SparqlJudge:
+    """The agent's SPARQL query returns the same rows as the reference ``task.expected`` on ``meta["ontology"]``.
+
+    Rows are compared as multisets of tuples in SELECT-variable order (names may differ; a different column
+    order is also tried for up to 4 columns); order-insensitive. score = multiset Jaccard; success = equality.
+    At most ``max_rows`` rows of each query are compared; a capped comparison has confidence 0.5.
+    """
+
+    max_rows: int = 10_000
+    name: str = field(default="sparql", init=False)
+    _reference: dict[tuple[str, str], _Rows] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.max_rows, int) or self.max_rows < 1:
+            raise ConfigError(f"judge sparql: max_rows {self.max_rows!r} must be a positive integer")
+
+    def _graph(self, task: MemoryTask) -> Any:
+        from rlmlab.ontology import load_ontology
+
+        path = task.meta.get("ontology")
+        if not path:
+            raise ConfigError(f"task {task.id}: the sparql judge needs meta['ontology'] (a .ttl path)")
+        return load_ontology(path)
+
+    def _reference_rows(self, task: MemoryTask, graph: Any) -> _Rows:
+        if not isinstance(task.expected, str) or not task.expected.strip():
+            raise ConfigError(f"task {task.id}: the sparql judge needs expected = a reference SPARQL query")
+        key = (str(task.meta["ontology"]), task.expected)
+        if key not in self._reference:  # MaTTS judges many rollouts of one task: run the reference once
+            try:
+                self._reference[key] = _run_query(graph, strip_fences(task.expected), self.max_rows)
+            except Exception as exc:  # pyparsing ParseException, rdflib's plain Exception for unknown prefixes
+                raise ConfigError(f"task {task.id}: the reference query does not run: {_error_text(exc)}") from None
+        return self._reference[key]
+
+    def judge(self, task: MemoryTask, trajectory: "Trajectory") -> Verdict:
+        graph = self._graph(task)
+        want = self._reference_rows(task, graph)
+        why = _no_answer(trajectory)
+        if why:
+            return _binary(self.name, False, why)
+        query = strip_fences(trajectory.answer)
+        try:
+            got = _run_query(graph, query, self.max_rows)
+        except Exception as exc:
+            return _binary(self.name, False, f"The agent's query does not parse or run: {_error_text(exc)}.")
+        notes = _findings_note(query, graph)
+        if got.kind != want.kind or got.width != want.width:
+            return _binary(self.name, False, f"The agent's query is a {got.kind} of {got.width} column(s); the "
+                                             f"reference is a {want.kind} of {want.width}.{notes}")
+        rows, moved = _best_columns(got, want)
+        score = _jaccard(rows, want.rows)
+        success = rows == want.rows
+        n_got, n_want, shared = sum(rows.values()), sum(want.rows.values()), sum((rows & want.rows).values())
+        if success:
+            text = f"The agent's query returns the same {n_want} row(s) as the reference"
+        else:
+            text = (f"The agent's query returns {n_got} row(s), the reference {n_want}; {shared} agree "
+                    f"(Jaccard {score:.2f})")
+        text += " after reordering its columns." if moved else "."
+        capped = got.capped or want.capped
+        if capped:
+            text += f" Only the first {self.max_rows} rows of each were compared (max_rows)."
+        return Verdict(success=success, score=round(score, 4), rationale=text + notes, judge=self.name,
+                       confidence=0.5 if capped else 1.0)
+
+
+# -- code -------------------------------------------------------------------------------------------------
+
+@dataclass
+class CodeJudge:
+    """The code oracles (:class:`rlmlab.oracle.TraceValidator`) verify the answer to ``task.query`` against
+    ``meta["source_path"]`` (a Rust file or a crate directory, relative to ``source_root`` if given).
+
+    Verified -> success; contradicted -> failure; cannot verify -> failure with confidence 0.3. With
+    ``task.expected`` the answer must also agree with it (numerically for a number, else as normalised text).
+    """
+
+    source_root: str | None = None
+    name: str = field(default="code", init=False)
+    _validator: Any = field(default=None, init=False, repr=False, compare=False)
+
+    def judge(self, task: MemoryTask, trajectory: "Trajectory") -> Verdict:
+        from rlmlab.oracle import AnalysisResult, SourceMissing, TraceValidator
+
+        if self._validator is None:  # one validator per judge: its parse cache spans the rollouts of a task
+            self._validator = TraceValidator(self.source_root)
+        source_path = task.meta.get("source_path")
+        if not source_path:
+            raise ConfigError(f"task {task.id}: the code judge needs meta['source_path'] (a Rust file or crate)")
+        try:
+            self._validator.resolve(source_path)
+        except SourceMissing as exc:
+            raise ConfigError(f"task {task.id}: {exc}") from None
+        why = _no_answer(trajectory)
+        if why:
+            return _binary(self.name, False, why)
+        # the task's query, not the trajectory's: the agent may have been prompted with extra context
+        outcome = self._validator.validate(AnalysisResult(task.query, trajectory.answer, source_path=source_path,
+                                                          trace_id=trajectory.run_id))
+        if outcome.status == "Golden":
+            verdict = _binary(self.name, True, f"{outcome.method} verified the answer ({outcome.verdict}).")
+        elif outcome.status == "Failed":
+            return _binary(self.name, False, f"The oracle contradicts the answer: {_clip(outcome.reason, 240)}.")
+        else:
+            verdict = _binary(self.name, False, f"The oracle could not decide: {_clip(outcome.reason, 200)}.",
+                              UNVERIFIED_CONFIDENCE)
+        if task.expected is None:
+            return verdict
+        agrees, what = _agrees(trajectory.answer, task.expected)
+        if agrees:
+            return Verdict(**{**verdict.to_dict(), "rationale": f"{verdict.rationale} It agrees with the expected "
+                                                                  f"answer."})
+        return _binary(self.name, False, f"{verdict.rationale[:-1]}, but {what} does not agree with the expected "
+                                         f"{_clip(task.expected, 40)!r}.", verdict.confidence)
+
+
+# -- llm --------------------------------------------------------------------------------------------------
+
+# Versioned rubrics. NEVER edit a shipped version: verdicts in old logs name it and must stay comparable.
+# To change the wording, add "judge_v2" (and make it the default if it should be).
+RUBRICS: dict[str, str] = {
+    "judge_v1": (
+        "You are grading one attempt of an AI agent at a task. Decide whether the agent's final answer "
+        "correctly and completely answers the task.\n"
+        "- If an expected answer is given, the agent's answer must agree with it in substance; wording, "
+        "formatting and extra explanation do not matter.\n"
+        "- If no expected answer is given, judge from the task alone: the answer must be specific, relevant and "
+        "plausible; a refusal, a guess without support, or an answer to a different question is a failure.\n"
+        "- An error or a run that stopped without submitting is a failure unless the answer is still correct.\n"
+        "- Do not reward effort or length; judge only the final answer.\n"
+        "Reply with exactly these three lines:\n"
+        "VERDICT: success or failure\n"
+        "CONFIDENCE: a number from 0 to 1 (how sure you are of the verdict)\n"
+        "RATIONALE: one or two short sentences saying why"
+    ),
+}
+DEFAULT_RUBRIC = "judge_v1"
+_DIGEST_CHARS = 2000
+_FIELD_CHARS = 2000  # task query, expected answer and agent answer, each
+
+_VERDICT = re.compile(r"\bverdict\b[\s*_]*[:=\-]\s*[*_\"'`]*\s*"
+                      r"(success(?:ful)?|succeeded|failure|failed|fail|pass(?:ed)?|correct|incorrect)\b"
+                      r"(?!\s*(?:[|/]|or\b))", re.I)  # not the echoed format line "success|failure"
+_CONFIDENCE = re.compile(r"\bconfidence\b[\s*_]*[:=\-]\s*[*_]*\s*(\d+(?:\.\d+)?|\.\d+)\s*(%?)", re.I)
+_RATIONALE = re.compile(r"\brationale\b[\s*_]*[:=\-]\s*[*_]*\s*(.+)", re.I)
+_REASON = re.compile(r"\breason(?:ing)?\b[\s*_]*[:=\-]\s*[*_]*\s*(.+)", re.I)  # when there is no RATIONALE
+_GOOD = {"success", "successful", "succeeded", "pass", "passed", "correct"}
+
+
+def parse_llm_verdict(reply: str) -> tuple[bool, float, str] | None:
+    """(success, confidence, rationale) from a judge's reply, or None when it has no VERDICT line.
+
+    Case-insensitive, tolerant of markdown and prose around the lines; the last VERDICT wins (a model that
+    echoes the format first and answers after). A missing CONFIDENCE reads as 0.5; "85%" as 0.85.
+    """
+    verdicts = _VERDICT.findall(reply)
+    if not verdicts:
+        return None
+    success = verdicts[-1].lower() in _GOOD
+    confidence = 0.5
+    found = _CONFIDENCE.findall(reply)
+    if found:
+        value, pct = found[-1]
+        number = float(value)
+        confidence = min(1.0, max(0.0, number / 100 if pct or number > 1 else number))
+    rationale = _RATIONALE.findall(reply) or _REASON.findall(reply)
+    text = _clip(rationale[-1].strip(" *_"), 300) if rationale else "The judge gave no rationale."
+    return success, confidence, text
+
+
+def trajectory_digest(trajectory: "Trajectory", limit: int = _DIGEST_CHARS) -> str:
+    """A short account of a run for the judge: iterations, tools called (in order, counted), submit, error."""
+    tools: Counter = Counter()
+    for it in trajectory.iterations:
+        tools.update(str(call.get("name", "?")) for call in it.tool_calls or [])
+    used = ", ".join(f"{name} x{n}" if n > 1 else name for name, n in tools.items()) or "none"
+    lines = [f"iterations: {len(trajectory.iterations)}", f"tools called: {used}",
+             f"submitted: {'yes' if trajectory.submitted else 'no'}"]
+    if trajectory.error:
+        lines.append(f"error: {_clip(trajectory.error, 300)}")
+    text = "\n".join(lines)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _block(text: Any) -> str:
+    text = str(text)
+    if len(text) <= _FIELD_CHARS:
+        return text
+    return text[:_FIELD_CHARS] + f"\n… [clipped: {len(text) - _FIELD_CHARS:,} more characters]"
+
+
+class LLMJudge:
+    """An LM grades the answer with the rubric ``RUBRICS[rubric]``; unparseable replies are failures (confidence 0).
+
+    score = confidence for a success and 1 - confidence for a failure (an estimate of P(success)). An LM that
+    raises is not caught: as elsewhere in rlmlab, only ToolError lets a loop go on.
+    """
+
+    name = "llm"
+
+    def __init__(self, lm: Any, rubric: str = DEFAULT_RUBRIC):
+        if rubric not in RUBRICS:
+            raise ConfigError(f"judge llm: unknown rubric {rubric!r}; known: {', '.join(sorted(RUBRICS))}")
+        if lm is None:
+            raise ConfigError("judge llm: needs an lm (e.g. make_lm('scripted', script=[...]))")
+        self.lm, self.rubric = lm, rubric
+
+    def __repr__(self) -> str:
+        return f"LLMJudge(rubric={self.rubric!r})"
+
+    def prompt(self, task: MemoryTask, trajectory: "Trajectory") -> str:
+        expected = "(none given)" if task.expected is None else _block(task.expected)
+        return (f"{RUBRICS[self.rubric]}\n\n"
+                f"## Task\n{_block(task.query)}\n\n"
+                f"## Expected answer\n{expected}\n\n"
+                f"## Agent's answer\n{_block(trajectory.answer)}\n\n"
+                f"## Run digest\n{trajectory_digest(trajectory)}\n")
+
+    def _verdict(self, success: bool, confidence: float, rationale: str) -> Verdict:
+        score = confidence if success else 1.0 - confidence
+        return Verdict(success=success, score=round(score, 4), rationale=rationale, judge=self.name,
+                       rubric=self.rubric, confidence=round(confidence, 4))
+
+    def judge(self, task: MemoryTask, trajectory: "Trajectory") -> Verdict:
+        why = _no_answer(trajectory, errors_fail=False)  # an error is shown to the LM; a missing answer is not judged
+        if why:
+            return Verdict(False, 0.0, why, self.name, self.rubric, 1.0)
+        from rlmlab.lm import call_role
+
+        with call_role("judge"):
+            replies = self.lm(self.prompt(task, trajectory))
+        reply = str(replies[0]) if replies else ""
+        parsed = parse_llm_verdict(reply)
+        if parsed is None:
+            return Verdict(False, 0.0, f"The judge's reply was unparseable: {reply[:200]!r}.", self.name,
+                           self.rubric, 0.0)
+        return self._verdict(*parsed)
+
+
+# -- registry ---------------------------------------------------------------------------------------------
+
+@JUDGES.register("exact")
+def _exact() -> ExactJudge:
+    """Normalised string equality with task.expected (a string or a list of acceptable strings)."""
+    return ExactJudge()
+
+
+@JUDGES.register("numeric")
+def _numeric(rel_tol: float = 1e-6) -> NumericJudge:
+    """Final number of the answer equals task.expected within rel_tol."""
+    return NumericJudge(rel_tol)
+
+
+@JUDGES.register("sparql")
+def _sparql(max_rows: int = 10_000) -> SparqlJudge:
+    """Rows of the agent's SPARQL equal the reference query's on meta['ontology']."""
+    return SparqlJudge(max_rows)
+
+
+@JUDGES.register("code")
+def _code(source_root: str | None = None) -> CodeJudge:
+    """Code oracles verify the answer about meta['source_path'] (Rust)."""
+    return CodeJudge(source_root)
+
+
+@JUDGES.register("llm")
+def _llm(lm: Any = None, rubric: str = DEFAULT_RUBRIC) -> LLMJudge:
+    """An LM grades the answer with a versioned rubric (RUBRICS)."""
+    return LLMJudge(lm, rubric)
+
+
+def judge_for(task: MemoryTask, *, lm: Any = None, **options: Any) -> Judge:
+    """The judge ``task.check`` names, built with ``options``; ``lm`` goes only to judges whose factory takes one.
+
+    ConfigError for an unknown name (listing the registered ones) or bad options.
+    """
+    if lm is not None and JUDGES.accepts(task.check, "lm"):  # accepts: ConfigError for an unknown name
+        options = {**options, "lm": lm}
+    return JUDGES.make(task.check, **options)
