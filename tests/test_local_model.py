@@ -93,3 +93,29 @@ def test_teacher_learner_run_with_the_local_model(tmp_path):
     # the first turn is the same conversation in every arm: the memo answers it once
     firsts = {(m, a): [t.turns[0].answer for t in ts] for (m, a), ts in report.traces.items()}
     assert len({tuple(v) for v in firsts.values()}) == 1
+
+
+def test_memory_loop_with_the_local_model(local_lm, rust_file, tmp_path):
+    from rlmlab.memory import ContextBuilder, MemoryStore, MemoryTask, ReasoningBankLoop, import_pack
+
+    text = rust_file.read_text()
+    # One task (about a minute on 2 cores): the scripted loop test covers learning across tasks.
+    tasks = [MemoryTask("t0", "How many public async functions does file.rs define?", text, "crate:tokio",
+                        text.count("pub async fn"), "numeric")]
+    with MemoryStore(tmp_path / "bank.db") as store:
+        import_pack(store, "data/packs/rlm_procedures.jsonl")
+        loop = ReasoningBankLoop(store, lm=local_lm, builder=ContextBuilder(store, toggles=["L0", "L2"]),
+                                 extractor="llm", consolidator="consolidate", max_iters=2, runs_dir=tmp_path)
+        out = loop.run(tasks)
+        assert len(out) == 1
+        for o in out:
+            assert o.verdicts[0]["judge"] == "numeric" and o.iterations >= 1 and o.input_tokens > 500
+            assert o.injected and o.context_chars > 600  # sense card and pack strategies were injected
+            assert len(o.extracted) <= 3
+        context = store.events(kind="context")[0].payload
+        assert context["layers"][0]["injected"] and context["layers"][2]["packed"] == out[0].injected
+        extracted = store.get_many([i for o in out for i in o.extracted])
+        assert all(it.run_id == loop.run_id and it.trajectory_id and it.source in ("extract", "merge")
+                   for it in extracted)
+        assert [e.kind for e in store.events()] == ["context", "judge", "extract", *["consolidation"] * len(extracted),
+                                                    "task"]

@@ -78,7 +78,7 @@ class MeteredRLM(dspy.RLM):
     :class:`ContextTrace` unless one is given); the caller logs the Final event.
     """
 
-    def __init__(self, signature: str, *, workspace: Workspace, recorder: CallRecorder, meter: LeakageMeter,
+    def __init__(self, signature: Any, *, workspace: Workspace, recorder: CallRecorder, meter: LeakageMeter,
                  factory: InterpreterFactory, trace: ContextTrace | None = None, guard: Any = None, **kwargs: Any):
         self._tap = ToolTap()
         factory = TappedFactory(factory, self._tap)
@@ -192,6 +192,7 @@ def run_rlm(
     source_path: str | None = None,
     trace_budget: int = 8000,
     turing: Any = None,
+    instructions: str | None = None,
 ) -> Trajectory:
     """Run one RLM task and return its trajectory (also written to ``runs_dir/<run-id>/trajectory.jsonl``).
 
@@ -205,6 +206,8 @@ def run_rlm(
     (``Trajectory.context_trace``).
     ``turing`` (a :class:`rlmlab.turing.TuringProtocol`) checks every model step and tool call; its
     corrections reach the model as the step's output and are kept in ``IterationRecord.turing``.
+    ``instructions`` become the task instructions at the top of every action prompt (DSPy's signature
+    instructions): this is where a :class:`rlmlab.memory.ContextBuilder`'s context is injected.
     """
     if context_mode not in ("handle", "string"):
         raise ValueError(f"context_mode: {context_mode!r}; use 'handle' or 'string'")
@@ -229,7 +232,8 @@ def run_rlm(
 
         schemas = {spec.name: spec.schema_for_caps(workspace.caps) for spec in workspace.registry}
         guard = TuringGuard(turing, session=run_id, scope="main", tool_schemas=schemas)
-    rlm = MeteredRLM(RLM_SIGNATURE, workspace=workspace, recorder=recorder, meter=meter, factory=factory,
+    signature = dspy.Signature(RLM_SIGNATURE, instructions) if instructions else RLM_SIGNATURE
+    rlm = MeteredRLM(signature, workspace=workspace, recorder=recorder, meter=meter, factory=factory,
                      trace=trace, guard=guard, max_iters=max_iters, max_llm_calls=max_llm_calls,
                      max_output_chars=max_output_chars)
     traj = Trajectory(run_id=run_id, query=query, lm=str(getattr(lm, "model", lm)),

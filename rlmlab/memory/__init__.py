@@ -1,10 +1,37 @@
-"""Memory substrate: a SQLite store of ReasoningBank items with FTS5 search, the L4 event log, item
-usage and outcomes, pluggable retrievers, and JSONL packs."""
+"""Layered memory: a SQLite store of ReasoningBank items with FTS5 search, L3 artifacts, the L4 event log,
+item usage and outcomes, pluggable retrievers, JSONL packs; the per-layer packers and the ContextBuilder;
+and the ReasoningBank policies (retrieval, judging, extraction, consolidation, forgetting, MaTTS) with
+the loop that runs them."""
 
 from rlmlab.memory._errors import ItemValidationError, MemoryStoreError, PackError
+from rlmlab.memory._context import (
+    BASE_INSTRUCTIONS, MODES, SPEC_BUDGET_MAX, TOOL_MEDIATED_NOTE, Budgets, BuiltContext, ContextBuilder, LayerReport,
+    Toggles,
+)
+from rlmlab.memory._domains import DOMAINS, Domain, register_domain, resolve_domain
+from rlmlab.memory._packers import DEFAULT_BUDGETS, Packed, clip_words, pack_l2, pack_l3, pack_text, summarise_markdown
+from rlmlab.memory._plugins import PolicyRegistry
+from rlmlab.memory._retrieval import RETRIEVAL_POLICIES, SCOPES, MixedRetrieval, RetrievalPolicy, Retrieved
+from rlmlab.memory._tasks import MemoryTask, Verdict
+from rlmlab.memory._judge import (
+    DEFAULT_RUBRIC, JUDGES, RUBRICS, CodeJudge, ExactJudge, Judge, LLMJudge, NumericJudge, SparqlJudge, judge_for,
+    parse_llm_verdict,
+)
+from rlmlab.memory._extract import (
+    EXTRACT_PROMPTS, EXTRACTORS, MAX_EXTRACT_ITEMS, ExtractionReport, Extractor, HeuristicExtractor, LLMExtractor,
+)
+from rlmlab.memory._consolidate import (
+    CONSOLIDATION_ACTIONS, CONSOLIDATORS, AppendConsolidator, ConsolidationAction, Consolidator,
+    SimilarityConsolidator, similarity,
+)
+from rlmlab.memory._forget import (
+    FORGETTERS, BoundedForgetter, ForgetAction, Forgetter, NoForgetter, memory_health, retention_score,
+)
+from rlmlab.memory._loop import EXTRACTION_MODES, RESULTS_FILE, ReasoningBankLoop, TaskOutcome, rlm_executor
 from rlmlab.memory._packs import PACK_FIELDS, ImportReport, export_pack, import_pack, read_pack
 from rlmlab.memory._records import (
-    FILTERS, LAYERS, LIMITS, POLARITIES, AddResult, Event, Hit, MemoryItem, StoreStats, item_id,
+    FILTERS, LAYERS, LIMITS, POLARITIES, STATUSES, AddResult, Artifact, Event, Hit, MemoryItem, StoreStats, artifact_id,
+    item_id,
 )
 from rlmlab.memory._retrieve import (
     RETRIEVERS, BM25Retriever, EmbeddingRetriever, FTS5Retriever, Retriever, make_retriever, register_retriever,
@@ -15,7 +42,21 @@ from rlmlab.memory._tokens import FIELD_WEIGHTS, fts_query, query_tokens, tokeni
 
 __all__ = [
     "MemoryStore", "MemoryItem", "Event", "Hit", "AddResult", "StoreStats", "item_id",
-    "POLARITIES", "LAYERS", "LIMITS", "FILTERS",
+    "POLARITIES", "LAYERS", "LIMITS", "FILTERS", "STATUSES", "Artifact", "artifact_id",
+    "Packed", "DEFAULT_BUDGETS", "pack_text", "pack_l2", "pack_l3", "summarise_markdown", "clip_words",
+    "ContextBuilder", "BuiltContext", "LayerReport", "Toggles", "Budgets", "MODES", "BASE_INSTRUCTIONS",
+    "TOOL_MEDIATED_NOTE", "SPEC_BUDGET_MAX",
+    "Domain", "DOMAINS", "register_domain", "resolve_domain",
+    "RetrievalPolicy", "Retrieved", "MixedRetrieval", "RETRIEVAL_POLICIES", "SCOPES", "PolicyRegistry",
+    "MemoryTask", "Verdict",
+    "Judge", "JUDGES", "judge_for", "ExactJudge", "NumericJudge", "SparqlJudge", "CodeJudge", "LLMJudge", "RUBRICS",
+    "DEFAULT_RUBRIC", "parse_llm_verdict",
+    "Extractor", "EXTRACTORS", "HeuristicExtractor", "LLMExtractor", "ExtractionReport", "EXTRACT_PROMPTS",
+    "MAX_EXTRACT_ITEMS",
+    "Consolidator", "CONSOLIDATORS", "AppendConsolidator", "SimilarityConsolidator", "ConsolidationAction",
+    "CONSOLIDATION_ACTIONS", "similarity",
+    "Forgetter", "FORGETTERS", "NoForgetter", "BoundedForgetter", "ForgetAction", "retention_score", "memory_health",
+    "ReasoningBankLoop", "TaskOutcome", "EXTRACTION_MODES", "RESULTS_FILE", "rlm_executor",
     "Retriever", "FTS5Retriever", "BM25Retriever", "EmbeddingRetriever", "RETRIEVERS", "register_retriever",
     "make_retriever",
     "import_pack", "export_pack", "read_pack", "ImportReport", "PACK_FIELDS",

@@ -1,0 +1,221 @@
+"""The ReasoningBank loop: retrieve -> run -> judge -> extract -> persist (consolidate) -> forget.
+
+``ReasoningBankLoop`` runs tasks one after another against one memory store, so what is learnt from a
+task can be retrieved for the next. Each step is a plug-in from a registry (judges, extractors,
+consolidators, forgetters, retrieval policies); MaTTS is ``rollouts > 1``: N runs per task, the best by
+the judge's score, extraction from the best only or contrastive across all. Every decision lands in the
+L4 event log ("context", "judge", "extract", "consolidation", "forget", "task"), and with ``runs_dir``
+each task's outcome is appended to ``runs_dir/<run-id>/results.jsonl`` as soon as it is done.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rlmlab.errors import ConfigError
+from rlmlab.memory._consolidate import CONSOLIDATORS
+from rlmlab.memory._context import ContextBuilder
+from rlmlab.memory._domains import resolve_domain
+from rlmlab.memory._extract import EXTRACTORS
+from rlmlab.memory._forget import FORGETTERS
+from rlmlab.memory._judge import JUDGES, judge_for
+from rlmlab.memory._store import MemoryStore
+from rlmlab.memory._tasks import MemoryTask, Verdict
+
+__all__ = ["ReasoningBankLoop", "TaskOutcome", "EXTRACTION_MODES", "RESULTS_FILE", "rlm_executor"]
+
+EXTRACTION_MODES = ("best", "contrastive")
+RESULTS_FILE = "results.jsonl"
+
+# executor(task, instructions, workspace, trajectory_id) -> Trajectory
+Executor = Callable[[MemoryTask, str, Any, str], Any]
+
+
+def rlm_executor(lm: Any, *, max_iters: int = 6, max_llm_calls: int = 12, runs_dir: str | Path | None = None,
+                 turing: Any = None) -> Executor:
+    """The default executor: ``run_rlm`` with the built context as instructions and the task's context as a handle."""
+    from rlmlab.executors import run_rlm
+
+    def run(task: MemoryTask, instructions: str, workspace: Any, trajectory_id: str) -> Any:
+        return run_rlm(task.query, task.context, lm=lm, workspace=workspace, instructions=instructions,
+                       run_id=trajectory_id, max_iters=max_iters, max_llm_calls=max_llm_calls, runs_dir=runs_dir,
+                       source_path=task.meta.get("source_path"), turing=turing)
+
+    return run
+
+
+@dataclass
+class TaskOutcome:
+    """One task of a loop run: its rollouts' verdicts, the best one, and what the memory learnt from it."""
+
+    run_id: str
+    task_id: str
+    domain: str | None
+    mode: str
+    trajectory_ids: list[str]
+    answers: list[str | None]
+    verdicts: list[dict[str, Any]]
+    best: int
+    context_chars: int
+    injected: list[str]
+    extracted: list[str] = field(default_factory=list)
+    actions: list[dict[str, Any]] = field(default_factory=list)
+    forgotten: list[str] = field(default_factory=list)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    iterations: int = 0
+    elapsed_ms: int = 0
+    error: str | None = None
+
+    @property
+    def success(self) -> bool:
+        return bool(self.verdicts) and bool(self.verdicts[self.best]["success"])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "success": self.success}
+
+
+class ReasoningBankLoop:
+    """Closed-loop memory over a sequence of tasks.
+
+    ``builder`` decides the layers, budgets and integration mode (auto-inject by default). ``judge`` is a
+    name in ``JUDGES`` or a judge object; None picks each task's ``check``. ``extractor`` "none" turns
+    learning off (E5: retrieval only); ``consolidator`` "append" is E9, "consolidate" E10; ``forgetter``
+    "bounded" (with ``forgetter_options``) is E11; ``rollouts`` > 1 with ``extraction`` "best" or
+    "contrastive" is E12. ``judge_lm`` and ``extractor_lm`` serve the LLM judge/extractor (default: ``lm``).
+    """
+
+    def __init__(self, store: MemoryStore, *, lm: Any = None, builder: ContextBuilder | None = None,
+                 executor: Executor | None = None, judge: Any = None, judge_lm: Any = None,
+                 extractor: Any = "heuristic", extractor_options: dict[str, Any] | None = None,
+                 extractor_lm: Any = None, consolidator: Any = "append",
+                 consolidator_options: dict[str, Any] | None = None, forgetter: Any = "none",
+                 forgetter_options: dict[str, Any] | None = None, rollouts: int = 1, extraction: str = "best",
+                 run_id: str | None = None, runs_dir: str | Path | None = None, max_iters: int = 6):
+        if isinstance(rollouts, bool) or not isinstance(rollouts, int) or rollouts < 1:
+            raise ConfigError(f"rollouts: {rollouts!r}; use an integer >= 1")
+        if extraction not in EXTRACTION_MODES:
+            raise ConfigError(f"extraction: {extraction!r}; use one of {', '.join(EXTRACTION_MODES)}")
+        if executor is None and lm is None:
+            raise ConfigError("give an lm (for the default RLM executor) or an executor")
+        from rlmlab.executors import new_run_id
+
+        self.store, self.lm = store, lm
+        self.builder = builder or ContextBuilder(store)
+        self.run_id = run_id or new_run_id("rb")
+        self.runs_dir = Path(runs_dir) if runs_dir is not None else None
+        traj_dir = self.runs_dir / self.run_id / "trajectories" if self.runs_dir else None
+        self.executor = executor or rlm_executor(lm, max_iters=max_iters, runs_dir=traj_dir)
+        self.judge_lm = judge_lm or lm
+        self.judge = judge
+        if isinstance(judge, str):
+            self.judge = JUDGES.make(judge, **({"lm": self.judge_lm} if JUDGES.accepts(judge, "lm") else {}))
+        ext_opts = dict(extractor_options or {})
+        if isinstance(extractor, str) and extractor != "none" and EXTRACTORS.accepts(extractor, "lm"):
+            ext_opts.setdefault("lm", extractor_lm or lm)
+        self.extractor = None if extractor in (None, "none") else (
+            EXTRACTORS.make(extractor, **ext_opts) if isinstance(extractor, str) else extractor)
+        self.consolidator = CONSOLIDATORS.make(consolidator, **(consolidator_options or {})) \
+            if isinstance(consolidator, str) else consolidator
+        self.forgetter = FORGETTERS.make(forgetter, **(forgetter_options or {})) \
+            if isinstance(forgetter, str) else forgetter
+        self.rollouts, self.extraction = rollouts, extraction
+        self.outcomes: list[TaskOutcome] = []
+
+    # -- one task ----------------------------------------------------------------------------------------
+
+    def _workspace(self, task: MemoryTask, trajectory_id: str) -> Any:
+        from rlmlab.tools import TOOLS, Workspace
+        from rlmlab.tools._memory import attach_memory
+        from rlmlab.tools._sparql import attach_ontology
+
+        groups = {spec.group for spec in TOOLS}
+        if self.builder.mode == "auto_inject":
+            groups.discard("memory")  # memory reaches the agent only through the injected context
+        ws = Workspace(registry=TOOLS.select(groups=groups))
+        if self.builder.mode == "tool_mediated":
+            attach_memory(ws, self.store)
+        if task.domain:
+            domain = resolve_domain(task.domain)
+            if domain.kind == "ontology":
+                attach_ontology(ws, domain.source)
+        return ws
+
+    def _judge(self, task: MemoryTask, trajectory: Any) -> Verdict:
+        judge = self.judge or judge_for(task, lm=self.judge_lm)
+        return judge.judge(task, trajectory)
+
+    def run_task(self, task: MemoryTask) -> TaskOutcome:
+        """Run ``task`` (``rollouts`` times), judge, extract, persist and forget; returns the outcome."""
+        t0 = time.perf_counter()
+        self.store.bind(run_id=self.run_id, domain=task.domain)
+        ids = [f"{self.run_id}-{task.id}-r{i}" for i in range(self.rollouts)]
+        built = self.builder.build(task, trajectory_id=ids[0])
+        for other in ids[1:]:  # every rollout saw the same injected items
+            if built.injected_ids:
+                self.store.record_usage(built.injected_ids, trajectory_id=other)
+        rollouts: list[tuple[Any, Verdict]] = []
+        errors = []
+        for tid in ids:
+            self.store.bind(run_id=self.run_id, trajectory_id=tid, domain=task.domain)
+            traj = self.executor(task, built.text, self._workspace(task, tid), tid)
+            verdict = self._judge(task, traj)
+            self.store.record_outcome(tid, verdict.success)
+            self.store.log_event("judge", {"task_id": task.id, "answer": traj.answer, **verdict.to_dict()},
+                                 trajectory_id=tid)
+            if traj.error:
+                errors.append(traj.error)
+            rollouts.append((traj, verdict))
+        best = max(range(len(rollouts)), key=lambda i: (rollouts[i][1].score, -i))
+        self.store.bind(run_id=self.run_id, trajectory_id=ids[best], domain=task.domain)
+        outcome = TaskOutcome(
+            run_id=self.run_id, task_id=task.id, domain=task.domain, mode=self.builder.mode, trajectory_ids=ids,
+            answers=[t.answer for t, _ in rollouts], verdicts=[v.to_dict() for _, v in rollouts], best=best,
+            context_chars=built.chars, injected=built.injected_ids,
+            input_tokens=sum(t.input_tokens for t, _ in rollouts), output_tokens=sum(t.output_tokens for t, _ in rollouts),
+            iterations=sum(len(t.iterations) for t, _ in rollouts), error="; ".join(errors) or None)
+        if self.extractor is not None:
+            if self.extraction == "contrastive" and len(rollouts) > 1:
+                items = self.extractor.contrastive(task, rollouts)
+            else:
+                items = self.extractor.extract(task, *rollouts[best])
+            for it in items:  # the extractor names the trajectory; the loop's run id is the run's provenance
+                it.run_id = self.run_id
+            self.store.log_event("extract", {"task_id": task.id, "mode": self.extraction,
+                                             "items": [it.to_dict() for it in items]}, trajectory_id=ids[best])
+            actions = self.consolidator.persist(self.store, items)
+            outcome.extracted = [it.id for it in items]
+            outcome.actions = [a.to_dict() for a in actions]
+        forgotten = self.forgetter.forget(self.store)
+        outcome.forgotten = [getattr(a, "item_id", None) or a.to_dict().get("item_id") for a in forgotten]
+        outcome.elapsed_ms = int((time.perf_counter() - t0) * 1000)
+        self.store.log_event("task", outcome.to_dict(), trajectory_id=ids[best])
+        self.store.bind(run_id=self.run_id)
+        self.outcomes.append(outcome)
+        if self.runs_dir is not None:
+            path = self.runs_dir / self.run_id / RESULTS_FILE
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(outcome.to_dict(), ensure_ascii=False) + "\n")
+        return outcome
+
+    def run(self, tasks: Iterable[MemoryTask], *, progress: bool = False) -> list[TaskOutcome]:
+        """``run_task`` for each task in order (later tasks see what earlier ones taught)."""
+        tasks = list(tasks)
+        if not progress:
+            return [self.run_task(t) for t in tasks]
+        from rich.progress import Progress
+
+        out = []
+        with Progress() as bar:
+            job = bar.add_task(f"memory loop {self.run_id}", total=len(tasks))
+            for t in tasks:
+                out.append(self.run_task(t))
+                ok = sum(o.success for o in out)
+                bar.update(job, advance=1, description=f"memory loop: {ok}/{len(out)} judged success")
+        return out
