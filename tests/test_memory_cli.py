@@ -29,3 +29,32 @@ def test_import_search_show_export_stats(tmp_path):
     assert len(out.read_text().splitlines()) == n
     stats = json.loads(run(main, ["memory", "stats", "--db", db, "--json"]).output)
     assert stats["items"] == n and sum(stats["by_polarity"].values()) == n
+
+
+def test_artifact_context_and_health(tmp_path):
+    db = str(tmp_path / "mem.sqlite")
+    run = CliRunner().invoke
+    run(main, ["memory", "import", PACK, "--db", db])
+    guide = tmp_path / "prov_guide.md"
+    guide.write_text("# PROV guide\n\n## Attribution\n\nUse prov:wasAttributedTo from an entity to its agent. "
+                     "Details follow.\n\n" + "More notes on PROV. " * 500)
+    stored = run(main, ["memory", "artifact", str(guide), "--db", db, "--domain", "prov"])
+    assert stored.exit_code == 0 and stored.output.startswith("stored art_")
+    again = run(main, ["memory", "artifact", str(guide), "--db", db, "--domain", "prov"])
+    assert "already stored" in again.output
+    shown = run(main, ["memory", "context", "which agent was it attributed to; avoid large prints", "--db", db,
+                       "--domain", "prov", "--budget", "L2=500", "--json"])
+    built = json.loads(shown.output)
+    layers = {r["layer"]: r for r in built["layers"]}
+    assert shown.exit_code == 0 and all(layers[x]["injected"] for x in ("L0", "L1", "L2", "L3"))
+    assert layers["L2"]["chars"] <= 500 and layers["L3"]["chars"] <= 1000
+    assert "Use prov:wasAttributedTo from an entity to its agent." in built["text"]
+    assert "More notes on PROV. More notes" not in built["text"]
+    over = run(main, ["memory", "context", "q", "--db", db, "--budget", "L0=900"])
+    assert over.exit_code == 1 and "L0: 900 is over the spec's 600" in over.output
+    health = json.loads(run(main, ["memory", "health", "--db", db, "--json"]).output)
+    assert health["active"] == sum(1 for line in open(PACK) if line.strip())
+    binary = tmp_path / "x.bin"
+    binary.write_bytes(b"\xfb\xff\x00")
+    bad = run(main, ["memory", "artifact", str(binary), "--db", db, "--domain", "prov"])
+    assert bad.exit_code == 1 and "not UTF-8 text" in bad.output

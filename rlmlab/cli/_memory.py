@@ -1,4 +1,5 @@
-"""``rlmlab memory``: search, show, import, export and count the items of a memory store."""
+"""``rlmlab memory``: search, show, import, export and count the items of a memory store; preview the
+ContextBuilder's injected context; memory health; store L3 artifacts."""
 
 from __future__ import annotations
 
@@ -138,3 +139,86 @@ def stats(db: Path, as_json: bool) -> None:
         for value, n in sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0]))):
             table.add_row(name, str(value), str(n))
     Console().print(table)
+
+
+@memory.command("context")
+@click.argument("query")
+@_db_option
+@click.option("--domain", default=None, help="Domain id: prov, skos, crate:<name>, an ontology file or a crate dir.")
+@click.option("--layers", default="L0,L1,L2,L3", show_default=True, help="Layers to enable, comma-separated ('' for none).")
+@click.option("--mode", type=click.Choice(["auto_inject", "tool_mediated"]), default="auto_inject", show_default=True)
+@click.option("--budget", "budgets", multiple=True, metavar="LAYER=CHARS", help="Override a layer budget, e.g. L2=800.")
+@click.option("--json", "as_json", is_flag=True)
+def context(query: str, db: Path, domain: str | None, layers: str, mode: str, budgets: tuple[str, ...],
+            as_json: bool) -> None:
+    """Show the context the ContextBuilder would inject for QUERY, and its per-layer report (not logged)."""
+    from rlmlab.errors import ConfigError
+    from rlmlab.memory import ContextBuilder, MemoryStoreError
+
+    overrides: dict[str, int] = {}
+    for spec in budgets:
+        layer, _, chars = spec.partition("=")
+        if not chars.strip().isdigit():
+            raise click.BadParameter(f"{spec!r}: use LAYER=CHARS, e.g. L2=800", param_hint="--budget")
+        overrides[layer.strip()] = int(chars)
+    try:
+        builder = ContextBuilder(_open(db), toggles=[x.strip() for x in layers.split(",") if x.strip()],
+                                 budgets=overrides or None, mode=mode)
+        built = builder.build(query, domain, log=False)
+    except (ConfigError, MemoryStoreError) as exc:
+        raise _fail(exc) from None
+    if as_json:
+        click.echo(json.dumps(built.to_dict(), indent=2, ensure_ascii=False))
+        return
+    console = Console()
+    console.print(Panel(built.text, title=f"injected context ({built.chars} chars)", title_align="left"))
+    console.print(built)
+
+
+@memory.command("health")
+@_db_option
+@click.option("--json", "as_json", is_flag=True)
+def health(db: Path, as_json: bool) -> None:
+    """Memory health: active size, duplicate and novelty rates, usage distribution, win rate."""
+    from rlmlab.memory import memory_health
+
+    h = memory_health(_open(db))
+    if as_json:
+        click.echo(json.dumps(h, indent=2))
+        return
+    table = Table(title=f"memory health of {db}", title_justify="left")
+    table.add_column("metric")
+    table.add_column("value", overflow="fold")
+    for key, value in h.items():
+        table.add_row(key, json.dumps(value) if isinstance(value, (dict, list)) else str(value))
+    Console().print(table)
+
+
+@memory.command("artifact")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@_db_option
+@click.option("--domain", required=True, help="The domain the artifact is about (e.g. prov).")
+@click.option("--kind", default="guide", show_default=True)
+@click.option("--title", default=None, help="Default: the file name.")
+@click.option("--summary", "summary_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="A hand-written summary to inject instead of the extractive one.")
+def artifact(path: Path, db: Path, domain: str, kind: str, title: str | None, summary_path: Path | None) -> None:
+    """Store an L3 artifact (e.g. an ontology guide); only its packed summary (<= 1000 chars) is ever injected."""
+    from rlmlab.memory import Artifact, ItemValidationError, pack_l3
+
+    def read(p: Path) -> str:
+        try:
+            return p.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise click.ClickException(f"{p}: not UTF-8 text (byte {exc.start}); artifacts are text such as Markdown"
+                                       ) from None
+
+    try:
+        art = Artifact(kind, title or path.name, read(path), domain=domain, source=f"file:{path}",
+                       summary=read(summary_path) if summary_path else None)
+    except ItemValidationError as exc:
+        raise click.ClickException(f"{path}: {exc}") from None
+    result = _open(db).put_artifact(art)
+    packed = pack_l3(art)
+    click.echo(f"{'stored' if result.created else 'already stored'} {art.id} ({len(art.content)} chars); "
+               f"packed summary: {packed.chars} chars")
