@@ -17,9 +17,8 @@ from rlmlab.memory._judge import (
     DEFAULT_RUBRIC, JUDGES, RUBRICS, CodeJudge, ExactJudge, Judge, LLMJudge, NumericJudge, SparqlJudge, judge_for,
     parse_llm_verdict,
 )
-from rlmlab.memory._extract import (
-    EXTRACT_PROMPTS, EXTRACTORS, MAX_EXTRACT_ITEMS, ExtractionReport, Extractor, HeuristicExtractor, LLMExtractor,
-)
+from rlmlab.memory._extract import EXTRACTORS, MAX_EXTRACT_ITEMS, ExtractionReport, Extractor, HeuristicExtractor
+from rlmlab.memory._extract_llm import EXTRACT_PROMPTS, LLMExtractor  # registers the "llm" extractor
 from rlmlab.memory._consolidate import (
     CONSOLIDATION_ACTIONS, CONSOLIDATORS, AppendConsolidator, ConsolidationAction, Consolidator,
     SimilarityConsolidator, similarity,
