@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import glob
 import os
 import threading
@@ -122,6 +123,15 @@ def default_gguf_path() -> Path:
 
 _MODELS: dict[tuple[str, int, int], Any] = {}
 _MODELS_LOCK = threading.Lock()
+
+
+@atexit.register
+def _close_models() -> None:
+    """Free the cached models while llama_cpp's module is still intact (its ``__del__`` fails at teardown)."""
+    with _MODELS_LOCK:
+        for llm, _ in _MODELS.values():
+            llm.close()
+        _MODELS.clear()
 
 
 class _TokenLogprobs:
