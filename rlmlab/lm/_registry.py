@@ -36,10 +36,14 @@ def lm_provider(name: str, description: str) -> Callable[[Callable[..., Any]], C
     return decorate
 
 
-@lm_provider("scripted", "deterministic replay of a list of responses; counts tokens")
+@lm_provider("scripted", "deterministic replay of a list of responses (or 'scripted:probe'); counts tokens")
 def _scripted(arg: str | None, script: Any = None, **_: Any) -> ScriptedEngine:
+    if script is None and arg:
+        from rlmlab.lm._scripts import script_named
+
+        script = script_named(arg)
     if script is None:
-        raise ValueError("the scripted LM needs script=[...] (responses to replay)")
+        raise ValueError("the scripted LM needs script=[...] (responses to replay) or a named script: 'scripted:probe'")
     return ScriptedEngine(script)
 
 

@@ -5,7 +5,7 @@ the loop that runs them."""
 
 from rlmlab.memory._errors import ItemValidationError, MemoryStoreError, PackError
 from rlmlab.memory._context import (
-    BASE_INSTRUCTIONS, MODES, SPEC_BUDGET_MAX, TOOL_MEDIATED_NOTE, Budgets, BuiltContext, ContextBuilder, LayerReport,
+    BASE_INSTRUCTIONS, MODES, PLAIN_INSTRUCTIONS, SPEC_BUDGET_MAX, TOOL_MEDIATED_NOTE, Budgets, BuiltContext, ContextBuilder, LayerReport,
     Toggles,
 )
 from rlmlab.memory._domains import DOMAINS, Domain, register_domain, resolve_domain
@@ -44,6 +44,7 @@ __all__ = [
     "POLARITIES", "LAYERS", "LIMITS", "FILTERS", "STATUSES", "Artifact", "artifact_id",
     "Packed", "DEFAULT_BUDGETS", "pack_text", "pack_l2", "pack_l3", "summarise_markdown", "clip_words",
     "ContextBuilder", "BuiltContext", "LayerReport", "Toggles", "Budgets", "MODES", "BASE_INSTRUCTIONS",
+    "PLAIN_INSTRUCTIONS",
     "TOOL_MEDIATED_NOTE", "SPEC_BUDGET_MAX",
     "Domain", "DOMAINS", "register_domain", "resolve_domain",
     "RetrievalPolicy", "Retrieved", "MixedRetrieval", "RETRIEVAL_POLICIES", "SCOPES", "PolicyRegistry",

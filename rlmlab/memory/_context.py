@@ -21,7 +21,7 @@ from rlmlab.memory._store import MemoryStore
 from rlmlab.memory._tasks import MemoryTask
 
 __all__ = ["ContextBuilder", "BuiltContext", "LayerReport", "Toggles", "Budgets", "MODES", "BASE_INSTRUCTIONS",
-           "TOOL_MEDIATED_NOTE", "SPEC_BUDGET_MAX"]
+           "TOOL_MEDIATED_NOTE", "SPEC_BUDGET_MAX", "PLAIN_INSTRUCTIONS"]
 
 MODES = ("auto_inject", "tool_mediated")
 
@@ -32,6 +32,11 @@ BASE_INSTRUCTIONS = (
     "You answer the query by writing Python in a REPL. Large inputs are handles (BlobRef): inspect them with "
     "ctx_stats, ctx_peek, ctx_slice and ctx_find instead of printing them whole. Base every name, number and "
     "line of your answer on tool output, then call SUBMIT(answer=...)."
+)
+# For runs without the bounded tools (E7's naive condition): the context is a plain string variable.
+PLAIN_INSTRUCTIONS = (
+    "You answer the query by writing Python in a REPL; the context is a Python string variable. "
+    "Base every name, number and line of your answer on what your code finds, then call SUBMIT(answer=...)."
 )
 TOOL_MEDIATED_NOTE = (
     "Memory: mem_search(query) lists ids and titles of strategies (polarity='success') and guardrails "

@@ -66,6 +66,7 @@ class TaskOutcome:
     extracted: list[str] = field(default_factory=list)
     actions: list[dict[str, Any]] = field(default_factory=list)
     forgotten: list[str] = field(default_factory=list)
+    rollouts: list[dict[str, Any]] = field(default_factory=list)  # per rollout: trajectory_metrics()
     input_tokens: int = 0
     output_tokens: int = 0
     iterations: int = 0
@@ -152,6 +153,8 @@ class ReasoningBankLoop:
 
     def run_task(self, task: MemoryTask) -> TaskOutcome:
         """Run ``task`` (``rollouts`` times), judge, extract, persist and forget; returns the outcome."""
+        from rlmlab.executors._metrics import trajectory_metrics
+
         t0 = time.perf_counter()
         self.store.bind(run_id=self.run_id, domain=task.domain)
         ids = [f"{self.run_id}-{task.id}-r{i}" for i in range(self.rollouts)]
@@ -178,7 +181,8 @@ class ReasoningBankLoop:
             answers=[t.answer for t, _ in rollouts], verdicts=[v.to_dict() for _, v in rollouts], best=best,
             context_chars=built.chars, injected=built.injected_ids,
             input_tokens=sum(t.input_tokens for t, _ in rollouts), output_tokens=sum(t.output_tokens for t, _ in rollouts),
-            iterations=sum(len(t.iterations) for t, _ in rollouts), error="; ".join(errors) or None)
+            iterations=sum(len(t.iterations) for t, _ in rollouts), error="; ".join(errors) or None,
+            rollouts=[trajectory_metrics(t) for t, _ in rollouts])
         if self.extractor is not None:
             if self.extraction == "contrastive" and len(rollouts) > 1:
                 items = self.extractor.contrastive(task, rollouts)

@@ -1,0 +1,208 @@
+"""Experiment configs (``configs/experiments/E1.yaml`` ... ``E12.yaml``): validated on load.
+
+A config has a ``base`` condition and optionally a list of ``conditions`` that override it (E7: naive vs
+handle tools; E8: auto-inject vs tool-mediated). A condition says which layers are on and their budgets,
+the integration mode, the tools, the executor, the retrieval policy, the seed packs, the learning
+policies (extraction, consolidation, forgetting), the rollouts and how the L3 guide is materialised.
+An unknown key or a value of the wrong type is a ConfigError naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rlmlab._files import read_yaml
+from rlmlab.errors import ConfigError
+from rlmlab.memory import Budgets, Toggles
+
+__all__ = ["ExperimentConfig", "Condition", "load_experiment", "experiment_path", "EXPERIMENTS_DIR",
+           "EXPERIMENT_SCHEMA", "list_experiments"]
+
+EXPERIMENTS_DIR = Path(__file__).resolve().parents[2] / "configs" / "experiments"
+
+_LAYER_BOOLS = {"type": "object", "additionalProperties": False,
+                "properties": {k: {"type": "boolean"} for k in ("L0", "L1", "L2", "L3")}}
+_LAYER_INTS = {"type": "object", "additionalProperties": False,
+               "properties": {k: {"type": "integer", "minimum": 0} for k in ("L0", "L1", "L2", "L3")}}
+_CONDITION_PROPS: dict[str, Any] = {
+    "layers": _LAYER_BOOLS,
+    "budgets": _LAYER_INTS,
+    "mode": {"enum": ["auto_inject", "tool_mediated"]},
+    "tools": {"enum": ["handle", "naive"]},
+    "executor": {"enum": ["rlm", "react", "scratchpad"]},
+    "max_iters": {"type": "integer", "minimum": 1, "maximum": 50},
+    "retrieval": {"type": "object", "additionalProperties": False, "properties": {
+        "policy": {"enum": ["mixed", "success_only"]},
+        "k_success": {"type": "integer", "minimum": 0, "maximum": 20},
+        "k_failure": {"type": "integer", "minimum": 0, "maximum": 20},
+        "scope": {"enum": ["domain", "domain_only", "any"]},
+        "retriever": {"enum": ["fts5", "bm25"]}}},
+    "seed_packs": {"type": "array", "items": {"type": "string", "minLength": 1}},
+    "l3_guide": {"enum": ["brief", "explore"]},
+    "learning": {"type": "object", "additionalProperties": False, "properties": {
+        "extractor": {"enum": ["none", "heuristic", "llm"]},
+        "max_items": {"type": "integer", "minimum": 1, "maximum": 3},
+        "consolidator": {"enum": ["append", "consolidate"]},
+        "dup_threshold": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+        "merge_threshold": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+        "forgetter": {"enum": ["none", "bounded"]},
+        "max_bank": {"type": "integer", "minimum": 1},
+        "floors": {"type": "object", "additionalProperties": False, "properties": {
+            "success": {"type": "integer", "minimum": 0}, "failure": {"type": "integer", "minimum": 0}}}}},
+    "rollouts": {"type": "integer", "minimum": 1, "maximum": 16},
+    "extraction": {"enum": ["best", "contrastive"]},
+}
+EXPERIMENT_SCHEMA: dict[str, Any] = {
+    "type": "object", "additionalProperties": False, "required": ["id", "title", "base"],
+    "properties": {
+        "id": {"type": "string", "pattern": r"^E\d+$"},
+        "title": {"type": "string", "minLength": 1},
+        "description": {"type": "string"},
+        "phase": {"type": "integer", "minimum": 0},
+        "base": {"type": "object", "additionalProperties": False, "properties": _CONDITION_PROPS},
+        "conditions": {"type": "array", "minItems": 1, "items": {
+            "type": "object", "additionalProperties": False, "required": ["name"],
+            "properties": {"name": {"type": "string", "pattern": r"^[a-z][a-z0-9_]*$"}, **_CONDITION_PROPS}}},
+        "defaults": {"type": "object", "additionalProperties": False, "properties": {
+            "suite": {"enum": ["code", "ontology", "arith"]},
+            "tasks": {"type": "integer", "minimum": 1},
+            "lm": {"type": "string", "minLength": 1},
+            "workers": {"type": "integer", "minimum": 1, "maximum": 32}}},
+    },
+}
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One arm of an experiment: everything the runner needs to build its context, tools and memory loop."""
+
+    name: str
+    layers: Toggles = field(default_factory=Toggles)
+    budgets: Budgets = field(default_factory=Budgets)
+    mode: str = "auto_inject"
+    tools: str = "handle"
+    executor: str = "rlm"
+    max_iters: int = 6
+    retrieval: dict[str, Any] = field(default_factory=lambda: {"policy": "mixed"})
+    seed_packs: tuple[str, ...] = ()
+    l3_guide: str = "brief"
+    extractor: str = "none"
+    max_items: int = 3
+    consolidator: str = "append"
+    dup_threshold: float = 0.8
+    merge_threshold: float = 0.5
+    forgetter: str = "none"
+    max_bank: int = 100
+    floors: dict[str, int] = field(default_factory=lambda: {"success": 2, "failure": 2})
+    rollouts: int = 1
+    extraction: str = "best"
+
+    @property
+    def learns(self) -> bool:
+        """True when tasks write memory (so they must run in order, one after another)."""
+        return self.extractor != "none"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["layers"], d["budgets"] = self.layers.to_dict(), self.budgets.to_dict()
+        d["seed_packs"] = list(self.seed_packs)
+        return d
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """A validated experiment: its id, title, conditions and default run parameters."""
+
+    id: str
+    title: str
+    description: str
+    phase: int
+    conditions: tuple[Condition, ...]
+    defaults: dict[str, Any]
+    path: str
+
+    def condition(self, name: str) -> Condition:
+        for c in self.conditions:
+            if c.name == name:
+                return c
+        raise ConfigError(f"{self.path}: no condition {name!r}; it has {', '.join(c.name for c in self.conditions)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "title": self.title, "description": self.description, "phase": self.phase,
+                "conditions": [c.to_dict() for c in self.conditions], "defaults": dict(self.defaults),
+                "path": self.path}
+
+
+def _condition(name: str, values: dict[str, Any], where: str) -> Condition:
+    values = copy.deepcopy(values)
+    learning = values.pop("learning", {}) or {}
+    try:
+        layers = Toggles.parse(values.pop("layers", None))
+        budgets = Budgets.parse(values.pop("budgets", None))
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    floors = learning.pop("floors", None)
+    cond = Condition(name=name, layers=layers, budgets=budgets, seed_packs=tuple(values.pop("seed_packs", ())),
+                     **values, **learning, **({"floors": {"success": 2, "failure": 2, **floors}} if floors else {}))
+    if cond.merge_threshold >= cond.dup_threshold:
+        raise ConfigError(f"{where}: learning: merge_threshold {cond.merge_threshold} must be below dup_threshold "
+                          f"{cond.dup_threshold}")
+    if cond.forgetter == "bounded" and sum(cond.floors.values()) > cond.max_bank:
+        raise ConfigError(f"{where}: learning: floors {cond.floors} add up to more than max_bank {cond.max_bank}")
+    if cond.rollouts == 1 and cond.extraction == "contrastive":
+        raise ConfigError(f"{where}: extraction: contrastive needs rollouts > 1")
+    return cond
+
+
+def experiment_path(name_or_path: str | Path) -> Path:
+    """``E7`` -> configs/experiments/E7.yaml; a path is returned as is."""
+    p = Path(name_or_path)
+    if p.suffix in (".yaml", ".yml") or p.exists():
+        return p
+    return EXPERIMENTS_DIR / f"{name_or_path}.yaml"
+
+
+def list_experiments() -> list[str]:
+    """Experiment ids with a config file, in numeric order."""
+    return sorted((p.stem for p in EXPERIMENTS_DIR.glob("E*.yaml")), key=lambda s: int(s[1:]) if s[1:].isdigit() else 0)
+
+
+def load_experiment(name_or_path: str | Path) -> ExperimentConfig:
+    """Load and validate an experiment config by id (``E7``) or path."""
+    import jsonschema
+
+    path = experiment_path(name_or_path)
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such experiment config; known: {', '.join(list_experiments())}")
+    doc = read_yaml(path)
+    errors = sorted(jsonschema.Draft202012Validator(EXPERIMENT_SCHEMA).iter_errors(doc),
+                    key=lambda e: [str(p) for p in e.absolute_path])
+    if errors:
+        err = errors[0]
+        where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
+        raise ConfigError(f"{path}: {where}: {err.message}")
+    if doc["id"] != path.stem and path.parent == EXPERIMENTS_DIR:
+        raise ConfigError(f"{path}: id: {doc['id']!r} does not match the file name {path.stem!r}")
+    base = doc["base"]
+    raw = doc.get("conditions") or [{"name": "main"}]
+    names = [c["name"] for c in raw]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{path}: conditions: names repeat: {names}")
+    conditions = []
+    for i, over in enumerate(raw):
+        merged = copy.deepcopy(base)
+        for key, value in over.items():
+            if key == "name":
+                continue
+            if isinstance(value, dict) and isinstance(merged.get(key), dict):
+                merged[key] = {**merged[key], **value}
+            else:
+                merged[key] = value
+        conditions.append(_condition(over["name"], merged, f"{path}: conditions.{i}" if doc.get("conditions") else
+                                     f"{path}: base"))
+    defaults = {"suite": "code", "tasks": 5, "lm": "local", "workers": 1, **(doc.get("defaults") or {})}
+    return ExperimentConfig(doc["id"], doc["title"], doc.get("description", "").strip(), int(doc.get("phase", 0)),
+                            tuple(conditions), defaults, str(path))

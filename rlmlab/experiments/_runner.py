@@ -1,0 +1,322 @@
+"""Run an experiment (E1..E12): every condition over a task suite, one results row per task x rollout.
+
+``run_experiment`` writes under ``runs/<run-id>/``:
+
+- ``config.json``: the resolved experiment config and the run's parameters;
+- ``env.json``: git commit, model id, library versions (the spec's reproducibility gate);
+- ``results.jsonl``: one row per condition x task x rollout, appended as each task finishes;
+- ``memory.<condition>.sqlite``: each condition's memory bank (items, artifacts, the L4 event log);
+- ``trajectories/<trajectory-id>/trajectory.jsonl``: every agent run;
+- ``summary.json``: per-condition metrics (also printed as a table).
+
+A killed run resumes (``resume=run_id``) from its results file: finished tasks are not run again.
+Tasks of a condition that does not learn run on up to ``workers`` threads, each with its own store
+handle; conditions that learn run their tasks in order.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rlmlab._files import write_atomic, write_jsonl
+from rlmlab.errors import ConfigError
+from rlmlab.experiments._config import Condition, ExperimentConfig, load_experiment
+from rlmlab.experiments._env import environment
+from rlmlab.memory import (
+    BASE_INSTRUCTIONS, PLAIN_INSTRUCTIONS, Artifact, ContextBuilder, MemoryStore, MemoryTask, ReasoningBankLoop, TaskOutcome, import_pack, memory_health,
+    resolve_domain,
+)
+
+__all__ = ["run_experiment", "ExperimentRun", "read_results", "summarise", "RESULTS", "GUIDE_QUERY"]
+
+RESULTS = "results.jsonl"
+GUIDE_QUERY = ("Explore this source and write a short Markdown guide for answering questions about it: "
+               "namespaces or modules, the main classes or types, key properties or functions, and 3 patterns to use.")
+
+
+@dataclass
+class ExperimentRun:
+    """A finished (or resumed) run: where it is, and the per-condition summary."""
+
+    run_id: str
+    run_dir: Path
+    summary: dict[str, Any]
+    rows: int
+
+    def __rich__(self) -> Any:
+        return summary_table(self.summary, title=f"{self.run_id} ({self.rows} rows) in {self.run_dir}")
+
+
+def read_results(path: str | Path) -> list[dict[str, Any]]:
+    """Rows of a results file; a last line cut short by a kill is skipped (its task runs again)."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    rows = []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            if n != len(lines):
+                raise ConfigError(f"{path}:{n}: not a JSON object; the results file is damaged") from None
+    return rows
+
+
+def _mean(values: list[float]) -> float | None:
+    return round(sum(values) / len(values), 3) if values else None
+
+
+def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per condition: rows, tasks, pass rate (best rollout per task), convergence, and mean efficiency/leakage."""
+    out: dict[str, Any] = {}
+    for cond in dict.fromkeys(r["condition"] for r in rows):
+        mine = [r for r in rows if r["condition"] == cond]
+        best = [r for r in mine if r["best"]]
+        out[cond] = {
+            "rows": len(mine), "tasks": len(best),
+            "pass_rate": _mean([float(r["success"]) for r in best]),
+            "convergence": _mean([float(r["converged"]) for r in mine]),
+            **{f"mean_{k}": _mean([float(r[k]) for r in mine]) for k in (
+                "input_tokens", "output_tokens", "lm_calls", "iterations", "tool_calls", "stdout_chars",
+                "variables_info_chars", "large_returns", "sub_llm_calls", "prompt_chars_mean", "context_chars",
+                "elapsed_ms")},
+        }
+    return out
+
+
+def summary_table(summary: dict[str, Any], title: str = "") -> Any:
+    from rich.table import Table
+
+    cols = [("pass_rate", "pass"), ("convergence", "conv"), ("mean_input_tokens", "in tok"),
+            ("mean_iterations", "iters"), ("mean_tool_calls", "tools"), ("mean_prompt_chars_mean", "prompt ch/it"),
+            ("mean_large_returns", "large ret"), ("mean_context_chars", "context ch"), ("mean_elapsed_ms", "ms")]
+    table = Table(title=title, title_justify="left")
+    table.add_column("condition")
+    table.add_column("tasks", justify="right")
+    for _, label in cols:
+        table.add_column(label, justify="right")
+    for cond, s in summary.items():
+        table.add_row(cond, str(s["tasks"]), *("-" if s[k] is None else f"{s[k]:g}" for k, _ in cols))
+    return table
+
+
+def _executor(cond: Condition, lm: Any, traj_dir: Path) -> Callable[..., Any]:
+    """The loop's executor for a condition: the named executor with the condition's tools."""
+    from rlmlab.executors import run_rlm
+    from rlmlab.tools import ToolRegistry
+
+    try:
+        from rlmlab.executors import EXECUTORS
+
+        run = EXECUTORS.make(cond.executor)
+    except ImportError:  # pragma: no cover - executors registry not present
+        if cond.executor != "rlm":
+            raise ConfigError(f"executor {cond.executor!r} is not available") from None
+        run = run_rlm
+    if cond.tools == "naive" and cond.executor != "rlm":
+        raise ConfigError(f"condition {cond.name}: naive tools are defined for the rlm executor only")
+
+    def execute(task: MemoryTask, instructions: str, workspace: Any, trajectory_id: str) -> Any:
+        kwargs: dict[str, Any] = dict(lm=lm, workspace=workspace, instructions=instructions, run_id=trajectory_id,
+                                      max_iters=cond.max_iters, runs_dir=traj_dir,
+                                      source_path=task.meta.get("source_path"))
+        if cond.tools == "naive":  # E7 condition A: the context as a plain string, no bounded tools
+            kwargs.update(tools=ToolRegistry(), context_mode="string")
+        return run(task.query, task.context, **kwargs)
+
+    return execute
+
+
+def _materialise_guides(store: MemoryStore, tasks: list[MemoryTask], cond: Condition, lm: Any,
+                        traj_dir: Path) -> None:
+    """E4's phase 1: store an L3 guide per domain once; its cost (tokens, ms) is logged as a "guide" event."""
+    from rlmlab.ontology import crate_sense_card, sense_brief
+
+    for domain_id in dict.fromkeys(t.domain for t in tasks if t.domain):
+        if store.artifacts(domain=domain_id, kind="guide"):
+            continue
+        domain, t0 = resolve_domain(domain_id), time.perf_counter()
+        cost = {"input_tokens": 0, "output_tokens": 0}
+        if cond.l3_guide == "brief":
+            text = sense_brief(domain.source) if domain.kind == "ontology" else crate_sense_card(domain.source, 6000)
+        else:
+            context = next(t.context for t in tasks if t.domain == domain_id)
+            traj = _executor(cond, lm, traj_dir)(MemoryTask(f"guide-{domain_id}", GUIDE_QUERY, context, domain_id),
+                                                 "", None, f"guide-{domain_id.replace(':', '_')}")
+            if not traj.answer:
+                raise ConfigError(f"L3 guide for {domain_id}: the exploration run gave no answer ({traj.error})")
+            text, cost = traj.answer, {"input_tokens": traj.input_tokens, "output_tokens": traj.output_tokens}
+        art = Artifact("guide", f"{domain_id} guide ({cond.l3_guide})", text, domain=domain_id,
+                       source=f"guide:{cond.l3_guide}")
+        store.put_artifact(art)
+        store.log_event("guide", {"artifact": art.id, "chars": len(text), "how": cond.l3_guide, **cost,
+                                  "elapsed_ms": int((time.perf_counter() - t0) * 1000)}, domain=domain_id)
+
+
+def _rows(exp: ExperimentConfig, cond: Condition, task: MemoryTask, o: TaskOutcome, lm_name: str) -> list[dict]:
+    rows = []
+    for i, (tid, verdict, metrics) in enumerate(zip(o.trajectory_ids, o.verdicts, o.rollouts)):
+        rows.append({
+            "experiment": exp.id, "condition": cond.name, "task_id": task.id, "suite": task.meta.get("suite"),
+            "level": task.meta.get("level"), "rollout": i, "best": i == o.best, "trajectory_id": tid,
+            "lm": lm_name, "executor": cond.executor, "mode": cond.mode, "tools": cond.tools,
+            "layers": cond.layers.enabled(), "answer": o.answers[i], "success": verdict["success"],
+            "score": verdict["score"], "judge": verdict["judge"], "rationale": verdict["rationale"],
+            "context_chars": o.context_chars, "injected": o.injected, "extracted": o.extracted if i == o.best else [],
+            **metrics,
+        })
+    return rows
+
+
+def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None, suite: str | None = None,
+                   tasks: int | None = None, rollouts: int | None = None, workers: int | None = None,
+                   conditions: list[str] | None = None, runs_dir: str | Path = "runs", resume: str | None = None,
+                   progress: bool = True, task_list: list[MemoryTask] | None = None) -> ExperimentRun:
+    """Run ``experiment`` (an id like "E7", a path, or a loaded config).
+
+    ``lm`` is an LM spec ("local", "scripted:<name>", a LiteLLM model) or an LM object; ``suite``, ``tasks``
+    and ``workers`` default to the config's ``defaults``; ``rollouts`` overrides every condition's.
+    ``resume`` is the id of an earlier run to continue (its parameters must match). ``task_list`` replaces
+    the suite (tests).
+    """
+    from rlmlab.executors import new_run_id
+    from rlmlab.lm import make_lm
+
+    exp = experiment if isinstance(experiment, ExperimentConfig) else load_experiment(experiment)
+    params = {"suite": suite or exp.defaults["suite"], "tasks": tasks or exp.defaults["tasks"],
+              "lm": lm if isinstance(lm, str) else (str(getattr(lm, "model", lm)) if lm is not None else exp.defaults["lm"]),
+              "workers": workers or exp.defaults["workers"], "rollouts": rollouts,
+              "conditions": conditions or [c.name for c in exp.conditions]}
+    conds = [exp.condition(name) for name in params["conditions"]]
+    if rollouts is not None:
+        from dataclasses import replace
+
+        conds = [replace(c, rollouts=rollouts, extraction="best" if rollouts == 1 else c.extraction) for c in conds]
+    run_id = resume or new_run_id(exp.id)
+    run_dir = Path(runs_dir) / run_id
+    config_path = run_dir / "config.json"
+    if resume:
+        if not config_path.exists():
+            raise ConfigError(f"resume: no run {run_id!r} under {runs_dir} ({config_path} is missing)")
+        before = json.loads(config_path.read_text(encoding="utf-8"))["params"]
+        if before != params:
+            diff = {k: (before.get(k), v) for k, v in params.items() if before.get(k) != v}
+            raise ConfigError(f"resume {run_id}: parameters differ from the first run: {diff}")
+    lm_obj = make_lm(lm or exp.defaults["lm"]) if (lm is None or isinstance(lm, str)) else lm
+    if task_list is None:
+        from rlmlab.experiments._suites import load_suite
+
+        task_list = load_suite(params["suite"], limit=params["tasks"])
+    run_dir.mkdir(parents=True, exist_ok=True)
+    write_atomic(config_path, json.dumps({"experiment": exp.to_dict(), "params": params,
+                                          "conditions": [c.to_dict() for c in conds]}, indent=2))
+    write_atomic(run_dir / "env.json", json.dumps(environment(lm_obj), indent=2))
+    results = run_dir / RESULTS
+    finished = read_results(results)
+    # A task is done when all its rollouts' rows are there; rows of a task cut short by a kill are dropped.
+    counts = Counter((r["condition"], r["task_id"]) for r in finished)
+    need = {c.name: c.rollouts for c in conds}
+    done = {key for key, n in counts.items() if n >= need.get(key[0], 1)}
+    complete = [r for r in finished if (r["condition"], r["task_id"]) in done]
+    if len(complete) != len(finished) or (results.exists() and not results.read_bytes().endswith(b"\n")):
+        write_jsonl(results, complete)
+    lock = threading.Lock()
+    todo = [(c, t) for c in conds for t in task_list if (c.name, t.id) not in done]
+
+    def append(rows: list[dict[str, Any]]) -> None:
+        with lock, results.open("a", encoding="utf-8") as fh:
+            fh.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+            fh.flush()
+
+    bar, job = _progress(progress, len(todo), f"{exp.id} {run_id}")
+    try:
+        for cond in conds:
+            pending = [t for c, t in todo if c is cond]
+            _run_condition(exp, cond, pending, lm_obj, params, run_id, run_dir, append,
+                           lambda: bar.update(job, advance=1) if bar else None)
+    finally:
+        if bar:
+            bar.stop()
+    rows = read_results(results)
+    summary = summarise(rows)
+    write_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
+    return ExperimentRun(run_id, run_dir, summary, len(rows))
+
+
+def _progress(show: bool, total: int, label: str) -> tuple[Any, Any]:
+    if not show:
+        return None, None
+    from rich.progress import Progress
+
+    bar = Progress()
+    bar.start()
+    return bar, bar.add_task(label, total=total)
+
+
+def _open_store(cond: Condition, run_dir: Path) -> MemoryStore:
+    store = MemoryStore(run_dir / f"memory.{cond.name}.sqlite")
+    for pack in cond.seed_packs:
+        import_pack(store, pack)
+    return store
+
+
+def _loop(cond: Condition, store: MemoryStore, lm: Any, run_id: str, run_dir: Path) -> ReasoningBankLoop:
+    retrieval = dict(cond.retrieval)
+    base = PLAIN_INSTRUCTIONS if cond.tools == "naive" else BASE_INSTRUCTIONS
+    builder = ContextBuilder(store, toggles=cond.layers, budgets=cond.budgets, mode=cond.mode,
+                             retrieval=retrieval.pop("policy", "mixed"), retrieval_options=retrieval,
+                             base_instructions=base)
+    consolidator_options = ({"dup_threshold": cond.dup_threshold, "merge_threshold": cond.merge_threshold}
+                            if cond.consolidator == "consolidate" else {})
+    forgetter_options = {"max_items": cond.max_bank, "floors": cond.floors} if cond.forgetter == "bounded" else {}
+    return ReasoningBankLoop(
+        store, lm=lm, builder=builder, executor=_executor(cond, lm, run_dir / "trajectories"),
+        extractor=cond.extractor, extractor_options={"max_items": cond.max_items} if cond.learns else None,
+        consolidator=cond.consolidator, consolidator_options=consolidator_options, forgetter=cond.forgetter,
+        forgetter_options=forgetter_options, rollouts=cond.rollouts, extraction=cond.extraction,
+        run_id=f"{run_id}-{cond.name}")
+
+
+def _run_condition(exp: ExperimentConfig, cond: Condition, pending: list[MemoryTask], lm: Any, params: dict,
+                   run_id: str, run_dir: Path, append: Callable[[list[dict]], None], tick: Callable[[], Any]) -> None:
+    with _open_store(cond, run_dir) as store:
+        if cond.layers.L3 and pending:
+            _materialise_guides(store, pending, cond, lm, run_dir / "trajectories")
+        workers = 1 if cond.learns else max(1, int(params["workers"]))
+        if workers == 1:
+            loop = _loop(cond, store, lm, run_id, run_dir)
+            for task in pending:
+                append(_rows(exp, cond, task, loop.run_task(task), params["lm"]))
+                tick()
+        else:
+            local = threading.local()
+            opened: list[MemoryStore] = []
+
+            def one(task: MemoryTask) -> None:
+                if not hasattr(local, "loop"):  # one store handle and loop per worker thread
+                    local.store = MemoryStore(store.path)
+                    opened.append(local.store)
+                    local.loop = _loop(cond, local.store, lm, run_id, run_dir)
+                append(_rows(exp, cond, task, local.loop.run_task(task), params["lm"]))
+                tick()
+
+            try:
+                with ThreadPoolExecutor(workers) as pool:
+                    for f in [pool.submit(one, t) for t in pending]:
+                        f.result()
+            finally:
+                for s in opened:
+                    s.close()
+        if cond.layers.L2 or cond.learns:
+            write_atomic(run_dir / f"health.{cond.name}.json", json.dumps(memory_health(store), indent=2))

@@ -1,0 +1,57 @@
+"""Named scripts for the scripted LM, so a command line or a notebook can say ``--lm scripted:probe``.
+
+A named script is a callable ``script(messages) -> response`` that reads which output fields the DSPy
+prompt asks for and answers deterministically. ``probe`` is a minimal agent for smoke runs (CI
+executes the experiment notebooks with it): in a code-writing step it measures the context once, then
+SUBMITs "unknown"; a ReAct step finishes at once; any other prompt (judge, extractor) gets "[]".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["SCRIPTS", "script_named", "output_fields"]
+
+_FIELDS = re.compile(r"Your output fields are:\n(.*?)(?:\n\n|All interactions)", re.S)
+_NAME = re.compile(r"^\d+\. `(\w+)`", re.M)
+PROBE_STEP = "print(len(str(context)))"
+
+
+def output_fields(messages: list[dict[str, str]]) -> list[str]:
+    """The output field names a DSPy ChatAdapter prompt asks for ([] for a plain prompt)."""
+    system = next((m["content"] for m in messages if m.get("role") == "system"), "")
+    found = _FIELDS.search(system)
+    return _NAME.findall(found.group(1)) if found else []
+
+
+def _probe(messages: list[dict[str, str]]) -> str | dict[str, Any]:
+    fields = output_fields(messages)
+    if not fields:
+        return "[]"
+    text = "\n".join(m["content"] for m in messages[1:])
+    out: dict[str, Any] = {}
+    for name in fields:
+        if name == "code":
+            out[name] = PROBE_STEP if PROBE_STEP not in text else "SUBMIT(answer='unknown')"
+        elif name == "next_tool_name":
+            out[name] = "finish"
+        elif name == "next_tool_args":
+            out[name] = {}
+        elif name == "answer":
+            out[name] = "unknown"
+        else:
+            out[name] = "probe step"
+    return out
+
+
+SCRIPTS: dict[str, Callable[[list[dict[str, str]]], str | dict[str, Any]]] = {"probe": _probe}
+
+
+def script_named(name: str) -> Callable[[list[dict[str, str]]], str | dict[str, Any]]:
+    try:
+        return SCRIPTS[name]
+    except KeyError:
+        raise ValueError(f"scripted LM: no script named {name!r}; named scripts: {', '.join(sorted(SCRIPTS))}, "
+                         "or pass script=[...]") from None

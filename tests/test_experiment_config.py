@@ -1,0 +1,49 @@
+"""configs/experiments/E1..E12.yaml: every config loads and says what the spec says; bad configs name file and key."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlmlab.errors import ConfigError
+from rlmlab.experiments._config import list_experiments, load_experiment
+
+
+def test_all_twelve_experiments_load_and_match_the_spec():
+    assert list_experiments() == [f"E{i}" for i in range(1, 13)]
+    e = {name: load_experiment(name) for name in list_experiments()}
+    assert e["E1"].conditions[0].layers.enabled() == []
+    assert [e[x].conditions[0].layers.enabled() for x in ("E2", "E3", "E4", "E5")] == [["L0"], ["L1"], ["L3"], ["L2"]]
+    assert e["E6"].conditions[0].layers.enabled() == ["L0", "L1", "L2", "L3"]
+    assert [(c.name, c.tools) for c in e["E7"].conditions] == [("naive", "naive"), ("handle", "handle")]
+    assert [c.mode for c in e["E8"].conditions] == ["auto_inject", "tool_mediated"]
+    assert e["E8"].conditions[0].budgets == e["E8"].conditions[1].budgets  # identical budgets across modes
+    assert not e["E5"].conditions[0].learns and e["E5"].conditions[0].seed_packs
+    nine, ten, eleven = (e[x].conditions[0] for x in ("E9", "E10", "E11"))
+    assert (nine.extractor, nine.consolidator, nine.forgetter) == ("heuristic", "append", "none")
+    assert (ten.consolidator, ten.forgetter) == ("consolidate", "none")
+    assert eleven.forgetter == "bounded" and eleven.floors == {"success": 3, "failure": 3}
+    assert [(c.rollouts, c.extraction) for c in e["E12"].conditions] == [(3, "best"), (3, "contrastive")]
+
+
+@pytest.mark.parametrize("body, message", [
+    ("id: E99\ntitle: t\nbase: {colour: red}\n", "base: Additional properties are not allowed ('colour'"),
+    ("id: E99\ntitle: t\nbase: {budgets: {L2: big}}\n", "base.budgets.L2: 'big' is not of type 'integer'"),
+    ("id: E99\ntitle: t\nbase: {budgets: {L0: 900}}\n", "L0: 900 is over the spec's 600"),
+    ("id: E99\ntitle: t\nbase: {}\nconditions: [{name: a, tools: fancy}]\n", "conditions.0.tools: 'fancy' is not one of"),
+    ("id: E99\ntitle: t\nbase: {rollouts: 1, extraction: contrastive}\n", "contrastive needs rollouts > 1"),
+    ("id: E99\ntitle: t\nbase: {learning: {forgetter: bounded, max_bank: 3, floors: {success: 2, failure: 2}}}\n",
+     "add up to more than max_bank 3"),
+    ("title: t\nbase: {}\n", "(top level): 'id' is a required property"),
+    ("id: E99\ntitle: t\nbase: [\n", "invalid YAML"),
+])
+def test_bad_configs_name_the_file_and_key(tmp_path, body, message):
+    path = tmp_path / "bad.yaml"
+    path.write_text(body)
+    with pytest.raises(ConfigError) as err:
+        load_experiment(path)
+    assert str(path) in str(err.value) and message in str(err.value)
+
+
+def test_unknown_experiment_lists_the_known_ones():
+    with pytest.raises(ConfigError, match="known: E1, E2"):
+        load_experiment("E42")
