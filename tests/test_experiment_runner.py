@@ -90,3 +90,17 @@ def test_e4_materialises_the_guide_once_and_injects_its_summary(tmp_path):
         assert len(guide.content) > 3000 and len(store.events(kind="guide")) == 1
         context = store.events(kind="context")[0].payload
         assert context["layers"][3]["injected"] and context["layers"][3]["chars"] <= 1000
+
+
+def test_cli_compare_two_runs(tmp_path, code_tasks):
+    from click.testing import CliRunner
+
+    from rlmlab.cli import main
+
+    a = run_experiment("E1", lm="scripted:probe", task_list=code_tasks[:1], runs_dir=tmp_path, progress=False)
+    b = run_experiment("E7", lm="scripted:probe", task_list=code_tasks[:1], runs_dir=tmp_path, progress=False)
+    out = CliRunner().invoke(main, ["experiment", "compare", str(a.run_dir), str(b.run_dir)], terminal_width=200)
+    assert out.exit_code == 0, out.output
+    assert "pass_rate" in out.output and "naive" in out.output and "handle" in out.output and "main" in out.output
+    bad = CliRunner().invoke(main, ["experiment", "compare", str(tmp_path), str(a.run_dir)])
+    assert bad.exit_code == 1 and "no results.jsonl" in bad.output

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from rlmlab.cli._demo import demo
+from rlmlab.cli._experiment import experiment
 from rlmlab.cli._kernel import kernel
 from rlmlab.cli._memory import memory
 from rlmlab.cli._oracle import oracle
@@ -22,5 +23,5 @@ def main() -> None:
     """rlmlab: run, see, verify and improve Recursive Language Model agents."""
 
 
-for command in (repl, kernel, demo, rlm, oracle, turing, teach, memory):
+for command in (repl, kernel, demo, rlm, oracle, turing, teach, memory, experiment):
     main.add_command(command)

@@ -1,0 +1,87 @@
+"""``rlmlab experiment``: list the E1..E12 configs, run one, compare two runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+
+def _fail(exc: Exception) -> click.ClickException:
+    return click.ClickException(str(exc))
+
+
+@click.group()
+def experiment() -> None:
+    """Memory-architecture experiments E1..E12 (configs/experiments/)."""
+
+
+@experiment.command("list")
+def list_() -> None:
+    """The experiment configs with their conditions and enabled layers."""
+    from rlmlab.experiments._config import list_experiments, load_experiment
+
+    table = Table(title="configs/experiments", title_justify="left")
+    for col in ("id", "title", "conditions", "layers", "learning", "suite"):
+        table.add_column(col, overflow="fold")
+    for name in list_experiments():
+        e = load_experiment(name)
+        c = e.conditions[0]
+        learning = f"{c.extractor}/{c.consolidator}/{c.forgetter}" if c.learns else "-"
+        table.add_row(e.id, e.title, ", ".join(x.name for x in e.conditions), ",".join(c.layers.enabled()) or "none",
+                      learning, e.defaults["suite"])
+    Console().print(table)
+
+
+@experiment.command("run")
+@click.argument("name")
+@click.option("--lm", default=None, help="local (default), scripted:probe, or a LiteLLM model string.")
+@click.option("--suite", type=click.Choice(["code", "ontology", "arith"]), default=None)
+@click.option("--tasks", type=click.IntRange(1), default=None, help="How many tasks of the suite (default: config).")
+@click.option("--rollouts", type=click.IntRange(1, 16), default=None, help="Override every condition's rollouts.")
+@click.option("--workers", type=click.IntRange(1, 32), default=None, help="Parallel tasks (conditions that learn run in order).")
+@click.option("--condition", "conditions", multiple=True, help="Run only these conditions (repeatable).")
+@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"), show_default=True)
+@click.option("--resume", default=None, metavar="RUN_ID", help="Continue a killed run; finished tasks are kept.")
+def run(name: str, lm: str | None, suite: str | None, tasks: int | None, rollouts: int | None, workers: int | None,
+        conditions: tuple[str, ...], runs_dir: Path, resume: str | None) -> None:
+    """Run experiment NAME (E1..E12 or a config path); writes runs/<run-id>/ and prints the summary."""
+    from rlmlab.errors import RLMLabError
+    from rlmlab.experiments._runner import run_experiment
+
+    try:
+        result = run_experiment(name, lm=lm, suite=suite, tasks=tasks, rollouts=rollouts, workers=workers,
+                                conditions=list(conditions) or None, runs_dir=runs_dir, resume=resume)
+    except (RLMLabError, ValueError) as exc:
+        raise _fail(exc) from None
+    console = Console()
+    console.print(result)
+    console.print(f"results: {result.run_dir / 'results.jsonl'}")
+
+
+@experiment.command("compare")
+@click.argument("run_a", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("run_b", type=click.Path(exists=True, file_okay=False, path_type=Path))
+def compare(run_a: Path, run_b: Path) -> None:
+    """Side-by-side summary of two run directories (every condition of each)."""
+    from rlmlab.experiments._runner import read_results, summarise
+
+    summaries = {}
+    for d in (run_a, run_b):
+        if not (d / "results.jsonl").exists():
+            raise click.ClickException(f"{d}: no results.jsonl (is it a run directory?)")
+        summaries[d.name] = summarise(read_results(d / "results.jsonl"))
+    metrics = ["tasks", "pass_rate", "convergence", "mean_input_tokens", "mean_iterations", "mean_tool_calls",
+               "mean_prompt_chars_mean", "mean_variables_info_chars", "mean_large_returns", "mean_context_chars",
+               "mean_elapsed_ms"]
+    table = Table(title=f"{run_a.name} vs {run_b.name}", title_justify="left")
+    table.add_column("metric")
+    columns = [(run, cond) for run, s in summaries.items() for cond in s]
+    for run, cond in columns:
+        table.add_column(f"{run}\n{cond}", justify="right", overflow="fold")
+    for m in metrics:
+        values = [summaries[run][cond][m] for run, cond in columns]
+        table.add_row(m, *("-" if v is None else f"{v:g}" for v in values))
+    Console().print(table)
