@@ -119,3 +119,16 @@ def test_memory_loop_with_the_local_model(local_lm, rust_file, tmp_path):
                    for it in extracted)
         assert [e.kind for e in store.events()] == ["context", "judge", "extract", *["consolidation"] * len(extracted),
                                                     "task"]
+
+
+def test_experiment_e1_on_three_code_tasks_with_the_local_model(local_lm, tmp_path):
+    from rlmlab.experiments import read_results, run_experiment
+
+    run = run_experiment("E1", lm=local_lm, suite="code", tasks=3, runs_dir=tmp_path, progress=False)
+    rows = read_results(run.run_dir / "results.jsonl")
+    assert len(rows) == 3 and len({r["task_id"] for r in rows}) == 3
+    assert sorted(r["level"] for r in rows) == [1, 2, 3]  # the suite's limit takes tasks across levels
+    for r in rows:
+        assert r["iterations"] >= 1 and r["input_tokens"] > 500 and r["judge"] in ("code", "exact", "numeric")
+        assert r["lm"].startswith("rlmlab/local/SmolLM2") and isinstance(r["success"], bool)
+    assert run.summary["main"]["tasks"] == 3 and (run.run_dir / "env.json").exists()

@@ -22,7 +22,7 @@ from rlmlab.lm import CallRecorder, LenientChatAdapter, LMCall, recorder_of
 from rlmlab.tools import ToolRegistry, Workspace
 from rlmlab.trace import ContextEvent, ContextTrace, LeakageMeter
 
-__all__ = ["MeteredRLM", "run_rlm", "new_run_id", "dspy_tools"]
+__all__ = ["MeteredRLM", "run_rlm", "new_run_id", "dspy_tools", "make_guard", "close_trajectory"]
 
 RLM_SIGNATURE = "context, query -> answer"
 
@@ -226,12 +226,7 @@ def run_rlm(
         context_value = workspace.store.get(context) if isinstance(context, BlobRef) else context
         context_ref = None
     run_id = run_id or new_run_id()
-    guard = None
-    if turing is not None:
-        from rlmlab.turing import TuringGuard
-
-        schemas = {spec.name: spec.schema_for_caps(workspace.caps) for spec in workspace.registry}
-        guard = TuringGuard(turing, session=run_id, scope="main", tool_schemas=schemas)
+    guard = make_guard(turing, workspace, run_id)
     signature = dspy.Signature(RLM_SIGNATURE, instructions) if instructions else RLM_SIGNATURE
     rlm = MeteredRLM(signature, workspace=workspace, recorder=recorder, meter=meter, factory=factory,
                      trace=trace, guard=guard, max_iters=max_iters, max_llm_calls=max_llm_calls,
@@ -249,16 +244,34 @@ def run_rlm(
         traj.submitted = traj.final_reasoning != "Extract forced final output"
     except Exception as exc:  # recorded, not lost: the iterations so far are kept
         traj.error = f"{type(exc).__name__}: {exc}"
-    calls = recorder.since(mark)
-    traj.iterations = rlm.records
+    traj.salvaged_replies = adapter.salvaged
+    return close_trajectory(traj, rlm.records, recorder.since(mark), t0, trace, runs_dir)
+
+
+# -- shared by every executor (rlm, react, scratchpad) -------------------------------------------------
+
+
+def make_guard(turing: Any, workspace: Workspace, run_id: str) -> Any:
+    """A :class:`rlmlab.turing.TuringGuard` running ``turing`` over the workspace's tools, or None without one."""
+    if turing is None:
+        return None
+    from rlmlab.turing import TuringGuard
+
+    schemas = {spec.name: spec.schema_for_caps(workspace.caps) for spec in workspace.registry}
+    return TuringGuard(turing, session=run_id, scope="main", tool_schemas=schemas)
+
+
+def close_trajectory(traj: Trajectory, records: list[IterationRecord], calls: list[LMCall], t0: float,
+                     trace: ContextTrace, runs_dir: str | Path | None) -> Trajectory:
+    """Fill the run's totals from its iterations and LM calls, log the Final event, write the JSONL if asked."""
+    traj.iterations = records
     traj.elapsed_ms = int((time.perf_counter() - t0) * 1000)
     traj.input_tokens = sum(c.input_tokens for c in calls)
     traj.output_tokens = sum(c.output_tokens for c in calls)
     traj.lm_calls = len(calls)
-    traj.subcalls = sum(it.leakage.sub_llm_calls for it in rlm.records)
-    traj.salvaged_replies = adapter.salvaged
+    traj.subcalls = sum(it.leakage.sub_llm_calls for it in records)
     if traj.answer is not None:
-        trace.log_event(ContextEvent.final(traj.answer, iteration=len(rlm.records)))
+        trace.log_event(ContextEvent.final(traj.answer, iteration=len(records)))
     traj.context_trace = trace
     if runs_dir is not None:
         traj.write_jsonl(Path(runs_dir) / traj.run_id / TRAJECTORY_FILE)

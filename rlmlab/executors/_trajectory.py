@@ -1,4 +1,4 @@
-"""Trajectory records of an RLM run, written as JSONL under runs/<run-id>/."""
+"""Trajectory records of an executor run (rlm, react, scratchpad), written as JSONL under runs/<run-id>/."""
 
 from __future__ import annotations
 
@@ -44,8 +44,9 @@ class IterationRecord:
 
 @dataclass
 class Trajectory:
-    """A whole RLM run. Line 1 of the JSONL is the ``run`` header, then one line per iteration, then the
-    ``context_trace`` line (runs written before the context tracer have none), then ``final``."""
+    """A whole executor run (rlm, react or scratchpad). Line 1 of the JSONL is the ``run`` header, then one
+    line per iteration, then the ``context_trace`` line (runs written before the context tracer have none),
+    then ``final``."""
 
     run_id: str
     query: str
@@ -66,11 +67,12 @@ class Trajectory:
     salvaged_replies: int = 0  # model replies off DSPy's format that the lenient adapter salvaged
     error: str | None = None
     context_trace: ContextTrace | None = None  # tokens that entered the context, per kind and iteration
+    executor: str = "rlm"  # the registered executor that ran it; runs written before executors had names were rlm
 
     def header(self) -> dict[str, Any]:
         return {"type": "run", "run_id": self.run_id, "query": self.query, "lm": self.lm,
                 "context_mode": self.context_mode, "context_ref": self.context_ref,
-                "source_path": self.source_path, "started": self.started}
+                "source_path": self.source_path, "started": self.started, "executor": self.executor}
 
     def final(self) -> dict[str, Any]:
         return {"type": "final", "answer": self.answer, "final_reasoning": self.final_reasoning,

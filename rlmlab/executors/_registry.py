@@ -1,0 +1,89 @@
+"""Executors by name: "rlm", "react", "scratchpad", each called the way :func:`run_rlm` is.
+
+``EXECUTORS.make("scratchpad", history_k=2)`` (or :func:`make_executor`)
+returns an :class:`Executor`: ``executor(query, context, lm=lm, ...)`` runs
+one task and returns a :class:`Trajectory` whose ``executor`` field names it.
+Options are checked when the executor is made, so a typo in an experiment
+config fails before any task runs.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from rlmlab.executors._react import run_react
+from rlmlab.executors._rlm import run_rlm
+from rlmlab.executors._scratchpad import run_scratchpad
+from rlmlab.executors._trajectory import Trajectory
+from rlmlab.memory._plugins import PolicyRegistry
+
+__all__ = ["EXECUTORS", "Executor", "make_executor", "register_executor"]
+
+EXECUTORS: PolicyRegistry = PolicyRegistry("executor")
+
+_CALL_ARGS = ("query", "context")  # given per task, never bound as options
+
+
+@dataclass(frozen=True)
+class Executor:
+    """A registered executor with some keywords bound: ``executor(query, context, **kwargs) -> Trajectory``.
+
+    Keywords given at the call override the bound ``options``.
+    """
+
+    name: str
+    run: Callable[..., Trajectory]
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def __call__(self, query: str, context: Any, **kwargs: Any) -> Trajectory:
+        traj = self.run(query, context, **{**self.options, **kwargs})
+        traj.executor = self.name
+        return traj
+
+    def to_dict(self) -> dict[str, Any]:
+        """Name and bound options, for a run's resolved config (objects such as an LM as their repr)."""
+        return {"name": self.name, "options": {k: v if isinstance(v, (str, int, float, bool, type(None))) else repr(v)
+                                               for k, v in self.options.items()}}
+
+
+def _options_of(run: Callable[..., Any]) -> list[inspect.Parameter]:
+    params = inspect.signature(run).parameters.values()
+    return [p for p in params if p.name not in _CALL_ARGS and p.kind is p.KEYWORD_ONLY]
+
+
+def register_executor(name: str) -> Callable[[Callable[..., Trajectory]], Callable[..., Trajectory]]:
+    """Decorator: register ``run(query, context, *, lm, ...) -> Trajectory`` as executor ``name``.
+
+    Its keyword-only parameters are the options ``EXECUTORS.make(name, **options)`` accepts.
+    """
+
+    def decorate(run: Callable[..., Trajectory]) -> Callable[..., Trajectory]:
+        params = _options_of(run)
+        allowed = {p.name for p in params}
+
+        def factory(**options: Any) -> Executor:
+            unknown = sorted(set(options) - allowed)
+            if unknown:
+                raise TypeError(f"unknown option(s) {unknown}; {name} takes {sorted(allowed)}")
+            return Executor(name, run, dict(options))
+
+        factory.__doc__ = run.__doc__
+        factory.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]  # for EXECUTORS.accepts
+        EXECUTORS.register(name)(factory)
+        return run
+
+    return decorate
+
+
+register_executor("rlm")(run_rlm)
+register_executor("react")(run_react)
+register_executor("scratchpad")(run_scratchpad)
+
+
+def make_executor(name: str, **options: Any) -> Executor:
+    """The executor registered as ``name`` with ``options`` bound; ConfigError naming the registered executors
+    for an unknown name, naming the accepted options for an unknown option."""
+    return EXECUTORS.make(name, **options)

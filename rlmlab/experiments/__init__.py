@@ -1,0 +1,19 @@
+"""Experiments E1-E12: task suites with deterministic checkers, validated configs, and the runner that
+writes results, memory snapshots and the environment of every run under runs/<run-id>/."""
+
+from rlmlab.experiments._config import (
+    EXPERIMENT_SCHEMA, EXPERIMENTS_DIR, Condition, ExperimentConfig, list_experiments, load_experiment,
+)
+from rlmlab.experiments._env import environment
+from rlmlab.experiments._runner import ExperimentRun, read_results, run_experiment, summarise, summary_table
+from rlmlab.experiments._suites import (
+    CHECKERS, MAX_CONTEXT_CHARS, SUITES, TASK_SCHEMA, TASKS_DIR, SuiteError, Task, list_suites, load_suite,
+    read_tasks, task_context,
+)
+
+__all__ = [
+    "Task", "SUITES", "TASKS_DIR", "CHECKERS", "TASK_SCHEMA", "MAX_CONTEXT_CHARS", "SuiteError", "read_tasks",
+    "load_suite", "task_context", "list_suites",
+    "ExperimentConfig", "Condition", "load_experiment", "list_experiments", "EXPERIMENTS_DIR", "EXPERIMENT_SCHEMA",
+    "run_experiment", "ExperimentRun", "read_results", "summarise", "summary_table", "environment",
+]
