@@ -70,15 +70,21 @@ class MemoryStore:
                 results.append(AddResult(row["id"], cur.rowcount == 1))
         return results
 
-    def _row_for(self, item: MemoryItem, use_binding: bool) -> dict[str, Any]:
-        if not isinstance(item, MemoryItem):
-            raise TypeError(f"add expects a MemoryItem, got {type(item).__name__}")
-        row = item.to_dict()
+    def _bound_row(self, record: MemoryItem | Artifact, use_binding: bool) -> dict[str, Any]:
+        """``record`` as a dict with its empty provenance filled from the binding, re-validated (a bound id
+        may be malformed)."""
+        row = record.to_dict()
         if use_binding:
             for name in ("run_id", "trajectory_id", "domain"):
                 if row[name] is None:
                     row[name] = getattr(self, name)
-        MemoryItem(**row)  # re-validate: a bound id may be malformed
+        type(record)(**row)
+        return row
+
+    def _row_for(self, item: MemoryItem, use_binding: bool) -> dict[str, Any]:
+        if not isinstance(item, MemoryItem):
+            raise TypeError(f"add expects a MemoryItem, got {type(item).__name__}")
+        row = self._bound_row(item, use_binding)
         now = utc_now()
         row["created_at"] = row["created_at"] or now
         row["updated_at"] = row["updated_at"] or row["created_at"]
@@ -165,12 +171,7 @@ class MemoryStore:
         """Store an L3 artifact unless one with its id (same kind and content) is stored; provenance as ``add``."""
         if not isinstance(artifact, Artifact):
             raise TypeError(f"put_artifact expects an Artifact, got {type(artifact).__name__}")
-        row = artifact.to_dict()
-        if use_binding:
-            for name in ("run_id", "trajectory_id", "domain"):
-                if row[name] is None:
-                    row[name] = getattr(self, name)
-        Artifact(**row)
+        row = self._bound_row(artifact, use_binding)
         row["created_at"] = row["created_at"] or utc_now()
         with self._tx() as conn:
             cur = conn.execute(
