@@ -196,7 +196,7 @@ class ReasoningBankLoop:
             outcome.extracted = [it.id for it in items]
             outcome.actions = [a.to_dict() for a in actions]
         forgotten = self.forgetter.forget(self.store)
-        outcome.forgotten = [getattr(a, "item_id", None) or a.to_dict().get("item_id") for a in forgotten]
+        outcome.forgotten = [a.item_id for a in forgotten if a.action == "forget"]
         outcome.elapsed_ms = int((time.perf_counter() - t0) * 1000)
         self.store.log_event("task", outcome.to_dict(), trajectory_id=ids[best])
         self.store.bind(run_id=self.run_id)
