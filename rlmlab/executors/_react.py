@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from pathlib import Path
@@ -12,10 +11,12 @@ import dspy
 from dspy.utils.exceptions import ContextWindowExceededError
 
 from rlmlab.executors._context_events import ToolTap, call_events
-from rlmlab.executors._rlm import RLM_SIGNATURE, close_trajectory, dspy_tools, make_guard, new_run_id
+from rlmlab.executors._rlm import (
+    RLM_SIGNATURE, close_trajectory, dspy_tools, make_guard, new_run_id, start_run,
+)
 from rlmlab.executors._trajectory import IterationRecord, Trajectory
 from rlmlab.handles import BlobRef, decode_handles, encode_handles
-from rlmlab.lm import CallRecorder, LenientChatAdapter, LMCall, recorder_of
+from rlmlab.lm import CallRecorder, LenientChatAdapter, LMCall
 from rlmlab.tools import ToolRegistry, Workspace
 from rlmlab.trace import ContextEvent, ContextTrace, LeakageMeter
 
@@ -210,20 +211,10 @@ def run_react(
     as workspace observers. Errors are recorded in ``Trajectory.error``.
     """
     del max_llm_calls, step_timeout  # part of the shared signature; nothing here for them to limit
-    if context_mode not in ("handle", "string"):
-        raise ValueError(f"context_mode: {context_mode!r}; use 'handle' or 'string'")
-    trace = ContextTrace(budget_tokens=trace_budget)
-    workspace = workspace or Workspace()
-    if tools is not None:
-        workspace = dataclasses.replace(workspace, registry=tools)
-    recorder = recorder_of(lm)
-    meter = LeakageMeter(workspace.caps.large_return_chars)
-    if context_mode == "handle":
-        ref = context if isinstance(context, BlobRef) else workspace.store.put(context, "context")
-        context_value, context_ref = handle_description(ref), ref.key
-    else:
-        context_value = workspace.store.get(context) if isinstance(context, BlobRef) else context
-        context_ref = None
+    trace, workspace, recorder, meter, ref, text = start_run(context, context_mode, lm=lm, workspace=workspace,
+                                                             tools=tools, trace_budget=trace_budget)
+    context_value = handle_description(ref) if ref is not None else text
+    context_ref = ref.key if ref is not None else None
     run_id = run_id or new_run_id("react")
     guard = make_guard(turing, workspace, run_id)
     signature = dspy.Signature(RLM_SIGNATURE, instructions) if instructions else RLM_SIGNATURE

@@ -7,7 +7,7 @@ import json
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import dspy
 from dspy.primitives.prediction import Prediction
@@ -22,7 +22,8 @@ from rlmlab.lm import CallRecorder, LenientChatAdapter, LMCall, recorder_of
 from rlmlab.tools import ToolRegistry, Workspace
 from rlmlab.trace import ContextEvent, ContextTrace, LeakageMeter
 
-__all__ = ["MeteredRLM", "run_rlm", "new_run_id", "dspy_tools", "make_guard", "close_trajectory"]
+__all__ = ["MeteredRLM", "run_rlm", "new_run_id", "dspy_tools", "make_guard", "close_trajectory", "start_run",
+           "RunStart"]
 
 RLM_SIGNATURE = "context, query -> answer"
 
@@ -175,6 +176,36 @@ def new_run_id(prefix: str = "rlm") -> str:
     return f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
 
 
+class RunStart(NamedTuple):
+    """What every executor sets up before its first step (see :func:`start_run`)."""
+
+    trace: ContextTrace
+    workspace: Workspace
+    recorder: CallRecorder
+    meter: LeakageMeter
+    ref: BlobRef | None  # the stored context in "handle" mode
+    text: str | None  # the plain context in "string" mode
+
+
+def start_run(context: str | BlobRef, context_mode: str, *, lm: Any, workspace: Workspace | None,
+              tools: ToolRegistry | None, trace_budget: int) -> RunStart:
+    """The shared start of a run: check ``context_mode``, make the trace (its budget is checked before anything
+    runs), the workspace (limited to ``tools`` if given), the LM's recorder and the leakage meter, and store the
+    context as a handle ("handle") or resolve it to its text ("string")."""
+    if context_mode not in ("handle", "string"):
+        raise ValueError(f"context_mode: {context_mode!r}; use 'handle' or 'string'")
+    trace = ContextTrace(budget_tokens=trace_budget)
+    workspace = workspace or Workspace()
+    if tools is not None:
+        workspace = dataclasses.replace(workspace, registry=tools)
+    meter = LeakageMeter(workspace.caps.large_return_chars)
+    if context_mode == "handle":
+        ref = context if isinstance(context, BlobRef) else workspace.store.put(context, "context")
+        return RunStart(trace, workspace, recorder_of(lm), meter, ref, None)
+    text = workspace.store.get(context) if isinstance(context, BlobRef) else context
+    return RunStart(trace, workspace, recorder_of(lm), meter, None, text)
+
+
 def run_rlm(
     query: str,
     context: str | BlobRef,
@@ -209,22 +240,11 @@ def run_rlm(
     ``instructions`` become the task instructions at the top of every action prompt (DSPy's signature
     instructions): this is where a :class:`rlmlab.memory.ContextBuilder`'s context is injected.
     """
-    if context_mode not in ("handle", "string"):
-        raise ValueError(f"context_mode: {context_mode!r}; use 'handle' or 'string'")
-    trace = ContextTrace(budget_tokens=trace_budget)  # checks the budget before anything runs
-    workspace = workspace or Workspace()
-    if tools is not None:
-        workspace = dataclasses.replace(workspace, registry=tools)
-    recorder = recorder_of(lm)
-    meter = LeakageMeter(workspace.caps.large_return_chars)
+    trace, workspace, recorder, meter, ref, text = start_run(context, context_mode, lm=lm, workspace=workspace,
+                                                             tools=tools, trace_budget=trace_budget)
     factory = InterpreterFactory(workspace, step_timeout=step_timeout, sub_call_counter=meter.record_sub_calls)
-    if context_mode == "handle":
-        ref = context if isinstance(context, BlobRef) else workspace.store.put(context, "context")
-        context_value: Any = _HandleInput(ref)
-        context_ref = ref.key
-    else:
-        context_value = workspace.store.get(context) if isinstance(context, BlobRef) else context
-        context_ref = None
+    context_value: Any = _HandleInput(ref) if ref is not None else text
+    context_ref = ref.key if ref is not None else None
     run_id = run_id or new_run_id()
     guard = make_guard(turing, workspace, run_id)
     signature = dspy.Signature(RLM_SIGNATURE, instructions) if instructions else RLM_SIGNATURE

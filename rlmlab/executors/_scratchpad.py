@@ -25,10 +25,9 @@ from dspy.primitives.code_interpreter import CodeExecutionError, FinalOutput
 from rlmlab.executors._context_events import TappedFactory, ToolTap, call_events
 from rlmlab.executors._interpreter import InterpreterFactory, RLMLabInterpreter
 from rlmlab.executors._react import clip_output
-from rlmlab.executors._rlm import close_trajectory, make_guard, new_run_id
+from rlmlab.executors._rlm import close_trajectory, make_guard, new_run_id, start_run
 from rlmlab.executors._trajectory import IterationRecord, Trajectory
 from rlmlab.handles import BlobRef
-from rlmlab.lm import recorder_of
 from rlmlab.tools import ToolRegistry, Workspace
 from rlmlab.trace import ContextEvent, ContextTrace, LeakageMeter
 
@@ -202,26 +201,18 @@ def run_scratchpad(
     ``max_iters`` steps leaves ``answer`` None and ``submitted`` False; an
     error is recorded in ``Trajectory.error`` with the steps so far.
     """
-    if context_mode not in ("handle", "string"):
-        raise ValueError(f"context_mode: {context_mode!r}; use 'handle' or 'string'")
     if history_k < 0 or max_output_chars <= 0:
         raise ValueError(f"history_k: {history_k} (>= 0), max_output_chars: {max_output_chars} (> 0)")
-    trace = ContextTrace(budget_tokens=trace_budget)
-    workspace = workspace or Workspace()
-    if tools is not None:
-        workspace = dataclasses.replace(workspace, registry=tools)
-    recorder = recorder_of(lm)
-    meter = LeakageMeter(workspace.caps.large_return_chars)
+    trace, workspace, recorder, meter, ref, text = start_run(context, context_mode, lm=lm, workspace=workspace,
+                                                             tools=tools, trace_budget=trace_budget)
     tap = ToolTap()
     factory = TappedFactory(InterpreterFactory(workspace, step_timeout=step_timeout,
                                                sub_call_counter=meter.record_sub_calls), tap)
-    if context_mode == "handle":
-        ref = context if isinstance(context, BlobRef) else workspace.store.put(context, "context")
+    if ref is not None:
         setup = ("context = BlobRef(**__import__('json').loads(_raw_context))",
                  json.dumps({"key": ref.key, "n": ref.n}))
         context_ref: str | None = ref.key
     else:
-        text = workspace.store.get(context) if isinstance(context, BlobRef) else context
         setup, context_ref = ("context = _raw_context", text), None
     run_id = run_id or new_run_id("scratchpad")
     guard = make_guard(turing, workspace, run_id)
