@@ -14,7 +14,7 @@ $(PY):
 # Reinstall when pyproject.toml changes. llama-cpp-python compiles from source the
 # first time (about 6 minutes on 2 cores); pip caches the wheel after that.
 $(STAMP): pyproject.toml | $(PY)
-	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PY) -m pip install -e '.[local,test]'
+	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PY) -m pip install -e '.[local,test,ray]'
 	$(VENV)/bin/rlmlab kernel install --sys-prefix
 	touch $@
 

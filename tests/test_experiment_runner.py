@@ -104,3 +104,32 @@ def test_cli_compare_two_runs(tmp_path, code_tasks):
     assert "pass_rate" in out.output and "naive" in out.output and "handle" in out.output and "main" in out.output
     bad = CliRunner().invoke(main, ["experiment", "compare", str(tmp_path), str(a.run_dir)])
     assert bad.exit_code == 1 and "no results.jsonl" in bad.output
+
+
+def test_rollouts_of_a_condition_that_does_not_learn_run_as_separate_units(tmp_path, code_tasks):
+    run = run_experiment("E1", lm="scripted:probe", task_list=code_tasks, runs_dir=tmp_path, progress=False,
+                         rollouts=2, workers=2)
+    rows = read_results(run.run_dir / "results.jsonl")
+    by_task = {t: sorted((r["rollout"], r["best"], r["trajectory_id"]) for r in rows if r["task_id"] == t)
+               for t in ("async", "structs")}
+    for task, units in by_task.items():  # equal scores: the first rollout is the best, as in one loop run
+        assert [(i, b) for i, b, _ in units] == [(0, True), (1, False)], task
+        assert [tid.rsplit("-", 1)[1] for _, _, tid in units] == ["r0", "r1"]
+    with MemoryStore(run.run_dir / "memory.main.sqlite") as store:
+        judged = {e.trajectory_id for e in store.events(kind="judge")}
+    assert judged == {tid for units in by_task.values() for *_, tid in units}
+
+
+def test_run_dir_names_the_run_and_continues_it(tmp_path, code_tasks):
+    target = tmp_path / "nb-run"
+    first = run_experiment("E1", lm="scripted:probe", task_list=code_tasks[:1], run_dir=target, progress=False)
+    assert first.run_id == "nb-run" and first.run_dir == target and first.rows == 1
+    again = run_experiment("E1", lm="scripted:probe", task_list=code_tasks[:1], run_dir=target, progress=False)
+    assert again.rows == 1  # nothing redone
+    with pytest.raises(ConfigError, match="parameters differ"):
+        run_experiment("E1", lm="scripted:probe", task_list=code_tasks[:1], run_dir=target, progress=False, workers=4)
+
+
+def test_unknown_backend_is_a_config_error(tmp_path, code_tasks):
+    with pytest.raises(ConfigError, match="backend: unknown 'dask'; registered: ray, threads"):
+        run_experiment("E1", lm="scripted:probe", task_list=code_tasks, runs_dir=tmp_path, backend="dask")

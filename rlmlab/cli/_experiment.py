@@ -45,15 +45,18 @@ def list_() -> None:
 @click.option("--condition", "conditions", multiple=True, help="Run only these conditions (repeatable).")
 @click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"), show_default=True)
 @click.option("--resume", default=None, metavar="RUN_ID", help="Continue a killed run; finished tasks are kept.")
+@click.option("--backend", type=click.Choice(["threads", "ray"]), default="threads", show_default=True,
+              help="Where units run: threads here, or Ray tasks (RAY_ADDRESS, else a local Ray instance).")
 def run(name: str, lm: str | None, suite: str | None, tasks: int | None, rollouts: int | None, workers: int | None,
-        conditions: tuple[str, ...], runs_dir: Path, resume: str | None) -> None:
+        conditions: tuple[str, ...], runs_dir: Path, resume: str | None, backend: str) -> None:
     """Run experiment NAME (E1..E12 or a config path); writes runs/<run-id>/ and prints the summary."""
     from rlmlab.errors import RLMLabError
     from rlmlab.experiments._runner import run_experiment
 
     try:
         result = run_experiment(name, lm=lm, suite=suite, tasks=tasks, rollouts=rollouts, workers=workers,
-                                conditions=list(conditions) or None, runs_dir=runs_dir, resume=resume)
+                                conditions=list(conditions) or None, runs_dir=runs_dir, resume=resume,
+                                backend=backend)
     except (RLMLabError, ValueError) as exc:
         raise _fail(exc) from None
     console = Console()

@@ -9,25 +9,27 @@
 - ``trajectories/<trajectory-id>/trajectory.jsonl``: every agent run;
 - ``summary.json``: per-condition metrics (also printed as a table).
 
-A killed run resumes (``resume=run_id``) from its results file: finished tasks are not run again.
-Tasks of a condition that does not learn run on up to ``workers`` threads, each with its own store
-handle; conditions that learn run their tasks in order.
+A killed run resumes (``resume=run_id``, or ``run_dir`` pointing at it) from its results file: finished
+tasks are not run again. A condition that does not learn is split into units, one rollout of one task,
+which the backend runs (``threads``: up to ``workers`` threads here; ``ray``: Ray tasks, see
+``_backends``); each unit opens the condition's memory DB itself. Conditions that learn run their
+tasks in order, because each task may read what the ones before it stored.
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from collections import Counter
 import time
+from collections import Counter, defaultdict
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from rlmlab._files import write_atomic, write_jsonl
 from rlmlab.errors import ConfigError
+from rlmlab.experiments._backends import BACKENDS
 from rlmlab.experiments._config import Condition, ExperimentConfig, load_experiment
 from rlmlab.experiments._env import environment
 from rlmlab.memory import (
@@ -182,13 +184,15 @@ def _rows(exp: ExperimentConfig, cond: Condition, task: MemoryTask, o: TaskOutco
 def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None, suite: str | None = None,
                    tasks: int | None = None, rollouts: int | None = None, workers: int | None = None,
                    conditions: list[str] | None = None, runs_dir: str | Path = "runs", resume: str | None = None,
-                   progress: bool = True, task_list: list[MemoryTask] | None = None) -> ExperimentRun:
+                   run_dir: str | Path | None = None, backend: str = "threads", progress: bool = True,
+                   task_list: list[MemoryTask] | None = None) -> ExperimentRun:
     """Run ``experiment`` (an id like "E7", a path, or a loaded config).
 
     ``lm`` is an LM spec ("local", "scripted:<name>", a LiteLLM model) or an LM object; ``suite``, ``tasks``
     and ``workers`` default to the config's ``defaults``; ``rollouts`` overrides every condition's.
-    ``resume`` is the id of an earlier run to continue (its parameters must match). ``task_list`` replaces
-    the suite (tests).
+    ``resume`` is the id of an earlier run under ``runs_dir`` to continue (its parameters must match);
+    ``run_dir`` names the run's directory exactly instead (a notebook's), continuing it if it holds a run.
+    ``backend`` is "threads" or "ray" (see ``_backends``). ``task_list`` replaces the suite (tests).
     """
     from rlmlab.executors import new_run_id
     from rlmlab.lm import make_lm
@@ -203,8 +207,14 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
         from dataclasses import replace
 
         conds = [replace(c, rollouts=rollouts, extraction="best" if rollouts == 1 else c.extraction) for c in conds]
-    run_id = resume or new_run_id(exp.id)
-    run_dir = Path(runs_dir) / run_id
+    if run_dir is not None:
+        run_dir = Path(run_dir)
+        runs_dir, run_id = run_dir.parent, run_dir.name
+        resume = run_id if (run_dir / "config.json").exists() else None
+    else:
+        run_id = resume or new_run_id(exp.id)
+        run_dir = Path(runs_dir) / run_id
+    backend_obj = BACKENDS.make(backend, workers=params["workers"])
     config_path = run_dir / "config.json"
     if resume:
         if not config_path.exists():
@@ -219,7 +229,7 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
 
         task_list = load_suite(params["suite"], limit=params["tasks"])
     run_dir.mkdir(parents=True, exist_ok=True)
-    write_atomic(config_path, json.dumps({"experiment": exp.to_dict(), "params": params,
+    write_atomic(config_path, json.dumps({"experiment": exp.to_dict(), "params": params, "backend": backend,
                                           "conditions": [c.to_dict() for c in conds]}, indent=2))
     write_atomic(run_dir / "env.json", json.dumps(environment(lm_obj), indent=2))
     results = run_dir / RESULTS
@@ -244,7 +254,8 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
         for cond in conds:
             pending = [t for c, t in todo if c is cond]
             _run_condition(exp, cond, pending, lm_obj, params, run_id, run_dir, append,
-                           lambda: bar.update(job, advance=1) if bar else None)
+                           lambda: bar.update(job, advance=1) if bar else None, backend_obj,
+                           lm_spec=params["lm"] if lm is None or isinstance(lm, str) else None)
     finally:
         if bar:
             bar.stop()
@@ -288,35 +299,61 @@ def _loop(cond: Condition, store: MemoryStore, lm: Any, run_id: str, run_dir: Pa
         run_id=f"{run_id}-{cond.name}")
 
 
+@dataclass(frozen=True)
+class _Unit:
+    """One rollout of one task of a condition that does not learn: what a backend worker needs to run it."""
+
+    cond: Condition
+    task: MemoryTask
+    rollout: int
+    lm: Any  # an LM object (threads) or its spec string (Ray workers build their own)
+    run_id: str
+    run_dir: str
+
+
+def _run_unit(unit: _Unit) -> TaskOutcome:
+    """Run one unit with its own store handle (a top-level function, so Ray can ship it)."""
+    from rlmlab.lm import make_lm
+
+    lm = make_lm(unit.lm) if isinstance(unit.lm, str) else unit.lm
+    run_dir = Path(unit.run_dir)
+    with MemoryStore(run_dir / f"memory.{unit.cond.name}.sqlite") as store:
+        return _loop(unit.cond, store, lm, unit.run_id, run_dir).run_task(unit.task, rollout=unit.rollout)
+
+
+def _merge(parts: list[TaskOutcome]) -> TaskOutcome:
+    """The rollouts of one task run as separate units, as one outcome (best: highest score, then first)."""
+    verdicts = [v for p in parts for v in p.verdicts]
+    return replace(
+        parts[0], trajectory_ids=[t for p in parts for t in p.trajectory_ids], answers=[a for p in parts for a in p.answers],
+        verdicts=verdicts, rollouts=[m for p in parts for m in p.rollouts],
+        best=max(range(len(verdicts)), key=lambda i: (verdicts[i]["score"], -i)),
+        input_tokens=sum(p.input_tokens for p in parts), output_tokens=sum(p.output_tokens for p in parts),
+        iterations=sum(p.iterations for p in parts), elapsed_ms=sum(p.elapsed_ms for p in parts),
+        error="; ".join(p.error for p in parts if p.error) or None)
+
+
 def _run_condition(exp: ExperimentConfig, cond: Condition, pending: list[MemoryTask], lm: Any, params: dict,
-                   run_id: str, run_dir: Path, append: Callable[[list[dict]], None], tick: Callable[[], Any]) -> None:
+                   run_id: str, run_dir: Path, append: Callable[[list[dict]], None], tick: Callable[[], Any],
+                   backend: Any, lm_spec: str | None) -> None:
     with _open_store(cond, run_dir) as store:
         if cond.layers.L3 and pending:
             _materialise_guides(store, pending, cond, lm, run_dir / "trajectories")
-        workers = 1 if cond.learns else max(1, int(params["workers"]))
-        if workers == 1:
+        if cond.learns or (backend.name == "threads" and backend.workers == 1):
             loop = _loop(cond, store, lm, run_id, run_dir)
             for task in pending:
                 append(_rows(exp, cond, task, loop.run_task(task), params["lm"]))
                 tick()
         else:
-            local = threading.local()
-            opened: list[MemoryStore] = []
-
-            def one(task: MemoryTask) -> None:
-                if not hasattr(local, "loop"):  # one store handle and loop per worker thread
-                    local.store = MemoryStore(store.path)
-                    opened.append(local.store)
-                    local.loop = _loop(cond, local.store, lm, run_id, run_dir)
-                append(_rows(exp, cond, task, local.loop.run_task(task), params["lm"]))
-                tick()
-
-            try:
-                with ThreadPoolExecutor(workers) as pool:
-                    for f in [pool.submit(one, t) for t in pending]:
-                        f.result()
-            finally:
-                for s in opened:
-                    s.close()
+            unit_lm = lm if backend.ships_lm_objects or lm_spec is None else lm_spec
+            units = [_Unit(cond, task, r, unit_lm, run_id, str(run_dir.resolve()))
+                     for task in pending for r in range(cond.rollouts)]
+            parts: dict[str, list[tuple[int, TaskOutcome]]] = defaultdict(list)
+            for unit, outcome in backend.map(_run_unit, units):
+                parts[unit.task.id].append((unit.rollout, outcome))
+                if len(parts[unit.task.id]) == cond.rollouts:
+                    merged = _merge([o for _, o in sorted(parts.pop(unit.task.id), key=lambda x: x[0])])
+                    append(_rows(exp, cond, unit.task, merged, params["lm"]))
+                    tick()
         if cond.layers.L2 or cond.learns:
             write_atomic(run_dir / f"health.{cond.name}.json", json.dumps(memory_health(store), indent=2))

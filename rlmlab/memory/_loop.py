@@ -151,13 +151,18 @@ class ReasoningBankLoop:
         judge = self.judge or judge_for(task, lm=self.judge_lm)
         return judge.judge(task, trajectory)
 
-    def run_task(self, task: MemoryTask) -> TaskOutcome:
-        """Run ``task`` (``rollouts`` times), judge, extract, persist and forget; returns the outcome."""
+    def run_task(self, task: MemoryTask, rollout: int | None = None) -> TaskOutcome:
+        """Run ``task`` (``rollouts`` times), judge, extract, persist and forget; returns the outcome.
+
+        ``rollout=i`` runs only rollout ``i`` (trajectory id ``<run>-<task>-r<i>``): the unit the experiment
+        runner spreads over workers when a condition does not learn.
+        """
         from rlmlab.executors._metrics import trajectory_metrics
 
         t0 = time.perf_counter()
         self.store.bind(run_id=self.run_id, domain=task.domain)
-        ids = [f"{self.run_id}-{task.id}-r{i}" for i in range(self.rollouts)]
+        indices = range(self.rollouts) if rollout is None else [rollout]
+        ids = [f"{self.run_id}-{task.id}-r{i}" for i in indices]
         built = self.builder.build(task, trajectory_id=ids[0])
         for other in ids[1:]:  # every rollout saw the same injected items
             if built.injected_ids:
