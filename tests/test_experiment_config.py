@@ -47,3 +47,10 @@ def test_bad_configs_name_the_file_and_key(tmp_path, body, message):
 def test_unknown_experiment_lists_the_known_ones():
     with pytest.raises(ConfigError, match="known: E1, E2"):
         load_experiment("E42")
+
+
+def test_a_missing_seed_pack_is_an_error_naming_the_file_and_key(tmp_path):
+    path = tmp_path / "E90.yaml"
+    path.write_text("id: E90\ntitle: t\nbase:\n  seed_packs: [data/packs/nope.jsonl]\n")
+    with pytest.raises(ConfigError, match=r"E90.yaml.*seed_packs: data/packs/nope.jsonl not found"):
+        load_experiment(path)

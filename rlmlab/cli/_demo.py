@@ -1,4 +1,5 @@
-"""``rlmlab demo``: the main job, one RLM task on the embedded model over a real Rust file."""
+"""``rlmlab demo``: the main job. E1 vs E6 and E7 on the embedded model over code and ontology tasks,
+run by executing ``notebooks/main_job.ipynb`` through papermill; prints where everything landed."""
 
 from __future__ import annotations
 
@@ -7,11 +8,10 @@ from pathlib import Path
 
 import click
 
-from rlmlab.cli._rlm import LM_HELP, run_and_show
+from rlmlab.cli._rlm import LM_HELP
 
 RUST_REGISTRY = "/usr/share/cargo/registry"
 DEMO_FILE = "tokio-[0-9]*/src/fs/file.rs"
-DEMO_QUERY = "Find all async functions in this Rust file. Answer with grep -n style lines (LINE:TEXT)."
 
 
 def demo_rust_file() -> Path:
@@ -27,15 +27,31 @@ def demo_rust_file() -> Path:
 
 @click.command()
 @click.option("--lm", "lm_spec", default="local", show_default=True, help=LM_HELP)
-@click.option("--file", "path", default=None, type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Rust file to analyse (default: tokio's src/fs/file.rs).")
-@click.option("--max-iters", default=4, show_default=True, type=click.IntRange(1, 50))
-@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
-@click.option("--turing/--no-turing", "turing_on", default=True, show_default=True,
-              help="Check every step with the Turing Protocol (configs/turing.yaml).")
-def demo(lm_spec: str, path: Path | None, max_iters: int, runs_dir: str, turing_on: bool) -> None:
-    """Run one RLM task with the embedded SmolLM2 model on a real Rust file; write runs/<run-id>/."""
-    target = path or demo_rust_file()
-    raise SystemExit(run_and_show(DEMO_QUERY, target, lm_spec=lm_spec, context_mode="handle", max_iters=max_iters,
-                                  runs_dir=runs_dir, step_timeout=30.0, n_threads=None,
-                                  turing_config=Path("configs/turing.yaml") if turing_on else None))
+@click.option("--experiments", default="E1,E6,E7", show_default=True, help="Comma-separated experiment ids.")
+@click.option("--suite", default="code,ontology", show_default=True, help="Suites; --tasks of each.")
+@click.option("--tasks", default=2, show_default=True, type=click.IntRange(1), help="Tasks per suite.")
+@click.option("--runs-dir", default=Path("runs"), show_default=True, type=click.Path(file_okay=False, path_type=Path))
+def demo(lm_spec: str, experiments: str, suite: str, tasks: int, runs_dir: Path) -> None:
+    """The main job: a small real experiment (E1 vs E6 and E7) on the embedded SmolLM2 model, as a notebook."""
+    from rich.console import Console
+
+    from rlmlab.errors import RLMLabError
+    from rlmlab.experiments._notebooks import MAIN_JOB, run_notebook
+    from rlmlab.experiments._report import results_table
+
+    if "code" in suite.split(","):
+        demo_rust_file()  # the code suite's sources; a clear message before anything starts
+    ids = [e.strip().upper() for e in experiments.split(",") if e.strip()]
+    params = {"experiments": ids, "lm": lm_spec, "suite": suite, "tasks": tasks}
+    click.echo(f"main job: {', '.join(ids)} on {suite} ({tasks} task(s) each) with lm {lm_spec}")
+    try:
+        done = run_notebook(MAIN_JOB, params, runs_dir=runs_dir, log_output=True)
+    except RLMLabError as exc:
+        raise click.ClickException(str(exc)) from None
+    runs = {e: done.run_dir / e for e in ids}
+    click.echo("")
+    click.echo(repr(results_table(runs)))
+    click.echo("")
+    Console().print(f"[bold]executed notebook[/]: {done.notebook}", soft_wrap=True)
+    Console().print(f"[bold]results[/]: " + "  ".join(str(d / "results.jsonl") for d in runs.values()), soft_wrap=True)
+    Console().print(f"[bold]plots[/]: {done.run_dir / 'plots'}", soft_wrap=True)

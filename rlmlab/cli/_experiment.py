@@ -38,7 +38,7 @@ def list_() -> None:
 @experiment.command("run")
 @click.argument("name")
 @click.option("--lm", default=None, help="local (default), scripted:probe, or a LiteLLM model string.")
-@click.option("--suite", type=click.Choice(["code", "ontology", "arith"]), default=None)
+@click.option("--suite", default=None, help="code, ontology or arith; several: code,ontology (--tasks of each).")
 @click.option("--tasks", type=click.IntRange(1), default=None, help="How many tasks of the suite (default: config).")
 @click.option("--rollouts", type=click.IntRange(1, 16), default=None, help="Override every condition's rollouts.")
 @click.option("--workers", type=click.IntRange(1, 32), default=None, help="Parallel tasks (conditions that learn run in order).")
@@ -88,3 +88,27 @@ def compare(run_a: Path, run_b: Path) -> None:
         values = [summaries[run][cond][m] for run, cond in columns]
         table.add_row(m, *("-" if v is None else f"{v:g}" for v in values))
     Console().print(table)
+
+
+@experiment.command("notebook")
+@click.argument("name")
+@click.option("-p", "--parameter", "parameters", nargs=2, multiple=True, metavar="NAME VALUE",
+              help="A notebook parameter (repeatable): -p lm local -p tasks 10. Values are Python literals or text.")
+@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"), show_default=True)
+@click.option("--kernel", default="rlmlab", show_default=True, help="Jupyter kernel to execute on.")
+@click.option("--log-output/--no-log-output", default=False, help="Stream the cells' output to the terminal.")
+def notebook(name: str, parameters: tuple[tuple[str, str], ...], runs_dir: Path, kernel: str, log_output: bool) -> None:
+    """Execute the notebook of experiment NAME (E1..E12, or a .ipynb path) through papermill.
+
+    The executed notebook is written into the run directory, next to results.jsonl and the plots.
+    """
+    from rlmlab.errors import RLMLabError
+    from rlmlab.experiments._notebooks import parse_parameter, run_notebook
+
+    try:
+        done = run_notebook(name, {k: parse_parameter(v) for k, v in parameters}, runs_dir=runs_dir, kernel=kernel,
+                            log_output=log_output)
+    except (RLMLabError, ValueError) as exc:
+        raise _fail(exc) from None
+    click.echo(f"notebook: {done.notebook}")  # click, not rich: a long path must stay on one line
+    click.echo(f"results:  {done.run_dir}")

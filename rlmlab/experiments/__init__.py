@@ -4,7 +4,10 @@ writes results, memory snapshots and the environment of every run under runs/<ru
 from rlmlab.experiments._config import (
     EXPERIMENT_SCHEMA, EXPERIMENTS_DIR, Condition, ExperimentConfig, list_experiments, load_experiment,
 )
+from rlmlab.experiments._backends import BACKENDS
 from rlmlab.experiments._env import environment
+from rlmlab.experiments._notebooks import FAMILIES, NOTEBOOKS_DIR, NotebookFailed, NotebookRun, notebook_for, run_notebook
+from rlmlab.experiments._report import plot_conditions, plot_learning_curve, plot_rollouts, results_table
 from rlmlab.experiments._runner import ExperimentRun, read_results, run_experiment, summarise, summary_table
 from rlmlab.experiments._suites import (
     CHECKERS, MAX_CONTEXT_CHARS, SUITES, TASK_SCHEMA, TASKS_DIR, SuiteError, Task, list_suites, load_suite,
@@ -15,5 +18,7 @@ __all__ = [
     "Task", "SUITES", "TASKS_DIR", "CHECKERS", "TASK_SCHEMA", "MAX_CONTEXT_CHARS", "SuiteError", "read_tasks",
     "load_suite", "task_context", "list_suites",
     "ExperimentConfig", "Condition", "load_experiment", "list_experiments", "EXPERIMENTS_DIR", "EXPERIMENT_SCHEMA",
-    "run_experiment", "ExperimentRun", "read_results", "summarise", "summary_table", "environment",
+    "run_experiment", "ExperimentRun", "read_results", "summarise", "summary_table", "environment", "BACKENDS",
+    "run_notebook", "notebook_for", "NotebookRun", "NotebookFailed", "FAMILIES", "NOTEBOOKS_DIR",
+    "results_table", "plot_conditions", "plot_learning_curve", "plot_rollouts",
 ]

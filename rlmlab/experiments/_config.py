@@ -18,10 +18,17 @@ from rlmlab._files import read_yaml
 from rlmlab.errors import ConfigError
 from rlmlab.memory import Budgets, Toggles
 
-__all__ = ["ExperimentConfig", "Condition", "load_experiment", "experiment_path", "EXPERIMENTS_DIR",
+__all__ = ["ExperimentConfig", "Condition", "load_experiment", "experiment_path", "EXPERIMENTS_DIR", "resolve_pack",
            "EXPERIMENT_SCHEMA", "list_experiments"]
 
-EXPERIMENTS_DIR = Path(__file__).resolve().parents[2] / "configs" / "experiments"
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+EXPERIMENTS_DIR = PROJECT_ROOT / "configs" / "experiments"
+
+
+def resolve_pack(path: str | Path) -> Path:
+    """A seed pack path from a config: absolute, or relative to the project root (where ``data/`` is)."""
+    p = Path(path)
+    return p if p.is_absolute() else PROJECT_ROOT / p
 
 _LAYER_BOOLS = {"type": "object", "additionalProperties": False,
                 "properties": {k: {"type": "boolean"} for k in ("L0", "L1", "L2", "L3")}}
@@ -152,6 +159,9 @@ def _condition(name: str, values: dict[str, Any], where: str) -> Condition:
                           f"{cond.dup_threshold}")
     if cond.forgetter == "bounded" and sum(cond.floors.values()) > cond.max_bank:
         raise ConfigError(f"{where}: learning: floors {cond.floors} add up to more than max_bank {cond.max_bank}")
+    for pack in cond.seed_packs:
+        if not resolve_pack(pack).is_file():
+            raise ConfigError(f"{where}: seed_packs: {pack} not found (relative paths start at {PROJECT_ROOT})")
     if cond.rollouts == 1 and cond.extraction == "contrastive":
         raise ConfigError(f"{where}: extraction: contrastive needs rollouts > 1")
     return cond

@@ -30,7 +30,7 @@ from typing import Any
 from rlmlab._files import write_atomic, write_jsonl
 from rlmlab.errors import ConfigError
 from rlmlab.experiments._backends import BACKENDS
-from rlmlab.experiments._config import Condition, ExperimentConfig, load_experiment
+from rlmlab.experiments._config import Condition, ExperimentConfig, load_experiment, resolve_pack
 from rlmlab.experiments._env import environment
 from rlmlab.memory import (
     BASE_INSTRUCTIONS, PLAIN_INSTRUCTIONS, Artifact, ContextBuilder, MemoryStore, MemoryTask, ReasoningBankLoop, TaskOutcome, import_pack, memory_health,
@@ -184,15 +184,17 @@ def _rows(exp: ExperimentConfig, cond: Condition, task: MemoryTask, o: TaskOutco
 def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None, suite: str | None = None,
                    tasks: int | None = None, rollouts: int | None = None, workers: int | None = None,
                    conditions: list[str] | None = None, runs_dir: str | Path = "runs", resume: str | None = None,
-                   run_dir: str | Path | None = None, backend: str = "threads", progress: bool = True,
+                   run_dir: str | Path | None = None, backend: str = "threads", progress: bool | str = True,
                    task_list: list[MemoryTask] | None = None) -> ExperimentRun:
     """Run ``experiment`` (an id like "E7", a path, or a loaded config).
 
     ``lm`` is an LM spec ("local", "scripted:<name>", a LiteLLM model) or an LM object; ``suite``, ``tasks``
-    and ``workers`` default to the config's ``defaults``; ``rollouts`` overrides every condition's.
+    and ``workers`` default to the config's ``defaults`` (``suite`` may name several, "code,ontology": ``tasks``
+    from each); ``rollouts`` overrides every condition's.
     ``resume`` is the id of an earlier run under ``runs_dir`` to continue (its parameters must match);
     ``run_dir`` names the run's directory exactly instead (a notebook's), continuing it if it holds a run.
-    ``backend`` is "threads" or "ray" (see ``_backends``). ``task_list`` replaces the suite (tests).
+    ``backend`` is "threads" or "ray" (see ``_backends``). ``progress``: True a live bar, "lines" a printed
+    line per finished task, False nothing. ``task_list`` replaces the suite (tests).
     """
     from rlmlab.executors import new_run_id
     from rlmlab.lm import make_lm
@@ -227,7 +229,8 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
     if task_list is None:
         from rlmlab.experiments._suites import load_suite
 
-        task_list = load_suite(params["suite"], limit=params["tasks"])
+        # "code,ontology": the first N tasks of each suite, one after the other.
+        task_list = [t for name in params["suite"].split(",") for t in load_suite(name.strip(), limit=params["tasks"])]
     run_dir.mkdir(parents=True, exist_ok=True)
     write_atomic(config_path, json.dumps({"experiment": exp.to_dict(), "params": params, "backend": backend,
                                           "conditions": [c.to_dict() for c in conds]}, indent=2))
@@ -244,12 +247,20 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
     lock = threading.Lock()
     todo = [(c, t) for c in conds for t in task_list if (c.name, t.id) not in done]
 
+    finished_count = [len(done)]
+
     def append(rows: list[dict[str, Any]]) -> None:
         with lock, results.open("a", encoding="utf-8") as fh:
             fh.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
             fh.flush()
+            finished_count[0] += 1
+            if progress == "lines":  # a plain line per task: notebooks and logs, where a live bar does not render
+                best = next(r for r in rows if r["best"])
+                print(f"[{finished_count[0]}/{len(done) + len(todo)}] {exp.id} {best['condition']} {best['task_id']}: "
+                      f"{'pass' if best['success'] else 'fail'}, {best['iterations']} iterations, "
+                      f"{best['elapsed_ms'] / 1000:.1f} s", flush=True)
 
-    bar, job = _progress(progress, len(todo), f"{exp.id} {run_id}")
+    bar, job = _progress(progress is True, len(todo), f"{exp.id} {run_id}")
     try:
         for cond in conds:
             pending = [t for c, t in todo if c is cond]
@@ -278,7 +289,7 @@ def _progress(show: bool, total: int, label: str) -> tuple[Any, Any]:
 def _open_store(cond: Condition, run_dir: Path) -> MemoryStore:
     store = MemoryStore(run_dir / f"memory.{cond.name}.sqlite")
     for pack in cond.seed_packs:
-        import_pack(store, pack)
+        import_pack(store, resolve_pack(pack))
     return store
 
 

@@ -1,0 +1,122 @@
+"""The experiment notebooks (``notebooks/``): one papermill notebook per experiment family.
+
+``run_notebook("E7", {"lm": "local", "tasks": 10})`` picks E7's family notebook, checks the parameters
+against its ``parameters`` cell, executes it through papermill on the ``rlmlab`` kernel with
+``run_dir`` set to a fresh ``runs/<run-id>/``, and writes the executed notebook there, next to the
+results it produced. A failing cell still leaves the executed notebook (with the traceback) behind.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rlmlab.errors import ConfigError, RLMLabError
+
+__all__ = ["NOTEBOOKS_DIR", "FAMILIES", "MAIN_JOB", "notebook_for", "notebook_parameters", "run_notebook",
+           "NotebookRun", "NotebookFailed", "parse_parameter"]
+
+NOTEBOOKS_DIR = Path(__file__).resolve().parents[2] / "notebooks"
+MAIN_JOB = "main_job.ipynb"  # make demo's notebook: several experiments side by side
+
+# Notebook file -> the experiments it runs (its parameters cell holds one of them as the default).
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "01_layer_ablation.ipynb": ("E1", "E2", "E3", "E4", "E5", "E6"),
+    "02_prompt_leakage.ipynb": ("E7",),
+    "03_integration_mode.ipynb": ("E8",),
+    "04_closed_loop.ipynb": ("E9", "E10", "E11"),
+    "05_matts.ipynb": ("E12",),
+}
+
+
+def notebook_for(experiment: str) -> Path:
+    """The family notebook of ``experiment`` ("E7"), or ``experiment`` itself if it names a notebook file."""
+    if experiment.endswith(".ipynb"):
+        path = Path(experiment)
+        path = path if path.exists() else NOTEBOOKS_DIR / experiment
+        if not path.exists():
+            raise ConfigError(f"notebook {experiment}: no such file (looked in . and {NOTEBOOKS_DIR})")
+        return path
+    for name, ids in FAMILIES.items():
+        if experiment.upper() in ids:
+            return NOTEBOOKS_DIR / name
+    known = ", ".join(e for ids in FAMILIES.values() for e in ids)
+    raise ConfigError(f"experiment {experiment!r} has no notebook; known: {known}, or a .ipynb path")
+
+
+def notebook_parameters(path: str | Path) -> dict[str, Any]:
+    """The ``parameters`` cell's names and default values (papermill's reading of it)."""
+    import papermill as pm
+
+    params = pm.inspect_notebook(str(path))
+    if not params:
+        raise ConfigError(f"{path}: no cell tagged 'parameters'")
+    return {name: p["default"] for name, p in params.items()}
+
+
+def parse_parameter(text: str) -> Any:
+    """A ``-p NAME VALUE`` value: a Python literal (10, None, ["E1", "E6"]) or else the text itself."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+class NotebookFailed(RLMLabError):
+    """A cell raised; the message names the cell, the error and the executed notebook holding the traceback."""
+
+
+@dataclass
+class NotebookRun:
+    """An executed notebook: where it is and the run directory it wrote."""
+
+    notebook: Path
+    run_dir: Path
+    parameters: dict[str, Any]
+
+
+def _check_kernel(kernel: str) -> None:
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    if kernel not in KernelSpecManager().find_kernel_specs():
+        raise ConfigError(f"Jupyter kernel {kernel!r} is not installed: run `rlmlab kernel install --sys-prefix` "
+                          "(make demo and make test do)")
+
+
+def run_notebook(experiment: str, parameters: dict[str, Any] | None = None, *, runs_dir: str | Path = "runs",
+                 kernel: str = "rlmlab", progress: bool = True, log_output: bool = False) -> NotebookRun:
+    """Execute ``experiment``'s notebook with ``parameters``; returns where the executed notebook is.
+
+    Unknown parameter names are a ConfigError listing the notebook's. ``run_dir`` defaults to a new
+    ``<runs_dir>/<experiment>-<time>-<id>/``; ``experiment`` is passed on unless it names a notebook file.
+    """
+    import papermill as pm
+
+    from rlmlab.executors import new_run_id
+
+    path = notebook_for(experiment)
+    defaults = notebook_parameters(path)
+    params = dict(parameters or {})
+    if not experiment.endswith(".ipynb") and "experiment" in defaults:
+        params.setdefault("experiment", experiment.upper())
+    unknown = sorted(set(params) - set(defaults))
+    if unknown:
+        raise ConfigError(f"{path.name}: unknown parameter(s) {unknown}; its parameters: {sorted(defaults)}")
+    prefix = str(params.get("experiment", path.stem))
+    run_dir = Path(params.get("run_dir") or Path(runs_dir) / new_run_id(prefix)).resolve()
+    params["run_dir"] = str(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    _check_kernel(kernel)
+    out = run_dir / path.name
+    try:
+        # log_output streams the cells' stdout/stderr here as they run (papermill's own logging needs a handler).
+        streams = {"stdout_file": sys.stdout, "stderr_file": sys.stderr} if log_output else {}
+        pm.execute_notebook(str(path), str(out), parameters=params, kernel_name=kernel, progress_bar=progress,
+                            cwd=str(run_dir), **streams)
+    except pm.PapermillExecutionError as exc:
+        raise NotebookFailed(f"{path.name}: cell {exc.exec_count} failed: {exc.ename}: {exc.evalue}\n"
+                             f"the executed notebook, with the traceback, is {out}") from None
+    return NotebookRun(out, run_dir, params)

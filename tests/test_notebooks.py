@@ -1,0 +1,116 @@
+"""Every experiment notebook executed through papermill on the rlmlab kernel, with the scripted probe agent
+and tiny parameters; each must leave its results file, the table and the plots behind."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rlmlab.errors import ConfigError
+from rlmlab.experiments import load_experiment, read_results
+from rlmlab.experiments._notebooks import (
+    FAMILIES, MAIN_JOB, NOTEBOOKS_DIR, NotebookFailed, notebook_for, notebook_parameters, run_notebook,
+)
+from rlmlab.jupyter import install_kernel
+
+pytestmark = pytest.mark.notebook
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory):
+    """The rlmlab kernel installed into a temporary Jupyter path (as `make` installs it into the venv)."""
+    prefix = tmp_path_factory.mktemp("jupyter")
+    install_kernel(prefix=str(prefix))
+    mp = pytest.MonkeyPatch()
+    mp.setenv("JUPYTER_PATH", str(prefix / "share" / "jupyter"))
+    yield "rlmlab"
+    mp.undo()
+
+
+def outputs(nb_path: Path) -> list[dict]:
+    nb = json.loads(nb_path.read_text())
+    assert nb["metadata"]["kernelspec"]["name"] == "rlmlab"
+    return [o for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
+
+
+def test_every_notebook_has_a_literal_parameters_cell_and_every_experiment_a_notebook():
+    files = sorted(p.name for p in NOTEBOOKS_DIR.glob("*.ipynb"))
+    assert files == sorted([*FAMILIES, MAIN_JOB])
+    for name in files:
+        params = notebook_parameters(NOTEBOOKS_DIR / name)
+        assert {"lm", "suite", "tasks", "run_dir"} <= params.keys(), name
+    assert {e for ids in FAMILIES.values() for e in ids} == {f"E{i}" for i in range(1, 13)}
+    for ids in FAMILIES.values():
+        for e in ids:
+            load_experiment(e)
+    assert notebook_for("e7").name == "02_prompt_leakage.ipynb"
+    with pytest.raises(ConfigError, match="no notebook; known: E1"):
+        notebook_for("E99")
+
+
+@pytest.mark.parametrize("experiment", [ids[-1] for ids in FAMILIES.values()])
+def test_family_notebook_runs_with_the_scripted_agent_and_writes_results_table_and_plots(kernel, tmp_path, experiment):
+    done = run_notebook(experiment, {"lm": "scripted:probe", "tasks": 2}, runs_dir=tmp_path, progress=False)
+    assert done.notebook.parent == done.run_dir and done.notebook.exists()
+    config = load_experiment(experiment)
+    rows = read_results(done.run_dir / "results.jsonl")
+    expected = sum(2 * c.rollouts for c in config.conditions)
+    assert len(rows) == expected and {r["experiment"] for r in rows} == {experiment}
+    assert {r["condition"] for r in rows} == {c.name for c in config.conditions}
+    assert all(r["lm"] == "scripted:probe" and r["input_tokens"] > 0 for r in rows)
+    outs = outputs(done.notebook)
+    html = "".join("".join(o["data"]["text/html"]) for o in outs if "text/html" in o.get("data", {}))
+    assert "rlmlab-results" in html and all(c.name in html for c in config.conditions)
+    assert sum("image/png" in o.get("data", {}) for o in outs) >= 1
+    assert (done.run_dir / "plots" / "conditions.png").stat().st_size > 5000
+    assert not [o for o in outs if o["output_type"] == "error"]
+
+
+def test_main_job_notebook_runs_every_experiment_over_both_suites(kernel, tmp_path):
+    done = run_notebook(MAIN_JOB, {"lm": "scripted:probe", "tasks": 1, "experiments": ["E1", "E7"]},
+                        runs_dir=tmp_path, progress=False)
+    e1 = read_results(done.run_dir / "E1" / "results.jsonl")
+    e7 = read_results(done.run_dir / "E7" / "results.jsonl")
+    assert [r["suite"] for r in e1] == ["code", "ontology"] and len(e7) == 4
+    html = "".join("".join(o["data"]["text/html"]) for o in outputs(done.notebook) if "text/html" in o.get("data", {}))
+    assert "E7 / naive · ontology" in html and "E1 / main · code" in html
+    assert (done.run_dir / "plots" / "main_job.png").exists()
+
+
+def test_cli_notebook_command_and_its_errors(kernel, tmp_path):
+    cmd = [sys.executable, "-m", "rlmlab.cli", "experiment", "notebook", "E1", "-p", "lm", "scripted:probe",
+           "-p", "tasks", "1", "-p", "suite", "ontology", "--runs-dir", str(tmp_path)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    run_dir = Path(proc.stdout.split("results:")[1].split()[0])
+    assert (run_dir / "01_layer_ablation.ipynb").exists()
+    assert [r["suite"] for r in read_results(run_dir / "results.jsonl")] == ["ontology"]
+    bad = subprocess.run(cmd[:6] + ["-p", "lmm", "x", "--runs-dir", str(tmp_path)], capture_output=True, text=True,
+                         timeout=120)
+    assert bad.returncode != 0 and "unknown parameter(s) ['lmm']" in bad.stderr and "'lm'" in bad.stderr
+
+
+def test_a_failing_cell_names_the_error_and_keeps_the_executed_notebook(kernel, tmp_path):
+    with pytest.raises(NotebookFailed, match=r"suite: unknown 'nope'") as err:
+        run_notebook("E1", {"lm": "scripted:probe", "suite": "nope"}, runs_dir=tmp_path, progress=False)
+    kept = Path(str(err.value).rsplit(" is ", 1)[1])
+    assert kept.exists() and any(o["output_type"] == "error" for o in outputs(kept))
+
+
+def test_demo_command_runs_the_main_job_notebook_and_prints_where_it_is(kernel, tmp_path):
+    """`make demo` runs `rlmlab demo` on the local model; here the same path with the scripted agent."""
+    proc = subprocess.run([sys.executable, "-m", "rlmlab.cli", "demo", "--lm", "scripted:probe", "--tasks", "1",
+                           "--runs-dir", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "[4/4] E7 handle onto-l1-01" in out  # the notebook's progress lines stream to the terminal
+    notebook = Path(out.split("executed notebook: ")[1].split()[0])
+    assert notebook.name == "main_job.ipynb" and notebook.exists()
+    for exp, n in (("E1", 2), ("E6", 2), ("E7", 4)):
+        assert len(read_results(notebook.parent / exp / "results.jsonl")) == n
+        assert str(notebook.parent / exp / "results.jsonl") in out
+    assert "E6 / main" in out and "E7 / naive" in out  # the summary table
