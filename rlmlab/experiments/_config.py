@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from rlmlab._files import read_yaml
+from rlmlab._paths import PROJECT_ROOT
 from rlmlab.errors import ConfigError
 from rlmlab.memory import Budgets, Toggles
 
 __all__ = ["ExperimentConfig", "Condition", "load_experiment", "experiment_path", "EXPERIMENTS_DIR", "resolve_pack",
            "EXPERIMENT_SCHEMA", "list_experiments"]
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENTS_DIR = PROJECT_ROOT / "configs" / "experiments"
 
 

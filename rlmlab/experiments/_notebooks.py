@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rlmlab._paths import PROJECT_ROOT
 from rlmlab.errors import ConfigError, RLMLabError
 
 __all__ = ["NOTEBOOKS_DIR", "FAMILIES", "MAIN_JOB", "notebook_for", "notebook_parameters", "run_notebook",
            "NotebookRun", "NotebookFailed", "parse_parameter"]
 
-NOTEBOOKS_DIR = Path(__file__).resolve().parents[2] / "notebooks"
+NOTEBOOKS_DIR = PROJECT_ROOT / "notebooks"
 MAIN_JOB = "main_job.ipynb"  # make demo's notebook: several experiments side by side
 
 # Notebook file -> the experiments it runs (its parameters cell holds one of them as the default).

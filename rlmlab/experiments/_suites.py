@@ -21,6 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from rlmlab._paths import PROJECT_ROOT
 from rlmlab.errors import ConfigError, RLMLabError
 from rlmlab.memory import MemoryTask
 
@@ -29,7 +30,7 @@ __all__ = [
     "load_suite", "task_context", "list_suites",
 ]
 
-TASKS_DIR = Path(__file__).resolve().parents[2] / "data" / "tasks"
+TASKS_DIR = PROJECT_ROOT / "data" / "tasks"
 SUITES: dict[str, Path] = {name: TASKS_DIR / f"{name}.jsonl" for name in ("code", "ontology", "arith")}
 CHECKERS = ("exact", "numeric", "sparql", "code")  # the deterministic judges of rlmlab.memory.JUDGES
 LEVELS = (1, 2, 3, 4, 5)

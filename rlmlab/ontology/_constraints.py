@@ -15,7 +15,8 @@ from rdflib import Graph, URIRef
 from rdflib.namespace import OWL, RDF
 
 from rlmlab.errors import ConfigError
-from rlmlab.ontology._loader import _REPO, as_graph
+from rlmlab._paths import PROJECT_ROOT
+from rlmlab.ontology._loader import as_graph
 from rlmlab.ontology._schema import OntologySchema, is_datatype, schema_of
 
 __all__ = [
@@ -23,7 +24,7 @@ __all__ = [
     "DEFAULT_ANTIPATTERNS", "CONSTRAINTS_BUDGET",
 ]
 
-DEFAULT_ANTIPATTERNS = _REPO / "data" / "packs" / "sparql_antipatterns.jsonl"
+DEFAULT_ANTIPATTERNS = PROJECT_ROOT / "data" / "packs" / "sparql_antipatterns.jsonl"
 CONSTRAINTS_BUDGET = 1000  # characters; the spec's L1 packer budget
 _CONSTRAINT_SHARE = 0.6  # of the budget, before the anti-patterns; unused room passes on
 _BULLET_MAX = 200  # characters of one anti-pattern bullet

@@ -14,6 +14,7 @@ from typing import Callable
 
 from rdflib import Graph
 
+from rlmlab._paths import PROJECT_ROOT
 from rlmlab.errors import ConfigError
 
 __all__ = [
@@ -21,8 +22,7 @@ __all__ = [
     "ontology_cache_info", "clear_ontology_cache",
 ]
 
-_REPO = Path(__file__).resolve().parents[2]
-ONTOLOGY_DIR = _REPO / "data" / "ontology"
+ONTOLOGY_DIR = PROJECT_ROOT / "data" / "ontology"
 PROV_TTL = ONTOLOGY_DIR / "prov.ttl"
 SKOS_TTL = ONTOLOGY_DIR / "skos.ttl"
 
