@@ -42,6 +42,7 @@ bench: install rust-src ctags
 	$(PY) benchmarks/leakage.py
 	$(PY) benchmarks/oracle.py
 	$(PY) benchmarks/turing.py
+	$(PY) benchmarks/experiments.py
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

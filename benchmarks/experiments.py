@@ -10,7 +10,7 @@ runs directory:
    mean total tokens (input + output) per task, mean ``variables_info_chars`` (the largest variable listing
    of a task), iterations and stdout characters. The probe script measures the context once and SUBMITs, so
    every task has two iterations and the gap shows only the variable listing and the tool descriptions in
-   the prompt (the handle arm carries the ctx_* tool docs), not what a real model would print.
+   the prompt (the handle arm carries its tools' descriptions), not what a real model would print.
 
 2. Runner overhead per task, i.e. wall time minus LM time. E1 (no memory layers, handle tools, one worker)
    is run with the scripted probe LM on ``--tasks`` tasks and on the first ``--local-tasks`` tasks (default
@@ -23,7 +23,8 @@ runs directory:
    includes the REPL cost of the local run's extra iterations, the scripted one does not.
 
 The machine is noisy: wall times are reported, never asserted, and only ratios measured in the same run
-are quoted. Numbers go to ``--json`` (default runs/bench/experiments.json).
+are quoted. Numbers go to ``--json`` (default runs/bench/experiments.json), written once before the local
+run (``"complete": false``) so a run killed there keeps the rest, and again at the end.
 
 Run:  .venv/bin/python benchmarks/experiments.py [--tasks 10] [--local-tasks 2] [--skip-local] [--json PATH]
 """
@@ -52,7 +53,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def ratio(a: float | None, b: float | None) -> float | None:
-    return round(a / b, 3) if a is not None and b else None
+    return round(a / b, 5) if a is not None and b else None
 
 
 def e7(tasks: int, runs_dir: Path) -> dict:
@@ -105,43 +106,21 @@ def timed_e1(lm, tasks: int, runs_dir: Path) -> dict:
     }
 
 
-def overhead(tasks: int, local_tasks: int, skip_local: bool, runs_dir: Path) -> dict:
-    scripted = make_lm("scripted:probe")
-    out: dict = {"runs": {f"scripted x{tasks}": timed_e1(scripted, tasks, runs_dir),
-                          f"scripted x{local_tasks}": timed_e1(scripted, local_tasks, runs_dir)}}
-    if skip_local:
-        return out
-    t0 = time.perf_counter()
-    local = make_lm("local")
-    out["local_load_s"] = round(time.perf_counter() - t0, 2)
-    loc = out["runs"][f"local x{local_tasks}"] = timed_e1(local, local_tasks, runs_dir)
-    matched = out["runs"][f"scripted x{local_tasks}"]
-    out["share_direct"] = ratio(loc["wall_s"] - loc["lm_s"], loc["wall_s"])
-    out["share_scripted"] = ratio(matched["overhead_s_per_task"], loc["wall_s_per_task"])
-    out["share_scripted_all"] = ratio(out["runs"][f"scripted x{tasks}"]["overhead_s_per_task"],
-                                      loc["wall_s_per_task"])
-    return out
+def overhead_share(cost: dict, tasks: int, local_tasks: int) -> None:
+    """Add the shares of runner overhead in a local task to ``cost`` (it has the local run)."""
+    loc, matched = cost["runs"][f"local x{local_tasks}"], cost["runs"][f"scripted x{local_tasks}"]
+    cost["share_direct"] = ratio(loc["wall_s"] - loc["lm_s"], loc["wall_s"])
+    cost["share_scripted"] = ratio(matched["overhead_s_per_task"], loc["wall_s_per_task"])
+    cost["share_scripted_all"] = ratio(cost["runs"][f"scripted x{tasks}"]["overhead_s_per_task"],
+                                       loc["wall_s_per_task"])
 
 
 def pct(x: float | None) -> str:
-    return "-" if x is None else f"{100 * x:.1f}%"
+    return "-" if x is None else f"{100 * x:.2f}%"
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tasks", type=int, default=10, help="code-suite tasks for E7 and the scripted E1 run")
-    ap.add_argument("--local-tasks", type=int, default=2, help="tasks for the local SmolLM2 run (30-60 s each)")
-    ap.add_argument("--skip-local", action="store_true", help="skip the local-model run")
-    ap.add_argument("--json", metavar="PATH", default=str(ROOT / "runs" / "bench" / "experiments.json"))
-    args = ap.parse_args(argv)
-    console = Console()
-    t_start = time.perf_counter()
-
-    with tempfile.TemporaryDirectory(prefix="bench-exp-") as tmp:
-        leak = e7(args.tasks, Path(tmp))
-        cost = overhead(args.tasks, args.local_tasks, args.skip_local, Path(tmp))
-
-    table = Table(title=f"E7 on the code suite, scripted:probe, {args.tasks} tasks: naive vs handle tools",
+def e7_tables(leak: dict, tasks: int) -> list[Table]:
+    table = Table(title=f"E7 on the code suite, scripted:probe, {tasks} tasks: naive vs handle tools",
                   title_justify="left")
     keys = [("tasks", "tasks"), ("pass_rate", "pass"), ("iterations", "iters/task"),
             ("prompt_chars_per_iter", "prompt ch/iter"), ("total_tokens_per_task", "tokens/task"),
@@ -153,7 +132,6 @@ def main(argv: list[str] | None = None) -> int:
         table.add_row(cond, *(f"{s[k]:,}" for k, _ in keys))
     table.add_row("naive/handle", "", "", "", *(f"{leak['ratio_naive_handle'][k]:.3f}x" for k in (
         "prompt_chars_per_iter", "total_tokens_per_task", "variables_info_chars")), "")
-    console.print(table)
     per_iter = Table(title="E7 mean prompt characters at each iteration", title_justify="left")
     per_iter.add_column("condition")
     indices = sorted({i for s in leak["conditions"].values() for i in s["prompt_chars_per_iter_by_index"]})
@@ -161,8 +139,10 @@ def main(argv: list[str] | None = None) -> int:
         per_iter.add_column(f"iter {i}", justify="right")
     for cond, s in leak["conditions"].items():
         per_iter.add_row(cond, *(f"{s['prompt_chars_per_iter_by_index'].get(i, 0):,}" for i in indices))
-    console.print(per_iter)
+    return [table, per_iter]
 
+
+def overhead_table(cost: dict) -> Table:
     table = Table(title="E1 on the code suite, one worker: runner overhead = wall - LM time", title_justify="left")
     for col in ["run", "tasks", "iters", "LM calls", "pass", "wall s/task", "LM s/task", "overhead s/task",
                 "overhead ms/iter"]:
@@ -171,31 +151,67 @@ def main(argv: list[str] | None = None) -> int:
         table.add_row(name, str(r["tasks"]), str(r["iterations"]), str(r["lm_calls"]), str(r["passed"]),
                       f"{r['wall_s_per_task']:.3f}", f"{r['lm_s_per_task']:.3f}", f"{r['overhead_s_per_task']:.3f}",
                       f"{r['overhead_ms_per_iter']:.1f}")
-    console.print(table)
-    if "local_load_s" in cost:
-        console.print(f"local model load (not counted): {cost['local_load_s']:.2f} s")
+    return table
 
+
+def ratio_lines(leak: dict, cost: dict, args: argparse.Namespace) -> list[str]:
     rn = leak["ratio_naive_handle"]
     lines = [f"E7 prompt chars/iter naive/handle = {rn['prompt_chars_per_iter']:.2f}x",
              f"E7 total tokens/task naive/handle = {rn['total_tokens_per_task']:.2f}x",
              f"E7 variables_info_chars naive/handle = {rn['variables_info_chars']:.2f}x"]
-    if "share_direct" in cost:
-        k = args.local_tasks
-        lines += [f"runner overhead share of a local task (local wall - LM time) = {pct(cost['share_direct'])}",
-                  f"runner overhead share of a local task (scripted x{k} overhead / local wall) = "
-                  f"{pct(cost['share_scripted'])}",
-                  f"runner overhead share of a local task (scripted x{args.tasks} overhead / local wall) = "
-                  f"{pct(cost['share_scripted_all'])}"]
-    else:
-        lines.append("runner overhead share of a local task: skipped (--skip-local)")
-    print("\n".join(lines))
+    if "share_direct" not in cost:
+        return lines + ["runner overhead share of a local task: not measured (--skip-local)"]
+    return lines + [
+        f"runner overhead share of a local task (local wall - LM time) = {pct(cost['share_direct'])}",
+        f"runner overhead share of a local task (scripted x{args.local_tasks} overhead / local wall) = "
+        f"{pct(cost['share_scripted'])}",
+        f"runner overhead share of a local task (scripted x{args.tasks} overhead / local wall) = "
+        f"{pct(cost['share_scripted_all'])}"]
 
-    elapsed = round(time.perf_counter() - t_start, 1)
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tasks", type=int, default=10, help="code-suite tasks for E7 and the scripted E1 runs")
+    ap.add_argument("--local-tasks", type=int, default=2,
+                    help="tasks for the local SmolLM2 run (minutes each on 2 cores)")
+    ap.add_argument("--skip-local", action="store_true", help="skip the local-model run")
+    ap.add_argument("--json", metavar="PATH", default=str(ROOT / "runs" / "bench" / "experiments.json"))
+    args = ap.parse_args(argv)
+    console, t_start = Console(), time.perf_counter()
+    if not console.is_terminal:  # a log file: wide enough for the tables
+        console.width = 120
     path = Path(args.json)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"args": vars(args), "e7": leak, "overhead": cost, "ratio_lines": lines,
-                                "bench_elapsed_s": elapsed}, indent=2), encoding="utf-8")
-    console.print(f"wrote {path} ({elapsed} s)")
+    out: dict = {"args": vars(args), "complete": False}
+
+    def save() -> None:  # after every phase, so a run killed in the local phase keeps the rest
+        out["bench_elapsed_s"] = round(time.perf_counter() - t_start, 1)
+        path.write_text(json.dumps(out, indent=2), encoding="utf-8")
+
+    with tempfile.TemporaryDirectory(prefix="bench-exp-") as tmp:
+        out["e7"] = e7(args.tasks, Path(tmp))
+        for table in e7_tables(out["e7"], args.tasks):
+            console.print(table)
+        scripted = make_lm("scripted:probe")
+        cost = out["overhead"] = {"runs": {f"scripted x{n}": timed_e1(scripted, n, Path(tmp))
+                                           for n in dict.fromkeys([args.tasks, args.local_tasks])}}
+        save()
+        if not args.skip_local:
+            console.print(overhead_table(cost))
+            console.print(f"running E1 with the local model on {args.local_tasks} task(s) ...")
+            t0 = time.perf_counter()
+            local = make_lm("local")
+            cost["local_load_s"] = round(time.perf_counter() - t0, 2)
+            cost["runs"][f"local x{args.local_tasks}"] = timed_e1(local, args.local_tasks, Path(tmp))
+            overhead_share(cost, args.tasks, args.local_tasks)
+    console.print(overhead_table(cost))
+    if "local_load_s" in cost:
+        console.print(f"local model load (not counted): {cost['local_load_s']:.2f} s")
+    out["ratio_lines"] = ratio_lines(out["e7"], cost, args)
+    print("\n".join(out["ratio_lines"]))
+    out["complete"] = True
+    save()
+    console.print(f"wrote {path} ({out['bench_elapsed_s']} s)")
     return 0
 
 

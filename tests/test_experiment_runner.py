@@ -133,3 +133,18 @@ def test_run_dir_names_the_run_and_continues_it(tmp_path, code_tasks):
 def test_unknown_backend_is_a_config_error(tmp_path, code_tasks):
     with pytest.raises(ConfigError, match="backend: unknown 'dask'; registered: ray, threads"):
         run_experiment("E1", lm="scripted:probe", task_list=code_tasks, runs_dir=tmp_path, backend="dask")
+
+
+def test_max_iters_and_lm_options_override_every_condition_and_are_recorded(tmp_path, code_tasks):
+    run = run_experiment("E7", lm="scripted:probe", task_list=code_tasks[:1], runs_dir=tmp_path, progress=False,
+                         max_iters=1, lm_options={"max_tokens": 32})
+    config = json.loads((run.run_dir / "config.json").read_text())
+    assert config["params"]["max_iters"] == 1 and config["params"]["lm_options"] == {"max_tokens": 32}
+    assert {c["max_iters"] for c in config["conditions"]} == {1}
+    rows = read_results(run.run_dir / "results.jsonl")
+    assert len(rows) == 2 and all(r["iterations"] == 1 for r in rows)  # the probe needs 2 to SUBMIT
+    with pytest.raises(ConfigError, match="lm_options apply to an LM spec"):
+        from rlmlab.lm import make_lm
+
+        run_experiment("E1", lm=make_lm("scripted:probe"), task_list=code_tasks[:1], runs_dir=tmp_path,
+                       progress=False, lm_options={"max_tokens": 32})

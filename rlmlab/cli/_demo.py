@@ -30,8 +30,11 @@ def demo_rust_file() -> Path:
 @click.option("--experiments", default="E1,E6,E7", show_default=True, help="Comma-separated experiment ids.")
 @click.option("--suite", default="code,ontology", show_default=True, help="Suites; --tasks of each.")
 @click.option("--tasks", default=2, show_default=True, type=click.IntRange(1), help="Tasks per suite.")
+@click.option("--max-iters", default=3, show_default=True, type=click.IntRange(1, 50), help="Per agent run.")
+@click.option("--max-tokens", default=256, show_default=True, type=click.IntRange(16), help="Per LM call.")
 @click.option("--runs-dir", default=Path("runs"), show_default=True, type=click.Path(file_okay=False, path_type=Path))
-def demo(lm_spec: str, experiments: str, suite: str, tasks: int, runs_dir: Path) -> None:
+def demo(lm_spec: str, experiments: str, suite: str, tasks: int, max_iters: int, max_tokens: int,
+         runs_dir: Path) -> None:
     """The main job: a small real experiment (E1 vs E6 and E7) on the embedded SmolLM2 model, as a notebook."""
     from rich.console import Console
 
@@ -42,7 +45,8 @@ def demo(lm_spec: str, experiments: str, suite: str, tasks: int, runs_dir: Path)
     if "code" in suite.split(","):
         demo_rust_file()  # the code suite's sources; a clear message before anything starts
     ids = [e.strip().upper() for e in experiments.split(",") if e.strip()]
-    params = {"experiments": ids, "lm": lm_spec, "suite": suite, "tasks": tasks}
+    params = {"experiments": ids, "lm": lm_spec, "suite": suite, "tasks": tasks, "max_iters": max_iters,
+              "max_tokens": max_tokens}
     click.echo(f"main job: {', '.join(ids)} on {suite} ({tasks} task(s) each) with lm {lm_spec}")
     try:
         done = run_notebook(MAIN_JOB, params, runs_dir=runs_dir, log_output=True)

@@ -47,8 +47,11 @@ def list_() -> None:
 @click.option("--resume", default=None, metavar="RUN_ID", help="Continue a killed run; finished tasks are kept.")
 @click.option("--backend", type=click.Choice(["threads", "ray"]), default="threads", show_default=True,
               help="Where units run: threads here, or Ray tasks (RAY_ADDRESS, else a local Ray instance).")
+@click.option("--max-iters", type=click.IntRange(1, 50), default=None, help="Override every condition's max_iters.")
+@click.option("--max-tokens", type=click.IntRange(16), default=None, help="Completion cap per LM call (make_lm).")
 def run(name: str, lm: str | None, suite: str | None, tasks: int | None, rollouts: int | None, workers: int | None,
-        conditions: tuple[str, ...], runs_dir: Path, resume: str | None, backend: str) -> None:
+        conditions: tuple[str, ...], runs_dir: Path, resume: str | None, backend: str, max_iters: int | None,
+        max_tokens: int | None) -> None:
     """Run experiment NAME (E1..E12 or a config path); writes runs/<run-id>/ and prints the summary."""
     from rlmlab.errors import RLMLabError
     from rlmlab.experiments._runner import run_experiment
@@ -56,7 +59,8 @@ def run(name: str, lm: str | None, suite: str | None, tasks: int | None, rollout
     try:
         result = run_experiment(name, lm=lm, suite=suite, tasks=tasks, rollouts=rollouts, workers=workers,
                                 conditions=list(conditions) or None, runs_dir=runs_dir, resume=resume,
-                                backend=backend)
+                                backend=backend, max_iters=max_iters,
+                                lm_options={"max_tokens": max_tokens} if max_tokens else None)
     except (RLMLabError, ValueError) as exc:
         raise _fail(exc) from None
     console = Console()

@@ -185,12 +185,14 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
                    tasks: int | None = None, rollouts: int | None = None, workers: int | None = None,
                    conditions: list[str] | None = None, runs_dir: str | Path = "runs", resume: str | None = None,
                    run_dir: str | Path | None = None, backend: str = "threads", progress: bool | str = True,
+                   max_iters: int | None = None, lm_options: dict[str, Any] | None = None,
                    task_list: list[MemoryTask] | None = None) -> ExperimentRun:
     """Run ``experiment`` (an id like "E7", a path, or a loaded config).
 
     ``lm`` is an LM spec ("local", "scripted:<name>", a LiteLLM model) or an LM object; ``suite``, ``tasks``
     and ``workers`` default to the config's ``defaults`` (``suite`` may name several, "code,ontology": ``tasks``
-    from each); ``rollouts`` overrides every condition's.
+    from each); ``rollouts`` and ``max_iters`` override every condition's; ``lm_options`` go to ``make_lm``
+    with the spec (``{"max_tokens": 256}``).
     ``resume`` is the id of an earlier run under ``runs_dir`` to continue (its parameters must match);
     ``run_dir`` names the run's directory exactly instead (a notebook's), continuing it if it holds a run.
     ``backend`` is "threads" or "ray" (see ``_backends``). ``progress``: True a live bar, "lines" a printed
@@ -203,12 +205,13 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
     params = {"suite": suite or exp.defaults["suite"], "tasks": tasks or exp.defaults["tasks"],
               "lm": lm if isinstance(lm, str) else (str(getattr(lm, "model", lm)) if lm is not None else exp.defaults["lm"]),
               "workers": workers or exp.defaults["workers"], "rollouts": rollouts,
-              "conditions": conditions or [c.name for c in exp.conditions]}
+              "conditions": conditions or [c.name for c in exp.conditions], "max_iters": max_iters,
+              "lm_options": lm_options or None}
     conds = [exp.condition(name) for name in params["conditions"]]
     if rollouts is not None:
-        from dataclasses import replace
-
         conds = [replace(c, rollouts=rollouts, extraction="best" if rollouts == 1 else c.extraction) for c in conds]
+    if max_iters is not None:
+        conds = [replace(c, max_iters=max_iters) for c in conds]
     if run_dir is not None:
         run_dir = Path(run_dir)
         runs_dir, run_id = run_dir.parent, run_dir.name
@@ -225,7 +228,10 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
         if before != params:
             diff = {k: (before.get(k), v) for k, v in params.items() if before.get(k) != v}
             raise ConfigError(f"resume {run_id}: parameters differ from the first run: {diff}")
-    lm_obj = make_lm(lm or exp.defaults["lm"]) if (lm is None or isinstance(lm, str)) else lm
+    lm_spec = params["lm"] if lm is None or isinstance(lm, str) else None
+    if lm_options and lm_spec is None:
+        raise ConfigError("lm_options apply to an LM spec string, not to an LM object")
+    lm_obj = make_lm(lm_spec, **(lm_options or {})) if lm_spec is not None else lm
     if task_list is None:
         from rlmlab.experiments._suites import load_suite
 
@@ -266,7 +272,7 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
             pending = [t for c, t in todo if c is cond]
             _run_condition(exp, cond, pending, lm_obj, params, run_id, run_dir, append,
                            lambda: bar.update(job, advance=1) if bar else None, backend_obj,
-                           lm_spec=params["lm"] if lm is None or isinstance(lm, str) else None)
+                           lm_spec=(lm_spec, lm_options or {}) if lm_spec is not None else None)
     finally:
         if bar:
             bar.stop()
@@ -317,7 +323,7 @@ class _Unit:
     cond: Condition
     task: MemoryTask
     rollout: int
-    lm: Any  # an LM object (threads) or its spec string (Ray workers build their own)
+    lm: Any  # an LM object (threads), or (spec, make_lm options) from which a Ray worker builds its own
     run_id: str
     run_dir: str
 
@@ -326,7 +332,7 @@ def _run_unit(unit: _Unit) -> TaskOutcome:
     """Run one unit with its own store handle (a top-level function, so Ray can ship it)."""
     from rlmlab.lm import make_lm
 
-    lm = make_lm(unit.lm) if isinstance(unit.lm, str) else unit.lm
+    lm = make_lm(unit.lm[0], **unit.lm[1]) if isinstance(unit.lm, tuple) else unit.lm
     run_dir = Path(unit.run_dir)
     with MemoryStore(run_dir / f"memory.{unit.cond.name}.sqlite") as store:
         return _loop(unit.cond, store, lm, unit.run_id, run_dir).run_task(unit.task, rollout=unit.rollout)
@@ -346,7 +352,7 @@ def _merge(parts: list[TaskOutcome]) -> TaskOutcome:
 
 def _run_condition(exp: ExperimentConfig, cond: Condition, pending: list[MemoryTask], lm: Any, params: dict,
                    run_id: str, run_dir: Path, append: Callable[[list[dict]], None], tick: Callable[[], Any],
-                   backend: Any, lm_spec: str | None) -> None:
+                   backend: Any, lm_spec: tuple[str, dict[str, Any]] | None) -> None:
     with _open_store(cond, run_dir) as store:
         if cond.layers.L3 and pending:
             _materialise_guides(store, pending, cond, lm, run_dir / "trajectories")
