@@ -38,7 +38,7 @@ def outputs(nb_path: Path) -> list[dict]:
 
 
 def test_every_notebook_has_a_literal_parameters_cell_and_every_experiment_a_notebook():
-    files = sorted(p.name for p in NOTEBOOKS_DIR.glob("*.ipynb"))
+    files = sorted(p.name for p in [*NOTEBOOKS_DIR.glob("exp_*.ipynb"), NOTEBOOKS_DIR / MAIN_JOB])
     assert files == sorted([*FAMILIES, MAIN_JOB])
     for name in files:
         params = notebook_parameters(NOTEBOOKS_DIR / name)
@@ -47,7 +47,7 @@ def test_every_notebook_has_a_literal_parameters_cell_and_every_experiment_a_not
     for ids in FAMILIES.values():
         for e in ids:
             load_experiment(e)
-    assert notebook_for("e7").name == "02_prompt_leakage.ipynb"
+    assert notebook_for("e7").name == "exp_prompt_leakage.ipynb"
     with pytest.raises(ConfigError, match="no notebook; known: E1"):
         notebook_for("E99")
 
@@ -87,7 +87,7 @@ def test_cli_notebook_command_and_its_errors(kernel, tmp_path):
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     run_dir = Path(proc.stdout.split("results:")[1].split()[0])
-    assert (run_dir / "01_layer_ablation.ipynb").exists()
+    assert (run_dir / "exp_layer_ablation.ipynb").exists()
     assert [r["suite"] for r in read_results(run_dir / "results.jsonl")] == ["ontology"]
     bad = subprocess.run(cmd[:6] + ["-p", "lmm", "x", "--runs-dir", str(tmp_path)], capture_output=True, text=True,
                          timeout=120)

@@ -25,11 +25,11 @@ MAIN_JOB = "main_job.ipynb"  # make demo's notebook: several experiments side by
 
 # Notebook file -> the experiments it runs (its parameters cell holds one of them as the default).
 FAMILIES: dict[str, tuple[str, ...]] = {
-    "01_layer_ablation.ipynb": ("E1", "E2", "E3", "E4", "E5", "E6"),
-    "02_prompt_leakage.ipynb": ("E7",),
-    "03_integration_mode.ipynb": ("E8",),
-    "04_closed_loop.ipynb": ("E9", "E10", "E11"),
-    "05_matts.ipynb": ("E12",),
+    "exp_layer_ablation.ipynb": ("E1", "E2", "E3", "E4", "E5", "E6"),
+    "exp_prompt_leakage.ipynb": ("E7",),
+    "exp_integration_mode.ipynb": ("E8",),
+    "exp_closed_loop.ipynb": ("E9", "E10", "E11"),
+    "exp_matts.ipynb": ("E12",),
 }
 
 
