@@ -463,7 +463,20 @@ def test_memory_health_numbers(tmp_path):
         assert health["mean_win_rate"] == pytest.approx((3 / 4 + 0 / 2 + 2 / 2) / 3)
         assert health["pooled_win_rate"] == pytest.approx(5 / 8)
         assert health["by_status"] == {"active": 5, "discarded": 1}
+        assert health["win_rate_drift"] is None  # no judged uses recorded yet
         json.dumps(health)
+
+
+def test_win_rate_drift_compares_the_earlier_and_later_judged_uses(tmp_path):
+    with MemoryStore(tmp_path / "mem.db") as s:
+        s.add_many([item("A", "alpha strategy."), item("B", "beta strategy.")])
+        ids = [it.id for it in s.items()]
+        for n, success in enumerate([False, False, True, True, True]):  # the bank starts helping later
+            s.record_usage(ids[:1] if n % 2 else ids, trajectory_id=f"t{n}")
+            s.record_outcome(f"t{n}", success)
+        drift = memory_health(s)["win_rate_drift"]
+        # judged uses in order: t0 x2 fail, t1 fail, t2 x2 win, t3 win, t4 x2 win -> earlier 4: 1/4 win, later 4: 4/4
+        assert drift == {"judged_uses": 8, "earlier": 0.25, "later": 1.0, "drift": 0.75}
 
 
 def test_meter_counted_large_return_names_the_step_tool():

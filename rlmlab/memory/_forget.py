@@ -168,6 +168,8 @@ def memory_health(store: MemoryStore) -> dict[str, Any]:
     - ``uses``: quantiles (min, p25, median, p75, max), mean and share never used, over active items.
     - ``mean_win_rate``: mean of wins/uses over active items used at least once (None if none);
       ``pooled_win_rate``: total wins / total uses.
+    - ``win_rate_drift``: the win rate of retrieved items over the earlier and the later half of the judged
+      uses, in the order they were recorded, and ``drift`` = later - earlier (None below 2 judged uses).
     """
     stats = store.stats()
     active = store.items()
@@ -198,4 +200,13 @@ def memory_health(store: MemoryStore) -> dict[str, Any]:
         },
         "mean_win_rate": sum(it.wins / it.uses for it in used) / len(used) if used else None,
         "pooled_win_rate": sum(it.wins for it in used) / total_uses if total_uses else None,
+        "win_rate_drift": _win_rate_drift([u["outcome"] == "success" for u in store.usage() if u["outcome"]]),
     }
+
+
+def _win_rate_drift(wins: list[bool]) -> dict[str, Any] | None:
+    if len(wins) < 2:
+        return None
+    half = len(wins) // 2
+    earlier, later = sum(wins[:half]) / half, sum(wins[half:]) / (len(wins) - half)
+    return {"judged_uses": len(wins), "earlier": earlier, "later": later, "drift": later - earlier}

@@ -252,13 +252,14 @@ class MemoryStore:
         return added
 
     def usage(self, trajectory_id: str | None = None) -> list[dict[str, Any]]:
-        """Usage rows (item_id, trajectory_id, run_id, retrieved_at, outcome), optionally of one trajectory."""
+        """Usage rows (item_id, trajectory_id, run_id, retrieved_at, outcome) in the order they were recorded,
+        optionally of one trajectory."""
         sql = "SELECT item_id, trajectory_id, run_id, retrieved_at, outcome FROM usage"
         params: list[Any] = []
         if trajectory_id is not None:
             sql, params = sql + " WHERE trajectory_id = ?", [trajectory_id]
         with self._lock:
-            return [dict(r) for r in self._conn.execute(sql + " ORDER BY retrieved_at, item_id", params)]
+            return [dict(r) for r in self._conn.execute(sql + " ORDER BY retrieved_at, rowid", params)]
 
     def record_outcome(self, trajectory_id: str, success: bool) -> int:
         """Judge a trajectory: each item it retrieved gets ``uses += 1`` and, on success, ``wins += 1``.
