@@ -102,7 +102,7 @@ def test_templates_file_and_unknown_id(tmp_path):
     templates = load_templates()
     assert templates["calming_focus_v1"].text == "Your prior steps look correct. Keep the answer."
     assert {t.style for t in templates.values()} == {"supportive", "neutral", "adversarial"}
-    with pytest.raises(TemplateNotFound, match="template 'no_such_v1' is not in data/rts_templates.json"):
+    with pytest.raises(TemplateNotFound, match=r"template 'no_such_v1' is not in \S*/data/rts_templates.json"):
         templates["no_such_v1"]
     bad = tmp_path / "t.json"
     bad.write_text(json.dumps([{"id": "x", "text": "t", "style": "rude", "cognitive_load": "low", "length": "short",

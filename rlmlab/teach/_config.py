@@ -7,13 +7,14 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from rlmlab._paths import PROJECT_ROOT
 from rlmlab._files import read_yaml
 from rlmlab.errors import ConfigError
 from rlmlab.teach._loop import MODES
 
 __all__ = ["RunConfig", "load_run_config", "DEFAULT_RUN_CONFIG", "RUN_CONFIG_SCHEMA"]
 
-DEFAULT_RUN_CONFIG = Path("configs/run.yaml")
+DEFAULT_RUN_CONFIG = PROJECT_ROOT / "configs" / "run.yaml"
 
 _NUM = {"type": "number", "minimum": 0}
 RUN_CONFIG_SCHEMA: dict[str, Any] = {

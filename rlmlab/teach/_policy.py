@@ -14,12 +14,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from rlmlab._paths import PROJECT_ROOT
 from rlmlab.errors import ConfigError
 
 __all__ = ["Decision", "Template", "TemplateNotFound", "RTS_RULES", "rts_rule", "select_template", "load_templates",
            "DEFAULT_TEMPLATES", "TEMPLATE_SCHEMA"]
 
-DEFAULT_TEMPLATES = Path("data/rts_templates.json")
+DEFAULT_TEMPLATES = PROJECT_ROOT / "data" / "rts_templates.json"
 
 TEMPLATE_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -9,13 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rlmlab._paths import PROJECT_ROOT
 from rlmlab._files import read_yaml
 from rlmlab.errors import ConfigError
 from rlmlab.teach._teacher import bucket, combine_confidence
 
 __all__ = ["StopRules", "ExpectedGain", "load_stop_rules", "DEFAULT_STOP_RULES"]
 
-DEFAULT_STOP_RULES = Path("configs/stop_rules.yaml")
+DEFAULT_STOP_RULES = PROJECT_ROOT / "configs" / "stop_rules.yaml"
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rlmlab._paths import PROJECT_ROOT
 from rlmlab._files import read_yaml
 from rlmlab.turing._hooks import ALWAYS_ON, BUILTIN_HOOKS, HOOK_ENTRY_SCHEMA, HookSpec
 from rlmlab.turing._validators import VALIDATORS
@@ -14,8 +15,8 @@ from rlmlab.turing._validators import VALIDATORS
 __all__ = ["TuringConfig", "ValidatorSetting", "load_turing_config", "load_custom_hooks", "resolve_hooks",
            "DEFAULT_CONFIG", "DEFAULT_HOOKS_FILE"]
 
-DEFAULT_CONFIG = Path("configs/turing.yaml")
-DEFAULT_HOOKS_FILE = Path("data/TURING_PROTOCOL_HOOKS.txt")
+DEFAULT_CONFIG = PROJECT_ROOT / "configs" / "turing.yaml"
+DEFAULT_HOOKS_FILE = PROJECT_ROOT / "data" / "TURING_PROTOCOL_HOOKS.txt"
 
 
 @dataclass(frozen=True)
