@@ -26,6 +26,8 @@ _EXPORTS = {
                      "EventKind"],
     "rlmlab.lm": ["make_lm", "CallRecorder", "LMCall", "count_tokens"],
     "rlmlab.executors": ["run_rlm", "run_react", "run_scratchpad", "EXECUTORS", "Trajectory", "IterationRecord"],
+    "rlmlab.jupyter": ["BudgetTimeline", "TrajectoryExplorer", "TeacherStepper", "OracleView", "MemoryBrowser",
+                       "InteractionLogView"],
     "rlmlab.experiments": ["run_experiment", "load_experiment", "load_suite", "read_results", "ExperimentRun",
                            "run_notebook", "results_table"],
     "rlmlab.oracle": ["GrepOracle", "GrepVerification", "TreeSitterOracle", "TraceValidator", "OracleResult",

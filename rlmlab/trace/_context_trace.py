@@ -7,16 +7,19 @@ running counters, so they stay exact for events the ring buffer has dropped.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import deque
 from dataclasses import asdict, dataclass, field
 from enum import Enum
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 __all__ = ["EventKind", "ContextEvent", "ContextTrace", "ContextTraceSummary", "PREVIEW_CHARS"]
 
 PREVIEW_CHARS = 200  # characters of an event's content kept in the trace
+
+_log = logging.getLogger(__name__)
 
 
 class EventKind(str, Enum):
@@ -157,6 +160,7 @@ class ContextTrace:
 
     ``log_event`` is O(1) and thread-safe. Once ``max_events`` are kept the
     oldest is dropped (counted in ``dropped``); totals still include it.
+    :meth:`subscribe` lets a live view (a notebook widget) see each event as it is logged.
     """
 
     def __init__(self, budget_tokens: int = 8000, max_events: int = 1000):
@@ -174,6 +178,8 @@ class ContextTrace:
         self._events_by_kind = {kind: 0 for kind in EventKind}
         self._tokens_by_iteration: dict[int, int] = {}
         self._lock = threading.Lock()
+        # A tuple, replaced on (un)subscribe, so log_event iterates it without holding the lock.
+        self._listeners: tuple[Callable[[ContextEvent], None], ...] = ()
 
     def log_event(self, event: ContextEvent) -> None:
         with self._lock:
@@ -185,6 +191,30 @@ class ContextTrace:
             self._tokens_by_kind[event.kind] += event.tokens
             self._events_by_kind[event.kind] += 1
             self._tokens_by_iteration[event.iteration] = self._tokens_by_iteration.get(event.iteration, 0) + event.tokens
+        for listener in self._listeners:
+            try:
+                listener(event)
+            except Exception:  # a broken view must not stop the run that is being traced
+                _log.exception("ContextTrace listener %r failed on a %s event", listener, event.kind.value)
+
+    def subscribe(self, listener: Callable[[ContextEvent], None]) -> Callable[[], None]:
+        """Call ``listener(event)`` after each :meth:`log_event`; returns a function that unsubscribes.
+
+        The listener runs on the logging thread, after the event is counted and
+        outside the trace's lock (so it may read the trace). If it raises, the
+        error is logged and the event stays logged. Unsubscribing twice is harmless.
+        """
+        with self._lock:
+            self._listeners = (*self._listeners, listener)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                kept = list(self._listeners)
+                if listener in kept:
+                    kept.remove(listener)
+                self._listeners = tuple(kept)
+
+        return unsubscribe
 
     def __len__(self) -> int:
         return len(self.events)
