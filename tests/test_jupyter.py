@@ -95,3 +95,35 @@ def test_kernel_install_cli(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert json.loads((tmp_path / "share/jupyter/kernels/rlmlab/kernel.json").read_text())["argv"][0] == sys.executable
+
+
+def test_rlm_budget_and_turing_magics_run_a_task_and_show_the_widgets(rust_file, tmp_path):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from rlmlab.jupyter import BudgetTimeline, TrajectoryExplorer
+
+    shell = InteractiveShell.instance()
+    try:
+        shell.run_line_magic("load_ext", "rlmlab")
+        assert shell.run_line_magic("turing", "") == "Turing Protocol on for %%rlm"
+        assert shell.run_line_magic("turing", "off") == "Turing Protocol off for %%rlm"
+        with pytest.raises(ValueError, match="no run yet"):
+            shell.run_line_magic("budget", "")
+        shell.run_cell(f"src = blob(open({str(rust_file)!r}).read())", store_history=False)
+        explorer = shell.run_cell_magic("rlm", f"--lm scripted:probe --context src --runs-dir {tmp_path}",
+                                        "How many pub async fn are there?")
+        assert isinstance(explorer, TrajectoryExplorer)
+        traj = shell.user_ns["rlm_last"]
+        assert len(traj.iterations) == 2 and traj.answer == "unknown"
+        assert (tmp_path / traj.run_id / "trajectory.jsonl").exists()
+        bundle = explorer._repr_mimebundle_()
+        assert "application/vnd.jupyter.widget-view+json" in bundle and "How many pub async fn" in bundle["text/html"]
+        timeline = shell.run_line_magic("budget", "")
+        assert isinstance(timeline, BudgetTimeline) and timeline.trace is traj.context_trace
+        assert isinstance(shell.run_line_magic("budget", str(tmp_path / traj.run_id)), BudgetTimeline)
+        with pytest.raises(ValueError, match="neither a namespace variable nor a file"):
+            shell.run_cell_magic("rlm", "--lm scripted:probe --context nope", "q")
+        with pytest.raises(ValueError, match="usage: %turing on"):
+            shell.run_line_magic("turing", "maybe")
+    finally:
+        InteractiveShell.clear_instance()

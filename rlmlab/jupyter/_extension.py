@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
+import shlex
+from pathlib import Path
 from typing import Any
 
-import shlex
-
-from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
+from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, magics_class
 
 from rlmlab.namespace import build_namespace
 
@@ -15,8 +16,77 @@ __all__ = ["load", "unload", "RLMLabMagics"]
 _PUSHED: dict[int, list[str]] = {}
 
 
+_RLM_ARGS = argparse.ArgumentParser(prog="%%rlm", add_help=False, exit_on_error=False)
+_RLM_ARGS.add_argument("--lm", default="local")
+_RLM_ARGS.add_argument("--context", default=None)
+_RLM_ARGS.add_argument("--max-iters", type=int, default=4)
+_RLM_ARGS.add_argument("--runs-dir", default="runs")
+
+
 @magics_class
 class RLMLabMagics(Magics):
+    """``%rlmlab_tools``, ``%ast_query``, ``%%rlm``, ``%budget`` and ``%turing on|off``."""
+
+    def __init__(self, shell: Any = None, **kwargs: Any):
+        super().__init__(shell, **kwargs)
+        self.turing_on = True  # %%rlm checks every step with the Turing Protocol unless `%turing off`
+
+    @cell_magic
+    def rlm(self, line: str, cell: str) -> Any:
+        """Run the cell's text as an RLM task and show the trajectory explorer.
+
+        ``%%rlm [--lm local|scripted:NAME|MODEL] [--context VAR_OR_FILE] [--max-iters 4] [--runs-dir runs]``.
+        The context is a namespace variable (a BlobRef or a string) or a file path; the run uses the
+        namespace's workspace, so handles made in the notebook resolve. The trajectory is kept as ``rlm_last``.
+        """
+        from rlmlab.executors import run_rlm
+        from rlmlab.jupyter._explorer import TrajectoryExplorer
+        from rlmlab.lm import make_lm
+
+        try:
+            args = _RLM_ARGS.parse_args(shlex.split(line))
+        except (argparse.ArgumentError, SystemExit) as exc:
+            raise ValueError(f"%%rlm: {exc}; usage: %%rlm [--lm SPEC] [--context VAR_OR_FILE] [--max-iters N]") from None
+        ns = self.shell.user_ns
+        context: Any = ""
+        if args.context is not None:
+            if args.context in ns:
+                context = ns[args.context]
+            elif Path(args.context).is_file():
+                context = Path(args.context).read_text(encoding="utf-8")
+            else:
+                raise ValueError(f"%%rlm: --context {args.context!r} is neither a namespace variable nor a file")
+        turing = None
+        if self.turing_on:
+            from rlmlab.turing import TuringProtocol
+
+            turing = TuringProtocol.from_config()
+        traj = run_rlm(cell.strip(), context, lm=make_lm(args.lm), workspace=ns.get("workspace"),
+                       max_iters=args.max_iters, runs_dir=args.runs_dir, turing=turing)
+        ns["rlm_last"] = traj
+        return TrajectoryExplorer(traj)
+
+    @line_magic
+    def budget(self, line: str) -> Any:
+        """The token-budget timeline of the last ``%%rlm`` run (or of a run directory: ``%budget runs/<id>``)."""
+        from rlmlab.jupyter._budget import BudgetTimeline
+
+        if line.strip():
+            return BudgetTimeline.from_file(line.strip())
+        traj = self.shell.user_ns.get("rlm_last")
+        if traj is None or traj.context_trace is None:
+            raise ValueError("%budget: no run yet; run a %%rlm cell first, or give a run directory")
+        return BudgetTimeline(traj.context_trace)
+
+    @line_magic
+    def turing(self, line: str) -> str:
+        """``%turing on|off``: check ``%%rlm`` steps with the Turing Protocol (configs/turing.yaml); no argument shows it."""
+        arg = line.strip().lower()
+        if arg not in ("", "on", "off"):
+            raise ValueError("%turing: usage: %turing on|off")
+        if arg:
+            self.turing_on = arg == "on"
+        return f"Turing Protocol {'on' if self.turing_on else 'off'} for %%rlm"
     @line_magic
     def rlmlab_tools(self, line: str) -> Any:
         """List the rlmlab tools (one line each), with their result caps."""
