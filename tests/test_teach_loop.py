@@ -5,9 +5,9 @@ import statistics
 
 import jsonschema
 
-from rlmlab.teach import TRACES_SCHEMA, RunConfig, StopRules, load_csv, run_teach
-from rlmlab.teach._learner import DemoLearner, Exchange, VotingLearner
-from rlmlab.teach._loop import run_arm, run_item, write_traces
+from rlmlab.teach import TRACES_SCHEMA, Item, RunConfig, StopRules, bucket, load_csv, load_templates, run_teach
+from rlmlab.teach._learner import DemoLearner, Exchange, LearnerAnswer, VotingLearner
+from rlmlab.teach._loop import ItemTrace, apply_turn, judge_turn, run_arm, run_item, write_traces
 
 ITEMS = load_csv("data/math20.csv")
 SOLVE = {i.question: i.reference for i in ITEMS}.get
@@ -103,3 +103,55 @@ def test_voting_learner_reports_the_majority_and_its_share():
         assert reply.vote_share == samples.count(reply.answer) / 5
         shares.append(reply.vote_share)
     assert len(set(shares)) > 1 and min(shares) < 1.0  # the samples really differ
+
+
+ADD = Item("add", "What is 2 + 3?", "5")
+
+
+def test_judge_turn_decides_one_turn_and_changes_nothing():
+    ex = Exchange(ADD.question, ADD.qid)
+    right = judge_turn(ADD, ex, LearnerAnswer("The answer is 5.", 0.9), arm="rts", mode="reference")
+    assert right.correct and right.judged.bias == "None" and right.score == 1.0
+    assert right.stop == "match" and right.sent is None and right.level == bucket(right.combined)
+    anchored = judge_turn(ADD, ex, LearnerAnswer("The answer is 3.", 0.8), arm="rts", mode="reference")
+    assert not anchored.correct and anchored.judged.bias == "Anchoring" and anchored.combined == 0.75
+    assert anchored.stop is None and anchored.sent == anchored.template is not None and anchored.rule
+    single = judge_turn(ADD, ex, LearnerAnswer("The answer is 3.", 0.8), arm="single", mode="reference")
+    assert single.stop == "single_pass" and single.template is None
+    assert ex.answers == [] and ex.reprompts == []
+
+
+def test_judge_turn_try_again_retries_past_two_non_improvements_and_rts_stops():
+    ex = Exchange(ADD.question, ADD.qid, answers=["The answer is 4.", "The answer is 4."],
+                  reprompts=[("try_again_concise", "t"), ("try_again_concise", "t")])
+    scores = [0.0, 0.0]
+    reply = LearnerAnswer("The answer is 4.", 0.5)
+    kw = dict(mode="reference", rules=StopRules(max_turns=5), scores=scores)
+    assert judge_turn(ADD, ex, reply, arm="rts", **kw).stop == "two_non_improvements"
+    retry = judge_turn(ADD, ex, reply, arm="try_again", **kw)
+    assert retry.stop is None and retry.sent == "try_again_concise"
+    assert scores == [0.0, 0.0] and len(ex.answers) == 2
+
+
+def test_judge_turn_keeping_an_answer_on_request_is_not_confirmation():
+    reply = LearnerAnswer("The answer is 4.", 0.5)
+    asked_to_keep = Exchange(ADD.question, ADD.qid, ["The answer is 4."], [("calming_focus_v1", "keep it")])
+    told_to_retry = Exchange(ADD.question, ADD.qid, ["The answer is 4."], [("try_again_concise", "again")])
+    assert judge_turn(ADD, asked_to_keep, reply, mode="reference_free").judged.bias == "None"
+    assert judge_turn(ADD, told_to_retry, reply, mode="reference_free").judged.bias == "Confirmation"
+
+
+def test_apply_turn_records_the_turn_and_queues_the_reprompt_or_the_stop():
+    templates = load_templates()
+    ex, trace, scores = Exchange(ADD.question, ADD.qid), ItemTrace(ADD.qid, ADD.question, ADD.reference), []
+    wrong = LearnerAnswer("The answer is 3.", 0.8, input_tokens=7, output_tokens=3)
+    turn = judge_turn(ADD, ex, wrong, arm="rts", mode="reference")
+    record = apply_turn(turn, wrong, trace=trace, ex=ex, scores=scores, templates=templates)
+    assert trace.turns == [record] and record.template == turn.template and record.accuracy == 0
+    assert ex.answers == [wrong.answer] and ex.reprompts == [(turn.template, templates[turn.template].text)]
+    assert scores == [0.0] and trace.tokens == 10 and trace.stop_reason == ""
+    right = LearnerAnswer("The answer is 5.", 0.9)
+    turn = judge_turn(ADD, ex, right, arm="rts", mode="reference", scores=scores)
+    apply_turn(turn, right, trace=trace, ex=ex, scores=scores, templates=templates)
+    assert trace.stop_reason == "match" and trace.final_accuracy == 1 and trace.turns[-1].template is None
+    assert len(ex.reprompts) == 1 and scores == [0.0, 1.0]

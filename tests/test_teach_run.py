@@ -5,6 +5,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from rlmlab._paths import PROJECT_ROOT
 from rlmlab.cli import main
 from rlmlab.errors import ConfigError, RLMLabError
 from rlmlab.lm import make_lm
@@ -35,6 +36,26 @@ def test_bad_run_config_names_file_and_key(tmp_path, text, where):
     with pytest.raises(ConfigError) as err:
         load_run_config(path)
     assert str(path) in str(err.value) and where in str(err.value)
+
+
+def test_config_input_paths_resolve_from_any_working_directory(tmp_path, monkeypatch):
+    here = tmp_path / "elsewhere"
+    (tmp_path / "cfg").mkdir()
+    here.mkdir()
+    (tmp_path / "cfg" / "items.csv").write_text("question,reference\nWhat is 2 + 2?,4\n")
+    config = tmp_path / "cfg" / "run.yaml"
+    config.write_text("paths:\n  dataset: items.csv\n  stop_rules: configs/stop_rules.yaml\n"
+                      "  history: [missing.json]\n")
+    monkeypatch.chdir(here)
+    cfg = load_run_config(config)  # beside the config file, then under the project root; missing: as written
+    assert cfg.dataset == str(tmp_path / "cfg" / "items.csv")
+    assert cfg.stop_rules == str(PROJECT_ROOT / "configs" / "stop_rules.yaml") and cfg.history == ("missing.json",)
+    assert cfg.traces_out == "runs/teach/traces.json"  # an output: relative to the working directory
+    project = load_run_config("configs/run.yaml")  # the CLI's default --config, found under the project root
+    assert project.dataset == str(PROJECT_ROOT / "data" / "math20.csv")
+    assert run_teach(RunConfig(limit=2, modes=("reference",)), write=False).items == 2
+    (here / "items.csv").write_text("question,reference\nWhat is 1 + 1?,2\nWhat is 1 + 2?,3\n")
+    assert load_run_config(config).dataset == "items.csv"  # found from the working directory: kept as written
 
 
 def test_demo_mode_env_forces_the_demo_provider(monkeypatch):

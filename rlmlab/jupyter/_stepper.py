@@ -1,9 +1,9 @@
 """TeacherStepper: step through teacher-learner turns, and run the next turn live on the configured learner.
 
-The teach loop (:func:`rlmlab.teach.run_item`) answers an item to the end in one call, so this module carries a
-small adapter, :class:`LiveTeachLoop`, that takes the same steps one learner answer at a time: the same bias
-detection, confidence, RTS policy and STOP rules, in the same order (a test checks that its traces equal
-``run_arm``'s). If ``rlmlab.teach`` gains a turn-at-a-time API, the adapter should become a thin wrapper over it.
+The teach loop (:func:`rlmlab.teach.run_item`) answers an item to the end in one call; :class:`LiveTeachLoop`
+takes the same steps one learner answer at a time by calling the loop's own turn functions
+(:func:`rlmlab.teach.judge_turn`, :func:`rlmlab.teach.apply_turn`), and only keeps the state between turns (a
+test checks that its traces equal ``run_arm``'s).
 
 Finished turns come from ``run_arm``/``run_teach`` (``ItemTrace`` lists), from a ``traces.json`` written by
 ``rlmlab teach run`` (read with :func:`rlmlab.teach.read_traces`), or from bare ``TurnRecord`` lists.
@@ -21,9 +21,9 @@ import ipywidgets as W
 from rlmlab.errors import ConfigError
 from rlmlab.jupyter._widget import RLMLabWidget, esc
 from rlmlab.teach import (
-    ARMS, MODES, Exchange, ExpectedGain, Item, ItemTrace, RunConfig, StopRules, Template, TurnRecord,
-    answers_match, bucket, combine_confidence, detect_bias, load_dataset, load_stop_rules, load_templates,
-    make_learner, read_traces, select_template,
+    Exchange, ExpectedGain, Item, ItemTrace, RunConfig, StopRules, Template, TurnRecord, apply_turn, bucket,
+    check_arm_mode, combine_confidence, judge_turn, load_dataset, load_stop_rules, load_templates, make_learner,
+    read_traces,
 )
 
 __all__ = ["StepTurn", "LiveTeachLoop", "TurnSource", "TeacherStepper", "step_turns"]
@@ -142,8 +142,7 @@ class LiveTeachLoop:
     def __init__(self, items: Sequence[Item], learner: Any, *, arm: str = "rts", mode: str = "reference",
                  rules: StopRules = StopRules(), templates: dict[str, Template] | None = None,
                  gains: ExpectedGain | None = None):
-        if arm not in ARMS or mode not in MODES:
-            raise ValueError(f"arm {arm!r} / mode {mode!r}; arms: {ARMS}, modes: {MODES}")
+        check_arm_mode(arm, mode)
         self.items, self.learner, self.arm, self.mode, self.rules = list(items), learner, arm, mode, rules
         self.templates = templates if templates is not None else load_templates()
         self.gains = gains or ExpectedGain()
@@ -156,6 +155,7 @@ class LiveTeachLoop:
     def from_config(cls, config: RunConfig, *, arm: str = "rts", mode: str | None = None, lm: Any = None,
                     turing: Any = None) -> "LiveTeachLoop":
         """The loop ``run_teach`` would run for one arm and mode (default: the config's first mode)."""
+        config = config.with_paths_resolved()
         items = load_dataset(config.dataset, limit=config.limit)
         return cls(items, make_learner(config, items, lm=lm, turing=turing), arm=arm, mode=mode or config.modes[0],
                    rules=load_stop_rules(config.stop_rules, max_turns=config.max_turns),
@@ -184,48 +184,17 @@ class LiveTeachLoop:
         if self._exchange is None:
             self._exchange, self._scores = ex, []
             self.traces.append(ItemTrace(item.qid, item.question, item.reference))
-        trace, scores, mode = self.traces[-1], self._scores, self.mode
-        trace.tokens += reply.input_tokens + reply.output_tokens
-        trace.corrections += reply.corrections
-        correct = answers_match(reply.answer, item.reference)
-        kept_on_request = bool(ex.reprompts) and ex.reprompts[-1][0] == "calming_focus_v1"
-        judged = detect_bias(item.question, reply.answer, item.reference if mode == "reference" else None,
-                             previous_answers=() if kept_on_request else ex.answers)
-        ex.answers.append(reply.answer)
-        combined = combine_confidence(reply.self_conf, judged.teacher_conf, reply.vote_share)
-        level = bucket(combined)
-        scores.append(float(correct) if mode == "reference" else combined)
-        rule = ""
-        if self.arm == "single":
-            template, stop = None, "single_pass"
-        else:
-            if self.arm == "try_again":
-                template = None if (mode == "reference" and correct) else "try_again_concise"
-            else:
-                decision = select_template(judged.bias, level, reference_free=(mode == "reference_free"))
-                template, rule = (decision.template if decision.reprompt else None), decision.rule
-            gain = self.gains.gain(judged.bias, level, template) if self.arm == "rts" else 0.0
-            matched = correct if mode == "reference" else None
-            stop = ("match" if self.rules.stop_on_match and matched else
-                    "no_reprompt" if template is None else
-                    self.rules.reason_to_stop(turns=len(ex.answers), matched=matched, scores=scores,
-                                              expected_gain=gain))
-            if self.arm == "try_again" and stop == "two_non_improvements":
-                stop = None  # as in run_item: the generic baseline retries until max_turns
-        sent = None if stop else template
-        trace.turns.append(TurnRecord(reply.answer, round(reply.self_conf, 4), judged.bias, judged.teacher_conf,
-                                      sent, int(correct)))
         replied_to = ex.reprompts[-1][0] if ex.reprompts else None
-        if stop:
-            trace.stop_reason, trace.final_accuracy = stop, trace.turns[-1].accuracy
+        turn = judge_turn(item, ex, reply, arm=self.arm, mode=self.mode, rules=self.rules, gains=self.gains,
+                          scores=self._scores)
+        rec = apply_turn(turn, reply, trace=self.traces[-1], ex=ex, scores=self._scores, templates=self.templates)
+        if turn.stop:
             self._exchange = None
             self._next_item += 1
-        else:
-            ex.reprompts.append((template, self.templates[template].text))
-        return StepTurn(item.qid, item.question, item.reference, len(ex.answers), reply.answer,
-                        round(reply.self_conf, 4), judged.bias, judged.teacher_conf, round(combined, 4), level,
-                        sent, self.templates[sent].text if sent else None, int(correct), replied_to, judged.cue,
-                        rule, stop or "", exact_combined=True, live=True)
+        return StepTurn(item.qid, item.question, item.reference, len(ex.answers), rec.answer, rec.self_conf,
+                        rec.teacher_bias, rec.teacher_conf, round(turn.combined, 4), turn.level, rec.template,
+                        self.templates[rec.template].text if rec.template else None, rec.accuracy, replied_to,
+                        turn.judged.cue, turn.rule, turn.stop or "", exact_combined=True, live=True)
 
 
 # -- the widget --------------------------------------------------------------------------------------------

@@ -10,7 +10,8 @@ from rlmlab.teach._config import DEFAULT_RUN_CONFIG, RunConfig, load_run_config
 from rlmlab.teach._data import DatasetError, Item, answers_match, load_csv, load_dataset, load_gsm8k, normalise_answer
 from rlmlab.teach._learner import DemoLearner, Exchange, LearnerAnswer, LMLearner, VotingLearner
 from rlmlab.teach._loop import (
-    ARMS, MODES, TRACES_SCHEMA, ArmSummary, ItemTrace, TurnRecord, read_traces, run_arm, run_item, write_traces,
+    ARMS, MODES, TRACES_SCHEMA, ArmSummary, ItemTrace, JudgedTurn, TurnRecord, apply_turn, check_arm_mode,
+    judge_turn, read_traces, run_arm, run_item, write_traces,
 )
 from rlmlab.teach._policy import (
     DEFAULT_TEMPLATES, RTS_RULES, TEMPLATE_SCHEMA, Decision, Template, TemplateNotFound, load_templates, rts_rule,
@@ -23,7 +24,8 @@ from rlmlab.teach._teacher import BIASES, TEACHER_CONFIDENCE, BiasResult, bucket
 __all__ = [
     "solve_arithmetic", "DEFAULT_RUN_CONFIG", "RunConfig", "load_run_config", "DemoLearner", "Exchange",
     "LearnerAnswer", "LMLearner", "VotingLearner", "ARMS", "MODES", "TRACES_SCHEMA", "ArmSummary", "ItemTrace",
-    "TurnRecord", "read_traces", "run_arm", "run_item", "write_traces", "TeachReport", "make_learner", "run_teach",
+    "TurnRecord", "JudgedTurn", "judge_turn", "apply_turn", "check_arm_mode", "read_traces", "run_arm",
+    "run_item", "write_traces", "TeachReport", "make_learner", "run_teach",
     "DEFAULT_TEMPLATES", "RTS_RULES", "TEMPLATE_SCHEMA", "Decision", "Template", "TemplateNotFound",
     "load_templates", "rts_rule", "select_template", "DEFAULT_STOP_RULES", "ExpectedGain", "StopRules",
     "load_stop_rules", "DatasetError", "Item", "answers_match", "load_csv", "load_dataset", "load_gsm8k",

@@ -1,4 +1,9 @@
-"""``configs/run.yaml``: the shape of seed 002's run config, plus rlmlab's documented extras."""
+"""``configs/run.yaml``: the shape of seed 002's run config, plus rlmlab's documented extras.
+
+Input paths (``dataset``, ``stop_rules``, ``history``) that are relative and not found from the working
+directory are looked up beside the config file, then under the project root (as experiment seed packs are), so a
+run works from any directory. ``traces_out`` is an output and stays relative to the working directory.
+"""
 
 from __future__ import annotations
 
@@ -12,9 +17,25 @@ from rlmlab._files import read_yaml
 from rlmlab.errors import ConfigError
 from rlmlab.teach._loop import MODES
 
-__all__ = ["RunConfig", "load_run_config", "DEFAULT_RUN_CONFIG", "RUN_CONFIG_SCHEMA"]
+__all__ = ["RunConfig", "load_run_config", "resolve_input_path", "DEFAULT_RUN_CONFIG", "RUN_CONFIG_SCHEMA"]
 
 DEFAULT_RUN_CONFIG = PROJECT_ROOT / "configs" / "run.yaml"
+
+
+
+def resolve_input_path(path: str | Path, config_dir: str | Path | None = None) -> str:
+    """Where a relative input path from a run config is: unchanged if absolute or found from the working
+    directory (command-line paths keep their meaning), else the first that exists of ``config_dir/path`` and
+    ``PROJECT_ROOT/path``; unchanged if neither exists, so the loader's error names the path as written.
+    """
+    p = Path(path)
+    if p.is_absolute() or p.exists():
+        return str(path)
+    for base in ([Path(config_dir)] if config_dir is not None else []) + [PROJECT_ROOT]:
+        if (base / p).exists():
+            return str((base / p).resolve())
+    return str(path)
+
 
 _NUM = {"type": "number", "minimum": 0}
 RUN_CONFIG_SCHEMA: dict[str, Any] = {
@@ -76,18 +97,30 @@ class RunConfig:
                 raise ConfigError(f"mode {bad[0]!r}: expected one of {', '.join(MODES)}")
         return replace(self, **given)
 
+    def with_paths_resolved(self, config_dir: str | Path | None = None) -> "RunConfig":
+        """This config with ``dataset``, ``stop_rules`` and ``history`` put through :func:`resolve_input_path`."""
+        return replace(self, dataset=resolve_input_path(self.dataset, config_dir),
+                       stop_rules=resolve_input_path(self.stop_rules, config_dir),
+                       history=tuple(resolve_input_path(h, config_dir) for h in self.history))
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
 def load_run_config(path: str | Path = DEFAULT_RUN_CONFIG) -> RunConfig:
-    """Read a run config; a missing default file gives the defaults, a bad one a ConfigError naming file and key."""
+    """Read a run config; a missing default file gives the defaults, a bad one a ConfigError naming file and key.
+
+    A relative ``path`` not found from the working directory is looked for under the project root; the config's
+    relative input paths are resolved as the module docstring says.
+    """
     import jsonschema
 
     path = Path(path)
+    if not path.is_absolute() and not path.exists() and (PROJECT_ROOT / path).exists():
+        path = PROJECT_ROOT / path
     if not path.exists():
         if path == DEFAULT_RUN_CONFIG:
-            return RunConfig()
+            return RunConfig().with_paths_resolved()
         raise ConfigError(f"{path}: no such run config")
     doc = read_yaml(path)
     errors = sorted(jsonschema.Draft202012Validator(RUN_CONFIG_SCHEMA).iter_errors(doc), key=lambda e: e.path)
@@ -105,4 +138,4 @@ def load_run_config(path: str | Path = DEFAULT_RUN_CONFIG) -> RunConfig:
     for key in ("modes", "history"):
         if key in values:
             values[key] = tuple(values[key])
-    return replace(base, **values)
+    return replace(base, **values).with_paths_resolved(path.parent)

@@ -88,8 +88,10 @@ def run_teach(config: RunConfig, *, lm: Any = None, turing: Any = None, write: b
 
     Files under ``traces_out``'s folder: ``traces.json`` (the spec's format: the RTS arm of the first mode),
     ``traces.<mode>.<arm>.json`` for every arm, and ``summary.json`` (the table, config, turns per second).
-    ``progress`` is called once per item answered, with the arm's label.
+    ``progress`` is called once per item answered, with the arm's label. Relative input paths are resolved as
+    :func:`~rlmlab.teach.load_run_config` does (working directory first, then the project root).
     """
+    config = config.with_paths_resolved()
     items = load_dataset(config.dataset, limit=config.limit)
     rules = load_stop_rules(config.stop_rules, max_turns=config.max_turns)
     gains = ExpectedGain.from_traces(config.history)
