@@ -9,7 +9,7 @@ from rlmlab.executors import (
     EXECUTORS, TRAJECTORY_FILE, Trajectory, make_executor, parse_reply, run_react, run_scratchpad,
 )
 from rlmlab.lm import make_lm
-from rlmlab.trace import EventKind
+from rlmlab.trace import ContextTrace, EventKind
 from rlmlab.turing import TuringProtocol
 
 QUERY = "How many `pub async fn` are in this file?"
@@ -147,6 +147,22 @@ def test_instructions_reach_every_executor(name, rust_file):
     lm, prompts = _recording(_count_steps(name, text.count("pub async fn")))
     traj = make_executor(name)(QUERY, text, lm=lm, instructions=INSTRUCTIONS)
     assert traj.error is None and INSTRUCTIONS in prompts[0]
+
+
+@pytest.mark.parametrize("name", ["rlm", "react", "scratchpad"])
+def test_every_executor_logs_into_a_supplied_trace(name, rust_file):
+    text = rust_file.read_text()
+    trace = ContextTrace(budget_tokens=50_000)
+    seen = []
+    trace.subscribe(seen.append)
+    lm = make_lm("scripted", script=_count_steps(name, text.count("pub async fn")))
+    traj = make_executor(name)(QUERY, text, lm=lm, trace=trace)
+    assert traj.error is None and traj.context_trace is trace and trace.budget_tokens == 50_000
+    assert seen == list(trace) and seen[0].kind is EventKind.SystemPrompt and seen[-1].kind is EventKind.Final
+    assert {e.iteration for e in seen} == {0, 1, 2}
+    # A trace belongs to one run: it is given per call, never bound for every task an executor runs.
+    with pytest.raises(ConfigError, match=r"unknown option\(s\) \['trace'\]"):
+        make_executor(name, trace=trace)
 
 
 def test_all_executors_one_call_same_shape(rust_file, tmp_path):

@@ -97,11 +97,23 @@ def test_kernel_install_cli(tmp_path):
     assert json.loads((tmp_path / "share/jupyter/kernels/rlmlab/kernel.json").read_text())["argv"][0] == sys.executable
 
 
-def test_rlm_budget_and_turing_magics_run_a_task_and_show_the_widgets(rust_file, tmp_path):
+def test_rlm_budget_and_turing_magics_run_a_task_and_show_the_widgets(rust_file, tmp_path, monkeypatch):
     from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
 
     from rlmlab.jupyter import BudgetTimeline, TrajectoryExplorer
+    from rlmlab.jupyter._budget import header_html, timeline_bars, timeline_svg
 
+    # Every event a live timeline receives, with whether the %%rlm run had returned by then (rlm_last is set
+    # only after it returns): a check on order, not on timing.
+    received = []
+    on_event = BudgetTimeline._on_event
+
+    def spy(self, event):
+        received.append((self, event, shell.user_ns.get("rlm_last")))
+        on_event(self, event)
+
+    monkeypatch.setattr(BudgetTimeline, "_on_event", spy)
     shell = InteractiveShell.instance()
     try:
         shell.run_line_magic("load_ext", "rlmlab")
@@ -110,17 +122,42 @@ def test_rlm_budget_and_turing_magics_run_a_task_and_show_the_widgets(rust_file,
         with pytest.raises(ValueError, match="no run yet"):
             shell.run_line_magic("budget", "")
         shell.run_cell(f"src = blob(open({str(rust_file)!r}).read())", store_history=False)
-        explorer = shell.run_cell_magic("rlm", f"--lm scripted:probe --context src --runs-dir {tmp_path}",
-                                        "How many pub async fn are there?")
+        with capture_output() as shown:
+            explorer = shell.run_cell_magic("rlm", f"--lm scripted:probe --context src --runs-dir {tmp_path}",
+                                            "How many pub async fn are there?")
         assert isinstance(explorer, TrajectoryExplorer)
         traj = shell.user_ns["rlm_last"]
         assert len(traj.iterations) == 2 and traj.answer == "unknown"
+        # The live timeline was displayed before the run (an empty chart), followed the run's own trace while
+        # it ran, and was then closed and its output replaced by the final state.
+        live, final = shown.outputs
+        assert "application/vnd.jupyter.widget-view+json" in live.data and not live.update
+        assert "no events logged yet" in live.data["text/html"] and "rlmlab-budget" in live.data["text/html"]
+        assert final.update and final.transient == live.transient
+        timeline = received[0][0]
+        assert timeline.trace is traj.context_trace and not timeline.live
+        assert [(t, e, done) for t, e, done in received] == [(timeline, e, None) for e in traj.context_trace]
+        summary = traj.context_trace.summary()
+        assert summary.events_logged == len(received) and summary.budget_tokens == 8000
+        assert timeline.header.value == header_html(summary)
+        assert timeline.chart.value == timeline_svg(timeline_bars(traj.context_trace), 8000)
+        assert "no events logged yet" not in final.data["text/html"] and "rlmlab-seg" in final.data["text/html"]
+        # --no-live displays nothing and subscribes nothing; --trace-budget sizes the run's trace.
+        received.clear()
+        with capture_output() as shown:
+            shell.run_cell_magic("rlm", f"--lm scripted:probe --context src --runs-dir {tmp_path} --no-live "
+                                 "--trace-budget 500", "How many pub async fn are there?")
+        assert shown.outputs == [] and received == []
+        assert shell.user_ns["rlm_last"].context_trace.budget_tokens == 500
+        traj = shell.user_ns["rlm_last"]
         assert (tmp_path / traj.run_id / "trajectory.jsonl").exists()
         bundle = explorer._repr_mimebundle_()
         assert "application/vnd.jupyter.widget-view+json" in bundle and "How many pub async fn" in bundle["text/html"]
         timeline = shell.run_line_magic("budget", "")
         assert isinstance(timeline, BudgetTimeline) and timeline.trace is traj.context_trace
         assert isinstance(shell.run_line_magic("budget", str(tmp_path / traj.run_id)), BudgetTimeline)
+        with pytest.raises(ValueError, match="--trace-budget 0; must be a positive"):
+            shell.run_cell_magic("rlm", "--lm scripted:probe --trace-budget 0", "q")
         with pytest.raises(ValueError, match="neither a namespace variable nor a file"):
             shell.run_cell_magic("rlm", "--lm scripted:probe --context nope", "q")
         with pytest.raises(ValueError, match="usage: %turing on"):

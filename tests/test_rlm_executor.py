@@ -7,6 +7,7 @@ import pytest
 from rlmlab.executors import TRAJECTORY_FILE, Trajectory, run_rlm
 from rlmlab.lm import make_lm
 from rlmlab.tools import Workspace
+from rlmlab.trace import ContextTrace, EventKind
 
 
 def _steps(*codes):
@@ -109,3 +110,34 @@ def test_shared_workspace_blobs_visible_to_agent():
 def test_bad_context_mode():
     with pytest.raises(ValueError, match="context_mode"):
         run_rlm("q", "c", lm=make_lm("scripted", script=[]), context_mode="raw")
+
+
+def test_supplied_trace_receives_each_iterations_events_as_the_run_goes():
+    responses = _steps("print(ctx_stats(context)['length'])", "SUBMIT(answer='3')")
+    lm_calls = []
+
+    def script(messages):
+        lm_calls.append(messages)
+        return responses[len(lm_calls) - 1]
+
+    trace = ContextTrace(budget_tokens=500)
+    seen = []  # (event, LM calls made when it was logged)
+    trace.subscribe(lambda event: seen.append((event, len(lm_calls))))
+    traj = run_rlm("q", "abc", lm=make_lm("scripted", script=script), trace=trace, trace_budget=99_999)
+    assert traj.error is None and traj.answer == "3"
+    # The caller's trace is the run's, with its own budget (trace_budget is ignored).
+    assert traj.context_trace is trace and trace.summary().budget_tokens == 500
+    assert [e for e, _ in seen] == list(trace) and trace.events_logged == len(seen) > 0
+    # Each iteration's events arrive when that iteration ends, not all at the end of the run.
+    assert [(e.kind, e.iteration, calls) for e, calls in seen] == [
+        (EventKind.SystemPrompt, 0, 1), (EventKind.AssistantCode, 1, 1), (EventKind.ToolCall, 1, 1),
+        (EventKind.ToolResult, 1, 1), (EventKind.ExecutionOutput, 1, 1),
+        (EventKind.AssistantCode, 2, 2), (EventKind.ExecutionOutput, 2, 2), (EventKind.Final, 2, 2),
+    ]
+
+
+def test_without_a_trace_each_run_gets_its_own_with_trace_budget():
+    lm = make_lm("scripted", script=_steps("SUBMIT(answer='a')") * 2)
+    first, second = (run_rlm("q", "c", lm=lm, trace_budget=123) for _ in range(2))
+    assert first.context_trace is not second.context_trace
+    assert first.context_trace.budget_tokens == second.context_trace.budget_tokens == 123

@@ -191,6 +191,7 @@ def run_react(
     run_id: str | None = None,
     source_path: str | None = None,
     trace_budget: int = 8000,
+    trace: ContextTrace | None = None,
     turing: Any = None,
     instructions: str | None = None,
 ) -> Trajectory:
@@ -209,10 +210,11 @@ def run_react(
     ``turing``: post_inference checks each step's thought and tool call
     before the tool runs (a kill discards the step), the tool-call phases run
     as workspace observers. Errors are recorded in ``Trajectory.error``.
+    ``trace_budget`` and ``trace`` (a caller's trace to follow live) as in :func:`run_rlm`.
     """
     del max_llm_calls, step_timeout  # part of the shared signature; nothing here for them to limit
     trace, workspace, recorder, meter, ref, text = start_run(context, context_mode, lm=lm, workspace=workspace,
-                                                             tools=tools, trace_budget=trace_budget)
+                                                             tools=tools, trace_budget=trace_budget, trace=trace)
     context_value = handle_description(ref) if ref is not None else text
     context_ref = ref.key if ref is not None else None
     run_id = run_id or new_run_id("react")

@@ -4,7 +4,8 @@
 returns an :class:`Executor`: ``executor(query, context, lm=lm, ...)`` runs
 one task and returns a :class:`Trajectory` whose ``executor`` field names it.
 Options are checked when the executor is made, so a typo in an experiment
-config fails before any task runs.
+config fails before any task runs. ``trace`` (a :class:`ContextTrace` to
+follow one run live) is accepted per call only, never as a bound option.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ __all__ = ["EXECUTORS", "Executor", "make_executor", "register_executor"]
 
 EXECUTORS: PolicyRegistry = PolicyRegistry("executor")
 
-_CALL_ARGS = ("query", "context")  # given per task, never bound as options
+# Given per task, never bound as options: a bound trace would collect the events of every task it runs.
+_CALL_ARGS = ("query", "context", "trace")
 
 
 @dataclass(frozen=True)

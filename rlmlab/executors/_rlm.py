@@ -188,13 +188,17 @@ class RunStart(NamedTuple):
 
 
 def start_run(context: str | BlobRef, context_mode: str, *, lm: Any, workspace: Workspace | None,
-              tools: ToolRegistry | None, trace_budget: int) -> RunStart:
+              tools: ToolRegistry | None, trace_budget: int, trace: ContextTrace | None = None) -> RunStart:
     """The shared start of a run: check ``context_mode``, make the trace (its budget is checked before anything
     runs), the workspace (limited to ``tools`` if given), the LM's recorder and the leakage meter, and store the
-    context as a handle ("handle") or resolve it to its text ("string")."""
+    context as a handle ("handle") or resolve it to its text ("string").
+
+    A given ``trace`` is used as it is (its own budget; ``trace_budget`` is ignored) and the run appends to it.
+    """
     if context_mode not in ("handle", "string"):
         raise ValueError(f"context_mode: {context_mode!r}; use 'handle' or 'string'")
-    trace = ContextTrace(budget_tokens=trace_budget)
+    if trace is None:
+        trace = ContextTrace(budget_tokens=trace_budget)
     workspace = workspace or Workspace()
     if tools is not None:
         workspace = dataclasses.replace(workspace, registry=tools)
@@ -222,6 +226,7 @@ def run_rlm(
     run_id: str | None = None,
     source_path: str | None = None,
     trace_budget: int = 8000,
+    trace: ContextTrace | None = None,
     turing: Any = None,
     instructions: str | None = None,
 ) -> Trajectory:
@@ -234,14 +239,17 @@ def run_rlm(
     An exception inside the run is recorded in ``Trajectory.error`` and the
     iterations done so far are kept and written; it is not re-raised.
     ``trace_budget`` is the token budget of the run's :class:`ContextTrace`
-    (``Trajectory.context_trace``).
+    (``Trajectory.context_trace``). ``trace`` gives that trace instead, so a caller
+    can follow the run as it goes (``ContextTrace.subscribe``, a live
+    :class:`rlmlab.jupyter.BudgetTimeline`); its own budget then applies and
+    ``trace_budget`` is ignored. Events are appended to it, so give a fresh trace per run.
     ``turing`` (a :class:`rlmlab.turing.TuringProtocol`) checks every model step and tool call; its
     corrections reach the model as the step's output and are kept in ``IterationRecord.turing``.
     ``instructions`` become the task instructions at the top of every action prompt (DSPy's signature
     instructions): this is where a :class:`rlmlab.memory.ContextBuilder`'s context is injected.
     """
     trace, workspace, recorder, meter, ref, text = start_run(context, context_mode, lm=lm, workspace=workspace,
-                                                             tools=tools, trace_budget=trace_budget)
+                                                             tools=tools, trace_budget=trace_budget, trace=trace)
     factory = InterpreterFactory(workspace, step_timeout=step_timeout, sub_call_counter=meter.record_sub_calls)
     context_value: Any = _HandleInput(ref) if ref is not None else text
     context_ref = ref.key if ref is not None else None

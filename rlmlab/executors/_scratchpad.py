@@ -185,6 +185,7 @@ def run_scratchpad(
     run_id: str | None = None,
     source_path: str | None = None,
     trace_budget: int = 8000,
+    trace: ContextTrace | None = None,
     turing: Any = None,
     instructions: str | None = None,
 ) -> Trajectory:
@@ -200,11 +201,12 @@ def run_scratchpad(
     code runs (a kill discards it) and each tool call. No ``SUBMIT`` within
     ``max_iters`` steps leaves ``answer`` None and ``submitted`` False; an
     error is recorded in ``Trajectory.error`` with the steps so far.
+    ``trace_budget`` and ``trace`` (a caller's trace to follow live) as in :func:`run_rlm`.
     """
     if history_k < 0 or max_output_chars <= 0:
         raise ValueError(f"history_k: {history_k} (>= 0), max_output_chars: {max_output_chars} (> 0)")
     trace, workspace, recorder, meter, ref, text = start_run(context, context_mode, lm=lm, workspace=workspace,
-                                                             tools=tools, trace_budget=trace_budget)
+                                                             tools=tools, trace_budget=trace_budget, trace=trace)
     tap = ToolTap()
     factory = TappedFactory(InterpreterFactory(workspace, step_timeout=step_timeout,
                                                sub_call_counter=meter.record_sub_calls), tap)

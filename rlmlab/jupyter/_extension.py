@@ -21,6 +21,8 @@ _RLM_ARGS.add_argument("--lm", default="local")
 _RLM_ARGS.add_argument("--context", default=None)
 _RLM_ARGS.add_argument("--max-iters", type=int, default=4)
 _RLM_ARGS.add_argument("--runs-dir", default="runs")
+_RLM_ARGS.add_argument("--trace-budget", type=int, default=8000)
+_RLM_ARGS.add_argument("--no-live", dest="live", action="store_false")
 
 
 @magics_class
@@ -33,20 +35,28 @@ class RLMLabMagics(Magics):
 
     @cell_magic
     def rlm(self, line: str, cell: str) -> Any:
-        """Run the cell's text as an RLM task and show the trajectory explorer.
+        """Run the cell's text as an RLM task, with a live token-budget timeline, and show the trajectory explorer.
 
-        ``%%rlm [--lm local|scripted:NAME|MODEL] [--context VAR_OR_FILE] [--max-iters 4] [--runs-dir runs]``.
+        ``%%rlm [--lm local|scripted:NAME|MODEL] [--context VAR_OR_FILE] [--max-iters 4] [--runs-dir runs]
+        [--trace-budget 8000] [--no-live]``.
         The context is a namespace variable (a BlobRef or a string) or a file path; the run uses the
         namespace's workspace, so handles made in the notebook resolve. The trajectory is kept as ``rlm_last``.
+        Unless ``--no-live``, a :class:`BudgetTimeline` of the run's trace is displayed before the run starts
+        and follows it (at most one render per 200 ms); when the run ends it stops following and its output
+        is replaced by the final state, so a saved notebook shows the whole run.
         """
         from rlmlab.executors import run_rlm
         from rlmlab.jupyter._explorer import TrajectoryExplorer
         from rlmlab.lm import make_lm
+        from rlmlab.trace import ContextTrace
 
         try:
             args = _RLM_ARGS.parse_args(shlex.split(line))
         except (argparse.ArgumentError, SystemExit) as exc:
-            raise ValueError(f"%%rlm: {exc}; usage: %%rlm [--lm SPEC] [--context VAR_OR_FILE] [--max-iters N]") from None
+            raise ValueError(f"%%rlm: {exc}; usage: %%rlm [--lm SPEC] [--context VAR_OR_FILE] [--max-iters N] "
+                             "[--runs-dir DIR] [--trace-budget TOKENS] [--no-live]") from None
+        if args.trace_budget <= 0:
+            raise ValueError(f"%%rlm: --trace-budget {args.trace_budget}; must be a positive number of tokens")
         ns = self.shell.user_ns
         context: Any = ""
         if args.context is not None:
@@ -56,13 +66,23 @@ class RLMLabMagics(Magics):
                 context = Path(args.context).read_text(encoding="utf-8")
             else:
                 raise ValueError(f"%%rlm: --context {args.context!r} is neither a namespace variable nor a file")
+        # Everything that can fail on bad arguments comes before the timeline is displayed.
+        lm = make_lm(args.lm)
+        trace = ContextTrace(budget_tokens=args.trace_budget)
         turing = None
         if self.turing_on:
             from rlmlab.turing import TuringProtocol
 
             turing = TuringProtocol.from_config()
-        traj = run_rlm(cell.strip(), context, lm=make_lm(args.lm), workspace=ns.get("workspace"),
-                       max_iters=args.max_iters, runs_dir=args.runs_dir, turing=turing)
+        timeline, handle = _show_live(trace) if args.live else (None, None)
+        try:
+            traj = run_rlm(cell.strip(), context, lm=lm, workspace=ns.get("workspace"), max_iters=args.max_iters,
+                           runs_dir=args.runs_dir, turing=turing, trace=trace)
+        finally:
+            if timeline is not None:
+                timeline.close()  # unsubscribe and render the final state
+                if handle is not None:  # None when no shell is initialised: display() only printed it
+                    handle.update(timeline)  # the static HTML in the saved output too
         ns["rlm_last"] = traj
         return TrajectoryExplorer(traj)
 
@@ -121,6 +141,20 @@ class RLMLabMagics(Magics):
         ns = self.shell.user_ns
         ref = ns[source] if source.isidentifier() and source in ns else source
         return ns["ast_query"](ref, query, k=k)
+
+
+def _show_live(trace: Any) -> tuple[Any, Any]:
+    """Display a live BudgetTimeline of ``trace`` now; returns it and its display handle (for the final update).
+
+    Outside a frontend (plain or terminal IPython) the display is its text form, and the widget still
+    follows the trace; nothing here needs a kernel.
+    """
+    from IPython.display import display
+
+    from rlmlab.jupyter._budget import BudgetTimeline
+
+    timeline = BudgetTimeline(trace, live=True)
+    return timeline, display(timeline, display_id=True)
 
 
 def load(ipython: Any) -> None:
