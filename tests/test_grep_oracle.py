@@ -4,7 +4,10 @@ import re
 
 import pytest
 
-from rlmlab.oracle import CODE_LINE, GrepOracle, GrepVerification as V, pattern_for_query
+from rlmlab.oracle import (
+    CODE_LINE, GrepClaim, GrepOracle, GrepVerification as V, is_count_query, parse_claim, parse_claims,
+    pattern_for_query,
+)
 
 Q_ALL = "Find all async functions"
 
@@ -74,3 +77,25 @@ def test_quoted_pattern_and_unverifiable_query(oracle):
     assert pattern_for_query("List all structs matching pattern Inner") == CODE_LINE + r"\bstruct\s+\w*Inner\w*"
     assert pattern_for_query("Explain why the file is buffered") is None
     assert oracle.verify("12:anything", "Explain why the file is buffered") is None
+
+
+def test_parse_claims_reads_the_claim_forms_and_skips_prose():
+    answer = "Here they are:\n  12:  async fn open()  \nsrc/fs/file.rs:40:pub async fn sync_all(&self)\n7\n\nDone."
+    assert parse_claims(answer) == [
+        GrepClaim("12:  async fn open()", 12, None, "  async fn open()  "),
+        GrepClaim("src/fs/file.rs:40:pub async fn sync_all(&self)", 40, "src/fs/file.rs",
+                  "pub async fn sync_all(&self)"),
+        GrepClaim("7", 7),
+    ]
+    assert parse_claim("Here they are:") is None and parse_claims("") == []
+
+
+def test_false_positives_are_the_raw_claims_that_parse_claims_returns(oracle, truth):
+    answer = grep_n(truth) + "\nprose in between\n  1:async fn invented()  "
+    [wrong] = [c for c in parse_claims(answer) if c.line == 1]
+    assert oracle.verify_detailed(answer, Q_ALL).false_positives == [wrong.raw] == ["1:async fn invented()"]
+
+
+def test_is_count_query():
+    assert is_count_query("Count occurrences of async functions") and is_count_query("  how many structs?")
+    assert not is_count_query(Q_ALL) and not is_count_query("List the functions that count bytes")

@@ -281,6 +281,22 @@ def test_usage_then_outcome_updates_uses_and_wins(store):
     assert store.record_usage([a]) == 0  # no trajectory bound: nothing to link
 
 
+def test_distinct_values_of_a_filter_field_over_every_status(store):
+    first, second = store.items()[:2]
+    store.add(MemoryItem(title="No domain", description="d", content="c", polarity="success"), use_binding=False)
+    store.add(MemoryItem(title="Other domain", description="d", content="c", polarity="success", domain="aaa"),
+              use_binding=False)
+    store.set_status([first.id], "superseded", superseded_by=second.id)
+    assert store.distinct("domain") == ["aaa", "demo"]  # sorted; None (no domain) left out
+    assert store.distinct("role") == ["general", "query-writer", "solver"]
+    assert store.distinct("status") == ["active", "superseded"]  # superseded items count too
+    with pytest.raises(ItemValidationError, match="colour: not a filter field") as err:
+        store.distinct("colour")
+    assert err.value.field == "colour"
+    with pytest.raises(ItemValidationError, match="content: not a filter field"):
+        store.distinct("content")
+
+
 def test_stats(store):
     store.log_event("note", {})
     st_ = store.stats()

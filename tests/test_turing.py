@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import sqlite3
 
 import pytest
 
@@ -10,8 +11,9 @@ from rlmlab.executors import run_rlm
 from rlmlab.lm import make_lm
 from rlmlab.tools import ToolCaps, Workspace
 from rlmlab.turing import (
-    ALWAYS_ON, BUILTIN_HOOKS, PATTERN_DETECTORS, VALIDATORS, HookSpec, InteractionLog, LLMDetector, Step, ToolCall,
-    TuringGuard, TuringProtocol, Turn, load_custom_hooks, load_interaction_log, load_turing_config,
+    ALWAYS_ON, BUILTIN_HOOKS, INTERACTION_LOG_COLUMNS, PATTERN_DETECTORS, VALIDATORS, HookSpec, InteractionLog,
+    LLMDetector, Step, ToolCall, TuringGuard, TuringProtocol, Turn, load_custom_hooks, load_interaction_log,
+    load_turing_config,
 )
 
 SPEC_FIELDS = ["name", "phase", "scope", "detection_prompt", "validator_type", "validator_fn_name",
@@ -200,6 +202,15 @@ def test_interaction_log_stages_and_filters(tmp_path):
     assert [r["session"] for r in load_interaction_log(db, hook="empty_promise")] == ["s1"]
     assert [r["session"] for r in load_interaction_log(db, status="ok")] == ["s2"]
     assert isinstance(protocol.log, InteractionLog)
+
+
+def test_interaction_log_columns_are_the_keys_of_every_row(tmp_path):
+    db = tmp_path / "turing.sqlite"
+    TuringProtocol(log=db).run(post("I'll check it.", session="s1"))
+    [row] = load_interaction_log(db)
+    assert tuple(row) == INTERACTION_LOG_COLUMNS and INTERACTION_LOG_COLUMNS[0] == "id"
+    columns = [r[1] for r in sqlite3.connect(db).execute("PRAGMA table_info(interaction_log)")]
+    assert tuple(columns) == INTERACTION_LOG_COLUMNS  # the table's own order
 
 
 def test_config_and_malformed_custom_hooks(tmp_path):

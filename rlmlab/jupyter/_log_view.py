@@ -11,8 +11,7 @@ from typing import Any
 import ipywidgets as W
 
 from rlmlab.jupyter._widget import RLMLabWidget, esc, html_fields, html_table
-from rlmlab.turing import PHASES, SCOPES, load_interaction_log
-from rlmlab.turing._log import COLUMNS
+from rlmlab.turing import INTERACTION_LOG_COLUMNS, PHASES, SCOPES, load_interaction_log
 
 __all__ = ["InteractionLogView"]
 
@@ -276,9 +275,9 @@ def _checked_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     for i, row in enumerate(rows):
         if not isinstance(row, dict):
             raise ValueError(f"row {i}: expected a dict as load_interaction_log returns, got {type(row).__name__}")
-        missing = [c for c in COLUMNS if c not in row]
+        missing = [c for c in INTERACTION_LOG_COLUMNS if c not in row]
         if missing:
-            raise ValueError(f"row {i}: field {missing[0]} missing; rows need {', '.join(COLUMNS)}")
+            raise ValueError(f"row {i}: field {missing[0]} missing; rows need {', '.join(INTERACTION_LOG_COLUMNS)}")
         for key in ("hooks", "violations"):
             if not isinstance(row[key], list):
                 raise ValueError(f"row {i}: field {key}: expected a list (decoded JSON), got {type(row[key]).__name__}")

@@ -116,8 +116,7 @@ class MemoryBrowser(RLMLabWidget):
     def refresh(self) -> None:
         """Re-read the store (header, results, selected record) and re-render the live view."""
         self.health = memory_health(self.store)
-        self.domains = [r[0] for r in self.store.execute(
-            "SELECT DISTINCT domain FROM items WHERE domain IS NOT NULL ORDER BY 1")]
+        self.domains = self.store.distinct("domain")
         given = dict(self.filters)
         if self.query:
             hits = self.store.search(self.query, k=self.limit, **given)

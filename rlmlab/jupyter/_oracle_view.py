@@ -16,9 +16,8 @@ from typing import Any
 import ipywidgets as W
 
 from rlmlab.jupyter._widget import RLMLabWidget, esc
-from rlmlab.oracle import GOOD_VERDICTS, OracleResult, Verification
 # the oracle's own claim and count-query parsers, so the marks here agree with its verdict
-from rlmlab.oracle._grep import _CLAIM, _COUNT
+from rlmlab.oracle import GOOD_VERDICTS, OracleResult, Verification, is_count_query, parse_claim, parse_claims
 
 __all__ = ["ComparedItem", "OracleView", "compare_claims", "MATCH", "FALSE_POSITIVE", "FALSE_NEGATIVE", "PARTIAL"]
 
@@ -58,21 +57,18 @@ def _grep_rows(detail: Mapping[str, Any], answer: str | None) -> list[ComparedIt
     fps = list(detail.get("false_positives") or [])
     rows = []
     if answer is not None:
-        for m in (_CLAIM.match(ln) for ln in answer.splitlines() if ln.strip()):
-            if m is None:
-                continue  # prose around the claims: the oracle ignores it too
-            claim = m.group(0).strip()
-            wrong = claim in fps
+        for claim in parse_claims(answer):  # prose around the claims is skipped, as the oracle skips it
+            wrong = claim.raw in fps
             if wrong:
-                fps.remove(claim)
-            rows.append(ComparedItem(FALSE_POSITIVE if wrong else MATCH, (m.group("text") or "").strip() or claim,
-                                     int(m.group("line")), m.group("path")))
+                fps.remove(claim.raw)
+            rows.append(ComparedItem(FALSE_POSITIVE if wrong else MATCH, (claim.text or "").strip() or claim.raw,
+                                     claim.line, claim.path))
     # false positives the answer does not show as a claim line (no answer given): listed as the oracle wrote them
     rows += [ComparedItem(FALSE_POSITIVE, fp) for fp in fps]
     for fn in detail.get("false_negatives") or []:
-        m = _CLAIM.match(fn)
-        rows.append(ComparedItem(FALSE_NEGATIVE, (m.group("text") or "").strip(), int(m.group("line")),
-                                 m.group("path")) if m else ComparedItem(FALSE_NEGATIVE, fn))
+        missed = parse_claim(fn)
+        rows.append(ComparedItem(FALSE_NEGATIVE, (missed.text or "").strip(), missed.line, missed.path)
+                    if missed else ComparedItem(FALSE_NEGATIVE, fn))
     return sorted(rows, key=lambda r: (r.line is None, r.line or 0))
 
 
@@ -100,7 +96,7 @@ def compare_claims(detail: Mapping[str, Any], answer: str | None = None, query: 
     """The merged claimed/actual list of a GrepResult or StructuralResult (as ``to_dict()`` or an OracleResult's
     ``detail``); empty for a count query, a consensus check or a result without detail."""
     if "pattern" in detail:
-        return [] if query is not None and _COUNT.search(query) else _grep_rows(detail, answer)
+        return [] if query is not None and is_count_query(query) else _grep_rows(detail, answer)
     if "aspect" in detail:
         return _structural_rows(detail)
     return []
@@ -208,7 +204,7 @@ class OracleView(RLMLabWidget):
             lines.append(f"<div>note: {esc(self.detail['note'])}</div>")
         if self.reason and (self.status != "Failed" or not self.rows):  # a failed reason repeats the rows
             lines.append(f"<div style='color:#555'>reason: {esc(self.reason)}</div>")
-        if not self.rows and "pattern" in self.detail and self.query and _COUNT.search(self.query):
+        if not self.rows and "pattern" in self.detail and self.query and is_count_query(self.query):
             lines.append("<div style='color:#555'>a count query: the answer is a number, no lines to list</div>")
         return "".join(lines)
 

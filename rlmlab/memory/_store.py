@@ -13,7 +13,7 @@ from typing import Any
 
 from rlmlab.memory._errors import ItemValidationError, MemoryStoreError
 from rlmlab.memory._records import (
-    STATUSES, AddResult, Artifact, Event, Hit, MemoryItem, StoreStats, check_filters, check_k,
+    FILTERS, STATUSES, AddResult, Artifact, Event, Hit, MemoryItem, StoreStats, check_filters, check_k,
 )
 from rlmlab.memory._schema import applied_migrations, connect, utc_now
 from rlmlab.memory._tokens import FIELD_WEIGHTS, fts_query
@@ -125,6 +125,16 @@ class MemoryStore:
         with self._lock:
             rows = self._conn.execute(f"SELECT * FROM items {where} ORDER BY id", params).fetchall()
         return [_item(row) for row in rows]
+
+    def distinct(self, field: str) -> list[str]:
+        """The distinct values of one filter field (one of FILTERS) over every item of any status, sorted;
+        items with no value (None) are left out. ItemValidationError for a field that is not a filter."""
+        if field not in FILTERS:
+            raise ItemValidationError(field, f"not a filter field; allowed: {', '.join(FILTERS)}")
+        # ``field`` is one of FILTERS (checked above), so it is safe to put in the SQL text
+        with self._lock:
+            rows = self._conn.execute(f"SELECT DISTINCT {field} FROM items WHERE {field} IS NOT NULL ORDER BY 1")
+            return [r[0] for r in rows]
 
     def search(self, query: str, k: int = 6, **filters: str | None) -> list[Hit]:
         """Up to ``k`` items ranked by FTS5 bm25 (weights in ``FIELD_WEIGHTS``), best first; ties by id.

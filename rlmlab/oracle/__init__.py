@@ -8,7 +8,10 @@ executor trajectories into golden JSONL records.
 
 from rlmlab.oracle._classify import QUERY_RULES, QueryClassifier, QueryKind, QueryRule, classify_query
 from rlmlab.oracle._consistency import ConsensusResult, SelfConsistencyOracle, answer_similarity
-from rlmlab.oracle._grep import CODE_LINE, INTENT_PATTERNS, GrepOracle, GrepResult, GrepVerification, pattern_for_query
+from rlmlab.oracle._grep import (
+    CODE_LINE, INTENT_PATTERNS, GrepClaim, GrepOracle, GrepResult, GrepVerification, is_count_query, parse_claim,
+    parse_claims, pattern_for_query,
+)
 from rlmlab.oracle._records import GOLDEN_FIELDS, AnalysisResult, GoldenTrace, MalformedLine, read_analysis_results
 from rlmlab.oracle._source import ParseCache, SourceEntry
 from rlmlab.oracle._structural import STRUCTURAL_ASPECTS, StructuralResult, structural_target, verify_structural
@@ -21,6 +24,7 @@ from rlmlab.oracle._verdicts import GOOD_VERDICTS, CannotVerify, Verification
 
 __all__ = [
     "GrepOracle", "GrepResult", "GrepVerification", "CODE_LINE", "INTENT_PATTERNS", "pattern_for_query",
+    "GrepClaim", "parse_claim", "parse_claims", "is_count_query",
     "ParseCache", "SourceEntry", "STRUCTURAL_ASPECTS", "StructuralResult", "structural_target", "verify_structural",
     "TreeSitterOracle", "AstMatch", "AstQueryError", "FunctionInfo", "Param", "FieldInfo", "StructInfo",
     "VariantInfo", "EnumInfo", "ImplInfo", "TraitInfo", "ErrorPatternCounts", "GOOD_VERDICTS", "CannotVerify", "Verification",

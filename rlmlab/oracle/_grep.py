@@ -6,7 +6,9 @@ of claimed lines and A the lines that match the query's regex, each compared
 as (file, line number, text with whitespace normalised on both sides); a bare
 line number compares by number only. Over several files (``GrepOracle.over_files``)
 a claim ``path:line:text`` names its file; the path may be relative to the
-source root or end with the file's root-relative path.
+source root or end with the file's root-relative path. Claims are read by the public
+:func:`parse_claims` and count queries told by :func:`is_count_query`, so a view that
+marks an answer's lines reads them exactly as the oracle did.
 
 For count queries the claim is a number n against the real count m:
 n == m is ``ExactMatch``, n < m ``HasFalseNegatives``, n > m ``HasFalsePositives``,
@@ -25,7 +27,8 @@ from typing import Any
 from rlmlab.oracle._source import ParseCache, SourceEntry
 from rlmlab.oracle._verdicts import Verification, asks_for_sample, normalise_ws, set_verdict
 
-__all__ = ["GrepVerification", "GrepResult", "GrepOracle", "CODE_LINE", "INTENT_PATTERNS", "pattern_for_query"]
+__all__ = ["GrepVerification", "GrepResult", "GrepOracle", "GrepClaim", "CODE_LINE", "INTENT_PATTERNS",
+           "pattern_for_query", "parse_claim", "parse_claims", "is_count_query"]
 
 GrepVerification = Verification
 
@@ -72,6 +75,11 @@ _MATCHING = re.compile(r"\b(?:matching|named|containing|like)\s+(?:pattern\s+)?[
 _COUNT = re.compile(r"^\s*(count|how many)\b", re.I)
 
 
+def is_count_query(query: str) -> bool:
+    """Whether the query asks for a count ("Count ...", "How many ..."): the answer is then a number, not lines."""
+    return bool(_COUNT.search(query))
+
+
 def _named_item(intent: str, name: str) -> str:
     """The item kind of an intent regex (``...\\bstruct``) followed by a name containing ``name`` (a regex)."""
     kind = intent.split(r"\s+")[0]
@@ -100,6 +108,33 @@ def _line_text(text: str) -> str:
 
 
 _CLAIM = re.compile(r"^\s*(?:(?P<path>[^:\s]+):)?(?P<line>\d+)(?::(?P<text>.*))?\s*$")
+
+
+@dataclass(frozen=True)
+class GrepClaim:
+    """One claimed line of an answer, ``[path:]line[:text]``.
+
+    ``raw`` is the claim as written (surrounding whitespace stripped); it is how a false positive is reported.
+    ``path`` and ``text`` are None when the claim leaves them out; ``text`` is as written (not normalised).
+    """
+
+    raw: str
+    line: int
+    path: str | None = None
+    text: str | None = None
+
+
+def parse_claim(line: str) -> GrepClaim | None:
+    """The claim on one answer line, or None when the line is not a claim (prose)."""
+    m = _CLAIM.match(line)
+    if m is None:
+        return None
+    return GrepClaim(m.group(0).strip(), int(m.group("line")), m.group("path"), m.group("text"))
+
+
+def parse_claims(answer: str) -> list[GrepClaim]:
+    """The claims of an answer in the order written; blank and prose lines are skipped, as the oracle skips them."""
+    return [c for c in (parse_claim(ln) for ln in answer.splitlines() if ln.strip()) if c is not None]
 
 
 class GrepOracle:
@@ -164,7 +199,7 @@ class GrepOracle:
         if pattern is None:
             return None
         actual = self.ground_truth_all(pattern)
-        if _COUNT.search(query):
+        if is_count_query(query):
             m = re.search(r"-?\d+", answer)
             if m is None:
                 return GrepResult(Verification.Mismatch, pattern, 0, len(actual))
@@ -174,16 +209,15 @@ class GrepOracle:
             return GrepResult(verdict, pattern, n, len(actual))
         index_of = {path: i for i, (path, _) in enumerate(self.files)}
         by_key = {(index_of[path], i): _line_text(t) for path, i, t in actual}
-        claims = [m for m in (_CLAIM.match(ln) for ln in answer.splitlines() if ln.strip()) if m]
+        claims = parse_claims(answer)
         hits, fps = [], []
         for c in claims:
-            key = (self._file_index(c.group("path")), int(c.group("line")))
-            text = c.group("text")
-            ok = key in by_key and (text is None or _line_text(text) == by_key[key])
+            key = (self._file_index(c.path), c.line)
+            ok = key in by_key and (c.text is None or _line_text(c.text) == by_key[key])
             if ok:
                 hits.append(key)
             else:
-                fps.append(c.group(0).strip())
+                fps.append(c.raw)
         order = [(index_of[path], i) for path, i, _ in actual]
         verdict = set_verdict(hits, len(fps), order, asks_for_sample(query))
         seen = set(hits)

@@ -11,7 +11,7 @@ from rlmlab.turing._config import (
 from rlmlab.turing._detectors import Detection, LLMDetector, ProgrammaticDetector, detection_prompt
 from rlmlab.turing._guard import TuringGuard
 from rlmlab.turing._hooks import ALWAYS_ON, BUILTIN_HOOKS, HOOK_ENTRY_SCHEMA, HookSpec
-from rlmlab.turing._log import InteractionLog, load_interaction_log
+from rlmlab.turing._log import INTERACTION_LOG_COLUMNS, InteractionLog, load_interaction_log
 from rlmlab.turing._loop import AgentReply, LoopResult, TuringAgentLoop
 from rlmlab.turing._protocol import FailoverLM, RoundResult, TuringProtocol, Violation
 from rlmlab.turing._turn import PHASES, SCOPES, Step, ToolCall, Turn, tool_calls_in_code
@@ -23,6 +23,7 @@ __all__ = [
     "TuringConfig", "ValidatorSetting", "load_custom_hooks", "load_turing_config", "resolve_hooks",
     "Detection", "LLMDetector", "ProgrammaticDetector", "detection_prompt", "TuringGuard",
     "ALWAYS_ON", "BUILTIN_HOOKS", "HOOK_ENTRY_SCHEMA", "HookSpec", "InteractionLog", "load_interaction_log",
+    "INTERACTION_LOG_COLUMNS",
     "FailoverLM", "RoundResult", "TuringProtocol", "Violation", "PHASES", "SCOPES", "Step", "ToolCall", "Turn",
     "tool_calls_in_code", "PATTERN_DETECTORS", "VALIDATORS", "ValidatorContext", "pattern_detector",
     "schema_errors", "validator", "AgentReply", "LoopResult", "TuringAgentLoop",

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["InteractionLog", "load_interaction_log"]
+__all__ = ["InteractionLog", "load_interaction_log", "INTERACTION_LOG_COLUMNS"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS interaction_log (
@@ -33,9 +33,12 @@ CREATE TABLE IF NOT EXISTS interaction_log (
 CREATE INDEX IF NOT EXISTS interaction_log_session ON interaction_log(session);
 """
 
-COLUMNS = ("id", "ts", "session", "turn_id", "phase", "scope", "detector", "hooks", "input_context",
-           "detection_output", "stage1_status", "stage2_status", "stage3_status", "violations", "correction",
-           "elapsed_ms")
+# The fields of a logged round, in table order: every row ``load_interaction_log`` returns has exactly these keys.
+INTERACTION_LOG_COLUMNS = (
+    "id", "ts", "session", "turn_id", "phase", "scope", "detector", "hooks", "input_context", "detection_output",
+    "stage1_status", "stage2_status", "stage3_status", "violations", "correction", "elapsed_ms",
+)
+COLUMNS = INTERACTION_LOG_COLUMNS  # the old private name, kept for code that imported it
 
 
 class InteractionLog:
@@ -49,7 +52,7 @@ class InteractionLog:
         self._lock = threading.Lock()
 
     def write(self, row: dict[str, Any]) -> int:
-        values = {k: row.get(k) for k in COLUMNS if k != "id"}
+        values = {k: row.get(k) for k in INTERACTION_LOG_COLUMNS if k != "id"}
         values["ts"] = values["ts"] or time.time()
         for key in ("hooks", "input_context", "violations"):
             if not isinstance(values[key], str):
@@ -87,13 +90,13 @@ def load_interaction_log(path: str | Path, *, session: str | None = None, hook: 
         if status:
             where.append("stage3_status = ?")
             args.append(status)
-        sql = f"SELECT {', '.join(COLUMNS)} FROM interaction_log"
+        sql = f"SELECT {', '.join(INTERACTION_LOG_COLUMNS)} FROM interaction_log"
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY id"
         rows = []
         for values in db.execute(sql, args):
-            row = dict(zip(COLUMNS, values))
+            row = dict(zip(INTERACTION_LOG_COLUMNS, values))
             for key in ("hooks", "input_context", "violations"):
                 row[key] = json.loads(row[key])
             if hook and not any(v["hook"] == hook for v in row["violations"]):
