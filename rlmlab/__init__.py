@@ -16,6 +16,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 __version__ = "0.1.0"
 
 _EXPORTS = {
+    "rlmlab._paths": ["PROJECT_ROOT"],  # the checkout: data/ and configs/ resolve against it, not the cwd
     "rlmlab.errors": ["RLMLabError", "ToolError", "MissingExtraError", "ConfigError"],
     "rlmlab.handles": ["BlobRef", "BlobStore"],
     "rlmlab.tools": ["TOOLS", "tool", "ToolCaps", "Workspace", "blob", "ctx_stats", "ctx_peek", "ctx_slice",

@@ -19,6 +19,19 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("DSPY_CACHEDIR", str(home / "dspy_cache"))
 
 
+@pytest.fixture(scope="session")
+def rlmlab_kernel(tmp_path_factory):
+    """The rlmlab kernel installed into a temporary Jupyter path (as `make` installs it into the venv)."""
+    from rlmlab.jupyter import install_kernel
+
+    prefix = tmp_path_factory.mktemp("jupyter")
+    install_kernel(prefix=str(prefix))
+    mp = pytest.MonkeyPatch()
+    mp.setenv("JUPYTER_PATH", str(prefix / "share" / "jupyter"))
+    yield "rlmlab"
+    mp.undo()
+
+
 @pytest.fixture
 def ws() -> Workspace:
     return Workspace(caps=ToolCaps())

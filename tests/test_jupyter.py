@@ -101,7 +101,7 @@ def test_rlm_budget_and_turing_magics_run_a_task_and_show_the_widgets(rust_file,
     from IPython.core.interactiveshell import InteractiveShell
     from IPython.utils.capture import capture_output
 
-    from rlmlab.jupyter import BudgetTimeline, TrajectoryExplorer
+    from rlmlab.jupyter import BudgetTimeline, InteractionLogView, TrajectoryExplorer
     from rlmlab.jupyter._budget import header_html, timeline_bars, timeline_svg
 
     # Every event a live timeline receives, with whether the %%rlm run had returned by then (rlm_last is set
@@ -162,5 +162,16 @@ def test_rlm_budget_and_turing_magics_run_a_task_and_show_the_widgets(rust_file,
             shell.run_cell_magic("rlm", "--lm scripted:probe --context nope", "q")
         with pytest.raises(ValueError, match="usage: %turing on"):
             shell.run_line_magic("turing", "maybe")
+        # %turing log: nothing checked yet; with the protocol on, each round of the run lands in the log
+        with pytest.raises(ValueError, match="no checked run yet"):
+            shell.run_line_magic("turing", "log")
+        shell.run_line_magic("turing", "on")
+        shell.run_cell_magic("rlm", f"--lm scripted:probe --context src --runs-dir {tmp_path} --no-live",
+                             "How many pub async fn are there?")
+        checked = shell.user_ns["rlm_last"]
+        view = shell.run_line_magic("turing", "log")
+        assert isinstance(view, InteractionLogView) and view.db_path == tmp_path / "interaction_log.sqlite"
+        assert view.all_rounds and {r["session"] for r in view.all_rounds} == {checked.run_id}
+        assert isinstance(shell.run_line_magic("turing", f"log {view.db_path}"), InteractionLogView)
     finally:
         InteractiveShell.clear_instance()

@@ -15,20 +15,13 @@ from rlmlab.experiments import load_experiment, read_results
 from rlmlab.experiments._notebooks import (
     FAMILIES, MAIN_JOB, NOTEBOOKS_DIR, NotebookFailed, notebook_for, notebook_parameters, run_notebook,
 )
-from rlmlab.jupyter import install_kernel
 
 pytestmark = pytest.mark.notebook
 
 
-@pytest.fixture(scope="module")
-def kernel(tmp_path_factory):
-    """The rlmlab kernel installed into a temporary Jupyter path (as `make` installs it into the venv)."""
-    prefix = tmp_path_factory.mktemp("jupyter")
-    install_kernel(prefix=str(prefix))
-    mp = pytest.MonkeyPatch()
-    mp.setenv("JUPYTER_PATH", str(prefix / "share" / "jupyter"))
-    yield "rlmlab"
-    mp.undo()
+@pytest.fixture
+def kernel(rlmlab_kernel):
+    return rlmlab_kernel
 
 
 def outputs(nb_path: Path) -> list[dict]:

@@ -16,6 +16,8 @@ __all__ = ["load", "unload", "RLMLabMagics"]
 _PUSHED: dict[int, list[str]] = {}
 
 
+TURING_LOG = "interaction_log.sqlite"  # beside the runs of %%rlm, one log for all of them
+
 _RLM_ARGS = argparse.ArgumentParser(prog="%%rlm", add_help=False, exit_on_error=False)
 _RLM_ARGS.add_argument("--lm", default="local")
 _RLM_ARGS.add_argument("--context", default=None)
@@ -32,6 +34,7 @@ class RLMLabMagics(Magics):
     def __init__(self, shell: Any = None, **kwargs: Any):
         super().__init__(shell, **kwargs)
         self.turing_on = True  # %%rlm checks every step with the Turing Protocol unless `%turing off`
+        self.turing_log: Path | None = None  # the interaction log the last checked %%rlm run wrote to
 
     @cell_magic
     def rlm(self, line: str, cell: str) -> Any:
@@ -41,6 +44,7 @@ class RLMLabMagics(Magics):
         [--trace-budget 8000] [--no-live]``.
         The context is a namespace variable (a BlobRef or a string) or a file path; the run uses the
         namespace's workspace, so handles made in the notebook resolve. The trajectory is kept as ``rlm_last``.
+        With the Turing Protocol on, every round is logged to ``<runs-dir>/interaction_log.sqlite`` (``%turing log``).
         Unless ``--no-live``, a :class:`BudgetTimeline` of the run's trace is displayed before the run starts
         and follows it (at most one render per 200 ms); when the run ends it stops following and its output
         is replaced by the final state, so a saved notebook shows the whole run.
@@ -73,7 +77,10 @@ class RLMLabMagics(Magics):
         if self.turing_on:
             from rlmlab.turing import TuringProtocol
 
-            turing = TuringProtocol.from_config()
+            log = Path(args.runs_dir) / TURING_LOG
+            log.parent.mkdir(parents=True, exist_ok=True)
+            turing = TuringProtocol.from_config(log=log)
+            self.turing_log = log
         timeline, handle = _show_live(trace) if args.live else (None, None)
         try:
             traj = run_rlm(cell.strip(), context, lm=lm, workspace=ns.get("workspace"), max_iters=args.max_iters,
@@ -99,14 +106,25 @@ class RLMLabMagics(Magics):
         return BudgetTimeline(traj.context_trace)
 
     @line_magic
-    def turing(self, line: str) -> str:
-        """``%turing on|off``: check ``%%rlm`` steps with the Turing Protocol (configs/turing.yaml); no argument shows it."""
-        arg = line.strip().lower()
-        if arg not in ("", "on", "off"):
-            raise ValueError("%turing: usage: %turing on|off")
+    def turing(self, line: str) -> Any:
+        """``%turing on|off``: check ``%%rlm`` steps with the Turing Protocol (configs/turing.yaml); no argument
+        shows the setting. ``%turing log [PATH]``: the interaction-log view of the last checked run's log (or of
+        the SQLite log at PATH)."""
+        arg, _, rest = line.strip().partition(" ")
+        arg = arg.lower()
+        if arg == "log":
+            from rlmlab.jupyter._log_view import InteractionLogView
+
+            path = Path(rest.strip()) if rest.strip() else self.turing_log
+            if path is None:
+                raise ValueError("%turing log: no checked run yet; run a %%rlm cell with %turing on, or give a log path")
+            return InteractionLogView(path)
+        if arg not in ("", "on", "off") or rest:
+            raise ValueError("%turing: usage: %turing on|off, or %turing log [PATH]")
         if arg:
             self.turing_on = arg == "on"
         return f"Turing Protocol {'on' if self.turing_on else 'off'} for %%rlm"
+
     @line_magic
     def rlmlab_tools(self, line: str) -> Any:
         """List the rlmlab tools (one line each), with their result caps."""

@@ -4,10 +4,15 @@ A named script is a callable ``script(messages) -> response`` that reads which o
 prompt asks for and answers deterministically. ``probe`` is a minimal agent for smoke runs (CI
 executes the experiment notebooks with it): in a code-writing step it measures the context once, then
 SUBMITs "unknown"; a ReAct step finishes at once; any other prompt (judge, extractor) gets "[]".
+``arith`` is a teacher-learner learner for the user-guide notebooks: it evaluates "What is <arithmetic>?"
+exactly, except that its first answer to a product is 10 too high (a reprompt fixes it); a word problem
+gets its first number, hedged, whatever the turn.
 """
 
 from __future__ import annotations
 
+import ast
+import operator
 import re
 from collections.abc import Callable
 from typing import Any
@@ -46,7 +51,46 @@ def _probe(messages: list[dict[str, str]]) -> str | dict[str, Any]:
     return out
 
 
-SCRIPTS: dict[str, Callable[[list[dict[str, str]]], str | dict[str, Any]]] = {"probe": _probe}
+_ARITH_QUESTION = re.compile(r"^What is (.+)\?\s*$")
+_PERCENT_OF = re.compile(r"^([\d.]+)% of ([\d.]+)$")
+_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+
+
+def _evaluate(node: ast.AST) -> float:
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_evaluate(node.operand)
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        return _OPERATORS[type(node.op)](_evaluate(node.left), _evaluate(node.right))
+    raise ValueError("not plain arithmetic")
+
+
+def _number(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+def _arith(messages: list[dict[str, str]]) -> str:
+    users = [m["content"] for m in messages if m.get("role") == "user"]
+    question = users[0].strip() if users else ""
+    turn = sum(m.get("role") == "assistant" for m in messages)
+    found = _ARITH_QUESTION.match(question)
+    if found:
+        expr = found.group(1).strip()
+        pct = _PERCENT_OF.match(expr)
+        try:
+            value = float(pct.group(1)) * float(pct.group(2)) / 100 if pct else _evaluate(ast.parse(expr, mode="eval").body)
+        except (SyntaxError, ValueError, ZeroDivisionError):
+            value = None
+        if value is not None:
+            if turn == 0 and "*" in expr:
+                return f"I multiply and carry.\nAnswer: {_number(value + 10)}"
+            return f"{expr} = {_number(value)}.\nAnswer: {_number(value)}"
+    first = re.search(r"-?\d+(?:\.\d+)?", question)
+    return f"I am not sure; maybe {first.group(0) if first else 0}.\nAnswer: {first.group(0) if first else 0}"
+
+
+SCRIPTS: dict[str, Callable[[list[dict[str, str]]], str | dict[str, Any]]] = {"probe": _probe, "arith": _arith}
 
 
 def script_named(name: str) -> Callable[[list[dict[str, str]]], str | dict[str, Any]]:

@@ -1,0 +1,120 @@
+"""The user-guide notebooks (00_tour, 01_explore_traces, 02_teacher_learner) executed through papermill on the
+rlmlab kernel with the scripted models, from a working directory outside the checkout."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import papermill
+import pytest
+
+from rlmlab import PROJECT_ROOT
+from rlmlab.experiments import read_results
+from rlmlab.experiments._notebooks import notebook_parameters
+from rlmlab.teach import read_traces
+
+pytestmark = pytest.mark.notebook
+
+GUIDES = PROJECT_ROOT / "notebooks"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def execute(name: str, tmp_path: Path, **parameters) -> list[dict]:
+    """Run one guide with ``parameters`` in ``tmp_path``; the executed cells (no cell may have failed)."""
+    out = tmp_path / f"{name}.out.ipynb"
+    papermill.execute_notebook(str(GUIDES / f"{name}.ipynb"), str(out), parameters=parameters, kernel_name="rlmlab",
+                               cwd=str(tmp_path), progress_bar=False)
+    cells = [c for c in json.loads(out.read_text())["cells"] if c["cell_type"] == "code"]
+    assert not [o for c in cells for o in c.get("outputs", []) if o["output_type"] == "error"]
+    return cells
+
+
+def html_of(cell: dict) -> str:
+    return "".join("".join(o["data"]["text/html"]) for o in cell.get("outputs", [])
+                   if "text/html" in o.get("data", {}))
+
+
+def text_of(cell: dict) -> str:
+    parts = []
+    for o in cell.get("outputs", []):
+        parts.append("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", "")))
+    return "".join(parts)
+
+
+def widgets(cells: list[dict]) -> dict[str, str]:
+    """The static HTML of every widget output, by its CSS class (the widget's and the static form's)."""
+    found: dict[str, str] = {}
+    for c in cells:
+        for o in c.get("outputs", []):
+            data = o.get("data", {})
+            if WIDGET_VIEW in data:
+                html = "".join(data["text/html"])
+                css = html.split("class='", 1)[1].split("'", 1)[0]
+                found[css] = found.get(css, "") + html
+    return found
+
+
+def test_every_guide_has_a_literal_parameters_cell():
+    for name, wanted in [("00_tour", {"lm", "learner_lm", "rust_source", "runs_dir"}),
+                         ("01_explore_traces", {"lm", "experiment", "suite", "tasks", "run_dir"}),
+                         ("02_teacher_learner", {"learner_lm", "items", "mode", "run_dir"})]:
+        params = notebook_parameters(GUIDES / f"{name}.ipynb")
+        assert wanted <= params.keys(), name
+        nb = json.loads((GUIDES / f"{name}.ipynb").read_text())
+        assert nb["metadata"]["kernelspec"]["name"] == "rlmlab"
+        assert not any(c.get("outputs") for c in nb["cells"] if c["cell_type"] == "code"), f"{name}: clear outputs"
+
+
+def test_tour_shows_handles_ast_query_a_checked_rlm_step_memory_and_the_stepper(rlmlab_kernel, tmp_path, rust_file):
+    runs = tmp_path / "runs"
+    cells = execute("00_tour", tmp_path, lm="scripted:probe", learner_lm="scripted:arith", runs_dir=str(runs),
+                    rust_source=str(rust_file), teach_items=3)
+    text = "\n".join(text_of(c) for c in cells)
+    assert "ast_query(ref_or_path, query, k=20)" in text  # %rlmlab_tools
+    assert "BlobRef(key='file.rs'" in text and "'total':" in text
+    assert "'captures': {'name': 'open'}" in text  # %%ast_query: pub async fn open(...) is the first match
+    found = widgets(cells)
+    assert set(found) == {"rlmlab-explorer", "rlmlab-budget", "rlmlab-turing-log", "rlmlab-oracle", "rlmlab-memory",
+                          "rlmlab-stepper"}
+    assert "Find all async functions in this file" in found["rlmlab-explorer"]
+    [trajectory] = runs.glob("*/trajectory.jsonl")
+    assert trajectory.parent.name in found["rlmlab-explorer"]
+    assert "tokens" in found["rlmlab-budget"]
+    assert (runs / "interaction_log.sqlite").is_file() and "post_inference" in found["rlmlab-turing-log"]
+    # the agent's answer ("unknown") and the hand-written one with an invented line and a missed one
+    assert found["rlmlab-oracle"].count("verdict:") == 2 and "async fn invented()" in found["rlmlab-oracle"]
+    assert "✗ FP" in found["rlmlab-oracle"] and "○ FN" in found["rlmlab-oracle"]
+    assert (runs / "memory.sqlite").is_file() and "rlmlab-memory" in found
+    assert "turn 1 of 4" in found["rlmlab-stepper"] and "Answer: 401" in found["rlmlab-stepper"]
+
+
+def test_explore_traces_opens_a_run_its_trajectory_oracle_check_and_memory(rlmlab_kernel, tmp_path):
+    run_dir = tmp_path / "E6-guide"
+    cells = execute("01_explore_traces", tmp_path, lm="scripted:probe", experiment="E6", tasks=2, run_dir=str(run_dir))
+    rows = read_results(run_dir / "results.jsonl")
+    assert [r["task_id"] for r in rows] == ["code-l1-01", "code-l2-01"]
+    found = widgets(cells)
+    assert {"rlmlab-explorer", "rlmlab-budget", "rlmlab-oracle", "rlmlab-memory"} <= set(found)
+    assert rows[0]["trajectory_id"] in found["rlmlab-explorer"]
+    assert "What is the signature of set_len" in found["rlmlab-explorer"]
+    assert "set_len" in found["rlmlab-oracle"] and "Failed" in found["rlmlab-oracle"]  # "unknown" is no signature
+    assert (run_dir / "golden.jsonl").exists()
+    assert "0 golden trace(s) written" in "\n".join(text_of(c) for c in cells)
+    assert "13 items" in found["rlmlab-memory"]  # E6 seeds the bank from both packs
+
+
+def test_teacher_learner_guide_compares_arms_and_runs_a_live_turn(rlmlab_kernel, tmp_path):
+    run_dir = tmp_path / "teach"
+    cells = execute("02_teacher_learner", tmp_path, learner_lm="scripted:arith", items=6, run_dir=str(run_dir))
+    rts = read_traces(run_dir / "traces.reference.rts.json")
+    assert [t.qid for t in rts] == ["q1", "q2", "q3", "q4", "q5", "q6"]
+    # the scripted learner's first answer to 17 * 23 is 401; the teacher's reprompt gets 391
+    q2 = rts[1]
+    assert [t.answer.splitlines()[-1] for t in q2.turns] == ["Answer: 401", "Answer: 391"]
+    assert q2.turns[0].template and q2.final_accuracy == 1
+    found = widgets(cells)
+    assert "rlmlab-stepper" in found and "401" in found["rlmlab-stepper"]
+    text = "\n".join(text_of(c) for c in cells)
+    assert "('q7', '" in text  # the live turn answered the first item after the loaded ones
+    assert "single     accuracy 50%" in text and "rts        accuracy 100%" in text
