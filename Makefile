@@ -5,7 +5,7 @@ STAMP    := $(VENV)/.rlmlab-installed
 RUST_SRC := /usr/share/cargo/registry
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test install rust-src ctags bench clean
+.PHONY: demo test install rust-src ctags chromium bench clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -14,7 +14,7 @@ $(PY):
 # Reinstall when pyproject.toml changes. llama-cpp-python compiles from source the
 # first time (about 6 minutes on 2 cores); pip caches the wheel after that.
 $(STAMP): pyproject.toml | $(PY)
-	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PY) -m pip install -e '.[local,test,ray]'
+	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PY) -m pip install -e '.[local,test,ray]'
 	$(VENV)/bin/rlmlab kernel install --sys-prefix
 	touch $@
 
@@ -32,17 +32,24 @@ ctags:
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends universal-ctags; }
 
+# Debian's Chromium for tests/test_browser.py (Playwright drives /usr/bin/chromium; it never downloads a browser).
+chromium:
+	@[ -x /usr/bin/chromium ] && [ -d /usr/share/fonts/truetype/dejavu ] || { \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core; }
+
 demo: install rust-src
 	$(VENV)/bin/rlmlab demo
 
-test: install rust-src
-	$(PY) -m pytest
+test: install rust-src chromium
+	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(PY) -m pytest
 
 bench: install rust-src ctags
 	$(PY) benchmarks/leakage.py
 	$(PY) benchmarks/oracle.py
 	$(PY) benchmarks/turing.py
 	$(PY) benchmarks/experiments.py
+	$(PY) benchmarks/widgets.py
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

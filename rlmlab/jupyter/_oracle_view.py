@@ -227,7 +227,7 @@ class OracleView(RLMLabWidget):
                       else "<i>— not in source</i>")
             line = f"{esc(r.path) + ':' if r.path else ''}{r.line if r.line is not None else '—'}"
             where = [line] if grep else []
-            cells = [f"<b>{esc(mark)}</b>", *where, claimed, actual]
+            cells = [f"<b style='white-space:nowrap'>{esc(mark)}</b>", *where, claimed, actual]
             tds = "".join(f"<td style='padding:2px 8px;vertical-align:top'>{c}</td>" for c in cells)
             body.append(f"<tr class='rlmlab-{r.status.replace('_', '-')}' title='{esc(meaning)}' "
                         f"style='background:{background or 'transparent'}'>{tds}</tr>")
