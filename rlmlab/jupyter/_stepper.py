@@ -84,7 +84,7 @@ def _from_record(rec: TurnRecord, templates: dict[str, Template], turn: int, rep
 
 
 def _default_templates() -> dict[str, Template]:
-    # the default template file is relative to the repo root; a notebook elsewhere still steps, without texts
+    # a checkout without data/rts_templates.json (or a broken one) still steps, without the template texts
     try:
         return load_templates()
     except ConfigError:

@@ -8,12 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rlmlab._paths import PROJECT_ROOT
 from rlmlab.turing._protocol import TuringProtocol
 from rlmlab.turing._turn import Turn
 
 __all__ = ["EvalCase", "HookScore", "EvalReport", "load_eval_cases", "evaluate", "DEFAULT_EVAL"]
 
-DEFAULT_EVAL = Path("data/turing_eval.jsonl")
+DEFAULT_EVAL = PROJECT_ROOT / "data" / "turing_eval.jsonl"
 
 
 def _eval_tool_schemas() -> dict[str, dict[str, Any]]:
