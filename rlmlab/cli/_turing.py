@@ -9,6 +9,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from rlmlab._paths import PROJECT_ROOT
+
 DEFAULT_DB = Path("runs/turing.sqlite")
 
 
@@ -50,7 +52,7 @@ def log(db: Path, session: str | None, hook: str | None, status: str | None, lim
 
 @turing.command("eval")
 @click.option("--data", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              default=Path("data/turing_eval.jsonl"), show_default=True)
+              default=PROJECT_ROOT / "data" / "turing_eval.jsonl", show_default=True)
 @click.option("--detector", type=click.Choice(["programmatic", "llm", "both"]), default="programmatic",
               show_default=True)
 @click.option("--lm", "lm_spec", default="local", show_default=True,
