@@ -11,8 +11,6 @@ gets its first number, hedged, whatever the turn.
 
 from __future__ import annotations
 
-import ast
-import operator
 import re
 from collections.abc import Callable
 from typing import Any
@@ -51,41 +49,19 @@ def _probe(messages: list[dict[str, str]]) -> str | dict[str, Any]:
     return out
 
 
-_ARITH_QUESTION = re.compile(r"^What is (.+)\?\s*$")
-_PERCENT_OF = re.compile(r"^([\d.]+)% of ([\d.]+)$")
-_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
-
-
-def _evaluate(node: ast.AST) -> float:
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return -_evaluate(node.operand)
-    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
-        return _OPERATORS[type(node.op)](_evaluate(node.left), _evaluate(node.right))
-    raise ValueError("not plain arithmetic")
-
-
-def _number(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"
-
-
 def _arith(messages: list[dict[str, str]]) -> str:
+    from fractions import Fraction
+
+    from rlmlab.teach._arith import format_number, solve_arithmetic  # the demo simulator's exact arithmetic
+
     users = [m["content"] for m in messages if m.get("role") == "user"]
     question = users[0].strip() if users else ""
     turn = sum(m.get("role") == "assistant" for m in messages)
-    found = _ARITH_QUESTION.match(question)
-    if found:
-        expr = found.group(1).strip()
-        pct = _PERCENT_OF.match(expr)
-        try:
-            value = float(pct.group(1)) * float(pct.group(2)) / 100 if pct else _evaluate(ast.parse(expr, mode="eval").body)
-        except (SyntaxError, ValueError, ZeroDivisionError):
-            value = None
-        if value is not None:
-            if turn == 0 and "*" in expr:
-                return f"I multiply and carry.\nAnswer: {_number(value + 10)}"
-            return f"{expr} = {_number(value)}.\nAnswer: {_number(value)}"
+    value = solve_arithmetic(question)
+    if value is not None:
+        if turn == 0 and "*" in question:
+            return f"I multiply and carry.\nAnswer: {format_number(Fraction(value) + 10)}"
+        return f"{question.removeprefix('What is ').rstrip('?')} = {value}.\nAnswer: {value}"
     first = re.search(r"-?\d+(?:\.\d+)?", question)
     return f"I am not sure; maybe {first.group(0) if first else 0}.\nAnswer: {first.group(0) if first else 0}"
 
