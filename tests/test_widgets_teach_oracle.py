@@ -188,6 +188,16 @@ def test_stepper_reads_the_traces_json_that_teach_run_writes(tmp_path):
     assert s2.run_turn().qid == "q1" and len(s2.turns) == len(s.turns) + 1
 
 
+def test_live_loop_from_config_can_skip_the_items_a_run_answered():
+    config = RunConfig(limit=5)
+    loop = LiveTeachLoop.from_config(config, skip=3)
+    assert [i.qid for i in loop.items] == [i.qid for i in ITEMS[3:5]]
+    assert loop.step().qid == ITEMS[3].qid
+    assert LiveTeachLoop.from_config(config).items == ITEMS[:5]
+    with pytest.raises(ValueError, match="skip: -1"):
+        LiveTeachLoop.from_config(config, skip=-1)
+
+
 def test_bare_turn_records_are_numbered_as_one_item():
     [trace] = run_arm([ITEMS[1]], demo(error_rate=1.0), arm="rts", mode="reference")[0]
     s = TeacherStepper(trace.turns)

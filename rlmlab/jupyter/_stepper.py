@@ -153,10 +153,13 @@ class LiveTeachLoop:
 
     @classmethod
     def from_config(cls, config: RunConfig, *, arm: str = "rts", mode: str | None = None, lm: Any = None,
-                    turing: Any = None) -> "LiveTeachLoop":
-        """The loop ``run_teach`` would run for one arm and mode (default: the config's first mode)."""
+                    turing: Any = None, skip: int = 0) -> "LiveTeachLoop":
+        """The loop ``run_teach`` would run for one arm and mode (default: the config's first mode); ``skip``
+        leaves out the dataset's first items (those a finished run already answered)."""
+        if skip < 0:
+            raise ValueError(f"skip: {skip} is not allowed; use an integer >= 0")
         config = config.with_paths_resolved()
-        items = load_dataset(config.dataset, limit=config.limit)
+        items = load_dataset(config.dataset, limit=config.limit)[skip:]
         return cls(items, make_learner(config, items, lm=lm, turing=turing), arm=arm, mode=mode or config.modes[0],
                    rules=load_stop_rules(config.stop_rules, max_turns=config.max_turns),
                    gains=ExpectedGain.from_traces(config.history))
