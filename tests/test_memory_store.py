@@ -109,7 +109,7 @@ def test_migrations_recorded_once_and_reopen_is_idempotent(tmp_path):
     with MemoryStore(path) as s:
         first = s.migrations()
     assert [(m["version"], m["name"]) for m in first] == [(m.version, m.name) for m in MIGRATIONS]
-    assert [m["version"] for m in first] == [1, 2, 3, 4, 5, 6]
+    assert [m["version"] for m in first] == [m.version for m in MIGRATIONS]
     with MemoryStore(path) as s:
         assert s.migrations() == first  # nothing re-applied: same rows, same applied_at
 
@@ -122,7 +122,7 @@ def test_only_missing_migrations_are_applied(tmp_path):
     raw.close()
     with MemoryStore(path) as s:
         rows = s.migrations()
-    assert [r["version"] for r in rows] == [1, 2, 3, 4, 5, 6]
+    assert [r["version"] for r in rows] == [m.version for m in MIGRATIONS]
     assert [(r["version"], r["applied_at"]) for r in rows[:2]] == old
 
 

@@ -1,4 +1,4 @@
-"""``rlmlab experiment``: list the E1..E12 configs, run one, compare two runs."""
+"""``rlmlab experiment``: list the E1..E13 configs, run one, compare two runs."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def _fail(exc: Exception) -> click.ClickException:
 
 @click.group()
 def experiment() -> None:
-    """Memory-architecture experiments E1..E12 (configs/experiments/)."""
+    """Memory-architecture and decoding experiments E1..E13 (configs/experiments/)."""
 
 
 @experiment.command("list")
@@ -52,7 +52,7 @@ def list_() -> None:
 def run(name: str, lm: str | None, suite: str | None, tasks: int | None, rollouts: int | None, workers: int | None,
         conditions: tuple[str, ...], runs_dir: Path, resume: str | None, backend: str, max_iters: int | None,
         max_tokens: int | None) -> None:
-    """Run experiment NAME (E1..E12 or a config path); writes runs/<run-id>/ and prints the summary."""
+    """Run experiment NAME (E1..E13 or a config path); writes runs/<run-id>/ and prints the summary."""
     from rlmlab.errors import RLMLabError
     from rlmlab.experiments._runner import run_experiment
 
@@ -73,7 +73,7 @@ def run(name: str, lm: str | None, suite: str | None, tasks: int | None, rollout
 @click.argument("run_b", type=click.Path(exists=True, file_okay=False, path_type=Path))
 def compare(run_a: Path, run_b: Path) -> None:
     """Side-by-side summary of two run directories (every condition of each)."""
-    from rlmlab.experiments._runner import read_results, summarise
+    from rlmlab.experiments._runner import read_results, summarise, summary_columns
 
     summaries = {}
     for d in (run_a, run_b):
@@ -83,13 +83,15 @@ def compare(run_a: Path, run_b: Path) -> None:
     metrics = ["tasks", "pass_rate", "convergence", "mean_input_tokens", "mean_iterations", "mean_tool_calls",
                "mean_prompt_chars_mean", "mean_variables_info_chars", "mean_large_returns", "mean_context_chars",
                "mean_elapsed_ms"]
+    # pass@1, maj@N, pass@N, off-format replies and golden yield, for runs that have them (after pass_rate)
+    metrics[2:2] = [k for k, _ in summary_columns(s for by_cond in summaries.values() for s in by_cond.values())]
     table = Table(title=f"{run_a.name} vs {run_b.name}", title_justify="left")
     table.add_column("metric")
     columns = [(run, cond) for run, s in summaries.items() for cond in s]
     for run, cond in columns:
         table.add_column(f"{run}\n{cond}", justify="right", overflow="fold")
     for m in metrics:
-        values = [summaries[run][cond][m] for run, cond in columns]
+        values = [summaries[run][cond].get(m) for run, cond in columns]
         table.add_row(m, *("-" if v is None else f"{v:g}" for v in values))
     Console().print(table)
 

@@ -10,7 +10,7 @@ __all__ = ["trajectory_metrics", "METRIC_FIELDS"]
 
 METRIC_FIELDS = ("converged", "submitted", "iterations", "input_tokens", "output_tokens", "lm_calls", "tool_calls",
                  "stdout_chars", "variables_info_chars", "large_returns", "sub_llm_calls", "prompt_chars_mean",
-                 "prompt_chars_max", "elapsed_ms", "error")
+                 "prompt_chars_max", "elapsed_ms", "salvaged", "error")
 
 
 def trajectory_metrics(traj: Trajectory) -> dict[str, Any]:
@@ -34,5 +34,6 @@ def trajectory_metrics(traj: Trajectory) -> dict[str, Any]:
         "prompt_chars_mean": round(sum(prompts) / len(prompts), 1) if prompts else 0.0,
         "prompt_chars_max": max(prompts, default=0),
         "elapsed_ms": traj.elapsed_ms,
+        "salvaged": traj.salvaged_replies,  # off-format replies the lenient adapter salvaged
         "error": traj.error,
     }

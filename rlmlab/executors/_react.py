@@ -10,6 +10,8 @@ from typing import Any
 import dspy
 from dspy.utils.exceptions import ContextWindowExceededError
 
+from rlmlab.executors._constrain import StepConstraint, check_decoding, decoding_note
+from rlmlab.executors._step_grammar import fields_grammar, step_grammar
 from rlmlab.executors._context_events import ToolTap, call_events
 from rlmlab.executors._rlm import (
     RLM_SIGNATURE, close_trajectory, dspy_tools, make_guard, new_run_id, start_run,
@@ -68,14 +70,26 @@ class MeteredReAct(dspy.ReAct):
 
     def __init__(self, signature: Any, *, workspace: Workspace, recorder: CallRecorder, meter: LeakageMeter,
                  trace: ContextTrace | None = None, guard: Any = None, max_iters: int = 10,
-                 max_output_chars: int = 10_000):
+                 max_output_chars: int = 10_000, decoding: str = "free", query: str | None = None):
         super().__init__(signature, tools=dspy_tools(workspace), max_iters=max_iters)
+        if decoding == "grammar":  # each step is one typed tool call (or finish); the extract is one line per field
+            self.react.callbacks.append(StepConstraint(self._step_grammar))
+            extract = getattr(self.extract, "predict", self.extract)  # dspy.ReAct's extract is a ChainOfThought
+            extract.callbacks.append(StepConstraint(
+                lambda inst, inputs: fields_grammar(list((inputs.get("signature") or inst.signature).output_fields))))
+        self.query = query
         self.workspace, self.recorder, self.meter, self.guard = workspace, recorder, meter, guard
         self.trace = trace if trace is not None else ContextTrace()
         self.max_output_chars = max_output_chars
         self.records: list[IterationRecord] = []
         self.finished = False  # the model called finish (False: max_iters ran out, or the context overflowed)
         self._tap = ToolTap()
+
+    def _step_grammar(self, instance: Any, inputs: dict[str, Any]) -> str | None:
+        names = list((inputs.get("signature") or instance.signature).output_fields)
+        if names != ["next_thought", "next_tool_name", "next_tool_args"]:
+            return None
+        return step_grammar(self.workspace.registry, self.workspace.caps, fmt="react", query=self.query)
 
     def forward(self, **input_args: Any) -> dspy.Prediction:
         trajectory: dict[str, Any] = {}
@@ -194,6 +208,8 @@ def run_react(
     trace: ContextTrace | None = None,
     turing: Any = None,
     instructions: str | None = None,
+    decoding: str = "free",
+    max_statements: int = 3,
 ) -> Trajectory:
     """Run one task with dspy.ReAct over the workspace's tools; the trajectory is :func:`run_rlm`'s shape.
 
@@ -211,8 +227,11 @@ def run_react(
     before the tool runs (a kill discards the step), the tool-call phases run
     as workspace observers. Errors are recorded in ``Trajectory.error``.
     ``trace_budget`` and ``trace`` (a caller's trace to follow live) as in :func:`run_rlm`.
+    ``decoding="grammar"`` makes each step one tool call typed by the tool's schema, or finish (a ReAct step is
+    one call, so ``max_statements`` has no effect here).
     """
-    del max_llm_calls, step_timeout  # part of the shared signature; nothing here for them to limit
+    del max_llm_calls, step_timeout, max_statements  # the shared signature; nothing here for them to limit
+    check_decoding(decoding)
     trace, workspace, recorder, meter, ref, text = start_run(context, context_mode, lm=lm, workspace=workspace,
                                                              tools=tools, trace_budget=trace_budget, trace=trace)
     context_value = handle_description(ref) if ref is not None else text
@@ -220,10 +239,12 @@ def run_react(
     run_id = run_id or new_run_id("react")
     guard = make_guard(turing, workspace, run_id)
     signature = dspy.Signature(RLM_SIGNATURE, instructions) if instructions else RLM_SIGNATURE
+    decoding, note = decoding_note(decoding, lm)
     agent = MeteredReAct(signature, workspace=workspace, recorder=recorder, meter=meter, trace=trace, guard=guard,
-                         max_iters=max_iters, max_output_chars=max_output_chars)
+                         max_iters=max_iters, max_output_chars=max_output_chars, decoding=decoding, query=query)
     traj = Trajectory(run_id=run_id, query=query, lm=str(getattr(lm, "model", lm)), context_mode=context_mode,
-                      context_ref=context_ref, source_path=source_path, started=time.time(), executor="react")
+                      context_ref=context_ref, source_path=source_path, started=time.time(), executor="react",
+                      decoding=decoding, notes=[note] if note else [])
     adapter = LenientChatAdapter()
     mark, t0 = recorder.mark(), time.perf_counter()
     try:

@@ -14,8 +14,10 @@ from dspy.primitives.prediction import Prediction
 from dspy.utils.callback import BaseCallback
 from dspy.primitives.sandbox_serializable import SandboxSerializable
 
+from rlmlab.executors._constrain import StepConstraint, check_decoding, decoding_note
 from rlmlab.executors._context_events import TappedCall, TappedFactory, ToolTap, call_events
 from rlmlab.executors._interpreter import InterpreterFactory
+from rlmlab.executors._step_grammar import assigned_names, fields_grammar, output_numbers, step_grammar
 from rlmlab.executors._trajectory import TRAJECTORY_FILE, IterationRecord, Trajectory
 from rlmlab.handles import BlobRef
 from rlmlab.lm import CallRecorder, LenientChatAdapter, LMCall, recorder_of
@@ -80,7 +82,8 @@ class MeteredRLM(dspy.RLM):
     """
 
     def __init__(self, signature: Any, *, workspace: Workspace, recorder: CallRecorder, meter: LeakageMeter,
-                 factory: InterpreterFactory, trace: ContextTrace | None = None, guard: Any = None, **kwargs: Any):
+                 factory: InterpreterFactory, trace: ContextTrace | None = None, guard: Any = None,
+                 decoding: str = "free", max_statements: int = 3, query: str | None = None, **kwargs: Any):
         self._tap = ToolTap()
         factory = TappedFactory(factory, self._tap)
         super().__init__(signature, tools=dspy_tools(workspace), interpreter_factory=factory, **kwargs)
@@ -91,6 +94,26 @@ class MeteredRLM(dspy.RLM):
         self.guard = guard
         self._action = _LastAction()
         self.generate_action.callbacks.append(self._action)
+        self.max_statements, self.query = max_statements, query
+        if decoding == "grammar":  # every action (and the extract fallback) follows a grammar made for its step
+            self.generate_action.callbacks.append(StepConstraint(self._action_grammar))
+            self.extract.callbacks.append(StepConstraint(self._extract_grammar))
+
+    def _action_grammar(self, instance: Any, inputs: dict[str, Any]) -> str | None:
+        """The step grammar for the next action: the workspace's tools, the variables earlier steps assigned,
+        the numbers they printed, the injected templates; the last iteration must SUBMIT."""
+        names = list((inputs.get("signature") or instance.signature).output_fields)
+        if names != ["reasoning", "code"]:  # a replacement predictor with other fields: leave it free
+            return None
+        scope = ["context"] + [n for it in self.records for n in assigned_names(it.code)]
+        numbers = [n for it in self.records for n in output_numbers(it.output)]
+        templates = [t["template"] for t in self.workspace.extras.get("step_templates", []) if t.get("template")]
+        return step_grammar(self.workspace.registry, self.workspace.caps, fmt="rlm", scope=scope,
+                            max_statements=self.max_statements, query=self.query, templates=templates,
+                            numbers=numbers, must_submit=len(self.records) + 1 >= self.max_iters)
+
+    def _extract_grammar(self, instance: Any, inputs: dict[str, Any]) -> str | None:
+        return fields_grammar(list((inputs.get("signature") or instance.signature).output_fields))
 
     def _execute_code(self, repl: Any, code: str, input_args: dict[str, Any]) -> Any:
         if self.guard is None:
@@ -229,6 +252,8 @@ def run_rlm(
     trace: ContextTrace | None = None,
     turing: Any = None,
     instructions: str | None = None,
+    decoding: str = "free",
+    max_statements: int = 3,
 ) -> Trajectory:
     """Run one RLM task and return its trajectory (also written to ``runs_dir/<run-id>/trajectory.jsonl``).
 
@@ -247,9 +272,15 @@ def run_rlm(
     corrections reach the model as the step's output and are kept in ``IterationRecord.turing``.
     ``instructions`` become the task instructions at the top of every action prompt (DSPy's signature
     instructions): this is where a :class:`rlmlab.memory.ContextBuilder`'s context is injected.
+    ``decoding="grammar"`` constrains every step to the step grammar of the workspace's tools (at most
+    ``max_statements`` statements; templates in ``workspace.extras["step_templates"]``; see
+    :mod:`rlmlab.executors._step_grammar`); a model that cannot constrain runs free and the trajectory's
+    ``notes`` say so.
     """
+    check_decoding(decoding)
     trace, workspace, recorder, meter, ref, text = start_run(context, context_mode, lm=lm, workspace=workspace,
                                                              tools=tools, trace_budget=trace_budget, trace=trace)
+    decoding, note = decoding_note(decoding, lm)
     factory = InterpreterFactory(workspace, step_timeout=step_timeout, sub_call_counter=meter.record_sub_calls)
     context_value: Any = _HandleInput(ref) if ref is not None else text
     context_ref = ref.key if ref is not None else None
@@ -258,10 +289,10 @@ def run_rlm(
     signature = dspy.Signature(RLM_SIGNATURE, instructions) if instructions else RLM_SIGNATURE
     rlm = MeteredRLM(signature, workspace=workspace, recorder=recorder, meter=meter, factory=factory,
                      trace=trace, guard=guard, max_iters=max_iters, max_llm_calls=max_llm_calls,
-                     max_output_chars=max_output_chars)
+                     max_output_chars=max_output_chars, decoding=decoding, max_statements=max_statements, query=query)
     traj = Trajectory(run_id=run_id, query=query, lm=str(getattr(lm, "model", lm)),
                       context_mode=context_mode, context_ref=context_ref, source_path=source_path,
-                      started=time.time())
+                      started=time.time(), decoding=decoding, notes=[note] if note else [])
     adapter = LenientChatAdapter()
     mark, t0 = recorder.mark(), time.perf_counter()
     try:

@@ -22,12 +22,15 @@ from typing import Any
 
 from dspy.primitives.code_interpreter import CodeExecutionError, FinalOutput
 
+from rlmlab.executors._constrain import check_decoding, decoding_note
 from rlmlab.executors._context_events import TappedFactory, ToolTap, call_events
+from rlmlab.executors._step_grammar import assigned_names, output_numbers, step_grammar
 from rlmlab.executors._interpreter import InterpreterFactory, RLMLabInterpreter
 from rlmlab.executors._react import clip_output
 from rlmlab.executors._rlm import close_trajectory, make_guard, new_run_id, start_run
 from rlmlab.executors._trajectory import IterationRecord, Trajectory
 from rlmlab.handles import BlobRef
+from rlmlab.lm import constrained
 from rlmlab.tools import ToolRegistry, Workspace
 from rlmlab.trace import ContextEvent, ContextTrace, LeakageMeter
 
@@ -188,6 +191,8 @@ def run_scratchpad(
     trace: ContextTrace | None = None,
     turing: Any = None,
     instructions: str | None = None,
+    decoding: str = "free",
+    max_statements: int = 3,
 ) -> Trajectory:
     """Run one task in the scratchpad loop; the trajectory is :func:`run_rlm`'s shape.
 
@@ -203,6 +208,7 @@ def run_scratchpad(
     error is recorded in ``Trajectory.error`` with the steps so far.
     ``trace_budget`` and ``trace`` (a caller's trace to follow live) as in :func:`run_rlm`.
     """
+    check_decoding(decoding)
     if history_k < 0 or max_output_chars <= 0:
         raise ValueError(f"history_k: {history_k} (>= 0), max_output_chars: {max_output_chars} (> 0)")
     trace, workspace, recorder, meter, ref, text = start_run(context, context_mode, lm=lm, workspace=workspace,
@@ -222,11 +228,13 @@ def run_scratchpad(
         _RULES.format(history_k=history_k, max_output_chars=max_output_chars),
         f"Tools (Python functions in the REPL):\n{_tool_docs(workspace)}",
     ])
+    decoding, note = decoding_note(decoding, lm)
     traj = Trajectory(run_id=run_id, query=query, lm=str(getattr(lm, "model", lm)), context_mode=context_mode,
-                      context_ref=context_ref, source_path=source_path, started=time.time(), executor="scratchpad")
+                      context_ref=context_ref, source_path=source_path, started=time.time(), executor="scratchpad",
+                      decoding=decoding, notes=[note] if note else [])
     loop = _Loop(lm=lm, recorder=recorder, meter=meter, tap=tap, guard=guard, workspace=workspace, trace=trace,
                  header=header, query=query, history_k=history_k, max_output_chars=max_output_chars,
-                 max_iters=max_iters)
+                 max_iters=max_iters, decoding=decoding, max_statements=max_statements)
     mark, t0 = recorder.mark(), time.perf_counter()
     repl = factory()
     try:
@@ -268,8 +276,19 @@ class _Loop:
     history_k: int
     max_output_chars: int
     max_iters: int
+    decoding: str = "free"
+    max_statements: int = 3
     history: list[ScratchStep] = dataclasses.field(default_factory=list)
     records: list[IterationRecord] = dataclasses.field(default_factory=list)
+
+    def grammar(self, n: int) -> str:
+        """The step grammar of step ``n`` in this executor's format (a thought and a ```python block)."""
+        scope = ["context"] + [name for it in self.records for name in assigned_names(it.code)]
+        numbers = [x for it in self.records for x in output_numbers(it.output)]
+        templates = [t["template"] for t in self.workspace.extras.get("step_templates", []) if t.get("template")]
+        return step_grammar(self.workspace.registry, self.workspace.caps, fmt="scratchpad", scope=scope,
+                            max_statements=self.max_statements, query=self.query, templates=templates,
+                            numbers=numbers, must_submit=n >= self.max_iters)
 
     def step(self, n: int, repl: RLMLabInterpreter) -> dict[str, Any] | None:
         """Prompt, reply, run; record the step. Returns the submitted fields when the code called SUBMIT."""
@@ -282,7 +301,12 @@ class _Loop:
         if self.guard is not None:
             self.guard.begin_turn(n)
         mark, t0 = self.recorder.mark(), time.perf_counter()
-        thought, code = parse_reply(_text_of(self.lm(prompt)))
+        if self.decoding == "grammar":
+            with constrained(grammar=self.grammar(n)):
+                reply = _text_of(self.lm(prompt))
+        else:
+            reply = _text_of(self.lm(prompt))
+        thought, code = parse_reply(reply)
         output, final = self._execute(repl, thought, code)
         lm_calls = self.recorder.since(mark)
         calls = [c for c in lm_calls if c.role == "main"]

@@ -68,18 +68,21 @@ class Trajectory:
     error: str | None = None
     context_trace: ContextTrace | None = None  # tokens that entered the context, per kind and iteration
     executor: str = "rlm"  # the registered executor that ran it; runs written before executors had names were rlm
+    decoding: str = "free"  # "grammar": every step was constrained to the step grammar (see _step_grammar)
+    notes: list[str] = field(default_factory=list)  # things the run's reader should know (e.g. a grammar ignored)
 
     def header(self) -> dict[str, Any]:
         return {"type": "run", "run_id": self.run_id, "query": self.query, "lm": self.lm,
                 "context_mode": self.context_mode, "context_ref": self.context_ref,
-                "source_path": self.source_path, "started": self.started, "executor": self.executor}
+                "source_path": self.source_path, "started": self.started, "executor": self.executor,
+                "decoding": self.decoding}
 
     def final(self) -> dict[str, Any]:
         return {"type": "final", "answer": self.answer, "final_reasoning": self.final_reasoning,
                 "submitted": self.submitted, "iterations": len(self.iterations), "subcalls": self.subcalls,
                 "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
                 "lm_calls": self.lm_calls, "elapsed_ms": self.elapsed_ms,
-                "salvaged_replies": self.salvaged_replies, "error": self.error}
+                "salvaged_replies": self.salvaged_replies, "error": self.error, "notes": list(self.notes)}
 
     def to_records(self) -> list[dict[str, Any]]:
         trace = [] if self.context_trace is None else [{"type": "context_trace", **self.context_trace.to_dict()}]

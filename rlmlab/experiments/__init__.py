@@ -1,4 +1,4 @@
-"""Experiments E1-E12: task suites with deterministic checkers, validated configs, and the runner that
+"""Experiments E1-E13: task suites with deterministic checkers, validated configs, and the runner that
 writes results, memory snapshots and the environment of every run under runs/<run-id>/."""
 
 from rlmlab.experiments._config import (
@@ -8,7 +8,10 @@ from rlmlab.experiments._backends import BACKENDS
 from rlmlab.experiments._env import environment
 from rlmlab.experiments._notebooks import FAMILIES, NOTEBOOKS_DIR, NotebookFailed, NotebookRun, notebook_for, run_notebook
 from rlmlab.experiments._report import plot_conditions, plot_learning_curve, plot_rollouts, results_table
-from rlmlab.experiments._runner import ExperimentRun, read_results, run_experiment, summarise, summary_table
+from rlmlab.experiments._runner import (
+    ExperimentRun, read_results, run_experiment, sample_lm, summarise, summary_columns, summary_table,
+)
+from rlmlab.experiments._vote import SELECTIONS, majority, normalise_answer, select_rollout
 from rlmlab.experiments._suites import (
     CHECKERS, MAX_CONTEXT_CHARS, SUITES, TASK_SCHEMA, TASKS_DIR, SuiteError, Task, list_suites, load_suite,
     read_tasks, task_context,
@@ -21,4 +24,5 @@ __all__ = [
     "run_experiment", "ExperimentRun", "read_results", "summarise", "summary_table", "environment", "BACKENDS",
     "run_notebook", "notebook_for", "NotebookRun", "NotebookFailed", "FAMILIES", "NOTEBOOKS_DIR",
     "results_table", "plot_conditions", "plot_learning_curve", "plot_rollouts",
+    "summary_columns", "sample_lm", "normalise_answer", "majority", "select_rollout", "SELECTIONS",
 ]

@@ -1,9 +1,10 @@
-"""Experiment configs (``configs/experiments/E1.yaml`` ... ``E12.yaml``): validated on load.
+"""Experiment configs (``configs/experiments/E1.yaml`` ... ``E13.yaml``): validated on load.
 
 A config has a ``base`` condition and optionally a list of ``conditions`` that override it (E7: naive vs
 handle tools; E8: auto-inject vs tool-mediated). A condition says which layers are on and their budgets,
 the integration mode, the tools, the executor, the retrieval policy, the seed packs, the learning
-policies (extraction, consolidation, forgetting), the rollouts and how the L3 guide is materialised.
+policies (extraction, consolidation, forgetting), the rollouts and how the L3 guide is materialised, the
+decoding (free or constrained to the step grammar), code templates from L2 items, and voted samples.
 An unknown key or a value of the wrong type is a ConfigError naming the file and the key.
 """
 
@@ -61,6 +62,10 @@ _CONDITION_PROPS: dict[str, Any] = {
             "success": {"type": "integer", "minimum": 0}, "failure": {"type": "integer", "minimum": 0}}}}},
     "rollouts": {"type": "integer", "minimum": 1, "maximum": 16},
     "extraction": {"enum": ["best", "contrastive"]},
+    "decoding": {"enum": ["free", "grammar"]},
+    "templates": {"type": "boolean"},  # YAML on/off load as booleans
+    "samples": {"type": "integer", "minimum": 1, "maximum": 16},
+    "temperature": {"type": "number", "exclusiveMinimum": 0, "maximum": 2},
 }
 EXPERIMENT_SCHEMA: dict[str, Any] = {
     "type": "object", "additionalProperties": False, "required": ["id", "title", "base"],
@@ -106,11 +111,25 @@ class Condition:
     floors: dict[str, int] = field(default_factory=lambda: {"success": 2, "failure": 2})
     rollouts: int = 1
     extraction: str = "best"
+    decoding: str = "free"  # "grammar": every agent step constrained to the step grammar
+    templates: bool = False  # the injected L2 items' code templates join the grammar (needs L2)
+    samples: int = 1  # > 1: that many sampled rollouts per task, the answer by majority vote (no judge)
+    temperature: float = 0.7  # sampling temperature of the rollouts when samples > 1
 
     @property
     def learns(self) -> bool:
         """True when tasks write memory (so they must run in order, one after another)."""
         return self.extractor != "none"
+
+    @property
+    def runs_per_task(self) -> int:
+        """Agent runs per task: ``samples`` when voting, else ``rollouts`` (the two never combine)."""
+        return self.samples if self.samples > 1 else self.rollouts
+
+    @property
+    def selection(self) -> str:
+        """How a task's rollout is chosen: "vote" (majority over answers) for samples, else "score" (judge)."""
+        return "vote" if self.samples > 1 else "score"
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -152,6 +171,8 @@ def _condition(name: str, values: dict[str, Any], where: str) -> Condition:
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
     floors = learning.pop("floors", None)
+    if "temperature" in values:  # YAML 1 is an int
+        values["temperature"] = float(values["temperature"])
     cond = Condition(name=name, layers=layers, budgets=budgets, seed_packs=tuple(values.pop("seed_packs", ())),
                      **values, **learning, **({"floors": {"success": 2, "failure": 2, **floors}} if floors else {}))
     if cond.merge_threshold >= cond.dup_threshold:
@@ -162,8 +183,17 @@ def _condition(name: str, values: dict[str, Any], where: str) -> Condition:
     for pack in cond.seed_packs:
         if not resolve_pack(pack).is_file():
             raise ConfigError(f"{where}: seed_packs: {pack} not found (relative paths start at {PROJECT_ROOT})")
-    if cond.rollouts == 1 and cond.extraction == "contrastive":
+    if cond.samples > 1 and cond.rollouts > 1:
+        raise ConfigError(f"{where}: samples: {cond.samples} cannot be combined with rollouts {cond.rollouts}; "
+                          "a task runs either judged rollouts or voted samples")
+    if cond.runs_per_task == 1 and cond.extraction == "contrastive":
         raise ConfigError(f"{where}: extraction: contrastive needs rollouts > 1")
+    if cond.retrieval.get("policy") == "success_only" and "k_failure" in cond.retrieval:
+        raise ConfigError(f"{where}: retrieval: k_failure does not apply to policy success_only (it retrieves no "
+                          "failures); leave it out")
+    if cond.templates and not cond.layers.L2:
+        raise ConfigError(f"{where}: templates: on needs the L2 layer (templates arrive with L2 memory items); "
+                          "add layers: {L2: true}")
     return cond
 
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rlmlab.experiments._runner import read_results, summarise
+from rlmlab.experiments._runner import read_results, summarise, summary_columns
 
 __all__ = ["ResultsTable", "results_table", "plot_conditions", "plot_learning_curve", "plot_rollouts",
            "load_runs", "TABLE_COLUMNS"]
@@ -50,6 +50,8 @@ class ResultsTable:
     def __init__(self, summaries: dict[str, dict[str, dict[str, Any]]]):
         self.summaries = summaries  # run label -> condition -> summary
         self.rows = [(run, cond, s) for run, by_cond in summaries.items() for cond, s in by_cond.items()]
+        # TABLE_COLUMNS, with pass@1/maj@N/pass@N, off-format and golden yield after the pass rate when a run has them
+        self.columns = [*TABLE_COLUMNS[:2], *summary_columns(s for *_, s in self.rows), *TABLE_COLUMNS[2:]]
 
     def cell(self, value: Any) -> str:
         return "-" if value is None else f"{value:g}" if isinstance(value, (int, float)) else str(value)
@@ -58,16 +60,16 @@ class ResultsTable:
         return cond if len(self.summaries) == 1 else f"{run} / {cond}"
 
     def _repr_html_(self) -> str:
-        head = "".join(f"<th>{html.escape(label)}</th>" for _, label in TABLE_COLUMNS)
+        head = "".join(f"<th>{html.escape(label)}</th>" for _, label in self.columns)
         body = "".join(
             f"<tr><td style='text-align:left'>{html.escape(self._label(run, cond))}</td>"
-            + "".join(f"<td>{self.cell(s.get(k))}</td>" for k, _ in TABLE_COLUMNS) + "</tr>"
+            + "".join(f"<td>{self.cell(s.get(k))}</td>" for k, _ in self.columns) + "</tr>"
             for run, cond, s in self.rows)
         return f"<table class='rlmlab-results'><thead><tr><th>condition</th>{head}</tr></thead><tbody>{body}</tbody></table>"
 
     def __repr__(self) -> str:
-        header = ["condition"] + [label for _, label in TABLE_COLUMNS]
-        lines = [[self._label(run, cond)] + [self.cell(s.get(k)) for k, _ in TABLE_COLUMNS] for run, cond, s in self.rows]
+        header = ["condition"] + [label for _, label in self.columns]
+        lines = [[self._label(run, cond)] + [self.cell(s.get(k)) for k, _ in self.columns] for run, cond, s in self.rows]
         widths = [max(len(r[i]) for r in [header, *lines]) for i in range(len(header))]
         return "\n".join("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths)))
                          for r in [header, *lines])

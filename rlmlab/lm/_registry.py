@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -49,8 +50,9 @@ def _scripted(arg: str | None, script: Any = None, **_: Any) -> ScriptedEngine:
 
 @lm_provider("local", "embedded SmolLM2-135M-Instruct (or any GGUF path after 'local:') via llama-cpp-python")
 def _local(arg: str | None, n_threads: int | None = None, n_ctx: int = 8192, max_tokens: int = 512,
-           seed: int = 0, **_: Any) -> LlamaEngine:
-    return LlamaEngine(arg or None, n_threads=n_threads, n_ctx=n_ctx, max_tokens=max_tokens, seed=seed)
+           seed: int = 0, grammar: str | None = None, json_schema: Any = None, **_: Any) -> LlamaEngine:
+    return LlamaEngine(arg or None, n_threads=n_threads, n_ctx=n_ctx, max_tokens=max_tokens, seed=seed,
+                       grammar=grammar, json_schema=json_schema)
 
 
 def make_lm(spec: str = "local", *, temperature: float = 0.0, max_tokens: int = 512,
@@ -78,6 +80,10 @@ def make_lm(spec: str = "local", *, temperature: float = 0.0, max_tokens: int = 
         import litellm  # noqa: F401
     except ImportError:
         raise MissingExtraError(f"LM {spec!r}", "api", "litellm") from None
+    dropped = [key for key in ("grammar", "json_schema") if options.pop(key, None) is not None]
+    if dropped:
+        logging.getLogger("rlmlab.lm").warning("%s: %s ignored; only the embedded llama.cpp model constrains "
+                                               "decoding", spec, " and ".join(dropped))
     return dspy.LM(spec, temperature=temperature, max_tokens=max_tokens, callbacks=[recorder], **options)
 
 

@@ -1,7 +1,7 @@
 """Layered memory: a SQLite store of ReasoningBank items with FTS5 search, L3 artifacts, the L4 event log,
 item usage and outcomes, pluggable retrievers, JSONL packs; the per-layer packers and the ContextBuilder;
 and the ReasoningBank policies (retrieval, judging, extraction, consolidation, forgetting, MaTTS) with
-the loop that runs them."""
+the loop that runs them; code templates with slots that items may carry for a step grammar to copy."""
 
 from rlmlab.memory._errors import ItemValidationError, MemoryStoreError, PackError
 from rlmlab.memory._context import (
@@ -36,6 +36,9 @@ from rlmlab.memory._retrieve import (
     RETRIEVERS, BM25Retriever, EmbeddingRetriever, FTS5Retriever, Retriever, make_retriever, register_retriever,
 )
 from rlmlab.memory._schema import MIGRATIONS, Migration
+from rlmlab.memory._templates import (
+    SLOT_TYPES, STEP_TEMPLATES_KEY, Slot, TemplateError, check_template, fill_template, parse_template, template_slots,
+)
 from rlmlab.memory._store import MemoryStore
 from rlmlab.memory._tokens import FIELD_WEIGHTS, fts_query, query_tokens, tokenize
 
@@ -62,5 +65,7 @@ __all__ = [
     "import_pack", "export_pack", "read_pack", "ImportReport", "PACK_FIELDS",
     "tokenize", "query_tokens", "fts_query", "FIELD_WEIGHTS",
     "Migration", "MIGRATIONS",
+    "parse_template", "fill_template", "template_slots", "check_template", "Slot", "SLOT_TYPES", "TemplateError",
+    "STEP_TEMPLATES_KEY",
     "MemoryStoreError", "ItemValidationError", "PackError",
 ]

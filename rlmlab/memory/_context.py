@@ -5,6 +5,10 @@ picks auto-inject (the system retrieves, packs and injects L2) or tool-mediated 
 mem_search/mem_get; nothing from L2 is injected). ``build`` returns the text with a report of what was
 retrieved, packed and injected per layer, and writes that report to the L4 event log. L4 itself is
 never injected.
+
+An injected success strategy that carries a code template (``MemoryItem.template``) is shown with it, as a
+"Code:" block under the item, and listed in ``BuiltContext.templates`` for a step grammar that lets the model
+copy it with the slots filled from the query.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from rlmlab.memory._store import MemoryStore
 from rlmlab.memory._tasks import MemoryTask
 
 __all__ = ["ContextBuilder", "BuiltContext", "LayerReport", "Toggles", "Budgets", "MODES", "BASE_INSTRUCTIONS",
-           "TOOL_MEDIATED_NOTE", "SPEC_BUDGET_MAX", "PLAIN_INSTRUCTIONS"]
+           "TOOL_MEDIATED_NOTE", "SPEC_BUDGET_MAX", "PLAIN_INSTRUCTIONS", "CODE_HEADER", "code_block"]
 
 MODES = ("auto_inject", "tool_mediated")
 
@@ -43,6 +47,8 @@ TOOL_MEDIATED_NOTE = (
     "(polarity='failure') from earlier tasks; mem_get(ids) fetches up to 3 in full. Check it before you start."
 )
 _L1_ITEMS_K = 5
+CODE_HEADER = "  Code:"  # then the template, indented; its {{name:type}} slots are filled from the query
+_CODE_INDENT = "    "
 
 
 @dataclass(frozen=True)
@@ -153,6 +159,8 @@ class BuiltContext:
     layers: list[LayerReport]
     retrieval: dict[str, Any] | None = None
     event_id: int | None = None
+    # Code templates shown in the text, in injection order: {"id", "title", "template"} per item.
+    templates: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def chars(self) -> int:
@@ -172,7 +180,8 @@ class BuiltContext:
     def to_dict(self) -> dict[str, Any]:
         return {"task_id": self.task_id, "query": self.query, "domain": self.domain, "mode": self.mode,
                 "chars": self.chars, "text": self.text, "layers": [r.to_dict() for r in self.layers],
-                "retrieval": self.retrieval, "event_id": self.event_id}
+                "retrieval": self.retrieval, "templates": [dict(t) for t in self.templates],
+                "event_id": self.event_id}
 
     def __rich__(self) -> Any:
         from rich.table import Table
@@ -192,14 +201,22 @@ class ContextBuilder:
     ``store`` holds L1 items, L2 strategies/guardrails and L3 artifacts (None: only L0 and the ontology's
     L1 constraints are available). ``retrieval`` is a policy name in ``RETRIEVAL_POLICIES`` (with
     ``retrieval_options``) or a policy object. ``artifact_kind`` selects the L3 artifact (the newest of
-    the task's domain).
+    the task's domain). ``template_share`` is the largest fraction of the L2 budget that code templates of
+    injected strategies may take (a template that does not fit is neither shown nor listed; 0 shows none).
+    ``last`` is the most recent build.
     """
 
     def __init__(self, store: MemoryStore | None = None, *, toggles: Any = None, budgets: Any = None,
                  mode: str = "auto_inject", retrieval: Any = "mixed", retrieval_options: dict[str, Any] | None = None,
-                 base_instructions: str = BASE_INSTRUCTIONS, artifact_kind: str = "guide"):
+                 base_instructions: str = BASE_INSTRUCTIONS, artifact_kind: str = "guide",
+                 template_share: float = 0.5):
         if mode not in MODES:
             raise ConfigError(f"mode: {mode!r}; use one of {', '.join(MODES)}")
+        if isinstance(template_share, bool) or not isinstance(template_share, (int, float)) \
+                or not 0.0 <= template_share <= 1.0:
+            raise ConfigError(f"template_share: {template_share!r}; use a fraction from 0 to 1")
+        self.template_share = float(template_share)
+        self.last: BuiltContext | None = None
         self.store, self.mode = store, mode
         self.toggles, self.budgets = Toggles.parse(toggles), Budgets.parse(budgets)
         self.retrieval = (RETRIEVAL_POLICIES.make(retrieval, **(retrieval_options or {}))
@@ -221,6 +238,7 @@ class ContextBuilder:
         parts = [self.base_instructions]
         layers: list[LayerReport] = []
         retrieved: Retrieved | None = None
+        templates: list[dict[str, str]] = []
         for layer in ("L0", "L1", "L2", "L3"):
             report = LayerReport(layer, getattr(self.toggles, layer), budget=getattr(self.budgets, layer))
             layers.append(report)
@@ -232,7 +250,7 @@ class ContextBuilder:
             elif layer == "L1":
                 packed = self._l1(domain, query, report)
             elif layer == "L2":
-                packed, retrieved = self._l2(query, domain_id, report)
+                packed, retrieved, templates = self._l2(query, domain_id, report)
             else:
                 packed = self._l3(domain_id, report)
             if packed is not None and packed.text:
@@ -243,7 +261,7 @@ class ContextBuilder:
         if self.mode == "tool_mediated":
             parts.append(TOOL_MEDIATED_NOTE)
         built = BuiltContext(task_id, query, domain_id, self.mode, "\n\n".join(parts), layers,
-                             retrieved.to_dict() if retrieved else None)
+                             retrieved.to_dict() if retrieved else None, templates=templates)
         if self.store is not None:
             used = built.injected_ids
             if used and trajectory_id:
@@ -251,6 +269,7 @@ class ContextBuilder:
             if log:
                 built.event_id = self.store.log_event("context", built.report(), trajectory_id=trajectory_id,
                                                       domain=domain_id)
+        self.last = built
         return built
 
     # -- layers ------------------------------------------------------------------------------------------
@@ -286,21 +305,65 @@ class ContextBuilder:
         items = [it for it in self.store.get_many([h.id for h in hits]) if it.domain in (None, domain_id)]
         return items[:_L1_ITEMS_K]
 
-    def _l2(self, query: str, domain_id: str | None, report: LayerReport) -> tuple[Packed | None, Retrieved | None]:
+    def _l2(self, query: str, domain_id: str | None, report: LayerReport
+            ) -> tuple[Packed | None, Retrieved | None, list[dict[str, str]]]:
         if self.mode == "tool_mediated":
             report.note = "tool-mediated: the agent retrieves with mem_search/mem_get"
-            return None, None
+            return None, None, []
         if self.store is None:
             report.note = "no memory store"
-            return None, None
+            return None, None, []
         retrieved = self.retrieval.retrieve(self.store, query, domain_id)
         report.retrieved = retrieved.ids
         if not retrieved.ids:
             report.note = "no item matched the query"
-            return None, retrieved
+            return None, retrieved, []
         k_s = getattr(self.retrieval, "k_success", len(retrieved.successes))
         k_f = getattr(self.retrieval, "k_failure", len(retrieved.failures))
-        return pack_l2(retrieved.successes, retrieved.failures, report.budget, k_success=k_s, k_failure=k_f), retrieved
+        packed, shown = self._pack_l2(retrieved.successes[:max(k_s, 0)], retrieved.failures, report.budget, k_s, k_f)
+        return packed, retrieved, shown
+
+    def _pack_l2(self, successes: list[MemoryItem], failures: list[MemoryItem], budget: int, k_s: int, k_f: int
+                 ) -> tuple[Packed, list[dict[str, str]]]:
+        """pack_l2 with each success strategy's code template as a block under the item.
+
+        Room for the blocks (at most ``template_share`` of the budget, taken in retrieval order) is set aside
+        first and the items are packed in the rest, so the text stays within the budget. Only success
+        strategies show templates: a guardrail's code is what not to do.
+        """
+        room = int(budget * self.template_share)
+        blocks: dict[str, str] = {}
+        for it in successes:
+            if it.template is None:
+                continue
+            block = code_block(it.template)
+            if len(block) + 1 <= room:
+                blocks[it.id] = block
+                room -= len(block) + 1
+        reserved = sum(len(b) + 1 for b in blocks.values())
+        packed = pack_l2(successes, failures, budget - reserved, k_success=k_s, k_failure=k_f)
+        if not blocks:
+            return packed, []
+        lines = packed.text.split("\n")
+        heads = [i for i, line in enumerate(lines) if line.startswith("- ")]  # one per packed item, in order
+        out: list[str] = []
+        shown: list[str] = []
+        owner = dict(zip(heads, packed.item_ids))
+        current: str | None = None
+        for i, line in enumerate(lines):
+            if i in owner or not line.startswith("  "):  # the previous item's lines end here
+                if current in blocks:
+                    out.append(blocks[current])
+                    shown.append(current)
+                current = owner.get(i)
+            out.append(line)
+        if current in blocks:
+            out.append(blocks[current])
+            shown.append(current)
+        by_id = {it.id: it for it in successes}
+        templates = [{"id": i, "title": by_id[i].title, "template": by_id[i].template or ""} for i in shown]
+        return Packed("L2", "\n".join(out), budget, packed.item_ids, packed.dropped, packed.clipped,
+                      source=packed.source), templates
 
     def _l3(self, domain_id: str | None, report: LayerReport) -> Packed | None:
         if self.store is None:
@@ -316,6 +379,11 @@ class ContextBuilder:
     def __repr__(self) -> str:
         return (f"ContextBuilder(mode={self.mode!r}, layers={self.toggles.enabled()}, budgets={self.budgets.to_dict()}, "
                 f"retrieval={self.retrieval!r})")
+
+
+def code_block(template: str) -> str:
+    """How a template is shown under its item: :data:`CODE_HEADER`, then the code indented by four spaces."""
+    return "\n".join([CODE_HEADER, *(_CODE_INDENT + line if line else "" for line in template.split("\n"))])
 
 
 # MixedRetrieval is the default policy; imported here so a reader finds it from the builder.

@@ -88,7 +88,8 @@ class ReasoningBankLoop:
     name in ``JUDGES`` or a judge object; None picks each task's ``check``. ``extractor`` "none" turns
     learning off (E5: retrieval only); ``consolidator`` "append" is E9, "consolidate" E10; ``forgetter``
     "bounded" (with ``forgetter_options``) is E11; ``rollouts`` > 1 with ``extraction`` "best" or
-    "contrastive" is E12. ``judge_lm`` and ``extractor_lm`` serve the LLM judge/extractor (default: ``lm``).
+    "contrastive" is E12; ``selection`` "vote" keeps the rollout with the majority answer instead of the judge's
+    best (E13's voted samples). ``judge_lm`` and ``extractor_lm`` serve the LLM judge/extractor (default: ``lm``).
     """
 
     def __init__(self, store: MemoryStore, *, lm: Any = None, builder: ContextBuilder | None = None,
@@ -97,7 +98,10 @@ class ReasoningBankLoop:
                  extractor_lm: Any = None, consolidator: Any = "append",
                  consolidator_options: dict[str, Any] | None = None, forgetter: Any = "none",
                  forgetter_options: dict[str, Any] | None = None, rollouts: int = 1, extraction: str = "best",
-                 run_id: str | None = None, runs_dir: str | Path | None = None, max_iters: int = 6):
+                 run_id: str | None = None, runs_dir: str | Path | None = None, max_iters: int = 6,
+                 templates: bool = False, selection: str = "score"):
+        if selection not in ("score", "vote"):
+            raise ConfigError(f"selection: {selection!r}; use score (the judge's best) or vote (the majority answer)")
         if isinstance(rollouts, bool) or not isinstance(rollouts, int) or rollouts < 1:
             raise ConfigError(f"rollouts: {rollouts!r}; use an integer >= 1")
         if extraction not in EXTRACTION_MODES:
@@ -126,11 +130,21 @@ class ReasoningBankLoop:
         self.forgetter = FORGETTERS.make(forgetter, **(forgetter_options or {})) \
             if isinstance(forgetter, str) else forgetter
         self.rollouts, self.extraction = rollouts, extraction
+        self.selection = selection
+        if not isinstance(templates, bool):
+            raise ConfigError(f"templates: {templates!r}; use true or false")
+        self.templates = templates
         self.outcomes: list[TaskOutcome] = []
 
     # -- one task ----------------------------------------------------------------------------------------
 
-    def _workspace(self, task: MemoryTask, trajectory_id: str) -> Any:
+    def _workspace(self, task: MemoryTask, trajectory_id: str, built: Any = None) -> Any:
+        """A fresh workspace for one rollout of ``task``: its tools, its ontology, and with ``templates=True``
+        the code templates of the injected strategies in ``extras["step_templates"]`` (a list of {"id",
+        "title", "template"} in injection order, empty when none was injected), for an executor that constrains
+        its steps to a grammar. ``built`` (a BuiltContext) defaults to the builder's last build if that was for
+        this task."""
+        from rlmlab.memory._templates import STEP_TEMPLATES_KEY
         from rlmlab.tools import TOOLS, Workspace
         from rlmlab.tools._memory import attach_memory
         from rlmlab.tools._sparql import attach_ontology
@@ -145,6 +159,11 @@ class ReasoningBankLoop:
             domain = resolve_domain(task.domain)
             if domain.kind == "ontology":
                 attach_ontology(ws, domain.source)
+        if self.templates:
+            if built is None:
+                last = getattr(self.builder, "last", None)
+                built = last if last is not None and last.task_id == task.id else None
+            ws.extras[STEP_TEMPLATES_KEY] = [dict(t) for t in built.templates] if built is not None else []
         return ws
 
     def _judge(self, task: MemoryTask, trajectory: Any) -> Verdict:
@@ -179,7 +198,13 @@ class ReasoningBankLoop:
             if traj.error:
                 errors.append(traj.error)
             rollouts.append((traj, verdict))
-        best = max(range(len(rollouts)), key=lambda i: (rollouts[i][1].score, -i))
+        if self.selection == "vote":
+            # no reference needed; lazy: rlmlab.experiments sits above memory (the runner's _merge uses the same rule)
+            from rlmlab.experiments._vote import majority
+
+            best = majority([t.answer for t, _ in rollouts])
+        else:
+            best = max(range(len(rollouts)), key=lambda i: (rollouts[i][1].score, -i))
         self.store.bind(run_id=self.run_id, trajectory_id=ids[best], domain=task.domain)
         outcome = TaskOutcome(
             run_id=self.run_id, task_id=task.id, domain=task.domain, mode=self.builder.mode, trajectory_ids=ids,

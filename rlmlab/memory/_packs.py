@@ -17,11 +17,13 @@ from rlmlab.memory._errors import ItemValidationError, PackError
 from rlmlab.memory._records import MemoryItem
 from rlmlab.memory._store import MemoryStore
 
-__all__ = ["PACK_FIELDS", "ImportReport", "read_pack", "import_pack", "export_pack", "pack_record"]
+__all__ = ["PACK_FIELDS", "OMIT_WHEN_NONE", "ImportReport", "read_pack", "import_pack", "export_pack", "pack_record"]
 
 # Key order of an exported line. Counters (uses, wins) and updated_at belong to a bank, not to a pack.
-PACK_FIELDS = ("id", "title", "description", "content", "polarity", "role", "scope", "layer", "tags", "domain",
-               "source", "run_id", "trajectory_id", "created_at")
+PACK_FIELDS = ("id", "title", "description", "content", "template", "polarity", "role", "scope", "layer", "tags",
+               "domain", "source", "run_id", "trajectory_id", "created_at")
+# Written only when set, so packs from before a field existed still export byte for byte.
+OMIT_WHEN_NONE = ("template",)
 _REQUIRED = ("title", "description", "content", "polarity")
 
 
@@ -38,9 +40,9 @@ class ImportReport:
 
 
 def pack_record(item: MemoryItem) -> dict[str, Any]:
-    """The pack line of an item: the ``PACK_FIELDS`` in that order."""
+    """The pack line of an item: the ``PACK_FIELDS`` in that order, those of ``OMIT_WHEN_NONE`` only when set."""
     data = item.to_dict()
-    return {name: data[name] for name in PACK_FIELDS}
+    return {name: data[name] for name in PACK_FIELDS if not (name in OMIT_WHEN_NONE and data[name] is None)}
 
 
 def read_pack(path: str | Path) -> list[MemoryItem]:

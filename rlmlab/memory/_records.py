@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from rlmlab.memory._errors import ItemValidationError
+from rlmlab.memory._templates import TEMPLATE_MAX, TemplateError, check_template
 
 __all__ = ["MemoryItem", "Artifact", "Event", "Hit", "AddResult", "StoreStats", "item_id", "artifact_id",
            "check_filters", "check_k", "POLARITIES", "LAYERS", "LIMITS", "FILTERS", "STATUSES"]
@@ -20,7 +21,8 @@ POLARITIES = ("success", "failure")
 # L0 (sense card) is derived and L4 (events) has its own table; items belong to the curated/learned layers.
 LAYERS = ("L1", "L2", "L3")
 # Characters, except tags (a count). Items are short strategies, not documents (L3 artifacts have their own table).
-LIMITS = {"title": 200, "description": 500, "content": 4000, "tags": 16, "tag": 40, "domain": 200, "id": 200}
+LIMITS = {"title": 200, "description": 500, "content": 4000, "tags": 16, "tag": 40, "domain": 200, "id": 200,
+          "template": TEMPLATE_MAX}
 
 # An item's lifecycle: only active items are searched and injected. Consolidation marks an item
 # "superseded" (by the merged item named in ``superseded_by``) or "discarded" (a near-duplicate of an
@@ -57,7 +59,9 @@ class MemoryItem:
 
     ``uses`` counts trajectories that retrieved the item and were judged; ``wins`` those judged successful.
     ``domain`` is the domain/ontology id (None: applies anywhere); ``scope`` a free slug such as "global"
-    or "task"; ``source`` says where the item came from ("mem_add", "pack:<name>", "extract").
+    or "task"; ``source`` says where the item came from ("mem_add", "pack:<name>", "extract"). ``template`` is
+    optional code with ``{{name:type}}`` slots (see :mod:`rlmlab.memory._templates`) that a step grammar lets
+    the model copy with the slots filled from the query; it does not enter the id.
     """
 
     title: str
@@ -78,6 +82,7 @@ class MemoryItem:
     updated_at: str | None = None
     status: str = "active"
     superseded_by: str | None = None
+    template: str | None = None
     id: str = ""
 
     def __post_init__(self) -> None:
@@ -121,6 +126,11 @@ class MemoryItem:
                 raise ItemValidationError(name, f"{value!r} is not allowed; use an integer >= 0")
         if self.wins > self.uses:
             raise ItemValidationError("wins", f"{self.wins} is more than uses ({self.uses})")
+        if self.template is not None:
+            try:
+                self.template = check_template(self.template)
+            except TemplateError as exc:
+                raise ItemValidationError("template", str(exc)) from None
         if not self.id:
             self.id = item_id(self.title, self.content)
 

@@ -125,6 +125,11 @@ MIGRATIONS: list[Migration] = [
         )""",
         "CREATE INDEX artifacts_domain ON artifacts (domain, kind)",
     )),
+    Migration(7, "item_template", (
+        # Optional code template with {{name:type}} slots (rlmlab.memory._templates); NULL for most items.
+        # Not in items_fts: retrieval ranks on what the item says, the template is what the model copies.
+        "ALTER TABLE items ADD COLUMN template TEXT CHECK (template IS NULL OR length(template) <= 2000)",
+    )),
 ]
 
 

@@ -42,7 +42,7 @@ _OVERHEAD = 512
 _JSON = 2
 _HIT_CHARS = _JSON * (_TITLE_CLIP + _DESC_CLIP + 1) + 200
 _ITEM_CHARS = _JSON * (LIMITS["title"] + LIMITS["description"] + LIMITS["content"] + LIMITS["domain"]
-                       + LIMITS["tags"] * (LIMITS["tag"] + 4)) + 400
+                       + LIMITS["template"] + LIMITS["tags"] * (LIMITS["tag"] + 4)) + 400
 
 _default_store: MemoryStore | None = None
 
@@ -135,6 +135,9 @@ def mem_search(
 def mem_get(ws: Workspace, ids: list[str] | str) -> dict:
     """Fetch full memory items by id (at most the mem_get cap per call, default 3).
 
+    An item with a code template carries it under "template": Python with {{name:type}} slots to fill from
+    the query.
+
     Args:
         ids: ids from mem_search (a list, or one id as a string).
     """
@@ -161,7 +164,10 @@ def _item_view(item: MemoryItem) -> dict[str, Any]:
     keep = ("id", "title", "description", "content", "polarity", "role", "scope", "layer", "tags", "domain",
             "uses", "wins")
     data = item.to_dict()
-    return {name: data[name] for name in keep}
+    view = {name: data[name] for name in keep}
+    if item.template is not None:  # code with {{name:type}} slots to copy, filling each slot from the query
+        view["template"] = item.template
+    return view
 
 
 @tool(cap=lambda caps: _JSON * _cap(caps, "mem_quote_max") + _OVERHEAD, group="memory")

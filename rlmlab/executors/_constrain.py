@@ -1,0 +1,59 @@
+"""Constrained steps: a DSPy module callback that puts each call of one predictor under a grammar made for it."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from dspy.utils.callback import BaseCallback
+
+from rlmlab.lm import can_constrain, pop_constraint, push_constraint
+
+__all__ = ["StepConstraint", "DECODINGS", "check_decoding", "decoding_note"]
+
+DECODINGS = ("free", "grammar")
+_log = logging.getLogger("rlmlab.executors")
+_WARNED: set[str] = set()
+
+
+def check_decoding(decoding: str) -> None:
+    if decoding not in DECODINGS:
+        raise ValueError(f"decoding: {decoding!r}; use one of {', '.join(DECODINGS)}")
+
+
+def decoding_note(decoding: str, lm: Any) -> tuple[str, str | None]:
+    """The decoding a run really uses with ``lm``, and a note when a grammar was asked for but cannot apply
+    (LiteLLM models ignore grammars; said once per model in the log, and in every such run's notes)."""
+    if decoding != "grammar" or can_constrain(lm):
+        return decoding, None
+    model = str(getattr(lm, "model", lm))
+    note = f"decoding: grammar ignored; {model} cannot constrain its output (only the embedded llama.cpp model can)"
+    if model not in _WARNED:
+        _WARNED.add(model)
+        _log.warning(note)
+    return "free", note
+
+
+class StepConstraint(BaseCallback):
+    """While the predictor it is attached to runs, its LM calls follow ``make_grammar(instance, inputs)``.
+
+    Only that predictor's calls are constrained: sub-LLM calls made by the step's code run after it ends.
+    ``make_grammar`` may return None to leave a call free.
+    """
+
+    def __init__(self, make_grammar: Callable[[Any, dict[str, Any]], str | None]):
+        self.make_grammar = make_grammar
+        self._tokens: dict[str, Any] = {}
+        self.grammars: list[str] = []  # the grammar of each constrained call, in order
+
+    def on_module_start(self, call_id: str, instance: Any, inputs: dict[str, Any]) -> None:
+        grammar = self.make_grammar(instance, inputs)
+        if grammar is not None:
+            self.grammars.append(grammar)
+            self._tokens[call_id] = push_constraint(grammar=grammar)
+
+    def on_module_end(self, call_id: str, outputs: Any, exception: Exception | None = None) -> None:
+        token = self._tokens.pop(call_id, None)
+        if token is not None:
+            pop_constraint(token)

@@ -1,0 +1,435 @@
+"""The grammar of one agent step, generated from the tool registry (GBNF for llama.cpp's constrained decoding).
+
+A step is what an executor asks the model for once per iteration, in the executor's own output format:
+
+- ``rlm``: DSPy's ChatAdapter fields ``[[ ## reasoning ## ]]`` and ``[[ ## code ## ]]``;
+- ``scratchpad``: a one-line thought and a ```python block;
+- ``react``: ``next_thought``, ``next_tool_name`` and ``next_tool_args`` (JSON typed by the tool's schema).
+
+The code of a step is at most ``max_statements`` lines, each one of
+
+- ``name = tool(args)`` for every registered tool, its arguments typed by the tool's JSON Schema (string
+  literals, integers within the tool's caps, ``True``/``False``, enum values, names of variables in scope such
+  as ``context``), optionally subscripted (``ctx_find(...)["total"]``);
+- ``name = expression``: arithmetic over numbers and variables, ``len(x["matches"])``, a string literal;
+- ``print(expression)``;
+- ``SUBMIT(answer=expression)``;
+- a whole code template from memory (see :func:`template_rule`), its slots filled from the query's words.
+
+With ``literals="query"`` the numbers an expression may use are those written in the query (digits, and number
+words such as "half", "twice", "dozen"), plus a few unit constants (:data:`UNIT_CONSTANTS`): the model computes
+with the query's numbers instead of recalling or inventing others. A tool gets into the grammar by being
+registered, nothing else. Under the grammar every reply parses, so a run's salvage count is 0.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+__all__ = ["step_grammar", "query_slots", "template_rule", "int_range", "SLOT_TYPES", "UNIT_CONSTANTS",
+           "STEP_FORMATS", "TARGET_NAMES", "assigned_names", "parse_slots", "output_numbers", "fields_grammar"]
+
+STEP_FORMATS = ("rlm", "react", "scratchpad")
+SLOT_TYPES = ("word", "ident", "curie", "number", "path", "quoted")
+# Names a step may assign (a fixed pool, so the grammar stays context-free); variables of earlier steps and the
+# task's inputs are added per step as ``scope``.
+TARGET_NAMES = ("answer", "hits", "rows", "n", "total")
+# Unit conversions a word problem may need without writing them: a constant is allowed when the query has one
+# of its words (minutes per hour, percent, ...).
+UNIT_CONSTANTS = {
+    "100": ("%", "percent", "cent", "cents"), "60": ("minute", "minutes", "hour", "hours", "second", "seconds"),
+    "24": ("day", "days", "hours"), "7": ("week", "weeks"), "12": ("month", "months", "year", "years", "dozen"),
+    "52": ("week", "weeks", "year", "years"), "365": ("year", "years"), "1000": ("km", "kg", "kilometers", "grams"),
+}
+_NUMBER_WORDS = {
+    "half": "2", "twice": "2", "double": "2", "triple": "3", "thrice": "3", "dozen": "12", "quarter": "4",
+    "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
+    "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "fifteen": "15", "twenty": "20", "thirty": "30",
+    "fifty": "50", "hundred": "100", "thousand": "1000",
+}
+_SLOT = re.compile(r"\{\{(\w+)(?::(\w+))?\}\}")
+
+
+# -- GBNF helpers ------------------------------------------------------------------------------------------
+
+def _lit(text: str) -> str:
+    """A GBNF string literal."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t") + '"'
+
+
+def _alt(options: Iterable[str]) -> str:
+    opts = list(dict.fromkeys(options))
+    if not opts:
+        raise ValueError("empty alternative")
+    return opts[0] if len(opts) == 1 else "(" + " | ".join(opts) + ")"
+
+
+def _rule_name(text: str) -> str:
+    return re.sub(r"[^a-zA-Z0-9]+", "-", text).strip("-").lower() or "x"
+
+
+def _same_length(a: str, b: str) -> str:
+    """GBNF for the integers a..b written with the same number of digits (a <= b)."""
+    n = len(a)
+    if a == b:
+        return _lit(a)
+    if a == "0" * n and b == "9" * n:
+        return "[0-9]" if n == 1 else f"[0-9]{{{n}}}"
+    if n == 1:
+        return f"[{a}-{b}]"
+    if a[0] == b[0]:
+        return f"{_lit(a[0])} {_same_length(a[1:], b[1:])}"
+    parts = [f"{_lit(a[0])} {_same_length(a[1:], '9' * (n - 1))}"]
+    lo, hi = int(a[0]) + 1, int(b[0]) - 1
+    if lo <= hi:
+        head = _lit(str(lo)) if lo == hi else f"[{lo}-{hi}]"
+        parts.append(f"{head} {_same_length('0' * (n - 1), '9' * (n - 1))}")
+    parts.append(f"{_lit(b[0])} {_same_length('0' * (n - 1), b[1:])}")
+    return "(" + " | ".join(parts) + ")"
+
+
+def int_range(lo: int, hi: int) -> str:
+    """A GBNF expression matching exactly the decimal integers lo..hi (no leading zeros; 0 <= lo <= hi)."""
+    if lo < 0 or hi < lo:
+        raise ValueError(f"int_range: need 0 <= lo <= hi, got {lo}..{hi}")
+    parts = []
+    for digits in range(len(str(lo)), len(str(hi)) + 1):
+        first = 0 if digits == 1 else 10 ** (digits - 1)
+        a, b = max(lo, first), min(hi, 10 ** digits - 1)
+        if a <= b:
+            parts.append(_same_length(str(a), str(b)))
+    return _alt(parts)
+
+
+# -- the query's words, for slots and literals -------------------------------------------------------------
+
+_CURIE = re.compile(r"(?<![\w/#])([a-z][a-z0-9]*:[A-Za-z_][\w.-]*[\w])(?!//)")
+_NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?!\w)")
+_PATH = re.compile(r"(?<![\w/])((?:[\w.-]+/)+[\w.-]+|[\w-]+\.(?:rs|py|ttl|toml|json|md|txt))")
+_QUOTED = re.compile(r"'([^'\n]{1,80})'|\"([^\"\n]{1,80})\"|\u2018([^\u2019\n]{1,80})\u2019|\u201c([^\u201d\n]{1,80})\u201d")
+_IDENT = re.compile(r"(?<![\w:])[A-Za-z_][A-Za-z0-9_]*")
+_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+def _number_text(raw: str) -> str:
+    text = raw.replace(",", "")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
+def query_slots(query: str) -> dict[str, list[str]]:
+    """Candidate values for each slot type, read off the query (in order of appearance, deduplicated)."""
+    out: dict[str, list[str]] = {t: [] for t in SLOT_TYPES}
+    for m in _CURIE.finditer(query):
+        out["curie"].append(m.group(1))
+    masked = _CURIE.sub(" ", query)
+    for m in _PATH.finditer(masked):
+        out["path"].append(m.group(1).rstrip("."))
+    for m in _QUOTED.finditer(query):
+        out["quoted"].append(next(g for g in m.groups() if g is not None))
+    for m in _NUMBER.finditer(query):
+        out["number"].append(_number_text(m.group(0)))
+    for m in _WORD.finditer(query):
+        word = m.group(0)
+        out["word"] += [word, word.lower()]
+        if word.lower() in _NUMBER_WORDS:
+            out["number"].append(_NUMBER_WORDS[word.lower()])
+    for m in _IDENT.finditer(_PATH.sub(" ", masked)):
+        if len(m.group(0)) > 1:
+            out["ident"].append(m.group(0))
+    return {k: list(dict.fromkeys(v)) for k, v in out.items()}
+
+
+def parse_slots(template: str) -> list[tuple[str, str]]:
+    """The ``{{name:type}}`` slots of a template, in order. ValueError for a slot without a known type."""
+    slots = []
+    for m in _SLOT.finditer(template):
+        name, kind = m.group(1), m.group(2)
+        if kind not in SLOT_TYPES:
+            raise ValueError(f"template slot {m.group(0)}: give a type, one of {', '.join(SLOT_TYPES)}")
+        slots.append((name, kind))
+    return slots
+
+
+def _in_string(template: str, pos: int) -> bool:
+    """Whether ``pos`` is inside a string literal of the template's line (an odd number of quotes before it)."""
+    line_start = template.rfind("\n", 0, pos) + 1
+    return template[line_start:pos].count('"') % 2 == 1
+
+
+def template_rule(template: str, slots: dict[str, list[str]]) -> str | None:
+    """GBNF for a template with each slot one of the query's candidates of its type; None if a slot has none.
+
+    A value inside a string literal is escaped for it (``\\`` and ``"``); outside one, only values that are
+    Python tokens (numbers, identifiers) are allowed.
+    """
+    parts, pos = [], 0
+    for m in _SLOT.finditer(template):
+        kind = m.group(2)
+        if kind not in SLOT_TYPES:
+            raise ValueError(f"template slot {m.group(0)}: give a type, one of {', '.join(SLOT_TYPES)}")
+        if m.start() > pos:
+            parts.append(_lit(template[pos:m.start()]))
+        values = slots.get(kind, [])
+        if _in_string(template, m.start()):
+            values = [v.replace("\\", "\\\\").replace('"', '\\"') for v in values]
+        else:
+            values = [v for v in values if re.fullmatch(r"-?\d+(\.\d+)?|[A-Za-z_]\w*", v)]
+        if not values:
+            return None
+        parts.append(_alt(_lit(v) for v in values))
+        pos = m.end()
+    if pos < len(template):
+        parts.append(_lit(template[pos:]))
+    return " ".join(parts) if parts else None
+
+
+def output_numbers(text: str, limit: int = 40) -> list[str]:
+    """Numbers printed in a step's output (the first ``limit``), which the next steps may write as literals."""
+    return list(dict.fromkeys(_number_text(m.group(0)) for m in _NUMBER.finditer(text)))[:limit]
+
+
+def assigned_names(code: str) -> list[str]:
+    """Names a piece of code assigns at the start of a line (``x = ...``), in order; for the next step's scope."""
+    return list(dict.fromkeys(m.group(1) for m in re.finditer(r"(?m)^([A-Za-z_]\w*)\s*=(?!=)", code)))
+
+
+# -- argument types from JSON Schema -----------------------------------------------------------------------
+
+def _is_blobref(schema: dict[str, Any]) -> bool:
+    return schema.get("type") == "object" and "key" in schema.get("properties", {})
+
+
+def _value_rule(schema: dict[str, Any], ctx: "_Builder", json_mode: bool) -> str:
+    """GBNF for one argument value of the given JSON Schema (Python literal, or JSON in ReAct's format)."""
+    if "anyOf" in schema:
+        return _alt(_value_rule(s, ctx, json_mode) for s in schema["anyOf"])
+    if "enum" in schema:
+        return _alt(_lit(json.dumps(v) if json_mode else repr(v)) for v in schema["enum"])
+    if _is_blobref(schema):
+        return ctx.json_string if json_mode else _alt([ctx.var_ref, "str-lit"])
+    kind = schema.get("type")
+    if kind == "string":
+        return ctx.json_string if json_mode else "str-lit"
+    if kind == "integer":
+        lo, hi = schema.get("minimum"), schema.get("maximum")
+        if lo is not None and hi is not None and lo >= 0:
+            return ctx.range_rule(int(lo), int(hi))
+        return "int-lit"
+    if kind == "number":
+        return "num-lit"
+    if kind == "boolean":
+        return _alt(['"true"', '"false"'] if json_mode else ['"True"', '"False"'])
+    if kind == "null":
+        return '"null"' if json_mode else '"None"'
+    if kind == "array":
+        item = _value_rule(schema.get("items", {"type": "string"}), ctx, json_mode)
+        return f'"[" ({item} (", " {item}){{0,7}})? "]"'
+    if kind == "object":
+        key = ctx.json_string if json_mode else "str-lit"
+        val = ctx.json_string if json_mode else "atom"
+        return f'"{{" ({key} ": " {val} (", " {key} ": " {val}){{0,5}})? "}}"'
+    return ctx.json_string if json_mode else "expr"
+
+
+class _Builder:
+    """Collects named rules while the step grammar is generated."""
+
+    def __init__(self, scope: Sequence[str]):
+        self.rules: dict[str, str] = {}
+        self.var_ref = "var-ref"  # what a tool's handle argument may name: the step's inputs and earlier steps' names
+        self.rules["var-ref"] = _alt(_lit(n) for n in dict.fromkeys(scope))
+        self.json_string = "json-str"
+
+    def add(self, name: str, body: str) -> str:
+        self.rules[name] = body
+        return name
+
+    def range_rule(self, lo: int, hi: int) -> str:
+        return self.add(f"int-{lo}-{hi}", int_range(lo, hi))
+
+    def text(self) -> str:
+        return "\n".join(f"{name} ::= {body}" for name, body in self.rules.items()) + "\n"
+
+
+def _tool_call(spec: Any, caps: Any, b: _Builder) -> str:
+    """``name(required positional args, optional keyword args in order)`` for one tool."""
+    schema = spec.schema_for_caps(caps)
+    props, required = schema["properties"], set(schema.get("required", []))
+    parts = [_lit(f"{spec.name}(")]
+    first = True
+    for name, prop in props.items():
+        if name not in required:
+            continue
+        parts.append(("" if first else '", " ') + _value_rule(prop, b, json_mode=False))
+        first = False
+    for name, prop in props.items():
+        if name in required:
+            continue
+        sep = "" if first else ", "
+        parts.append(f"({_lit(f'{sep}{name}=')} {_value_rule(prop, b, json_mode=False)})?")
+    parts.append('")"')
+    return b.add(f"call-{_rule_name(spec.name)}", " ".join(p for p in parts if p))
+
+
+def _react_args(spec: Any, caps: Any, b: _Builder) -> str:
+    """The JSON object of one tool's arguments (ReAct's ``next_tool_args``), required keys first."""
+    schema = spec.schema_for_caps(caps)
+    props, required = schema["properties"], schema.get("required", [])
+    parts = ['"{"']
+    for i, name in enumerate(required):
+        sep = "" if i == 0 else ", "
+        parts.append(f'{_lit(f"{sep}{json.dumps(name)}: ")} {_value_rule(props[name], b, json_mode=True)}')
+    for name in props:
+        if name in required:
+            continue
+        sep = ", " if required else ""
+        parts.append(f'({_lit(f"{sep}{json.dumps(name)}: ")} {_value_rule(props[name], b, json_mode=True)})?')
+    parts.append('"}"')
+    return b.add(f"args-{_rule_name(spec.name)}", " ".join(parts))
+
+
+def unit_constants(query: str) -> list[str]:
+    """The :data:`UNIT_CONSTANTS` whose unit words occur in ``query``."""
+    words = set(re.findall(r"[a-z]+|%", query.lower()))
+    return [value for value, units in UNIT_CONSTANTS.items() if words & set(units)]
+
+
+def _numbers(query: str | None, literals: str, seen: Sequence[str]) -> str | None:
+    if literals == "query" and query is not None:
+        values = list(dict.fromkeys([*query_slots(query)["number"], *unit_constants(query), *seen]))
+        if not values:  # a query without numbers: the code gets its numbers from tools, not from the model
+            return None
+
+        return _alt(_lit(v) for v in sorted(values, key=lambda v: (-len(v), v)))
+    return 'int-lit ("." [0-9]{1,6})?'
+
+
+def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope: Sequence[str] = ("context",),
+                 max_statements: int = 3, query: str | None = None, templates: Sequence[str] = (),
+                 literals: str = "query", numbers: Sequence[str] = (), must_submit: bool = False,
+                 output_field: str = "answer", thought_chars: int = 160, inputs: Sequence[str] = ("context",),
+                 echo_query: bool = True) -> str:
+    """The GBNF grammar of one step of an executor, over the tools of ``registry`` (ToolSpecs) with ``caps``.
+
+    ``scope`` names the variables the step may read besides the assignable :data:`TARGET_NAMES`;
+    ``templates`` are code templates with ``{{slot:type}}`` slots (a template whose slot has no candidate in
+    ``query`` is left out); ``literals`` "query" limits an expression's numbers to the query's and ``numbers``
+    (those seen in earlier steps' output; see the module docstring), "any" allows any number. ``must_submit``
+    makes the step end with ``SUBMIT`` (an executor's last iteration). ``output_field`` is the name SUBMIT takes.
+    ``inputs`` are the scope names that hold the task's inputs (handles: never printed). ``echo_query`` starts the
+    thought with the query, copied by the grammar, so the code that follows is written right after it (a small
+    model otherwise loses the question in a long prompt).
+    """
+    if fmt not in STEP_FORMATS:
+        raise ValueError(f"fmt: {fmt!r}; use one of {', '.join(STEP_FORMATS)}")
+    if max_statements < 1:
+        raise ValueError(f"max_statements: {max_statements}; use 1 or more")
+    specs = list(registry)
+    b = _Builder(scope)
+    b.add("root", "step")
+    thought = f"[^\\n\\[`]{{1,{thought_chars}}}"
+    if echo_query and query:
+        thought = f'{_lit("Question: " + " ".join(query.split()) + " Plan: ")} [^\\n\\[`]{{0,{thought_chars}}}'
+    if fmt == "react":
+        alts = [f'{_lit(spec.name + chr(10) + chr(10) + "[[ ## next_tool_args ## ]]" + chr(10))} '
+                f'{_react_args(spec, caps, b)}' for spec in specs]
+        alts.append(_lit(f'finish\n\n[[ ## next_tool_args ## ]]\n{{}}'))
+        b.add("step", f'"[[ ## next_thought ## ]]\\n" thought "\\n\\n[[ ## next_tool_name ## ]]\\n" '
+                      f'{_alt(alts)} "\\n\\n[[ ## completed ## ]]"')
+        b.add("thought", thought)
+        b.add("json-str", '"\\"" ([^"\\\\\\n] | "\\\\" ["\\\\/nt]){0,200} "\\""')
+        b.add("int-lit", '"-"? [0-9]{1,9}')
+        b.add("num-lit", '"-"? [0-9]{1,9} ("." [0-9]{1,6})?')
+        return b.text()
+    calls = [_tool_call(spec, caps, b) for spec in specs]
+    slots = query_slots(query or "")
+    filled = [r for r in (template_rule(t, slots) for t in templates) if r is not None]
+    code = _sequence(b, scope, max_statements, must_submit, calls, output_field, numbers, inputs)
+    if filled:
+        code = _alt([*(b.add(f"template-{i}", r) for i, r in enumerate(filled)), code])
+    if fmt == "rlm":
+        b.add("step", f'"[[ ## reasoning ## ]]\\n" thought "\\n\\n[[ ## code ## ]]\\n" code "\\n\\n[[ ## completed ## ]]"')
+    else:
+        b.add("step", 'thought "\\n```python\\n" code "\\n```"')
+    b.add("thought", thought)
+    b.add("code", code)
+    b.add("subscript", '"[" (str-lit | [0-9]{1,3}) "]"')
+    number = _numbers(query, literals, numbers)
+    b.add("number", number if number is not None else '"0"')
+    if number is None:  # no literal numbers in expressions
+        for name in [n for n in b.rules if n.startswith("factor-")]:
+            b.rules[name] = b.rules[name].replace("number | ", "")
+    b.add("atom", "str-lit | number | var-ref")
+    b.add("str-lit", '"r"? "\\"" ([^"\\\\\\n] | "\\\\" [^\\n]){0,120} "\\""')
+    b.add("int-lit", '"-"? [0-9]{1,9}')
+    b.add("num-lit", 'int-lit ("." [0-9]{1,6})?')
+    return b.text()
+
+
+def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submit: bool, calls: list[str],
+              output_field: str, seen: Sequence[str], inputs: Sequence[str]) -> str:
+    """The statements of a step, tracking which names are assigned: an expression may read only the names in
+    scope and those assigned by an earlier statement of the same step (so no step reads an unset variable).
+    ``SUBMIT`` takes a variable, an expression with an operator, a string, or a number an earlier step printed:
+    never a bare number the model computed in its head."""
+    states: dict[frozenset[str], int] = {}
+    inputs = frozenset(inputs)
+    rhs_calls = f"{_alt(calls)} subscript*" if calls else None
+    seen_rule = _alt(_lit(v) for v in seen) if seen else None
+
+    def state(names: frozenset[str]) -> int:
+        if names in states:
+            return states[names]
+        i = states[names] = len(states)
+        b.add(f"var-{i}", _alt(_lit(n) for n in sorted(names)))
+        b.add(f"primary-{i}", f"var-{i} subscript*")
+        b.add(f"factor-{i}", f'number | "(" expr-{i} ")" | "len(" primary-{i} ")" | primary-{i}')
+        b.add(f"term-{i}", f'factor-{i} ((" * " | " / " | " // " | " % ") factor-{i}){{0,6}}')
+        b.add(f"expr-{i}", f'term-{i} ((" + " | " - ") term-{i}){{0,6}}')
+        b.add(f"opexpr-{i}", f'term-{i} ((" + " | " - ") term-{i}){{1,6}} | '
+                             f'factor-{i} ((" * " | " / " | " // " | " % ") factor-{i}){{1,6}}')
+        b.add(f"rhs-{i}", " | ".join(x for x in (rhs_calls, f"expr-{i}", "str-lit") if x))
+        own = sorted(names - inputs)
+        if own:  # print what a step computed; the inputs are handles, printing one shows nothing
+            b.add(f"print-{i}", f'"print(" {_alt(_lit(n) for n in own)} subscript* ")"')
+        values = [f"primary-{i}", f"opexpr-{i}", "str-lit"] + ([seen_rule] if seen_rule else [])
+        b.add(f"submit-{i}", f'"SUBMIT({output_field}=" ({" | ".join(values)}) ")"')
+        return i
+
+    def seq(names: frozenset[str], k: int) -> str:
+        i = state(names)
+        name = f"seq-{i}-{k}"
+        if name in b.rules:
+            return name
+        b.rules[name] = ""  # reserve (the definitions below refer to other states only)
+        printable = f"print-{i}" in b.rules
+        if k == 1:
+            opts = [f"submit-{i}"] if must_submit else [f"submit-{i}", *([f"print-{i}"] if printable else []),
+                                                         f'{_alt(_lit(t) for t in TARGET_NAMES)} " = " rhs-{i}']
+        else:
+            tail = "" if must_submit else "?"
+            opts = [f"submit-{i}"]
+            if printable:
+                opts.append(f'print-{i} ("\\n" {seq(names, k - 1)}){tail}')
+            for t in TARGET_NAMES:
+                opts.append(f'{_lit(t + " = ")} rhs-{i} ("\\n" {seq(names | {t}, k - 1)}){tail}')
+        b.rules[name] = " | ".join(opts)
+        return name
+
+    return seq(frozenset(scope), max_statements)
+
+
+def fields_grammar(names: Sequence[str], thought_chars: int = 160, value_chars: int = 300) -> str:
+    """GBNF for a ChatAdapter reply with the given output fields, each one line of text (``reasoning`` up to
+    ``thought_chars``, the others up to ``value_chars``): DSPy's extract step after the last iteration."""
+    parts = []
+    for i, name in enumerate(names):
+        head = ("" if i == 0 else "\n\n") + f"[[ ## {name} ## ]]\n"
+        limit = thought_chars if name == "reasoning" else value_chars
+        parts.append(f"{_lit(head)} [^\\n\\[`]{{1,{limit}}}")
+    return "root ::= " + " ".join(parts) + ' "\\n\\n[[ ## completed ## ]]"\n'

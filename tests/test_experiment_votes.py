@@ -1,0 +1,294 @@
+"""Voted samples (E13): answer normalisation and majority, per-rollout sampling LMs, the vote in a scripted run,
+pass@1 / maj@N / pass@N / golden yield in the summary, and config errors for the new condition keys."""
+
+from __future__ import annotations
+
+import dspy
+import pytest
+
+from rlmlab.errors import ConfigError
+from rlmlab.experiments import (
+    load_experiment, majority, normalise_answer, read_results, results_table, run_experiment, sample_lm,
+    select_rollout, summarise,
+)
+from rlmlab.experiments._runner import _merge
+from rlmlab.lm import CallRecorder, ScriptedEngine, make_lm, recorder_of
+from rlmlab.memory import MemoryTask, TaskOutcome
+
+
+# -- normalise_answer / majority -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["514", "514.0", " 514 ", "$514", "514.", "'514'", "514.000"])
+def test_numeric_forms_of_one_number_agree(text):
+    assert normalise_answer(text) == "514"
+
+
+@pytest.mark.parametrize("text, key", [
+    ("  Tokio::Spawn \n now ", "tokio::spawn now"), ('"Burst, Delay, Skip."', "burst, delay, skip"),
+    ("1,234", "1234"), ("3/4", "0.75"), ("-$5", "-5"), ("about 514 apples", "about 514 apples"),
+    ("514 apples", "514 apples"),  # a number inside text stays text: no vote for an unrelated count
+])
+def test_normalise_answer_text_and_numbers(text, key):
+    assert normalise_answer(text) == key
+
+
+@pytest.mark.parametrize("text", [None, "", "   ", '""', "."])
+def test_no_answer_normalises_to_none(text):
+    assert normalise_answer(text) is None
+
+
+@pytest.mark.parametrize("answers, picked", [
+    (["7", "9", "7"], 0),                   # the majority, its first rollout
+    (["9", "7", "7"], 1),
+    (["9", "7", "7", "9"], 0),              # tie: the first rollout with one of the tied answers
+    (["7", "9", "9", "7"], 0),
+    ([None, "9", "7"], 1),                  # no answer does not vote; tie between 9 and 7 -> first of them
+    ([None, "", "4", None], 2),
+    ([None, None, "  "], 0),                # nobody answered: rollout 0
+    (["514", "$514", "514.0", "513"], 0),   # numeric forms vote together
+    (["x", "513", "514.0", "$514"], 2),
+])
+def test_majority(answers, picked):
+    assert majority(answers) == picked
+
+
+def test_majority_of_nothing_and_unknown_selection_raise():
+    with pytest.raises(ValueError):
+        majority([])
+    with pytest.raises(ConfigError, match="selection: 'best'"):
+        select_rollout("best", ["1"], [1.0])
+
+
+def test_select_rollout_by_score_and_by_vote_differ_on_the_same_rollouts():
+    answers, scores = ["7", "9", "7"], [0.0, 1.0, 0.0]
+    assert select_rollout("score", answers, scores) == 1
+    assert select_rollout("vote", answers, scores) == 0
+    assert select_rollout("score", ["1", "2"], [0.5, 0.5]) == 0  # equal scores: the first
+
+
+def _outcome(i: int, answer: str | None, success: bool) -> TaskOutcome:
+    return TaskOutcome("run", "t", None, "auto_inject", [f"run-t-r{i}"], [answer],
+                       [{"success": success, "score": float(success)}], 0, 0, [], rollouts=[{}])
+
+
+def test_merge_of_separate_units_uses_the_same_rule_as_the_loop():
+    parts = [_outcome(0, "7", False), _outcome(1, "9", True), _outcome(2, "7.0", False)]
+    assert _merge(parts, "score").best == 1
+    voted = _merge(parts, "vote")
+    assert voted.best == 0 and voted.answers == ["7", "9", "7.0"] and not voted.success
+
+
+# -- the sampling LM of a rollout --------------------------------------------------------------------------
+
+def test_sample_lm_copies_temperature_and_seed_and_keeps_the_recorder():
+    lm = make_lm("scripted", script=["one", "two"])
+    recorder = recorder_of(lm)
+    sampled = sample_lm(lm, 0.9, 3)
+    assert sampled is not lm and sampled.kwargs["temperature"] == 0.9 and sampled.kwargs["seed"] == 3
+    assert lm.kwargs["temperature"] == 0.0 and "seed" not in lm.kwargs  # the run's LM is untouched
+    before = len(recorder.calls)
+    sampled("hello")
+    assert len(recorder.calls) == before + 1 and recorder.calls[-1].input_tokens > 0  # where trajectories look
+
+
+def test_sample_lm_reattaches_a_recorder_a_copy_lost(monkeypatch):
+    lm = make_lm("scripted", script=["one"])
+    recorder = recorder_of(lm)
+    real_copy = dspy.LM.copy
+
+    def forgetful(self, **kwargs):
+        out = real_copy(self, **kwargs)
+        out.callbacks = []
+        return out
+
+    monkeypatch.setattr(dspy.LM, "copy", forgetful)
+    sampled = sample_lm(lm, 0.5, 1)
+    assert [cb for cb in sampled.callbacks if isinstance(cb, CallRecorder)] == [recorder]
+
+
+def test_sample_lm_returns_other_lm_objects_as_they_are():
+    other = object()
+    assert sample_lm(other, 0.7, 1) is other
+
+
+# -- a voted run with the scripted LM -------------------------------------------------------------------------
+
+class _RecordingEngine(ScriptedEngine):
+    """The scripted engine, noting the temperature and seed each request was made with."""
+
+    def __init__(self, script):
+        super().__init__(script)
+        self.configs: list[tuple[float | None, int | None]] = []
+
+    def generate(self, messages, config):
+        self.configs.append((config.temperature, getattr(config, "seed", None)))
+        return super().generate(messages, config)
+
+
+def _lm(answers: list[str]) -> tuple[dspy.LM, _RecordingEngine]:
+    engine = _RecordingEngine([{"reasoning": "r", "code": f"SUBMIT(answer={a!r})"} for a in answers])
+    lm = dspy.LM("rlmlab/scripted", engine=engine, cache=False, callbacks=[CallRecorder()], temperature=0.0,
+                 max_tokens=512, num_retries=0)
+    return lm, engine
+
+
+def _config(tmp_path, body: str, name: str = "E90") -> str:
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(f"id: {name}\ntitle: t\n{body}")
+    return str(path)
+
+
+def _arith(task_id: str, query: str, expected: str) -> MemoryTask:
+    return MemoryTask(task_id, query, "no context needed", None, expected, "numeric", {"suite": "arith", "level": 1})
+
+
+def test_three_samples_vote_without_a_reference_and_pass_at_1_maj_and_pass_at_n_differ(tmp_path):
+    config = _config(tmp_path, "base: {layers: {}, max_iters: 2, samples: 3, temperature: 0.7}\n")
+    lm, engine = _lm(["7", "9", "7",        # expected 9: only rollout 1 is right, the vote picks 7
+                      "5", "5.0", "$5"])    # expected 5: every rollout right, in three forms
+    tasks = [_arith("nine", "What is 4 + 5?", "9"), _arith("five", "What is 2 + 3?", "5")]
+    run = run_experiment(config, lm=lm, task_list=tasks, runs_dir=tmp_path, progress=False)
+    rows = read_results(run.run_dir / "results.jsonl")
+    assert [(r["task_id"], r["rollout"], r["answer"], r["success"], r["best"]) for r in rows] == [
+        ("nine", 0, "7", False, True), ("nine", 1, "9", True, False), ("nine", 2, "7", False, False),
+        ("five", 0, "5", True, True), ("five", 1, "5.0", True, False), ("five", 2, "$5", True, False)]
+    assert {(r["selected_by"], r["samples"], r["decoding"], r["templates"], r["salvaged"]) for r in rows} == {
+        ("vote", 3, "free", False, 0)}
+    s = run.summary["main"]
+    assert (s["pass_at_1"], s["maj_at_n"], s["pass_at_n"]) == (0.667, 0.5, 1.0)
+    assert s["pass_rate"] == s["maj_at_n"] and s["rollouts_per_task"] == 3 and s["golden_yield"] is None
+    # rollout i sampled at the condition's temperature with seed i + 1: what the engine was asked for
+    assert engine.configs == [(0.7, 1), (0.7, 2), (0.7, 3)] * 2
+    table = repr(results_table(run.run_dir))
+    assert "pass@1" in table and "maj@N" in table and "pass@N" in table and "off-format" in table
+
+
+def test_judged_rollouts_keep_the_best_score_and_report_the_vote_they_did_not_take(tmp_path):
+    config = _config(tmp_path, "base: {layers: {}, max_iters: 2, rollouts: 3}\n")
+    lm, engine = _lm(["7", "9", "7"])
+    run = run_experiment(config, lm=lm, task_list=[_arith("nine", "What is 4 + 5?", "9")], runs_dir=tmp_path,
+                         progress=False)
+    rows = read_results(run.run_dir / "results.jsonl")
+    assert [r["best"] for r in rows] == [False, True, False] and {r["selected_by"] for r in rows} == {"score"}
+    s = run.summary["main"]
+    assert (s["pass_rate"], s["pass_at_1"], s["maj_at_n"], s["pass_at_n"]) == (1.0, 0.333, 0.0, 1.0)
+    assert engine.configs == [(0.0, None)] * 3  # judged rollouts are not re-sampled
+
+
+class _SeededEngine(ScriptedEngine):
+    """Answers by the request's seed, so rollouts give the same answers in whatever order threads run them."""
+
+    def __init__(self, answers: dict[int | None, str]):
+        super().__init__([])
+        self.answers = answers
+
+    def generate(self, messages, config):
+        from rlmlab.lm import Completion, format_fields
+
+        answer = self.answers[getattr(config, "seed", None)]
+        return Completion(format_fields({"reasoning": "r", "code": f"SUBMIT(answer={answer!r})"}), 10, 5)
+
+
+def test_samples_run_as_separate_units_vote_the_same_way(tmp_path):
+    config = _config(tmp_path, "base: {layers: {}, max_iters: 2, samples: 3}\n")
+    lm = dspy.LM("rlmlab/scripted", engine=_SeededEngine({1: "9", 2: "7", 3: "7.0"}), cache=False,
+                 callbacks=[CallRecorder()], temperature=0.0, max_tokens=512, num_retries=0)
+    tasks = [_arith("nine", "What is 4 + 5?", "9"), _arith("seven", "What is 3 + 4?", "7")]
+    run = run_experiment(config, lm=lm, task_list=tasks, runs_dir=tmp_path, progress=False, workers=2)
+    rows = sorted(read_results(run.run_dir / "results.jsonl"), key=lambda r: (r["task_id"], r["rollout"]))
+    assert [(r["task_id"], r["answer"], r["success"], r["best"]) for r in rows] == [
+        ("nine", "9", True, False), ("nine", "7", False, True), ("nine", "7.0", False, False),
+        ("seven", "9", False, False), ("seven", "7", True, True), ("seven", "7.0", True, False)]
+    s = run.summary["main"]
+    assert (s["pass_at_1"], s["maj_at_n"], s["pass_at_n"]) == (0.5, 0.5, 1.0) and s["pass_rate"] == 0.5
+
+
+def test_the_loop_refuses_an_unknown_selection(tmp_path):
+    from rlmlab.memory import MemoryStore, ReasoningBankLoop
+
+    with MemoryStore(tmp_path / "m.sqlite") as store, pytest.raises(ConfigError, match="selection: 'judge'"):
+        ReasoningBankLoop(store, executor=lambda *a: None, selection="judge")
+
+
+def test_golden_yield_counts_code_rollouts_the_oracles_accept(tmp_path, rust_file):
+    from rlmlab.oracle import GrepOracle
+
+    text, query = rust_file.read_text(), "How many pub async fn are in file.rs?"
+    # the count the grep oracle accepts (it reads the source its own way; the runner only has to ask it)
+    n = next(k for k in range(1, 100) if GrepOracle(text).verify_detailed(str(k), query).verdict.name == "ExactMatch")
+    task = MemoryTask("async", query, text, "crate:tokio", n, "numeric",
+                      {"source_path": str(rust_file), "suite": "code", "level": 2})
+    config = _config(tmp_path, "base: {layers: {}, max_iters: 2, samples: 3}\n")
+    lm, _ = _lm([str(n + 1), str(n), str(n)])
+    run = run_experiment(config, lm=lm, task_list=[task], runs_dir=tmp_path, progress=False)
+    rows = read_results(run.run_dir / "results.jsonl")
+    assert [r["golden"] for r in rows] == [False, True, True] and [r["best"] for r in rows] == [False, True, False]
+    assert run.summary["main"]["golden_yield"] == 0.667 and run.summary["main"]["pass_rate"] == 1.0
+
+
+def test_summary_of_rows_written_before_votes_existed_keeps_its_keys_and_table():
+    from rlmlab.experiments._report import TABLE_COLUMNS, ResultsTable
+
+    metrics = {k: 1 for k in ("converged", "input_tokens", "output_tokens", "lm_calls", "iterations", "tool_calls",
+                              "stdout_chars", "variables_info_chars", "large_returns", "sub_llm_calls",
+                              "prompt_chars_mean", "context_chars", "elapsed_ms")}
+    old = [{"condition": "main", "task_id": "t", "rollout": 0, "best": True, "success": True, "answer": "4", **metrics}]
+    s = summarise(old)["main"]
+    assert s["pass_rate"] == s["pass_at_1"] == s["maj_at_n"] == s["pass_at_n"] == 1.0
+    assert s["mean_salvaged"] is None and s["golden_yield"] is None and s["selected_by"] is None
+    assert ResultsTable({"run": {"main": s}}).columns == TABLE_COLUMNS
+
+
+# -- config ----------------------------------------------------------------------------------------------------
+
+def test_new_condition_keys_load_with_their_defaults(tmp_path):
+    cond = load_experiment(_config(tmp_path, "base: {}\n")).conditions[0]
+    assert (cond.decoding, cond.templates, cond.samples, cond.temperature) == ("free", False, 1, 0.7)
+    assert (cond.selection, cond.runs_per_task) == ("score", 1)
+    body = "base: {decoding: grammar, templates: on, layers: {L2: true}, samples: 4, temperature: 1}\n"
+    cond = load_experiment(_config(tmp_path, body)).conditions[0]
+    assert (cond.decoding, cond.templates, cond.samples, cond.temperature) == ("grammar", True, 4, 1.0)
+    assert (cond.selection, cond.runs_per_task) == ("vote", 4) and isinstance(cond.temperature, float)
+    assert cond.to_dict()["templates"] is True
+
+
+@pytest.mark.parametrize("body, message", [
+    ("base: {samples: 3, rollouts: 2}\n", "base: samples: 3 cannot be combined with rollouts 2"),
+    ("base: {rollouts: 2}\nconditions: [{name: a}, {name: b, samples: 2}]\n",
+     "conditions.1: samples: 2 cannot be combined with rollouts 2"),
+    ("base: {templates: true}\n", "base: templates: on needs the L2 layer"),
+    ("base: {templates: on, layers: {L0: true}}\n", "templates: on needs the L2 layer"),
+    ("base: {templates: maybe}\n", "base.templates: 'maybe' is not of type 'boolean'"),
+    ("base: {decoding: beam}\n", "base.decoding: 'beam' is not one of ['free', 'grammar']"),
+    ("base: {samples: 0}\n", "base.samples: 0 is less than the minimum of 1"),
+    ("base: {samples: 17}\n", "base.samples: 17 is greater than the maximum of 16"),
+    ("base: {samples: 2.5}\n", "base.samples: 2.5 is not of type 'integer'"),
+    ("base: {temperature: 0}\n", "base.temperature: 0 is less than or equal to the minimum of 0"),
+    ("base: {temperature: 2.5}\n", "base.temperature: 2.5 is greater than the maximum of 2"),
+    ("base: {retrieval: {policy: success_only, k_failure: 0}}\n",
+     "base: retrieval: k_failure does not apply to policy success_only"),
+])
+def test_bad_new_keys_name_the_file_and_key(tmp_path, body, message):
+    path = _config(tmp_path, body)
+    with pytest.raises(ConfigError) as err:
+        load_experiment(path)
+    assert path in str(err.value) and message in str(err.value)
+
+
+def test_a_rollouts_override_refuses_a_voting_condition(tmp_path):
+    config = _config(tmp_path, "base: {samples: 3}\n")
+    with pytest.raises(ConfigError, match=r"rollouts 2: condition\(s\) main vote over samples"):
+        run_experiment(config, lm="scripted:probe", task_list=[_arith("a", "What is 1 + 1?", "2")],
+                       runs_dir=tmp_path, progress=False, rollouts=2)
+
+
+def test_e13_declares_its_four_conditions():
+    e = load_experiment("E13")
+    assert [c.name for c in e.conditions] == ["free", "grammar", "grammar_templates", "vote5"]
+    assert [(c.decoding, c.templates, c.samples, c.layers.enabled()) for c in e.conditions] == [
+        ("free", False, 1, []), ("grammar", False, 1, []), ("grammar", True, 1, ["L2"]), ("grammar", True, 5, ["L2"])]
+    vote = e.condition("vote5")
+    assert vote.seed_packs == ("data/packs/step_templates.jsonl",) and vote.budgets.L2 == 1500
+    assert vote.retrieval == {"policy": "success_only", "k_success": 2}  # success_only: no failure items
+    assert vote.temperature == 0.7 and {c.max_iters for c in e.conditions} == {3}
+    assert e.defaults == {"suite": "arith", "tasks": 10, "lm": "local", "workers": 1}
