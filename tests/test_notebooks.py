@@ -36,7 +36,7 @@ def test_every_notebook_has_a_literal_parameters_cell_and_every_experiment_a_not
     for name in files:
         params = notebook_parameters(NOTEBOOKS_DIR / name)
         assert {"lm", "suite", "tasks", "run_dir"} <= params.keys(), name
-    assert {e for ids in FAMILIES.values() for e in ids} == {f"E{i}" for i in range(1, 13)}
+    assert {e for ids in FAMILIES.values() for e in ids} == {f"E{i}" for i in range(1, 14)}
     for ids in FAMILIES.values():
         for e in ids:
             load_experiment(e)
@@ -51,7 +51,8 @@ def test_family_notebook_runs_with_the_scripted_agent_and_writes_results_table_a
     assert done.notebook.parent == done.run_dir and done.notebook.exists()
     config = load_experiment(experiment)
     rows = read_results(done.run_dir / "results.jsonl")
-    expected = sum(2 * c.rollouts for c in config.conditions)
+    suites = len(notebook_parameters(notebook_for(experiment))["suite"].split(","))
+    expected = sum(2 * suites * c.runs_per_task for c in config.conditions)
     assert len(rows) == expected and {r["experiment"] for r in rows} == {experiment}
     assert {r["condition"] for r in rows} == {c.name for c in config.conditions}
     assert all(r["lm"] == "scripted:probe" and r["input_tokens"] > 0 for r in rows)
@@ -64,7 +65,8 @@ def test_family_notebook_runs_with_the_scripted_agent_and_writes_results_table_a
 
 
 def test_main_job_notebook_runs_every_experiment_over_both_suites(kernel, tmp_path):
-    done = run_notebook(MAIN_JOB, {"lm": "scripted:probe", "tasks": 1, "experiments": ["E1", "E7"]},
+    done = run_notebook(MAIN_JOB, {"lm": "scripted:probe", "tasks": 1, "experiments": ["E1", "E7"],
+                                   "suite": "code,ontology", "levels": None, "parity": None},
                         runs_dir=tmp_path, progress=False)
     e1 = read_results(done.run_dir / "E1" / "results.jsonl")
     e7 = read_results(done.run_dir / "E7" / "results.jsonl")
@@ -100,10 +102,15 @@ def test_demo_command_runs_the_main_job_notebook_and_prints_where_it_is(kernel, 
                            "--runs-dir", str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    assert "[4/4] E7 handle onto-l1-01" in out  # the notebook's progress lines stream to the terminal
+    # the notebook's progress lines stream to the terminal: held-out (even-numbered) level-1 tasks, 3 suites
+    assert "[6/6] E13 grammar_templates arith-math20-q3" in out and "E13 free code-l1-02" in out
     notebook = Path(out.split("executed notebook: ")[1].split()[0])
     assert notebook.name == "main_job.ipynb" and notebook.exists()
-    for exp, n in (("E1", 2), ("E6", 2), ("E7", 4)):
-        assert len(read_results(notebook.parent / exp / "results.jsonl")) == n
-        assert str(notebook.parent / exp / "results.jsonl") in out
-    assert "E6 / main" in out and "E7 / naive" in out  # the summary table
+    rows = read_results(notebook.parent / "E13" / "results.jsonl")
+    assert sorted({r["condition"] for r in rows}) == ["free", "grammar_templates"] and len(rows) == 6
+    assert {r["task_id"] for r in rows} == {"code-l1-02", "onto-l1-02", "arith-math20-q3"}
+    assert str(notebook.parent / "E13" / "results.jsonl") in out
+    table = out.split("executed notebook:")[0]
+    assert "\nfree " in table and "\ngrammar_templates " in table and "off-format" in table  # the summary
+    html = "".join("".join(o["data"]["text/html"]) for o in outputs(notebook) if "text/html" in o.get("data", {}))
+    assert "rlmlab-per-task" in html and "arith-math20-q3" in html

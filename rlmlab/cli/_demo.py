@@ -1,5 +1,6 @@
-"""``rlmlab demo``: the main job. E1 vs E6 and E7 on the embedded model over code and ontology tasks,
-run by executing ``notebooks/main_job.ipynb`` through papermill; prints where everything landed."""
+"""``rlmlab demo``: the main job. E13's free baseline against constrained, code-first steps with templates, on
+held-out tasks of the three suites with the embedded model, run by executing ``notebooks/main_job.ipynb``
+through papermill; prints where everything landed."""
 
 from __future__ import annotations
 
@@ -27,15 +28,20 @@ def demo_rust_file() -> Path:
 
 @click.command()
 @click.option("--lm", "lm_spec", default="local", show_default=True, help=LM_HELP)
-@click.option("--experiments", default="E1,E6,E7", show_default=True, help="Comma-separated experiment ids.")
-@click.option("--suite", default="code,ontology", show_default=True, help="Suites; --tasks of each.")
+@click.option("--experiments", default="E13", show_default=True, help="Comma-separated experiment ids.")
+@click.option("--conditions", default="free,grammar_templates", show_default=True,
+              help="Conditions to run, of each experiment that has them (others run all); 'all' for every one.")
+@click.option("--suite", default="code,ontology,arith", show_default=True, help="Suites; --tasks of each.")
 @click.option("--tasks", default=2, show_default=True, type=click.IntRange(1), help="Tasks per suite.")
+@click.option("--levels", default="1,2", show_default=True, help="Task levels, comma-separated; 'all' for 1-5.")
+@click.option("--parity", default="even", show_default=True, type=click.Choice(["even", "odd", "all"]),
+              help="even: tasks held out from the seed templates; odd: the ones they were written from.")
 @click.option("--max-iters", default=3, show_default=True, type=click.IntRange(1, 50), help="Per agent run.")
 @click.option("--max-tokens", default=256, show_default=True, type=click.IntRange(16), help="Per LM call.")
 @click.option("--runs-dir", default=Path("runs"), show_default=True, type=click.Path(file_okay=False, path_type=Path))
-def demo(lm_spec: str, experiments: str, suite: str, tasks: int, max_iters: int, max_tokens: int,
-         runs_dir: Path) -> None:
-    """The main job: a small real experiment (E1 vs E6 and E7) on the embedded SmolLM2 model, as a notebook."""
+def demo(lm_spec: str, experiments: str, conditions: str, suite: str, tasks: int, levels: str, parity: str,
+         max_iters: int, max_tokens: int, runs_dir: Path) -> None:
+    """The main job: can the embedded SmolLM2 solve tasks? E13's free vs grammar+templates, as a notebook."""
     from rich.console import Console
 
     from rlmlab.errors import RLMLabError
@@ -45,8 +51,13 @@ def demo(lm_spec: str, experiments: str, suite: str, tasks: int, max_iters: int,
     if "code" in suite.split(","):
         demo_rust_file()  # the code suite's sources; a clear message before anything starts
     ids = [e.strip().upper() for e in experiments.split(",") if e.strip()]
+    try:
+        level_list = None if levels == "all" else [int(x) for x in levels.split(",") if x.strip()]
+    except ValueError:
+        raise click.BadParameter(f"{levels!r}: give levels as 1,2 or 'all'", param_hint="--levels") from None
     params = {"experiments": ids, "lm": lm_spec, "suite": suite, "tasks": tasks, "max_iters": max_iters,
-              "max_tokens": max_tokens}
+              "max_tokens": max_tokens, "levels": level_list, "parity": None if parity == "all" else parity,
+              "conditions": None if conditions == "all" else [c.strip() for c in conditions.split(",") if c.strip()]}
     click.echo(f"main job: {', '.join(ids)} on {suite} ({tasks} task(s) each) with lm {lm_spec}")
     try:
         done = run_notebook(MAIN_JOB, params, runs_dir=runs_dir, log_output=True)

@@ -49,9 +49,12 @@ def list_() -> None:
               help="Where units run: threads here, or Ray tasks (RAY_ADDRESS, else a local Ray instance).")
 @click.option("--max-iters", type=click.IntRange(1, 50), default=None, help="Override every condition's max_iters.")
 @click.option("--max-tokens", type=click.IntRange(16), default=None, help="Completion cap per LM call (make_lm).")
+@click.option("--level", "levels", type=click.IntRange(1, 5), multiple=True, help="Only tasks of these levels (repeatable).")
+@click.option("--parity", type=click.Choice(["odd", "even"]), default=None,
+              help="Only odd- or even-numbered tasks of each level (even: held out from the seed templates).")
 def run(name: str, lm: str | None, suite: str | None, tasks: int | None, rollouts: int | None, workers: int | None,
         conditions: tuple[str, ...], runs_dir: Path, resume: str | None, backend: str, max_iters: int | None,
-        max_tokens: int | None) -> None:
+        max_tokens: int | None, levels: tuple[int, ...], parity: str | None) -> None:
     """Run experiment NAME (E1..E13 or a config path); writes runs/<run-id>/ and prints the summary."""
     from rlmlab.errors import RLMLabError
     from rlmlab.experiments._runner import run_experiment
@@ -59,7 +62,7 @@ def run(name: str, lm: str | None, suite: str | None, tasks: int | None, rollout
     try:
         result = run_experiment(name, lm=lm, suite=suite, tasks=tasks, rollouts=rollouts, workers=workers,
                                 conditions=list(conditions) or None, runs_dir=runs_dir, resume=resume,
-                                backend=backend, max_iters=max_iters,
+                                backend=backend, max_iters=max_iters, levels=list(levels) or None, parity=parity,
                                 lm_options={"max_tokens": max_tokens} if max_tokens else None)
     except (RLMLabError, ValueError) as exc:
         raise _fail(exc) from None

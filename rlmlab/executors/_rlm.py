@@ -110,7 +110,8 @@ class MeteredRLM(dspy.RLM):
         templates = [t["template"] for t in self.workspace.extras.get("step_templates", []) if t.get("template")]
         return step_grammar(self.workspace.registry, self.workspace.caps, fmt="rlm", scope=scope,
                             max_statements=self.max_statements, query=self.query, templates=templates,
-                            numbers=numbers, must_submit=len(self.records) + 1 >= self.max_iters)
+                            numbers=numbers, must_submit=len(self.records) + 1 >= self.max_iters,
+                            templates_first=not self.records)
 
     def _extract_grammar(self, instance: Any, inputs: dict[str, Any]) -> str | None:
         return fields_grammar(list((inputs.get("signature") or instance.signature).output_fields))

@@ -288,7 +288,7 @@ class _Loop:
         templates = [t["template"] for t in self.workspace.extras.get("step_templates", []) if t.get("template")]
         return step_grammar(self.workspace.registry, self.workspace.caps, fmt="scratchpad", scope=scope,
                             max_statements=self.max_statements, query=self.query, templates=templates,
-                            numbers=numbers, must_submit=n >= self.max_iters)
+                            numbers=numbers, must_submit=n >= self.max_iters, templates_first=not self.records)
 
     def step(self, n: int, repl: RLMLabInterpreter) -> dict[str, Any] | None:
         """Prompt, reply, run; record the step. Returns the submitted fields when the code called SUBMIT."""

@@ -313,7 +313,7 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
                  max_statements: int = 3, query: str | None = None, templates: Sequence[str] = (),
                  literals: str = "query", numbers: Sequence[str] = (), must_submit: bool = False,
                  output_field: str = "answer", thought_chars: int = 160, inputs: Sequence[str] = ("context",),
-                 echo_query: bool = True) -> str:
+                 echo_query: bool = True, templates_first: bool = False) -> str:
     """The GBNF grammar of one step of an executor, over the tools of ``registry`` (ToolSpecs) with ``caps``.
 
     ``scope`` names the variables the step may read besides the assignable :data:`TARGET_NAMES`;
@@ -323,7 +323,8 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     makes the step end with ``SUBMIT`` (an executor's last iteration). ``output_field`` is the name SUBMIT takes.
     ``inputs`` are the scope names that hold the task's inputs (handles: never printed). ``echo_query`` starts the
     thought with the query, copied by the grammar, so the code that follows is written right after it (a small
-    model otherwise loses the question in a long prompt).
+    model otherwise loses the question in a long prompt). ``templates_first`` makes the step one of the filled
+    templates when any fills (a task's first step copies a retrieved procedure; later steps are free to differ).
     """
     if fmt not in STEP_FORMATS:
         raise ValueError(f"fmt: {fmt!r}; use one of {', '.join(STEP_FORMATS)}")
@@ -351,7 +352,8 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     filled = [r for r in (template_rule(t, slots) for t in templates) if r is not None]
     code = _sequence(b, scope, max_statements, must_submit, calls, output_field, numbers, inputs)
     if filled:
-        code = _alt([*(b.add(f"template-{i}", r) for i, r in enumerate(filled)), code])
+        named = [b.add(f"template-{i}", r) for i, r in enumerate(filled)]
+        code = _alt(named if templates_first else [*named, code])
     if fmt == "rlm":
         b.add("step", f'"[[ ## reasoning ## ]]\\n" thought "\\n\\n[[ ## code ## ]]\\n" code "\\n\\n[[ ## completed ## ]]"')
     else:

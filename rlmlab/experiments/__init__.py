@@ -14,12 +14,12 @@ from rlmlab.experiments._runner import (
 from rlmlab.experiments._vote import SELECTIONS, majority, normalise_answer, select_rollout
 from rlmlab.experiments._suites import (
     CHECKERS, MAX_CONTEXT_CHARS, SUITES, TASK_SCHEMA, TASKS_DIR, SuiteError, Task, list_suites, load_suite,
-    read_tasks, task_context,
+    read_tasks, task_context, task_numbers,
 )
 
 __all__ = [
     "Task", "SUITES", "TASKS_DIR", "CHECKERS", "TASK_SCHEMA", "MAX_CONTEXT_CHARS", "SuiteError", "read_tasks",
-    "load_suite", "task_context", "list_suites",
+    "load_suite", "task_context", "list_suites", "task_numbers",
     "ExperimentConfig", "Condition", "load_experiment", "list_experiments", "EXPERIMENTS_DIR", "EXPERIMENT_SCHEMA",
     "run_experiment", "ExperimentRun", "read_results", "summarise", "summary_table", "environment", "BACKENDS",
     "run_notebook", "notebook_for", "NotebookRun", "NotebookFailed", "FAMILIES", "NOTEBOOKS_DIR",

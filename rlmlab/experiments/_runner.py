@@ -295,7 +295,8 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
                    conditions: list[str] | None = None, runs_dir: str | Path = "runs", resume: str | None = None,
                    run_dir: str | Path | None = None, backend: str = "threads", progress: bool | str = True,
                    max_iters: int | None = None, lm_options: dict[str, Any] | None = None,
-                   task_list: list[MemoryTask] | None = None) -> ExperimentRun:
+                   task_list: list[MemoryTask] | None = None, levels: list[int] | None = None,
+                   parity: str | None = None) -> ExperimentRun:
     """Run ``experiment`` (an id like "E7", a path, or a loaded config).
 
     ``lm`` is an LM spec ("local", "scripted:<name>", a LiteLLM model) or an LM object; ``suite``, ``tasks``
@@ -305,7 +306,8 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
     ``resume`` is the id of an earlier run under ``runs_dir`` to continue (its parameters must match);
     ``run_dir`` names the run's directory exactly instead (a notebook's), continuing it if it holds a run.
     ``backend`` is "threads" or "ray" (see ``_backends``). ``progress``: True a live bar, "lines" a printed
-    line per finished task, False nothing. ``task_list`` replaces the suite (tests).
+    line per finished task, False nothing. ``task_list`` replaces the suite (tests). ``levels`` and ``parity``
+    ("odd"/"even": the templates' training or held-out half, see :func:`task_numbers`) filter each suite first.
     """
     from rlmlab.executors import new_run_id
     from rlmlab.lm import make_lm
@@ -315,7 +317,8 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
               "lm": lm if isinstance(lm, str) else (str(getattr(lm, "model", lm)) if lm is not None else exp.defaults["lm"]),
               "workers": workers or exp.defaults["workers"], "rollouts": rollouts,
               "conditions": conditions or [c.name for c in exp.conditions], "max_iters": max_iters,
-              "lm_options": lm_options or None}
+              "lm_options": lm_options or None,
+              **({"levels": sorted(levels)} if levels else {}), **({"parity": parity} if parity else {})}
     conds = [exp.condition(name) for name in params["conditions"]]
     if rollouts is not None:
         voting = [c.name for c in conds if c.samples > 1]
@@ -350,7 +353,8 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
         from rlmlab.experiments._suites import load_suite
 
         # "code,ontology": the first N tasks of each suite, one after the other.
-        task_list = [t for name in params["suite"].split(",") for t in load_suite(name.strip(), limit=params["tasks"])]
+        task_list = [t for name in params["suite"].split(",")
+                     for t in load_suite(name.strip(), limit=params["tasks"], levels=levels, parity=parity)]
     run_dir.mkdir(parents=True, exist_ok=True)
     write_atomic(config_path, json.dumps({"experiment": exp.to_dict(), "params": params, "backend": backend,
                                           "conditions": [c.to_dict() for c in conds]}, indent=2))

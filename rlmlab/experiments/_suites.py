@@ -27,7 +27,7 @@ from rlmlab.memory import MemoryTask
 
 __all__ = [
     "Task", "SUITES", "TASKS_DIR", "CHECKERS", "TASK_SCHEMA", "MAX_CONTEXT_CHARS", "SuiteError", "read_tasks",
-    "load_suite", "task_context", "list_suites",
+    "load_suite", "task_context", "list_suites", "task_numbers",
 ]
 
 TASKS_DIR = PROJECT_ROOT / "data" / "tasks"
@@ -306,11 +306,26 @@ def _balanced(tasks: list[Task]) -> list[Task]:
     return out
 
 
+def task_numbers(tasks: list[Task]) -> dict[str, int]:
+    """Each task's number: its 1-based position within its level, in file order (``code-l1-02`` is 2).
+
+    The seed templates of ``data/packs/step_templates.jsonl`` were written from odd-numbered tasks only, so
+    the even-numbered ones are held out (``load_suite(..., parity="even")``).
+    """
+    seen: dict[int, int] = {}
+    out = {}
+    for t in tasks:
+        seen[t.level] = seen.get(t.level, 0) + 1
+        out[t.id] = seen[t.level]
+    return out
+
+
 def load_suite(name_or_path: str | Path, *, limit: int | None = None,
-               levels: Iterable[int] | None = None) -> list[MemoryTask]:
+               levels: Iterable[int] | None = None, parity: str | None = None) -> list[MemoryTask]:
     """The tasks of a suite (a name in :data:`SUITES` or a JSONL path) as MemoryTasks, in file order.
 
-    ``levels`` keeps only those levels (1-5). ``limit`` keeps N tasks taken round-robin over the levels
+    ``levels`` keeps only those levels (1-5); ``parity`` "odd" or "even" only the tasks of that
+    :func:`task_numbers` parity (the templates' training and held-out halves). ``limit`` keeps N tasks taken round-robin over the levels
     present (level 1's first task, level 2's first, ..., then each level's second ...), so a small run
     still spans the levels; the result is then in file order. Raises SuiteError for a malformed line and
     ConfigError for an unknown suite, a bad ``limit`` or ``levels``.
@@ -323,7 +338,12 @@ def load_suite(name_or_path: str | Path, *, limit: int | None = None,
         bad = sorted(wanted - set(LEVELS), key=str)
         if bad:
             raise ConfigError(f"load_suite: levels {bad} are not in 1..5")
+    if parity not in (None, "odd", "even"):
+        raise ConfigError(f"load_suite: parity {parity!r}; use 'odd', 'even' or None")
     tasks = read_tasks(_suite_path(name_or_path))
+    if parity is not None:
+        numbers = task_numbers(tasks)
+        tasks = [t for t in tasks if numbers[t.id] % 2 == (1 if parity == "odd" else 0)]
     if wanted is not None:
         tasks = [t for t in tasks if t.level in wanted]
     if limit is not None and limit < len(tasks):

@@ -209,13 +209,15 @@ class LlamaEngine(_TextEngine):
         max_tokens: default completion length when the request does not set one.
         seed: sampling seed (temperature 0 is greedy and needs none); a request config's ``seed`` overrides it,
             so parallel samples can differ.
+        prompt_cache: reuse the KV cache of the previous call's longest common prefix (llama.cpp's default);
+            False evaluates every prompt from its first token (for measuring what the cache saves).
         grammar, json_schema: a constraint for every call (GBNF text, or a JSON Schema); one set with
             :func:`rlmlab.lm.constrained` takes precedence for the calls in its block.
     """
 
     def __init__(self, model_path: str | Path | None = None, n_threads: int | None = None, n_ctx: int = 8192,
                  max_tokens: int = 512, seed: int = 0, grammar: str | None = None,
-                 json_schema: dict[str, Any] | str | None = None):
+                 json_schema: dict[str, Any] | str | None = None, prompt_cache: bool = True):
         try:
             import llama_cpp
         except ImportError:
@@ -236,6 +238,7 @@ class LlamaEngine(_TextEngine):
         self._llama_cpp = llama_cpp
         self.prompt_cache_tokens = 0  # prompt tokens served from the KV cache of the previous call
         self.constraint = Constraint.of(grammar, json_schema)
+        self.prompt_cache = prompt_cache
 
     supports_constraints = True
 
@@ -253,6 +256,8 @@ class LlamaEngine(_TextEngine):
                     f"prompt does not fit: {self.n_ctx - budget} tokens of a {self.n_ctx}-token context window"
                 )
             recorder = _TokenLogprobs() if logprobs else None
+            if not self.prompt_cache:
+                self.llm.reset()
             cached_before = self.llm._input_ids.copy()
             out = self.llm.create_chat_completion(
                 messages=messages, temperature=temperature, max_tokens=min(max_tokens, budget), stop=stop,
