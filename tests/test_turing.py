@@ -344,3 +344,76 @@ def test_objective_judge_in_prose_is_understood():
     yes = make_lm("scripted", script=["Yes, the port 8080 is given, so the objective is met."])
     assert hooks_fired(final, TuringProtocol(lm=no)) == ["objective_completion"]
     assert hooks_fired(final, TuringProtocol(lm=yes)) == []
+
+
+# -- a raising detector or validator is logged, not fatal (issue 18, defect 4) ------------------------------
+
+def _eval_turn(case_id):
+    from rlmlab.turing._eval import load_eval_cases
+
+    return next(c for c in load_eval_cases() if c.id == case_id)
+
+
+def test_a_raising_validator_is_logged_as_error_and_the_round_goes_on(tmp_path, monkeypatch):
+    case = _eval_turn("wr-ws-06")  # a written turn from the eval set: workflow_spawn + empty_promise
+    assert case.expected == {"workflow_spawn", "empty_promise"}
+
+    def broken(turn, detection, ctx):
+        raise RuntimeError("validator bug")
+
+    monkeypatch.setitem(VALIDATORS, "validate_workflow_spawn", broken)
+    protocol = TuringProtocol(log=tmp_path / "t.sqlite")
+    result = protocol.run(case.turn)
+    assert result.hooks == ["empty_promise"] and result.correction  # the other hook still fired and corrected
+    assert [(e.hook, e.stage, e.error) for e in result.errors] == [("workflow_spawn", 2, "RuntimeError: validator bug")]
+    [row] = load_interaction_log(tmp_path / "t.sqlite", status="error")
+    assert row["stage2_status"] == "error" and row["errors"][0]["error"] == "RuntimeError: validator bug"
+    assert [v["hook"] for v in row["violations"]] == ["empty_promise"]
+
+
+def test_a_raising_pattern_detector_or_detector_is_logged_and_direct_hooks_still_run(tmp_path, monkeypatch):
+    case = _eval_turn("wr-ws-06")
+    monkeypatch.setitem(PATTERN_DETECTORS, "validate_empty_promise",
+                        lambda turn: (_ for _ in ()).throw(ValueError("bad regex")))
+    result = TuringProtocol().run(case.turn)
+    assert result.hooks == ["workflow_spawn"] and result.stage_status[0] == "error"
+    assert [(e.hook, e.stage) for e in result.errors] == [("empty_promise", 1)]
+
+    class Exploding:
+        name = "exploding"
+
+        def detect(self, turn, hooks):
+            raise ConnectionError("validator model down")
+
+    pre = _eval_turn("wr-ag-06")  # pre_execution: the always-on programmatic hooks need no Stage 1
+    log = tmp_path / "d.sqlite"
+    got = TuringProtocol(detector=Exploding(), log=log).run(pre.turn)
+    assert set(got.hooks) == pre.expected and got.errors == []  # no Stage 1 hook here: the detector is not called
+    post_round = TuringProtocol(detector=Exploding(), log=log).run(case.turn)
+    assert post_round.hooks == [] and post_round.errors[0].hook == "*" and "validator model down" in post_round.detection
+    assert load_interaction_log(log, status="error")[0]["stage1_status"] == "error"
+
+
+def test_kill_on_detect_still_stops_the_step_when_another_validator_raises(monkeypatch):
+    case = _eval_turn("wr-ws-06")
+    monkeypatch.setitem(VALIDATORS, "validate_empty_promise",
+                        lambda turn, detection, ctx: (_ for _ in ()).throw(KeyError("x")))
+    hooks = [dataclasses.replace(h, kill_on_detect=True) if h.name == "workflow_spawn" else h for h in BUILTIN_HOOKS]
+    result = TuringProtocol(hooks).run(case.turn)
+    assert result.kill and result.hooks == ["workflow_spawn"] and result.errors[0].hook == "empty_promise"
+
+
+def test_an_interaction_log_written_before_the_errors_column_is_migrated(tmp_path):
+    db = tmp_path / "old.sqlite"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE interaction_log (id INTEGER PRIMARY KEY AUTOINCREMENT, ts REAL NOT NULL, "
+                "session TEXT NOT NULL, turn_id TEXT NOT NULL, phase TEXT NOT NULL, scope TEXT NOT NULL, "
+                "detector TEXT NOT NULL, hooks TEXT NOT NULL, input_context TEXT NOT NULL, "
+                "detection_output TEXT NOT NULL, stage1_status TEXT NOT NULL, stage2_status TEXT NOT NULL, "
+                "stage3_status TEXT NOT NULL, violations TEXT NOT NULL, correction TEXT, elapsed_ms REAL NOT NULL)")
+    con.execute("INSERT INTO interaction_log VALUES (1, 1.0, 's', '1', 'post_inference', 'main', 'programmatic', "
+                "'[]', '{}', 'none', 'ok', 'ok', 'ok', '[]', NULL, 0.1)")
+    con.commit()
+    assert load_interaction_log(db)[0]["errors"] == []  # read-only: old rows read as no errors
+    TuringProtocol(log=db).run(post("I'll check it."))
+    assert [r["errors"] for r in load_interaction_log(db)] == [[], []]
