@@ -7,6 +7,7 @@ and environment.
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import subprocess
@@ -20,6 +21,7 @@ from dspy.primitives import local_interpreter as _dspy_local
 from dspy.primitives.code_interpreter import CodeInterpreterError
 from dspy.primitives.local_interpreter import LocalInterpreter
 
+from rlmlab.errors import ToolError
 from rlmlab.handles import decode_handles, encode_handles
 from rlmlab.lm import call_role
 from rlmlab.tools import Workspace
@@ -40,6 +42,12 @@ class RLMLabInterpreter(LocalInterpreter):
     ``step_timeout`` seconds the worker is killed and restarted, the
     recorded setup (inputs, tools) is replayed, and the step returns an
     error the model can read; variables it defined are lost.
+
+    A workspace tool's :class:`ToolError` goes back to the code as an exception
+    the model reads; any other exception from a workspace tool (a cap
+    violation, a bug) ends the run: ``execute`` raises it and the executor
+    records it in ``Trajectory.error``. DSPy's own tools (``llm_query``) keep
+    DSPy's handling.
     """
 
     execution_instructions = LocalInterpreter.execution_instructions
@@ -90,6 +98,21 @@ class RLMLabInterpreter(LocalInterpreter):
         self.start()
         for code, variables in self._setup:
             super().execute(code, variables)
+
+    def _handle_tool(self, request: dict[str, Any], process: subprocess.Popen[str]) -> None:
+        name = request.get("name")
+        if name not in self.workspace.registry:
+            return super()._handle_tool(request, process)
+        try:
+            value = self.invoke_tool(name, request.get("args", []), request.get("kwargs", {}))
+            json.dumps(value, allow_nan=False)
+        except ToolError as exc:
+            self._send({"type": "tool_error", "id": request["id"], "error": f"ToolError: {exc}"}, process)
+            return
+        except BaseException as exc:  # not the model's to fix: wake execute(), which raises it and ends the run
+            self._responses.put(exc)
+            return
+        self._send({"type": "tool_result", "id": request["id"], "value": value}, process)
 
     def invoke_tool(self, tool_name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         args, kwargs = decode_handles(list(args)), decode_handles(dict(kwargs))

@@ -153,13 +153,25 @@ class MeteredRLM(dspy.RLM):
             self.guard.begin_turn(iteration + 1)
         self.workspace.observers.extend(observers)
         mark, t0 = self.recorder.mark(), time.perf_counter()
+        self._action.last = None
+        fatal: Exception | None = None
         try:
             result = super()._execute_iteration(repl, variables, history, iteration, input_args,
                                                 output_field_names, interpreter_factory, sub_agent_rules)
+        except Exception as exc:  # not the model's to fix (a tool's cap violation, a bug, the LM failing)
+            if self._action.last is None:
+                raise  # no action was produced this iteration (the LM failed): nothing to record
+            fatal = exc
         finally:
             for obs in observers:
                 self.workspace.observers.remove(obs)
-        entry = result.trajectory[-1] if isinstance(result, Prediction) else result.entries[-1].model_dump()
+        if fatal is not None:  # the action ran and a tool raised: the step is recorded, then the run ends
+            action = self._action.last
+            entry = {"reasoning": str(getattr(action, "reasoning", "") or ""),
+                     "code": str(getattr(action, "code", "") or ""),
+                     "output": f"[Error] {type(fatal).__name__}: {fatal} (the run ended)"}
+        else:
+            entry = result.trajectory[-1] if isinstance(result, Prediction) else result.entries[-1].model_dump()
         lm_calls = self.recorder.since(mark)
         calls = [c for c in lm_calls if c.role == "main"]
         leak = self.meter.end(
@@ -178,6 +190,8 @@ class MeteredRLM(dspy.RLM):
             record.turing = self.guard.end_turn(f"{record.reasoning}\n{record.code}", record.output)
         self.records.append(record)
         self._log_context(record, calls, tapped, [c for c in lm_calls if c.role == "sub"])
+        if fatal is not None:
+            raise fatal
         return result
 
     def _log_context(self, record: IterationRecord, main_calls: list[LMCall], tapped: list[TappedCall],
