@@ -237,3 +237,19 @@ def test_rlm_a_cap_violation_ends_the_run_and_a_tool_error_does_not(rust_file):
     assert traj.error.startswith("RuntimeError: tool ctx_peek returned") and len(traj.iterations) == 2
     assert traj.iterations[1].code == "print(ctx_peek(context, 400))"
     assert traj.iterations[1].output.endswith("(the run ended)") and not traj.submitted
+
+
+def test_react_task_is_one_user_turn_for_the_turing_guard(rust_file):
+    # Issue 18, defect 2: the ctx_find of step 1 counts for step 2's "I'll report the total now." + finish,
+    # which was a false empty_promise when the protocol looked at one step only.
+    text = rust_file.read_text()
+    n = text.count("pub async fn")
+    steps = [{"next_thought": "Search.", "next_tool_name": "ctx_find", "next_tool_args": _find_args()},
+             {"next_thought": "I'll report the total now.", "next_tool_name": "finish", "next_tool_args": "{}"},
+             {"reasoning": "ctx_find reported the total.", "answer": str(n)}]
+    traj = run_react(QUERY, text, lm=make_lm("scripted", script=steps), turing=TuringProtocol())
+    assert traj.answer == str(n) and [it.turing for it in traj.iterations] == [[], []]
+    # The other side of the boundary: a new task whose first step makes the same promise with no call.
+    alone = [steps[1], {"reasoning": "none", "answer": "?"}]
+    first = run_react(QUERY, text, lm=make_lm("scripted", script=alone), turing=TuringProtocol()).iterations[0]
+    assert first.turing[0]["hooks"] == ["empty_promise"]

@@ -52,7 +52,7 @@ class ProgrammaticDetector:
 def detection_prompt(turn: Turn, hooks: Sequence[HookSpec]) -> str:
     """The universal Stage 1 prompt: every hook's detection bullet, the reply and the tool calls made."""
     bullets = "\n".join(h.detection_prompt.strip() for h in hooks)
-    calls = ", ".join(sorted(turn.tool_names)) or "none"
+    calls = ", ".join(sorted(turn.turn_tool_names)) or "none"  # every round of the user turn
     return ("You check an AI assistant's reply for the problems below.\n"
             f"{bullets}\n\n"
             f"Assistant reply:\n\"\"\"\n{turn.response.strip()}\n\"\"\"\n"
