@@ -457,10 +457,10 @@ def test_chat_loop_data_read_in_an_earlier_round_is_grounded_and_other_data_is_n
     grounded = [AgentReply("", [read]), AgentReply(f"I found `open` at line {n}.")]
     out = _chat_loop(grounded, execute=lambda call: listing).run([])
     assert out.corrections == [] and out.final.endswith(f"line {n}.")
-    # Same turn, but the reported line is in no tool output of the turn: still a phantom result.
-    invented = [AgentReply("", [read]), AgentReply("I found `open` at line 99999."), AgentReply("ok")]
-    rounds = _chat_loop(invented, execute=lambda call: listing).run([]).rounds
-    assert [r.hooks for r in rounds if r.phase == "post_inference"][1] == ["phantom_tool_result"]
+    # The seed's Stage 2 read per turn: any call in the turn makes it a false positive, even for a line number
+    # that no output of the turn shows (final_without_evidence is what checks a SUBMIT's literals).
+    invented = [AgentReply("", [read]), AgentReply("I found `open` at line 99999.")]
+    assert _chat_loop(invented, execute=lambda call: listing).run([]).corrections == []
     # No call in the turn at all (the listing came from an earlier user turn): not grounded.
     alone = Turn("post_inference", response=f"I found `open` at line {n}.",
                  history=[Step("TOOL: ctx_find({})", listing, [read])], turn_start=1)

@@ -144,16 +144,15 @@ def detect_phantom_tool_result(turn: Turn) -> str | None:
 
 @validator("validate_phantom_tool_result")
 def validate_phantom_tool_result(turn: Turn, detection: str | None, ctx: ValidatorContext) -> str | None:
-    if detection is None or turn.tool_calls:
-        return None  # a tool is called in this round: its result may hold the data (the seed's Stage 2)
-    # Earlier rounds of the user turn: their outputs are known, so they ground exactly what they returned.
+    # The seed's Stage 2 read per user turn: a call in any round of the turn may hold the data. (Checking the
+    # data against those rounds' outputs instead would be stricter than the seed; it was measured and not
+    # taken, see the issue 18 note.)
+    if detection is None or turn.turn_tool_calls:
+        return None
     outputs = "\n".join(step.output for step in turn.turn_steps)
     items = [i for i in _specific_items(_prose(turn.response)) if i]
     if outputs and items and all(i in outputs for i in items):
         return None  # every specific item appeared verbatim in an earlier output of this user turn: grounded
-    if any(step.tool_calls for step in turn.turn_steps):
-        missing = [i for i in items if i not in outputs][:3]
-        return detection + f", but {', '.join(missing)} appear(s) in no tool output of this turn"
     return detection + ", but no tool was called this turn"
 
 
