@@ -195,3 +195,61 @@ def test_registry_errors_and_old_trajectories(tmp_path):
     header = {"type": "run", "run_id": "old", "query": "q", "lm": "scripted", "context_mode": "handle"}
     path.write_text(json.dumps(header) + "\n" + json.dumps({"type": "final", "answer": "a"}) + "\n")
     assert Trajectory.read_jsonl(path).executor == "rlm"
+
+
+# -- the error split: only ToolError goes back to the model (issue 18, defect 5) ------------------------------
+
+def _peek_capped_at(cap):
+    """The real tools, with ctx_peek registered under a cap its result breaks (a tool bug, not the model's)."""
+    import dataclasses
+
+    from rlmlab.tools import TOOLS, ToolRegistry
+
+    reg = ToolRegistry()
+    for spec in TOOLS:
+        reg.register(dataclasses.replace(spec, cap=cap) if spec.name == "ctx_peek" else spec)
+    return reg
+
+
+def test_react_a_cap_violation_ends_the_run_and_is_recorded(rust_file):
+    text = rust_file.read_text()
+    steps = [{"next_thought": "Bad k.", "next_tool_name": "ctx_find", "next_tool_args": _find_args("async fn", 500)},
+             {"next_thought": "Peek.", "next_tool_name": "ctx_peek", "next_tool_args": '{"ref": "context", "n": 400}'},
+             {"next_thought": "Done.", "next_tool_name": "finish", "next_tool_args": "{}"},
+             {"reasoning": "x", "answer": "never"}]
+    traj = run_react(QUERY, text, lm=make_lm("scripted", script=steps), tools=_peek_capped_at(100))
+    # The ToolError (k over its cap) went back to the model; the cap violation ended the run.
+    assert traj.iterations[0].output.startswith("[Error] ToolError: k: 500")
+    assert traj.error.startswith("RuntimeError: tool ctx_peek returned") and "registered cap of 100" in traj.error
+    assert len(traj.iterations) == 2 and traj.iterations[1].output.endswith("(the run ended)")
+    assert traj.answer in (None, "") and not traj.submitted
+
+
+def test_rlm_a_cap_violation_ends_the_run_and_a_tool_error_does_not(rust_file):
+    from rlmlab.executors import run_rlm
+
+    text = rust_file.read_text()
+    steps = [{"reasoning": "Bad k.", "code": "hits = ctx_find(context, 'async fn', k=500)"},
+             {"reasoning": "Peek.", "code": "print(ctx_peek(context, 400))"},
+             {"reasoning": "Submit.", "code": "SUBMIT(answer='never')"}]
+    traj = run_rlm(QUERY, text, lm=make_lm("scripted", script=steps), tools=_peek_capped_at(100))
+    assert "ToolError: k: 500" in traj.iterations[0].output
+    assert traj.error.startswith("RuntimeError: tool ctx_peek returned") and len(traj.iterations) == 2
+    assert traj.iterations[1].code == "print(ctx_peek(context, 400))"
+    assert traj.iterations[1].output.endswith("(the run ended)") and not traj.submitted
+
+
+def test_react_task_is_one_user_turn_for_the_turing_guard(rust_file):
+    # Issue 18, defect 2: the ctx_find of step 1 counts for step 2's "I'll report the total now." + finish,
+    # which was a false empty_promise when the protocol looked at one step only.
+    text = rust_file.read_text()
+    n = text.count("pub async fn")
+    steps = [{"next_thought": "Search.", "next_tool_name": "ctx_find", "next_tool_args": _find_args()},
+             {"next_thought": "I'll report the total now.", "next_tool_name": "finish", "next_tool_args": "{}"},
+             {"reasoning": "ctx_find reported the total.", "answer": str(n)}]
+    traj = run_react(QUERY, text, lm=make_lm("scripted", script=steps), turing=TuringProtocol())
+    assert traj.answer == str(n) and [it.turing for it in traj.iterations] == [[], []]
+    # The other side of the boundary: a new task whose first step makes the same promise with no call.
+    alone = [steps[1], {"reasoning": "none", "answer": "?"}]
+    first = run_react(QUERY, text, lm=make_lm("scripted", script=alone), turing=TuringProtocol()).iterations[0]
+    assert first.turing[0]["hooks"] == ["empty_promise"]

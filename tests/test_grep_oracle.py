@@ -99,3 +99,32 @@ def test_false_positives_are_the_raw_claims_that_parse_claims_returns(oracle, tr
 def test_is_count_query():
     assert is_count_query("Count occurrences of async functions") and is_count_query("  how many structs?")
     assert not is_count_query(Q_ALL) and not is_count_query("List the functions that count bytes")
+
+
+QUOTED_WITH_KEYWORDS = ["Find all occurrences of 'async fn'", 'grep for "async fn"', "Search for `async fn`",
+                        "Find tokio's 'async fn' lines"]
+
+
+@pytest.mark.parametrize("query", QUOTED_WITH_KEYWORDS)
+def test_quoted_text_with_item_keywords_is_a_literal_pattern(oracle, rust_file, query):
+    # Regression (issue 18): the words inside the quote ("fn") were read as an item kind and the text after
+    # them as its name, so the regex matched nothing and a correct `grep -n 'async fn'` answer was Mismatch.
+    text = rust_file.read_text().splitlines()
+    grep = [(i, t) for i, t in enumerate(text, 1) if "async fn" in t]
+    assert len(grep) >= 10 and pattern_for_query(query) == re.escape("async fn")
+    assert oracle.verify(grep_n(grep), query) is V.ExactMatch
+
+
+def test_count_of_a_quoted_pattern_counts_the_literal_text(oracle, rust_file):
+    n = sum("async fn" in t for t in rust_file.read_text().splitlines())
+    assert oracle.verify(str(n), "Count occurrences of 'async fn'") is V.ExactMatch
+    assert oracle.verify(str(n - 1), "Count occurrences of 'async fn'") is V.HasFalseNegatives
+
+
+def test_a_quote_after_a_naming_word_is_still_an_item_name(oracle, rust_file):
+    assert pattern_for_query("Find all structs matching 'Inner'") == CODE_LINE + r"\bstruct\s+\w*Inner\w*"
+    # the item keyword of a multi-word intent is kept whole ("async fn", not "async" alone)
+    query = "Find all async functions named 'sync'"
+    found = [i for i, t in enumerate(rust_file.read_text().splitlines(), 1)
+             if re.search(r"^(?!\s*//).*\basync\s+fn\s+\w*sync\w*", t)]
+    assert found and [i for i, _ in oracle.ground_truth(pattern_for_query(query))] == found

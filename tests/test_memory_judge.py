@@ -116,11 +116,45 @@ def test_sparql_equivalent_query_written_differently_succeeds():
     short(v)
 
 
-def test_sparql_columns_in_another_order_still_match():
+def test_sparql_columns_are_aligned_by_name_when_the_reference_names_them():
     ref = PRE + "SELECT ?p ?d WHERE { ?p <http://www.w3.org/2000/01/rdf-schema#domain> ?d }"
-    answer = "SELECT ?dom ?prop WHERE { ?prop rdfs:domain ?dom } LIMIT 500"
-    v = SparqlJudge().judge(sparql_task(ref), traj(answer))
-    assert v.success and "reordering its columns" in v.rationale
+    same_names = "SELECT ?d ?p WHERE { ?p rdfs:domain ?d } LIMIT 500"
+    v = SparqlJudge().judge(sparql_task(ref), traj(same_names))
+    assert v.success and "aligning its columns by name" in v.rationale
+    # Other names: the columns mean what their position says; no other order is tried (issue 18, defect 7).
+    other_names = "SELECT ?dom ?prop WHERE { ?prop rdfs:domain ?dom } LIMIT 500"
+    assert not SparqlJudge().judge(sparql_task(ref), traj(other_names)).success
+    in_order = "SELECT ?prop ?dom WHERE { ?prop rdfs:domain ?dom } LIMIT 500"
+    assert SparqlJudge().judge(sparql_task(ref), traj(in_order)).success
+
+
+def test_sparql_an_unnamed_reference_still_has_its_column_order_searched():
+    ref = PRE + "SELECT * WHERE { ?p <http://www.w3.org/2000/01/rdf-schema#domain> ?d }"
+    for answer in ("SELECT ?dom ?prop WHERE { ?prop rdfs:domain ?dom }", "SELECT ?prop ?dom WHERE { ?prop rdfs:domain ?dom }"):
+        assert SparqlJudge().judge(sparql_task(ref), traj(answer)).success, answer
+
+
+def test_sparql_the_inverse_property_domain_and_range_is_rejected():
+    # Regression (issue 18, defect 7): prov:wasGeneratedBy's (domain, range) is prov:generated's reversed;
+    # trying the other column order used to accept it.
+    ref = PRE + ("PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\n"
+                 "SELECT ?domain ?range WHERE { prov:generated rdfs:domain ?domain ; rdfs:range ?range }")
+    inverse = "SELECT ?domain ?range WHERE { prov:wasGeneratedBy rdfs:domain ?domain ; rdfs:range ?range }"
+    swapped = "SELECT ?range ?domain WHERE { prov:wasGeneratedBy rdfs:domain ?domain ; rdfs:range ?range }"
+    unnamed = "SELECT ?a ?b WHERE { prov:wasGeneratedBy rdfs:domain ?a ; rdfs:range ?b }"
+    for wrong in (inverse, swapped, unnamed):
+        v = SparqlJudge().judge(sparql_task(ref), traj(PRE + wrong))
+        assert not v.success and v.score == 0.0, (wrong, v.rationale)
+    right = "SELECT ?range ?domain WHERE { prov:generated rdfs:domain ?domain ; rdfs:range ?range }"
+    assert SparqlJudge().judge(sparql_task(ref), traj(PRE + right)).success
+
+
+def test_sparql_an_empty_reference_needs_an_empty_answer():
+    ref = PRE + "PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\nSELECT ?label WHERE { prov:Process rdfs:label ?label }"
+    empty = SparqlJudge().judge(sparql_task(ref), traj(PRE + "SELECT ?l WHERE { prov:Process rdfs:label ?l }"))
+    assert empty.success and "same 0 row(s)" in empty.rationale
+    guess = SparqlJudge().judge(sparql_task(ref), traj(PRE + "SELECT ?l WHERE { prov:Activity rdfs:label ?l }"))
+    assert not guess.success and guess.score == 0.0
 
 
 def test_sparql_subset_fails_with_partial_score():

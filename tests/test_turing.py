@@ -35,7 +35,8 @@ def test_registry_is_complete():
     assert [f.name for f in dataclasses.fields(HookSpec)][:len(SPEC_FIELDS)] == SPEC_FIELDS
     names = {h.name for h in BUILTIN_HOOKS}
     assert names == {"workflow_spawn", "phantom_tool_result", "empty_promise", "objective_completion",
-                     "agenda_complete", "tool_schema_validation", "repetition_loop", "final_without_evidence"}
+                     "agenda_complete", "tool_schema_validation", "repetition_loop", "final_without_evidence",
+                     "unverified_completion"}
     for hook in BUILTIN_HOOKS:
         assert hook.validator_fn_name in VALIDATORS, hook.name
         if hook.needs_detection:  # Stage 1 hooks need a programmatic detector too
@@ -93,7 +94,8 @@ def test_objective_completion():
     objective = "List every async function in fs/file.rs with its line number"
     final = post("Done! Everything is complete.", scope="sub_session", objective=objective, final=True)
     judge = make_lm("scripted", script=["NOT MET: no functions or line numbers are listed"])
-    assert hooks_fired(dataclasses.replace(final, scope="main"), TuringProtocol(lm=judge)) == []  # FP: main scope
+    # FP: main scope (a bare "Done!" there is unverified_completion's, not objective_completion's)
+    assert hooks_fired(dataclasses.replace(final, scope="main"), TuringProtocol(lm=judge)) == ["unverified_completion"]
     assert hooks_fired(dataclasses.replace(final, tool_calls=[ToolCall("ctx_find")], final=False),
                        TuringProtocol(lm=judge)) == []  # FP: not a final text-only reply
     met = make_lm("scripted", script=["MET: the list is there"])
@@ -344,3 +346,208 @@ def test_objective_judge_in_prose_is_understood():
     yes = make_lm("scripted", script=["Yes, the port 8080 is given, so the objective is met."])
     assert hooks_fired(final, TuringProtocol(lm=no)) == ["objective_completion"]
     assert hooks_fired(final, TuringProtocol(lm=yes)) == []
+
+
+# -- a raising detector or validator is logged, not fatal (issue 18, defect 4) ------------------------------
+
+def _eval_turn(case_id):
+    from rlmlab.turing._eval import load_eval_cases
+
+    return next(c for c in load_eval_cases() if c.id == case_id)
+
+
+def test_a_raising_validator_is_logged_as_error_and_the_round_goes_on(tmp_path, monkeypatch):
+    case = _eval_turn("wr-ws-06")  # a written turn from the eval set: workflow_spawn + empty_promise
+    assert case.expected == {"workflow_spawn", "empty_promise"}
+
+    def broken(turn, detection, ctx):
+        raise RuntimeError("validator bug")
+
+    monkeypatch.setitem(VALIDATORS, "validate_workflow_spawn", broken)
+    protocol = TuringProtocol(log=tmp_path / "t.sqlite")
+    result = protocol.run(case.turn)
+    assert result.hooks == ["empty_promise"] and result.correction  # the other hook still fired and corrected
+    assert [(e.hook, e.stage, e.error) for e in result.errors] == [("workflow_spawn", 2, "RuntimeError: validator bug")]
+    [row] = load_interaction_log(tmp_path / "t.sqlite", status="error")
+    assert row["stage2_status"] == "error" and row["errors"][0]["error"] == "RuntimeError: validator bug"
+    assert [v["hook"] for v in row["violations"]] == ["empty_promise"]
+
+
+def test_a_raising_pattern_detector_or_detector_is_logged_and_direct_hooks_still_run(tmp_path, monkeypatch):
+    case = _eval_turn("wr-ws-06")
+    monkeypatch.setitem(PATTERN_DETECTORS, "validate_empty_promise",
+                        lambda turn: (_ for _ in ()).throw(ValueError("bad regex")))
+    result = TuringProtocol().run(case.turn)
+    assert result.hooks == ["workflow_spawn"] and result.stage_status[0] == "error"
+    assert [(e.hook, e.stage) for e in result.errors] == [("empty_promise", 1)]
+
+    class Exploding:
+        name = "exploding"
+
+        def detect(self, turn, hooks):
+            raise ConnectionError("validator model down")
+
+    pre = _eval_turn("wr-ag-06")  # pre_execution: the always-on programmatic hooks need no Stage 1
+    log = tmp_path / "d.sqlite"
+    got = TuringProtocol(detector=Exploding(), log=log).run(pre.turn)
+    assert set(got.hooks) == pre.expected and got.errors == []  # no Stage 1 hook here: the detector is not called
+    post_round = TuringProtocol(detector=Exploding(), log=log).run(case.turn)
+    assert post_round.hooks == [] and post_round.errors[0].hook == "*" and "validator model down" in post_round.detection
+    assert load_interaction_log(log, status="error")[0]["stage1_status"] == "error"
+
+
+def test_kill_on_detect_still_stops_the_step_when_another_validator_raises(monkeypatch):
+    case = _eval_turn("wr-ws-06")
+    monkeypatch.setitem(VALIDATORS, "validate_empty_promise",
+                        lambda turn, detection, ctx: (_ for _ in ()).throw(KeyError("x")))
+    hooks = [dataclasses.replace(h, kill_on_detect=True) if h.name == "workflow_spawn" else h for h in BUILTIN_HOOKS]
+    result = TuringProtocol(hooks).run(case.turn)
+    assert result.kill and result.hooks == ["workflow_spawn"] and result.errors[0].hook == "empty_promise"
+
+
+def test_an_interaction_log_written_before_the_errors_column_is_migrated(tmp_path):
+    db = tmp_path / "old.sqlite"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE interaction_log (id INTEGER PRIMARY KEY AUTOINCREMENT, ts REAL NOT NULL, "
+                "session TEXT NOT NULL, turn_id TEXT NOT NULL, phase TEXT NOT NULL, scope TEXT NOT NULL, "
+                "detector TEXT NOT NULL, hooks TEXT NOT NULL, input_context TEXT NOT NULL, "
+                "detection_output TEXT NOT NULL, stage1_status TEXT NOT NULL, stage2_status TEXT NOT NULL, "
+                "stage3_status TEXT NOT NULL, violations TEXT NOT NULL, correction TEXT, elapsed_ms REAL NOT NULL)")
+    con.execute("INSERT INTO interaction_log VALUES (1, 1.0, 's', '1', 'post_inference', 'main', 'programmatic', "
+                "'[]', '{}', 'none', 'ok', 'ok', 'ok', '[]', NULL, 0.1)")
+    con.commit()
+    assert load_interaction_log(db)[0]["errors"] == []  # read-only: old rows read as no errors
+    TuringProtocol(log=db).run(post("I'll check it."))
+    assert [r["errors"] for r in load_interaction_log(db)] == [[], []]
+
+
+# -- grounding per user turn (issue 18, defect 2) ---------------------------------------------------------
+
+def _chat_loop(replies, protocol=None, execute=None):
+    from rlmlab.turing import AgentReply, TuringAgentLoop
+
+    it = iter(replies)
+    return TuringAgentLoop(protocol or TuringProtocol(), lambda msgs: next(it),
+                           execute or (lambda call: "session started: id=sub-3f2a"), scope="main")
+
+
+def test_chat_loop_a_spawn_in_an_earlier_round_of_the_user_turn_grounds_the_claim():
+    from rlmlab.turing import AgentReply
+
+    # Regression: spawn_sub_session in round 1, the report in round 2 was corrected as workflow_spawn.
+    replies = [AgentReply("", [ToolCall("spawn_sub_session", {"objective": "run the test suite"})]),
+               AgentReply("I started a background session (sub-3f2a) that runs the test suite.")]
+    loop = _chat_loop(replies)
+    out = loop.run([{"role": "user", "content": "run the tests in the background"}])
+    assert out.final.startswith("I started") and out.corrections == []
+    # The other side of the boundary: the next user turn (a new run) made no call, so the same claim is corrected.
+    again = _chat_loop([AgentReply("I started a background session that runs the test suite."),
+                        AgentReply("Sorry: no session was started.")])
+    assert [r.hooks for r in again.run(out.messages + [{"role": "user", "content": "again"}]).rounds][0] == [
+        "workflow_spawn"]
+
+
+def test_chat_loop_data_read_in_an_earlier_round_is_grounded_and_other_data_is_not(rust_file):
+    from rlmlab.turing import AgentReply
+
+    lines = rust_file.read_text().splitlines()
+    n = next(i for i, t in enumerate(lines, 1) if "pub async fn open" in t)
+    listing = "\n".join(f"{i}:{t}" for i, t in enumerate(lines, 1) if "pub async fn" in t)
+    read = ToolCall("ctx_find", {"ref": "context", "pattern": "pub async fn"})
+    grounded = [AgentReply("", [read]), AgentReply(f"I found `open` at line {n}.")]
+    out = _chat_loop(grounded, execute=lambda call: listing).run([])
+    assert out.corrections == [] and out.final.endswith(f"line {n}.")
+    # The seed's Stage 2 read per turn: any call in the turn makes it a false positive, even for a line number
+    # that no output of the turn shows (final_without_evidence is what checks a SUBMIT's literals).
+    invented = [AgentReply("", [read]), AgentReply("I found `open` at line 99999.")]
+    assert _chat_loop(invented, execute=lambda call: listing).run([]).corrections == []
+    # No call in the turn at all (the listing came from an earlier user turn): not grounded.
+    alone = Turn("post_inference", response=f"I found `open` at line {n}.",
+                 history=[Step("TOOL: ctx_find({})", listing, [read])], turn_start=1)
+    assert hooks_fired(alone) == ["phantom_tool_result"]
+    assert hooks_fired(dataclasses.replace(alone, turn_start=0)) == []
+
+
+def test_rlm_task_is_one_user_turn_for_the_guard(rust_file):
+    # An RLM run: step 1 calls llm_query (a sub-session), step 2 reports it. Per step this was a false
+    # workflow_spawn; per user turn (the task) it is grounded.
+    text = rust_file.read_text()
+    steps = [{"reasoning": "Ask a sub-model.",
+              "code": "head = ctx_peek(context, 300)\nsummary = llm_query('Summarise: ' + str(head))\nprint(summary)"},
+             "A tokio file handle.",  # the sub-LLM's answer
+             {"reasoning": "I started a background session to summarise the file and it answered.",
+              "code": "print(summary[:20])"},
+             {"reasoning": "Submit.", "code": "SUBMIT(answer=summary)"}]
+    traj = run_rlm("Summarise this file", text, lm=make_lm("scripted", script=steps), turing=TuringProtocol())
+    assert traj.error is None and traj.answer == "A tokio file handle." and len(traj.iterations) == 3
+    assert [it.turing for it in traj.iterations] == [[], [], []]
+    # The other side: a new task (a fresh guard, a new user turn) with no call makes the same claim a violation.
+    guard = TuringGuard(TuringProtocol(), session="t2")
+    guard.begin_turn(1)
+    assert guard.post_inference("I started a background session to summarise the file.", "print(1)",
+                                ["ctx_peek"]).hooks == ["workflow_spawn"]
+
+
+def test_guard_begin_user_turn_moves_the_boundary():
+    guard = TuringGuard(TuringProtocol(), session="g")
+    guard.begin_turn(1)
+    guard.post_inference("Ask a sub-model.", "r = llm_query('scan the logs')", ["ctx_find"])
+    guard.end_turn("Ask a sub-model.", "")
+    guard.begin_turn(2)
+    assert guard.post_inference("I started a background session to scan the logs.", "print(r)", []).hooks == []
+    guard.end_turn("...", "")
+    guard.begin_user_turn()
+    guard.begin_turn(3)
+    assert guard.post_inference("I started a background session to scan the logs.", "print(r)", []).hooks == [
+        "workflow_spawn"]
+
+
+def test_eval_history_rounds_carry_their_tool_calls():
+    turn = Turn.from_dict({"id": "x", "phase": "post_inference", "response": "Started.", "expected": [],
+                           "history": [{"response": 'TOOL: spawn_sub_session({"objective": "o"})', "output": "ok"},
+                                       {"response": "s\n```python\nprint(ctx_find(context, 'a'))\n```", "output": ""}]},
+                          tool_schemas={"ctx_find": {}})
+    assert [[c.name for c in s.tool_calls] for s in turn.history] == [["spawn_sub_session"], ["ctx_find"]]
+    assert turn.turn_tool_names == {"spawn_sub_session", "ctx_find"} and turn.tool_names == set()
+
+
+# -- unverified_completion (issue 18, defect 3) ---------------------------------------------------------------
+
+BARE_CLAIMS = ["Done.", "Task scheduled.", "Skill added.", "Erledigt.", "The note has been saved.",
+               "I have saved the note to notes.md for you.", "I've added the reminder.", "C'est fait.",
+               "Ich habe die Datei umbenannt.", "All done!", "It's done."]
+NOT_CLAIMS = ["Okay, got it.", "Verstanden.", "Great, glad you got it done!", "Is it done?",
+              "I haven't done anything yet.", "You have added the skill, nice.", "Thanks!"]
+
+
+@pytest.mark.parametrize("reply", BARE_CLAIMS)
+def test_unverified_completion_fires_on_a_bare_claim_after_no_tool_call(reply):
+    protocol = TuringProtocol()
+    result = protocol.run(post(reply))
+    assert result.hooks == ["unverified_completion"], reply
+    assert result.correction.startswith("[TURING CORRECTION]") and "no tool was called" in result.correction
+
+
+@pytest.mark.parametrize("reply", NOT_CLAIMS)
+def test_unverified_completion_false_positive_rules_acknowledgements(reply):
+    assert hooks_fired(post(reply)) == [], reply
+
+
+def test_unverified_completion_false_positive_rules_a_real_tool_call_in_the_turn():
+    assert hooks_fired(post("Done.", calls=[("agenda", {"action": "add", "item": "x"})])) == []
+    earlier = Step('TOOL: agenda({"action": "add"})', "added", [ToolCall("agenda", {"action": "add"})])
+    assert hooks_fired(post("Skill added.", history=[earlier])) == []
+    # ...but a call in an earlier user turn does not count
+    assert hooks_fired(post("Skill added.", history=[earlier], turn_start=1)) == ["unverified_completion"]
+    # a sub-session's "Done." is objective_completion's to judge; a claimed session start is workflow_spawn's
+    assert hooks_fired(post("Done.", scope="sub_session")) == []
+    assert hooks_fired(post("Done. I started a background session for the cleanup.")) == ["workflow_spawn"]
+
+
+def test_unverified_completion_has_the_spec_hook_shape():
+    [hook] = [h for h in BUILTIN_HOOKS if h.name == "unverified_completion"]
+    assert (hook.phase, hook.scope, hook.validator_type) == ("post_inference", ("main",), "programmatic")
+    assert "**unverified_completion**" in hook.detection_prompt and hook.needs_detection
+    assert "validate_unverified_completion" in PATTERN_DETECTORS and "{reason}" in hook.correction_template
+    assert not hook.kill_on_detect and not hook.halt_inference
+    assert "unverified_completion" in load_turing_config("configs/turing.yaml").validators

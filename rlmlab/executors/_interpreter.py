@@ -7,6 +7,7 @@ and environment.
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import subprocess
@@ -19,12 +20,34 @@ from typing import Any
 from dspy.primitives import local_interpreter as _dspy_local
 from dspy.primitives.code_interpreter import CodeInterpreterError
 from dspy.primitives.local_interpreter import LocalInterpreter
+from dspy.utils.callback import with_callbacks
 
+from rlmlab.errors import ToolError
 from rlmlab.handles import decode_handles, encode_handles
 from rlmlab.lm import call_role
 from rlmlab.tools import Workspace
 
-__all__ = ["RLMLabInterpreter", "InterpreterFactory"]
+__all__ = ["RLMLabInterpreter", "InterpreterFactory", "LOCAL_INTERPRETER_DIFFERENCES"]
+
+# Where RLMLabInterpreter knowingly behaves unlike dspy's LocalInterpreter (tests/test_dspy_contract.py runs
+# the same checks on both and consults this table; everything not listed here behaves the same).
+LOCAL_INTERPRETER_DIFFERENCES: dict[str, str] = {
+    "timeout_recovery": "A step over the timeout kills the worker, restarts it, replays the recorded setup "
+                        "(inputs, tools) and returns an '[Error] TimeoutError: ...' string; the session goes on "
+                        "(variables the model defined are lost). LocalInterpreter raises CodeInterpreterError and "
+                        "the session is over.",
+    "tool_errors": "A workspace tool's ToolError reaches the code as an exception, as any tool error does in "
+                   "LocalInterpreter; any other exception from a workspace tool (a cap violation, a bug) makes "
+                   "execute() raise it, so the run ends. DSPy's own tools (llm_query) keep DSPy's handling.",
+    "handles": "Workspace tool arguments and results cross the process boundary as BlobRef handles "
+               "(decode_handles/encode_handles); LocalInterpreter passes plain JSON.",
+    "constructor": "The first argument is the rlmlab Workspace whose registered tools the code may call; "
+                   "``step_timeout`` (default 30 s) is LocalInterpreter's ``execution_timeout`` (default none). "
+                   "``tools``, ``output_fields`` and ``callbacks`` are accepted as in LocalInterpreter.",
+    "replayed_setup_callbacks": "The setup replayed after a timeout restart runs without execute callbacks "
+                                "(the caller did not ask for it again); the restart's start() fires the startup "
+                                "callbacks.",
+}
 
 _WORKER = Path(__file__).with_name("_worker.py")
 _DSPY_WORKER = Path(_dspy_local.__file__).with_name("local_interpreter_worker.py")
@@ -40,18 +63,28 @@ class RLMLabInterpreter(LocalInterpreter):
     ``step_timeout`` seconds the worker is killed and restarted, the
     recorded setup (inputs, tools) is replayed, and the step returns an
     error the model can read; variables it defined are lost.
+
+    A workspace tool's :class:`ToolError` goes back to the code as an exception
+    the model reads; any other exception from a workspace tool (a cap
+    violation, a bug) ends the run: ``execute`` raises it and the executor
+    records it in ``Trajectory.error``. DSPy's own tools (``llm_query``) keep
+    DSPy's handling.
     """
 
     execution_instructions = LocalInterpreter.execution_instructions
 
-    def __init__(self, workspace: Workspace, *, step_timeout: float = 30.0, sub_call_counter: Any = None):
-        super().__init__(tools=None, execution_timeout=step_timeout)
-        self.workspace = workspace
+    def __init__(self, workspace: Workspace | None = None, tools: dict[str, Any] | None = None,
+                 output_fields: list[dict[str, Any]] | None = None, *, step_timeout: float = 30.0,
+                 sub_call_counter: Any = None, callbacks: list[Any] | None = None):
+        super().__init__(tools=tools, output_fields=output_fields, execution_timeout=step_timeout,
+                         callbacks=callbacks)
+        self.workspace = workspace if workspace is not None else Workspace()
         self.sub_call_counter = sub_call_counter
         self.recording_setup = False
         self._setup: list[tuple[str, dict[str, Any]]] = []
         self.restarts = 0
 
+    @with_callbacks  # DSPy's startup callbacks (on_interpreter_startup_*), also when a timeout restarts the worker
     def start(self) -> None:
         if self._ended:
             raise CodeInterpreterError("RLMLabInterpreter session has been shut down.")
@@ -71,11 +104,12 @@ class RLMLabInterpreter(LocalInterpreter):
         if message.get("type") != "ready":
             self._raise_terminal_error(f"Python worker returned an invalid startup message: {message!r}")
 
+    @with_callbacks  # callbacks see what the caller gets (the timeout message after a restart)
     def execute(self, code: str, variables: dict[str, Any] | None = None) -> Any:
         if self.recording_setup:
             self._setup.append((code, dict(variables or {})))
         try:
-            return super().execute(code, variables)
+            return _local_execute(self, code, variables)
         except CodeInterpreterError as exc:
             if self.recording_setup or "execution timeout" not in str(exc):
                 raise
@@ -89,8 +123,24 @@ class RLMLabInterpreter(LocalInterpreter):
         self._responses = queue.Queue()
         self.start()
         for code, variables in self._setup:
-            super().execute(code, variables)
+            _local_execute(self, code, variables)
 
+    def _handle_tool(self, request: dict[str, Any], process: subprocess.Popen[str]) -> None:
+        name = request.get("name")
+        if name not in self.workspace.registry:
+            return super()._handle_tool(request, process)
+        try:
+            value = self.invoke_tool(name, request.get("args", []), request.get("kwargs", {}))
+            json.dumps(value, allow_nan=False)
+        except ToolError as exc:
+            self._send({"type": "tool_error", "id": request["id"], "error": f"ToolError: {exc}"}, process)
+            return
+        except BaseException as exc:  # not the model's to fix: wake execute(), which raises it and ends the run
+            self._responses.put(exc)
+            return
+        self._send({"type": "tool_result", "id": request["id"], "value": value}, process)
+
+    @with_callbacks  # on_interpreter_tool_call_* for workspace tools too, once per call
     def invoke_tool(self, tool_name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         args, kwargs = decode_handles(list(args)), decode_handles(dict(kwargs))
         if tool_name in self.workspace.registry:
@@ -100,8 +150,14 @@ class RLMLabInterpreter(LocalInterpreter):
             if self.sub_call_counter is not None:
                 self.sub_call_counter(n)
             with call_role("sub"):
-                return super().invoke_tool(tool_name, args, kwargs)
-        return encode_handles(super().invoke_tool(tool_name, args, kwargs))
+                return _local_invoke_tool(self, tool_name, args, kwargs)
+        return encode_handles(_local_invoke_tool(self, tool_name, args, kwargs))
+
+
+# LocalInterpreter's methods without their callback wrappers: RLMLabInterpreter's own wrappers fire the
+# callbacks once, and internal calls (replayed setup) fire none.
+_local_execute = getattr(LocalInterpreter.execute, "__wrapped__", LocalInterpreter.execute)
+_local_invoke_tool = getattr(LocalInterpreter.invoke_tool, "__wrapped__", LocalInterpreter.invoke_tool)
 
 
 _HANDLE_HINT = (" Large inputs are BlobRef handles: inspect them with ctx_stats, ctx_peek, ctx_slice and ctx_find"

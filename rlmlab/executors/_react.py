@@ -10,6 +10,7 @@ from typing import Any
 import dspy
 from dspy.utils.exceptions import ContextWindowExceededError
 
+from rlmlab.errors import ToolError
 from rlmlab.executors._constrain import StepConstraint, check_decoding, decoding_note
 from rlmlab.executors._step_grammar import fields_grammar, step_grammar
 from rlmlab.executors._context_events import ToolTap, call_events
@@ -62,9 +63,10 @@ class MeteredReAct(dspy.ReAct):
     """dspy.ReAct whose every step is an :class:`IterationRecord`: thought, tool call, observation, cost.
 
     Tool calls go through :meth:`Workspace.call` (caps, observers, the Turing
-    Protocol's pre/post-execution hooks). A tool's exception is the step's
-    observation and the loop goes on, as in dspy.ReAct; an LM failure ends the
-    run. Observations are clipped to ``max_output_chars`` in the prompt; the
+    Protocol's pre/post-execution hooks). A :class:`ToolError` (bad arguments, a
+    blocked call) is the step's observation and the loop goes on; any other
+    exception (a tool breaking its cap, a bug) is recorded as the step's output
+    and ends the run, as in the RLM executor; an LM failure ends the run. Observations are clipped to ``max_output_chars`` in the prompt; the
     record keeps them whole. The caller logs the Final event.
     """
 
@@ -118,7 +120,12 @@ class MeteredReAct(dspy.ReAct):
         name = str(pred.next_tool_name or "").strip()
         args = pred.next_tool_args if pred.next_tool_args is not None else {}
         code = call_text(name, args)
-        done, observation = self._act(thought, name, args, code)
+        fatal: Exception | None = None
+        try:
+            done, observation = self._act(thought, name, args, code)
+        except Exception as exc:  # not a ToolError: the step is recorded, then the run ends
+            fatal, done = exc, False
+            observation = f"[Error] {type(exc).__name__}: {exc} (the run ended)"
         lm_calls = self.recorder.since(mark)
         calls = [c for c in lm_calls if c.role == "main"]
         leak = self.meter.end(stdout_chars=len(observation), prompt_chars=sum(c.prompt_chars for c in calls),
@@ -137,6 +144,8 @@ class MeteredReAct(dspy.ReAct):
         trajectory.update({f"thought_{idx}": thought, f"tool_name_{idx}": name, f"tool_args_{idx}": args,
                            f"observation_{idx}": shown_observation})
         self._log_context(record, calls, tapped, shown_observation)
+        if fatal is not None:
+            raise fatal
         return done
 
     def _act(self, thought: str, name: str, args: Any, code: str) -> tuple[bool, str]:
@@ -168,8 +177,8 @@ class MeteredReAct(dspy.ReAct):
             with self._tap.watching(name) as call:
                 call.result = self.workspace.call(name, **decode_handles(dict(args)))
             return _as_text(call.result)
-        except Exception as exc:  # reported to the model, as dspy.ReAct and the RLM's REPL do
-            return f"[Error] {type(exc).__name__}: {exc}"
+        except ToolError as exc:  # the model's to fix: reported back, the loop goes on
+            return f"[Error] ToolError: {exc}"
         finally:
             for obs in observers:
                 self.workspace.observers.remove(obs)

@@ -102,7 +102,10 @@ class MeteredRLM(dspy.RLM):
     def _action_grammar(self, instance: Any, inputs: dict[str, Any]) -> str | None:
         """The step grammar for the next action: the workspace's tools, the variables earlier steps assigned,
         the numbers they printed, the injected templates; the last iteration must SUBMIT."""
-        names = list((inputs.get("signature") or instance.signature).output_fields)
+        sig = inputs.get("signature") or getattr(instance, "signature", None)
+        if sig is None:  # a replacement predictor with no signature of its own: leave it free
+            return None
+        names = list(sig.output_fields)
         if names != ["reasoning", "code"]:  # a replacement predictor with other fields: leave it free
             return None
         scope = ["context"] + [n for it in self.records for n in assigned_names(it.code)]
@@ -147,21 +150,56 @@ class MeteredRLM(dspy.RLM):
 
     def _execute_iteration(self, repl, variables, history, iteration, input_args, output_field_names,
                            interpreter_factory, sub_agent_rules):
+        state = self._begin_iteration(iteration, variables)
+        try:
+            result = super()._execute_iteration(repl, variables, history, iteration, input_args,
+                                                output_field_names, interpreter_factory, sub_agent_rules)
+        except Exception as exc:  # not the model's to fix (a tool's cap violation, a bug, the LM failing)
+            return self._end_iteration(state, None, exc)
+        finally:
+            self._drop_observers(state)
+        return self._end_iteration(state, result, None)
+
+    async def _aexecute_iteration(self, repl, variables, history, iteration, input_args, output_field_names,
+                                  interpreter_factory, sub_agent_rules):
+        # acall()/aforward(): metered exactly as the sync path (one record and its trace events per iteration).
+        state = self._begin_iteration(iteration, variables)
+        try:
+            result = await super()._aexecute_iteration(repl, variables, history, iteration, input_args,
+                                                       output_field_names, interpreter_factory, sub_agent_rules)
+        except Exception as exc:
+            return self._end_iteration(state, None, exc)
+        finally:
+            self._drop_observers(state)
+        return self._end_iteration(state, result, None)
+
+    def _begin_iteration(self, iteration: int, variables: list[Any]) -> dict[str, Any]:
         self.meter.begin(iteration + 1, sum(len(v.format()) for v in variables))
         self._tap.drain()
         observers = [self.meter, self._tap] + ([self.guard] if self.guard is not None else [])
         if self.guard is not None:
             self.guard.begin_turn(iteration + 1)
         self.workspace.observers.extend(observers)
-        mark, t0 = self.recorder.mark(), time.perf_counter()
-        try:
-            result = super()._execute_iteration(repl, variables, history, iteration, input_args,
-                                                output_field_names, interpreter_factory, sub_agent_rules)
-        finally:
-            for obs in observers:
-                self.workspace.observers.remove(obs)
-        entry = result.trajectory[-1] if isinstance(result, Prediction) else result.entries[-1].model_dump()
-        lm_calls = self.recorder.since(mark)
+        self._action.last = None
+        return {"iteration": iteration, "observers": observers, "mark": self.recorder.mark(),
+                "t0": time.perf_counter()}
+
+    def _drop_observers(self, state: dict[str, Any]) -> None:
+        for obs in state.pop("observers", []):
+            self.workspace.observers.remove(obs)
+
+    def _end_iteration(self, state: dict[str, Any], result: Any, fatal: Exception | None) -> Any:
+        """Record the iteration; with ``fatal`` (an exception of the step) record it too, then re-raise it."""
+        if fatal is not None:
+            if self._action.last is None:
+                raise fatal  # no action was produced this iteration (the LM failed): nothing to record
+            action = self._action.last  # the action ran and a tool raised: the step is recorded, the run ends
+            entry = {"reasoning": str(getattr(action, "reasoning", "") or ""),
+                     "code": str(getattr(action, "code", "") or ""),
+                     "output": f"[Error] {type(fatal).__name__}: {fatal} (the run ended)"}
+        else:
+            entry = result.trajectory[-1] if isinstance(result, Prediction) else result.entries[-1].model_dump()
+        lm_calls = self.recorder.since(state["mark"])
         calls = [c for c in lm_calls if c.role == "main"]
         leak = self.meter.end(
             stdout_chars=len(entry["output"]),
@@ -171,22 +209,31 @@ class MeteredRLM(dspy.RLM):
         )
         records, tapped = self._tap.drain()
         record = IterationRecord(
-            index=iteration + 1, reasoning=entry.get("reasoning", ""), code=entry["code"], output=entry["output"],
-            tool_calls=[r.to_dict() for r in records], leakage=leak, input_tokens=leak.prompt_tokens,
-            output_tokens=leak.completion_tokens, elapsed_ms=int((time.perf_counter() - t0) * 1000),
+            index=state["iteration"] + 1, reasoning=entry.get("reasoning", ""), code=entry["code"],
+            output=entry["output"], tool_calls=[r.to_dict() for r in records], leakage=leak,
+            input_tokens=leak.prompt_tokens, output_tokens=leak.completion_tokens,
+            elapsed_ms=int((time.perf_counter() - state["t0"]) * 1000),
         )
         if self.guard is not None:
             record.turing = self.guard.end_turn(f"{record.reasoning}\n{record.code}", record.output)
         self.records.append(record)
         self._log_context(record, calls, tapped, [c for c in lm_calls if c.role == "sub"])
+        if fatal is not None:
+            raise fatal
         return result
+
+    def _action_instructions(self) -> str:
+        """The action predictor's instructions. DSPy lets a replacement predictor carry no ``signature`` (it
+        then uses the RLM's own action signature), so neither may be assumed here."""
+        sig = getattr(self.generate_action, "signature", None) or getattr(self, "_action_signature", None)
+        return str(getattr(sig, "instructions", "") or "")
 
     def _log_context(self, record: IterationRecord, main_calls: list[LMCall], tapped: list[TappedCall],
                      sub_calls: list[LMCall]) -> None:
         n = record.index
         if n == 1:
             # The whole first prompt (instructions, variable listing, query), before any history.
-            instructions = self.generate_action.signature.instructions
+            instructions = self._action_instructions()
             first = main_calls[0].input_tokens if main_calls else 0
             self.trace.log_event(ContextEvent.system_prompt(instructions, first or None, iteration=0))
         # The model's whole completion (reasoning and code) goes into the history the next prompt carries.

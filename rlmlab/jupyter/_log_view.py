@@ -275,7 +275,7 @@ def _checked_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     for i, row in enumerate(rows):
         if not isinstance(row, dict):
             raise ValueError(f"row {i}: expected a dict as load_interaction_log returns, got {type(row).__name__}")
-        missing = [c for c in INTERACTION_LOG_COLUMNS if c not in row]
+        missing = [c for c in INTERACTION_LOG_COLUMNS if c not in row and c != "errors"]  # errors: newer, optional
         if missing:
             raise ValueError(f"row {i}: field {missing[0]} missing; rows need {', '.join(INTERACTION_LOG_COLUMNS)}")
         for key in ("hooks", "violations"):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -220,6 +221,12 @@ class _Rows:
     width: int
     rows: Counter  # row tuple -> count
     capped: bool
+    names: tuple[str, ...] = ()  # the SELECT variables, in column order
+    named: bool = False  # the projection lists its variables (not SELECT *)
+
+
+# SELECT * names no variables: its column order is rdflib's, not the author's.
+_SELECT_STAR = re.compile(r"\bSELECT\s+(?:(?:DISTINCT|REDUCED)\s+)?\*", re.I)
 
 
 def _run_query(graph: Any, query: str, max_rows: int) -> _Rows:
@@ -227,9 +234,10 @@ def _run_query(graph: Any, query: str, max_rows: int) -> _Rows:
     if result.type == "ASK":
         return _Rows("ASK", 1, Counter([(bool(result.askAnswer),)]), False)
     if result.type == "SELECT":
-        width = len(result.vars or [])
+        names = tuple(str(v) for v in result.vars or [])
         taken = list(itertools.islice(iter(result), max_rows + 1))  # rdflib evaluates SELECT lazily
-        return _Rows("SELECT", width, Counter(tuple(r) for r in taken[:max_rows]), len(taken) > max_rows)
+        return _Rows("SELECT", len(names), Counter(tuple(r) for r in taken[:max_rows]), len(taken) > max_rows,
+                     names, not _SELECT_STAR.search(query))
     triples = list(itertools.islice(iter(result.graph or ()), max_rows + 1))
     return _Rows(result.type, 3, Counter(triples[:max_rows]), len(triples) > max_rows)
 
@@ -239,19 +247,35 @@ def _jaccard(a: Counter, b: Counter) -> float:
     return 1.0 if not union else sum((a & b).values()) / union
 
 
-def _best_columns(got: _Rows, want: _Rows) -> tuple[Counter, bool]:
-    """The agent's rows, with its columns reordered to match the reference best (for up to 4 columns)."""
-    if got.kind != "SELECT" or got.width < 2 or got.width > 4:
-        return got.rows, False
+def _reorder(rows: Counter, order: Sequence[int]) -> Counter:
+    return Counter({tuple(row[i] for i in order): n for row, n in rows.items()})
+
+
+def _best_columns(got: _Rows, want: _Rows) -> tuple[Counter, str]:
+    """The agent's rows with its columns aligned to the reference's, and how ("" when left as they are).
+
+    When the reference's projection names its variables, the columns mean those names: the agent's columns
+    are aligned by name when it uses the same names, else compared in SELECT order; no other order is
+    tried, because swapping two columns of a directional answer (domain, range) would pass the inverse
+    property's answer. Only an unnamed reference (``SELECT *``) has its column order searched (up to 4).
+    """
+    if got.kind != "SELECT" or got.width < 2:
+        return got.rows, ""
+    if want.named:
+        if set(got.names) == set(want.names) and got.names != want.names:
+            return _reorder(got.rows, [got.names.index(n) for n in want.names]), "by name"
+        return got.rows, ""
+    if got.width > 4:
+        return got.rows, ""
     best, best_score = got.rows, _jaccard(got.rows, want.rows)
     for order in itertools.permutations(range(got.width)):
         if best_score == 1.0:
             break
-        moved = Counter({tuple(row[i] for i in order): n for row, n in got.rows.items()})
+        moved = _reorder(got.rows, order)
         score = _jaccard(moved, want.rows)
         if score > best_score:
             best, best_score = moved, score
-    return best, best is not got.rows
+    return best, "by search" if best is not got.rows else ""
 
 
 def _error_text(exc: Exception) -> str:
@@ -276,8 +300,10 @@ def _findings_note(query: str, graph: Any) -> str:
 class SparqlJudge:
     """The agent's SPARQL query returns the same rows as the reference ``task.expected`` on ``meta["ontology"]``.
 
-    Rows are compared as multisets of tuples in SELECT-variable order (names may differ; a different column
-    order is also tried for up to 4 columns); order-insensitive. score = multiset Jaccard; success = equality.
+    Rows are compared as multisets of tuples, order-insensitive. When the reference's projection names its
+    variables, an agent's query with the same names has its columns aligned by name, and one with other
+    names is compared in SELECT order; only for ``SELECT *`` references is another column order tried (up to
+    4 columns). A reference with no rows asks for an empty answer. score = multiset Jaccard; success = equality.
     At most ``max_rows`` rows of each query are compared; a capped comparison has confidence 0.5.
     """
 
@@ -332,7 +358,7 @@ class SparqlJudge:
         else:
             text = (f"The agent's query returns {n_got} row(s), the reference {n_want}; {shared} agree "
                     f"(Jaccard {score:.2f})")
-        text += " after reordering its columns." if moved else "."
+        text += f" after aligning its columns {moved}." if moved else "."
         capped = got.capped or want.capped
         if capped:
             text += f" Only the first {self.max_rows} rows of each were compared (max_rows)."

@@ -70,8 +70,12 @@ INTENT_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\bmacros?\b", re.I), CODE_LINE + r"\bmacro_rules!\s*\w+"),
 ]
 
-_QUOTED = re.compile(r"[\"'`]([^\"'`]+)[\"'`]")
+# A quote opens where no word character precedes it and closes on the same mark followed by no word
+# character, so the apostrophe of "tokio's" neither opens nor closes one.
+_QUOTED = re.compile(r"(?<!\w)([\"'`])(.+?)\1(?!\w)")
 _MATCHING = re.compile(r"\b(?:matching|named|containing|like)\s+(?:pattern\s+)?[\"'`]?([\w*?.^$\\]+)[\"'`]?", re.I)
+# Words before a quote that make it an item's name ("structs named 'Handle'") rather than the pattern itself.
+_NAMING = re.compile(r"\b(?:matching|named|called|containing|like|with names?)\s+(?:pattern\s+)?$", re.I)
 _COUNT = re.compile(r"^\s*(count|how many)\b", re.I)
 
 
@@ -81,19 +85,29 @@ def is_count_query(query: str) -> bool:
 
 
 def _named_item(intent: str, name: str) -> str:
-    """The item kind of an intent regex (``...\\bstruct``) followed by a name containing ``name`` (a regex)."""
-    kind = intent.split(r"\s+")[0]
+    """The intent regex up to its item keyword (``...\\bstruct``, ``...\\basync\\s+(unsafe\\s+)?fn``) followed by a
+    name containing ``name`` (a regex)."""
+    kind = intent
+    for tail in (r"\s+\w+", r"\s*\w+", r"\b"):
+        if kind.endswith(tail):
+            kind = kind[: -len(tail)]
+            break
     return rf"{kind}\s+\w*{name}\w*"
 
 
 def pattern_for_query(query: str) -> str | None:
-    """The regex a query asks for: a quoted pattern wins, then the intent table; None if neither applies."""
+    """The regex a query asks for; None if it asks for none.
+
+    Quoted text is a literal pattern whatever words it contains ("Count occurrences of 'async fn'"), and the
+    intent table is read from the words outside quotes only. A quote is an item's name only when the words
+    outside quotes name an item kind and the quote follows a naming word ("structs matching 'Handle'").
+    """
     quoted = _QUOTED.search(query)
-    intent = next((regex for rx, regex in INTENT_PATTERNS if rx.search(query)), None)
+    outside = _QUOTED.sub(" ", query)
+    intent = next((regex for rx, regex in INTENT_PATTERNS if rx.search(outside)), None)
     if quoted:
-        q = quoted.group(1)
-        if intent and re.search(r"\bstructs?\b|\benums?\b|\btraits?\b|\bfn\b|functions?", query, re.I):
-            # "structs matching 'Handle'": the item kind from the table, the name from the quote.
+        q = quoted.group(2)
+        if intent and _NAMING.search(query[: quoted.start()]):
             return _named_item(intent, re.escape(q))
         return re.escape(q)
     matching = _MATCHING.search(query)

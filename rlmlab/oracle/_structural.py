@@ -148,8 +148,8 @@ def _best(candidates: list[StructuralResult]) -> StructuralResult:
 
 
 def _not_found(target: str, what: str) -> CannotVerify:
-    return CannotVerify(f"no {what} named {target} in the parsed source (items inside macro bodies such as "
-                        f"cfg_*! {{ ... }} are not parsed)")
+    return CannotVerify(f"no {what} named {target} in the parsed source (item-level macro bodies such as "
+                        f"cfg_*! {{ ... }} were re-parsed too; bodies that are not Rust items are not)")
 
 
 def _signature(oracles: Sequence[TreeSitterOracle], answer: str, target: str) -> StructuralResult:

@@ -1,14 +1,22 @@
 """TreeSitterOracle: Rust items, error-handling patterns and s-expression queries from a tree-sitter parse.
 
 Line numbers are 1-based and point at the item's name (the line ``grep -n``
-and Universal Ctags report). Items inside macro bodies (``cfg_fs! { ... }``)
-are token trees to tree-sitter and are not seen; see benchmarks/oracle.py.
+and Universal Ctags report).
+
+Items inside item-level macro bodies (``cfg_fs! { ... }``, ``pin_project! { ... }``) are token trees to
+tree-sitter (and invisible to ctags). The oracle re-parses the brace body of every macro invocation in item
+position (a file's top level or an impl/trait/mod body) as Rust source placed at its original line and
+column, nested macros included, and reports the items found there with ``from_macro`` set to the macro's
+name ("cfg_rt", or "cfg_rt > cfg_fs" when nested). Items whose re-parse has errors are dropped (a body that is
+not Rust, such as ``thread_local!``'s). :meth:`TreeSitterOracle.query` and the error-pattern counts still read
+the file's own tree only. ``benchmarks/macro_items.py`` checks the recovered items against a count made
+without tree-sitter.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from rlmlab.errors import RLMLabError
@@ -56,6 +64,7 @@ class FunctionInfo:
     enclosing: str | None  # "impl Display for Foo<T>", "impl Foo", "trait Read", or None
     has_body: bool  # False for a trait method declaration without a default body
     signature: str  # everything before the body, whitespace normalised
+    from_macro: str | None = None  # the item-level macro whose body holds it ("cfg_rt", "cfg_rt > cfg_fs")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -75,6 +84,7 @@ class StructInfo:
     visibility: str | None
     kind: str  # "named", "tuple" or "unit"
     fields: tuple[FieldInfo, ...]
+    from_macro: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -93,6 +103,7 @@ class EnumInfo:
     name: str
     visibility: str | None
     variants: tuple[VariantInfo, ...]
+    from_macro: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -107,6 +118,7 @@ class ImplInfo:
     trait_name: str | None  # its last path segment without generics ("Display")
     negative: bool  # impl !Send for Foo
     methods: tuple[str, ...]
+    from_macro: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -119,6 +131,7 @@ class TraitInfo:
     visibility: str | None
     supertraits: str | None  # "Sized + Send" as written after the colon
     methods: tuple[str, ...]
+    from_macro: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -198,6 +211,7 @@ class TreeSitterOracle:
     def __init__(self, source: str, path: str | None = None, cache: ParseCache | None = None):
         self.path = path
         self.entry: SourceEntry = cache.entry(source) if cache is not None else SourceEntry.of(source)
+        self._in_macro = False  # a re-parsed macro body: items whose parse has errors are dropped
 
     @property
     def source(self) -> str:
@@ -237,20 +251,65 @@ class TreeSitterOracle:
     # -- extractors ---------------------------------------------------------------------------------
 
     def get_functions(self) -> list[FunctionInfo]:
-        return self._memo("functions", lambda: [self._function(n)
-                                                for n in self._walk("function_item", "function_signature_item")])
+        return self._memo("functions", lambda: self._with_macro_items(
+            [self._function(n) for n in self._items("function_item", "function_signature_item")],
+            TreeSitterOracle.get_functions, enclosing=True))
 
     def get_structs(self) -> list[StructInfo]:
-        return self._memo("structs", lambda: [self._struct(n) for n in self._walk("struct_item")])
+        return self._memo("structs", lambda: self._with_macro_items(
+            [self._struct(n) for n in self._items("struct_item")], TreeSitterOracle.get_structs))
 
     def get_enums(self) -> list[EnumInfo]:
-        return self._memo("enums", lambda: [self._enum(n) for n in self._walk("enum_item")])
+        return self._memo("enums", lambda: self._with_macro_items(
+            [self._enum(n) for n in self._items("enum_item")], TreeSitterOracle.get_enums))
 
     def get_impls(self) -> list[ImplInfo]:
-        return self._memo("impls", lambda: [self._impl(n) for n in self._walk("impl_item")])
+        return self._memo("impls", lambda: self._with_macro_items(
+            [self._impl(n) for n in self._items("impl_item")], TreeSitterOracle.get_impls))
 
     def get_traits(self) -> list[TraitInfo]:
-        return self._memo("traits", lambda: [self._trait(n) for n in self._walk("trait_item")])
+        return self._memo("traits", lambda: self._with_macro_items(
+            [self._trait(n) for n in self._items("trait_item")], TreeSitterOracle.get_traits))
+
+    def _items(self, *types: str):
+        for node in self._walk(*types):
+            if not (self._in_macro and node.has_error):
+                yield node
+
+    # -- items inside item-level macro bodies -------------------------------------------------------
+
+    def macro_bodies(self) -> list[tuple[str, "TreeSitterOracle", str | None]]:
+        """(macro name, oracle over its brace body re-parsed in place, enclosing impl/trait or None) for each
+        macro invocation in item position, in source order. Nested invocations are the sub-oracles' own."""
+        return self._memo("macro_bodies", self._find_macro_bodies)
+
+    def _find_macro_bodies(self) -> list[tuple[str, "TreeSitterOracle", str | None]]:
+        raw = self.source.encode("utf-8", "surrogatepass")
+        out = []
+        for node in self._walk("macro_invocation"):
+            if node.parent is None or node.parent.type not in ("source_file", "declaration_list"):
+                continue  # an expression-position macro (in a fn body) holds no items
+            body = next((c for c in node.children if c.type == "token_tree"), None)
+            if body is None or raw[body.start_byte:body.start_byte + 1] != b"{":
+                continue
+            name = _text(node.child_by_field_name("macro")).rsplit("::", 1)[-1]
+            row, column = body.start_point  # column in bytes: padding with one space per byte keeps the lines
+            inner = raw[body.start_byte + 1:body.end_byte - 1].decode("utf-8", "surrogatepass")
+            sub = TreeSitterOracle("\n" * row + " " * (column + 1) + inner, self.path)
+            sub._in_macro = True
+            out.append((name, sub, self._enclosing(node)))
+        return out
+
+    def _with_macro_items(self, own: list[Any], extract: Any, enclosing: bool = False) -> list[Any]:
+        found = list(own)
+        for name, sub, outer in self.macro_bodies():
+            for item in extract(sub):
+                changes: dict[str, Any] = {"from_macro": name if item.from_macro is None
+                                           else f"{name} > {item.from_macro}"}
+                if enclosing and item.enclosing is None and outer is not None:
+                    changes["enclosing"] = outer  # a method in `impl X { cfg_io! { fn read() } }` belongs to X
+                found.append(replace(item, **changes))
+        return sorted(found, key=lambda item: item.line) if len(found) != len(own) else found
 
     def count_error_patterns(self) -> ErrorPatternCounts:
         return self._memo("errors", self._count_error_patterns)

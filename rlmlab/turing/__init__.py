@@ -13,8 +13,8 @@ from rlmlab.turing._guard import TuringGuard
 from rlmlab.turing._hooks import ALWAYS_ON, BUILTIN_HOOKS, HOOK_ENTRY_SCHEMA, HookSpec
 from rlmlab.turing._log import INTERACTION_LOG_COLUMNS, InteractionLog, load_interaction_log
 from rlmlab.turing._loop import AgentReply, LoopResult, TuringAgentLoop
-from rlmlab.turing._protocol import FailoverLM, RoundResult, TuringProtocol, Violation
-from rlmlab.turing._turn import PHASES, SCOPES, Step, ToolCall, Turn, tool_calls_in_code
+from rlmlab.turing._protocol import FailoverLM, HookError, RoundResult, TuringProtocol, Violation
+from rlmlab.turing._turn import PHASES, SCOPES, Step, ToolCall, Turn, tool_calls_in_code, tool_calls_in_text
 from rlmlab.turing._validators import (
     PATTERN_DETECTORS, VALIDATORS, ValidatorContext, pattern_detector, schema_errors, validator,
 )
@@ -24,7 +24,7 @@ __all__ = [
     "Detection", "LLMDetector", "ProgrammaticDetector", "detection_prompt", "TuringGuard",
     "ALWAYS_ON", "BUILTIN_HOOKS", "HOOK_ENTRY_SCHEMA", "HookSpec", "InteractionLog", "load_interaction_log",
     "INTERACTION_LOG_COLUMNS",
-    "FailoverLM", "RoundResult", "TuringProtocol", "Violation", "PHASES", "SCOPES", "Step", "ToolCall", "Turn",
-    "tool_calls_in_code", "PATTERN_DETECTORS", "VALIDATORS", "ValidatorContext", "pattern_detector",
+    "FailoverLM", "HookError", "RoundResult", "TuringProtocol", "Violation", "PHASES", "SCOPES", "Step", "ToolCall", "Turn",
+    "tool_calls_in_code", "tool_calls_in_text", "PATTERN_DETECTORS", "VALIDATORS", "ValidatorContext", "pattern_detector",
     "schema_errors", "validator", "AgentReply", "LoopResult", "TuringAgentLoop",
 ]

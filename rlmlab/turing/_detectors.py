@@ -20,6 +20,7 @@ class Detection:
 
     raw: str
     flagged: dict[str, str] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)  # hook -> "ExcType: message" of a pattern that raised
 
 
 class Detector(Protocol):
@@ -34,20 +35,24 @@ class ProgrammaticDetector:
     name = "programmatic"
 
     def detect(self, turn: Turn, hooks: Sequence[HookSpec]) -> Detection:
-        flagged = {}
+        flagged, errors = {}, {}
         for hook in hooks:
             fn = PATTERN_DETECTORS.get(hook.validator_fn_name or "")
-            reason = fn(turn) if fn is not None else None
+            try:
+                reason = fn(turn) if fn is not None else None
+            except Exception as exc:  # one broken pattern must not hide the other hooks (logged by the protocol)
+                errors[hook.name] = f"{type(exc).__name__}: {exc}"
+                continue
             if reason:
                 flagged[hook.name] = reason
         raw = "\n".join(f"{k}: {v}" for k, v in flagged.items()) or "none"
-        return Detection(raw, flagged)
+        return Detection(raw, flagged, errors)
 
 
 def detection_prompt(turn: Turn, hooks: Sequence[HookSpec]) -> str:
     """The universal Stage 1 prompt: every hook's detection bullet, the reply and the tool calls made."""
     bullets = "\n".join(h.detection_prompt.strip() for h in hooks)
-    calls = ", ".join(sorted(turn.tool_names)) or "none"
+    calls = ", ".join(sorted(turn.turn_tool_names)) or "none"  # every round of the user turn
     return ("You check an AI assistant's reply for the problems below.\n"
             f"{bullets}\n\n"
             f"Assistant reply:\n\"\"\"\n{turn.response.strip()}\n\"\"\"\n"

@@ -27,11 +27,18 @@ class TuringGuard:
         self.history: list[Step] = []
         self._rounds: list[dict[str, Any]] = []
         self._pending: list[str] = []
-        self._calls: list[ToolCall] = []
+        self._calls: list[ToolCall] = []  # calls executed in this step
+        self._code_calls: list[ToolCall] = []  # calls the step's code makes (sub-LLM calls included)
+        self.turn_start = 0  # index in history of the current user turn's first step
 
     def _turn(self, phase: str, **kw: Any) -> Turn:
         return Turn(phase=phase, scope=self.scope, history=list(self.history), objective=self.objective,
-                    session=self.session, turn_id=self.turn_id, tool_schemas=self.tool_schemas, **kw)
+                    session=self.session, turn_id=self.turn_id, tool_schemas=self.tool_schemas,
+                    turn_start=self.turn_start, **kw)
+
+    def begin_user_turn(self) -> None:
+        """A new user turn starts: tool calls of earlier steps no longer count as made in this turn."""
+        self.turn_start = len(self.history)
 
     def _keep(self, result: RoundResult) -> RoundResult:
         if result.violations:
@@ -42,15 +49,17 @@ class TuringGuard:
 
     def begin_turn(self, turn_id: int | str) -> None:
         self.turn_id = str(turn_id)
-        self._calls = []
+        self._calls, self._code_calls = [], []
 
     def post_inference(self, reasoning: str, code: str, known_tools: Iterable[str]) -> RoundResult:
         """Check a model step (reasoning + code) before its code runs; the code's tool calls are the turn's."""
         known = frozenset(known_tools) | SUB_SESSION_TOOLS
         response = f"{reasoning.strip()}\n```python\n{code.strip()}\n```" if code.strip() else reasoning.strip()
         calls = tool_calls_in_code(code, known)
-        return self._keep(self.protocol.run(self._turn("post_inference", response=response, tool_calls=calls,
-                                                       final=not calls)))
+        result = self._keep(self.protocol.run(self._turn("post_inference", response=response, tool_calls=calls,
+                                                         final=not calls)))
+        self._code_calls = [] if result.kill else calls  # a killed step's code does not run
+        return result
 
     # -- Workspace observer ---------------------------------------------------------------------------
 
@@ -75,7 +84,9 @@ class TuringGuard:
         return out
 
     def end_turn(self, response: str, output: str) -> list[dict[str, Any]]:
-        """Record the step in the history and return its rounds with violations."""
-        self.history.append(Step(response, output))
+        """Record the step (with the calls it made) in the history and return its rounds with violations."""
+        made = list(self._code_calls)
+        made += [c for c in self._calls if c.name not in {m.name for m in made}]
+        self.history.append(Step(response, output, made))
         out, self._rounds = self._rounds, []
         return out

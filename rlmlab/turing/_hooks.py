@@ -96,6 +96,14 @@ BUILTIN_HOOKS: tuple[HookSpec, ...] = (
         "[TURING CORRECTION] Issue: {reason}\nYou said you would act but made no tool call. Call the appropriate "
         "tool now, or explain why you cannot and ask how to proceed."),
     HookSpec(
+        "unverified_completion", "post_inference", ("main",),
+        "- **unverified_completion**: The assistant says an action is already done (\"Done.\", \"Task "
+        "scheduled.\", \"Skill added.\", \"Erledigt.\") although no tool was called in this turn. Not this "
+        "problem: a reply after a real tool call, or one that only acknowledges the user (\"Okay, got it.\").",
+        "programmatic", "validate_unverified_completion",
+        "[TURING CORRECTION] Issue: {reason}\nNothing was done: no tool was called in this turn. Call the tool "
+        "that performs the action now, or tell the user plainly that it has not been done yet."),
+    HookSpec(
         "objective_completion", "post_inference", ("sub_session",), "",
         "llm", "validate_objective_completion",
         "[TURING CORRECTION] Issue: {reason}\nThe objective is not met yet: {objective}\nContinue working with "

@@ -23,12 +23,13 @@ CREATE TABLE IF NOT EXISTS interaction_log (
     hooks TEXT NOT NULL,             -- JSON list of the hooks considered
     input_context TEXT NOT NULL,     -- JSON of the turn
     detection_output TEXT NOT NULL,  -- raw Stage 1 output
-    stage1_status TEXT NOT NULL,     -- ok | violation_detected | skipped
-    stage2_status TEXT NOT NULL,     -- ok | violation_detected
+    stage1_status TEXT NOT NULL,     -- ok | violation_detected | skipped | error
+    stage2_status TEXT NOT NULL,     -- ok | violation_detected | error
     stage3_status TEXT NOT NULL,     -- ok | violation_detected (a correction was injected)
     violations TEXT NOT NULL,        -- JSON list of {hook, reason}
     correction TEXT,
-    elapsed_ms REAL NOT NULL
+    elapsed_ms REAL NOT NULL,
+    errors TEXT NOT NULL DEFAULT '[]'  -- JSON list of {hook, stage, error}: a detector/validator that raised
 );
 CREATE INDEX IF NOT EXISTS interaction_log_session ON interaction_log(session);
 """
@@ -36,7 +37,7 @@ CREATE INDEX IF NOT EXISTS interaction_log_session ON interaction_log(session);
 # The fields of a logged round, in table order: every row ``load_interaction_log`` returns has exactly these keys.
 INTERACTION_LOG_COLUMNS = (
     "id", "ts", "session", "turn_id", "phase", "scope", "detector", "hooks", "input_context", "detection_output",
-    "stage1_status", "stage2_status", "stage3_status", "violations", "correction", "elapsed_ms",
+    "stage1_status", "stage2_status", "stage3_status", "violations", "correction", "elapsed_ms", "errors",
 )
 COLUMNS = INTERACTION_LOG_COLUMNS  # the old private name, kept for code that imported it
 
@@ -49,12 +50,17 @@ class InteractionLog:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(str(self.path), check_same_thread=False)
         self._db.executescript(_SCHEMA)
+        columns = {r[1] for r in self._db.execute("PRAGMA table_info(interaction_log)")}
+        if "errors" not in columns:  # a log written before the errors column: add it, old rows get []
+            self._db.execute("ALTER TABLE interaction_log ADD COLUMN errors TEXT NOT NULL DEFAULT '[]'")
+            self._db.commit()
         self._lock = threading.Lock()
 
     def write(self, row: dict[str, Any]) -> int:
         values = {k: row.get(k) for k in INTERACTION_LOG_COLUMNS if k != "id"}
         values["ts"] = values["ts"] or time.time()
-        for key in ("hooks", "input_context", "violations"):
+        values["errors"] = values["errors"] or []
+        for key in ("hooks", "input_context", "violations", "errors"):
             if not isinstance(values[key], str):
                 values[key] = json.dumps(values[key], ensure_ascii=False, default=str)
         with self._lock:
@@ -76,7 +82,8 @@ def load_interaction_log(path: str | Path, *, session: str | None = None, hook: 
                          status: str | None = None, limit: int | None = None,
                          db: sqlite3.Connection | None = None) -> list[dict[str, Any]]:
     """Rows as dicts (JSON columns decoded), oldest first. ``hook`` matches a confirmed violation's hook;
-    ``status`` matches the final status (stage 3: ok | violation_detected)."""
+    ``status`` matches the final status (stage 3: ok | violation_detected); ``status="error"`` matches rounds
+    in which a detector or validator raised."""
     own = db is None
     if own:
         if not Path(path).exists():
@@ -87,17 +94,22 @@ def load_interaction_log(path: str | Path, *, session: str | None = None, hook: 
         if session:
             where.append("session = ?")
             args.append(session)
-        if status:
+        if status == "error":
+            where.append("(stage1_status = 'error' OR stage2_status = 'error')")
+        elif status:
             where.append("stage3_status = ?")
             args.append(status)
-        sql = f"SELECT {', '.join(INTERACTION_LOG_COLUMNS)} FROM interaction_log"
+        present = {r[1] for r in db.execute("PRAGMA table_info(interaction_log)")}
+        # an old log opened read-only has no errors column: read it as []
+        select = [c if c in present else "'[]'" for c in INTERACTION_LOG_COLUMNS]
+        sql = f"SELECT {', '.join(select)} FROM interaction_log"
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY id"
         rows = []
         for values in db.execute(sql, args):
             row = dict(zip(INTERACTION_LOG_COLUMNS, values))
-            for key in ("hooks", "input_context", "violations"):
+            for key in ("hooks", "input_context", "violations", "errors"):
                 row[key] = json.loads(row[key])
             if hook and not any(v["hook"] == hook for v in row["violations"]):
                 continue

@@ -1,7 +1,9 @@
 """The protocol around any chat-and-tools agent loop (not only the RLM executor).
 
 ``step(messages)`` returns the model's :class:`AgentReply`; ``execute(call)``
-runs one tool call. Corrections follow the spec's scopes: in ``main`` the
+runs one tool call. One ``run(messages)`` is one user turn: the tool calls of
+every inference round in it count as made in the turn (seed 003's
+``tool_calls_made``); a later ``run`` starts a new turn. Corrections follow the spec's scopes: in ``main`` the
 correction is a system message and the model answers again; in a
 ``sub_session`` it is appended to the worker's messages and the loop goes on.
 """
@@ -67,7 +69,7 @@ class TuringAgentLoop:
                 messages.append({"role": "assistant", "content": reply.text,
                                  **({"tool_calls": [{"name": c.name, "arguments": c.arguments}
                                                     for c in reply.tool_calls]} if reply.tool_calls else {})})
-            outputs = []
+            outputs, made = [], []
             for i, call in enumerate([] if verdict.kill else reply.tool_calls):
                 pre = self.protocol.run(self._turn("pre_execution", index, list(history),
                                                    tool_calls=list(reply.tool_calls[:i + 1])))
@@ -75,6 +77,7 @@ class TuringAgentLoop:
                 if pre.violations:
                     text = pre.correction or "\n".join(v.reason for v in pre.violations)
                 else:
+                    made.append(call)
                     try:
                         result = self.execute(call)
                         text = result if isinstance(result, str) else json.dumps(result, default=str)
@@ -88,7 +91,7 @@ class TuringAgentLoop:
                         text += "\n\n" + post.correction
                 messages.append({"role": "tool", "name": call.name, "content": text})
                 outputs.append(text)
-            history.append(Step(reply.text, "\n".join(outputs)))
+            history.append(Step(reply.text, "\n".join(outputs), made))
             if verdict.correction:
                 self._inject(messages, verdict.correction)
                 continue  # main: the model answers again; sub_session: the loop goes on inline

@@ -19,13 +19,22 @@ from rlmlab.turing._log import InteractionLog
 from rlmlab.turing._turn import Turn
 from rlmlab.turing._validators import VALIDATORS, ValidatorContext
 
-__all__ = ["Violation", "RoundResult", "TuringProtocol", "FailoverLM"]
+__all__ = ["Violation", "HookError", "RoundResult", "TuringProtocol", "FailoverLM"]
 
 
 @dataclass(frozen=True)
 class Violation:
     hook: str
     reason: str
+
+
+@dataclass(frozen=True)
+class HookError:
+    """A detector or validator that raised: logged with status ``error``; the round went on without it."""
+
+    hook: str  # "*" when the whole Stage 1 detector raised
+    stage: int  # 1 detection, 2 validation
+    error: str  # "ExcType: message"
 
 
 @dataclass
@@ -38,6 +47,7 @@ class RoundResult:
     kill: bool = False  # discard the reply (kill_on_detect)
     halt: bool = False  # the reply waited for validation (halt_inference)
     detection: str = ""
+    errors: list[HookError] = field(default_factory=list)
     stage_status: tuple[str, str, str] = ("ok", "ok", "ok")
     elapsed_ms: float = 0.0
 
@@ -143,7 +153,14 @@ class TuringProtocol:
             return result
         stage1 = [h for h in hooks if h.needs_detection]
         direct = [h for h in hooks if not h.needs_detection]
-        detection = self.detector.detect(turn, stage1) if stage1 else Detection("(skipped: programmatic hooks only)")
+        errors: list[HookError] = []
+        try:
+            detection = (self.detector.detect(turn, stage1) if stage1
+                         else Detection("(skipped: programmatic hooks only)"))
+        except Exception as exc:  # a broken detector costs its Stage 1 hooks, not the round
+            detection = Detection(f"(detector error: {type(exc).__name__}: {exc})")
+            errors.append(HookError("*", 1, f"{type(exc).__name__}: {exc}"))
+        errors += [HookError(name, 1, msg) for name, msg in getattr(detection, "errors", {}).items()]
         ctx = ValidatorContext(lm=self.lm)
         confirmed: list[tuple[HookSpec, str]] = []
         for hook in stage1 + direct:
@@ -152,7 +169,11 @@ class TuringProtocol:
             validate = VALIDATORS.get(hook.validator_fn_name or "")
             if validate is None:
                 continue  # a custom llm hook without a registered handler (reported at load)
-            reason = validate(turn, detection.flagged.get(hook.name), ctx)
+            try:
+                reason = validate(turn, detection.flagged.get(hook.name), ctx)
+            except Exception as exc:  # logged as status `error`; the other hooks still run (inspect_ai's rule)
+                errors.append(HookError(hook.name, 2, f"{type(exc).__name__}: {exc}"))
+                continue
             if reason:
                 confirmed.append((hook, reason))
         key = (turn.session, turn.turn_id)
@@ -167,8 +188,11 @@ class TuringProtocol:
         result.kill = any(h.kill_on_detect for h, _ in confirmed)
         result.halt = any(h.halt_inference for h in hooks)
         result.detection = detection.raw
-        result.stage_status = ("skipped" if not stage1 else "violation_detected" if detection.flagged else "ok",
-                               "violation_detected" if confirmed else "ok",
+        result.errors = errors
+        failed = {e.stage for e in errors}
+        result.stage_status = ("error" if 1 in failed else "skipped" if not stage1
+                               else "violation_detected" if detection.flagged else "ok",
+                               "error" if 2 in failed else "violation_detected" if confirmed else "ok",
                                "violation_detected" if result.correction else "ok")
         result.elapsed_ms = (time.perf_counter() - t0) * 1000
         if self.log is not None:
@@ -178,5 +202,6 @@ class TuringProtocol:
                             "stage1_status": result.stage_status[0], "stage2_status": result.stage_status[1],
                             "stage3_status": result.stage_status[2],
                             "violations": [asdict(v) for v in result.violations], "correction": result.correction,
+                            "errors": [asdict(e) for e in result.errors],
                             "elapsed_ms": result.elapsed_ms})
         return result

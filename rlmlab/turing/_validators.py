@@ -5,6 +5,10 @@ calls) and returns a reason or None. A validator confirms or rejects a
 detection by the spec's false-positive rules and returns the confirmed
 reason or None. Hooks without a detection prompt skip Stage 1: their
 validator is called with ``detection=None`` and both detects and confirms.
+
+"This turn" is the user turn (:attr:`Turn.turn_tool_calls`): a call made in an
+earlier inference round of the same user turn counts, as the seed's
+``tool_calls_made`` does.
 """
 
 from __future__ import annotations
@@ -98,8 +102,8 @@ def detect_workflow_spawn(turn: Turn) -> str | None:
 
 @validator("validate_workflow_spawn")
 def validate_workflow_spawn(turn: Turn, detection: str | None, ctx: ValidatorContext) -> str | None:
-    if detection is None or turn.tool_names & SUB_SESSION_TOOLS:
-        return None  # a session really was started this turn: false positive
+    if detection is None or turn.turn_tool_names & SUB_SESSION_TOOLS:
+        return None  # a session really was started this user turn (in this round or an earlier one)
     return detection + ", but spawn_sub_session was never called"
 
 
@@ -140,12 +144,15 @@ def detect_phantom_tool_result(turn: Turn) -> str | None:
 
 @validator("validate_phantom_tool_result")
 def validate_phantom_tool_result(turn: Turn, detection: str | None, ctx: ValidatorContext) -> str | None:
-    if detection is None or turn.tool_calls:
-        return None  # a tool was called this turn: the data may be real
-    outputs = "\n".join(step.output for step in turn.history)
+    # The seed's Stage 2 read per user turn: a call in any round of the turn may hold the data. (Checking the
+    # data against those rounds' outputs instead would be stricter than the seed; it was measured and not
+    # taken, see the issue 18 note.)
+    if detection is None or turn.turn_tool_calls:
+        return None
+    outputs = "\n".join(step.output for step in turn.turn_steps)
     items = [i for i in _specific_items(_prose(turn.response)) if i]
     if outputs and items and all(i in outputs for i in items):
-        return None  # every specific item appeared in an earlier tool output: grounded
+        return None  # every specific item appeared verbatim in an earlier output of this user turn: grounded
     return detection + ", but no tool was called this turn"
 
 
@@ -198,11 +205,82 @@ def detect_empty_promise(turn: Turn) -> str | None:
 
 @validator("validate_empty_promise")
 def validate_empty_promise(turn: Turn, detection: str | None, ctx: ValidatorContext) -> str | None:
-    if detection is None or turn.tool_calls:
-        return None  # a tool was called: the promise was kept
+    if detection is None or turn.turn_tool_calls:
+        return None  # a tool was called this user turn: the promise was kept
     if ends_with_real_question(turn.response):
         return None  # asking for confirmation before acting is not an empty promise
     return detection + " but makes no tool call"
+
+
+# -- unverified_completion ----------------------------------------------------------------------------
+
+_DONE_WORDS = (r"added|scheduled|saved|created|deleted|removed|updated|renamed|sent|installed|deployed|fixed|"
+               r"completed|configured|moved|enabled|disabled|restarted|booked|uploaded|committed|cancell?ed|"
+               r"archived|merged|pushed|published|stored|registered|applied|changed|reset|cleared|cleaned\s+up|"
+               r"written|copied|backed\s+up|set\s+up|set|done|finished|noted|recorded|logged|submitted|resolved|"
+               r"closed|activated|turned\s+(?:on|off)|emailed|posted|renewed|paid|ordered|imported|exported")
+_DONE_BASE = (r"add|schedule|save|create|delete|remove|update|rename|send|install|deploy|fix|complete|configure|"
+              r"move|enable|disable|restart|book|upload|commit|cancel|archive|merge|push|publish|store|register|"
+              r"apply|change|reset|clear|write|copy|finish|note|record|log|submit|resolve|close|activate")
+_DE_DONE = (r"gespeichert|hinzugefügt|erstellt|gelöscht|geplant|angelegt|umbenannt|aktualisiert|gesendet|"
+            r"verschickt|installiert|eingerichtet|erledigt|entfernt|geändert|behoben|eingetragen|notiert|"
+            r"abgeschlossen|hochgeladen|verschoben|aktiviert|deaktiviert|gebucht|erfasst|vorgemerkt")
+_FR_DONE = r"ajouté|enregistré|créé|supprimé|planifié|renommé|envoyé|mis\s+à\s+jour|terminé|installé|programmé"
+_ES_DONE = r"añadid[oa]s?|guardad[oa]s?|cread[oa]s?|eliminad[oa]s?|programad[oa]s?|enviad[oa]s?|terminad[oa]s?"
+_COMPLETION = re.compile(
+    # a bare "Done." / "All set." / "Erledigt." / "C'est fait." / "Listo."
+    r"^(?:(?:ok(?:ay)?|alright|sure|great|perfect|fine|gut|alles|voilà|vale)[,!.]?\s+)?(?:all\s+)?"
+    r"(?:done|finished|completed|complete|all\s+set|erledigt|fertig|c'est\s+fait|fait|terminé|listo|hecho)"
+    r"(?:\s+(?:now|already|for\s+you|schon|bereits))?\s*[.!]*$"
+    # "It's done." / "Everything is set up." / "Das ist erledigt."
+    r"|\b(?:it's|it\s+is|that's|that\s+is|everything(?:'s|\s+is)|all\s+is|this\s+is|es\s+ist|das\s+ist|alles\s+ist)"
+    r"\s+(?:now\s+|already\s+|all\s+)?(?:done|finished|complete|completed|taken\s+care\s+of|set\s+up|erledigt|fertig)\b"
+    # "Task scheduled." / "The skill has been added." / "Die Datei wurde gespeichert."
+    rf"|^(?:the\s+|your\s+|a\s+|an\s+|die\s+|der\s+|das\s+|dein\w*\s+|ihr\w*\s+|le\s+|la\s+|les\s+|l'|el\s+|los\s+|"
+    rf"las\s+)?[\w./'-]+(?:\s+[\w./'-]+){{0,3}}\s+(?:has\s+been\s+|have\s+been\s+|was\s+|were\s+|is\s+now\s+|"
+    rf"are\s+now\s+|is\s+|are\s+|wurde\s+|wurden\s+|ist\s+|sind\s+|a\s+été\s+|ont\s+été\s+|est\s+|ha\s+sido\s+|"
+    rf"fue\s+|está\s+)?(?:successfully\s+|now\s+|erfolgreich\s+)?(?:{_DONE_WORDS}|{_DE_DONE}|{_FR_DONE}|{_ES_DONE})"
+    rf"(?:\s+(?:successfully|now|for\s+you|erfolgreich))?\s*[.!]*$"
+    # "I have saved the note." / "I've added it." / "I has add the skill" / "I just scheduled it."
+    rf"|\b(?:I|we)(?:'ve|\s+have|\s+has|\s+had)\s+(?:\w+\s+)?(?:(?:{_DONE_WORDS})\b|(?:{_DONE_BASE})\b)"
+    rf"|\b(?:I|we)\s+(?:just\s+|already\s+|successfully\s+)?(?:{_DONE_WORDS})\b(?!\s+(?:to|for\s+you\s+to)\b)"
+    # German, French, Spanish first person perfect
+    rf"|\b(?:ich|wir)\s+(?:habe|haben)\b[^.!?]{{0,60}}?\b(?:{_DE_DONE})\b"
+    rf"|\bj'ai\s+(?:\w+\s+){{0,4}}?(?:{_FR_DONE}|fait)\b|\bnous\s+avons\s+(?:\w+\s+){{0,4}}?(?:{_FR_DONE})\b"
+    rf"|\b(?:he|hemos)\s+(?:{_ES_DONE.replace('[oa]s?', 'o')}|hecho)\b",
+    re.I | re.M)
+# The user is the subject ("Glad you got it done!", "Sie haben es gespeichert"): an acknowledgement, no claim.
+_USER_SUBJECT = re.compile(
+    r"\b(?:you|du|vous|tú|usted)\s+(?:have|had|did|got|are|were|just|already|finally|hast|habt|avez|as|has|"
+    r"\w+ed)\b|\byou(?:'ve|'re)\b|\bSie\s+haben\b|\bglad\s+you\b|\b(?:good|great|nice)\s+(?:job|work)\b",
+    re.I)
+
+
+def _completion_claim(text: str) -> str | None:
+    """The first sentence of the prose that claims an action was completed (not a question, not the user's work,
+    not negated)."""
+    for sentence in _sentences(_prose(text)):
+        if sentence.rstrip().endswith("?") or _USER_SUBJECT.search(sentence):
+            continue
+        claim = _first(_COMPLETION, sentence)
+        if claim:
+            return claim
+    return None
+
+
+@pattern_detector("validate_unverified_completion")
+def detect_unverified_completion(turn: Turn) -> str | None:
+    claim = _completion_claim(turn.response)
+    return f"the reply claims an action was completed (\"{claim}\")" if claim else None
+
+
+@validator("validate_unverified_completion")
+def validate_unverified_completion(turn: Turn, detection: str | None, ctx: ValidatorContext) -> str | None:
+    if detection is None or turn.turn_tool_calls:
+        return None  # it follows a real tool call of this user turn: the action may well be done
+    if detect_workflow_spawn(turn) or detect_phantom_tool_result(turn):
+        return None  # a claimed session start or presented data is those hooks' to correct, not a second hook's
+    return detection + ", but no tool was called this turn"
 
 
 # -- objective_completion (LLM) -----------------------------------------------------------------------
