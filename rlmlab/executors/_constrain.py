@@ -10,7 +10,7 @@ from dspy.utils.callback import BaseCallback
 
 from rlmlab.lm import can_constrain, pop_constraint, push_constraint
 
-__all__ = ["StepConstraint", "DECODINGS", "check_decoding", "decoding_note"]
+__all__ = ["StepConstraint", "DECODINGS", "check_decoding", "decoding_note", "output_fields"]
 
 DECODINGS = ("free", "grammar")
 _log = logging.getLogger("rlmlab.executors")
@@ -57,3 +57,10 @@ class StepConstraint(BaseCallback):
         token = self._tokens.pop(call_id, None)
         if token is not None:
             pop_constraint(token)
+
+
+def output_fields(instance: Any, inputs: dict[str, Any]) -> list[str] | None:
+    """The output field names of a predictor call (its per-call signature, else its own); None when it has
+    none (DSPy allows a replacement predictor without a signature: its calls then stay free)."""
+    sig = inputs.get("signature") or getattr(instance, "signature", None)
+    return None if sig is None else list(sig.output_fields)

@@ -11,7 +11,7 @@ import dspy
 from dspy.utils.exceptions import ContextWindowExceededError
 
 from rlmlab.errors import ToolError
-from rlmlab.executors._constrain import StepConstraint, check_decoding, decoding_note
+from rlmlab.executors._constrain import StepConstraint, check_decoding, decoding_note, output_fields
 from rlmlab.executors._step_grammar import fields_grammar, step_grammar
 from rlmlab.executors._context_events import ToolTap, call_events
 from rlmlab.executors._rlm import (
@@ -78,7 +78,7 @@ class MeteredReAct(dspy.ReAct):
             self.react.callbacks.append(StepConstraint(self._step_grammar))
             extract = getattr(self.extract, "predict", self.extract)  # dspy.ReAct's extract is a ChainOfThought
             extract.callbacks.append(StepConstraint(
-                lambda inst, inputs: fields_grammar(list((inputs.get("signature") or inst.signature).output_fields))))
+                lambda inst, inputs: fields_grammar(output_fields(inst, inputs) or ["reasoning", "answer"])))
         self.query = query
         self.workspace, self.recorder, self.meter, self.guard = workspace, recorder, meter, guard
         self.trace = trace if trace is not None else ContextTrace()
@@ -88,7 +88,7 @@ class MeteredReAct(dspy.ReAct):
         self._tap = ToolTap()
 
     def _step_grammar(self, instance: Any, inputs: dict[str, Any]) -> str | None:
-        names = list((inputs.get("signature") or instance.signature).output_fields)
+        names = output_fields(instance, inputs)
         if names != ["next_thought", "next_tool_name", "next_tool_args"]:
             return None
         return step_grammar(self.workspace.registry, self.workspace.caps, fmt="react", query=self.query)

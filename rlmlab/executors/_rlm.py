@@ -14,7 +14,7 @@ from dspy.primitives.prediction import Prediction
 from dspy.utils.callback import BaseCallback
 from dspy.primitives.sandbox_serializable import SandboxSerializable
 
-from rlmlab.executors._constrain import StepConstraint, check_decoding, decoding_note
+from rlmlab.executors._constrain import StepConstraint, check_decoding, decoding_note, output_fields
 from rlmlab.executors._context_events import TappedCall, TappedFactory, ToolTap, call_events
 from rlmlab.executors._interpreter import InterpreterFactory
 from rlmlab.executors._step_grammar import assigned_names, fields_grammar, output_numbers, step_grammar
@@ -117,7 +117,8 @@ class MeteredRLM(dspy.RLM):
                             templates_first=not self.records)
 
     def _extract_grammar(self, instance: Any, inputs: dict[str, Any]) -> str | None:
-        return fields_grammar(list((inputs.get("signature") or instance.signature).output_fields))
+        names = output_fields(instance, inputs)
+        return fields_grammar(names) if names else None
 
     def _execute_code(self, repl: Any, code: str, input_args: dict[str, Any]) -> Any:
         if self.guard is None:
