@@ -59,17 +59,6 @@ def test_filters_apply_beyond_the_prefetched_rows(store):
     assert len(store.search("zebra", k=20, polarity="success")) == 20
 
 
-def test_common_words_are_dropped_from_the_fallback_only(tmp_path, monkeypatch):
-    monkeypatch.setattr(store_module, "_COMMON_MIN", 5)  # "common" = in more than 5 items of this small bank
-    with MemoryStore(tmp_path / "c.db") as s:
-        s.add_many([item(f"Filler {i}", f"shared word number {i}") for i in range(20)])
-        rare = s.add(item("Rare one", "the zyzzyva note")).id
-        both = s.add(item("Both", "shared and zyzzyva")).id
-        assert [h.id for h in s.search("shared zyzzyva", k=1)] == [both]  # AND keeps the common word
-        assert {h.id for h in s.search("shared zyzzyva", k=5)} == {both, rare}  # OR: only the rare word
-        assert len(s.search("shared number", k=5)) == 5  # every word common: still answers
-
-
 def test_the_index_follows_updates_and_status(store):
     it = store.add(item("Old title", "about parsing"))
     store.execute("UPDATE items SET title = 'Fresh heading' WHERE id = ?", [it.id])

@@ -24,14 +24,7 @@ _ITEM_COLUMNS = [f.name for f in fields(MemoryItem)]
 _ARTIFACT_COLUMNS = [f.name for f in fields(Artifact)]
 _FTS_COLUMNS = ("title", "description", "content", "tags")  # the order of items_fts's columns
 _BM25 = "bm25(items_fts, {})".format(", ".join(repr(FIELD_WEIGHTS[c]) for c in _FTS_COLUMNS))
-# A query word found in more than this share of the items (and in more than _COMMON_MIN items) is "common" in
-# this bank: the OR fallback leaves it out when the query has rarer words. FTS5's bm25() scores every row any
-# OR-ed word matches, so one word in half the bank costs ~100x the rest of the query, while its idf (under
-# ln 99 ~ 4.6 at 1%) adds little to the ranking. The AND pass keeps every word: an item with all of them is the
-# best evidence there is. Measured in benchmarks/memory.py (latency, and recall@5 on data/memory_queries.jsonl).
-_COMMON_SHARE, _COMMON_MIN = 0.01, 200
 _OVERFETCH = 8  # _ranked joins the best 8 * k rows FTS5 ranks; filters on role or polarity rarely leave fewer than k
-_DF_CACHE_MAX = 4096  # words whose capped document frequency is remembered until the bank changes
 
 
 class MemoryStore:
@@ -46,8 +39,6 @@ class MemoryStore:
         self.path = str(path)
         self._conn = connect(path)
         self._lock = threading.RLock()
-        self._df_cache: dict[str, int] = {}
-        self._df_version: tuple[int, int, int] | None = None
         self.run_id, self.trajectory_id, self.domain = run_id, trajectory_id, domain
 
     def bind(self, *, run_id: str | None = None, trajectory_id: str | None = None, domain: str | None = None) -> None:
@@ -151,9 +142,9 @@ class MemoryStore:
 
         ``query`` is free text: its words (``query_tokens``) are quoted, so FTS5 syntax in it is neutralised,
         and a query with no searchable words returns []. Words are stemmed (porter): "handle" finds "handles".
-        Items with every word come first (AND); when fewer than ``k`` match, items with any of the words that
-        are not common in this bank (see ``_COMMON_SHARE``) fill the rest (OR). Filters as in ``items``
-        (active items unless ``status`` is given).
+        Items with every word come first (AND: few rows to score, so fast even on a large bank); when fewer
+        than ``k`` have them all, items with any word fill the rest (OR). Filters as in ``items`` (active items
+        unless ``status`` is given).
         """
         check_k(k)
         filters.setdefault("status", "active")
@@ -163,7 +154,7 @@ class MemoryStore:
         hits = self._ranked(" ".join(f'"{w}"' for w in words), k, filters)
         if len(hits) < k and len(words) > 1:
             seen = {h.id for h in hits}
-            any_word = " OR ".join(f'"{w}"' for w in self._informative(words))
+            any_word = " OR ".join(f'"{w}"' for w in words)
             hits += [h for h in self._ranked(any_word, k, filters) if h.id not in seen][: k - len(hits)]
         return hits
 
@@ -192,34 +183,6 @@ class MemoryStore:
                 kept = self._conn.execute(sql, [match, *params, k]).fetchall()
         # bm25() is lower-is-better (negative); Hit.score is higher-is-better.
         return [Hit(r["id"], r["title"], r["description"], r["polarity"], r["role"], -r["score"]) for r in kept]
-
-    def _informative(self, words: list[str]) -> list[str]:
-        """``words`` without the ones common in this bank, unless all are: then the two rarest, in query order."""
-        if len(words) <= 1:
-            return words
-        with self._lock:
-            size = self._conn.execute("SELECT max(n) FROM items").fetchone()[0] or 0  # >= the item count
-            cap = max(_COMMON_MIN, int(size * _COMMON_SHARE))
-            df = {w: self._capped_df(w, cap) for w in words}
-        rare = [w for w in words if df[w] <= cap]
-        if rare:
-            return rare
-        keep = set(sorted(words, key=lambda w: df[w])[:2])
-        return [w for w in words if w in keep]
-
-    def _capped_df(self, word: str, cap: int) -> int:
-        """Rows of items_fts matching ``word``, counted up to ``cap + 1``; remembered until the database changes."""
-        # data_version changes when another connection commits; total_changes when this one writes.
-        version = (self._conn.execute("PRAGMA data_version").fetchone()[0], self._conn.total_changes, cap)
-        if self._df_version != version:
-            self._df_cache, self._df_version = {}, version
-        if word not in self._df_cache:
-            if len(self._df_cache) >= _DF_CACHE_MAX:
-                self._df_cache.clear()
-            self._df_cache[word] = self._conn.execute(
-                "SELECT count(*) FROM (SELECT 1 FROM items_fts WHERE items_fts MATCH ? LIMIT ?)",
-                [f'"{word}"', cap + 1]).fetchone()[0]
-        return self._df_cache[word]
 
     def set_status(self, ids: Iterable[str], status: str, *, superseded_by: str | None = None) -> int:
         """Move items to ``status`` (one of STATUSES) in one transaction; returns how many rows changed.
