@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from rlmlab.oracle._source import ParseCache, SourceEntry
@@ -102,6 +103,97 @@ def pattern_for_query(query: str) -> str | None:
     return intent
 
 
+# Ground truth is computed over a file's whole text: a literal every match must contain (found with sre's
+# parser, e.g. "async" in ^(?!\s*//).*\basync\s+fn\b, or one of .unwrap() .expect( Result< ... for the
+# error-handling pattern) is searched in C over the text, and only lines holding one are tested with the
+# pattern, which is the per-line regex as before, so results are grep's line for line. (One MULTILINE
+# pattern over the whole text was measured slower: Python's re tries every offset, and ^(?!...).* re-scans
+# each line.) A pattern with no such literal, or a text with line breaks other than \n (str.splitlines splits
+# on those, grep does not), is tested on every line.
+_OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def _required(items: Any) -> frozenset[str] | None:
+    """Literals of which every match of the parsed sequence ``items`` contains one, or None if none is known."""
+    from re import _constants as c  # noqa: PLC0415  (the parser's opcodes; stable across 3.11-3.13)
+
+    best: frozenset[str] | None = None
+    run: list[str] = []
+
+    def consider(found: frozenset[str] | None) -> None:
+        nonlocal best
+        if found and (best is None or min(map(len, found)) > min(map(len, best))):
+            best = found
+
+    for op, arg in list(items) + [(None, None)]:
+        if op is c.LITERAL:
+            run.append(chr(arg))
+            continue
+        if run:
+            consider(frozenset(["".join(run)]))
+            run = []
+        if op is c.SUBPATTERN:
+            if arg[1] & re.IGNORECASE:  # (?i:...): a literal would be case-sensitive
+                continue
+            consider(_required(arg[3]))
+        elif op is c.BRANCH:
+            alts = [_required(b) for b in arg[1]]
+            if all(alts):
+                consider(frozenset().union(*alts))
+        elif op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT) and arg[0] >= 1:
+            consider(_required(arg[2]))
+    return best
+
+
+@lru_cache(maxsize=256)
+def _prefilter(pattern: str) -> tuple[re.Pattern[str], re.Pattern[str] | None]:
+    """The per-line regex and a regex of the literals every match contains (None: test every line)."""
+    from re import _parser  # noqa: PLC0415
+
+    rx = re.compile(pattern)
+    try:
+        parsed = _parser.parse(pattern)
+    except re.error:
+        return rx, None
+    if parsed.state.flags & (re.IGNORECASE | re.VERBOSE):
+        return rx, None
+    found = _required(parsed)
+    if not found or "\n" in "".join(found):
+        return rx, None
+    return rx, re.compile("|".join(re.escape(lit) for lit in sorted(found, key=len, reverse=True)))
+
+
+def _matching_lines(entry: SourceEntry, pattern: str) -> list[tuple[int, str]]:
+    """(line, text) of every line of ``entry`` that ``pattern`` matches, memoised on the entry for a batch."""
+    key = f"grep:{pattern}"
+    found = entry.memo.get(key)
+    if found is not None:
+        return found
+    rx, literals = _prefilter(pattern)
+    text = entry.text
+    plain = entry.memo.get("newline_only")
+    if plain is None:
+        plain = entry.memo["newline_only"] = _OTHER_BREAKS.search(text) is None
+    if literals is None or not plain:
+        found = [(i, line) for i, line in enumerate(entry.lines, 1) if rx.search(line)]
+    else:
+        found, number, counted, end = [], 1, 0, -1
+        for m in literals.finditer(text):
+            pos = m.start()
+            if pos <= end:  # another literal on a line already tested
+                continue
+            number += text.count("\n", counted, pos)
+            start, end = text.rfind("\n", 0, pos) + 1, text.find("\n", pos)
+            if end < 0:
+                end = len(text)
+            counted = pos
+            line = text[start:end]
+            if rx.search(line):
+                found.append((number, line))
+    entry.memo[key] = found
+    return found
+
+
 def _line_text(text: str) -> str:
     """A line as compared: whitespace normalised, a trailing ``{`` dropped (agents often quote without it)."""
     return normalise_ws(text).removesuffix("{").rstrip()
@@ -164,14 +256,15 @@ class GrepOracle:
 
     def ground_truth(self, pattern: str) -> list[tuple[int, str]]:
         """(line, text) of every matching line of the first (or only) file."""
-        rx = re.compile(pattern)
-        return [(i, line) for i, line in enumerate(self.files[0][1].lines, 1) if rx.search(line)]
+        return list(_matching_lines(self.files[0][1], pattern))
 
     def ground_truth_all(self, pattern: str) -> list[tuple[str | None, int, str]]:
-        """(path, line, text) of every matching line of every file, in path then line order."""
-        rx = re.compile(pattern)
-        return [(path, i, line) for path, entry in self.files
-                for i, line in enumerate(entry.lines, 1) if rx.search(line)]
+        """(path, line, text) of every matching line of every file, in path then line order.
+
+        Computed once per (file, regex) over the file's whole text and kept on its SourceEntry, so the claims of
+        a batch sharing a ParseCache share it. Lines are as grep -P sees them (a match never crosses a line end).
+        """
+        return [(path, i, line) for path, entry in self.files for i, line in _matching_lines(entry, pattern)]
 
     def _file_index(self, path: str | None) -> int | None:
         """The file a claimed path names: the exact relative path, else the longest file path the claim ends
