@@ -180,3 +180,24 @@ def test_item_hidden_in_a_macro_body_cannot_be_verified(tokio_src):
     r = TraceValidator(tokio_src).validate(AnalysisResult("What is the signature of thread_id?",
                                                           "I could not find it.", source_path="runtime/context.rs"))
     assert r.status == "Unverified" and "no function named thread_id" in r.reason and "macro" in r.reason
+
+
+def _walk(root, *types):
+    """Every node of the given types in source order, by a Python walk (the extraction before issue 20)."""
+    wanted, out, stack = set(types), [], [root]
+    while stack:
+        node = stack.pop()
+        if node.type in wanted:
+            out.append(node)
+        stack.extend(reversed(node.children))
+    return out
+
+
+@pytest.mark.parametrize("name", ["fs/file.rs", "runtime/task/mod.rs", "macros/select.rs", "sync/mpsc/chan.rs"])
+def test_query_extraction_equals_a_node_walk(tokio_src, name):
+    o = TreeSitterOracle((tokio_src / name).read_text(), name)
+    assert o.get_functions() == [o._function(n) for n in _walk(o.root, "function_item", "function_signature_item")]
+    assert o.get_structs() == [o._struct(n) for n in _walk(o.root, "struct_item")]
+    assert o.get_enums() == [o._enum(n) for n in _walk(o.root, "enum_item")]
+    assert o.get_impls() == [o._impl(n) for n in _walk(o.root, "impl_item")]
+    assert o.get_traits() == [o._trait(n) for n in _walk(o.root, "trait_item")]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
+from functools import cache
 from typing import Any
 
 from rlmlab.errors import RLMLabError
@@ -188,6 +189,25 @@ def _last_segment(type_text: str) -> str:
     return base.split("<", 1)[0].strip().rsplit("::", 1)[-1].strip()
 
 
+# Node kinds the extractors read, found by tree-sitter queries (the matching runs in C); each query is compiled
+# once per process. One pass per source text collects every kind, kept on its SourceEntry.
+_ITEM_KINDS = {"function": ("function_item", "function_signature_item"), "struct": ("struct_item",),
+               "enum": ("enum_item",), "impl": ("impl_item",), "trait": ("trait_item",)}
+_ERROR_KINDS = ("type_identifier", "try_expression", "match_arm", "call_expression", "macro_invocation")
+
+
+@cache
+def _kinds_query(kinds: tuple[tuple[str, str], ...]) -> Any:
+    """A compiled query capturing each (node type, capture name) pair."""
+    import tree_sitter
+
+    return tree_sitter.Query(rust_language(), " ".join(f"({t}) @{name}" for t, name in kinds))
+
+
+def _in_order(nodes: list[Any]) -> list[Any]:
+    return sorted(nodes, key=lambda n: (n.start_byte, -n.end_byte))
+
+
 class TreeSitterOracle:
     """Structural facts about one Rust source text.
 
@@ -211,23 +231,15 @@ class TreeSitterOracle:
     def has_parse_errors(self) -> bool:
         return self.root.has_error
 
-    def _walk(self, *types: str):
-        """Every node of the given types, in source order."""
-        wanted = set(types)
-        cursor = self.root.walk()
-        visited = False
-        while True:
-            if not visited:
-                if cursor.node.type in wanted:
-                    yield cursor.node
-                if cursor.goto_first_child():
-                    continue
-            if cursor.goto_next_sibling():
-                visited = False
-                continue
-            if not cursor.goto_parent():
-                return
-            visited = True
+    def _nodes(self, name: str) -> list[Any]:
+        """Nodes of one item kind of ``_ITEM_KINDS`` in source order, from one query pass over the tree."""
+        import tree_sitter
+
+        def collect() -> dict[str, list[Any]]:
+            q = _kinds_query(tuple((t, n) for n, types in _ITEM_KINDS.items() for t in types))
+            return {n: _in_order(v) for n, v in tree_sitter.QueryCursor(q).captures(self.root).items()}
+
+        return self._memo("item_nodes", collect).get(name, [])
 
     def _memo(self, key: str, make: Any) -> Any:
         if key not in self.entry.memo:
@@ -237,20 +249,19 @@ class TreeSitterOracle:
     # -- extractors ---------------------------------------------------------------------------------
 
     def get_functions(self) -> list[FunctionInfo]:
-        return self._memo("functions", lambda: [self._function(n)
-                                                for n in self._walk("function_item", "function_signature_item")])
+        return self._memo("functions", lambda: [self._function(n) for n in self._nodes("function")])
 
     def get_structs(self) -> list[StructInfo]:
-        return self._memo("structs", lambda: [self._struct(n) for n in self._walk("struct_item")])
+        return self._memo("structs", lambda: [self._struct(n) for n in self._nodes("struct")])
 
     def get_enums(self) -> list[EnumInfo]:
-        return self._memo("enums", lambda: [self._enum(n) for n in self._walk("enum_item")])
+        return self._memo("enums", lambda: [self._enum(n) for n in self._nodes("enum")])
 
     def get_impls(self) -> list[ImplInfo]:
-        return self._memo("impls", lambda: [self._impl(n) for n in self._walk("impl_item")])
+        return self._memo("impls", lambda: [self._impl(n) for n in self._nodes("impl")])
 
     def get_traits(self) -> list[TraitInfo]:
-        return self._memo("traits", lambda: [self._trait(n) for n in self._walk("trait_item")])
+        return self._memo("traits", lambda: [self._trait(n) for n in self._nodes("trait")])
 
     def count_error_patterns(self) -> ErrorPatternCounts:
         return self._memo("errors", self._count_error_patterns)
@@ -270,8 +281,8 @@ class TreeSitterOracle:
                 parameters.append(Param("...", None))
         body = node.child_by_field_name("body")
         end = body.start_byte if body is not None else node.end_byte
-        signature = normalise_ws(self.source.encode("utf-8", "surrogatepass")[node.start_byte:end]
-                                 .decode("utf-8", "replace")).rstrip(";").strip()
+        data = self._memo("utf8", lambda: self.source.encode("utf-8", "surrogatepass"))
+        signature = normalise_ws(data[node.start_byte:end].decode("utf-8", "replace")).rstrip(";").strip()
         name = node.child_by_field_name("name")
         return FunctionInfo(
             line=name.start_point[0] + 1, name=_text(name),
@@ -355,8 +366,10 @@ class TreeSitterOracle:
 
     def _count_error_patterns(self) -> ErrorPatternCounts:
         result_types = question_marks = arms = unwraps = expects = panics = 0
-        for node in self._walk("type_identifier", "try_expression", "match_arm", "call_expression",
-                               "macro_invocation"):
+        import tree_sitter
+
+        q = _kinds_query(tuple((t, t) for t in _ERROR_KINDS))
+        for node in (n for nodes in tree_sitter.QueryCursor(q).captures(self.root).values() for n in nodes):
             kind = node.type
             if kind == "type_identifier":
                 # Result in type position: bare, generic (Result<T, E>) or as a path's last segment (io::Result<T>,
