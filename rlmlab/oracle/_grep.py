@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -46,7 +46,9 @@ class GrepResult:
     false_negatives: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # What asdict gives, without its recursive deep copy (a batch converts every result).
+        return {"verdict": self.verdict, "pattern": self.pattern, "claimed": self.claimed, "actual": self.actual,
+                "false_positives": list(self.false_positives), "false_negatives": list(self.false_negatives)}
 
 
 # Lines that are not `//` comments (doc examples are full of `async fn dox()` and `.unwrap()`).
@@ -87,6 +89,7 @@ def _named_item(intent: str, name: str) -> str:
     return rf"{kind}\s+\w*{name}\w*"
 
 
+@lru_cache(maxsize=4096)  # the classifier and the verifier both ask, and a batch repeats its queries
 def pattern_for_query(query: str) -> str | None:
     """The regex a query asks for: a quoted pattern wins, then the intent table; None if neither applies."""
     quoted = _QUOTED.search(query)
