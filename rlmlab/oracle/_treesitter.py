@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from rlmlab.errors import RLMLabError
@@ -202,6 +202,14 @@ def _kinds_query(kinds: tuple[tuple[str, str], ...]) -> Any:
     import tree_sitter
 
     return tree_sitter.Query(rust_language(), " ".join(f"({t}) @{name}" for t, name in kinds))
+
+
+@lru_cache(maxsize=256)
+def _user_query(s_expression: str) -> Any:
+    """A compiled user query (ast_query, TreeSitterOracle.query); QueryError is raised, not cached."""
+    import tree_sitter
+
+    return tree_sitter.Query(rust_language(), s_expression)
 
 
 def _in_order(nodes: list[Any]) -> list[Any]:
@@ -404,7 +412,7 @@ class TreeSitterOracle:
         import tree_sitter
 
         try:
-            q = tree_sitter.Query(rust_language(), s_expression)
+            q = _user_query(s_expression)
         except tree_sitter.QueryError as exc:
             message = str(exc)
             pos = _POSITION.search(message)
