@@ -52,10 +52,18 @@ from rich.console import Console  # noqa: E402
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from rlmlab.memory import FIELD_WEIGHTS, BM25Retriever, MemoryItem, MemoryStore, query_tokens  # noqa: E402
+import rlmlab.memory._store as store_module  # noqa: E402
+from rlmlab.memory import (  # noqa: E402
+    FIELD_WEIGHTS, MIGRATIONS, BM25Retriever, MemoryItem, MemoryStore, fts_query, query_tokens, read_pack,
+)
+from rlmlab.memory._schema import connect  # noqa: E402
 from rlmlab.tools import Workspace, attach_memory  # noqa: E402
 
 PACK = Path(__file__).resolve().parents[1] / "data" / "packs" / "rlm_procedures.jsonl"
+# The labelled query set (data/memory_queries.jsonl) names items of these packs; they join every bank.
+LABELLED_PACKS = [PACK, PACK.parent / "step_templates.jsonl"]
+LABELLED = Path(__file__).resolve().parents[1] / "data" / "memory_queries.jsonl"
+RECALL_K = 5
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 TOKEN = re.compile(r"[^\W_]+")  # the store's tokenizer on ASCII text (no diacritics to fold)
 FIELDS = ("title", "description", "content", "tags")  # the FTS5 column order
@@ -164,6 +172,42 @@ def make_queries(items: list[MemoryItem], words: Zipf, n: int, seed: int) -> lis
     return out
 
 
+# -- "before": the store as it was at schema version 7, kept here for side-by-side runs ------------------------
+
+def open_before(path: Path) -> MemoryStore:
+    """A MemoryStore on a database of migrations 1-7 only: items_fts keeps its own copy of the text, unicode61."""
+    real = store_module.connect
+    store_module.connect = lambda p: connect(p, MIGRATIONS[:7])
+    try:
+        return MemoryStore(path)
+    finally:
+        store_module.connect = real
+
+
+_BEFORE_SQL = ("SELECT items.id, items.title, items.description, items.polarity, items.role, bm25(items_fts, {}) AS"
+               " score FROM items_fts JOIN items ON items.n = items_fts.rowid WHERE items_fts MATCH ?"
+               " AND items.status = 'active' ORDER BY score, items.id LIMIT ?").format(
+    ", ".join(repr(FIELD_WEIGHTS[c]) for c in FIELDS))
+
+
+def search_before(store: MemoryStore, query: str, k: int = K) -> list[str]:
+    """MemoryStore.search before issue 20: every word OR-ed, bm25 over each matching row joined with items."""
+    match = fts_query(query)
+    return [] if match is None else [r["id"] for r in store.execute(_BEFORE_SQL, [match, k])]
+
+
+def labelled_items() -> list[MemoryItem]:
+    return [it for path in LABELLED_PACKS for it in read_pack(path)]
+
+
+def labelled_queries() -> list[dict]:
+    return [json.loads(line) for line in LABELLED.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def recall_at(ranked: list[list[str]], queries: list[dict], k: int = RECALL_K) -> float:
+    return sum(q["id"] in r[:k] for r, q in zip(ranked, queries)) / len(queries)
+
+
 # -- measurement helpers ----------------------------------------------------------------------------------------
 
 def pct(values: list[float], q: float) -> float | None:
@@ -251,32 +295,43 @@ VARIANTS = {"FTS5 formula": {}, "k1 1.5": {"k1": 1.5}, "per-column BM25": {"per_
 
 def bench_size(console: Console, items: list[MemoryItem], words: Zipf, args, workdir: Path) -> dict:
     n = len(items)
-    path = workdir / f"bank_{n}.sqlite"
-    for suffix in ("", "-wal", "-shm"):
-        Path(str(path) + suffix).unlink(missing_ok=True)
+    items = items + labelled_items()  # the items data/memory_queries.jsonl must find, among n generated ones
+    path, before_path = workdir / f"bank_{n}.sqlite", workdir / f"bank_{n}_before.sqlite"
+    for p in (path, before_path):
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(p) + suffix).unlink(missing_ok=True)
     store, res = MemoryStore(path), {"size": n, "db_path": str(path)}
+    before = open_before(before_path)
 
-    # Insert. add_many re-validates each item and writes it and its FTS5 row in one transaction per batch.
+    # Insert, into both banks batch by batch. add_many re-validates each item and writes it and its FTS5 row in
+    # one transaction per batch.
+    spent = {"before": 0.0, "after": 0.0}
     with progress(console) as bar:
-        task, spent = bar.add_task(f"{n:,}: add_many", total=n), 0.0
-        for start in range(0, n, args.batch):
-            dt, added = timed(store.add_many, items[start:start + args.batch])
-            spent += dt
-            if not all(a.created for a in added):
-                raise RuntimeError("a generated item was already stored: ids are not unique")
-            bar.advance(task, len(added))
-    stats = store.stats()
-    wal_before = disk_bytes(path)
-    store.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    after = disk_bytes(path)
-    try:  # bytes per table and index, to see what the FTS5 index and its copy of the text cost
-        tables = {r[0]: r[1] for r in store.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name")}
-    except sqlite3.OperationalError:  # SQLite built without SQLITE_ENABLE_DBSTAT_VTAB
-        tables = {}
-    res["insert"] = {"seconds": spent, "items_per_s": n / spent, "batch": args.batch}
-    res["size_bytes"] = {"db_bytes": stats.db_bytes, "files_before_checkpoint": wal_before,
-                         "files_after_checkpoint": after, "db_mb_per_10k": stats.db_bytes / 1e6 * 1e4 / n,
-                         "disk_mb_per_10k": (after["db"] + after["-wal"]) / 1e6 * 1e4 / n, "by_table": tables}
+        task = bar.add_task(f"{n:,}: add_many (before and after)", total=len(items))
+        for start in range(0, len(items), args.batch):
+            batch = items[start:start + args.batch]
+            for name, st in (("before", before), ("after", store)):
+                dt, added = timed(st.add_many, batch)
+                spent[name] += dt
+                if not all(a.created for a in added):
+                    raise RuntimeError("a generated item was already stored: ids are not unique")
+            bar.advance(task, len(batch))
+    sizes = {}
+    for name, st, p in (("before", before, before_path), ("after", store, path)):
+        stats = st.stats()
+        wal_before = disk_bytes(p)
+        st.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        after = disk_bytes(p)
+        try:  # bytes per table and index, to see what the FTS5 index and its copy of the text cost
+            tables = {r[0]: r[1] for r in st.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name")}
+        except sqlite3.OperationalError:  # SQLite built without SQLITE_ENABLE_DBSTAT_VTAB
+            tables = {}
+        sizes[name] = {"db_bytes": stats.db_bytes, "files_before_checkpoint": wal_before,
+                       "files_after_checkpoint": after, "db_mb_per_10k": stats.db_bytes / 1e6 * 1e4 / len(items),
+                       "disk_mb_per_10k": (after["db"] + after["-wal"]) / 1e6 * 1e4 / len(items), "by_table": tables}
+    res["insert"] = {"seconds": spent["after"], "items_per_s": len(items) / spent["after"], "batch": args.batch,
+                     "before_items_per_s": len(items) / spent["before"]}
+    res["size_bytes"], res["size_bytes_before"] = sizes["after"], sizes["before"]
 
     # FTS5 and the tool path, interleaved per query; the warm-up pulls the index into the page cache.
     queries = make_queries(items, words, args.queries, args.seed)
@@ -286,11 +341,15 @@ def bench_size(console: Console, items: list[MemoryItem], words: Zipf, args, wor
     for q in queries[:10]:
         store.search(q["query"], k=K)
         tool(q["query"], k=K)
+        search_before(before, q["query"])
     fts_t, tool_t, fts_hits = [math.inf] * len(queries), [math.inf] * len(queries), [[] for _ in queries]
+    before_t, before_hits = [math.inf] * len(queries), [[] for _ in queries]
     with progress(console) as bar:
-        task = bar.add_task(f"{n:,}: FTS5 + tool, {args.rounds} rounds", total=len(queries) * args.rounds)
+        task = bar.add_task(f"{n:,}: before + FTS5 + tool, {args.rounds} rounds", total=len(queries) * args.rounds)
         for _ in range(args.rounds):
             for i, q in enumerate(queries):
+                dt, before_hits[i] = timed(search_before, before, q["query"])
+                before_t[i] = min(before_t[i], dt)
                 dt, hits = timed(store.search, q["query"], k=K)
                 fts_t[i], fts_hits[i] = min(fts_t[i], dt), [h.id for h in hits]
                 dt = timed(tool, q["query"], k=K)[0]
@@ -301,6 +360,11 @@ def bench_size(console: Console, items: list[MemoryItem], words: Zipf, args, wor
                              [" OR ".join(f'"{t}"' for t in query_tokens(q["query"]))])[0][0] for q in queries]
     res["fts5"] = {"ms": [t * 1e3 for t in fts_t], "p50_ms": pct(fts_t, 50) * 1e3, "p99_ms": pct(fts_t, 99) * 1e3,
                    "rounds": args.rounds, "matched_rows_p50": pct(matched, 50), "matched_rows_max": max(matched)}
+    res["before"] = {"ms": [t * 1e3 for t in before_t], "p50_ms": pct(before_t, 50) * 1e3,
+                     "p99_ms": pct(before_t, 99) * 1e3,
+                     "source_top6": sum(q["source"] in h for q, h in zip(queries, before_hits) if q["source"]),
+                     "source_top6_after": sum(q["source"] in h for q, h in zip(queries, fts_hits) if q["source"]),
+                     "source_queries": sum(1 for q in queries if q["source"])}
     res["tool"] = {"ms": [t * 1e3 for t in tool_t], "p50_ms": pct(tool_t, 50) * 1e3, "p99_ms": pct(tool_t, 99) * 1e3,
                    "same_ids_as_store_search": tool_same,
                    "overhead_p50_us": pct([(t - f) * 1e6 for t, f in zip(tool_t, fts_t)], 50)}
@@ -319,6 +383,13 @@ def bench_size(console: Console, items: list[MemoryItem], words: Zipf, args, wor
             bm_t.append(dt)
             bm_hits.append([h.id for h in hits])
             bar.advance(task)
+    labelled = labelled_queries()
+    res["recall"] = {"queries": len(labelled), "k": RECALL_K,
+                     "before": recall_at([search_before(before, q["query"], RECALL_K) for q in labelled], labelled),
+                     "after": recall_at([[h.id for h in store.search(q["query"], RECALL_K)] for q in labelled],
+                                        labelled),
+                     "rank_bm25": recall_at([[h.id for h in bm25.search(q["query"], RECALL_K)] for q in labelled],
+                                            labelled)}
     del bm25
     gc.collect()
     res["bm25"] = {"build_s": build_s, "queries": n_bm, "ms": [t * 1e3 for t in bm_t],
@@ -335,9 +406,11 @@ def bench_size(console: Console, items: list[MemoryItem], words: Zipf, args, wor
         else:
             res["per_query"].append(row)
     store.close()
+    before.close()
     if not args.keep_db:
-        for suffix in ("", "-wal", "-shm"):
-            Path(str(path) + suffix).unlink(missing_ok=True)
+        for p in (path, before_path):
+            for suffix in ("", "-wal", "-shm"):
+                Path(str(p) + suffix).unlink(missing_ok=True)
     return res
 
 
@@ -436,6 +509,33 @@ def report(console: Console, results: list[dict], args) -> None:
         causes.add_row(f"{r['size']:,}", str(a["top1_disagreements"]),
                        *(str(a["causes"].get(v, 0)) for v in [*VARIANTS, "ties"]))
     console.print(causes)
+    issue_table(console, results)
+
+
+def issue_table(console: Console, results: list[dict]) -> None:
+    """Issue 20's rows: the store at schema 7 (OR of every word, own copy of the text) vs now, same banks and queries."""
+    table = Table(title="mem_search before/after issue 20 (same bank, same queries, timed interleaved)")
+    for c in ("figure", "size", "before", "after", "goal"):
+        table.add_column(c, justify="right")
+    for r in results:
+        n, b, f, rc = f"{r['size']:,}", r["before"], r["fts5"], r["recall"]
+        goal = r["size"] >= BIG_BANK
+        table.add_row("store.search p50 ms", n, f"{b['p50_ms']:.2f}", f"{f['p50_ms']:.2f}", "<= 2" if goal else "")
+        table.add_row("store.search p99 ms", n, f"{b['p99_ms']:.2f}", f"{f['p99_ms']:.2f}", "<= 10" if goal else "")
+        table.add_row(f"recall@{rc['k']}, {rc['queries']} labelled queries", n, f"{rc['before']:.1%}",
+                      f"{rc['after']:.1%}", "not lower")
+        table.add_row("generated queries: source item in top 6", n,
+                      f"{b['source_top6']}/{b['source_queries']}", f"{b['source_top6_after']}/{b['source_queries']}",
+                      "")
+        table.add_row("db MB per 10k items", n, f"{r['size_bytes_before']['db_mb_per_10k']:.1f}",
+                      f"{r['size_bytes']['db_mb_per_10k']:.1f}", "")
+        table.add_row("insert items/s", n, f"{r['insert']['before_items_per_s']:,.0f}",
+                      f"{r['insert']['items_per_s']:,.0f}", "")
+        table.add_row(f"rank-bm25 recall@{rc['k']} (same labelled set)", n, "", f"{rc['rank_bm25']:.1%}", "")
+    table.caption = ("before: migrations 1-7 and the old query (every word OR-ed), kept in this script as "
+                     "search_before; after: MemoryStore.search. Each bank also holds the 59 items of "
+                     "rlm_procedures and step_templates that data/memory_queries.jsonl names.")
+    console.print(table)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,7 +10,12 @@ the ``fn|struct|enum NAME`` lines that neither reports (macro bodies are token t
 off and on: claims/s, verdict counts (must be identical), and the claims whose verdict is not the intended one.
 Times are best of N rounds, interleaved, and are reported, never asserted.
 
-Run:  .venv/bin/python benchmarks/oracle.py [--root DIR] [--quick] [--seed N]
+Before/after (issue 20): each section also times the implementation as it was before issue 20, side by side in
+the same run: the grep ground truth line by line and the tree-sitter node walk are kept here as reference
+functions; batch validation runs the whole library of commit ``--before`` (default {BEFORE}, extracted with
+``git archive``) in a subprocess, alternating with the current one. The last table is the issue's.
+
+Run:  .venv/bin/python benchmarks/oracle.py [--root DIR] [--quick] [--seed N] [--before REF]
 """
 
 from __future__ import annotations
@@ -18,21 +23,29 @@ from __future__ import annotations
 import argparse
 import glob
 import json
+import os
 import random
 import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
+
+PROJECT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(PROJECT))  # this checkout's rlmlab, not another install's
 
 from rich.console import Console
 from rich.table import Table
 
 from rlmlab.oracle import GrepOracle, TraceValidator, TreeSitterOracle, classify_query, pattern_for_query
 
+BEFORE = "53398e0"  # the last commit before issue 20
+__doc__ = __doc__.replace("{BEFORE}", BEFORE)
 REGISTRY = "/usr/share/cargo/registry"
+ISSUE_ROWS: list[tuple[str, str, str, str]] = []  # (figure, before, after, goal), filled by the sections
 GREP_QUERIES = ["Find all async functions", "Find all unsafe blocks", "Find all TODO comments", "Count unwrap calls",
                 "Find all error handling patterns"]
 CTAGS_KIND = {"function": "fn", "method": "fn", "struct": "struct", "enum": "enum"}
@@ -78,18 +91,29 @@ def grep_rows(root: Path, pattern: str) -> set[tuple[str, int]]:
     return rows
 
 
+def ground_truth_before(files: dict[str, str], pattern: str) -> list[tuple[str, int, str]]:
+    """GrepOracle.ground_truth_all before issue 20: every line of every file searched in a Python loop."""
+    oracle, rx = GrepOracle.over_files(files), re.compile(pattern)
+    return [(path, i, line) for path, entry in oracle.files for i, line in enumerate(entry.lines, 1)
+            if rx.search(line)]
+
+
 def section_grep(console: Console, root: Path, texts: dict[str, str], repeats: int) -> str:
     rels, rows, diffs = sorted(texts), [], []
     table = new_table(f"1. GrepOracle vs grep -rnP on {len(rels)} files (best of {repeats}, interleaved)",
-                      ["query", "regex", "oracle\nrows", "grep\nrows", "equal", "oracle\nms", "grep\nms",
-                       "ratio\noracle/grep"], left=("query", "regex"))
+                      ["query", "regex", "oracle\nrows", "grep\nrows", "equal", "before\nms", "oracle\nms",
+                       "grep\nms", "ratio before/\ngrep", "ratio\noracle/grep"], left=("query", "regex"))
     for query in GREP_QUERIES:
         pattern = pattern_for_query(query)
-        (t_o, t_g), (mine, theirs) = best_of(repeats, lambda: {(p, i) for p, i, _ in GrepOracle.over_files(
-            read_tree(root, rels)).ground_truth_all(pattern)}, lambda: grep_rows(root, pattern))
-        rows.append({"query": query, "rows": len(mine), "equal": mine == theirs, "ratio": t_o / t_g})
-        table.add_row(query, pattern, f"{len(mine):,}", f"{len(theirs):,}", "yes" if mine == theirs else "[red]NO[/]",
-                      f"{t_o * 1e3:.1f}", f"{t_g * 1e3:.1f}", f"{t_o / t_g:.2f}")
+        (t_b, t_o, t_g), (old, mine, theirs) = best_of(
+            repeats, lambda: {(p, i) for p, i, _ in ground_truth_before(read_tree(root, rels), pattern)},
+            lambda: {(p, i) for p, i, _ in GrepOracle.over_files(read_tree(root, rels)).ground_truth_all(pattern)},
+            lambda: grep_rows(root, pattern))
+        rows.append({"query": query, "rows": len(mine), "equal": mine == theirs == old, "ratio": t_o / t_g,
+                     "ratio_before": t_b / t_g})
+        table.add_row(query, pattern, f"{len(mine):,}", f"{len(theirs):,}",
+                      "yes" if mine == theirs == old else "[red]NO[/]", f"{t_b * 1e3:.1f}", f"{t_o * 1e3:.1f}",
+                      f"{t_g * 1e3:.1f}", f"{t_b / t_g:.2f}", f"{t_o / t_g:.2f}")
         for side, extra in (("oracle only", mine - theirs), ("grep only", theirs - mine)):
             diffs += [f"{query}, {side}: {p}:{i}: {texts[p].splitlines()[i - 1].strip()}" for p, i in sorted(extra)]
     console.print(table)
@@ -105,7 +129,11 @@ def section_grep(console: Console, root: Path, texts: dict[str, str], repeats: i
                                                       else "so the sets must agree line for line."))
     for d in diffs[:20]:
         console.print(f"  [red]{d}[/]")
-    ratios = [r["ratio"] for r in rows]
+    ratios, before = [r["ratio"] for r in rows], [r["ratio_before"] for r in rows]
+    ISSUE_ROWS.append((f"grep-oracle ground truth, {len(rels)} files, 5 queries: time / grep -rnP's (median, range);"
+                       f" sets equal to grep on {sum(r['equal'] for r in rows)}/{len(rows)}",
+                       f"{statistics.median(before):.1f}x ({min(before):.1f}-{max(before):.1f})",
+                       f"{statistics.median(ratios):.1f}x ({min(ratios):.1f}-{max(ratios):.1f})", "<= 1.5x"))
     return (f"GrepOracle vs grep -rnP: {sum(r['equal'] for r in rows)}/{len(rows)} queries give identical (file, line) "
             "sets (" + ", ".join(f"{re.sub(r'^(Find all|Count) ', '', r['query'])} {r['rows']}" for r in rows) +
             f"); time oracle/grep median {statistics.median(ratios):.1f}x ({min(ratios):.1f}-{max(ratios):.1f}x).")
@@ -121,6 +149,35 @@ def ts_items(texts: dict[str, str]) -> tuple[dict[str, set], dict[str, TreeSitte
         items["struct"] |= {(rel, s.line, s.name) for s in o.get_structs()}
         items["enum"] |= {(rel, e.line, e.name) for e in o.get_enums()}
     return items, oracles
+
+
+def _walk(root, *types: str):
+    """Nodes of the given types in source order, by a Python TreeCursor walk (the extraction before issue 20)."""
+    wanted, cursor, visited = set(types), root.walk(), False
+    while True:
+        if not visited:
+            if cursor.node.type in wanted:
+                yield cursor.node
+            if cursor.goto_first_child():
+                continue
+        if cursor.goto_next_sibling():
+            visited = False
+            continue
+        if not cursor.goto_parent():
+            return
+        visited = True
+
+
+def ts_items_before(texts: dict[str, str]) -> dict[str, set]:
+    """ts_items as TreeSitterOracle extracted before issue 20: node walks in Python, one per item kind."""
+    items = {"fn": set(), "struct": set(), "enum": set()}
+    for rel, text in texts.items():
+        o = TreeSitterOracle(text, rel)
+        items["fn"] |= {(rel, f.line, f.name) for f in (o._function(n) for n in _walk(
+            o.root, "function_item", "function_signature_item"))}
+        items["struct"] |= {(rel, s.line, s.name) for s in (o._struct(n) for n in _walk(o.root, "struct_item"))}
+        items["enum"] |= {(rel, e.line, e.name) for e in (o._enum(n) for n in _walk(o.root, "enum_item"))}
+    return items
 
 
 def ctags_items(root: Path, rels: list[str]) -> dict[str, set]:
@@ -191,8 +248,9 @@ def classify(side: str, item: tuple, other_lines: dict, oracle: TreeSitterOracle
 
 def section_ctags(console: Console, root: Path, texts: dict[str, str], repeats: int) -> str:
     rels = sorted(texts)
-    (t_ts, t_ct), ((ts, oracles), ct) = best_of(repeats, lambda: ts_items(read_tree(root, rels)),
-                                                lambda: ctags_items(root, rels))
+    (t_old, t_ts, t_ct), (old, (ts, oracles), ct) = best_of(
+        repeats, lambda: ts_items_before(read_tree(root, rels)), lambda: ts_items(read_tree(root, rels)),
+        lambda: ctags_items(root, rels))
     table = new_table(f"2. TreeSitterOracle vs Universal Ctags on {len(rels)} files (best of {repeats})",
                       ["kind", "tree-sitter", "ctags", "both", "agreement\n|A∩B|/|A∪B|", "only\ntree-sitter",
                        "only\nctags"])
@@ -212,8 +270,14 @@ def section_ctags(console: Console, root: Path, texts: dict[str, str], repeats: 
                 other_lines[(rel, name)].append(line)
             for item in sorted(extra):
                 classes[(kind, side, classify(side, item, other_lines, oracles[item[0]], item in in_run))].append(item)
-    table.caption = (f"time: tree-sitter read+parse+extract {t_ts * 1e3:.0f} ms, one ctags run {t_ct * 1e3:.0f} ms, "
-                     f"ratio {t_ts / t_ct:.1f}")
+    table.caption = (f"time: tree-sitter read+parse+extract {t_ts * 1e3:.0f} ms (before issue 20: {t_old * 1e3:.0f} "
+                     f"ms, same items: {'yes' if old == ts else 'NO'}), one ctags run {t_ct * 1e3:.0f} ms, ratio "
+                     f"{t_ts / t_ct:.1f} (before {t_old / t_ct:.1f})")
+    ISSUE_ROWS.append((f"functions/structs/enums, {len(rels)} files: time / Universal Ctags' (ms); agreement fn "
+                       f"{agreement['fn']:.1%}, struct {agreement['struct']:.1%}, enum {agreement['enum']:.1%}; "
+                       f"items identical before/after: {'yes' if old == ts else 'NO'}",
+                       f"{t_old / t_ct:.1f}x ({t_old * 1e3:.0f} vs {t_ct * 1e3:.0f})",
+                       f"{t_ts / t_ct:.1f}x ({t_ts * 1e3:.0f} vs {t_ct * 1e3:.0f})", "<= 2x"))
     console.print(table)
     decls = {(o.path, f.line, f.name) for o in oracles.values() for f in o.get_functions() if not f.has_body}
     console.print(f"Bodiless declarations (trait methods, extern fns): tree-sitter {len(decls)} (function_signature_"
@@ -361,7 +425,50 @@ def make_claims(root: Path, texts: dict[str, str], n: int, rng: random.Random) -
     return claims, len(rels) + len(dirs), len(pool)
 
 
-def section_batch(console: Console, root: Path, texts: dict[str, str], n: int, seed: int) -> str:
+def before_tree(ref: str) -> Path:
+    """The rlmlab package of commit ``ref``, extracted into a temporary directory (a path for PYTHONPATH)."""
+    out = Path(tempfile.mkdtemp(prefix="rlmlab-before-"))
+    archive = subprocess.run(["git", "-C", str(PROJECT), "archive", ref, "rlmlab"], capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(out)], input=archive.stdout, check=True)
+    return out
+
+
+_WORKER = """
+import json, sys, time
+from rlmlab.oracle import TraceValidator
+root, claims = sys.argv[1], json.load(open(sys.argv[2]))
+t0 = time.perf_counter()
+stats = TraceValidator(root, use_cache=True).batch_validate(claims)
+seconds = time.perf_counter() - t0
+import rlmlab
+print(json.dumps({"seconds": seconds, "verdicts": [[r.status, r.verdict] for r in stats.results],
+                  "rlmlab": rlmlab.__file__}))
+"""
+
+
+def batch_before_after(root: Path, inputs: list[dict], before: Path, repeats: int) -> dict[str, dict]:
+    """batch_validate with the cache on, in fresh processes running the library before issue 20 and now,
+    alternating; the best time of each and its verdicts."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(inputs, f)
+    out: dict[str, dict] = {}
+    try:
+        for _ in range(repeats):
+            for name, tree in (("before", before), ("after", PROJECT)):
+                run = subprocess.run([sys.executable, "-c", _WORKER, str(root), f.name], capture_output=True,
+                                     text=True, check=True, env={**os.environ, "PYTHONPATH": str(tree)}, cwd=tree)
+                got = json.loads(run.stdout.strip().splitlines()[-1])
+                if not got["rlmlab"].startswith(str(tree)):
+                    raise RuntimeError(f"the {name} worker imported {got['rlmlab']}, not the tree under {tree}")
+                if name not in out or got["seconds"] < out[name]["seconds"]:
+                    out[name] = got
+    finally:
+        Path(f.name).unlink(missing_ok=True)
+    return out
+
+
+def section_batch(console: Console, root: Path, texts: dict[str, str], n: int, seed: int,
+                  before: Path | None = None, repeats: int = 1) -> str:
     claims, sources, pool = make_claims(root, texts, n, random.Random(seed))
     inputs, runs = [{k: v for k, v in c.items() if k != "expect"} for c in claims], {}
     for use_cache in (False, True):
@@ -384,6 +491,15 @@ def section_batch(console: Console, root: Path, texts: dict[str, str], n: int, s
     table.caption = (f"speed-up {t_off / t_on:.1f}x ({t_off:.2f} s vs {t_on:.2f} s); by_verdict, by_status and "
                      f"every claim's verdict identical in both modes: {'yes' if same else 'NO'}")
     console.print(table)
+    if before is not None:
+        ba = batch_before_after(root, inputs, before, repeats)
+        same_ba = ba["before"]["verdicts"] == ba["after"]["verdicts"] == [[r.status, r.verdict] for r in on.results]
+        console.print(f"batch_validate, cache on, fresh process each (best of {repeats}): before issue 20 "
+                      f"{n / ba['before']['seconds']:,.0f} claims/s, now {n / ba['after']['seconds']:,.0f} claims/s; "
+                      f"every claim's verdict identical: {'yes' if same_ba else '[red]NO[/]'}")
+        ISSUE_ROWS.append((f"batch validation of {n:,} claims, parse cache on (claims/s); verdicts identical: "
+                           f"{'yes' if same_ba else 'NO'}", f"{n / ba['before']['seconds']:,.0f}",
+                           f"{n / ba['after']['seconds']:,.0f}", ">= 5,000"))
     wrong = defaultdict(list)
     for c, r in zip(claims, on.results):
         if (r.verdict or r.status) != c["expect"]:
@@ -405,6 +521,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--root", type=Path, help="a directory of Rust sources (default: the tokio-*/src tree)")
     ap.add_argument("--quick", action="store_true", help="1 timing round instead of 3, 1,000 claims instead of 10,000")
     ap.add_argument("--seed", type=int, default=0, help="seed of the claim generator (default 0)")
+    ap.add_argument("--before", default=BEFORE, help=f"git ref whose rlmlab is the 'before' column (default {BEFORE})")
     args = ap.parse_args(argv)
     if args.root is None and not (found := sorted(glob.glob(f"{REGISTRY}/tokio-[0-9]*/src"))):
         sys.exit(f"no tokio sources under {REGISTRY}: apt-get install librust-tokio-dev (or `make rust-src`)")
@@ -414,7 +531,13 @@ def main(argv: list[str] | None = None) -> int:
     texts = read_tree(root, sorted(str(p.relative_to(root)) for p in root.rglob("*.rs") if p.is_file()))
     console.print(f"[bold]{root}[/]: {len(texts)} .rs files, {sum(t.count(chr(10)) for t in texts.values()):,} lines")
     lines = [section_grep(console, root, texts, repeats), section_ctags(console, root, texts, repeats),
-             section_batch(console, root, texts, n_claims, args.seed)]
+             section_batch(console, root, texts, n_claims, args.seed, before_tree(args.before), repeats)]
+    issue = new_table(f"Issue 20: before (commit {args.before}) and after, measured side by side in this run "
+                      f"(load average {os.getloadavg()[0]:.1f})", ["figure", "before", "after", "goal"],
+                      left=("figure",))
+    for row in ISSUE_ROWS:
+        issue.add_row(*row)
+    console.print(issue)
     # Plain text, to paste into a note.
     print(f"\nSummary: {root}, {len(texts)} files, seed {args.seed}, {time.perf_counter() - t_start:.0f} s")
     print("\n".join(f"- {line}" for line in lines))

@@ -8,6 +8,8 @@ from rlmlab.oracle import (
     CODE_LINE, GrepClaim, GrepOracle, GrepVerification as V, is_count_query, parse_claim, parse_claims,
     pattern_for_query,
 )
+from rlmlab.oracle._grep import INTENT_PATTERNS
+from rlmlab.oracle._source import ParseCache
 
 Q_ALL = "Find all async functions"
 
@@ -128,3 +130,34 @@ def test_a_quote_after_a_naming_word_is_still_an_item_name(oracle, rust_file):
     found = [i for i, t in enumerate(rust_file.read_text().splitlines(), 1)
              if re.search(r"^(?!\s*//).*\basync\s+fn\s+\w*sync\w*", t)]
     assert found and [i for i, _ in oracle.ground_truth(pattern_for_query(query))] == found
+
+
+# -- ground truth over the whole text (issue 20): same lines as testing every line, computed once per batch ------
+
+_TRICKY = """fn a() {}
+// fn commented() {}
+    async fn b() -> Result<(), E> { x?; }
+let s = "fn in a string"; async
+fn c() {} async   fn d() {}
+\tpub(crate) async unsafe fn e() {}
+"""
+
+
+@pytest.mark.parametrize("pattern", [p for _, p in INTENT_PATTERNS] + [
+    r"\s+$", r"^$", r"(?i)ASYNC", r"(?i:fn)\s", r"async|string", r"x(abc)*", r"\bfn\b.*\W\W", r"fn \w\(\)"])
+def test_ground_truth_equals_a_line_by_line_search(pattern):
+    expected = [(i, line) for i, line in enumerate(_TRICKY.splitlines(), 1) if re.search(pattern, line)]
+    assert GrepOracle(_TRICKY).ground_truth(pattern) == expected
+
+
+def test_other_line_breaks_keep_str_splitlines_numbering():
+    text = "fn a() {}\x0cfn b() {}\r\nfn c() {}\n"
+    assert [i for i, _ in GrepOracle(text).ground_truth(r"\bfn\s+\w+")] == [1, 2, 3]
+
+
+def test_ground_truth_is_shared_through_the_parse_cache():
+    cache = ParseCache()
+    first = GrepOracle(_TRICKY, cache=cache).ground_truth_all(r"\bfn\s+\w+")
+    again = GrepOracle.over_files({"x.rs": _TRICKY}, cache=cache).ground_truth_all(r"\bfn\s+\w+")
+    assert [(i, t) for _, i, t in again] == [(i, t) for _, i, t in first]
+    assert any(k.startswith("grep:") for k in cache.entry(_TRICKY).memo)

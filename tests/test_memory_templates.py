@@ -115,7 +115,7 @@ def test_store_keeps_templates(tmp_path):
         store.add(_item(title="Plain", content="no code"))
         assert store.get(_item().id).template == template
         assert store.get(_item(title="Plain", content="no code").id).template is None
-        assert [m["version"] for m in store.migrations()][-1] == 7
+        assert (7, "item_template") in [(m["version"], m["name"]) for m in store.migrations()]
         assert store.search("async fns")[0].id == _item().id
     with pytest.raises(sqlite3.IntegrityError):  # the column's CHECK backs the record's limit
         with MemoryStore(tmp_path / "m.sqlite") as store:
@@ -287,13 +287,15 @@ def test_loop_puts_injected_templates_in_each_rollouts_workspace(bank, templates
 
 def _odd_tasks() -> dict:
     """The odd-numbered tasks of levels 1-3 (number = 1-based position in its (suite, level) group, in file order),
-    as suite Tasks: even-numbered ones are dropped here, before any context is read."""
+    as suite Tasks: even-numbered ones are dropped here, before any context is read. Only the suites' first 30
+    tasks (the pack was written from those; tasks appended later, such as issue 18's ontology tasks with empty
+    or direction-dependent answers, are unseen whatever their number)."""
     from rlmlab.experiments import SUITES, read_tasks
 
     out = {}
     for suite in ("code", "ontology", "arith"):
         seen: dict[int, int] = {}
-        for task in read_tasks(SUITES[suite]):
+        for task in read_tasks(SUITES[suite])[:30]:
             seen[task.level] = seen.get(task.level, 0) + 1
             if task.level <= 3 and seen[task.level] % 2 == 1:
                 out[task.id] = task

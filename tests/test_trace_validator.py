@@ -185,3 +185,18 @@ def test_claim_paths_resolve_to_the_exact_file_first(tokio_src):
 
 def test_explain_wins_over_implements():
     assert classify_query("Explain how Semaphore implements fairness") is QueryKind.Semantic
+
+
+def test_a_batch_reads_each_source_once_and_gives_the_verdicts_of_single_calls(tokio_src, monkeypatch):
+    items = [AnalysisResult(q, a, source_path=p) for q, a, p in [
+        (ASYNC, "1:nothing", "fs/file.rs"), ("What are the parameters of set_len?", "&self, size: u64", "fs/file.rs"),
+        ("Count unwrap calls", "3", "fs"), ("Which types implement AsyncRead?", "File", "fs"),
+        ("Find all unsafe blocks", "None.", "fs/file.rs")] * 5]
+    single = [(r.status, r.verdict, r.detail) for r in (TraceValidator(tokio_src).validate(i) for i in items)]
+    v, reads = TraceValidator(tokio_src), []
+    real = v._read
+    monkeypatch.setattr(v, "_read", lambda path: reads.append(path) or real(path))
+    stats = v.batch_validate(items)
+    assert [(r.status, r.verdict, r.detail) for r in stats.results] == single
+    assert len(reads) == 1 + len(list((tokio_src / "fs").rglob("*.rs")))  # file.rs, then the fs/ directory
+    assert v._batch is None  # outside a batch every call looks at the files again

@@ -202,3 +202,30 @@ def test_macro_bodies_nested_in_impls_keep_lines_and_enclosing(tokio_src):
     assert (read.line, read.enclosing, read.from_macro) == (5, "impl A", "cfg_io > cfg_fs")
     assert [x.name for x in o.get_structs()] == ["A"]  # not the one in an expression-position macro
     assert all(f.from_macro is None for f in o.get_functions() if f.name == "f")
+
+
+
+
+def _walk(root, *types):
+    """Every node of the given types in source order, by a Python walk (the extraction before issue 20)."""
+    wanted, out, stack = set(types), [], [root]
+    while stack:
+        node = stack.pop()
+        if node.type in wanted:
+            out.append(node)
+        stack.extend(reversed(node.children))
+    return out
+
+
+@pytest.mark.parametrize("name", ["fs/file.rs", "runtime/task/mod.rs", "macros/select.rs", "sync/mpsc/chan.rs"])
+def test_query_extraction_equals_a_node_walk(tokio_src, name):
+    o = TreeSitterOracle((tokio_src / name).read_text(), name)
+
+    def own(items):  # the file's own items; those re-parsed from macro bodies (issue 18) have from_macro set
+        return [x for x in items if x.from_macro is None]
+
+    assert own(o.get_functions()) == [o._function(n) for n in _walk(o.root, "function_item", "function_signature_item")]
+    assert own(o.get_structs()) == [o._struct(n) for n in _walk(o.root, "struct_item")]
+    assert own(o.get_enums()) == [o._enum(n) for n in _walk(o.root, "enum_item")]
+    assert own(o.get_impls()) == [o._impl(n) for n in _walk(o.root, "impl_item")]
+    assert own(o.get_traits()) == [o._trait(n) for n in _walk(o.root, "trait_item")]

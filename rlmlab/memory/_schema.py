@@ -130,6 +130,36 @@ MIGRATIONS: list[Migration] = [
         # Not in items_fts: retrieval ranks on what the item says, the template is what the model copies.
         "ALTER TABLE items ADD COLUMN template TEXT CHECK (template IS NULL OR length(template) <= 2000)",
     )),
+    Migration(8, "items_fts_external_porter", (
+        # The index of migration 2 kept its own copy of every item's text; this one reads the text from items
+        # (external content, keyed on the explicit rowid ``n``), so the text is stored once. The porter stemmer
+        # over unicode61 lets "handle" find "handles". The index is rebuilt from items in the same transaction,
+        # so no item leaves the search. External content is not kept in step by SQLite: the triggers must pass
+        # the old values to the 'delete' command, or the index keeps stale terms.
+        "DROP TRIGGER items_fts_insert",
+        "DROP TRIGGER items_fts_delete",
+        "DROP TRIGGER items_fts_update",
+        "DROP TABLE items_fts",
+        """CREATE VIRTUAL TABLE items_fts USING fts5(
+            title, description, content, tags, content = 'items', content_rowid = 'n',
+            tokenize = 'porter unicode61 remove_diacritics 2'
+        )""",
+        """CREATE TRIGGER items_fts_insert AFTER INSERT ON items BEGIN
+            INSERT INTO items_fts (rowid, title, description, content, tags)
+            VALUES (new.n, new.title, new.description, new.content, new.tags);
+        END""",
+        """CREATE TRIGGER items_fts_delete AFTER DELETE ON items BEGIN
+            INSERT INTO items_fts (items_fts, rowid, title, description, content, tags)
+            VALUES ('delete', old.n, old.title, old.description, old.content, old.tags);
+        END""",
+        """CREATE TRIGGER items_fts_update AFTER UPDATE OF title, description, content, tags ON items BEGIN
+            INSERT INTO items_fts (items_fts, rowid, title, description, content, tags)
+            VALUES ('delete', old.n, old.title, old.description, old.content, old.tags);
+            INSERT INTO items_fts (rowid, title, description, content, tags)
+            VALUES (new.n, new.title, new.description, new.content, new.tags);
+        END""",
+        "INSERT INTO items_fts (items_fts) VALUES ('rebuild')",
+    )),
 ]
 
 

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from rlmlab.oracle._source import ParseCache, SourceEntry
@@ -45,7 +46,9 @@ class GrepResult:
     false_negatives: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # What asdict gives, without its recursive deep copy (a batch converts every result).
+        return {"verdict": self.verdict, "pattern": self.pattern, "claimed": self.claimed, "actual": self.actual,
+                "false_positives": list(self.false_positives), "false_negatives": list(self.false_negatives)}
 
 
 # Lines that are not `//` comments (doc examples are full of `async fn dox()` and `.unwrap()`).
@@ -95,6 +98,7 @@ def _named_item(intent: str, name: str) -> str:
     return rf"{kind}\s+\w*{name}\w*"
 
 
+@lru_cache(maxsize=4096)  # the classifier and the verifier both ask, and a batch repeats its queries
 def pattern_for_query(query: str) -> str | None:
     """The regex a query asks for; None if it asks for none.
 
@@ -114,6 +118,100 @@ def pattern_for_query(query: str) -> str | None:
     if matching and intent:
         return _named_item(intent, matching.group(1))
     return intent
+
+
+# Ground truth is computed over a file's whole text: a literal every match must contain (found with sre's
+# parser, e.g. "async" in ^(?!\s*//).*\basync\s+fn\b, or one of .unwrap() .expect( Result< ... for the
+# error-handling pattern) is searched in C over the text, and only lines holding one are tested with the
+# pattern, which is the per-line regex as before, so results are grep's line for line. (One MULTILINE
+# pattern over the whole text was measured slower: Python's re tries every offset, and ^(?!...).* re-scans
+# each line.) A pattern with no such literal, or a text with line breaks other than \n (str.splitlines splits
+# on those, grep does not), is tested on every line.
+_OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def _required(items: Any) -> frozenset[str] | None:
+    """Literals of which every match of the parsed sequence ``items`` contains one, or None if none is known."""
+    from re import _constants as c  # noqa: PLC0415  (the parser's opcodes; stable across 3.11-3.13)
+
+    best: frozenset[str] | None = None
+    run: list[str] = []
+
+    def consider(found: frozenset[str] | None) -> None:
+        nonlocal best
+        if found and (best is None or min(map(len, found)) > min(map(len, best))):
+            best = found
+
+    for op, arg in list(items) + [(None, None)]:
+        if op is c.LITERAL:
+            run.append(chr(arg))
+            continue
+        if run:
+            consider(frozenset(["".join(run)]))
+            run = []
+        if op is c.SUBPATTERN:
+            if arg[1] & re.IGNORECASE:  # (?i:...): a literal would be case-sensitive
+                continue
+            consider(_required(arg[3]))
+        elif op is c.BRANCH:
+            alts = [_required(b) for b in arg[1]]
+            if all(alts):
+                consider(frozenset().union(*alts))
+        elif op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT) and arg[0] >= 1:
+            consider(_required(arg[2]))
+    return best
+
+
+@lru_cache(maxsize=256)
+def _prefilter(pattern: str) -> tuple[re.Pattern[str], tuple[re.Pattern[str], ...] | None]:
+    """The per-line regex and the literals every match contains one of, one regex each (None: test every line).
+
+    One regex per literal, not one alternation: re finds a single literal with a fast scan, an alternation
+    by trying every offset."""
+    from re import _parser  # noqa: PLC0415
+
+    rx = re.compile(pattern)
+    try:
+        parsed = _parser.parse(pattern)
+    except re.error:
+        return rx, None
+    if parsed.state.flags & (re.IGNORECASE | re.VERBOSE):
+        return rx, None
+    found = _required(parsed)
+    if not found or "\n" in "".join(found):
+        return rx, None
+    return rx, tuple(re.compile(re.escape(lit)) for lit in sorted(found))
+
+
+def _matching_lines(entry: SourceEntry, pattern: str) -> list[tuple[int, str]]:
+    """(line, text) of every line of ``entry`` that ``pattern`` matches, memoised on the entry for a batch."""
+    key = f"grep:{pattern}"
+    found = entry.memo.get(key)
+    if found is not None:
+        return found
+    rx, literals = _prefilter(pattern)
+    text = entry.text
+    plain = entry.memo.get("newline_only")
+    if plain is None:
+        plain = entry.memo["newline_only"] = _OTHER_BREAKS.search(text) is None
+    if literals is None or not plain:
+        found = [(i, line) for i, line in enumerate(entry.lines, 1) if rx.search(line)]
+    else:
+        found, number, counted, end = [], 1, 0, -1
+        hits = [m.start() for lit in literals for m in lit.finditer(text)]
+        for pos in sorted(hits) if len(literals) > 1 else hits:
+            if pos <= end:  # another literal on a line already tested
+                continue
+            number += text.count("\n", counted, pos)
+            start, end = text.rfind("\n", 0, pos) + 1, text.find("\n", pos)
+            if end < 0:
+                end = len(text)
+            counted = pos
+            line = text[start:end]
+            if rx.search(line):
+                found.append((number, line))
+    entry.memo[key] = found
+    return found
 
 
 def _line_text(text: str) -> str:
@@ -178,14 +276,15 @@ class GrepOracle:
 
     def ground_truth(self, pattern: str) -> list[tuple[int, str]]:
         """(line, text) of every matching line of the first (or only) file."""
-        rx = re.compile(pattern)
-        return [(i, line) for i, line in enumerate(self.files[0][1].lines, 1) if rx.search(line)]
+        return list(_matching_lines(self.files[0][1], pattern))
 
     def ground_truth_all(self, pattern: str) -> list[tuple[str | None, int, str]]:
-        """(path, line, text) of every matching line of every file, in path then line order."""
-        rx = re.compile(pattern)
-        return [(path, i, line) for path, entry in self.files
-                for i, line in enumerate(entry.lines, 1) if rx.search(line)]
+        """(path, line, text) of every matching line of every file, in path then line order.
+
+        Computed once per (file, regex) over the file's whole text and kept on its SourceEntry, so the claims of
+        a batch sharing a ParseCache share it. Lines are as grep -P sees them (a match never crosses a line end).
+        """
+        return [(path, i, line) for path, entry in self.files for i, line in _matching_lines(entry, pattern)]
 
     def _file_index(self, path: str | None) -> int | None:
         """The file a claimed path names: the exact relative path, else the longest file path the claim ends

@@ -54,9 +54,17 @@ class ParseCache:
     def __init__(self, max_entries: int = 512):
         self.max_entries = max_entries
         self._entries: OrderedDict[str, SourceEntry] = OrderedDict()
+        self._by_id: dict[int, SourceEntry] = {}  # id(text) -> entry for the very string object an entry holds
         self.hits = self.misses = 0
 
     def entry(self, text: str) -> SourceEntry:
+        # A batch passes the same string objects again and again (TraceValidator keeps the file texts it read):
+        # the entry holding that very object is found without hashing the text again.
+        known = self._by_id.get(id(text))
+        if known is not None and known.text is text and known.sha256 in self._entries:
+            self.hits += 1
+            self._entries.move_to_end(known.sha256)
+            return known
         fresh = SourceEntry.of(text)
         found = self._entries.get(fresh.sha256)
         if found is not None:
@@ -65,8 +73,11 @@ class ParseCache:
             return found
         self.misses += 1
         self._entries[fresh.sha256] = fresh
+        self._by_id[id(text)] = fresh
         if len(self._entries) > self.max_entries:
-            self._entries.popitem(last=False)
+            _, old = self._entries.popitem(last=False)
+            if self._by_id.get(id(old.text)) is old:
+                del self._by_id[id(old.text)]
         return fresh
 
     def __len__(self) -> int:

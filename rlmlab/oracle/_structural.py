@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from rlmlab.oracle._treesitter import FieldInfo, TreeSitterOracle, _last_segment
@@ -55,9 +56,13 @@ class StructuralResult:
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # What asdict gives, without its recursive deep copy (a batch converts every result).
+        return {"verdict": self.verdict, "aspect": self.aspect, "target": self.target, "expected": list(self.expected),
+                "claimed": list(self.claimed), "false_positives": list(self.false_positives),
+                "false_negatives": list(self.false_negatives), "note": self.note}
 
 
+@lru_cache(maxsize=4096)  # the classifier and the verifier both ask, and a batch repeats its queries
 def structural_target(query: str) -> tuple[str, tuple[str, ...]] | None:
     """(aspect, target names) for a structural query, or None if the query is not one."""
     for aspect, patterns in STRUCTURAL_ASPECTS.items():

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field, replace
+from functools import cache, lru_cache
 from typing import Any
 
 from rlmlab.errors import RLMLabError
@@ -201,6 +202,33 @@ def _last_segment(type_text: str) -> str:
     return base.split("<", 1)[0].strip().rsplit("::", 1)[-1].strip()
 
 
+# Node kinds the extractors read, found by tree-sitter queries (the matching runs in C); each query is compiled
+# once per process. One pass per source text collects every kind, kept on its SourceEntry.
+_ITEM_KINDS = {"function": ("function_item", "function_signature_item"), "struct": ("struct_item",),
+               "enum": ("enum_item",), "impl": ("impl_item",), "trait": ("trait_item",)}
+_ERROR_KINDS = ("type_identifier", "try_expression", "match_arm", "call_expression", "macro_invocation")
+
+
+@cache
+def _kinds_query(kinds: tuple[tuple[str, str], ...]) -> Any:
+    """A compiled query capturing each (node type, capture name) pair."""
+    import tree_sitter
+
+    return tree_sitter.Query(rust_language(), " ".join(f"({t}) @{name}" for t, name in kinds))
+
+
+@lru_cache(maxsize=256)
+def _user_query(s_expression: str) -> Any:
+    """A compiled user query (ast_query, TreeSitterOracle.query); QueryError is raised, not cached."""
+    import tree_sitter
+
+    return tree_sitter.Query(rust_language(), s_expression)
+
+
+def _in_order(nodes: list[Any]) -> list[Any]:
+    return sorted(nodes, key=lambda n: (n.start_byte, -n.end_byte))
+
+
 class TreeSitterOracle:
     """Structural facts about one Rust source text.
 
@@ -225,8 +253,50 @@ class TreeSitterOracle:
     def has_parse_errors(self) -> bool:
         return self.root.has_error
 
+    def _nodes(self, name: str) -> list[Any]:
+        """Nodes of one item kind of ``_ITEM_KINDS`` in source order, from one query pass over the tree."""
+        import tree_sitter
+
+        def collect() -> dict[str, list[Any]]:
+            q = _kinds_query(tuple((t, n) for n, types in _ITEM_KINDS.items() for t in types))
+            return {n: _in_order(v) for n, v in tree_sitter.QueryCursor(q).captures(self.root).items()}
+
+        return self._memo("item_nodes", collect).get(name, [])
+
+    def _memo(self, key: str, make: Any) -> Any:
+        if key not in self.entry.memo:
+            self.entry.memo[key] = make()
+        return self.entry.memo[key]
+
+    # -- extractors ---------------------------------------------------------------------------------
+
+    def get_functions(self) -> list[FunctionInfo]:
+        return self._memo("functions", lambda: self._with_macro_items(
+            [self._function(n) for n in self._items("function")],
+            TreeSitterOracle.get_functions, enclosing=True))
+
+    def get_structs(self) -> list[StructInfo]:
+        return self._memo("structs", lambda: self._with_macro_items(
+            [self._struct(n) for n in self._items("struct")], TreeSitterOracle.get_structs))
+
+    def get_enums(self) -> list[EnumInfo]:
+        return self._memo("enums", lambda: self._with_macro_items(
+            [self._enum(n) for n in self._items("enum")], TreeSitterOracle.get_enums))
+
+    def get_impls(self) -> list[ImplInfo]:
+        return self._memo("impls", lambda: self._with_macro_items(
+            [self._impl(n) for n in self._items("impl")], TreeSitterOracle.get_impls))
+
+    def get_traits(self) -> list[TraitInfo]:
+        return self._memo("traits", lambda: self._with_macro_items(
+            [self._trait(n) for n in self._items("trait")], TreeSitterOracle.get_traits))
+
+    def _items(self, name: str) -> list[Any]:
+        """The nodes of one item kind (see :meth:`_nodes`); in a re-parsed macro body, only those parsed cleanly."""
+        return [node for node in self._nodes(name) if not (self._in_macro and node.has_error)]
+
     def _walk(self, *types: str):
-        """Every node of the given types, in source order."""
+        """Every node of the given types, in source order (a Python walk: only for macro invocations)."""
         wanted = set(types)
         cursor = self.root.walk()
         visited = False
@@ -242,39 +312,6 @@ class TreeSitterOracle:
             if not cursor.goto_parent():
                 return
             visited = True
-
-    def _memo(self, key: str, make: Any) -> Any:
-        if key not in self.entry.memo:
-            self.entry.memo[key] = make()
-        return self.entry.memo[key]
-
-    # -- extractors ---------------------------------------------------------------------------------
-
-    def get_functions(self) -> list[FunctionInfo]:
-        return self._memo("functions", lambda: self._with_macro_items(
-            [self._function(n) for n in self._items("function_item", "function_signature_item")],
-            TreeSitterOracle.get_functions, enclosing=True))
-
-    def get_structs(self) -> list[StructInfo]:
-        return self._memo("structs", lambda: self._with_macro_items(
-            [self._struct(n) for n in self._items("struct_item")], TreeSitterOracle.get_structs))
-
-    def get_enums(self) -> list[EnumInfo]:
-        return self._memo("enums", lambda: self._with_macro_items(
-            [self._enum(n) for n in self._items("enum_item")], TreeSitterOracle.get_enums))
-
-    def get_impls(self) -> list[ImplInfo]:
-        return self._memo("impls", lambda: self._with_macro_items(
-            [self._impl(n) for n in self._items("impl_item")], TreeSitterOracle.get_impls))
-
-    def get_traits(self) -> list[TraitInfo]:
-        return self._memo("traits", lambda: self._with_macro_items(
-            [self._trait(n) for n in self._items("trait_item")], TreeSitterOracle.get_traits))
-
-    def _items(self, *types: str):
-        for node in self._walk(*types):
-            if not (self._in_macro and node.has_error):
-                yield node
 
     # -- items inside item-level macro bodies -------------------------------------------------------
 
@@ -329,8 +366,8 @@ class TreeSitterOracle:
                 parameters.append(Param("...", None))
         body = node.child_by_field_name("body")
         end = body.start_byte if body is not None else node.end_byte
-        signature = normalise_ws(self.source.encode("utf-8", "surrogatepass")[node.start_byte:end]
-                                 .decode("utf-8", "replace")).rstrip(";").strip()
+        data = self._memo("utf8", lambda: self.source.encode("utf-8", "surrogatepass"))
+        signature = normalise_ws(data[node.start_byte:end].decode("utf-8", "replace")).rstrip(";").strip()
         name = node.child_by_field_name("name")
         return FunctionInfo(
             line=name.start_point[0] + 1, name=_text(name),
@@ -414,8 +451,10 @@ class TreeSitterOracle:
 
     def _count_error_patterns(self) -> ErrorPatternCounts:
         result_types = question_marks = arms = unwraps = expects = panics = 0
-        for node in self._walk("type_identifier", "try_expression", "match_arm", "call_expression",
-                               "macro_invocation"):
+        import tree_sitter
+
+        q = _kinds_query(tuple((t, t) for t in _ERROR_KINDS))
+        for node in (n for nodes in tree_sitter.QueryCursor(q).captures(self.root).values() for n in nodes):
             kind = node.type
             if kind == "type_identifier":
                 # Result in type position: bare, generic (Result<T, E>) or as a path's last segment (io::Result<T>,
@@ -450,7 +489,7 @@ class TreeSitterOracle:
         import tree_sitter
 
         try:
-            q = tree_sitter.Query(rust_language(), s_expression)
+            q = _user_query(s_expression)
         except tree_sitter.QueryError as exc:
             message = str(exc)
             pos = _POSITION.search(message)

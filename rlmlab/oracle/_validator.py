@@ -199,6 +199,7 @@ class TraceValidator:
         self.source_root = Path(source_root) if source_root is not None else None
         self.cache = ParseCache() if use_cache else None
         self._files: dict[tuple[str, int, int], str] = {}
+        self._batch: dict[str | None, tuple[Sources, str | None]] | None = None  # resolve() memo during a batch
         self.consistency = consistency or (SelfConsistencyOracle(lm) if lm is not None else None)
         self.classifier, self.oracles, self.suffix = classifier, oracles or ORACLES, suffix
 
@@ -218,7 +219,19 @@ class TraceValidator:
         return text
 
     def resolve(self, source_path: str | None) -> tuple[Sources, str | None]:
-        """(sources, the path to record) for a trace's source path; raises SourceMissing."""
+        """(sources, the path to record) for a trace's source path; raises SourceMissing.
+
+        Within ``batch_validate`` (with the cache on) a path is resolved once: its files are listed, stat'ed and
+        read on first use, and later claims about it reuse them (sources are taken not to change during a batch).
+        """
+        if self._batch is not None and source_path in self._batch:
+            return self._batch[source_path]
+        found = self._resolve(source_path)
+        if self._batch is not None:
+            self._batch[source_path] = found
+        return found
+
+    def _resolve(self, source_path: str | None) -> tuple[Sources, str | None]:
         if source_path is None:
             if self.source_root is None:
                 raise SourceMissing("the trace names no source_path and no source root was given")
@@ -291,14 +304,18 @@ class TraceValidator:
         An item may be a result as for :meth:`validate`, or a tuple ``(result, source, source_path)``.
         """
         stats = ValidationStats()
-        for item in results:
-            if isinstance(item, MalformedLine):
-                stats.malformed.append(item)
-                continue
-            outcome = self.validate(*item) if isinstance(item, tuple) else self.validate(item)
-            stats.add(outcome)
-            if progress is not None:
-                progress(outcome)
+        self._batch = {} if self.cache is not None else None
+        try:
+            for item in results:
+                if isinstance(item, MalformedLine):
+                    stats.malformed.append(item)
+                    continue
+                outcome = self.validate(*item) if isinstance(item, tuple) else self.validate(item)
+                stats.add(outcome)
+                if progress is not None:
+                    progress(outcome)
+        finally:
+            self._batch = None
         return stats
 
 

@@ -13,14 +13,19 @@ The store comes from the workspace: ``workspace.memory`` if that attribute exist
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal
+from functools import cache
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from rlmlab.errors import ToolError
 from rlmlab.handles import encode_handles
-from rlmlab.memory import LIMITS, ItemValidationError, MemoryItem, MemoryStore, MemoryStoreError, query_tokens
 from rlmlab.tools._registry import tool
 from rlmlab.tools._schema import Bounds
 from rlmlab.tools._workspace import Workspace
+
+# The memory package (and rank-bm25, numpy, the ontology under it) is imported when a memory tool is first
+# called, not when rlmlab.tools is imported: most workspaces never use memory.
+if TYPE_CHECKING:
+    from rlmlab.memory import MemoryItem, MemoryStore
 
 __all__ = ["mem_search", "mem_get", "mem_quote", "mem_add", "event_log", "attach_memory", "set_default_store",
            "memory_of", "MEMORY_CAP_DEFAULTS"]
@@ -41,8 +46,15 @@ _OVERHEAD = 512
 # fields are multiplied by this.
 _JSON = 2
 _HIT_CHARS = _JSON * (_TITLE_CLIP + _DESC_CLIP + 1) + 200
-_ITEM_CHARS = _JSON * (LIMITS["title"] + LIMITS["description"] + LIMITS["content"] + LIMITS["domain"]
-                       + LIMITS["template"] + LIMITS["tags"] * (LIMITS["tag"] + 4)) + 400
+
+
+@cache
+def _item_chars() -> int:
+    """Largest mem_get item as JSON text, from the memory records' field limits (imported on first use)."""
+    from rlmlab.memory import LIMITS
+
+    return _JSON * (LIMITS["title"] + LIMITS["description"] + LIMITS["content"] + LIMITS["domain"]
+                    + LIMITS["template"] + LIMITS["tags"] * (LIMITS["tag"] + 4)) + 400
 
 _default_store: MemoryStore | None = None
 
@@ -117,6 +129,8 @@ def mem_search(
     q_max = getattr(ws.caps, "pattern_max", 500)
     if len(query) > q_max:
         raise ToolError(f"query: {len(query)} characters, over the cap of {q_max}")
+    from rlmlab.memory import ItemValidationError, query_tokens
+
     try:
         hits = memory_of(ws).search(query, k, polarity=polarity, role=role)
     except ItemValidationError as exc:
@@ -131,7 +145,7 @@ def mem_search(
     return out
 
 
-@tool(cap=lambda caps: _cap(caps, "mem_get_max") * _ITEM_CHARS + _OVERHEAD, group="memory")
+@tool(cap=lambda caps: _cap(caps, "mem_get_max") * _item_chars() + _OVERHEAD, group="memory")
 def mem_get(ws: Workspace, ids: list[str] | str) -> dict:
     """Fetch full memory items by id (at most the mem_get cap per call, default 3).
 
@@ -151,6 +165,8 @@ def mem_get(ws: Workspace, ids: list[str] | str) -> dict:
     if len(ids) > cap:
         raise ToolError(f"ids: {len(ids)} ids requested, over the cap of {cap}; "
                         f"call mem_get with at most {cap} ids at a time")
+    from rlmlab.memory import MemoryStoreError
+
     store = memory_of(ws)
     try:
         items = store.get_many(ids)
@@ -187,6 +203,8 @@ def mem_quote(
     _check_range("max_chars", max_chars, 1, _cap(ws.caps, "mem_quote_max"))
     if isinstance(start, bool) or not isinstance(start, int) or start < 0:
         raise ToolError(f"start: {start!r} is not allowed; use an integer >= 0")
+    from rlmlab.memory import MemoryStoreError
+
     store = memory_of(ws)
     try:
         item = store.get(id)
@@ -220,6 +238,8 @@ def mem_add(
         tags: a few lower-case keywords.
         scope: where it applies, a lower-case slug such as "global" or "task".
     """
+    from rlmlab.memory import ItemValidationError, MemoryItem
+
     try:
         item = MemoryItem(title=title, description=description, content=content, polarity=polarity, role=role,
                           tags=tags or [], scope=scope, source="mem_add")
@@ -247,6 +267,8 @@ def event_log(ws: Workspace, obj: dict, kind: str = "note") -> dict:
     cap = _cap(ws.caps, "event_max_chars")
     if size > cap:
         raise ToolError(f"obj: {size} characters of JSON, over the cap of {cap}; log a smaller object or a BlobRef")
+    from rlmlab.memory import ItemValidationError
+
     try:
         event_id = memory_of(ws).log_event(kind, payload)
     except ItemValidationError as exc:

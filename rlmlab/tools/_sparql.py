@@ -13,14 +13,17 @@ from __future__ import annotations
 import itertools
 import json
 from pathlib import Path
-from typing import Annotated, Any
-
-from rdflib import Graph
+from typing import TYPE_CHECKING, Annotated, Any
 
 from rlmlab.errors import ConfigError, ToolError
 from rlmlab.tools._registry import tool
 from rlmlab.tools._schema import Bounds
 from rlmlab.tools._workspace import ToolCaps, Workspace
+
+# rdflib (about a tenth of a second with its SPARQL parser) is imported when an ontology is first attached or
+# queried, not when rlmlab.tools is imported.
+if TYPE_CHECKING:
+    from rdflib import Graph
 
 __all__ = ["sparql_query", "attach_ontology", "ontology_of", "ONTOLOGY_KEY", "SPARQL_CAP_DEFAULTS"]
 
@@ -73,6 +76,8 @@ def attach_ontology(ws: Workspace, source: Graph | str | Path | None) -> Graph |
 
 def ontology_of(ws: Workspace) -> Graph:
     """The workspace's ontology graph; ToolError if none is attached or its file cannot be loaded."""
+    from rdflib import Graph
+
     source = ws.extras.get(ONTOLOGY_KEY)
     if source is None:
         raise ToolError("no ontology is loaded in this workspace; attach one with "

@@ -1,0 +1,101 @@
+"""MemoryStore.search: AND first with an OR fallback, porter stemming, the external-content index and its migration."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+import rlmlab.memory._store as store_module
+from rlmlab.memory import MIGRATIONS, MemoryItem, MemoryStore
+from rlmlab.memory._schema import connect
+
+
+def item(title: str, content: str, polarity: str = "success", description: str = "one line", **kw) -> MemoryItem:
+    return MemoryItem(title=title, description=description, content=content, polarity=polarity, **kw)
+
+
+@pytest.fixture
+def store(tmp_path):
+    with MemoryStore(tmp_path / "m.db") as s:
+        yield s
+
+
+def test_items_with_every_word_come_first(store):
+    # On its own, "alpha" in the title three times would outrank an item that has both words in its content.
+    loud = store.add(item("Alpha alpha alpha", "alpha everywhere, nothing else")).id
+    both = store.add(item("Quiet item", "a long body that mentions alpha once and beta once among many words")).id
+    other = store.add(item("Beta only", "beta here")).id
+    assert [h.id for h in store.search("alpha beta", k=1)] == [both]
+    hits = [h.id for h in store.search("alpha beta", k=3)]
+    assert hits[0] == both and set(hits[1:]) == {loud, other}  # too few with both words: OR fills the rest
+
+
+def test_or_fallback_when_no_item_has_every_word(store):
+    a = store.add(item("Slice by lines", "use ctx_slice with unit lines")).id
+    b = store.add(item("Peek first", "ctx_peek shows the head")).id
+    assert {h.id for h in store.search("slice peek", k=5)} == {a, b}
+    assert store.search("slice nothingmatches", k=5)[0].id == a
+
+
+def test_and_hits_are_not_repeated_by_the_fallback(store):
+    ids = [store.add(item(f"Topic {w}", f"common words and {w}")).id for w in ("red", "green", "blue")]
+    hits = [h.id for h in store.search("common red", k=6)]
+    assert hits[0] == ids[0] and sorted(hits) == sorted(ids) and len(hits) == len(set(hits))
+
+
+@pytest.mark.parametrize("query", ["handle", "handles", "handling", "HANDLED"])
+def test_porter_stemming_finds_other_forms(store, query):
+    target = store.add(item("Errors", "the agent handles a ToolError by changing the argument")).id
+    store.add(item("Unrelated", "slicing blobs by lines"))
+    assert [h.id for h in store.search(query)] == [target]
+
+
+def test_filters_apply_beyond_the_prefetched_rows(store):
+    # 80 strong matches of the wrong polarity fill FTS5's first cut (64 rows); the one guardrail is still found.
+    store.add_many([item(f"Zebra strategy {i}", f"zebra zebra zebra {i}") for i in range(80)])
+    weak = store.add(item("Guardrail", "a long text that says zebra only once " + "filler " * 40, polarity="failure")).id
+    assert [h.id for h in store.search("zebra", k=1, polarity="failure")] == [weak]
+    assert len(store.search("zebra", k=20, polarity="success")) == 20
+
+
+def test_the_index_follows_updates_and_status(store):
+    it = store.add(item("Old title", "about parsing"))
+    store.execute("UPDATE items SET title = 'Fresh heading' WHERE id = ?", [it.id])
+    assert store.search("old title") == [] and [h.id for h in store.search("fresh")] == [it.id]
+    store.set_status([it.id], "discarded")
+    assert store.search("fresh") == []
+
+
+def test_text_is_stored_once(store):
+    store.add(item("One", "two"))
+    names = {r[0] for r in store.execute("SELECT name FROM sqlite_master")}
+    assert "items_fts" in names and "items_fts_content" not in names
+
+
+def test_migration_to_the_external_porter_index_keeps_every_item(tmp_path, monkeypatch):
+    path = tmp_path / "v7.db"
+    # A bank written by the store as it was at migration 7 (own copy of the text, unicode61 without stemming).
+    monkeypatch.setattr(store_module, "connect", lambda p: connect(p, MIGRATIONS[:7]))
+    with MemoryStore(path) as old:
+        old.add_many([item(f"Strategy {i}", f"content number {i} handles case {i}", tags=[f"t{i}"]) for i in range(50)])
+        gone = old.add(item("Discarded", "handles old things")).id
+        old.set_status([gone], "discarded")
+        old.add(item("Templated", "fill the slots", template="x = {{n:number}}"))
+        before = {r["id"]: dict(r) for r in old.execute("SELECT * FROM items")}
+        assert old.search("handle") == []  # no stemming before
+        assert {r[0] for r in old.execute("SELECT name FROM sqlite_master")} >= {"items_fts_content"}
+    monkeypatch.undo()
+    with MemoryStore(path) as new:
+        assert [m["version"] for m in new.migrations()] == [m.version for m in MIGRATIONS]
+        after = {r["id"]: dict(r) for r in new.execute("SELECT * FROM items")}
+        assert after == before  # no item lost or changed
+        assert new.execute("SELECT count(*) FROM items_fts")[0][0] == len(before)
+        new.execute("INSERT INTO items_fts (items_fts) VALUES ('integrity-check')")
+        assert len(new.search("handle", k=20)) == 20 and gone not in {h.id for h in new.search("handles old", k=20)}
+        for i in (0, 17, 49):
+            assert new.search(f"t{i} strategy")[0].title == f"Strategy {i}"
+        assert "items_fts_content" not in {r[0] for r in new.execute("SELECT name FROM sqlite_master")}
+    raw = sqlite3.connect(path)
+    assert raw.execute("SELECT max(version) FROM schema_migrations").fetchone()[0] == len(MIGRATIONS)
+    raw.close()
