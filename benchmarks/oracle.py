@@ -153,19 +153,9 @@ def ts_items(texts: dict[str, str]) -> tuple[dict[str, set], dict[str, TreeSitte
 
 def _walk(root, *types: str):
     """Nodes of the given types in source order, by a Python TreeCursor walk (the extraction before issue 20)."""
-    wanted, cursor, visited = set(types), root.walk(), False
-    while True:
-        if not visited:
-            if cursor.node.type in wanted:
-                yield cursor.node
-            if cursor.goto_first_child():
-                continue
-        if cursor.goto_next_sibling():
-            visited = False
-            continue
-        if not cursor.goto_parent():
-            return
-        visited = True
+    from rlmlab.oracle._treesitter import walk_nodes
+
+    return walk_nodes(root, *types)
 
 
 def ts_items_before(texts: dict[str, str]) -> dict[str, set]:

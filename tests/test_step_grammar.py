@@ -59,13 +59,37 @@ def test_query_slots_reads_numbers_curies_paths_and_quotes():
     assert unit_constants("He rode 3 hours at 20 km per hour") == ["60", "24", "1000"]
 
 
+def _alternatives(rule: str) -> list[str]:
+    """The whole texts a template rule of string-literal alternatives allows."""
+    import json
+
+    return [json.loads(m) for m in re.findall(r'"(?:[^"\\]|\\.)*"', rule)]
+
+
 def test_template_slots_take_only_the_query_candidates():
     rule = template_rule('hits = ctx_find(context, r"\\b{{kw:word}}\\s+fn\\b", k=100)\nSUBMIT(answer=hits["total"])',
                          query_slots("How many async functions?"))
-    assert '"async"' in rule and '"functions"' in rule and '"fn"' not in rule
+    texts = _alternatives(rule)
+    assert 'hits = ctx_find(context, r"\\basync\\s+fn\\b", k=100)\nSUBMIT(answer=hits["total"])' in texts
+    assert all("\\bfn\\s+fn" not in t for t in texts)  # "fn" is not a word of the query
     assert template_rule("SUBMIT(answer={{a:curie}})", query_slots("no curie here")) is None
     with pytest.raises(ValueError, match="give a type"):
         template_rule("x = {{a}}", {})
+
+
+def test_template_slots_are_filled_jointly():
+    q = "Write a SPARQL query that returns the rdfs:label of prov:Activity (one column)."
+    texts = _alternatives(template_rule('q = "SELECT ?v WHERE { {{s:curie}} {{p:property}} ?v }"', query_slots(q)))
+    assert texts == ['q = "SELECT ?v WHERE { prov:Activity rdfs:label ?v }"']  # distinct, typed by RDF case
+    assert _alternatives(template_rule("answer = {{a:number}} + {{b:number}}", query_slots("What is 2 + 2?"))) == [
+        "answer = 2 + 2"]  # numbers may repeat
+    same = _alternatives(template_rule("x = {{n:number}} * {{n:number}}", query_slots("3 and 4")))
+    assert same == ["x = 3 * 3", "x = 4 * 4"]  # one name, one value
+
+
+def test_ident_slots_are_grounded_in_the_context(rust_file):
+    slots = query_slots("What does fn set_len in fs/file.rs return? What about poll?", rust_file.read_text())
+    assert "set_len" in slots["ident"] and not {"What", "does", "fn", "about"} & set(slots["ident"])
 
 
 def _registry_with_new_tool() -> ToolRegistry:

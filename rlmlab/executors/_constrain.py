@@ -10,7 +10,8 @@ from dspy.utils.callback import BaseCallback
 
 from rlmlab.lm import can_constrain, pop_constraint, push_constraint
 
-__all__ = ["StepConstraint", "DECODINGS", "check_decoding", "decoding_note", "output_fields"]
+__all__ = ["StepConstraint", "DECODINGS", "check_decoding", "decoding_note", "output_fields", "grammar_lm",
+           "GRAMMAR_MIN_TOKENS"]
 
 DECODINGS = ("free", "grammar")
 _log = logging.getLogger("rlmlab.executors")
@@ -64,3 +65,15 @@ def output_fields(instance: Any, inputs: dict[str, Any]) -> list[str] | None:
     none (DSPy allows a replacement predictor without a signature: its calls then stay free)."""
     sig = inputs.get("signature") or getattr(instance, "signature", None)
     return None if sig is None else list(sig.output_fields)
+
+
+GRAMMAR_MIN_TOKENS = 512
+
+
+def grammar_lm(lm: Any, floor: int = GRAMMAR_MIN_TOKENS) -> Any:
+    """``lm`` with a completion cap of at least ``floor`` tokens: a grammar bounds a step's length itself, and a
+    cap that cuts a constrained reply short (a long template after the echoed query) leaves it off-grammar."""
+    kwargs = getattr(lm, "kwargs", None)
+    if not isinstance(kwargs, dict) or not hasattr(lm, "copy") or (kwargs.get("max_tokens") or 0) >= floor:
+        return lm
+    return lm.copy(max_tokens=floor)

@@ -11,7 +11,7 @@ import dspy
 from dspy.utils.exceptions import ContextWindowExceededError
 
 from rlmlab.errors import ToolError
-from rlmlab.executors._constrain import StepConstraint, check_decoding, decoding_note, output_fields
+from rlmlab.executors._constrain import StepConstraint, check_decoding, decoding_note, grammar_lm, output_fields
 from rlmlab.executors._step_grammar import fields_grammar, step_grammar
 from rlmlab.executors._context_events import ToolTap, call_events
 from rlmlab.executors._rlm import (
@@ -257,7 +257,7 @@ def run_react(
     adapter = LenientChatAdapter()
     mark, t0 = recorder.mark(), time.perf_counter()
     try:
-        with dspy.context(lm=lm, adapter=adapter):
+        with dspy.context(lm=grammar_lm(lm) if decoding == "grammar" else lm, adapter=adapter):
             pred = agent(context=context_value, query=query)
         traj.answer = str(pred.answer)
         traj.final_reasoning = str(getattr(pred, "reasoning", "") or "")

@@ -14,7 +14,7 @@ from dspy.primitives.prediction import Prediction
 from dspy.utils.callback import BaseCallback
 from dspy.primitives.sandbox_serializable import SandboxSerializable
 
-from rlmlab.executors._constrain import StepConstraint, check_decoding, decoding_note, output_fields
+from rlmlab.executors._constrain import StepConstraint, check_decoding, decoding_note, grammar_lm, output_fields
 from rlmlab.executors._context_events import TappedCall, TappedFactory, ToolTap, call_events
 from rlmlab.executors._interpreter import InterpreterFactory
 from rlmlab.executors._step_grammar import assigned_names, fields_grammar, output_numbers, step_grammar
@@ -83,7 +83,8 @@ class MeteredRLM(dspy.RLM):
 
     def __init__(self, signature: Any, *, workspace: Workspace, recorder: CallRecorder, meter: LeakageMeter,
                  factory: InterpreterFactory, trace: ContextTrace | None = None, guard: Any = None,
-                 decoding: str = "free", max_statements: int = 3, query: str | None = None, **kwargs: Any):
+                 decoding: str = "free", max_statements: int = 3, query: str | None = None,
+                 context_text: str | None = None, **kwargs: Any):
         self._tap = ToolTap()
         factory = TappedFactory(factory, self._tap)
         super().__init__(signature, tools=dspy_tools(workspace), interpreter_factory=factory, **kwargs)
@@ -94,7 +95,7 @@ class MeteredRLM(dspy.RLM):
         self.guard = guard
         self._action = _LastAction()
         self.generate_action.callbacks.append(self._action)
-        self.max_statements, self.query = max_statements, query
+        self.max_statements, self.query, self.context_text = max_statements, query, context_text
         if decoding == "grammar":  # every action (and the extract fallback) follows a grammar made for its step
             self.generate_action.callbacks.append(StepConstraint(self._action_grammar))
             self.extract.callbacks.append(StepConstraint(self._extract_grammar))
@@ -114,7 +115,7 @@ class MeteredRLM(dspy.RLM):
         return step_grammar(self.workspace.registry, self.workspace.caps, fmt="rlm", scope=scope,
                             max_statements=self.max_statements, query=self.query, templates=templates,
                             numbers=numbers, must_submit=len(self.records) + 1 >= self.max_iters,
-                            templates_first=not self.records)
+                            templates_first=not self.records, context=self.context_text)
 
     def _extract_grammar(self, instance: Any, inputs: dict[str, Any]) -> str | None:
         names = output_fields(instance, inputs)
@@ -338,14 +339,15 @@ def run_rlm(
     signature = dspy.Signature(RLM_SIGNATURE, instructions) if instructions else RLM_SIGNATURE
     rlm = MeteredRLM(signature, workspace=workspace, recorder=recorder, meter=meter, factory=factory,
                      trace=trace, guard=guard, max_iters=max_iters, max_llm_calls=max_llm_calls,
-                     max_output_chars=max_output_chars, decoding=decoding, max_statements=max_statements, query=query)
+                     max_output_chars=max_output_chars, decoding=decoding, max_statements=max_statements, query=query,
+                     context_text=text if text is not None else workspace.store.get(ref))
     traj = Trajectory(run_id=run_id, query=query, lm=str(getattr(lm, "model", lm)),
                       context_mode=context_mode, context_ref=context_ref, source_path=source_path,
                       started=time.time(), decoding=decoding, notes=[note] if note else [])
     adapter = LenientChatAdapter()
     mark, t0 = recorder.mark(), time.perf_counter()
     try:
-        with dspy.context(lm=lm, adapter=adapter):
+        with dspy.context(lm=grammar_lm(lm) if decoding == "grammar" else lm, adapter=adapter):
             pred = rlm(context=context_value, query=query)
         traj.answer = str(pred.answer)
         traj.final_reasoning = str(getattr(pred, "final_reasoning", ""))

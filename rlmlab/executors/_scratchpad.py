@@ -22,7 +22,7 @@ from typing import Any
 
 from dspy.primitives.code_interpreter import CodeExecutionError, FinalOutput
 
-from rlmlab.executors._constrain import check_decoding, decoding_note
+from rlmlab.executors._constrain import check_decoding, decoding_note, grammar_lm
 from rlmlab.executors._context_events import TappedFactory, ToolTap, call_events
 from rlmlab.executors._step_grammar import assigned_names, output_numbers, step_grammar
 from rlmlab.executors._interpreter import InterpreterFactory, RLMLabInterpreter
@@ -234,7 +234,8 @@ def run_scratchpad(
                       decoding=decoding, notes=[note] if note else [])
     loop = _Loop(lm=lm, recorder=recorder, meter=meter, tap=tap, guard=guard, workspace=workspace, trace=trace,
                  header=header, query=query, history_k=history_k, max_output_chars=max_output_chars,
-                 max_iters=max_iters, decoding=decoding, max_statements=max_statements)
+                 max_iters=max_iters, decoding=decoding, max_statements=max_statements,
+                 context_text=text if text is not None else workspace.store.get(ref))
     mark, t0 = recorder.mark(), time.perf_counter()
     repl = factory()
     try:
@@ -278,6 +279,7 @@ class _Loop:
     max_iters: int
     decoding: str = "free"
     max_statements: int = 3
+    context_text: str | None = None
     history: list[ScratchStep] = dataclasses.field(default_factory=list)
     records: list[IterationRecord] = dataclasses.field(default_factory=list)
 
@@ -288,7 +290,8 @@ class _Loop:
         templates = [t["template"] for t in self.workspace.extras.get("step_templates", []) if t.get("template")]
         return step_grammar(self.workspace.registry, self.workspace.caps, fmt="scratchpad", scope=scope,
                             max_statements=self.max_statements, query=self.query, templates=templates,
-                            numbers=numbers, must_submit=n >= self.max_iters, templates_first=not self.records)
+                            numbers=numbers, must_submit=n >= self.max_iters, templates_first=not self.records,
+                            context=self.context_text)
 
     def step(self, n: int, repl: RLMLabInterpreter) -> dict[str, Any] | None:
         """Prompt, reply, run; record the step. Returns the submitted fields when the code called SUBMIT."""
@@ -303,7 +306,7 @@ class _Loop:
         mark, t0 = self.recorder.mark(), time.perf_counter()
         if self.decoding == "grammar":
             with constrained(grammar=self.grammar(n)):
-                reply = _text_of(self.lm(prompt))
+                reply = _text_of(grammar_lm(self.lm)(prompt))
         else:
             reply = _text_of(self.lm(prompt))
         thought, code = parse_reply(reply)

@@ -33,7 +33,7 @@ __all__ = ["step_grammar", "query_slots", "template_rule", "int_range", "SLOT_TY
            "STEP_FORMATS", "TARGET_NAMES", "assigned_names", "parse_slots", "output_numbers", "fields_grammar"]
 
 STEP_FORMATS = ("rlm", "react", "scratchpad")
-SLOT_TYPES = ("word", "ident", "curie", "number", "path", "quoted")
+SLOT_TYPES = ("word", "ident", "curie", "property", "class", "number", "path", "quoted")
 # Names a step may assign (a fixed pool, so the grammar stays context-free); variables of earlier steps and the
 # task's inputs are added per step as ``scope``.
 TARGET_NAMES = ("answer", "hits", "rows", "n", "total")
@@ -121,11 +121,33 @@ def _number_text(raw: str) -> str:
     return text
 
 
-def query_slots(query: str) -> dict[str, list[str]]:
-    """Candidate values for each slot type, read off the query (in order of appearance, deduplicated)."""
+_RUST_KEYWORDS = frozenset(
+    "as async await break const continue crate dyn else enum extern false fn for if impl in let loop match mod move "
+    "mut pub ref return self Self static struct super trait true type unsafe use where while union".split())
+
+
+def _names_something(word: str, context: str) -> bool:
+    """Whether ``word`` is an identifier the context defines or uses as code (not just a word of its prose)."""
+    if word in _RUST_KEYWORDS:
+        return False
+    w = re.escape(word)
+    return re.search(rf"\b(?:fn|struct|enum|trait|type|impl|mod|const|static|let|union|macro_rules!)\s+{w}\b"
+                     rf"|\b{w}\s*(?:\(|<|::|\{{)|[.:]{w}\b", context) is not None
+
+
+def query_slots(query: str, context: str | None = None) -> dict[str, list[str]]:
+    """Candidate values for each slot type, read off the query (in order of appearance, deduplicated).
+
+    With the task's ``context`` text, an ``ident`` slot takes only the query's words that name something in it
+    (defined or used as code), so "What does fn wait return?" offers ``wait``, not ``What`` or ``fn``; if none
+    does, every identifier-like word stays a candidate. ``property`` and ``class`` are the query's CURIEs
+    whose local name starts lower-case (RDF properties) or upper-case (classes).
+    """
     out: dict[str, list[str]] = {t: [] for t in SLOT_TYPES}
     for m in _CURIE.finditer(query):
         out["curie"].append(m.group(1))
+        local = m.group(1).split(":", 1)[1]
+        out["property" if local[:1].islower() else "class"].append(m.group(1))
     masked = _CURIE.sub(" ", query)
     for m in _PATH.finditer(masked):
         out["path"].append(m.group(1).rstrip("."))
@@ -141,6 +163,9 @@ def query_slots(query: str) -> dict[str, list[str]]:
     for m in _IDENT.finditer(_PATH.sub(" ", masked)):
         if len(m.group(0)) > 1:
             out["ident"].append(m.group(0))
+    if context:
+        grounded = [w for w in out["ident"] if _names_something(w, context)]
+        out["ident"] = grounded or out["ident"]
     return {k: list(dict.fromkeys(v)) for k, v in out.items()}
 
 
@@ -161,31 +186,60 @@ def _in_string(template: str, pos: int) -> bool:
     return template[line_start:pos].count('"') % 2 == 1
 
 
+_JOINT_MAX = 256  # slot-value combinations enumerated jointly; past this, slots are filled independently
+
+
 def template_rule(template: str, slots: dict[str, list[str]]) -> str | None:
     """GBNF for a template with each slot one of the query's candidates of its type; None if a slot has none.
 
+    Slots are filled jointly: a name used twice takes one value, and different slots that are not numbers
+    take different values (a SPARQL triple's subject is not also its predicate; ``2 + 2`` may repeat a number).
     A value inside a string literal is escaped for it (``\\`` and ``"``); outside one, only values that are
     Python tokens (numbers, identifiers) are allowed.
     """
-    parts, pos = [], 0
+    import itertools
+
+    pieces: list[tuple[str, str] | str] = []  # literal text, or (name, kind)
+    pos = 0
+    choices: dict[str, list[str]] = {}
+    kinds: dict[str, str] = {}
     for m in _SLOT.finditer(template):
-        kind = m.group(2)
+        name, kind = m.group(1), m.group(2)
         if kind not in SLOT_TYPES:
             raise ValueError(f"template slot {m.group(0)}: give a type, one of {', '.join(SLOT_TYPES)}")
         if m.start() > pos:
-            parts.append(_lit(template[pos:m.start()]))
+            pieces.append(template[pos:m.start()])
         values = slots.get(kind, [])
         if _in_string(template, m.start()):
             values = [v.replace("\\", "\\\\").replace('"', '\\"') for v in values]
         else:
             values = [v for v in values if re.fullmatch(r"-?\d+(\.\d+)?|[A-Za-z_]\w*", v)]
-        if not values:
+        choices[name] = [v for v in choices.get(name, values) if v in values]
+        kinds[name] = kind
+        if not choices[name]:
             return None
-        parts.append(_alt(_lit(v) for v in values))
+        pieces.append((name, kind))
         pos = m.end()
     if pos < len(template):
-        parts.append(_lit(template[pos:]))
-    return " ".join(parts) if parts else None
+        pieces.append(template[pos:])
+    if not pieces:
+        return None
+    names = list(choices)
+    combos = []
+    total = 1
+    for n in names:
+        total *= len(choices[n])
+    if total <= _JOINT_MAX:
+        for values in itertools.product(*(choices[n] for n in names)):
+            picked = dict(zip(names, values))
+            words = [picked[n] for n in names if kinds[n] != "number"]
+            if len(set(words)) == len(words):
+                combos.append(picked)
+        if not combos:
+            return None
+        alts = ["".join(p if isinstance(p, str) else picked[p[0]] for p in pieces) for picked in combos]
+        return _alt(_lit(a) for a in alts)
+    return " ".join(_lit(p) if isinstance(p, str) else _alt(_lit(v) for v in choices[p[0]]) for p in pieces)
 
 
 def output_numbers(text: str, limit: int = 40) -> list[str]:
@@ -312,8 +366,8 @@ def _numbers(query: str | None, literals: str, seen: Sequence[str]) -> str | Non
 def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope: Sequence[str] = ("context",),
                  max_statements: int = 3, query: str | None = None, templates: Sequence[str] = (),
                  literals: str = "query", numbers: Sequence[str] = (), must_submit: bool = False,
-                 output_field: str = "answer", thought_chars: int = 160, inputs: Sequence[str] = ("context",),
-                 echo_query: bool = True, templates_first: bool = False) -> str:
+                 output_field: str = "answer", thought_chars: int = 100, inputs: Sequence[str] = ("context",),
+                 echo_query: bool = True, templates_first: bool = False, context: str | None = None) -> str:
     """The GBNF grammar of one step of an executor, over the tools of ``registry`` (ToolSpecs) with ``caps``.
 
     ``scope`` names the variables the step may read besides the assignable :data:`TARGET_NAMES`;
@@ -325,6 +379,7 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     thought with the query, copied by the grammar, so the code that follows is written right after it (a small
     model otherwise loses the question in a long prompt). ``templates_first`` makes the step one of the filled
     templates when any fills (a task's first step copies a retrieved procedure; later steps are free to differ).
+    ``context`` (the task's text) grounds ``ident`` slots (see :func:`query_slots`).
     """
     if fmt not in STEP_FORMATS:
         raise ValueError(f"fmt: {fmt!r}; use one of {', '.join(STEP_FORMATS)}")
@@ -348,7 +403,7 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
         b.add("num-lit", '"-"? [0-9]{1,9} ("." [0-9]{1,6})?')
         return b.text()
     calls = [_tool_call(spec, caps, b) for spec in specs]
-    slots = query_slots(query or "")
+    slots = query_slots(query or "", context)
     filled = [r for r in (template_rule(t, slots) for t in templates) if r is not None]
     code = _sequence(b, scope, max_statements, must_submit, calls, output_field, numbers, inputs)
     if filled:

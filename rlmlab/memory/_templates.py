@@ -22,7 +22,7 @@ __all__ = ["SLOT_TYPES", "TEMPLATE_MAX", "STEP_TEMPLATES_KEY", "Slot", "Template
 # What a slot may hold, read off the query: a word as written or lower-cased; an identifier-like token
 # (CamelCase, snake_case, any word); a ``prefix:Local`` CURIE; a number ("25%" gives 25); a path or file name;
 # text the query puts in quotes.
-SLOT_TYPES = ("word", "ident", "curie", "number", "path", "quoted")
+SLOT_TYPES = ("word", "ident", "curie", "property", "class", "number", "path", "quoted")
 TEMPLATE_MAX = 2000  # characters
 # Workspace.extras key under which the memory loop hands a rollout the injected templates
 # (a list of {"id", "title", "template"}, in injection order).
@@ -35,6 +35,8 @@ _VALUE = {
     "word": re.compile(r"[A-Za-z]+"),
     "ident": re.compile(r"[A-Za-z_][A-Za-z0-9_]*"),
     "curie": re.compile(r"[A-Za-z][\w-]*:[A-Za-z_][\w.-]*"),
+    "property": re.compile(r"[A-Za-z][\w-]*:[a-z_][\w.-]*"),  # RDF convention: properties are lowerCamelCase
+    "class": re.compile(r"[A-Za-z][\w-]*:[A-Z][\w.-]*"),  # and classes UpperCamelCase
     "number": re.compile(r"-?\d+(?:\.\d+)?"),
     "path": re.compile(r"[\w.-]+(?:/[\w.-]+)*/?|[\w.-]+\.\w+"),
     "quoted": re.compile(r"[^\n]{1,200}"),
@@ -150,7 +152,7 @@ def fill_template(text: str, values: dict[str, Any]) -> str:
     return "".join(out)
 
 
-_IN_STRING_ONLY = ("curie", "path", "quoted")
+_IN_STRING_ONLY = ("curie", "property", "class", "path", "quoted")
 _PLACEHOLDER = {"number": "1"}  # any other type: an identifier, valid inside and outside a string literal
 
 

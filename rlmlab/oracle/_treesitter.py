@@ -209,6 +209,25 @@ _ITEM_KINDS = {"function": ("function_item", "function_signature_item"), "struct
 _ERROR_KINDS = ("type_identifier", "try_expression", "match_arm", "call_expression", "macro_invocation")
 
 
+def walk_nodes(root: Any, *types: str):
+    """Every node of the given types below ``root``, in source order, by a Python TreeCursor walk."""
+    wanted = set(types)
+    cursor = root.walk()
+    visited = False
+    while True:
+        if not visited:
+            if cursor.node.type in wanted:
+                yield cursor.node
+            if cursor.goto_first_child():
+                continue
+        if cursor.goto_next_sibling():
+            visited = False
+            continue
+        if not cursor.goto_parent():
+            return
+        visited = True
+
+
 @cache
 def _kinds_query(kinds: tuple[tuple[str, str], ...]) -> Any:
     """A compiled query capturing each (node type, capture name) pair."""
@@ -297,21 +316,7 @@ class TreeSitterOracle:
 
     def _walk(self, *types: str):
         """Every node of the given types, in source order (a Python walk: only for macro invocations)."""
-        wanted = set(types)
-        cursor = self.root.walk()
-        visited = False
-        while True:
-            if not visited:
-                if cursor.node.type in wanted:
-                    yield cursor.node
-                if cursor.goto_first_child():
-                    continue
-            if cursor.goto_next_sibling():
-                visited = False
-                continue
-            if not cursor.goto_parent():
-                return
-            visited = True
+        return walk_nodes(self.root, *types)
 
     # -- items inside item-level macro bodies -------------------------------------------------------
 
