@@ -70,3 +70,10 @@ def demo(lm_spec: str, experiments: str, conditions: str, suite: str, tasks: int
     Console().print(f"[bold]executed notebook[/]: {done.notebook}", soft_wrap=True)
     Console().print(f"[bold]results[/]: " + "  ".join(str(d / "results.jsonl") for d in runs.values()), soft_wrap=True)
     Console().print(f"[bold]plots[/]: {done.run_dir / 'plots'}", soft_wrap=True)
+    from rlmlab.experiments._runner import read_results, summarise
+
+    failed = [f"{e} {cond}: {s['first_error']}" for e, d in runs.items()
+              for cond, s in summarise(read_results(d / "results.jsonl")).items() if s.get("all_failed")]
+    if failed:
+        raise click.ClickException(f"every run failed in {len(failed)} condition(s), so their figures measure "
+                                   f"nothing; {failed[0]}")

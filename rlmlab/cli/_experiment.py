@@ -69,6 +69,10 @@ def run(name: str, lm: str | None, suite: str | None, tasks: int | None, rollout
     console = Console()
     console.print(result)
     console.print(f"results: {result.run_dir / 'results.jsonl'}")
+    if result.failed_conditions:
+        first = result.summary[result.failed_conditions[0]]["first_error"]
+        raise click.ClickException(f"every run of {', '.join(result.failed_conditions)} failed, so its figures "
+                                   f"measure nothing; first error: {first}")
 
 
 @experiment.command("compare")

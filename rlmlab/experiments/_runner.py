@@ -63,6 +63,11 @@ class ExperimentRun:
     def __rich__(self) -> Any:
         return summary_table(self.summary, title=f"{self.run_id} ({self.rows} rows) in {self.run_dir}")
 
+    @property
+    def failed_conditions(self) -> list[str]:
+        """Conditions whose every run ended in an error (every LM call failed, say): nothing they report counts."""
+        return [cond for cond, s in self.summary.items() if s.get("all_failed")]
+
 
 def read_results(path: str | Path) -> list[dict[str, Any]]:
     """Rows of a results file; a last line cut short by a kill is skipped (its task runs again)."""
@@ -108,7 +113,9 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     per task, averaged over tasks; the pass rate of a vote condition), ``pass_at_n`` (any rollout right per
     task: an upper bound no selection can beat), ``rollouts_per_task`` (N). ``mean_salvaged`` (off-format
     replies per rollout) and ``golden_yield`` (share of code-suite rollouts the oracles accept as golden
-    records) are None for rows written before they were recorded.
+    records) are None for rows written before they were recorded. ``errors`` counts rows whose run ended in an
+    error (``first_error`` quotes one); ``all_failed`` is True when every row did (e.g. every LM call failed), so
+    the condition's other figures measure nothing.
     """
     out: dict[str, Any] = {}
     for cond in dict.fromkeys(r["condition"] for r in rows):
@@ -117,6 +124,9 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         tasks = _per_task(mine)
         out[cond] = {
             "rows": len(mine), "tasks": len(best),
+            "errors": sum(1 for r in mine if r.get("error")),
+            "all_failed": bool(mine) and all(r.get("error") and not r.get("converged") for r in mine),
+            "first_error": next((r["error"] for r in mine if r.get("error")), None),
             "pass_rate": _mean([float(r["success"]) for r in best]),
             "convergence": _mean([float(r["converged"]) for r in mine]),
             **{f"mean_{k}": _mean([float(r[k]) for r in mine]) for k in (

@@ -15,6 +15,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from rlmlab.errors import RLMLabError
+
 __all__ = ["SCRIPTS", "script_named", "output_fields"]
 
 _FIELDS = re.compile(r"Your output fields are:\n(.*?)(?:\n\n|All interactions)", re.S)
@@ -66,7 +68,13 @@ def _arith(messages: list[dict[str, str]]) -> str:
     return f"I am not sure; maybe {first.group(0) if first else 0}.\nAnswer: {first.group(0) if first else 0}"
 
 
-SCRIPTS: dict[str, Callable[[list[dict[str, str]]], str | dict[str, Any]]] = {"probe": _probe, "arith": _arith}
+def _fail(messages: list[dict[str, str]]) -> str:
+    """Every call fails, as an unreachable server or a wrong model name does: for testing the error paths."""
+    raise RLMLabError("scripted:fail: this LM fails every call (no server answered)")
+
+
+SCRIPTS: dict[str, Callable[[list[dict[str, str]]], str | dict[str, Any]]] = {
+    "probe": _probe, "arith": _arith, "fail": _fail}
 
 
 def script_named(name: str) -> Callable[[list[dict[str, str]]], str | dict[str, Any]]:
