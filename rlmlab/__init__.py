@@ -46,10 +46,32 @@ _EXPORTS = {
 }
 _WHERE = {name: mod for mod, names in _EXPORTS.items() for name in names}
 
-__all__ = sorted(_WHERE) + ["load_ipython_extension", "unload_ipython_extension"]
+__all__ = sorted(_WHERE) + ["default_workspace", "load_ipython_extension", "unload_ipython_extension"]
+
+
+# Tools imported from the top level are bound to one default workspace, so a plain script or notebook can call
+# ``blob(text)`` and ``ctx_peek(ref)`` directly; ``rlmlab.tools.<name>`` stays the registered function (workspace
+# first), and ``default_workspace()`` is that workspace (its blob store, caps and registry).
+_BOUND_TOOLS = {"blob", "ctx_stats", "ctx_peek", "ctx_slice", "ctx_find", "ast_query", "mem_search", "mem_get",
+                "mem_quote", "mem_add", "event_log", "sparql_query"}
+_DEFAULT_WORKSPACE: Any = None
+
+
+def default_workspace() -> Any:
+    """The workspace that the top-level tools (``from rlmlab import blob, ctx_peek``) act on; made on first use."""
+    global _DEFAULT_WORKSPACE
+    if _DEFAULT_WORKSPACE is None:
+        from rlmlab.tools import Workspace
+
+        _DEFAULT_WORKSPACE = Workspace()
+    return _DEFAULT_WORKSPACE
 
 
 def __getattr__(name: str) -> Any:
+    if name in _BOUND_TOOLS:
+        value = default_workspace().bound(name)
+        globals()[name] = value
+        return value
     if name in _WHERE:
         value = getattr(importlib.import_module(_WHERE[name]), name)
         globals()[name] = value
