@@ -58,3 +58,16 @@ def test_artifact_context_and_health(tmp_path):
     binary.write_bytes(b"\xfb\xff\x00")
     bad = run(main, ["memory", "artifact", str(binary), "--db", db, "--domain", "prov"])
     assert bad.exit_code == 1 and "not UTF-8 text" in bad.output
+
+
+def test_reading_commands_refuse_a_missing_or_foreign_database(tmp_path):
+    run = CliRunner().invoke
+    missing = tmp_path / "nowhere" / "mem.sqlite"
+    for cmd in (["memory", "search", "q"], ["memory", "stats"], ["memory", "health"], ["memory", "context", "q"]):
+        res = run(main, [*cmd, "--db", str(missing)])
+        assert res.exit_code == 1 and "no memory store there" in res.output and "Traceback" not in res.output
+    assert not missing.exists() and not missing.parent.exists()  # nothing created by a read
+    junk = tmp_path / "junk.sqlite"
+    junk.write_text("not a database\n")
+    res = run(main, ["memory", "stats", "--db", str(junk)])
+    assert res.exit_code == 1 and "not a memory store" in res.output

@@ -14,14 +14,26 @@ from rich.table import Table
 DEFAULT_DB = Path("runs/memory.sqlite")
 
 _db_option = click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB,
-                          show_default=True, help="The memory store (a SQLite file; created if missing).")
+                          show_default=True, help="The memory store (a SQLite file; import and artifact create it).")
 
 
-def _open(db: Path):
+def _open(db: Path, create: bool = False):
+    """The store at ``db``. Commands that only read refuse a missing file (they would create an empty store and
+    report nothing); a file that is not a SQLite database is a one-line error either way."""
+    import sqlite3
+
     from rlmlab.memory import MemoryStore
 
+    if not create and not db.exists():
+        raise click.ClickException(f"--db {db}: no memory store there; create one with "
+                                   f"`rlmlab memory import PACK --db {db}`")
+    if db.is_dir():
+        raise click.ClickException(f"--db {db}: a directory; give the store's SQLite file")
     db.parent.mkdir(parents=True, exist_ok=True)
-    return MemoryStore(db)
+    try:
+        return MemoryStore(db)
+    except sqlite3.DatabaseError as exc:
+        raise click.ClickException(f"--db {db}: not a memory store ({exc})") from None
 
 
 def _fail(exc: Exception) -> click.ClickException:
@@ -94,7 +106,7 @@ def import_(packs: tuple[Path, ...], db: Path) -> None:
     """Import JSONL packs (ids are stable: importing twice adds nothing)."""
     from rlmlab.memory import MemoryStoreError, import_pack
 
-    store = _open(db)
+    store = _open(db, create=True)
     for pack in packs:
         try:
             report = import_pack(store, pack)
@@ -218,7 +230,7 @@ def artifact(path: Path, db: Path, domain: str, kind: str, title: str | None, su
                        summary=read(summary_path) if summary_path else None)
     except ItemValidationError as exc:
         raise click.ClickException(f"{path}: {exc}") from None
-    result = _open(db).put_artifact(art)
+    result = _open(db, create=True).put_artifact(art)
     packed = pack_l3(art)
     click.echo(f"{'stored' if result.created else 'already stored'} {art.id} ({len(art.content)} chars); "
                f"packed summary: {packed.chars} chars")

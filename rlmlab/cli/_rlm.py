@@ -22,8 +22,21 @@ def run_and_show(query: str, path: Path, *, lm_spec: str, context_mode: str, max
     except (OSError, UnicodeDecodeError) as exc:
         raise click.BadParameter(f"{path}: cannot read as UTF-8 text ({exc})", param_hint="FILE") from None
     options = {"n_threads": n_threads} if lm_spec.startswith("local") else {}
-    with console.status(f"loading LM {lm_spec} ..."):
-        lm = make_lm(lm_spec, **options)
+    if turing_config is not None:
+        from rlmlab._paths import PROJECT_ROOT
+
+        found = turing_config if turing_config.exists() else PROJECT_ROOT / turing_config
+        if not found.is_file():
+            raise click.BadParameter(f"{turing_config}: no such file (looked in . and {PROJECT_ROOT})",
+                                     param_hint="--turing-config")
+        turing_config = found
+    from rlmlab.errors import RLMLabError
+
+    try:
+        with console.status(f"loading LM {lm_spec} ..."):
+            lm = make_lm(lm_spec, **options)
+    except (RLMLabError, ValueError) as exc:
+        raise click.BadParameter(str(exc), param_hint="--lm") from None
     protocol = None
     if turing_config is not None:
         from rlmlab.turing import TuringProtocol
