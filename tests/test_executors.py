@@ -5,6 +5,7 @@ import json
 import pytest
 
 from rlmlab.errors import ConfigError
+from rlmlab.executors._trajectory import clip_output
 from rlmlab.executors import (
     EXECUTORS, TRAJECTORY_FILE, Trajectory, make_executor, parse_reply, run_react, run_scratchpad,
 )
@@ -101,7 +102,8 @@ def test_scratchpad_truncated_history(rust_file, tmp_path):
     it = traj.iterations
     assert [i.output for i in it[2:4]] == [str(n), f"count {n}"] and it[4].output.startswith("FINAL:")
     assert [i.leakage.tool_calls for i in it] == [1, 1, 1, 0, 0] and it[1].leakage.large_returns == 1
-    assert it[1].output == text[:3000]  # the record keeps the whole output; the prompt gets it clipped
+    # the record keeps the output as the model saw it (clipped like the prompt) and its full size (issue 17)
+    assert it[1].output == clip_output(text[:3000], 500) and it[1].output_chars == 3000
     fifth = prompts[4]
     assert codes[0] not in fifth and all(c in fifth for c in codes[1:4])  # only the last 3 steps
     assert "1 earlier step not shown" in fifth

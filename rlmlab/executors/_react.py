@@ -17,7 +17,7 @@ from rlmlab.executors._context_events import ToolTap, call_events
 from rlmlab.executors._rlm import (
     RLM_SIGNATURE, close_trajectory, dspy_tools, make_guard, new_run_id, start_run,
 )
-from rlmlab.executors._trajectory import IterationRecord, Trajectory
+from rlmlab.executors._trajectory import IterationRecord, Trajectory, clip_output
 from rlmlab.handles import BlobRef, decode_handles, encode_handles
 from rlmlab.lm import CallRecorder, LenientChatAdapter, LMCall
 from rlmlab.tools import ToolRegistry, Workspace
@@ -32,16 +32,6 @@ def handle_description(ref: BlobRef) -> str:
     """What a tool-calling model is told about a context handle: it passes the key, it never holds the object."""
     return (f"{ref!r}: a handle to {ref.n:,} characters stored under the key {ref.key!r}. "
             f"Pass ref={ref.key!r} to ctx_stats, ctx_peek, ctx_slice or ctx_find to inspect it.")
-
-
-def clip_output(text: str, max_chars: int) -> str:
-    """``text`` as shown to the model: at most ``max_chars`` characters (head and tail), saying how much was cut."""
-    if len(text) <= max_chars:
-        return text
-    head = max_chars // 2
-    tail = max_chars - head
-    return f"{text[:head]}\n\n... ({len(text) - max_chars:,} of {len(text):,} characters omitted) ...\n\n" + (
-        text[-tail:] if tail else "")
 
 
 def _as_text(value: Any) -> str:
@@ -133,9 +123,10 @@ class MeteredReAct(dspy.ReAct):
                               completion_tokens=sum(c.output_tokens for c in calls))
         records, tapped = self._tap.drain()
         record = IterationRecord(
-            index=n, reasoning=thought, code=code, output=observation, tool_calls=[r.to_dict() for r in records],
-            leakage=leak, input_tokens=leak.prompt_tokens, output_tokens=leak.completion_tokens,
-            elapsed_ms=int((time.perf_counter() - t0) * 1000),
+            index=n, reasoning=thought, code=code, output=clip_output(observation, self.max_output_chars),
+            tool_calls=[r.to_dict() for r in records], leakage=leak, input_tokens=leak.prompt_tokens,
+            output_tokens=leak.completion_tokens, elapsed_ms=int((time.perf_counter() - t0) * 1000),
+            output_chars=len(observation),
         )
         if self.guard is not None:
             record.turing = self.guard.end_turn(f"{thought}\n{code}", observation)

@@ -18,7 +18,7 @@ from rlmlab.executors._constrain import StepConstraint, check_decoding, decoding
 from rlmlab.executors._context_events import TappedCall, TappedFactory, ToolTap, call_events
 from rlmlab.executors._interpreter import InterpreterFactory
 from rlmlab.executors._step_grammar import assigned_names, fields_grammar, output_numbers, step_grammar
-from rlmlab.executors._trajectory import TRAJECTORY_FILE, IterationRecord, Trajectory
+from rlmlab.executors._trajectory import TRAJECTORY_FILE, IterationRecord, Trajectory, clip_output
 from rlmlab.handles import BlobRef
 from rlmlab.lm import CallRecorder, LenientChatAdapter, LMCall, recorder_of
 from rlmlab.tools import ToolRegistry, Workspace
@@ -212,12 +212,12 @@ class MeteredRLM(dspy.RLM):
         records, tapped = self._tap.drain()
         record = IterationRecord(
             index=state["iteration"] + 1, reasoning=entry.get("reasoning", ""), code=entry["code"],
-            output=entry["output"], tool_calls=[r.to_dict() for r in records], leakage=leak,
-            input_tokens=leak.prompt_tokens, output_tokens=leak.completion_tokens,
-            elapsed_ms=int((time.perf_counter() - state["t0"]) * 1000),
+            output=clip_output(entry["output"], self.max_output_chars), tool_calls=[r.to_dict() for r in records],
+            leakage=leak, input_tokens=leak.prompt_tokens, output_tokens=leak.completion_tokens,
+            elapsed_ms=int((time.perf_counter() - state["t0"]) * 1000), output_chars=len(entry["output"]),
         )
-        if self.guard is not None:
-            record.turing = self.guard.end_turn(f"{record.reasoning}\n{record.code}", record.output)
+        if self.guard is not None:  # the guard sees the whole output (grounding may need its tail)
+            record.turing = self.guard.end_turn(f"{record.reasoning}\n{record.code}", entry["output"])
         self.records.append(record)
         self._log_context(record, calls, tapped, [c for c in lm_calls if c.role == "sub"])
         if fatal is not None:

@@ -26,9 +26,8 @@ from rlmlab.executors._constrain import check_decoding, decoding_note, grammar_l
 from rlmlab.executors._context_events import TappedFactory, ToolTap, call_events
 from rlmlab.executors._step_grammar import assigned_names, output_numbers, step_grammar
 from rlmlab.executors._interpreter import InterpreterFactory, RLMLabInterpreter
-from rlmlab.executors._react import clip_output
 from rlmlab.executors._rlm import close_trajectory, make_guard, new_run_id, start_run
-from rlmlab.executors._trajectory import IterationRecord, Trajectory
+from rlmlab.executors._trajectory import IterationRecord, Trajectory, clip_output
 from rlmlab.handles import BlobRef
 from rlmlab.lm import constrained
 from rlmlab.tools import ToolRegistry, Workspace
@@ -318,9 +317,10 @@ class _Loop:
                               completion_tokens=sum(c.output_tokens for c in calls))
         tool_records, tapped = self.tap.drain()
         record = IterationRecord(
-            index=n, reasoning=thought, code=code, output=output, tool_calls=[r.to_dict() for r in tool_records],
-            leakage=leak, input_tokens=leak.prompt_tokens, output_tokens=leak.completion_tokens,
-            elapsed_ms=int((time.perf_counter() - t0) * 1000),
+            index=n, reasoning=thought, code=code, output=clip_output(output, self.max_output_chars),
+            tool_calls=[r.to_dict() for r in tool_records], leakage=leak, input_tokens=leak.prompt_tokens,
+            output_tokens=leak.completion_tokens, elapsed_ms=int((time.perf_counter() - t0) * 1000),
+            output_chars=len(output),
         )
         if self.guard is not None:
             record.turing = self.guard.end_turn(f"{thought}\n{code}", output)
@@ -362,5 +362,4 @@ class _Loop:
         for event in call_events(tapped, sub_calls, n):
             self.trace.log_event(event)
         # What enters the next prompts is the clipped output (and only for history_k steps).
-        self.trace.log_event(ContextEvent.execution_output(clip_output(record.output, self.max_output_chars),
-                                                           iteration=n))
+        self.trace.log_event(ContextEvent.execution_output(record.output, iteration=n))  # stored clipped

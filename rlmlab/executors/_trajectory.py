@@ -15,6 +15,16 @@ __all__ = ["IterationRecord", "Trajectory", "TRAJECTORY_FILE"]
 TRAJECTORY_FILE = "trajectory.jsonl"
 
 
+def clip_output(text: str, max_chars: int) -> str:
+    """``text`` as shown to the model: at most ``max_chars`` characters (head and tail), saying how much was cut."""
+    if len(text) <= max_chars:
+        return text
+    head = max_chars // 2
+    tail = max_chars - head
+    return f"{text[:head]}\n\n... ({len(text) - max_chars:,} of {len(text):,} characters omitted) ...\n\n" + (
+        text[-tail:] if tail else "")
+
+
 @dataclass
 class IterationRecord:
     """One REPL iteration: what the model wrote, what ran, what came back, and what it cost."""
@@ -29,6 +39,9 @@ class IterationRecord:
     output_tokens: int
     elapsed_ms: int
     turing: list[dict[str, Any]] = field(default_factory=list)  # Turing rounds with violations in this step
+    # ``output`` is stored as the model was shown it (at most the executor's max_output_chars, head and tail);
+    # this is the full size (None in runs written before outputs were clipped).
+    output_chars: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
