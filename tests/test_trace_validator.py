@@ -200,3 +200,18 @@ def test_a_batch_reads_each_source_once_and_gives_the_verdicts_of_single_calls(t
     assert [(r.status, r.verdict, r.detail) for r in stats.results] == single
     assert len(reads) == 1 + len(list((tokio_src / "fs").rglob("*.rs")))  # file.rs, then the fs/ directory
     assert v._batch is None  # outside a batch every call looks at the files again
+
+
+def test_source_paths_outside_the_root_and_nan_lines_are_refused(tokio_src, tmp_path):
+    # issue 17: a trace's source_path may not climb out of --source-root; NaN/Infinity are not JSON
+    from rlmlab.oracle._records import MalformedLine, read_analysis_results
+
+    r = TraceValidator(tokio_src).validate(AnalysisResult("How many async functions are there?", "3",
+                                                          source_path="../../../../etc/passwd"))
+    assert r.status == "Unverified" and "outside the source root" in r.reason
+    traces = tmp_path / "t.jsonl"
+    traces.write_text('{"query": "How many async functions?", "answer": NaN, "source_path": "fs/file.rs"}\n'
+                      '{"query": "How many async functions?", "answer": "10", "source_path": "fs/file.rs"}\n')
+    items = list(read_analysis_results(traces))
+    assert isinstance(items[0], MalformedLine) and "NaN is not JSON" in str(items[0]) and items[0].line == 1
+    assert not isinstance(items[1], MalformedLine)

@@ -99,6 +99,10 @@ def _trajectory_files(path: Path) -> list[Path]:
     return sorted(path.rglob("trajectory.jsonl")) if path.is_dir() else [path]
 
 
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON (strict parsers reject it); write a number or null")
+
+
 def read_analysis_results(path: str | Path) -> Iterator[AnalysisResult | MalformedLine]:
     """Analysis results from a JSONL file, or from every ``trajectory.jsonl`` under a directory.
 
@@ -114,9 +118,12 @@ def read_analysis_results(path: str | Path) -> Iterator[AnalysisResult | Malform
                 if not raw.strip():
                     continue
                 try:
-                    record = json.loads(raw)
+                    record = json.loads(raw, parse_constant=_refuse_constant)
                 except json.JSONDecodeError as exc:
                     yield MalformedLine(str(file), number, f"not JSON ({exc.msg} at column {exc.colno})")
+                    continue
+                except ValueError as exc:  # NaN / Infinity: Python reads them, strict JSON parsers do not
+                    yield MalformedLine(str(file), number, str(exc))
                     continue
                 if not isinstance(record, dict):
                     yield MalformedLine(str(file), number, f"expected a JSON object, got {type(record).__name__}")

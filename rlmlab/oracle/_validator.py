@@ -240,6 +240,9 @@ class TraceValidator:
             path = Path(source_path)
             if not path.is_absolute() and self.source_root is not None:
                 path = self.source_root / path
+                if not path.resolve().is_relative_to(self.source_root.resolve()):
+                    raise SourceMissing(f"source_path {source_path!r} points outside the source root "
+                                        f"{self.source_root}; give a path below it")
         if path.is_file():
             return [(None, self._read(path))], source_path or str(path)
         if path.is_dir():
