@@ -1,6 +1,7 @@
 """Bounds and bad arguments of blob and the ctx_* tools, on a real Rust file."""
 
 import hashlib
+import re
 import io
 from contextlib import redirect_stdout
 
@@ -128,3 +129,19 @@ def test_non_ascii_text_stays_within_the_caps():
     ref = ws.call("blob", payload="日本語のテキスト。" * 1000)
     out = ws.call("ctx_peek", ref=ref, n=2000)
     assert len(out["preview"]) == 2000 and out["truncated"]
+
+
+def test_a_wrong_argument_type_is_a_tool_error_naming_the_argument(ws):
+    # issue 17: these raised TypeError (or a raw re.error / tree-sitter error) from inside the tools
+    from rlmlab.errors import ToolError
+
+    ref = ws.call("blob", "fn main() {}\n")
+    for name, kwargs, words in [("ctx_slice", {"start": "a", "end": 3}, "ctx_slice: start: expected an integer, got 'a'"),
+                                ("ctx_find", {"pattern": 5}, "ctx_find: pattern: expected a string, got 5"),
+                                ("ast_query", {"query": None}, "ast_query: query: expected a string, got None"),
+                                ("ctx_peek", {"n": True}, "ctx_peek: n: expected an integer, got True")]:
+        with pytest.raises(ToolError, match=re.escape(words)):
+            ws.call(name, ref, **kwargs)
+    with pytest.raises(ToolError, match="allowed 0 to 2000"):  # bounds stay the tool's own message
+        ws.call("ctx_peek", ref, n=5000)
+    assert ws.call("ctx_find", ref, "fn", k=5)["total"] == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
+from functools import lru_cache
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
@@ -109,6 +110,10 @@ class Workspace:
                 if hasattr(obs, "before_tool"):
                     obs.before_tool(name, raw)
         arguments = self.bind_arguments(spec, args, kwargs)
+        problem = type_problem(spec, arguments)
+        if problem is not None:
+            self._notify(ToolCallRecord(name, _preview_args(arguments), 0, problem))
+            raise ToolError(problem)
         try:
             result = spec.func(self, **arguments)
         except ToolError as exc:
@@ -139,6 +144,63 @@ class Workspace:
         params = list(inspect.signature(spec.func).parameters.values())[1:]
         call.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
         return call
+
+
+_TYPE_KEYS = ("type", "anyOf", "items", "properties", "required", "const", "enum")
+
+
+def _types_only(schema: Any) -> Any:
+    """The parts of an argument schema that say what type a value has (bounds stay the tools' own checks, whose
+    messages name the allowed range and the cap)."""
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: v for k, v in schema.items() if k in ("type", "required", "const", "enum")}
+    if "anyOf" in schema:
+        out["anyOf"] = [_types_only(v) for v in schema["anyOf"]]
+    if "items" in schema:
+        out["items"] = _types_only(schema["items"])
+    if "properties" in schema:
+        out["properties"] = {name: _types_only(v) for name, v in schema["properties"].items()}
+    return out
+
+
+@lru_cache(maxsize=256)
+def _type_validator(name: str, schema_json: str) -> Any:
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(_types_only(json.loads(schema_json)))
+
+
+def type_problem(spec: ToolSpec, arguments: dict[str, Any]) -> str | None:
+    """None if every argument has the type the tool's JSON Schema gives it, else one line naming the first
+    argument that does not (``ctx_find: pattern: expected a string, got 5``). Allowed values and ranges are
+    left to the tool, whose message names them."""
+    validator = _type_validator(spec.name, json.dumps(spec.schema, sort_keys=True, default=str))
+    instance = {k: encode_handles(v) for k, v in arguments.items()}
+    try:
+        error = next(iter(sorted(validator.iter_errors(instance), key=lambda e: list(e.absolute_path))), None)
+    except TypeError:  # a value jsonschema cannot look at (an object of some class): the tool decides
+        return None
+    if error is None:
+        return None
+    where = ".".join(str(p) for p in error.absolute_path) or "arguments"
+    shown = repr(error.instance)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    if error.validator == "type":
+        return f"{spec.name}: {where}: expected {_TYPE_NAMES.get(error.validator_value, error.validator_value)}, got {shown}"
+    options = error.validator_value if error.validator == "anyOf" else []
+    if options and all(isinstance(o, dict) and "type" in o for o in options):
+        kinds = ["a BlobRef" if _is_handle(o) else _TYPE_NAMES.get(o["type"], o["type"]) for o in options]
+        return f"{spec.name}: {where}: expected {' or '.join(dict.fromkeys(kinds))}, got {shown}"
+    return None  # a value of an allowed type but not an allowed value: the tool's own check says which
+
+
+def _is_handle(schema: dict[str, Any]) -> bool:
+    return schema.get("type") == "object" and "key" in schema.get("properties", {})
+
+
+_TYPE_NAMES = {"integer": "an integer", "string": "a string", "number": "a number", "boolean": "True or False",
+               "array": "a list", "object": "an object (a BlobRef for a handle)", "null": "None"}
 
 
 def _preview_args(arguments: dict[str, Any], limit: int = 200) -> dict[str, Any]:
