@@ -29,8 +29,10 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from rlmlab.tools import is_blobref_schema
+
 __all__ = ["step_grammar", "query_slots", "template_rule", "int_range", "SLOT_TYPES", "UNIT_CONSTANTS",
-           "STEP_FORMATS", "TARGET_NAMES", "assigned_names", "parse_slots", "output_numbers", "fields_grammar"]
+           "STEP_FORMATS", "TARGET_NAMES", "assigned_names", "output_numbers", "fields_grammar"]
 
 STEP_FORMATS = ("rlm", "react", "scratchpad")
 SLOT_TYPES = ("word", "ident", "curie", "property", "class", "number", "path", "quoted")
@@ -169,17 +171,6 @@ def query_slots(query: str, context: str | None = None) -> dict[str, list[str]]:
     return {k: list(dict.fromkeys(v)) for k, v in out.items()}
 
 
-def parse_slots(template: str) -> list[tuple[str, str]]:
-    """The ``{{name:type}}`` slots of a template, in order. ValueError for a slot without a known type."""
-    slots = []
-    for m in _SLOT.finditer(template):
-        name, kind = m.group(1), m.group(2)
-        if kind not in SLOT_TYPES:
-            raise ValueError(f"template slot {m.group(0)}: give a type, one of {', '.join(SLOT_TYPES)}")
-        slots.append((name, kind))
-    return slots
-
-
 def _in_string(template: str, pos: int) -> bool:
     """Whether ``pos`` is inside a string literal of the template's line (an odd number of quotes before it)."""
     line_start = template.rfind("\n", 0, pos) + 1
@@ -254,17 +245,13 @@ def assigned_names(code: str) -> list[str]:
 
 # -- argument types from JSON Schema -----------------------------------------------------------------------
 
-def _is_blobref(schema: dict[str, Any]) -> bool:
-    return schema.get("type") == "object" and "key" in schema.get("properties", {})
-
-
 def _value_rule(schema: dict[str, Any], ctx: "_Builder", json_mode: bool) -> str:
     """GBNF for one argument value of the given JSON Schema (Python literal, or JSON in ReAct's format)."""
     if "anyOf" in schema:
         return _alt(_value_rule(s, ctx, json_mode) for s in schema["anyOf"])
     if "enum" in schema:
         return _alt(_lit(json.dumps(v) if json_mode else repr(v)) for v in schema["enum"])
-    if _is_blobref(schema):
+    if is_blobref_schema(schema):
         return ctx.json_string if json_mode else _alt([ctx.var_ref, "str-lit"])
     kind = schema.get("type")
     if kind == "string":

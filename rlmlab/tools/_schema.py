@@ -11,7 +11,7 @@ from typing import Annotated, Any, Callable, Literal, Union, get_args, get_origi
 
 from rlmlab.handles import BLOBREF_TAG, BlobRef
 
-__all__ = ["Bounds", "schema_for", "parse_docstring"]
+__all__ = ["Bounds", "schema_for", "parse_docstring", "is_blobref_schema"]
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,11 @@ BLOBREF_SCHEMA: dict[str, Any] = {
     "properties": {BLOBREF_TAG: {"const": True}, "key": {"type": "string"}, "n": {"type": "integer"}},
     "required": ["key"],
 }
+
+def is_blobref_schema(schema: Any) -> bool:
+    """Whether an argument schema (or one ``anyOf`` option of it) is the BlobRef handle's."""
+    return isinstance(schema, dict) and schema.get("type") == "object" and "key" in schema.get("properties", {})
+
 
 _PRIMITIVES = {str: "string", int: "integer", float: "number", bool: "boolean", dict: "object", list: "array"}
 

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 from rlmlab.errors import ToolError
 from rlmlab.handles import BlobStore, encode_handles
 from rlmlab.tools._registry import TOOLS, ToolRegistry, ToolSpec
+from rlmlab.tools._schema import is_blobref_schema
 
 __all__ = ["ToolCaps", "Workspace", "ToolObserver", "ToolCallRecord"]
 
@@ -190,13 +191,9 @@ def type_problem(spec: ToolSpec, arguments: dict[str, Any]) -> str | None:
         return f"{spec.name}: {where}: expected {_TYPE_NAMES.get(error.validator_value, error.validator_value)}, got {shown}"
     options = error.validator_value if error.validator == "anyOf" else []
     if options and all(isinstance(o, dict) and "type" in o for o in options):
-        kinds = ["a BlobRef" if _is_handle(o) else _TYPE_NAMES.get(o["type"], o["type"]) for o in options]
+        kinds = ["a BlobRef" if is_blobref_schema(o) else _TYPE_NAMES.get(o["type"], o["type"]) for o in options]
         return f"{spec.name}: {where}: expected {' or '.join(dict.fromkeys(kinds))}, got {shown}"
     return None  # a value of an allowed type but not an allowed value: the tool's own check says which
-
-
-def _is_handle(schema: dict[str, Any]) -> bool:
-    return schema.get("type") == "object" and "key" in schema.get("properties", {})
 
 
 _TYPE_NAMES = {"integer": "an integer", "string": "a string", "number": "a number", "boolean": "True or False",
