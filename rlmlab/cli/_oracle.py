@@ -73,13 +73,18 @@ def ast_query_cmd(query: str, paths: tuple[Path, ...], limit: int, as_json: bool
     from rlmlab.oracle import AstQueryError, TreeSitterOracle
 
     files = [f for p in paths for f in (sorted(p.rglob("*.rs")) if p.is_dir() else [p])]
-    console = Console()
-    total = 0
+    console, errors = Console(), Console(stderr=True)
+    total, skipped = 0, 0
     for file in files:
         try:
             text = file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise click.BadParameter(f"{file}: cannot read as UTF-8 text ({exc})", param_hint="PATHS") from None
+            if file in paths:  # named on the command line: refuse it
+                raise click.BadParameter(f"{file}: cannot read as UTF-8 text ({exc})", param_hint="PATHS") from None
+            skipped += 1  # found under a directory: skip it and go on with the others
+            errors.print(f"{file}: skipped, not UTF-8 text ({type(exc).__name__})", markup=False, highlight=False,
+                         soft_wrap=True)
+            continue
         try:
             matches = TreeSitterOracle(text, str(file)).query(query)
         except AstQueryError as exc:
@@ -93,4 +98,5 @@ def ast_query_cmd(query: str, paths: tuple[Path, ...], limit: int, as_json: bool
         if len(matches) > limit:
             console.print(f"{file}: ... {len(matches) - limit} more (use -k)", style="dim")
     if not as_json:
-        Console(stderr=True).print(f"{total} match(es) in {len(files)} file(s)", style="dim")
+        errors.print(f"{total} match(es) in {len(files) - skipped} file(s)"
+                     + (f", {skipped} skipped" if skipped else ""), style="dim")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -25,7 +26,7 @@ from dspy.utils.callback import with_callbacks
 from rlmlab.errors import ToolError
 from rlmlab.handles import decode_handles, encode_handles
 from rlmlab.lm import call_role
-from rlmlab.tools import Workspace
+from rlmlab.tools import DEADLINE_KEY, Workspace
 
 __all__ = ["RLMLabInterpreter", "InterpreterFactory", "LOCAL_INTERPRETER_DIFFERENCES"]
 
@@ -44,6 +45,9 @@ LOCAL_INTERPRETER_DIFFERENCES: dict[str, str] = {
     "constructor": "The first argument is the rlmlab Workspace whose registered tools the code may call; "
                    "``step_timeout`` (default 30 s) is LocalInterpreter's ``execution_timeout`` (default none). "
                    "``tools``, ``output_fields`` and ``callbacks`` are accepted as in LocalInterpreter.",
+    "crash_recovery": "A worker that dies during a step (os._exit, a signal such as the out-of-memory killer's "
+                      "SIGKILL, a broken reply) is restarted like a timed-out one and the step returns an "
+                      "'[Error] WorkerCrash: ...' string; LocalInterpreter raises CodeInterpreterError.",
     "replayed_setup_callbacks": "The setup replayed after a timeout restart runs without execute callbacks "
                                 "(the caller did not ask for it again); the restart's start() fires the startup "
                                 "callbacks.",
@@ -75,14 +79,18 @@ class RLMLabInterpreter(LocalInterpreter):
 
     def __init__(self, workspace: Workspace | None = None, tools: dict[str, Any] | None = None,
                  output_fields: list[dict[str, Any]] | None = None, *, step_timeout: float = 30.0,
-                 sub_call_counter: Any = None, callbacks: list[Any] | None = None):
+                 sub_call_counter: Any = None, callbacks: list[Any] | None = None,
+                 memory_limit_mb: int | None = None):
         super().__init__(tools=tools, output_fields=output_fields, execution_timeout=step_timeout,
                          callbacks=callbacks)
         self.workspace = workspace if workspace is not None else Workspace()
         self.sub_call_counter = sub_call_counter
+        self.memory_limit_mb = memory_limit_mb
         self.recording_setup = False
         self._setup: list[tuple[str, dict[str, Any]]] = []
         self.restarts = 0
+        self.crashes = 0
+        self._started: subprocess.Popen[str] | None = None  # the latest worker (kept after a crash clears _process)
 
     @with_callbacks  # DSPy's startup callbacks (on_interpreter_startup_*), also when a timeout restarts the worker
     def start(self) -> None:
@@ -90,15 +98,18 @@ class RLMLabInterpreter(LocalInterpreter):
             raise CodeInterpreterError("RLMLabInterpreter session has been shut down.")
         if self._process is not None:
             return
+        env = None
+        if self.memory_limit_mb:
+            env = {**os.environ, "RLMLAB_WORKER_MEMORY_MB": str(int(self.memory_limit_mb))}
         try:
             process = subprocess.Popen(
-                [sys.executable, str(_WORKER), str(_DSPY_WORKER)],
+                [sys.executable, str(_WORKER), str(_DSPY_WORKER)], env=env,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                 start_new_session=os.name == "posix", text=True,
             )
         except OSError as exc:
             raise CodeInterpreterError(f"Unable to start Python worker: {exc}") from exc
-        self._process = process
+        self._process = self._started = process
         threading.Thread(target=self._read_responses, args=(process,), daemon=True).start()
         message = self._receive(time.monotonic() + 30, "Python worker did not start within 30 seconds.")
         if message.get("type") != "ready":
@@ -108,14 +119,35 @@ class RLMLabInterpreter(LocalInterpreter):
     def execute(self, code: str, variables: dict[str, Any] | None = None) -> Any:
         if self.recording_setup:
             self._setup.append((code, dict(variables or {})))
+        if self.execution_timeout is not None:  # tools the code calls may not outlast the step (tools/_bounded.py)
+            self.workspace.extras[DEADLINE_KEY] = time.monotonic() + self.execution_timeout
         try:
             return _local_execute(self, code, variables)
         except CodeInterpreterError as exc:
-            if self.recording_setup or "execution timeout" not in str(exc):
+            process = self._started
+            if self.recording_setup or process is None:
                 raise
-        self._restart()
-        return (f"[Error] TimeoutError: the step ran over {self.execution_timeout:g}s and was stopped. "
-                "The REPL restarted: your inputs and tools are back, variables you defined are gone.")
+            if "execution timeout" in str(exc):
+                self._restart()
+                return (f"[Error] TimeoutError: the step ran over {self.execution_timeout:g}s and was stopped. "
+                        "The REPL restarted: your inputs and tools are back, variables you defined are gone.")
+            if not str(exc).startswith(_TERMINAL):  # a misuse of the API (bad variables, ...), not a dead worker
+                raise
+            self.crashes += 1
+            self._restart()
+            return (f"[Error] WorkerCrash: the REPL process {_how_it_ended(exc, process)} during this step. "
+                    "The REPL restarted: your inputs and tools are back, variables you defined are gone.")
+        finally:
+            self.workspace.extras.pop(DEADLINE_KEY, None)
+
+    def _read_responses(self, process: subprocess.Popen[str]) -> None:
+        # The queue of this process, not ``self._responses`` at each line: after a restart the old process's
+        # reader must not put its end-of-stream into the new process's queue.
+        responses = self._responses
+        assert process.stdout is not None
+        for line in process.stdout:
+            responses.put(line)
+        responses.put(None)
 
     def _restart(self) -> None:
         self.restarts += 1
@@ -152,6 +184,29 @@ class RLMLabInterpreter(LocalInterpreter):
             with call_role("sub"):
                 return _local_invoke_tool(self, tool_name, args, kwargs)
         return encode_handles(_local_invoke_tool(self, tool_name, args, kwargs))
+
+
+_TERMINAL = ("Python worker exited unexpectedly", "Python worker returned invalid JSON",
+             "Python worker returned an invalid message", "Python worker returned an unknown message",
+             "Python worker failed", "Unable to send request to Python worker")
+
+
+def _how_it_ended(exc: CodeInterpreterError, process: subprocess.Popen[str]) -> str:
+    message = str(exc)
+    if not message.startswith("Python worker exited unexpectedly"):  # alive but broken: the host stopped it
+        detail = message.removeprefix("Python worker failed: ")
+        return f"was stopped ({detail[:200]})"
+    code = process.poll()
+    if code is None:
+        return "stopped answering"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        hint = " (what the out-of-memory killer sends)" if -code == signal.SIGKILL else ""
+        return f"was killed by {name}{hint}"
+    return f"exited with status {code}"
 
 
 # LocalInterpreter's methods without their callback wrappers: RLMLabInterpreter's own wrappers fire the

@@ -9,8 +9,15 @@ cross the JSON boundary in both directions.
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
+
+if os.environ.get("RLMLAB_WORKER_MEMORY_MB"):  # RLMLabInterpreter(memory_limit_mb=...): cap the address space
+    import resource
+
+    _limit = int(os.environ["RLMLAB_WORKER_MEMORY_MB"]) * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (_limit, _limit))
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 

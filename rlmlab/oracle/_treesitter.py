@@ -236,6 +236,21 @@ def _kinds_query(kinds: tuple[tuple[str, str], ...]) -> Any:
     return tree_sitter.Query(rust_language(), " ".join(f"({t}) @{name}" for t, name in kinds))
 
 
+def _compiled_user_query(s_expression: str) -> Any:
+    """The compiled query, or AstQueryError with the row and column tree-sitter reports."""
+    import tree_sitter
+
+    try:
+        return _user_query(s_expression)
+    except tree_sitter.QueryError as exc:
+        message = str(exc)
+        pos = _POSITION.search(message)
+        if pos:
+            raise AstQueryError(s_expression, message, int(pos.group(1)), int(pos.group(2))) from None
+        lines = s_expression.splitlines() or [""]
+        raise AstQueryError(s_expression, message, len(lines) - 1, len(lines[-1])) from None
+
+
 @lru_cache(maxsize=256)
 def _user_query(s_expression: str) -> Any:
     """A compiled user query (ast_query, TreeSitterOracle.query); QueryError is raised, not cached."""
@@ -491,25 +506,34 @@ class TreeSitterOracle:
 
     def query(self, s_expression: str) -> list[AstMatch]:
         """Every match of a tree-sitter query, with its first line and named captures, in source order."""
+        return self.query_first(s_expression, None)[1]
+
+    def query_first(self, s_expression: str, k: int | None) -> tuple[int, list[AstMatch]]:
+        """(number of matches, the first ``k`` of them in source order); all of them when ``k`` is None.
+
+        Only the ``k`` kept matches have their captures' text read, so a query with millions of matches counts
+        them in bounded memory.
+        """
+        import heapq
+
         import tree_sitter
 
-        try:
-            q = _user_query(s_expression)
-        except tree_sitter.QueryError as exc:
-            message = str(exc)
-            pos = _POSITION.search(message)
-            if pos:
-                raise AstQueryError(s_expression, message, int(pos.group(1)), int(pos.group(2))) from None
-            lines = s_expression.splitlines() or [""]
-            raise AstQueryError(s_expression, message, len(lines) - 1, len(lines[-1])) from None
+        q = _compiled_user_query(s_expression)
+        kept: list[tuple[int, int, int, dict[str, list[Any]]]] = []  # (-line, -seq, ...): a max-heap
+        total = 0
+        for seq, (index, captured) in enumerate(tree_sitter.QueryCursor(q).matches(self.root)):
+            total += 1
+            line = min((n.start_point[0] + 1 for nodes in captured.values() for n in nodes), default=0)
+            if k is None or len(kept) < k:
+                heapq.heappush(kept, (-line, -seq, index, captured))
+            elif (line, seq) < (-kept[0][0], -kept[0][1]):
+                heapq.heapreplace(kept, (-line, -seq, index, captured))
         out = []
-        for index, captured in tree_sitter.QueryCursor(q).matches(self.root):
+        for neg_line, _, index, captured in sorted(kept, key=lambda e: (-e[0], -e[1])):
             caps = {name: [Capture(_text(n), n.start_point[0] + 1, n.start_point[1] + 1) for n in nodes]
                     for name, nodes in captured.items()}
-            lines = [c.line for cs in caps.values() for c in cs]
-            out.append(AstMatch(index, min(lines) if lines else 0, caps))
-        out.sort(key=lambda m: m.line)
-        return out
+            out.append(AstMatch(index, -neg_line, caps))
+        return total, out
 
     # -- structural verification --------------------------------------------------------------------
 

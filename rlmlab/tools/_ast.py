@@ -7,6 +7,8 @@ from typing import Annotated
 
 from rlmlab.errors import ToolError
 from rlmlab.handles import BlobRef
+from rlmlab.tools._bounded import run_bounded, time_left
+from rlmlab.tools._clip import clip_json
 from rlmlab.tools._context import _check_range
 from rlmlab.tools._registry import tool
 from rlmlab.tools._schema import Bounds
@@ -44,7 +46,7 @@ def ast_query(
         query: a tree-sitter query, e.g. "(function_item name: (identifier) @name)".
         k: matches to return, 1 to the find cap (default cap 100).
     """
-    from rlmlab.oracle import AstQueryError, TreeSitterOracle
+    import rlmlab.oracle  # noqa: F401 - tree-sitter is loaded here, before the fork, not in each worker
 
     _check_range("k", k, 1, ws.caps.find_k_max)
     if not query.strip():
@@ -52,15 +54,25 @@ def ast_query(
     if len(query) > ws.caps.pattern_max:
         raise ToolError(f"query: {len(query)} characters, over the cap of {ws.caps.pattern_max}")
     text, label = _source_of(ws, ref_or_path)
+    total, matches = run_bounded(_first_matches, text, label, query, k, ws.caps.snippet_chars,
+                                 ws.caps.captures_max, ws.extras.get("parse_cache"),
+                                 seconds=time_left(ws), memory_mb=ws.caps.tool_memory_mb, what="ast_query")
+    return {"source": label, "query": query, "total": total, "matches": matches, "truncated": total > k}
+
+
+def _first_matches(text: str, label: str, query: str, k: int, width: int, captures_max: int,
+                   cache: object) -> tuple[int, list[dict]]:
+    """(number of matches, the first k as the tool shows them); runs in the bounded worker."""
+    from rlmlab.oracle import AstQueryError, TreeSitterOracle
+
     try:
-        found = TreeSitterOracle(text, label, cache=ws.extras.get("parse_cache")).query(query)
+        total, found = TreeSitterOracle(text, label, cache=cache).query_first(query, k)
     except AstQueryError as exc:
         raise ToolError(f"query: {exc}") from None
-    width = ws.caps.snippet_chars
     matches = []
-    for m in found[:k]:
+    for m in found:
         shown: dict[str, list[str]] = {}
-        for name, c in [(name, c) for name, cs in m.captures.items() for c in cs][: ws.caps.captures_max]:
-            shown.setdefault(name, []).append(" ".join(c.text.split())[:width])
+        for name, c in [(name, c) for name, cs in m.captures.items() for c in cs][:captures_max]:
+            shown.setdefault(name, []).append(clip_json(" ".join(c.text.split())[:width], width + 2))
         matches.append({"line": m.line, "captures": {n: v[0] if len(v) == 1 else v for n, v in shown.items()}})
-    return {"source": label, "query": query, "total": len(found), "matches": matches, "truncated": len(found) > k}
+    return total, matches

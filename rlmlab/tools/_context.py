@@ -6,13 +6,14 @@ rather than silently clamping a request outside its caps.
 
 from __future__ import annotations
 
-import bisect
 import hashlib
-import re
-from typing import Annotated, Literal
+from functools import lru_cache
+from typing import Annotated, Any, Literal
 
 from rlmlab.errors import ToolError
 from rlmlab.handles import BlobRef
+from rlmlab.tools._bounded import time_left
+from rlmlab.tools._clip import clip_json, json_width
 from rlmlab.tools._registry import tool
 from rlmlab.tools._schema import Bounds
 from rlmlab.tools._workspace import Workspace
@@ -60,7 +61,8 @@ def ctx_peek(ws: Workspace, ref: BlobRef | str, n: Annotated[int, Bounds(minimum
     """
     _check_range("n", n, 0, ws.caps.peek_max)
     text = ws.store.get(ref)
-    return {"key": _key(ref), "length": len(text), "preview": text[:n], "truncated": len(text) > n}
+    preview = clip_json(text[:n], 2 * ws.caps.peek_max)  # control characters take six characters each in JSON
+    return {"key": _key(ref), "length": len(text), "preview": preview, "truncated": len(text) > len(preview)}
 
 
 @tool(cap=lambda caps: 2 * max(caps.slice_max, caps.slice_lines_max * 200) + _OVERHEAD, group="context")
@@ -92,7 +94,12 @@ def ctx_slice(
                 f"end: slice of {end - start} characters is over the cap of {ws.caps.slice_max}; "
                 f"use end <= start + {ws.caps.slice_max}"
             )
-        return {"key": _key(ref), "unit": unit, "start": start, "end": min(end, len(text)), "text": text[start:end]}
+        excerpt = clip_json(text[start:end], 2 * ws.caps.slice_max)
+        out = {"key": _key(ref), "unit": unit, "start": start, "end": min(start + len(excerpt), len(text)),
+               "text": excerpt}
+        if len(excerpt) < len(text[start:end]):
+            out["clipped"] = True  # escapes (control characters, quotes) made the excerpt too large as JSON
+        return out
     if start < 1:
         raise ToolError("start: line numbers start at 1")
     if end - start + 1 > ws.caps.slice_lines_max:
@@ -102,7 +109,7 @@ def ctx_slice(
         )
     lines = text.splitlines(keepends=True)[start - 1 : end]
     excerpt = "".join(lines)
-    if len(excerpt) > ws.caps.slice_lines_max * 200:
+    if json_width(excerpt) > 2 * ws.caps.slice_lines_max * 200:
         raise ToolError(
             f"end: lines {start}-{end} hold {len(excerpt)} characters, over the cap of "
             f"{ws.caps.slice_lines_max * 200}; ask for fewer lines"
@@ -110,7 +117,8 @@ def ctx_slice(
     return {"key": _key(ref), "unit": unit, "start": start, "end": start + len(lines) - 1, "text": excerpt}
 
 
-@tool(cap=lambda caps: caps.find_k_max * (caps.snippet_chars * 2 + 64) + _OVERHEAD, group="context")
+@tool(cap=lambda caps: caps.find_k_max * (caps.snippet_chars * 2 + 64) + 2 * caps.pattern_max + _OVERHEAD,
+      group="context")
 def ctx_find(
     ws: Workspace,
     ref: BlobRef | str,
@@ -122,7 +130,7 @@ def ctx_find(
 
     Args:
         ref: a BlobRef or a blob key.
-        pattern: a Python regular expression.
+        pattern: a regular expression in Python re syntax, run with a time limit.
         k: matches to return, 1 to the find cap (default cap 100).
         ignore_case: match without regard to case.
     """
@@ -131,26 +139,48 @@ def ctx_find(
         raise ToolError("pattern: empty; give a regular expression")
     if len(pattern) > ws.caps.pattern_max:
         raise ToolError(f"pattern: {len(pattern)} characters, over the cap of {ws.caps.pattern_max}")
-    try:
-        rx = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
-    except re.error as exc:
-        raise ToolError(f"pattern: invalid regular expression {pattern!r}: {exc}") from None
+    rx = _compile(pattern, ignore_case)
     text = ws.store.get(ref)
-    line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+    seconds = time_left(ws)
+    if seconds <= 0:
+        raise ToolError("ctx_find: no time left in this step; end the step and try again in the next one")
     width = 2 * ws.caps.snippet_chars
-    matches, total = [], 0
-    for m in rx.finditer(text):
-        total += 1
-        if len(matches) < k:
-            line = bisect.bisect_right(line_starts, m.start())
-            lo = line_starts[line - 1]
-            hi = text.find("\n", lo)
-            hi = len(text) if hi == -1 else hi
-            if hi - lo > width:  # clip a long line to a window that starts a little before the match
-                lo = max(lo, min(m.start() - ws.caps.snippet_chars // 4, hi - width))
-                hi = lo + width
-            matches.append({"offset": m.start(), "line": line, "text": text[lo:hi]})
-    return {"key": _key(ref), "pattern": pattern, "total": total, "matches": matches, "truncated": total > k}
+    matches, total, line, pos = [], 0, 1, 0
+    complete = True
+    try:  # one pass: the first k matches are kept, the rest only counted (memory stays bounded)
+        for m in rx.finditer(text, timeout=seconds):
+            total += 1
+            if len(matches) < k:
+                line += text.count("\n", pos, m.start())
+                pos = m.start()
+                lo = text.rfind("\n", 0, pos) + 1
+                hi = text.find("\n", pos)
+                hi = len(text) if hi == -1 else hi
+                if hi - lo > width:  # clip a long line to a window that starts a little before the match
+                    lo = max(lo, min(pos - ws.caps.snippet_chars // 4, hi - width))
+                    hi = lo + width
+                matches.append({"offset": pos, "line": line, "text": clip_json(text[lo:hi], width + 2)})
+    except TimeoutError:
+        if not matches:
+            raise ToolError(f"pattern: {pattern!r} did not finish within {seconds:.3g} s (nested repeats such as "
+                            "(a+)+ backtrack without end); simplify it or search a smaller slice") from None
+        complete = False
+    out = {"key": _key(ref), "pattern": pattern, "total": total, "matches": matches, "truncated": total > k}
+    if not complete:
+        out["total_complete"] = False  # counting stopped at the time limit: total is a lower bound
+    return out
+
+
+@lru_cache(maxsize=128)
+def _compile(pattern: str, ignore_case: bool) -> Any:
+    """The pattern compiled by the ``regex`` package (re-compatible syntax; matching honours a timeout, which
+    the standard library's re cannot)."""
+    import regex
+
+    try:
+        return regex.compile(pattern, regex.IGNORECASE if ignore_case else 0)
+    except (regex.error, OverflowError, RecursionError) as exc:
+        raise ToolError(f"pattern: invalid regular expression {pattern!r}: {exc}") from None
 
 
 def _key(ref: BlobRef | str) -> str:

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from rlmlab.errors import ConfigError, ToolError
+from rlmlab.tools._bounded import run_bounded, time_left
+from rlmlab.tools._clip import clip_json
 from rlmlab.tools._registry import tool
 from rlmlab.tools._schema import Bounds
 from rlmlab.tools._workspace import ToolCaps, Workspace
@@ -93,17 +95,7 @@ def ontology_of(ws: Workspace) -> Graph:
 
 
 def _clip_json(text: str, n: int) -> str:
-    """``text`` cut so that its JSON string form (quotes, escapes) takes at most ``n`` characters."""
-    if len(json.dumps(text, ensure_ascii=False)) <= n:
-        return text
-    out, used = [], 2 + 1  # the quotes and the ellipsis
-    for ch in text:
-        width = len(json.dumps(ch, ensure_ascii=False)) - 2
-        if used + width > n:
-            break
-        out.append(ch)
-        used += width
-    return "".join(out) + "…"
+    return clip_json(text, n, "…")
 
 
 @tool(cap=_result_cap, group="ontology")
@@ -127,26 +119,10 @@ def sparql_query(
     if len(query) > query_max:
         raise ToolError(f"query: {len(query)} characters, over the cap of {query_max}")
     graph = ontology_of(ws)
-    try:
-        result = graph.query(query)
-    except Exception as exc:  # pyparsing ParseException, rdflib's plain Exception for unknown prefixes, ...
-        detail = getattr(exc, "msg", None) or str(exc)
-        where = f" at line {exc.lineno}, column {exc.col}" if hasattr(exc, "lineno") and hasattr(exc, "col") else ""
-        raise ToolError(f"query: SPARQL error{where}: {' '.join(str(detail).split())[:300]}") from None
+    import rdflib.plugins.sparql  # noqa: F401 - the SPARQL engine is loaded here, before the fork
 
-    nm = graph.namespace_manager
-    if result.type == "ASK":
-        variables, rows, more = ["ask"], [{"ask": bool(result.askAnswer)}], False
-    elif result.type == "SELECT":
-        variables = [str(v) for v in result.vars or []]
-        taken = list(itertools.islice(iter(result), limit + 1))  # rdflib evaluates SELECT lazily
-        more = len(taken) > limit
-        rows = [{v: (None if t is None else t.n3(nm)) for v, t in zip(variables, row)} for row in taken[:limit]]
-    else:  # CONSTRUCT / DESCRIBE: the result graph's triples, sorted so the blob is deterministic
-        variables = ["s", "p", "o"]
-        triples = sorted(result.graph) if result.graph is not None else []
-        more = len(triples) > limit
-        rows = [{"s": s.n3(nm), "p": p.n3(nm), "o": o.n3(nm)} for s, p, o in triples[:limit]]
+    kind, variables, rows, more = run_bounded(_evaluate, graph, query, limit, seconds=time_left(ws),
+                                              memory_mb=ws.caps.tool_memory_mb, what="sparql_query")
 
     ref = ws.store.put("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     width = ws.caps.snippet_chars + 2
@@ -158,7 +134,7 @@ def sparql_query(
     ]
     out: dict[str, Any] = {
         "ref": ref,
-        "type": result.type,
+        "type": kind,
         "vars": [_clip_json(v, _NAME_CLIP) for v in shown_vars],
         "vars_total": len(variables),
         "rows": len(rows),
@@ -168,6 +144,31 @@ def sparql_query(
     if not rows:
         out["warnings"] = _warnings(query, graph)
     return out
+
+
+def _evaluate(graph: Graph, query: str, limit: int) -> tuple[str, list[str], list[dict[str, Any]], bool]:
+    """(result type, variables, at most ``limit`` rows in N3, whether there were more); runs in the bounded
+    worker, so a query that explodes is stopped there."""
+    try:
+        result = graph.query(query)
+        nm = graph.namespace_manager
+        if result.type == "ASK":
+            return "ASK", ["ask"], [{"ask": bool(result.askAnswer)}], False
+        if result.type == "SELECT":
+            variables = [str(v) for v in result.vars or []]
+            taken = list(itertools.islice(iter(result), limit + 1))  # rdflib evaluates SELECT lazily
+            rows = [{v: (None if t is None else t.n3(nm)) for v, t in zip(variables, row)} for row in taken[:limit]]
+            return "SELECT", variables, rows, len(taken) > limit
+        # CONSTRUCT / DESCRIBE: the result graph's triples, sorted so the blob is deterministic
+        triples = sorted(result.graph) if result.graph is not None else []
+        rows = [{"s": s.n3(nm), "p": p.n3(nm), "o": o.n3(nm)} for s, p, o in triples[:limit]]
+        return result.type, ["s", "p", "o"], rows, len(triples) > limit
+    except (MemoryError, RecursionError):
+        raise
+    except Exception as exc:  # pyparsing ParseException, rdflib's plain Exception for unknown prefixes, re.error
+        detail = getattr(exc, "msg", None) or str(exc)  # from a regex() filter, ... : all the query's to fix
+        where = f" at line {exc.lineno}, column {exc.col}" if hasattr(exc, "lineno") and hasattr(exc, "col") else ""
+        raise ToolError(f"query: SPARQL error{where}: {' '.join(str(detail).split())[:300]}") from None
 
 
 def _warnings(query: str, graph: Graph) -> list[str]:

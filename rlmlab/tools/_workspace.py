@@ -35,8 +35,10 @@ class ToolCaps:
     sparql_limit_max: int = 10000  # sparql_query: largest limit (rows kept in the result blob)
     sparql_preview_rows: int = 5  # sparql_query: rows shown in the preview
     sparql_query_max: int = 4000  # sparql_query: longest query, in characters
+    tool_timeout_s: float = 10.0  # ctx_find's regex, ast_query, sparql_query: wall time of one call (seconds)
+    tool_memory_mb: int = 1024  # ast_query, sparql_query: memory one call may add (their worker is killed past it)
 
-    def to_dict(self) -> dict[str, int]:
+    def to_dict(self) -> dict[str, float]:
         return asdict(self)
 
 
