@@ -22,7 +22,9 @@ from dspy.utils.callback import BaseCallback
 
 from rlmlab.executors import RLM_SIGNATURE, InterpreterFactory, MeteredRLM, RLMLabInterpreter
 from rlmlab.executors._interpreter import LOCAL_INTERPRETER_DIFFERENCES
-from rlmlab.executors._rlm import start_run
+from rlmlab.executors import CodeRunOptions, RunEnv
+from rlmlab.executors._harness import Run, make_guard, start_run
+from rlmlab.executors._trajectory import Trajectory
 from rlmlab.lm import LenientChatAdapter, make_lm
 from rlmlab.tools import ToolRegistry, Workspace
 from rlmlab.trace import EventKind
@@ -221,14 +223,16 @@ STEPS = [{"reasoning": "Count.", "code": "hits = ctx_find(context, 'pub async fn
 
 
 def _metered(text, lm, max_iters=3):
+    query = "How many pub async fn?"
     trace, ws, recorder, meter, ref, _ = start_run(text, "handle", lm=lm, workspace=None, tools=None,
                                                    trace_budget=100_000)
+    run = Run(CodeRunOptions(max_iters=max_iters), RunEnv(lm), query, trace, ws, recorder, meter, ref, None,
+              make_guard(None, ws, "t"), Trajectory(run_id="t", query=query, lm="scripted", context_mode="handle"))
     factory = InterpreterFactory(ws, sub_call_counter=meter.record_sub_calls)
-    rlm = MeteredRLM(RLM_SIGNATURE, workspace=ws, recorder=recorder, meter=meter, factory=factory, trace=trace,
-                     max_iters=max_iters)
+    rlm = MeteredRLM(RLM_SIGNATURE, run=run, factory=factory, max_iters=max_iters)
     from rlmlab.executors._rlm import _HandleInput
 
-    return rlm, {"context": _HandleInput(ref), "query": "How many pub async fn?"}
+    return rlm, {"context": _HandleInput(ref), "query": query}
 
 
 class _NoSignature(dspy.Module):

@@ -1,15 +1,20 @@
 """Executors: RLM (code generation and execution), ReAct (tool loop, no code) and Scratchpad (persistent
 namespace, truncated history), selected by name from ``EXECUTORS``; their trajectory records."""
 
+from rlmlab.executors._harness import (
+    CodeRunOptions, NullGuard, Run, RunEnv, RunOptions, StepLoop, StepScope, execute, new_run_id,
+)
 from rlmlab.executors._interpreter import InterpreterFactory, RLMLabInterpreter
-from rlmlab.executors._rlm import RLM_SIGNATURE, MeteredRLM, dspy_tools, new_run_id, run_rlm
+from rlmlab.executors._rlm import RLM_SIGNATURE, MeteredRLM, RlmLoop, dspy_tools, run_rlm
 from rlmlab.executors._render import trajectory_summary, trajectory_table
 from rlmlab.executors._trajectory import TRAJECTORY_FILE, IterationRecord, Trajectory
-from rlmlab.executors._react import MeteredReAct, run_react
-from rlmlab.executors._scratchpad import parse_reply, run_scratchpad, scratchpad_prompt
+from rlmlab.executors._react import MeteredReAct, ReactLoop, ReactOptions, run_react
+from rlmlab.executors._scratchpad import ScratchpadLoop, ScratchpadOptions, parse_reply, run_scratchpad, scratchpad_prompt
 from rlmlab.executors._registry import EXECUTORS, Executor, make_executor, register_executor
 
 __all__ = [
+    "RunOptions", "CodeRunOptions", "ReactOptions", "ScratchpadOptions", "RunEnv", "Run", "StepScope", "StepLoop",
+    "NullGuard", "execute", "RlmLoop", "ReactLoop", "ScratchpadLoop",
     "InterpreterFactory", "RLMLabInterpreter", "MeteredRLM", "RLM_SIGNATURE", "dspy_tools", "new_run_id",
     "run_rlm", "IterationRecord", "Trajectory", "TRAJECTORY_FILE", "trajectory_table", "trajectory_summary",
     "MeteredReAct", "run_react", "run_scratchpad", "scratchpad_prompt", "parse_reply",

@@ -8,10 +8,11 @@ from typing import Any
 
 from dspy.utils.callback import BaseCallback
 
+from rlmlab.executors._step_grammar import assigned_names, output_numbers, step_grammar
 from rlmlab.lm import can_constrain, pop_constraint, push_constraint
 
 __all__ = ["StepConstraint", "DECODINGS", "check_decoding", "decoding_note", "output_fields", "grammar_lm",
-           "GRAMMAR_MIN_TOKENS"]
+           "GRAMMAR_MIN_TOKENS", "run_step_grammar"]
 
 DECODINGS = ("free", "grammar")
 _log = logging.getLogger("rlmlab.executors")
@@ -77,3 +78,15 @@ def grammar_lm(lm: Any, floor: int = GRAMMAR_MIN_TOKENS) -> Any:
     if not isinstance(kwargs, dict) or not hasattr(lm, "copy") or (kwargs.get("max_tokens") or 0) >= floor:
         return lm
     return lm.copy(max_tokens=floor)
+
+
+def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
+    """The step grammar of the next step of ``run`` in an executor's format: the workspace's tools, the variables
+    earlier steps assigned, the numbers they printed, the injected templates (first step)."""
+    ws, opts = run.workspace, run.options
+    scope = ["context"] + [n for it in run.records for n in assigned_names(it.code)]
+    numbers = [n for it in run.records for n in output_numbers(it.output)]
+    templates = [t["template"] for t in ws.extras.get("step_templates", []) if t.get("template")]
+    return step_grammar(ws.registry, ws.caps, fmt=fmt, scope=scope, max_statements=opts.max_statements,
+                        query=run.query, templates=templates, numbers=numbers, must_submit=must_submit,
+                        templates_first=not run.records, context=run.context_text)

@@ -4,26 +4,24 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import dspy
 from dspy.utils.exceptions import ContextWindowExceededError
 
 from rlmlab.errors import ToolError
-from rlmlab.executors._constrain import StepConstraint, check_decoding, decoding_note, grammar_lm, output_fields
+from rlmlab.executors._constrain import StepConstraint, grammar_lm, output_fields
+from rlmlab.executors._entry import entry_point
+from rlmlab.executors._harness import Run, RunOptions
+from rlmlab.executors._rlm import RLM_SIGNATURE, dspy_tools
 from rlmlab.executors._step_grammar import fields_grammar, step_grammar
-from rlmlab.executors._context_events import ToolTap, call_events
-from rlmlab.executors._rlm import (
-    RLM_SIGNATURE, close_trajectory, dspy_tools, make_guard, new_run_id, start_run,
-)
-from rlmlab.executors._trajectory import IterationRecord, Trajectory, clip_output
+from rlmlab.executors._trajectory import IterationRecord
 from rlmlab.handles import BlobRef, decode_handles, encode_handles
-from rlmlab.lm import CallRecorder, LenientChatAdapter, LMCall
-from rlmlab.tools import ToolRegistry, Workspace
-from rlmlab.trace import ContextEvent, ContextTrace, LeakageMeter
+from rlmlab.lm import LenientChatAdapter
+from rlmlab.tools import DEADLINE_KEY
 
-__all__ = ["MeteredReAct", "run_react", "handle_description", "clip_output"]
+__all__ = ["MeteredReAct", "ReactLoop", "ReactOptions", "run_react", "handle_description", "call_text"]
 
 FINISH = "finish"  # dspy.ReAct's own tool for "I have what I need"; the answer is then extracted
 
@@ -49,6 +47,14 @@ def call_text(name: str, args: Any) -> str:
     return f"{name}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
 
 
+@dataclass(frozen=True)
+class ReactOptions(RunOptions):
+    """ReAct's options: each step is one tool call, run in the host; ``step_timeout`` bounds that call
+    (the long-running tools stop at it; see :mod:`rlmlab.tools._bounded`)."""
+
+    step_timeout: float = 30.0
+
+
 class MeteredReAct(dspy.ReAct):
     """dspy.ReAct whose every step is an :class:`IterationRecord`: thought, tool call, observation, cost.
 
@@ -56,32 +62,29 @@ class MeteredReAct(dspy.ReAct):
     Protocol's pre/post-execution hooks). A :class:`ToolError` (bad arguments, a
     blocked call) is the step's observation and the loop goes on; any other
     exception (a tool breaking its cap, a bug) is recorded as the step's output
-    and ends the run, as in the RLM executor; an LM failure ends the run. Observations are clipped to ``max_output_chars`` in the prompt; the
-    record keeps them whole. The caller logs the Final event.
+    and ends the run, as in the RLM executor; an LM failure ends the run. Observations are clipped to
+    ``max_output_chars`` in the prompt and in the record (``output_chars`` keeps the full size).
     """
 
-    def __init__(self, signature: Any, *, workspace: Workspace, recorder: CallRecorder, meter: LeakageMeter,
-                 trace: ContextTrace | None = None, guard: Any = None, max_iters: int = 10,
-                 max_output_chars: int = 10_000, decoding: str = "free", query: str | None = None):
-        super().__init__(signature, tools=dspy_tools(workspace), max_iters=max_iters)
-        if decoding == "grammar":  # each step is one typed tool call (or finish); the extract is one line per field
+    def __init__(self, signature: Any, *, run: Run):
+        super().__init__(signature, tools=dspy_tools(run.workspace), max_iters=run.options.max_iters)
+        if run.options.decoding == "grammar":  # each step is one typed tool call (or finish)
             self.react.callbacks.append(StepConstraint(self._step_grammar))
             extract = getattr(self.extract, "predict", self.extract)  # dspy.ReAct's extract is a ChainOfThought
             extract.callbacks.append(StepConstraint(
                 lambda inst, inputs: fields_grammar(output_fields(inst, inputs) or ["reasoning", "answer"])))
-        self.query = query
-        self.workspace, self.recorder, self.meter, self.guard = workspace, recorder, meter, guard
-        self.trace = trace if trace is not None else ContextTrace()
-        self.max_output_chars = max_output_chars
-        self.records: list[IterationRecord] = []
+        self.run_state, self.workspace = run, run.workspace
         self.finished = False  # the model called finish (False: max_iters ran out, or the context overflowed)
-        self._tap = ToolTap()
+
+    @property
+    def records(self) -> list[IterationRecord]:
+        return self.run_state.records
 
     def _step_grammar(self, instance: Any, inputs: dict[str, Any]) -> str | None:
         names = output_fields(instance, inputs)
         if names != ["next_thought", "next_tool_name", "next_tool_args"]:
             return None
-        return step_grammar(self.workspace.registry, self.workspace.caps, fmt="react", query=self.query)
+        return step_grammar(self.workspace.registry, self.workspace.caps, fmt="react", query=self.run_state.query)
 
     def forward(self, **input_args: Any) -> dspy.Prediction:
         trajectory: dict[str, Any] = {}
@@ -99,12 +102,7 @@ class MeteredReAct(dspy.ReAct):
         return dspy.Prediction(trajectory=trajectory, **extract)
 
     def _step(self, idx: int, trajectory: dict[str, Any], input_args: dict[str, Any], shown: int) -> bool:
-        n = idx + 1
-        self.meter.begin(n, shown)
-        self._tap.drain()
-        if self.guard is not None:
-            self.guard.begin_turn(n)
-        mark, t0 = self.recorder.mark(), time.perf_counter()
+        scope = self.run_state.step(idx + 1, shown)
         pred = self._call_with_potential_trajectory_truncation(self.react, trajectory, **input_args)
         thought = str(pred.next_thought or "")
         name = str(pred.next_tool_name or "").strip()
@@ -116,144 +114,75 @@ class MeteredReAct(dspy.ReAct):
         except Exception as exc:  # not a ToolError: the step is recorded, then the run ends
             fatal, done = exc, False
             observation = f"[Error] {type(exc).__name__}: {exc} (the run ended)"
-        lm_calls = self.recorder.since(mark)
-        calls = [c for c in lm_calls if c.role == "main"]
-        leak = self.meter.end(stdout_chars=len(observation), prompt_chars=sum(c.prompt_chars for c in calls),
-                              prompt_tokens=sum(c.input_tokens for c in calls),
-                              completion_tokens=sum(c.output_tokens for c in calls))
-        records, tapped = self._tap.drain()
-        record = IterationRecord(
-            index=n, reasoning=thought, code=code, output=clip_output(observation, self.max_output_chars),
-            tool_calls=[r.to_dict() for r in records], leakage=leak, input_tokens=leak.prompt_tokens,
-            output_tokens=leak.completion_tokens, elapsed_ms=int((time.perf_counter() - t0) * 1000),
-            output_chars=len(observation),
-        )
-        if self.guard is not None:
-            record.turing = self.guard.end_turn(f"{thought}\n{code}", observation)
-        self.records.append(record)
-        shown_observation = clip_output(observation, self.max_output_chars)
+        record = scope.record(thought, code, observation)
         trajectory.update({f"thought_{idx}": thought, f"tool_name_{idx}": name, f"tool_args_{idx}": args,
-                           f"observation_{idx}": shown_observation})
-        self._log_context(record, calls, tapped, shown_observation)
+                           f"observation_{idx}": record.output})
+        scope.log_context(record, self.react.signature.instructions, tool_results_are_output=True)
         if fatal is not None:
             raise fatal
         return done
 
     def _act(self, thought: str, name: str, args: Any, code: str) -> tuple[bool, str]:
         """Run the chosen tool (or finish) under the Turing guard; (finished, observation)."""
-        verdict = None
-        if self.guard is not None:
-            verdict = self.guard.post_inference(thought, code, self.workspace.registry.names())
-            if verdict.kill:  # the step is discarded: the tool does not run, the model acts again
-                return False, f"[Turing] This step was not executed.\n{verdict.correction or ''}".rstrip()
+        killed = self.run_state.check_step(thought, code)
+        if killed is not None:  # the step is discarded: the tool does not run, the model acts again
+            return False, killed
         if name == FINISH:
             done, observation = True, "Completed."
         else:
             done, observation = False, self._call_tool(name, args)
-        if self.guard is not None:
-            notes = ([verdict.correction] if verdict is not None and verdict.correction else [])
-            notes += self.guard.take_pending_corrections()
-            if notes:
-                observation = "\n\n".join([observation, *notes])
-        return done, observation
+        return done, self.run_state.with_corrections(observation)
 
     def _call_tool(self, name: str, args: Any) -> str:
         if name not in self.tools:  # an off-format reply salvaged by the adapter lands here
             return f"[Error] ToolError: unknown tool {name[:100]!r}; next_tool_name is one of {', '.join(self.tools)}"
         if not isinstance(args, dict):
             return f"[Error] ToolError: next_tool_args must be a JSON object of arguments, got {args!r}"
-        observers = [self.meter, self._tap] + ([self.guard] if self.guard is not None else [])
-        self.workspace.observers.extend(observers)
+        ws, tap = self.workspace, self.run_state.tap
+        ws.extras[DEADLINE_KEY] = time.monotonic() + self.run_state.options.step_timeout
         try:
-            with self._tap.watching(name) as call:
-                call.result = self.workspace.call(name, **decode_handles(dict(args)))
+            with self.run_state.observing(), tap.watching(name) as call:
+                call.result = ws.call(name, **decode_handles(dict(args)))
             return _as_text(call.result)
         except ToolError as exc:  # the model's to fix: reported back, the loop goes on
             return f"[Error] ToolError: {exc}"
         finally:
-            for obs in observers:
-                self.workspace.observers.remove(obs)
-
-    def _log_context(self, record: IterationRecord, main_calls: list[LMCall], tapped: list[Any],
-                     observation: str) -> None:
-        n = record.index
-        if n == 1:
-            first = main_calls[0].input_tokens if main_calls else 0
-            self.trace.log_event(ContextEvent.system_prompt(self.react.signature.instructions, first or None,
-                                                            iteration=0))
-        self.trace.log_event(ContextEvent.assistant_code(record.code, record.output_tokens or None, iteration=n))
-        if tapped:  # the tool's result is the observation that enters the next prompt
-            for event in call_events(tapped, [], n):
-                self.trace.log_event(event)
-        else:  # finish, a Turing kill, or arguments that were not an object
-            self.trace.log_event(ContextEvent.execution_output(observation, iteration=n))
+            ws.extras.pop(DEADLINE_KEY, None)
 
 
-def run_react(
-    query: str,
-    context: str | BlobRef,
-    *,
-    lm: Any,
-    workspace: Workspace | None = None,
-    tools: ToolRegistry | None = None,
-    context_mode: str = "handle",
-    max_iters: int = 10,
-    max_llm_calls: int = 20,
-    max_output_chars: int = 10_000,
-    step_timeout: float = 30.0,
-    runs_dir: str | Path | None = None,
-    run_id: str | None = None,
-    source_path: str | None = None,
-    trace_budget: int = 8000,
-    trace: ContextTrace | None = None,
-    turing: Any = None,
-    instructions: str | None = None,
-    decoding: str = "free",
-    max_statements: int = 3,
-) -> Trajectory:
-    """Run one task with dspy.ReAct over the workspace's tools; the trajectory is :func:`run_rlm`'s shape.
+class ReactLoop:
+    """dspy.ReAct's loop over the workspace's tools: one tool call per step, then an extract of the answer."""
 
-    Each step is one tool call chosen by the model (``next_thought``,
-    ``next_tool_name``, ``next_tool_args``); ``finish`` ends the loop and one
-    more LM call extracts ``answer`` from the trajectory, as in dspy.ReAct
-    (``submitted`` is True when the model called finish, False when
-    ``max_iters`` ran out). ``context_mode="handle"`` stores the context in the
-    workspace and shows the model its key (tools take the key); ``"string"``
-    puts the whole text in every prompt. ``max_output_chars`` clips each
-    observation in the prompt. ``max_llm_calls`` and ``step_timeout`` are
-    accepted so every executor takes the same keywords; ReAct makes no
-    sub-LLM calls and runs tools in-process, so they have no effect.
-    ``turing``: post_inference checks each step's thought and tool call
-    before the tool runs (a kill discards the step), the tool-call phases run
-    as workspace observers. Errors are recorded in ``Trajectory.error``.
-    ``trace_budget`` and ``trace`` (a caller's trace to follow live) as in :func:`run_rlm`.
-    ``decoding="grammar"`` makes each step one tool call typed by the tool's schema, or finish (a ReAct step is
-    one call, so ``max_statements`` has no effect here).
-    """
-    del max_llm_calls, step_timeout, max_statements  # the shared signature; nothing here for them to limit
-    check_decoding(decoding)
-    trace, workspace, recorder, meter, ref, text = start_run(context, context_mode, lm=lm, workspace=workspace,
-                                                             tools=tools, trace_budget=trace_budget, trace=trace)
-    context_value = handle_description(ref) if ref is not None else text
-    context_ref = ref.key if ref is not None else None
-    run_id = run_id or new_run_id("react")
-    guard = make_guard(turing, workspace, run_id)
-    signature = dspy.Signature(RLM_SIGNATURE, instructions) if instructions else RLM_SIGNATURE
-    decoding, note = decoding_note(decoding, lm)
-    agent = MeteredReAct(signature, workspace=workspace, recorder=recorder, meter=meter, trace=trace, guard=guard,
-                         max_iters=max_iters, max_output_chars=max_output_chars, decoding=decoding, query=query)
-    traj = Trajectory(run_id=run_id, query=query, lm=str(getattr(lm, "model", lm)), context_mode=context_mode,
-                      context_ref=context_ref, source_path=source_path, started=time.time(), executor="react",
-                      decoding=decoding, notes=[note] if note else [])
-    adapter = LenientChatAdapter()
-    mark, t0 = recorder.mark(), time.perf_counter()
-    try:
-        with dspy.context(lm=grammar_lm(lm) if decoding == "grammar" else lm, adapter=adapter):
-            pred = agent(context=context_value, query=query)
-        traj.answer = str(pred.answer)
-        traj.final_reasoning = str(getattr(pred, "reasoning", "") or "")
-        traj.submitted = agent.finished
-    except Exception as exc:  # recorded, not lost: the steps so far are kept
-        traj.error = f"{type(exc).__name__}: {exc}"
-    traj.salvaged_replies = adapter.salvaged
-    return close_trajectory(traj, agent.records, recorder.since(mark), t0, trace, runs_dir)
+    name = "react"
+    options = ReactOptions
+
+    def run(self, run: Run) -> None:
+        opts, env = run.options, run.env
+        signature = dspy.Signature(RLM_SIGNATURE, opts.instructions) if opts.instructions else RLM_SIGNATURE
+        agent = MeteredReAct(signature, run=run)
+        context_value = handle_description(run.ref) if run.ref is not None else run.text
+        adapter = LenientChatAdapter()
+        try:
+            with dspy.context(lm=grammar_lm(env.lm) if opts.decoding == "grammar" else env.lm, adapter=adapter):
+                pred = agent(context=context_value, query=run.query)
+        finally:
+            run.traj.salvaged_replies = adapter.salvaged
+        run.traj.answer = str(pred.answer)
+        run.traj.final_reasoning = str(getattr(pred, "reasoning", "") or "")
+        run.traj.submitted = agent.finished
+
+
+run_react = entry_point(ReactLoop, """Run one task with dspy.ReAct over the workspace's tools; the trajectory is
+:func:`run_rlm`'s shape.
+
+Each step is one tool call chosen by the model (``next_thought``, ``next_tool_name``, ``next_tool_args``);
+``finish`` ends the loop and one more LM call extracts ``answer`` from the trajectory, as in dspy.ReAct
+(``submitted`` is True when the model called finish, False when ``max_iters`` ran out).
+``context_mode="handle"`` stores the context in the workspace and shows the model its key (tools take the key);
+``"string"`` puts the whole text in every prompt. ``max_output_chars`` clips each observation. ``step_timeout``
+bounds each tool call (tools run in this process). ``turing``: post_inference checks each step's thought and
+tool call before the tool runs (a kill discards the step), the tool-call phases run as workspace observers.
+Errors are recorded in ``Trajectory.error``. ``trace_budget`` and ``trace`` as in :func:`run_rlm`.
+``decoding="grammar"`` makes each step one tool call typed by the tool's schema, or finish.
+Options: :class:`ReactOptions`; the rest: :class:`RunEnv`.
+""")

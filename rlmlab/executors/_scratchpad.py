@@ -15,25 +15,21 @@ import dataclasses
 import json
 import re
 import threading
-import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from dspy.primitives.code_interpreter import CodeExecutionError, FinalOutput
 
-from rlmlab.executors._constrain import check_decoding, decoding_note, grammar_lm
-from rlmlab.executors._context_events import TappedFactory, ToolTap, call_events
-from rlmlab.executors._step_grammar import assigned_names, output_numbers, step_grammar
+from rlmlab.executors._constrain import grammar_lm, run_step_grammar
+from rlmlab.executors._context_events import TappedFactory
+from rlmlab.executors._entry import entry_point
+from rlmlab.executors._harness import CodeRunOptions, Run
 from rlmlab.executors._interpreter import InterpreterFactory, RLMLabInterpreter
-from rlmlab.executors._rlm import close_trajectory, make_guard, new_run_id, start_run
-from rlmlab.executors._trajectory import IterationRecord, Trajectory, clip_output
-from rlmlab.handles import BlobRef
+from rlmlab.executors._trajectory import clip_output
 from rlmlab.lm import constrained
-from rlmlab.tools import ToolRegistry, Workspace
-from rlmlab.trace import ContextEvent, ContextTrace, LeakageMeter
+from rlmlab.tools import Workspace
 
-__all__ = ["run_scratchpad", "scratchpad_prompt", "parse_reply", "ScratchStep"]
+__all__ = ["run_scratchpad", "ScratchpadLoop", "ScratchpadOptions", "scratchpad_prompt", "parse_reply", "ScratchStep"]
 
 _FENCE = re.compile(r"```(?:python|py|python3|repl)?[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
 _PREVIEW = 100  # characters of each variable's repr in the listing
@@ -170,196 +166,111 @@ def _run_code(repl: RLMLabInterpreter, code: str) -> tuple[str, dict[str, Any] |
     return output or "(no output - did you forget to print?)", None
 
 
-def run_scratchpad(
-    query: str,
-    context: str | BlobRef,
-    *,
-    lm: Any,
-    workspace: Workspace | None = None,
-    tools: ToolRegistry | None = None,
-    context_mode: str = "handle",
-    max_iters: int = 10,
-    max_llm_calls: int = 20,
-    max_output_chars: int = 2000,
-    history_k: int = 3,
-    step_timeout: float = 30.0,
-    runs_dir: str | Path | None = None,
-    run_id: str | None = None,
-    source_path: str | None = None,
-    trace_budget: int = 8000,
-    trace: ContextTrace | None = None,
-    turing: Any = None,
-    instructions: str | None = None,
-    decoding: str = "free",
-    max_statements: int = 3,
-) -> Trajectory:
-    """Run one task in the scratchpad loop; the trajectory is :func:`run_rlm`'s shape.
+@dataclass(frozen=True)
+class ScratchpadOptions(CodeRunOptions):
+    """The scratchpad's options: ``history_k`` past steps are shown in each prompt, each output clipped to
+    ``max_output_chars``. That default is 2,000 (not 10,000 as elsewhere) because an output is shown again in
+    up to ``history_k`` later prompts."""
 
-    ``history_k`` (>= 0): past steps shown in each prompt; ``max_output_chars``
-    (> 0): characters of each shown output. The namespace keeps everything,
-    so the prompt stays bounded however long the run. ``context`` is the
-    variable ``context``: a BlobRef (``"handle"``) or the plain string
-    (``"string"``). ``max_llm_calls`` bounds llm_query prompts;
-    ``step_timeout`` (seconds) restarts a hung worker as in the RLM executor.
-    ``instructions`` head every prompt. ``turing`` checks each step before its
-    code runs (a kill discards it) and each tool call. No ``SUBMIT`` within
-    ``max_iters`` steps leaves ``answer`` None and ``submitted`` False; an
-    error is recorded in ``Trajectory.error`` with the steps so far.
-    ``trace_budget`` and ``trace`` (a caller's trace to follow live) as in :func:`run_rlm`.
-    """
-    check_decoding(decoding)
-    if history_k < 0 or max_output_chars <= 0:
-        raise ValueError(f"history_k: {history_k} (>= 0), max_output_chars: {max_output_chars} (> 0)")
-    trace, workspace, recorder, meter, ref, text = start_run(context, context_mode, lm=lm, workspace=workspace,
-                                                             tools=tools, trace_budget=trace_budget, trace=trace)
-    tap = ToolTap()
-    factory = TappedFactory(InterpreterFactory(workspace, step_timeout=step_timeout,
-                                               sub_call_counter=meter.record_sub_calls), tap)
-    if ref is not None:
-        setup = ("context = BlobRef(**__import__('json').loads(_raw_context))",
-                 json.dumps({"key": ref.key, "n": ref.n}))
-        context_ref: str | None = ref.key
-    else:
-        setup, context_ref = ("context = _raw_context", text), None
-    run_id = run_id or new_run_id("scratchpad")
-    guard = make_guard(turing, workspace, run_id)
-    header = "\n\n".join(([instructions] if instructions else []) + [
-        _RULES.format(history_k=history_k, max_output_chars=max_output_chars),
-        f"Tools (Python functions in the REPL):\n{_tool_docs(workspace)}",
-    ])
-    decoding, note = decoding_note(decoding, lm)
-    traj = Trajectory(run_id=run_id, query=query, lm=str(getattr(lm, "model", lm)), context_mode=context_mode,
-                      context_ref=context_ref, source_path=source_path, started=time.time(), executor="scratchpad",
-                      decoding=decoding, notes=[note] if note else [])
-    loop = _Loop(lm=lm, recorder=recorder, meter=meter, tap=tap, guard=guard, workspace=workspace, trace=trace,
-                 header=header, query=query, history_k=history_k, max_output_chars=max_output_chars,
-                 max_iters=max_iters, decoding=decoding, max_statements=max_statements,
-                 context_text=text if text is not None else workspace.store.get(ref))
-    mark, t0 = recorder.mark(), time.perf_counter()
-    repl = factory()
-    try:
-        repl.tools.update({name: workspace.bound(name) for name in workspace.registry.names()})
-        repl.tools.update(_sub_llm_tools(lm, max_llm_calls))
-        repl.output_fields = [{"name": "answer", "type": "str"}]
-        repl.recording_setup = True  # replayed if a step times out and the worker restarts
+    max_output_chars: int = 2000
+    history_k: int = 3
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if isinstance(self.history_k, bool) or not isinstance(self.history_k, int) or self.history_k < 0:
+            raise ValueError(f"history_k: {self.history_k!r}; expected an integer >= 0")
+
+
+class ScratchpadLoop:
+    """The "original RLM" loop: a persistent namespace, a plain-text prompt with the last steps, SUBMIT."""
+
+    name = "scratchpad"
+    options = ScratchpadOptions
+
+    def run(self, run: Run) -> None:
+        opts, ws = run.options, run.workspace
+        factory = TappedFactory(InterpreterFactory(ws, step_timeout=opts.step_timeout,
+                                                   sub_call_counter=run.meter.record_sub_calls), run.tap)
+        if run.ref is not None:
+            setup = ("context = BlobRef(**__import__('json').loads(_raw_context))",
+                     json.dumps({"key": run.ref.key, "n": run.ref.n}))
+        else:
+            setup = ("context = _raw_context", run.text)
+        header = "\n\n".join(([opts.instructions] if opts.instructions else []) + [
+            _RULES.format(history_k=opts.history_k, max_output_chars=opts.max_output_chars),
+            f"Tools (Python functions in the REPL):\n{_tool_docs(ws)}",
+        ])
+        loop = _Loop(run, header)
+        repl = factory()
         try:
-            repl.execute(setup[0], variables={"_raw_context": setup[1]})
-            repl.execute(_LISTING_SETUP)
+            repl.tools.update({name: ws.bound(name) for name in ws.registry.names()})
+            repl.tools.update(_sub_llm_tools(run.lm, opts.max_llm_calls))
+            repl.output_fields = [{"name": "answer", "type": "str"}]
+            repl.recording_setup = True  # replayed if a step times out and the worker restarts
+            try:
+                repl.execute(setup[0], variables={"_raw_context": setup[1]})
+                repl.execute(_LISTING_SETUP)
+            finally:
+                repl.recording_setup = False
+            for n in range(1, opts.max_iters + 1):
+                final = loop.step(n, repl)
+                if final is not None:
+                    run.traj.answer, run.traj.submitted = str(final["answer"]), True
+                    run.traj.final_reasoning = loop.history[-1].thought
+                    break
         finally:
-            repl.recording_setup = False
-        for n in range(1, max_iters + 1):
-            final = loop.step(n, repl)
-            if final is not None:
-                traj.answer, traj.submitted = str(final["answer"]), True
-                traj.final_reasoning = loop.history[-1].thought
-                break
-    except Exception as exc:  # recorded, not lost: the steps so far are kept
-        traj.error = f"{type(exc).__name__}: {exc}"
-    finally:
-        repl.shutdown()
-    return close_trajectory(traj, loop.records, recorder.since(mark), t0, trace, runs_dir)
+            repl.shutdown()
 
 
 @dataclass
 class _Loop:
     """The state one scratchpad run carries from step to step."""
 
-    lm: Any
-    recorder: Any
-    meter: LeakageMeter
-    tap: ToolTap
-    guard: Any
-    workspace: Workspace
-    trace: ContextTrace
+    run: Run
     header: str
-    query: str
-    history_k: int
-    max_output_chars: int
-    max_iters: int
-    decoding: str = "free"
-    max_statements: int = 3
-    context_text: str | None = None
     history: list[ScratchStep] = dataclasses.field(default_factory=list)
-    records: list[IterationRecord] = dataclasses.field(default_factory=list)
-
-    def grammar(self, n: int) -> str:
-        """The step grammar of step ``n`` in this executor's format (a thought and a ```python block)."""
-        scope = ["context"] + [name for it in self.records for name in assigned_names(it.code)]
-        numbers = [x for it in self.records for x in output_numbers(it.output)]
-        templates = [t["template"] for t in self.workspace.extras.get("step_templates", []) if t.get("template")]
-        return step_grammar(self.workspace.registry, self.workspace.caps, fmt="scratchpad", scope=scope,
-                            max_statements=self.max_statements, query=self.query, templates=templates,
-                            numbers=numbers, must_submit=n >= self.max_iters, templates_first=not self.records,
-                            context=self.context_text)
 
     def step(self, n: int, repl: RLMLabInterpreter) -> dict[str, Any] | None:
         """Prompt, reply, run; record the step. Returns the submitted fields when the code called SUBMIT."""
+        run, opts = self.run, self.run.options
         listing = _listing(repl)
-        prompt = scratchpad_prompt(header=self.header, query=self.query, listing=listing, history=self.history,
-                                   history_k=self.history_k, max_output_chars=self.max_output_chars, step=n,
-                                   max_iters=self.max_iters)
-        self.meter.begin(n, len(listing))
-        self.tap.drain()
-        if self.guard is not None:
-            self.guard.begin_turn(n)
-        mark, t0 = self.recorder.mark(), time.perf_counter()
-        if self.decoding == "grammar":
-            with constrained(grammar=self.grammar(n)):
-                reply = _text_of(grammar_lm(self.lm)(prompt))
+        prompt = scratchpad_prompt(header=self.header, query=run.query, listing=listing, history=self.history,
+                                   history_k=opts.history_k, max_output_chars=opts.max_output_chars, step=n,
+                                   max_iters=opts.max_iters)
+        scope = run.step(n, len(listing))
+        if opts.decoding == "grammar":
+            with constrained(grammar=run_step_grammar(run, fmt="scratchpad", must_submit=n >= opts.max_iters)):
+                reply = _text_of(grammar_lm(run.lm)(prompt))
         else:
-            reply = _text_of(self.lm(prompt))
+            reply = _text_of(run.lm(prompt))
         thought, code = parse_reply(reply)
         output, final = self._execute(repl, thought, code)
-        lm_calls = self.recorder.since(mark)
-        calls = [c for c in lm_calls if c.role == "main"]
-        leak = self.meter.end(stdout_chars=len(output), prompt_chars=sum(c.prompt_chars for c in calls),
-                              prompt_tokens=sum(c.input_tokens for c in calls),
-                              completion_tokens=sum(c.output_tokens for c in calls))
-        tool_records, tapped = self.tap.drain()
-        record = IterationRecord(
-            index=n, reasoning=thought, code=code, output=clip_output(output, self.max_output_chars),
-            tool_calls=[r.to_dict() for r in tool_records], leakage=leak, input_tokens=leak.prompt_tokens,
-            output_tokens=leak.completion_tokens, elapsed_ms=int((time.perf_counter() - t0) * 1000),
-            output_chars=len(output),
-        )
-        if self.guard is not None:
-            record.turing = self.guard.end_turn(f"{thought}\n{code}", output)
-        self.records.append(record)
+        record = scope.record(thought, code, output)
         self.history.append(ScratchStep(n, thought, code, output))
-        self._log_context(record, calls, tapped, [c for c in lm_calls if c.role == "sub"])
+        # The static part of every prompt; what enters the next prompts is the clipped output.
+        scope.log_context(record, self.header)
         return final
 
     def _execute(self, repl: RLMLabInterpreter, thought: str, code: str) -> tuple[str, dict[str, Any] | None]:
         """Run the step's code under the Turing guard, as MeteredRLM does: a kill discards the step, a
         correction is appended to a non-final output."""
-        verdict = None
-        if self.guard is not None:
-            verdict = self.guard.post_inference(thought, code, self.workspace.registry.names())
-            if verdict.kill:
-                return f"[Turing] This step was not executed.\n{verdict.correction or ''}".rstrip(), None
-        observers = [self.meter, self.tap] + ([self.guard] if self.guard is not None else [])
-        self.workspace.observers.extend(observers)
-        try:
+        killed = self.run.check_step(thought, code)
+        if killed is not None:
+            return killed, None
+        with self.run.observing():
             output, final = _run_code(repl, code)
-        finally:
-            for obs in observers:
-                self.workspace.observers.remove(obs)
-        if self.guard is not None and final is None:
-            notes = ([verdict.correction] if verdict is not None and verdict.correction else [])
-            notes += self.guard.take_pending_corrections()
-            if notes:
-                output = "\n\n".join([output, *notes])
-        return output, final
+        return (self.run.with_corrections(output) if final is None else output), final
 
-    def _log_context(self, record: IterationRecord, main_calls: list[Any], tapped: list[Any],
-                     sub_calls: list[Any]) -> None:
-        n = record.index
-        if n == 1:
-            # The static part of every prompt; its tokens are the whole first prompt's, as the RLM executor logs.
-            first = main_calls[0].input_tokens if main_calls else 0
-            self.trace.log_event(ContextEvent.system_prompt(self.header, first or None, iteration=0))
-        self.trace.log_event(ContextEvent.assistant_code(record.code, record.output_tokens or None, iteration=n))
-        for event in call_events(tapped, sub_calls, n):
-            self.trace.log_event(event)
-        # What enters the next prompts is the clipped output (and only for history_k steps).
-        self.trace.log_event(ContextEvent.execution_output(record.output, iteration=n))  # stored clipped
+
+run_scratchpad = entry_point(ScratchpadLoop, """Run one task in the scratchpad loop; the trajectory is
+:func:`run_rlm`'s shape.
+
+``history_k`` (>= 0): past steps shown in each prompt; ``max_output_chars`` (> 0): characters of each shown
+output. The namespace keeps everything, so the prompt stays bounded however long the run. ``context`` is the
+variable ``context``: a BlobRef (``"handle"``) or the plain string (``"string"``). ``max_llm_calls`` bounds
+llm_query prompts; ``step_timeout`` (seconds) restarts a hung worker as in the RLM executor. ``instructions``
+head every prompt. ``turing`` checks each step before its code runs (a kill discards it) and each tool call. No
+``SUBMIT`` within ``max_iters`` steps leaves ``answer`` None and ``submitted`` False; an error is recorded in
+``Trajectory.error`` with the steps so far. ``trace_budget`` and ``trace`` as in :func:`run_rlm`.
+Options: :class:`ScratchpadOptions`; the rest: :class:`RunEnv`.
+""")

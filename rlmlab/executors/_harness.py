@@ -1,0 +1,313 @@
+"""The one run sequence every executor shares, and the step scope that turns one step into an IterationRecord.
+
+An executor is a small step loop (:class:`StepLoop`): given a :class:`Run` it drives the model step by step,
+opening a :class:`StepScope` per step, and sets the answer on ``run.traj``. Everything around it is here:
+:func:`execute` checks the options, makes the trace, workspace, recorder, meter and guard, stores the context,
+catches the run's error into the trajectory, totals the LM calls and writes the JSONL. A run without the Turing
+Protocol gets a :class:`NullGuard`, so no step checks for ``None``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Iterator, NamedTuple, Protocol
+
+from rlmlab.executors._constrain import check_decoding, decoding_note
+from rlmlab.executors._context_events import ToolTap, call_events
+from rlmlab.executors._trajectory import TRAJECTORY_FILE, IterationRecord, Trajectory, clip_output
+from rlmlab.handles import BlobRef
+from rlmlab.lm import CallRecorder, LMCall, recorder_of
+from rlmlab.tools import ToolRegistry, Workspace
+from rlmlab.trace import ContextEvent, ContextTrace, LeakageMeter
+
+__all__ = ["RunOptions", "CodeRunOptions", "RunEnv", "Run", "StepScope", "StepLoop", "NullGuard", "execute",
+           "start_run", "RunStart", "close_trajectory", "make_guard", "new_run_id", "CONTEXT_MODES", "KILLED"]
+
+CONTEXT_MODES = ("handle", "string")
+KILLED = "[Turing] This step was not executed."
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What every executor takes: limits, how the context is passed, the trace budget, instructions, decoding.
+
+    ``max_output_chars`` clips each step's output where the model reads it and where it is stored (the full size
+    is kept in ``IterationRecord.output_chars``).
+    """
+
+    context_mode: str = "handle"
+    max_iters: int = 10
+    max_output_chars: int = 10_000
+    trace_budget: int = 8000
+    instructions: str | None = None
+    decoding: str = "free"
+
+    def __post_init__(self) -> None:
+        if self.context_mode not in CONTEXT_MODES:
+            raise ValueError(f"context_mode: {self.context_mode!r}; use 'handle' or 'string'")
+        check_decoding(self.decoding)
+        for name in ("max_iters", "max_output_chars"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError(f"{name}: {value!r}; expected an integer > 0")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class CodeRunOptions(RunOptions):
+    """Options of the executors whose steps are Python run in the REPL worker (rlm, scratchpad)."""
+
+    max_llm_calls: int = 20  # llm_query prompts per run
+    step_timeout: float = 30.0  # seconds per step; a step over it restarts the worker
+    max_statements: int = 3  # statements per step under decoding="grammar"
+
+
+@dataclass(frozen=True)
+class RunEnv:
+    """What a run acts on and where it writes: not options of the method, the same for every executor."""
+
+    lm: Any
+    workspace: Workspace | None = None
+    tools: ToolRegistry | None = None  # limit the agent to these tools (default: the workspace's registry)
+    turing: Any = None  # a rlmlab.turing.TuringProtocol checking every step and tool call
+    trace: ContextTrace | None = None  # a caller's trace to follow the run live (its own budget applies)
+    runs_dir: str | Path | None = None  # where <run-id>/trajectory.jsonl is written
+    run_id: str | None = None
+    source_path: str | None = None
+
+
+class _Pass(NamedTuple):
+    kill: bool = False
+    correction: str | None = None
+
+
+class NullGuard:
+    """The guard of a run without the Turing Protocol: every check passes, nothing is recorded."""
+
+    def begin_turn(self, turn_id: int | str) -> None:
+        pass
+
+    def post_inference(self, reasoning: str, code: str, known_tools: Any) -> _Pass:
+        return _Pass()
+
+    def take_pending_corrections(self) -> list[str]:
+        return []
+
+    def end_turn(self, response: str, output: str) -> list[dict[str, Any]]:
+        return []
+
+
+def make_guard(turing: Any, workspace: Workspace, run_id: str) -> Any:
+    """A :class:`rlmlab.turing.TuringGuard` running ``turing`` over the workspace's tools, or a NullGuard."""
+    if turing is None:
+        return NullGuard()
+    from rlmlab.turing import TuringGuard
+
+    schemas = {spec.name: spec.schema_for_caps(workspace.caps) for spec in workspace.registry}
+    return TuringGuard(turing, session=run_id, scope="main", tool_schemas=schemas)
+
+
+def new_run_id(prefix: str = "rlm") -> str:
+    return f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+
+
+class RunStart(NamedTuple):
+    """What every executor sets up before its first step (see :func:`start_run`)."""
+
+    trace: ContextTrace
+    workspace: Workspace
+    recorder: CallRecorder
+    meter: LeakageMeter
+    ref: BlobRef | None  # the stored context in "handle" mode
+    text: str | None  # the plain context in "string" mode
+
+
+def start_run(context: str | BlobRef, context_mode: str, *, lm: Any, workspace: Workspace | None,
+              tools: ToolRegistry | None, trace_budget: int, trace: ContextTrace | None = None) -> RunStart:
+    """Make the trace (its budget is checked before anything runs), the workspace (limited to ``tools`` if
+    given), the LM's recorder and the leakage meter, and store the context as a handle ("handle") or resolve it
+    to its text ("string"). A given ``trace`` is used as it is and the run appends to it."""
+    if context_mode not in CONTEXT_MODES:
+        raise ValueError(f"context_mode: {context_mode!r}; use 'handle' or 'string'")
+    if trace is None:
+        trace = ContextTrace(budget_tokens=trace_budget)
+    workspace = workspace or Workspace()
+    if tools is not None:
+        workspace = dataclasses.replace(workspace, registry=tools)
+    meter = LeakageMeter(workspace.caps.large_return_chars)
+    if context_mode == "handle":
+        ref = context if isinstance(context, BlobRef) else workspace.store.put(context, "context")
+        return RunStart(trace, workspace, recorder_of(lm), meter, ref, None)
+    text = workspace.store.get(context) if isinstance(context, BlobRef) else context
+    return RunStart(trace, workspace, recorder_of(lm), meter, None, text)
+
+
+@dataclass
+class Run:
+    """One run's state, shared by the harness and the executor's step loop."""
+
+    options: RunOptions
+    env: RunEnv
+    query: str
+    trace: ContextTrace
+    workspace: Workspace
+    recorder: CallRecorder
+    meter: LeakageMeter
+    ref: BlobRef | None
+    text: str | None
+    guard: Any
+    traj: Trajectory
+    tap: ToolTap = field(default_factory=ToolTap)
+    records: list[IterationRecord] = field(default_factory=list)
+    _verdict: Any = None
+
+    @property
+    def lm(self) -> Any:
+        return self.env.lm
+
+    @property
+    def context_text(self) -> str:
+        """The context's text, whichever way it is passed."""
+        return self.text if self.text is not None else self.workspace.store.get(self.ref)
+
+    def step(self, n: int, shown_chars: int) -> StepScope:
+        """Open step ``n``; ``shown_chars`` is what the prompt shows of the run's variables or inputs."""
+        return StepScope(self, n, shown_chars)
+
+    @contextlib.contextmanager
+    def observing(self) -> Iterator[None]:
+        """Tool calls in this block are metered, tapped for the trace and checked by the guard."""
+        observers = [self.meter, self.tap, self.guard]
+        self.workspace.observers.extend(observers)
+        try:
+            yield
+        finally:
+            for obs in observers:
+                self.workspace.observers.remove(obs)
+
+    def check_step(self, reasoning: str, code: str) -> str | None:
+        """The guard's look at a step before it runs: the output to give the model if it kills the step."""
+        self._verdict = self.guard.post_inference(reasoning, code, self.workspace.registry.names())
+        if self._verdict.kill:
+            return f"{KILLED}\n{self._verdict.correction or ''}".rstrip()
+        return None
+
+    def with_corrections(self, output: Any) -> Any:
+        """A text output with the guard's corrections for this step appended (other results as they are)."""
+        notes = [self._verdict.correction] if self._verdict is not None and self._verdict.correction else []
+        notes += self.guard.take_pending_corrections()
+        self._verdict = None
+        if notes and isinstance(output, str):
+            return "\n\n".join([output, *notes]) if output else "\n\n".join(notes)
+        return output
+
+
+class StepScope:
+    """One step from its prompt to its :class:`IterationRecord`: meter, tool tap, guard turn, LM-call mark."""
+
+    def __init__(self, run: Run, n: int, shown_chars: int):
+        self.run, self.n = run, n
+        run.meter.begin(n, shown_chars)
+        run.tap.drain()
+        run.guard.begin_turn(n)
+        self.mark, self.t0 = run.recorder.mark(), time.perf_counter()
+        self.main_calls: list[LMCall] = []
+        self.sub_calls: list[LMCall] = []
+        self.tapped: list[Any] = []
+
+    def record(self, reasoning: str, code: str, output: str) -> IterationRecord:
+        """Close the step: its LM calls and tool calls, leakage, the clipped output, the guard's rounds."""
+        run = self.run
+        lm_calls = run.recorder.since(self.mark)
+        self.main_calls = [c for c in lm_calls if c.role == "main"]
+        self.sub_calls = [c for c in lm_calls if c.role == "sub"]
+        leak = run.meter.end(stdout_chars=len(output), prompt_chars=sum(c.prompt_chars for c in self.main_calls),
+                             prompt_tokens=sum(c.input_tokens for c in self.main_calls),
+                             completion_tokens=sum(c.output_tokens for c in self.main_calls))
+        tool_records, self.tapped = run.tap.drain()
+        record = IterationRecord(
+            index=self.n, reasoning=reasoning, code=code, output=clip_output(output, run.options.max_output_chars),
+            tool_calls=[r.to_dict() for r in tool_records], leakage=leak, input_tokens=leak.prompt_tokens,
+            output_tokens=leak.completion_tokens, elapsed_ms=int((time.perf_counter() - self.t0) * 1000),
+            output_chars=len(output),
+        )
+        record.turing = run.guard.end_turn(f"{reasoning}\n{code}", output)  # the guard sees the whole output
+        run.records.append(record)
+        return record
+
+    def log_context(self, record: IterationRecord, system_text: str, *, tool_results_are_output: bool = False) -> None:
+        """The step's context events: the system prompt (first step), the model's code, tool results and
+        sub-LLM calls, and the output that enters the next prompt. With ``tool_results_are_output`` (ReAct) a
+        tool's result is the output, so the output is logged only for a step that called no tool."""
+        trace, n = self.run.trace, record.index
+        if n == 1:
+            first = self.main_calls[0].input_tokens if self.main_calls else 0
+            trace.log_event(ContextEvent.system_prompt(system_text, first or None, iteration=0))
+        trace.log_event(ContextEvent.assistant_code(record.code, record.output_tokens or None, iteration=n))
+        for event in call_events(self.tapped, self.sub_calls, n):
+            trace.log_event(event)
+        if not (tool_results_are_output and self.tapped):
+            trace.log_event(ContextEvent.execution_output(record.output, iteration=n))
+
+
+class StepLoop(Protocol):
+    """An executor: ``name``, its options dataclass, and ``run(run)``, which sets ``run.traj``'s answer,
+    ``final_reasoning`` and ``submitted`` (an exception it raises is recorded by the harness)."""
+
+    name: ClassVar[str]
+    options: ClassVar[type[RunOptions]]
+
+    def run(self, run: Run) -> None: ...
+
+
+def execute(loop: StepLoop, query: str, context: str | BlobRef, options: RunOptions, env: RunEnv) -> Trajectory:
+    """Run one task with ``loop`` and return its trajectory (written to ``runs_dir/<run-id>/trajectory.jsonl``).
+
+    An exception inside the run is recorded in ``Trajectory.error`` and the steps done so far are kept and
+    written; it is not re-raised. Bad options raise before anything runs.
+    """
+    if not isinstance(options, loop.options):
+        raise TypeError(f"{loop.name}: options must be {loop.options.__name__}, got {type(options).__name__}")
+    trace, workspace, recorder, meter, ref, text = start_run(
+        context, options.context_mode, lm=env.lm, workspace=env.workspace, tools=env.tools,
+        trace_budget=options.trace_budget, trace=env.trace)
+    run_id = env.run_id or new_run_id(loop.name)
+    decoding, note = decoding_note(options.decoding, env.lm)
+    if decoding != options.decoding:
+        options = dataclasses.replace(options, decoding=decoding)
+    traj = Trajectory(run_id=run_id, query=query, lm=str(getattr(env.lm, "model", env.lm)),
+                      context_mode=options.context_mode, context_ref=ref.key if ref is not None else None,
+                      source_path=env.source_path, started=time.time(), executor=loop.name, decoding=decoding,
+                      notes=[note] if note else [])
+    run = Run(options, env, query, trace, workspace, recorder, meter, ref, text,
+              make_guard(env.turing, workspace, run_id), traj)
+    mark, t0 = recorder.mark(), time.perf_counter()
+    try:
+        loop.run(run)
+    except Exception as exc:  # recorded, not lost: the steps so far are kept
+        traj.error = f"{type(exc).__name__}: {exc}"
+    return close_trajectory(traj, run.records, recorder.since(mark), t0, trace, env.runs_dir)
+
+
+def close_trajectory(traj: Trajectory, records: list[IterationRecord], calls: list[LMCall], t0: float,
+                     trace: ContextTrace, runs_dir: str | Path | None) -> Trajectory:
+    """Fill the run's totals from its iterations and LM calls, log the Final event, write the JSONL if asked."""
+    traj.iterations = records
+    traj.elapsed_ms = int((time.perf_counter() - t0) * 1000)
+    traj.input_tokens = sum(c.input_tokens for c in calls)
+    traj.output_tokens = sum(c.output_tokens for c in calls)
+    traj.lm_calls = len(calls)
+    traj.subcalls = sum(it.leakage.sub_llm_calls for it in records)
+    if traj.answer is not None:
+        trace.log_event(ContextEvent.final(traj.answer, iteration=len(records)))
+    traj.context_trace = trace
+    if runs_dir is not None:
+        traj.write_jsonl(Path(runs_dir) / traj.run_id / TRAJECTORY_FILE)
+    return traj
