@@ -7,7 +7,9 @@
 - ``results.jsonl``: one row per condition x task x rollout, appended as each task finishes;
 - ``memory.<condition>.sqlite``: each condition's memory bank (items, artifacts, the L4 event log);
 - ``trajectories/<trajectory-id>/trajectory.jsonl``: every agent run;
-- ``summary.json``: per-condition metrics (also printed as a table).
+- ``summary.json``: per-condition metrics (also printed as a table);
+- ``run.lock``: held while a runner writes the directory (:mod:`rlmlab._lock`): a second runner or resume of
+  the same run is refused with RunLockedError instead of appending duplicate rows.
 
 A condition with ``samples: N`` runs N rollouts of a task, rollout i sampled at the condition's
 ``temperature`` with seed i + 1, and keeps the majority answer (:mod:`._vote`); ``rollouts: N`` keeps the
@@ -32,7 +34,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from rlmlab._faults import write_point
 from rlmlab._files import write_atomic, write_jsonl
+from rlmlab._lock import lock_run_dir
 from rlmlab.errors import ConfigError
 from rlmlab.experiments._backends import BACKENDS
 from rlmlab.experiments._config import Condition, ExperimentConfig, load_experiment, resolve_pack
@@ -320,7 +324,6 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
     ("odd"/"even": the templates' training or held-out half, see :func:`task_numbers`) filter each suite first.
     """
     from rlmlab.executors import new_run_id
-    from rlmlab.lm import make_lm
 
     exp = experiment if isinstance(experiment, ExperimentConfig) else load_experiment(experiment)
     params = {"suite": suite or exp.defaults["suite"], "tasks": tasks or exp.defaults["tasks"],
@@ -348,9 +351,22 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
         run_dir = Path(runs_dir) / run_id
     backend_obj = BACKENDS.make(backend, workers=params["workers"])
     config_path = run_dir / "config.json"
+    if resume and not config_path.exists():
+        raise ConfigError(f"resume: no run {run_id!r} under {runs_dir} ({config_path} is missing)")
+    with lock_run_dir(run_dir):  # one writer per run: a second runner or resume is refused, not interleaved
+        return _run_locked(exp, params, conds, run_id, run_dir, resume, lm, lm_options, task_list, levels, parity,
+                           backend, backend_obj, progress)
+
+
+def _run_locked(exp: ExperimentConfig, params: dict[str, Any], conds: list[Condition], run_id: str, run_dir: Path,
+                resume: str | None, lm: Any, lm_options: dict[str, Any] | None, task_list: list[MemoryTask] | None,
+                levels: list[int] | None, parity: str | None, backend: str, backend_obj: Any,
+                progress: bool | str) -> ExperimentRun:
+    """The part of :func:`run_experiment` done while holding the run directory's lock."""
+    from rlmlab.lm import make_lm
+
+    config_path = run_dir / "config.json"
     if resume:
-        if not config_path.exists():
-            raise ConfigError(f"resume: no run {run_id!r} under {runs_dir} ({config_path} is missing)")
         before = json.loads(config_path.read_text(encoding="utf-8"))["params"]
         if before != params:
             diff = {k: (before.get(k), v) for k, v in params.items() if before.get(k) != v}
@@ -384,9 +400,14 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
     finished_count = [len(done)]
 
     def append(rows: list[dict[str, Any]]) -> None:
+        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
         with lock, results.open("a", encoding="utf-8") as fh:
-            fh.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+            fh.write(text[: len(text) // 2])
             fh.flush()
+            write_point("results:partial")  # a kill here leaves a cut row, which the resume drops
+            fh.write(text[len(text) // 2:])
+            fh.flush()
+            write_point("results:row")
             finished_count[0] += 1
             if progress == "lines":  # a plain line per task: notebooks and logs, where a live bar does not render
                 best = next(r for r in rows if r["best"])
