@@ -17,7 +17,10 @@ judge's best instead. A row says which (``selected_by``); code-suite rows also s
 golden record by the code oracles (``golden``).
 
 A killed run resumes (``resume=run_id``, or ``run_dir`` pointing at it) from its results file: finished
-tasks are not run again. A condition that does not learn is split into units, one rollout of one task,
+tasks are not run again, and a task whose memory writes committed before the kill (see
+:meth:`ReasoningBankLoop.run_task`) is replayed from its "task" event, not run twice, so a resumed run ends with
+the results, memory bank and event log of an uninterrupted one (tests/test_exactly_once.py kills it at every
+write point, see :mod:`rlmlab._faults`). A condition that does not learn is split into units, one rollout of one task,
 which the backend runs (``threads``: up to ``workers`` threads here; ``ray``: Ray tasks, see
 ``_backends``); each unit opens the condition's memory DB itself. Conditions that learn run their
 tasks in order, because each task may read what the ones before it stored.
@@ -256,9 +259,10 @@ def _materialise_guides(store: MemoryStore, tasks: list[MemoryTask], cond: Condi
             text, cost = traj.answer, {"input_tokens": traj.input_tokens, "output_tokens": traj.output_tokens}
         art = Artifact("guide", f"{domain_id} guide ({cond.l3_guide})", text, domain=domain_id,
                        source=f"guide:{cond.l3_guide}")
-        store.put_artifact(art)
-        store.log_event("guide", {"artifact": art.id, "chars": len(text), "how": cond.l3_guide, **cost,
-                                  "elapsed_ms": int((time.perf_counter() - t0) * 1000)}, domain=domain_id)
+        with store.transaction():  # both or neither: a guide stored without its event would be skipped next time
+            store.put_artifact(art)
+            store.log_event("guide", {"artifact": art.id, "chars": len(text), "how": cond.l3_guide, **cost,
+                                      "elapsed_ms": int((time.perf_counter() - t0) * 1000)}, domain=domain_id)
 
 
 def _golden_check(traj_dir: Path) -> Callable[[MemoryTask, str], bool | None]:

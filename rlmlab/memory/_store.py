@@ -45,6 +45,7 @@ class MemoryStore:
         with self._busy():
             self._conn = connect(path, busy_timeout=self.busy_timeout)
         self._lock = threading.RLock()
+        self._depth = 0  # open transaction()/write nesting; only the thread holding _lock touches it
         self.run_id, self.trajectory_id, self.domain = run_id, trajectory_id, domain
 
     def bind(self, *, run_id: str | None = None, trajectory_id: str | None = None, domain: str | None = None) -> None:
@@ -375,18 +376,48 @@ class MemoryStore:
         return f"MemoryStore({self.path!r})"
 
     @contextmanager
+    def transaction(self) -> Iterator["MemoryStore"]:
+        """Group writes: every write made through this store inside the block commits when the block ends, or
+        none does (an exception, or a killed process, leaves the database as it was). The block holds the
+        database's write lock, and this store's lock against its other threads, so keep slow work (LM calls)
+        outside it. Reads inside the block see its writes; a nested block is a savepoint.
+        """
+        with self._tx("commit"):
+            yield self
+
+    @contextmanager
     def _tx(self, what: str) -> Iterator[sqlite3.Connection]:
-        """One write (``what`` names it for :func:`~rlmlab._faults.write_point`) in its own transaction."""
+        """One write (``what`` names it for :func:`~rlmlab._faults.write_point`): its own transaction, or a
+        savepoint inside an open ``transaction()``."""
         with self._lock:
+            if self._depth:
+                savepoint = f"sp{self._depth}"
+                self._conn.execute(f"SAVEPOINT {savepoint}")
+                self._depth += 1
+                try:
+                    yield self._conn
+                except BaseException:
+                    self._conn.execute(f"ROLLBACK TO {savepoint}")
+                    self._conn.execute(f"RELEASE {savepoint}")
+                    raise
+                finally:
+                    self._depth -= 1
+                self._conn.execute(f"RELEASE {savepoint}")
+                write_point(f"memory:{what}")  # not committed yet: a kill here loses the whole transaction
+                return
             with self._busy():
                 self._conn.execute("BEGIN IMMEDIATE")
+            self._depth = 1
             try:
                 yield self._conn
+                with self._busy():
+                    self._conn.execute("COMMIT")
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
                 raise
-            with self._busy():
-                self._conn.execute("COMMIT")
+            finally:
+                self._depth = 0
         write_point(f"memory:{what}")
 
     def _busy(self) -> Any:
