@@ -6,7 +6,7 @@ model and the agent loop goes on; any other exception ends the run.
 
 from __future__ import annotations
 
-__all__ = ["RLMLabError", "ToolError", "MissingExtraError", "ConfigError"]
+__all__ = ["RLMLabError", "ToolError", "MissingExtraError", "ConfigError", "RunLockedError", "DatabaseBusyError"]
 
 
 class RLMLabError(Exception):
@@ -33,3 +33,24 @@ class MissingExtraError(RLMLabError, ImportError):
 
 class ConfigError(RLMLabError, ValueError):
     """A configuration file or value is invalid; the message names the file and key."""
+
+
+class RunLockedError(RLMLabError):
+    """Another process holds a run directory's lock; ``directory`` and the holder's ``pid`` (None if unknown) say
+    which. The CLI reports it in one line with exit code 2."""
+
+    def __init__(self, directory: object, pid: int | None):
+        holder = f"pid {pid}" if pid is not None else "pid unknown"
+        super().__init__(f"{directory}: another rlmlab process ({holder}) is writing this run directory; "
+                         "wait for it to finish (or stop it), then run again")
+        self.directory, self.pid = directory, pid
+
+
+class DatabaseBusyError(RLMLabError):
+    """A SQLite write waited its whole busy timeout for another connection's write lock; the message names the
+    database file and the timeout."""
+
+    def __init__(self, path: object, timeout: float):
+        super().__init__(f"{path}: another process holds the database's write lock and did not release it within "
+                         f"{timeout:g} s; wait for it, or set RLMLAB_SQLITE_BUSY_TIMEOUT (seconds) to wait longer")
+        self.path, self.timeout = path, timeout

@@ -10,7 +10,9 @@ from rich.table import Table
 
 
 def _fail(exc: Exception) -> click.ClickException:
-    return click.ClickException(str(exc))
+    from rlmlab.cli._errors import cli_error
+
+    return cli_error(exc)
 
 
 @click.group()

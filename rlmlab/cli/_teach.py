@@ -59,7 +59,9 @@ def run(config_path: Path, dataset: str | None, max_turns: int | None, provider:
             report = run_teach(config, turing=protocol,
                                progress=lambda label: bar.update(task, advance=1, description=label))
     except RLMLabError as exc:
-        raise click.ClickException(str(exc)) from None
+        from rlmlab.cli._errors import cli_error
+
+        raise cli_error(exc) from None
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
         return

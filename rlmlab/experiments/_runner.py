@@ -7,7 +7,9 @@
 - ``results.jsonl``: one row per condition x task x rollout, appended as each task finishes;
 - ``memory.<condition>.sqlite``: each condition's memory bank (items, artifacts, the L4 event log);
 - ``trajectories/<trajectory-id>/trajectory.jsonl``: every agent run;
-- ``summary.json``: per-condition metrics (also printed as a table).
+- ``summary.json``: per-condition metrics (also printed as a table);
+- ``run.lock``: held while a runner writes the directory (:mod:`rlmlab._lock`): a second runner or resume of
+  the same run is refused with RunLockedError instead of appending duplicate rows.
 
 A condition with ``samples: N`` runs N rollouts of a task, rollout i sampled at the condition's
 ``temperature`` with seed i + 1, and keeps the majority answer (:mod:`._vote`); ``rollouts: N`` keeps the
@@ -15,7 +17,10 @@ judge's best instead. A row says which (``selected_by``); code-suite rows also s
 golden record by the code oracles (``golden``).
 
 A killed run resumes (``resume=run_id``, or ``run_dir`` pointing at it) from its results file: finished
-tasks are not run again. A condition that does not learn is split into units, one rollout of one task,
+tasks are not run again, and a task whose memory writes committed before the kill (see
+:meth:`ReasoningBankLoop.run_task`) is replayed from its "task" event, not run twice, so a resumed run ends with
+the results, memory bank and event log of an uninterrupted one (tests/test_exactly_once.py kills it at every
+write point, see :mod:`rlmlab._faults`). A condition that does not learn is split into units, one rollout of one task,
 which the backend runs (``threads``: up to ``workers`` threads here; ``ray``: Ray tasks, see
 ``_backends``); each unit opens the condition's memory DB itself. Conditions that learn run their
 tasks in order, because each task may read what the ones before it stored.
@@ -32,7 +37,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from rlmlab._faults import write_point
 from rlmlab._files import write_atomic, write_jsonl
+from rlmlab._lock import lock_run_dir
 from rlmlab.errors import ConfigError
 from rlmlab.experiments._backends import BACKENDS
 from rlmlab.experiments._config import Condition, ExperimentConfig, load_experiment, resolve_pack
@@ -252,9 +259,10 @@ def _materialise_guides(store: MemoryStore, tasks: list[MemoryTask], cond: Condi
             text, cost = traj.answer, {"input_tokens": traj.input_tokens, "output_tokens": traj.output_tokens}
         art = Artifact("guide", f"{domain_id} guide ({cond.l3_guide})", text, domain=domain_id,
                        source=f"guide:{cond.l3_guide}")
-        store.put_artifact(art)
-        store.log_event("guide", {"artifact": art.id, "chars": len(text), "how": cond.l3_guide, **cost,
-                                  "elapsed_ms": int((time.perf_counter() - t0) * 1000)}, domain=domain_id)
+        with store.transaction():  # both or neither: a guide stored without its event would be skipped next time
+            store.put_artifact(art)
+            store.log_event("guide", {"artifact": art.id, "chars": len(text), "how": cond.l3_guide, **cost,
+                                      "elapsed_ms": int((time.perf_counter() - t0) * 1000)}, domain=domain_id)
 
 
 def _golden_check(traj_dir: Path) -> Callable[[MemoryTask, str], bool | None]:
@@ -320,7 +328,6 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
     ("odd"/"even": the templates' training or held-out half, see :func:`task_numbers`) filter each suite first.
     """
     from rlmlab.executors import new_run_id
-    from rlmlab.lm import make_lm
 
     exp = experiment if isinstance(experiment, ExperimentConfig) else load_experiment(experiment)
     params = {"suite": suite or exp.defaults["suite"], "tasks": tasks or exp.defaults["tasks"],
@@ -348,9 +355,22 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
         run_dir = Path(runs_dir) / run_id
     backend_obj = BACKENDS.make(backend, workers=params["workers"])
     config_path = run_dir / "config.json"
+    if resume and not config_path.exists():
+        raise ConfigError(f"resume: no run {run_id!r} under {runs_dir} ({config_path} is missing)")
+    with lock_run_dir(run_dir):  # one writer per run: a second runner or resume is refused, not interleaved
+        return _run_locked(exp, params, conds, run_id, run_dir, resume, lm, lm_options, task_list, levels, parity,
+                           backend, backend_obj, progress)
+
+
+def _run_locked(exp: ExperimentConfig, params: dict[str, Any], conds: list[Condition], run_id: str, run_dir: Path,
+                resume: str | None, lm: Any, lm_options: dict[str, Any] | None, task_list: list[MemoryTask] | None,
+                levels: list[int] | None, parity: str | None, backend: str, backend_obj: Any,
+                progress: bool | str) -> ExperimentRun:
+    """The part of :func:`run_experiment` done while holding the run directory's lock."""
+    from rlmlab.lm import make_lm
+
+    config_path = run_dir / "config.json"
     if resume:
-        if not config_path.exists():
-            raise ConfigError(f"resume: no run {run_id!r} under {runs_dir} ({config_path} is missing)")
         before = json.loads(config_path.read_text(encoding="utf-8"))["params"]
         if before != params:
             diff = {k: (before.get(k), v) for k, v in params.items() if before.get(k) != v}
@@ -384,9 +404,14 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
     finished_count = [len(done)]
 
     def append(rows: list[dict[str, Any]]) -> None:
+        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
         with lock, results.open("a", encoding="utf-8") as fh:
-            fh.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+            fh.write(text[: len(text) // 2])
             fh.flush()
+            write_point("results:partial")  # a kill here leaves a cut row, which the resume drops
+            fh.write(text[len(text) // 2:])
+            fh.flush()
+            write_point("results:row")
             finished_count[0] += 1
             if progress == "lines":  # a plain line per task: notebooks and logs, where a live bar does not render
                 best = next(r for r in rows if r["best"])

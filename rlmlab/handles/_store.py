@@ -8,6 +8,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from rlmlab._sqlite import busy_errors, busy_timeout_seconds, connect
 from rlmlab.errors import ToolError
 from rlmlab.handles._blobref import BlobRef
 
@@ -25,22 +26,26 @@ class BlobStore:
     """Holds payloads by key. Keys are content hashes unless a name is given.
 
     With ``path`` the payloads are also written to a SQLite file and read back
-    from it, so handles survive a restart of the REPL.
+    from it, so handles survive a restart of the REPL. A write waits up to
+    ``busy_timeout`` seconds (default 30, see :mod:`rlmlab._sqlite`) for another
+    process's write lock, then raises DatabaseBusyError naming the file.
     """
 
-    def __init__(self, path: str | Path | None = None):
+    def __init__(self, path: str | Path | None = None, *, busy_timeout: float | None = None):
         self._mem: dict[str, str] = {}
         self._lock = threading.Lock()
         self.path = Path(path) if path is not None else None
         self._db: sqlite3.Connection | None = None
+        self.busy_timeout = busy_timeout_seconds(busy_timeout)
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(str(self.path), check_same_thread=False)
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS blobs (key TEXT PRIMARY KEY, payload TEXT NOT NULL,"
-                " sha256 TEXT NOT NULL, created REAL DEFAULT (unixepoch('subsec')))"
-            )
-            self._db.commit()
+            with busy_errors(self.path, self.busy_timeout):
+                self._db = connect(self.path, busy_timeout=self.busy_timeout, check_same_thread=False)
+                self._db.execute(
+                    "CREATE TABLE IF NOT EXISTS blobs (key TEXT PRIMARY KEY, payload TEXT NOT NULL,"
+                    " sha256 TEXT NOT NULL, created REAL DEFAULT (unixepoch('subsec')))"
+                )
+                self._db.commit()
 
     def put(self, payload: str, name: str | None = None) -> BlobRef:
         """Store ``payload`` and return its handle. A named put replaces an earlier payload of that name."""
@@ -50,13 +55,17 @@ class BlobStore:
             raise ToolError(f"name: {name!r} is not allowed; use 1-64 characters from [A-Za-z0-9_.:-]")
         key = name or content_key(payload)
         with self._lock:
-            self._mem[key] = payload
-            if self._db is not None:
+            if self._db is not None:  # the file first: a write that fails leaves the store as it was
                 digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()
-                self._db.execute(
-                    "INSERT OR REPLACE INTO blobs (key, payload, sha256) VALUES (?, ?, ?)", (key, payload, digest)
-                )
-                self._db.commit()
+                with busy_errors(self.path, self.busy_timeout):
+                    try:
+                        self._db.execute("INSERT OR REPLACE INTO blobs (key, payload, sha256) VALUES (?, ?, ?)",
+                                         (key, payload, digest))
+                        self._db.commit()
+                    except BaseException:
+                        self._db.rollback()
+                        raise
+            self._mem[key] = payload
         return BlobRef(key, len(payload))
 
     def get(self, ref: BlobRef | str) -> str:

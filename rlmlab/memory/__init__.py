@@ -3,7 +3,7 @@ item usage and outcomes, pluggable retrievers, JSONL packs; the per-layer packer
 and the ReasoningBank policies (retrieval, judging, extraction, consolidation, forgetting, MaTTS) with
 the loop that runs them; code templates with slots that items may carry for a step grammar to copy."""
 
-from rlmlab.memory._errors import ItemValidationError, MemoryStoreError, PackError
+from rlmlab.memory._errors import ItemValidationError, MemoryStoreError, PackError, StoreBusyError
 from rlmlab.memory._context import (
     BASE_INSTRUCTIONS, MODES, PLAIN_INSTRUCTIONS, SPEC_BUDGET_MAX, TOOL_MEDIATED_NOTE, Budgets, BuiltContext, ContextBuilder, LayerReport,
     Toggles,
@@ -67,5 +67,5 @@ __all__ = [
     "Migration", "MIGRATIONS",
     "parse_template", "fill_template", "template_slots", "check_template", "Slot", "SLOT_TYPES", "TemplateError",
     "STEP_TEMPLATES_KEY",
-    "MemoryStoreError", "ItemValidationError", "PackError",
+    "MemoryStoreError", "ItemValidationError", "PackError", "StoreBusyError",
 ]

@@ -224,11 +224,13 @@ class ContextBuilder:
         self.base_instructions, self.artifact_kind = base_instructions.strip(), artifact_kind
 
     def build(self, task: MemoryTask | str, domain_id: str | None = None, *, trajectory_id: str | None = None,
-              log: bool = True) -> BuiltContext:
+              log: bool = True, record: bool = True) -> BuiltContext:
         """Assemble the context for ``task`` (a MemoryTask, or a query string with ``domain_id``).
 
         Injected memory items are linked to ``trajectory_id`` (usage), so judging the trajectory later
         updates their uses/wins. With ``log`` and a store, the report is appended to L4 as a "context" event.
+        With ``record=False`` nothing is written: the caller writes it later with :meth:`record` (the loop does,
+        in the transaction that holds the rest of the task's writes).
         """
         if isinstance(task, MemoryTask):
             task_id, query, domain_id = task.id, task.query, domain_id or task.domain
@@ -262,14 +264,22 @@ class ContextBuilder:
             parts.append(TOOL_MEDIATED_NOTE)
         built = BuiltContext(task_id, query, domain_id, self.mode, "\n\n".join(parts), layers,
                              retrieved.to_dict() if retrieved else None, templates=templates)
+        if record:
+            self.record(built, trajectory_id, log=log)
+        self.last = built
+        return built
+
+    def record(self, built: BuiltContext, trajectory_id: str | None = None, *, log: bool = True) -> BuiltContext:
+        """Write what :meth:`build` decided: link the injected items to ``trajectory_id`` (usage) and, with
+        ``log``, append the report to L4 as a "context" event (its id lands in ``built.event_id``). No-op
+        without a store."""
         if self.store is not None:
             used = built.injected_ids
             if used and trajectory_id:
                 self.store.record_usage(used, trajectory_id=trajectory_id)
             if log:
                 built.event_id = self.store.log_event("context", built.report(), trajectory_id=trajectory_id,
-                                                      domain=domain_id)
-        self.last = built
+                                                      domain=built.domain)
         return built
 
     # -- layers ------------------------------------------------------------------------------------------

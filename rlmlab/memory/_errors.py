@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from rlmlab.errors import RLMLabError
+from rlmlab.errors import DatabaseBusyError, RLMLabError
 
-__all__ = ["MemoryStoreError", "ItemValidationError", "PackError"]
+__all__ = ["MemoryStoreError", "ItemValidationError", "PackError", "StoreBusyError"]
 
 
 class MemoryStoreError(RLMLabError):
@@ -21,3 +21,7 @@ class ItemValidationError(MemoryStoreError, ValueError):
 
 class PackError(MemoryStoreError, ValueError):
     """A pack file line is malformed; the message starts ``path:line:``."""
+
+
+class StoreBusyError(MemoryStoreError, DatabaseBusyError):
+    """Another process held the memory database's write lock for the whole busy timeout."""

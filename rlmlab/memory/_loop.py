@@ -5,7 +5,9 @@ task can be retrieved for the next. Each step is a plug-in from a registry (judg
 consolidators, forgetters, retrieval policies); MaTTS is ``rollouts > 1``: N runs per task, the best by
 the judge's score, extraction from the best only or contrastive across all. Every decision lands in the
 L4 event log ("context", "judge", "extract", "consolidation", "forget", "task"), and with ``runs_dir``
-each task's outcome is appended to ``runs_dir/<run-id>/results.jsonl`` as soon as it is done.
+each task's outcome is appended to ``runs_dir/<run-id>/results.jsonl`` as soon as it is done. A task's memory
+writes commit together, after its agent runs, and the "task" event marks it done: a rerun after a kill at any
+point replays a committed task instead of running it twice.
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from rlmlab._faults import write_point
 from rlmlab.errors import ConfigError
 from rlmlab.memory._consolidate import CONSOLIDATORS
 from rlmlab.memory._context import ContextBuilder
@@ -80,6 +83,11 @@ class TaskOutcome:
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "success": self.success}
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "TaskOutcome":
+        """The outcome ``to_dict`` wrote (as in a "task" event); ``success`` is derived, so it is dropped."""
+        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
+
 
 class ReasoningBankLoop:
     """Closed-loop memory over a sequence of tasks.
@@ -90,6 +98,11 @@ class ReasoningBankLoop:
     "bounded" (with ``forgetter_options``) is E11; ``rollouts`` > 1 with ``extraction`` "best" or
     "contrastive" is E12; ``selection`` "vote" keeps the rollout with the majority answer instead of the judge's
     best (E13's voted samples). ``judge_lm`` and ``extractor_lm`` serve the LLM judge/extractor (default: ``lm``).
+
+    A task runs once per ``run_id`` (see :meth:`run_task`): running it again, in this process or after a kill,
+    returns the outcome recorded in the store. Writes an agent makes itself through memory tools (tool-mediated
+    mode: ``mem_add``, ``event_log``) happen when it makes them, outside the task's transaction, so a task killed
+    before its commit makes them again when it reruns (``mem_add`` and usage links are idempotent; events repeat).
     """
 
     def __init__(self, store: MemoryStore, *, lm: Any = None, builder: ContextBuilder | None = None,
@@ -175,29 +188,34 @@ class ReasoningBankLoop:
 
         ``rollout=i`` runs only rollout ``i`` (trajectory id ``<run>-<task>-r<i>``): the unit the experiment
         runner spreads over workers when a condition does not learn.
+
+        Exactly once per run id: the agent runs, judging and extraction write nothing; then every memory write
+        of the task (usage, outcomes, the "context", "judge", "extract", "consolidation", "forget" and "task"
+        events, new items) commits in one transaction. A task whose "task" event is already in the store (the
+        process was killed after the commit, before its results row was written) is not run again: its recorded
+        outcome is returned. So a kill at any point and a rerun leave the same bank and event log as one run.
         """
         from rlmlab.executors._metrics import trajectory_metrics
 
         t0 = time.perf_counter()
-        self.store.bind(run_id=self.run_id, domain=task.domain)
         indices = range(self.rollouts) if rollout is None else [rollout]
         ids = [f"{self.run_id}-{task.id}-r{i}" for i in indices]
-        built = self.builder.build(task, trajectory_id=ids[0])
-        for other in ids[1:]:  # every rollout saw the same injected items
-            if built.injected_ids:
-                self.store.record_usage(built.injected_ids, trajectory_id=other)
+        recorded = self.recorded(task.id, ids)
+        if recorded is not None:
+            self.outcomes.append(recorded)
+            self._append_result(recorded)
+            return recorded
+        self.store.bind(run_id=self.run_id, domain=task.domain)
+        built = self.builder.build(task, trajectory_id=ids[0], record=False)
         rollouts: list[tuple[Any, Verdict]] = []
         errors = []
         for tid in ids:
             self.store.bind(run_id=self.run_id, trajectory_id=tid, domain=task.domain)
-            traj = self.executor(task, built.text, self._workspace(task, tid), tid)
-            verdict = self._judge(task, traj)
-            self.store.record_outcome(tid, verdict.success)
-            self.store.log_event("judge", {"task_id": task.id, "answer": traj.answer, **verdict.to_dict()},
-                                 trajectory_id=tid)
+            traj = self.executor(task, built.text, self._workspace(task, tid, built), tid)
+            write_point("loop:rollout")
+            rollouts.append((traj, self._judge(task, traj)))
             if traj.error:
                 errors.append(traj.error)
-            rollouts.append((traj, verdict))
         if self.selection == "vote":
             # no reference needed; lazy: rlmlab.experiments sits above memory (the runner's _merge uses the same rule)
             from rlmlab.experiments._vote import majority
@@ -205,7 +223,6 @@ class ReasoningBankLoop:
             best = majority([t.answer for t, _ in rollouts])
         else:
             best = max(range(len(rollouts)), key=lambda i: (rollouts[i][1].score, -i))
-        self.store.bind(run_id=self.run_id, trajectory_id=ids[best], domain=task.domain)
         outcome = TaskOutcome(
             run_id=self.run_id, task_id=task.id, domain=task.domain, mode=self.builder.mode, trajectory_ids=ids,
             answers=[t.answer for t, _ in rollouts], verdicts=[v.to_dict() for _, v in rollouts], best=best,
@@ -213,30 +230,67 @@ class ReasoningBankLoop:
             input_tokens=sum(t.input_tokens for t, _ in rollouts), output_tokens=sum(t.output_tokens for t, _ in rollouts),
             iterations=sum(len(t.iterations) for t, _ in rollouts), error="; ".join(errors) or None,
             rollouts=[trajectory_metrics(t) for t, _ in rollouts])
-        if self.extractor is not None:
+        items = None
+        if self.extractor is not None:  # may call an LM: before the transaction, which holds the write lock
             if self.extraction == "contrastive" and len(rollouts) > 1:
                 items = self.extractor.contrastive(task, rollouts)
             else:
                 items = self.extractor.extract(task, *rollouts[best])
             for it in items:  # the extractor names the trajectory; the loop's run id is the run's provenance
                 it.run_id = self.run_id
-            self.store.log_event("extract", {"task_id": task.id, "mode": self.extraction,
-                                             "items": [it.to_dict() for it in items]}, trajectory_id=ids[best])
-            actions = self.consolidator.persist(self.store, items)
-            outcome.extracted = [it.id for it in items]
-            outcome.actions = [a.to_dict() for a in actions]
-        forgotten = self.forgetter.forget(self.store)
-        outcome.forgotten = [a.item_id for a in forgotten if a.action == "forget"]
-        outcome.elapsed_ms = int((time.perf_counter() - t0) * 1000)
-        self.store.log_event("task", outcome.to_dict(), trajectory_id=ids[best])
+        with self.store.transaction():
+            self.builder.record(built, trajectory_id=ids[0])
+            for other in ids[1:]:  # every rollout saw the same injected items
+                if built.injected_ids:
+                    self.store.record_usage(built.injected_ids, trajectory_id=other)
+            for tid, (traj, verdict) in zip(ids, rollouts):
+                self.store.record_outcome(tid, verdict.success)
+                self.store.log_event("judge", {"task_id": task.id, "answer": traj.answer, **verdict.to_dict()},
+                                     trajectory_id=tid)
+            self.store.bind(run_id=self.run_id, trajectory_id=ids[best], domain=task.domain)
+            if items is not None:
+                self.store.log_event("extract", {"task_id": task.id, "mode": self.extraction,
+                                                 "items": [it.to_dict() for it in items]}, trajectory_id=ids[best])
+                actions = self.consolidator.persist(self.store, items)
+                outcome.extracted = [it.id for it in items]
+                outcome.actions = [a.to_dict() for a in actions]
+            forgotten = self.forgetter.forget(self.store)
+            outcome.forgotten = [a.item_id for a in forgotten if a.action == "forget"]
+            outcome.elapsed_ms = int((time.perf_counter() - t0) * 1000)
+            self.store.log_event("task", outcome.to_dict(), trajectory_id=ids[best])
         self.store.bind(run_id=self.run_id)
         self.outcomes.append(outcome)
-        if self.runs_dir is not None:
-            path = self.runs_dir / self.run_id / RESULTS_FILE
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with path.open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps(outcome.to_dict(), ensure_ascii=False) + "\n")
+        self._append_result(outcome)
         return outcome
+
+    def recorded(self, task_id: str, trajectory_ids: list[str]) -> TaskOutcome | None:
+        """The outcome of ``task_id`` stored by an earlier ``run_task`` of this run id with these trajectories
+        (its "task" event), or None if it has not committed."""
+        rows = self.store.execute(
+            "SELECT payload FROM events WHERE kind = 'task' AND run_id = ? AND json_extract(payload, '$.task_id') = ?"
+            " ORDER BY id", [self.run_id, task_id])
+        for row in rows:
+            payload = json.loads(row["payload"])
+            if payload.get("trajectory_ids") == trajectory_ids:
+                return TaskOutcome.from_dict(payload)
+        return None
+
+    def _append_result(self, outcome: TaskOutcome) -> None:
+        """With ``runs_dir``: the outcome's line in ``<run-id>/results.jsonl``, unless a replayed task has it."""
+        if self.runs_dir is None:
+            return
+        path = self.runs_dir / self.run_id / RESULTS_FILE
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists():
+            text = path.read_text(encoding="utf-8")
+            if text and not text.endswith("\n"):  # a line cut by a kill: drop it, its task is written again
+                text = text[: text.rfind("\n") + 1]
+                path.write_text(text, encoding="utf-8")
+            if any(json.loads(line).get("trajectory_ids") == outcome.trajectory_ids
+                   for line in text.splitlines() if line.strip()):
+                return
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(outcome.to_dict(), ensure_ascii=False) + "\n")
 
     def run(self, tasks: Iterable[MemoryTask], *, progress: bool = False) -> list[TaskOutcome]:
         """``run_task`` for each task in order (later tasks see what earlier ones taught)."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from rlmlab._sqlite import connect as open_sqlite
 from rlmlab.memory._errors import MemoryStoreError
 
 __all__ = ["Migration", "MIGRATIONS", "connect", "apply_migrations", "applied_migrations", "utc_now"]
@@ -163,21 +164,22 @@ MIGRATIONS: list[Migration] = [
 ]
 
 
-def connect(path: str | Path, migrations: Sequence[Migration] = MIGRATIONS) -> sqlite3.Connection:
+def connect(path: str | Path, migrations: Sequence[Migration] = MIGRATIONS, *,
+            busy_timeout: float | None = None) -> sqlite3.Connection:
     """Open (creating if needed) a memory database: WAL, foreign keys on, missing migrations applied.
 
     The connection is in autocommit mode (``isolation_level=None``); callers open transactions explicitly.
+    A write waits up to ``busy_timeout`` seconds for another connection's lock (see :mod:`rlmlab._sqlite`).
     """
     if str(path) != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+    conn = open_sqlite(path, busy_timeout=busy_timeout, isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA journal_mode=WAL")  # an in-memory database stays in 'memory' mode; that is fine
     # In WAL mode NORMAL is still crash-safe (no corruption); only the last commits may roll back after a
     # power loss, which is acceptable for a memory bank and saves an fsync per transaction.
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=ON")
-    conn.execute("PRAGMA busy_timeout=5000")  # ms: another process (a notebook, the CLI) may hold the write lock
     apply_migrations(conn, migrations)
     return conn
 

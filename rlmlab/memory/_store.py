@@ -11,7 +11,9 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from rlmlab.memory._errors import ItemValidationError, MemoryStoreError
+from rlmlab._faults import write_point
+from rlmlab._sqlite import busy_errors, busy_timeout_seconds
+from rlmlab.memory._errors import ItemValidationError, MemoryStoreError, StoreBusyError
 from rlmlab.memory._records import (
     FILTERS, STATUSES, AddResult, Artifact, Event, Hit, MemoryItem, StoreStats, check_filters, check_k,
 )
@@ -32,13 +34,18 @@ class MemoryStore:
 
     Provenance: ``bind(run_id=..., trajectory_id=..., domain=...)`` sets the ids stamped on items added and
     events logged afterwards (where the item or call does not give its own). Safe to share between threads.
+    A write waits up to ``busy_timeout`` seconds (default 30, see :mod:`rlmlab._sqlite`) for another process's
+    write lock, then raises StoreBusyError naming the file.
     """
 
     def __init__(self, path: str | Path, *, run_id: str | None = None, trajectory_id: str | None = None,
-                 domain: str | None = None):
+                 domain: str | None = None, busy_timeout: float | None = None):
         self.path = str(path)
-        self._conn = connect(path)
+        self.busy_timeout = busy_timeout_seconds(busy_timeout)
+        with self._busy():
+            self._conn = connect(path, busy_timeout=self.busy_timeout)
         self._lock = threading.RLock()
+        self._depth = 0  # open transaction()/write nesting; only the thread holding _lock touches it
         self.run_id, self.trajectory_id, self.domain = run_id, trajectory_id, domain
 
     def bind(self, *, run_id: str | None = None, trajectory_id: str | None = None, domain: str | None = None) -> None:
@@ -61,7 +68,7 @@ class MemoryStore:
         """``add`` for several items in one transaction: all are written or none."""
         rows = [self._row_for(item, use_binding) for item in items]
         results = []
-        with self._tx() as conn:
+        with self._tx("items") as conn:
             for row in rows:
                 cur = conn.execute(
                     f"INSERT INTO items ({', '.join(_ITEM_COLUMNS)}) VALUES ({', '.join('?' * len(_ITEM_COLUMNS))})"
@@ -199,7 +206,7 @@ class MemoryStore:
         if superseded_by in ids:
             raise ItemValidationError("superseded_by", f"{superseded_by!r} cannot supersede itself")
         now = utc_now()
-        with self._tx() as conn:
+        with self._tx("status") as conn:
             return sum(conn.execute("UPDATE items SET status = ?, superseded_by = ?, updated_at = ? WHERE id = ?",
                                     (status, superseded_by, now, i)).rowcount for i in ids)
 
@@ -211,7 +218,7 @@ class MemoryStore:
             raise TypeError(f"put_artifact expects an Artifact, got {type(artifact).__name__}")
         row = self._bound_row(artifact, use_binding)
         row["created_at"] = row["created_at"] or utc_now()
-        with self._tx() as conn:
+        with self._tx("artifact") as conn:
             cur = conn.execute(
                 f"INSERT INTO artifacts ({', '.join(_ARTIFACT_COLUMNS)})"
                 f" VALUES ({', '.join('?' * len(_ARTIFACT_COLUMNS))}) ON CONFLICT (id) DO NOTHING",
@@ -250,7 +257,7 @@ class MemoryStore:
             raise ItemValidationError("payload", f"not JSON-serialisable: {exc}") from None
         row = (kind.strip(), text, domain or self.domain, run_id or self.run_id,
                trajectory_id or self.trajectory_id, utc_now())
-        with self._tx() as conn:
+        with self._tx(f"event:{row[0]}") as conn:
             cur = conn.execute(
                 "INSERT INTO events (kind, payload, domain, run_id, trajectory_id, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?)", row)
@@ -281,7 +288,7 @@ class MemoryStore:
         if trajectory_id is None or not ids:
             return 0
         now, run_id = utc_now(), run_id or self.run_id
-        with self._tx() as conn:
+        with self._tx("usage") as conn:
             added = 0
             for i in ids:
                 added += conn.execute(
@@ -308,7 +315,7 @@ class MemoryStore:
         if not isinstance(success, bool):
             raise ItemValidationError("success", f"expected True or False, got {success!r}")
         outcome, now = ("success" if success else "failure"), utc_now()
-        with self._tx() as conn:
+        with self._tx("outcome") as conn:
             ids = [r[0] for r in conn.execute(
                 "SELECT item_id FROM usage WHERE trajectory_id = ? AND outcome IS NULL", (trajectory_id,))]
             conn.execute("UPDATE usage SET outcome = ? WHERE trajectory_id = ? AND outcome IS NULL",
@@ -369,15 +376,52 @@ class MemoryStore:
         return f"MemoryStore({self.path!r})"
 
     @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self) -> Iterator["MemoryStore"]:
+        """Group writes: every write made through this store inside the block commits when the block ends, or
+        none does (an exception, or a killed process, leaves the database as it was). The block holds the
+        database's write lock, and this store's lock against its other threads, so keep slow work (LM calls)
+        outside it. Reads inside the block see its writes; a nested block is a savepoint.
+        """
+        with self._tx("commit"):
+            yield self
+
+    @contextmanager
+    def _tx(self, what: str) -> Iterator[sqlite3.Connection]:
+        """One write (``what`` names it for :func:`~rlmlab._faults.write_point`): its own transaction, or a
+        savepoint inside an open ``transaction()``."""
         with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
+            if self._depth:
+                savepoint = f"sp{self._depth}"
+                self._conn.execute(f"SAVEPOINT {savepoint}")
+                self._depth += 1
+                try:
+                    yield self._conn
+                except BaseException:
+                    self._conn.execute(f"ROLLBACK TO {savepoint}")
+                    self._conn.execute(f"RELEASE {savepoint}")
+                    raise
+                finally:
+                    self._depth -= 1
+                self._conn.execute(f"RELEASE {savepoint}")
+                write_point(f"memory:{what}")  # not committed yet: a kill here loses the whole transaction
+                return
+            with self._busy():
+                self._conn.execute("BEGIN IMMEDIATE")
+            self._depth = 1
             try:
                 yield self._conn
+                with self._busy():
+                    self._conn.execute("COMMIT")
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
                 raise
-            self._conn.execute("COMMIT")
+            finally:
+                self._depth = 0
+        write_point(f"memory:{what}")
+
+    def _busy(self) -> Any:
+        return busy_errors(self.path, self.busy_timeout, StoreBusyError)
 
 
 def _item(row: sqlite3.Row) -> MemoryItem:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import nullcontext
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rlmlab._files import write_atomic
+from rlmlab._lock import lock_run_dir
 from rlmlab.teach._config import RunConfig
 from rlmlab.teach._data import Item, load_dataset
 from rlmlab.teach._learner import DemoLearner, LMLearner, VotingLearner
@@ -99,20 +101,23 @@ def run_teach(config: RunConfig, *, lm: Any = None, turing: Any = None, write: b
     learner = make_learner(config, items, lm=lm, turing=turing)
     report = TeachReport(config, len(items))
     t0 = time.perf_counter()
-    for mode in config.modes:
-        for arm in ARMS:
-            label = f"{mode}/{arm}"
-            traces, summary = run_arm(items, learner, arm=arm, mode=mode, rules=rules, gains=gains,
-                                      templates=templates, progress=(lambda: progress(label)) if progress else None)
-            report.traces[(mode, arm)] = traces
-            report.rows.append(summary)
-            report.seconds = time.perf_counter() - t0
-            if write:
-                report.outputs.append(write_traces(arm_traces_path(config.traces_out, mode, arm), traces))
-                if mode == config.modes[0] and arm == "rts":
-                    report.outputs.append(write_traces(config.traces_out, traces))
-                summary_path = Path(config.traces_out).with_name("summary.json")
-                write_atomic(summary_path, json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    # One run writes a traces folder at a time: a second one is refused (RunLockedError), not interleaved.
+    with lock_run_dir(Path(config.traces_out).parent) if write else nullcontext():
+        for mode in config.modes:
+            for arm in ARMS:
+                label = f"{mode}/{arm}"
+                traces, summary = run_arm(items, learner, arm=arm, mode=mode, rules=rules, gains=gains,
+                                          templates=templates,
+                                          progress=(lambda: progress(label)) if progress else None)
+                report.traces[(mode, arm)] = traces
+                report.rows.append(summary)
+                report.seconds = time.perf_counter() - t0
+                if write:
+                    report.outputs.append(write_traces(arm_traces_path(config.traces_out, mode, arm), traces))
+                    if mode == config.modes[0] and arm == "rts":
+                        report.outputs.append(write_traces(config.traces_out, traces))
+                    summary_path = Path(config.traces_out).with_name("summary.json")
+                    write_atomic(summary_path, json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     if write:
         report.outputs.append(Path(config.traces_out).with_name("summary.json"))
     return report

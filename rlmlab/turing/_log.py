@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rlmlab._sqlite import busy_errors, busy_timeout_seconds, connect
+
 __all__ = ["InteractionLog", "load_interaction_log", "INTERACTION_LOG_COLUMNS"]
 
 _SCHEMA = """
@@ -43,17 +45,23 @@ COLUMNS = INTERACTION_LOG_COLUMNS  # the old private name, kept for code that im
 
 
 class InteractionLog:
-    """Append-only log of validation rounds (thread-safe; one connection per log)."""
+    """Append-only log of validation rounds (thread-safe; one connection per log).
 
-    def __init__(self, path: str | Path):
+    A write waits up to ``busy_timeout`` seconds (default 30, see :mod:`rlmlab._sqlite`) for another process's
+    write lock (several agents may share one log), then raises DatabaseBusyError naming the file.
+    """
+
+    def __init__(self, path: str | Path, *, busy_timeout: float | None = None):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(self.path), check_same_thread=False)
-        self._db.executescript(_SCHEMA)
-        columns = {r[1] for r in self._db.execute("PRAGMA table_info(interaction_log)")}
-        if "errors" not in columns:  # a log written before the errors column: add it, old rows get []
-            self._db.execute("ALTER TABLE interaction_log ADD COLUMN errors TEXT NOT NULL DEFAULT '[]'")
-            self._db.commit()
+        self.busy_timeout = busy_timeout_seconds(busy_timeout)
+        with busy_errors(self.path, self.busy_timeout):
+            self._db = connect(self.path, busy_timeout=self.busy_timeout, check_same_thread=False)
+            self._db.executescript(_SCHEMA)
+            columns = {r[1] for r in self._db.execute("PRAGMA table_info(interaction_log)")}
+            if "errors" not in columns:  # a log written before the errors column: add it, old rows get []
+                self._db.execute("ALTER TABLE interaction_log ADD COLUMN errors TEXT NOT NULL DEFAULT '[]'")
+                self._db.commit()
         self._lock = threading.Lock()
 
     def write(self, row: dict[str, Any]) -> int:
@@ -63,11 +71,15 @@ class InteractionLog:
         for key in ("hooks", "input_context", "violations", "errors"):
             if not isinstance(values[key], str):
                 values[key] = json.dumps(values[key], ensure_ascii=False, default=str)
-        with self._lock:
-            cur = self._db.execute(
-                f"INSERT INTO interaction_log ({', '.join(values)}) VALUES ({', '.join('?' * len(values))})",
-                list(values.values()))
-            self._db.commit()
+        with self._lock, busy_errors(self.path, self.busy_timeout):
+            try:
+                cur = self._db.execute(
+                    f"INSERT INTO interaction_log ({', '.join(values)}) VALUES ({', '.join('?' * len(values))})",
+                    list(values.values()))
+                self._db.commit()
+            except BaseException:
+                self._db.rollback()
+                raise
             return int(cur.lastrowid)
 
     def rows(self, session: str | None = None, hook: str | None = None, status: str | None = None,
@@ -88,7 +100,7 @@ def load_interaction_log(path: str | Path, *, session: str | None = None, hook: 
     if own:
         if not Path(path).exists():
             raise FileNotFoundError(f"{path}: no interaction log here (run an agent with the Turing Protocol first)")
-        db = sqlite3.connect(str(path))
+        db = connect(path)
     try:
         where, args = [], []
         if session:

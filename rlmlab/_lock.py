@@ -1,0 +1,55 @@
+"""One writer per run directory: a lock file held for the life of whatever writes the directory.
+
+The lock is the operating system's (``flock`` through :mod:`filelock`), so it goes away with its holder: a
+process that is killed leaves no stale lock behind, only the file, which the next holder reuses. The holder
+writes its pid into the file after it has the lock, so a refused process can say who holds it; that text is
+read only while the lock is held, so an old pid left by a killed holder is never reported.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from rlmlab.errors import RunLockedError
+
+__all__ = ["LOCK_FILE", "lock_run_dir", "lock_holder"]
+
+LOCK_FILE = "run.lock"
+
+
+def lock_holder(directory: str | Path) -> int | None:
+    """The pid written in ``directory``'s lock file (None when there is none or it is unreadable)."""
+    try:
+        text = (Path(directory) / LOCK_FILE).read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return int(text) if text.isdigit() else None
+
+
+@contextmanager
+def lock_run_dir(directory: str | Path) -> Iterator[Path]:
+    """Hold ``directory``'s lock (creating the directory) for the ``with`` block; yields the lock file's path.
+
+    Never waits: if another process (or another thread of this one) holds it, raises RunLockedError naming the
+    directory and the holder's pid. Released when the block ends, however it ends.
+    """
+    from filelock import FileLock, Timeout
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / LOCK_FILE
+    lock = FileLock(str(path), timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise RunLockedError(directory, lock_holder(directory)) from None
+    try:
+        # A second descriptor: writing or closing it leaves the flock (held on filelock's descriptor) in place.
+        with open(path, "w", encoding="ascii") as fh:
+            fh.write(f"{os.getpid()}\n")
+        yield path
+    finally:
+        lock.release()
