@@ -6,7 +6,7 @@ model and the agent loop goes on; any other exception ends the run.
 
 from __future__ import annotations
 
-__all__ = ["RLMLabError", "ToolError", "MissingExtraError", "ConfigError"]
+__all__ = ["RLMLabError", "ToolError", "MissingExtraError", "ConfigError", "InputFileError"]
 
 
 class RLMLabError(Exception):
@@ -33,3 +33,14 @@ class MissingExtraError(RLMLabError, ImportError):
 
 class ConfigError(RLMLabError, ValueError):
     """A configuration file or value is invalid; the message names the file and key."""
+
+
+class InputFileError(RLMLabError, ValueError):
+    """An input file cannot be read as what it should be (missing, a directory, not UTF-8, not JSON).
+
+    The message reads ``path:line: problem`` (``path: problem`` when no line applies), so an editor can jump to it.
+    """
+
+    def __init__(self, path: object, line: int | None, problem: str):
+        self.path, self.line, self.problem = str(path), line, problem
+        super().__init__(f"{self.path}:{line}: {problem}" if line is not None else f"{self.path}: {problem}")
