@@ -1,14 +1,25 @@
-"""Atomic file writes (a temp file renamed into place, so a crash never leaves half a file) and YAML reads."""
+"""Reading and writing files safely.
+
+Writes: atomic (a temp file renamed into place, so a crash never leaves half a file), or JSONL appended one whole,
+flushed record at a time (:class:`JsonlWriter`, for outputs that must survive Ctrl-C). Reads: UTF-8 text and YAML
+whose failures are one-line errors naming the file and line (:class:`~rlmlab.errors.InputFileError`,
+:class:`~rlmlab.errors.ConfigError`), and JSON read as strict parsers read it (:func:`strict_json`).
+"""
 
 from __future__ import annotations
 
 import json
+import math
 import os
-from collections.abc import Iterable
+import signal
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["write_atomic", "write_jsonl", "read_yaml"]
+__all__ = ["write_atomic", "write_jsonl", "read_yaml", "read_text", "decode_line", "strict_json", "json_problem",
+           "finite", "JsonlWriter"]
 
 
 def write_atomic(path: str | Path, text: str) -> Path:
@@ -28,13 +39,134 @@ def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]]) -> int:
 
 
 def read_yaml(path: str | Path) -> Any:
-    """A YAML file's document ({} when empty); invalid YAML raises ConfigError naming the file and line."""
+    """A YAML file's document ({} when empty). A missing, unreadable or non-UTF-8 file, or invalid YAML, raises
+    ConfigError naming the file (and the line, where there is one)."""
     import yaml
 
-    from rlmlab.errors import ConfigError
+    from rlmlab.errors import ConfigError, InputFileError
 
     try:
-        return yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        text = read_text(path)
+    except InputFileError as exc:
+        raise ConfigError(str(exc)) from None
+    try:
+        return yaml.safe_load(text) or {}
     except yaml.MarkedYAMLError as exc:
         line = f":{exc.problem_mark.line + 1}" if exc.problem_mark is not None else ""
         raise ConfigError(f"{path}{line}: invalid YAML: {exc.problem}") from None
+    except yaml.YAMLError as exc:  # e.g. a control character the reader refuses
+        raise ConfigError(f"{path}: invalid YAML: {' '.join(str(exc).split())}") from None
+    except (ValueError, RecursionError) as exc:  # an int of over 4300 digits, nesting too deep
+        raise ConfigError(f"{path}: invalid YAML: {exc or type(exc).__name__}") from None
+
+
+def read_text(path: str | Path) -> str:
+    """The UTF-8 text of a file. InputFileError (``path[:line]: problem``) for a missing file, a directory, a file
+    that cannot be read, or bytes that are not UTF-8 (naming the line of the first bad byte)."""
+    from rlmlab.errors import InputFileError
+
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputFileError(path, None, "no such file") from None
+    except IsADirectoryError:
+        raise InputFileError(path, None, "a directory; expected a file") from None
+    except OSError as exc:
+        raise InputFileError(path, None, f"cannot read it ({exc.strerror or exc})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise InputFileError(path, line, f"not UTF-8 text (byte 0x{data[exc.start]:02x} at column {column})") from None
+
+
+def decode_line(raw: bytes) -> str:
+    """One line read in binary mode, as text; ValueError naming the first byte that is not UTF-8."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})") from None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON (strict parsers reject it); write a number or null")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:40]} is too large for a JSON number (it reads as infinity)")
+    return value
+
+
+def strict_json(text: str | bytes) -> Any:
+    """``json.loads`` as strict parsers read JSON: ``NaN``, ``Infinity`` and numbers too large for a float
+    (``1e999``) are refused. Raises ValueError: a ``json.JSONDecodeError`` (with ``lineno``) for bad syntax."""
+    try:
+        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
+def json_problem(exc: ValueError) -> str:
+    """A one-line reason for a :func:`strict_json` failure ("not JSON (Expecting value at column 3)")."""
+    if isinstance(exc, json.JSONDecodeError):
+        where = f"line {exc.lineno} column {exc.colno}" if exc.lineno > 1 else f"column {exc.colno}"
+        return f"not JSON ({exc.msg} at {where})"
+    return " ".join(str(exc).split())
+
+
+def finite(value: Any) -> Any:
+    """``value`` with every NaN or infinite float (at any depth of dicts, lists and tuples) replaced by None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
+
+
+@contextmanager
+def _interrupts_deferred() -> Iterator[None]:
+    """Hold SIGINT while a record is written, so Ctrl-C lands between records and never inside one."""
+    hold = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
+    if hold:
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        if hold:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+class JsonlWriter:
+    """Records written to a JSONL file as they come: one line each, flushed at once, so a kill or Ctrl-C keeps
+    every record written so far and never half of one. Strict JSON: a NaN or infinite float is written as null.
+
+    ``mode`` "w" starts the file afresh (as a new run's output should), "a" appends to it. Use as a context manager.
+    """
+
+    def __init__(self, path: str | Path, mode: str = "w"):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = open(self.path, mode, encoding="utf-8")
+        self.count = 0
+
+    def write(self, record: dict[str, Any]) -> None:
+        line = json.dumps(finite(record), ensure_ascii=False, allow_nan=False) + "\n"
+        with _interrupts_deferred():
+            self._file.write(line)
+            self._file.flush()
+        self.count += 1
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> "JsonlWriter":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

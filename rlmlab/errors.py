@@ -6,7 +6,8 @@ model and the agent loop goes on; any other exception ends the run.
 
 from __future__ import annotations
 
-__all__ = ["RLMLabError", "ToolError", "MissingExtraError", "ConfigError", "RunLockedError", "DatabaseBusyError"]
+__all__ = ["RLMLabError", "ToolError", "MissingExtraError", "ConfigError", "InputFileError", "RunLockedError",
+           "DatabaseBusyError"]
 
 
 class RLMLabError(Exception):
@@ -54,3 +55,14 @@ class DatabaseBusyError(RLMLabError):
         super().__init__(f"{path}: another process holds the database's write lock and did not release it within "
                          f"{timeout:g} s; wait for it, or set RLMLAB_SQLITE_BUSY_TIMEOUT (seconds) to wait longer")
         self.path, self.timeout = path, timeout
+
+
+class InputFileError(RLMLabError, ValueError):
+    """An input file cannot be read as what it should be (missing, a directory, not UTF-8, not JSON).
+
+    The message reads ``path:line: problem`` (``path: problem`` when no line applies), so an editor can jump to it.
+    """
+
+    def __init__(self, path: object, line: int | None, problem: str):
+        self.path, self.line, self.problem = str(path), line, problem
+        super().__init__(f"{self.path}:{line}: {problem}" if line is not None else f"{self.path}: {problem}")

@@ -220,5 +220,5 @@ def test_oracle_ast_query_over_a_directory_skips_a_file_that_is_not_utf8(tmp_pat
     (tmp_path / "b_good.rs").write_text(rust_file.read_text())
     result = CliRunner().invoke(main, ["oracle", "ast-query", "(function_item name: (identifier) @n)", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    assert "a_bad.rs: skipped, not UTF-8 text" in result.output and "b_good.rs:" in result.output
+    assert "a_bad.rs" in result.output and "skipped" in result.output and "b_good.rs:" in result.output
     assert "1 skipped" in result.output

@@ -21,3 +21,13 @@ def test_rlm_run_reports_a_bad_option_in_one_line(tmp_path, args, option, words)
     assert res.exit_code == 2 and res.exception is None or isinstance(res.exception, SystemExit)
     assert option in res.output and words in res.output and "Traceback" not in res.output
     assert not list(tmp_path.glob("rlm-*"))  # nothing run, nothing written
+
+
+def test_repl_and_turing_log_refuse_a_file_that_is_not_their_database(tmp_path):
+    junk = tmp_path / "junk.sqlite"
+    junk.write_text("not a database\n")
+    res = CliRunner().invoke(main, ["repl", "--store", str(junk)], input="")
+    assert res.exit_code == 2 and res.stderr.startswith(f"Error: --store {junk}: not a SQLite database")
+    res = CliRunner().invoke(main, ["turing", "log", "--db", str(junk)])
+    assert res.exit_code == 2 and res.stderr.startswith(f"Error: --db {junk}: not an interaction log")
+    assert junk.read_text() == "not a database\n"

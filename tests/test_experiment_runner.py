@@ -103,7 +103,7 @@ def test_cli_compare_two_runs(tmp_path, code_tasks):
     assert out.exit_code == 0, out.output
     assert "pass_rate" in out.output and "naive" in out.output and "handle" in out.output and "main" in out.output
     bad = CliRunner().invoke(main, ["experiment", "compare", str(tmp_path), str(a.run_dir)])
-    assert bad.exit_code == 1 and "no results.jsonl" in bad.output
+    assert bad.exit_code == 2 and "no results.jsonl" in bad.output
 
 
 def test_rollouts_of_a_condition_that_does_not_learn_run_as_separate_units(tmp_path, code_tasks):

@@ -57,7 +57,7 @@ def test_artifact_context_and_health(tmp_path):
     binary = tmp_path / "x.bin"
     binary.write_bytes(b"\xfb\xff\x00")
     bad = run(main, ["memory", "artifact", str(binary), "--db", db, "--domain", "prov"])
-    assert bad.exit_code == 1 and "not UTF-8 text" in bad.output
+    assert bad.exit_code == 2 and "not UTF-8 text" in bad.output
 
 
 def test_reading_commands_refuse_a_missing_or_foreign_database(tmp_path):
@@ -65,9 +65,49 @@ def test_reading_commands_refuse_a_missing_or_foreign_database(tmp_path):
     missing = tmp_path / "nowhere" / "mem.sqlite"
     for cmd in (["memory", "search", "q"], ["memory", "stats"], ["memory", "health"], ["memory", "context", "q"]):
         res = run(main, [*cmd, "--db", str(missing)])
-        assert res.exit_code == 1 and "no memory store there" in res.output and "Traceback" not in res.output
+        assert res.exit_code == 2 and "no memory store there" in res.output and "Traceback" not in res.output
     assert not missing.exists() and not missing.parent.exists()  # nothing created by a read
     junk = tmp_path / "junk.sqlite"
     junk.write_text("not a database\n")
     res = run(main, ["memory", "stats", "--db", str(junk)])
-    assert res.exit_code == 1 and "not a memory store" in res.output
+    assert res.exit_code == 2 and "not a memory store" in res.output
+
+
+# -- issue 17 -------------------------------------------------------------------------------------------------
+
+def test_a_pack_that_is_not_utf8_is_one_line_and_creates_no_database(tmp_path):
+    pack = tmp_path / "pack.jsonl"
+    good = json.dumps({"title": "T", "description": "D", "content": "C", "polarity": "success"})
+    pack.write_bytes(good.encode() + b"\n" + b'{"title": "caf\xe9"}\n')
+    db = tmp_path / "new.sqlite"
+    res = CliRunner().invoke(main, ["memory", "import", str(PACK), str(pack), "--db", str(db)])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert res.stderr == f"Error: {pack}:2: not UTF-8 text (byte 0xe9 at column 15)\n"
+    assert not db.exists()  # every pack is read before the store is opened: nothing half-imported
+
+
+def test_an_empty_file_is_not_a_store_for_reading_commands(tmp_path):
+    empty = tmp_path / "empty.sqlite"
+    empty.write_bytes(b"")
+    res = CliRunner().invoke(main, ["memory", "search", "q", "--db", str(empty)])
+    assert res.exit_code == 2 and "not a memory store" in res.stderr and empty.read_bytes() == b""
+
+
+def test_the_shipped_antipattern_pack_imports_and_is_found(tmp_path):
+    from rlmlab.ontology import load_antipatterns
+
+    pack = "data/packs/sparql_antipatterns.jsonl"
+    db = str(tmp_path / "mem.sqlite")
+    res = CliRunner().invoke(main, ["memory", "import", pack, "--db", db])
+    n = len(load_antipatterns())
+    assert res.exit_code == 0 and f"{n} added, 0 already stored" in res.output, res.output
+    hits = CliRunner().invoke(main, ["memory", "search", "LIMIT unbounded SELECT", "--db", db, "--json"])
+    rows = [json.loads(line) for line in hits.output.splitlines()]
+    assert hits.exit_code == 0 and rows[0]["title"] == "Unbounded SELECT without LIMIT"
+    assert rows[0]["polarity"] == "failure"
+    shown = json.loads(CliRunner().invoke(main, ["memory", "show", rows[0]["id"], "--db", db, "--json"]).output)
+    assert "ap-select-no-limit" in shown["tags"] and shown["source"] == "pack:sparql_antipatterns"
+    assert shown["layer"] == "L2" and shown["domain"] is None
+    again = CliRunner().invoke(main, ["memory", "import", pack, "--db", db])
+    assert f"0 added, {n} already stored" in again.output
+

@@ -198,3 +198,36 @@ def test_unknown_suffix_is_rejected(tmp_path):
     path = _write(tmp_path, "d.txt", "question,reference\n")
     with pytest.raises(DatasetError, match=r"d\.txt: unknown suffix '\.txt'; expected \.csv or \.jsonl"):
         load_dataset(path)
+
+
+# --- issue 17: files that are not datasets at all ------------------------------------------------------------
+
+@pytest.mark.parametrize("body, line, fragment", [
+    ('question,reference\nWhat is 1?,1\n"What is 2?,2\nWhat is 3?,3\n', 3, "quoted field opened here is never closed"),
+    ('question,reference\nWhat is 1?,1\nWhat is 2?,"2\n\n', 3, "quoted field opened here is never closed"),
+    ('question,reference\n"What is\n1?",1\n"What is 2?"x,2\n', 4, "',' expected after '\"'"),
+    ("question,reference\n" + "x" * 200_000 + ",1\n", 2, "field larger than field limit"),
+])
+def test_bad_csv_syntax_is_reported_where_it_starts(tmp_path, body, line, fragment):
+    path = _write(tmp_path, "bad.csv", body)
+    with pytest.raises(DatasetError) as info:
+        load_dataset(path)
+    assert str(info.value).startswith(f"{path}:{line}: ") and fragment in str(info.value)
+
+
+@pytest.mark.parametrize("name, data, where", [
+    ("latin1.csv", b"question,reference\nWhat is 1?,1\nQu\xe9 es 2?,2\n", ":3: not UTF-8 text (byte 0xe9 at column 3)"),
+    ("latin1.jsonl", GOOD.encode() + b"\n" + b'{"question": "Qu\xe9?", "answer": "#### 1"}\n', ":2: not UTF-8 text"),
+    ("nan.jsonl", b'{"question": "Q?", "answer": NaN}\n', ":1: not valid JSON (NaN is not JSON"),
+    ("missing.csv", None, ": no such file"),
+    ("folder.csv", "dir", ": a directory; expected a file"),
+])
+def test_a_file_that_cannot_be_read_as_text_is_a_dataset_error(tmp_path, name, data, where):
+    path = tmp_path / name
+    if data == "dir":
+        path.mkdir()
+    elif data is not None:
+        path.write_bytes(data)
+    with pytest.raises(DatasetError) as info:
+        load_dataset(path)
+    assert str(info.value).startswith(f"{path}{where}"), str(info.value)

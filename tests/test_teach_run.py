@@ -81,7 +81,41 @@ def test_cli_reports_a_malformed_dataset_row_with_its_line(tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("question,reference\nWhat is 1 + 1?,2\nWhat is 2 + 2?\n")
     res = CliRunner().invoke(main, ["teach", "run", "--dataset", str(bad), "--out", str(tmp_path / "o.json")])
-    assert res.exit_code == 1 and f"{bad}:3" in res.output
+    assert res.exit_code == 2 and res.stderr.startswith(f"Error: {bad}:3: ")
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda p: p.write_bytes(b"question,reference\nQu\xe9 es 1 + 1?,2\n"), ":2: not UTF-8 text"),
+    (lambda p: None, ": no such file"),
+    (lambda p: p.mkdir(), ": a directory; expected a file"),
+])
+def test_cli_refuses_a_dataset_it_cannot_read_in_one_line(tmp_path, make, words):
+    data = tmp_path / "items.csv"
+    make(data)
+    res = CliRunner().invoke(main, ["teach", "run", "--dataset", str(data), "--out", str(tmp_path / "o" / "t.json")])
+    assert res.exit_code == 2 and res.stderr.startswith(f"Error: {data}{words}")
+    assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_rerun_into_the_same_out_leaves_none_of_the_earlier_runs_files(tmp_path):
+    out = tmp_path / "t" / "traces.json"
+    args = ["teach", "run", "--dataset", "data/math20.csv", "--limit", "2", "--provider", "demo", "--out", str(out)]
+    assert CliRunner().invoke(main, args).exit_code == 0
+    first = sorted(p.name for p in out.parent.iterdir())
+    assert "traces.reference_free.rts.json" in first and "traces.json" in first
+    (out.parent / "notes.txt").write_text("mine")  # not the run's: must survive
+    (out.parent / "traces.reference.rts.json.tmp").write_text("{")  # a temp file left by a killed run
+    again = CliRunner().invoke(main, [*args, "--mode", "reference_free"])
+    assert again.exit_code == 0, again.output
+    assert sorted(p.name for p in out.parent.iterdir()) == [
+        "notes.txt", "run.lock", "summary.json", "traces.json", "traces.reference_free.rts.json",
+        "traces.reference_free.single.json", "traces.reference_free.try_again.json"]
+    summary = json.loads((out.parent / "summary.json").read_text())
+    assert {r["mode"] for r in summary["rows"]} == {"reference_free"}
+    # a run that fails before it writes anything leaves the earlier run as it was
+    failed = CliRunner().invoke(main, [*args[:3], str(tmp_path / "missing.csv"), *args[4:]])
+    assert failed.exit_code == 2 and (out.parent / "traces.reference_free.rts.json").exists()
 
 
 def test_read_traces_rejects_a_file_not_in_the_spec_format(tmp_path):

@@ -215,3 +215,92 @@ def test_source_paths_outside_the_root_and_nan_lines_are_refused(tokio_src, tmp_
     items = list(read_analysis_results(traces))
     assert isinstance(items[0], MalformedLine) and "NaN is not JSON" in str(items[0]) and items[0].line == 1
     assert not isinstance(items[1], MalformedLine)
+
+
+# -- issue 17: streaming output, undecodable and mistyped lines, strict JSON, Ctrl-C ---------------------------
+
+def _validate(traces, tokio_src, tmp_path, *extra):
+    out, review = tmp_path / "golden.jsonl", tmp_path / "failed.jsonl"
+    res = CliRunner().invoke(main, ["oracle", "validate", str(traces), "--source-root", str(tokio_src),
+                                    "--out", str(out), "--review", str(review), *extra])
+    return res, out, review
+
+
+def test_undecodable_and_mistyped_lines_are_skipped_and_the_batch_goes_on(tmp_path, tokio_src, async_lines):
+    traces = tmp_path / "traces.jsonl"
+    good = json.dumps({"query": ASYNC, "answer": async_lines, "source_path": "fs/file.rs"}).encode()
+    traces.write_bytes(b"\n".join([good, b'{"query": "caf\xe9", "answer": "1"}',
+                                   json.dumps({"query": ASYNC, "answer": "1", "source_path": 5}).encode(),
+                                   json.dumps({"query": ASYNC, "answer": "1", "source_path": ["x"]}).encode(),
+                                   good]) + b"\n")
+    res, out, review = _validate(traces, tokio_src, tmp_path)
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert res.stderr.splitlines() == [
+        f"skipped {traces}:2: not UTF-8 text (byte 0xe9 at column 15)",
+        f"skipped {traces}:3: field 'source_path': expected a string or null, got int",
+        f"skipped {traces}:4: field 'source_path': expected a string or null, got list"]
+    assert len(out.read_text().splitlines()) == 2 and review.read_text() == ""
+
+
+def test_records_are_strict_json_even_when_a_value_is_not_finite(tmp_path):
+    from rlmlab.oracle import GoldenTrace, ResultWriter
+
+    trace = GoldenTrace("q", "a", 1, 0, 0, 0, 0, None, "GrepOracle", 0, "t")
+    failed = OracleResult.Failed("no", trace, detail={"agreement": float("nan"), "scores": [float("inf"), 1.0]})
+    with ResultWriter(tmp_path / "g.jsonl", tmp_path / "r.jsonl") as writer:
+        writer.write(failed)
+        writer.write(OracleResult.Golden(trace))
+    assert (writer.golden, writer.review) == (1, 1)
+    line = (tmp_path / "r.jsonl").read_text()
+    record = json.loads(line, parse_constant=lambda name: pytest.fail(f"{name} written"))
+    assert record["detail"] == {"agreement": None, "scores": [None, 1.0]}
+
+
+def test_ctrl_c_keeps_every_record_written_so_far(tmp_path, tokio_src, async_lines, monkeypatch):
+    traces = tmp_path / "traces.jsonl"
+    rows = [{"query": ASYNC, "answer": async_lines if i % 2 == 0 else "1:async fn invented()",
+             "source_path": "fs/file.rs", "trace_id": f"t{i}"} for i in range(6)]
+    traces.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    seen_on_disk = []
+    validate = TraceValidator.validate
+
+    def interrupted_on_the_fifth(self, *args, **kwargs):
+        if len(seen_on_disk) == 4:
+            raise KeyboardInterrupt
+        seen_on_disk.append(len((tmp_path / "golden.jsonl").read_text().splitlines()))
+        return validate(self, *args, **kwargs)
+
+    monkeypatch.setattr(TraceValidator, "validate", interrupted_on_the_fifth)
+    res, out, review = _validate(traces, tokio_src, tmp_path)
+    assert seen_on_disk == [0, 1, 1, 2]  # each record was on disk before the next trace was validated
+    assert res.exit_code == 130 and "Traceback" not in res.output
+    assert res.stderr.splitlines() == [f"Error: interrupted after 4 of 6 traces: 2 golden record(s) kept in {out}, "
+                                       f"2 for review in {review}"]
+    assert [json.loads(x)["trace_id"] for x in out.read_text().splitlines()] == ["t0", "t2"]
+    assert [json.loads(x)["trace"]["trace_id"] for x in review.read_text().splitlines()] == ["t1", "t3"]
+
+
+def test_a_real_sigint_keeps_whole_records_and_says_how_many(tmp_path, tokio_src, async_lines):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    traces = tmp_path / "traces.jsonl"
+    line = json.dumps({"query": ASYNC, "answer": async_lines, "source_path": "fs/file.rs"})
+    traces.write_text((line + "\n") * 5000)  # --no-cache re-reads and re-parses the source for every trace
+    out, review = tmp_path / "golden.jsonl", tmp_path / "failed.jsonl"
+    proc = subprocess.Popen([sys.executable, "-m", "rlmlab.cli", "oracle", "validate", str(traces), "--source-root",
+                             str(tokio_src), "--out", str(out), "--review", str(review), "--no-cache"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (out.exists() and out.stat().st_size) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)  # poll until the first record is on disk
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    kept = [json.loads(x, parse_constant=lambda name: pytest.fail(name)) for x in out.read_text().splitlines()]
+    assert 1 <= len(kept) < 5000 and "Traceback" not in err
+    assert err.strip().splitlines() == [(f"Error: interrupted after {len(kept)} of 5000 traces: {len(kept)} golden "
+                                            f"record(s) kept in {out}, 0 for review in {review}")]
+    assert out.read_bytes().endswith(b"}\n")  # whole lines only

@@ -551,3 +551,67 @@ def test_unverified_completion_has_the_spec_hook_shape():
     assert "validate_unverified_completion" in PATTERN_DETECTORS and "{reason}" in hook.correction_template
     assert not hook.kill_on_detect and not hook.halt_inference
     assert "unverified_completion" in load_turing_config("configs/turing.yaml").validators
+
+
+# -- issue 17: malformed eval lines and hooks files are refused with file, line and field ------------------------
+
+EVAL_LINE = {"id": "a", "phase": "post_inference", "scope": "main", "response": "I'll check.", "tool_calls": [],
+             "expected": ["empty_promise"]}
+
+
+@pytest.mark.parametrize("change, where", [
+    ({"response": 5}, "field response: expected a string, got number"),
+    ({"tool_calls": "ctx_find"}, "field tool_calls: expected an array or null, got string"),
+    ({"tool_calls": [{"arguments": {}}]}, "field tool_calls.0: 'name' is a required property"),
+    ({"phase": "during_lunch"}, "field phase: 'during_lunch' is not one of"),
+    ({"expected": ["phantom_tool_results"]}, "field expected: unknown hook 'phantom_tool_results'"),
+    ({"history": [{"response": "x", "tool_calls": [{"name": None}]}]}, "field history.0.tool_calls.0.name"),
+])
+def test_eval_lines_are_checked_against_their_schema(tmp_path, change, where):
+    from click.testing import CliRunner
+
+    from rlmlab.cli import main
+    from rlmlab.turing._eval import load_eval_cases
+
+    data = tmp_path / "eval.jsonl"
+    data.write_text(json.dumps(EVAL_LINE) + "\n" + json.dumps({**EVAL_LINE, "id": "b", **change}) + "\n")
+    with pytest.raises(ValueError) as err:
+        load_eval_cases(data)
+    assert str(err.value).startswith(f"{data}:2: ") and where in str(err.value)
+    res = CliRunner().invoke(main, ["turing", "eval", "--data", str(data), "--lm", "none"])
+    assert res.exit_code == 2 and res.stderr.strip() == f"Error: {err.value}" and "Traceback" not in res.output
+
+
+def test_eval_hook_names_are_those_of_the_protocol(tmp_path):
+    from rlmlab.turing._eval import load_eval_cases
+
+    data = tmp_path / "eval.jsonl"
+    data.write_text(json.dumps({**EVAL_LINE, "expected": ["my_hook"]}) + "\n")
+    assert load_eval_cases(data, hooks=["my_hook", "empty_promise"])[0].expected == {"my_hook"}
+    assert len(load_eval_cases()) > 100  # the shipped set passes its schema
+
+
+def test_custom_hooks_file_problems_are_reported_at_load(tmp_path):
+    hooks = tmp_path / "hooks.txt"
+    hooks.write_bytes(b'[{"name": "caf\xe9"}]')
+    custom, problems = load_custom_hooks(hooks)
+    assert custom == [] and problems == [f"{hooks}:1: not UTF-8 text (byte 0xe9 at column 15); built-in hooks stay "
+                                         "in force"]
+    base = {"name": "braces", "phase": "post_inference", "scope": "main", "validator_type": "programmatic",
+            "validator_fn_name": "validate_empty_promise", "correction_template": "Fix {reason} in {the code"}
+    llm = {"name": "judged", "phase": "post_inference", "scope": "main", "validator_type": "llm",
+           "detection_prompt": "- **judged**: the reply is rude.", "correction_template": "Be polite: {reason}"}
+    positional = dict(base, name="positional", correction_template="{0} went wrong")
+    hooks.write_text(json.dumps([base, llm, positional, dict(base, name="fine", correction_template="{{x}} {reason}")]))
+    custom, problems = load_custom_hooks(hooks)
+    assert [h.name for h in custom] == ["fine"]
+    assert any("entry 0 (braces): field correction_template: expected '}' before end of string" in p for p in problems)
+    assert any("entry 1 (judged): field validator_fn_name: an llm hook needs a registered validator" in p
+               for p in problems)
+    assert any("entry 2 (positional): field correction_template" in p for p in problems)
+    # a hook built in code with the same faults is reported when the protocol is built, and left out
+    bad = HookSpec("coded", "post_inference", ("main",), "", "llm", None, "x {reason")
+    protocol = TuringProtocol([*BUILTIN_HOOKS, bad])
+    assert "coded" not in {h.name for h in protocol.hooks}
+    assert any(p.startswith("hook coded: ") and "never fire" in p for p in protocol.problems)
+    assert protocol.run(post("I'll check the file.")).hooks == ["empty_promise"]

@@ -8,11 +8,49 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from rlmlab.cli._errors import InputError
+
 
 def _fail(exc: Exception) -> click.ClickException:
+    """A config or argument problem is bad input (exit code 2); anything else is a failed run (exit code 1)."""
     from rlmlab.cli._errors import cli_error
 
     return cli_error(exc)
+
+
+# What `summarise` reads from each results.jsonl row (written by the runner's _rows).
+_ROW_NUMBERS = ("success", "converged", "input_tokens", "output_tokens", "lm_calls", "iterations", "tool_calls",
+                "stdout_chars", "variables_info_chars", "large_returns", "sub_llm_calls", "prompt_chars_mean",
+                "context_chars", "elapsed_ms")
+
+
+def _results_rows(path: Path) -> list[dict]:
+    """The rows of a run's results.jsonl, checked line by line: InputError ``file:line: problem`` for a line that is
+    not UTF-8, not strict JSON, not an object, or lacks a field a summary needs. A last line cut short by a kill is
+    skipped, as the runner does when it resumes."""
+    from rlmlab._files import decode_line, json_problem, strict_json
+
+    lines = path.read_bytes().splitlines()
+    rows = []
+    for n, raw in enumerate(lines, 1):
+        try:
+            text = decode_line(raw)
+            if not text.strip():
+                continue
+            row = strict_json(text)
+        except ValueError as exc:
+            if n == len(lines) and not str(exc).startswith("not UTF-8"):
+                continue
+            raise InputError(f"{path}:{n}: {json_problem(exc)}; the results file is damaged") from None
+        if not isinstance(row, dict):
+            raise InputError(f"{path}:{n}: expected a JSON object (a results row), got {type(row).__name__}")
+        for key, kinds in (("condition", str), ("task_id", str), ("rollout", int), ("best", bool), ("answer", object),
+                           *((k, (int, float)) for k in _ROW_NUMBERS)):
+            if key not in row or not isinstance(row[key], kinds) or (kinds is int and isinstance(row[key], bool)):
+                problem = "missing" if key not in row else f"expected {getattr(kinds, '__name__', 'a number')}"
+                raise InputError(f"{path}:{n}: field {key!r}: {problem}; not a results row of rlmlab experiment run")
+        rows.append(row)
+    return rows
 
 
 @click.group()
@@ -82,13 +120,13 @@ def run(name: str, lm: str | None, suite: str | None, tasks: int | None, rollout
 @click.argument("run_b", type=click.Path(exists=True, file_okay=False, path_type=Path))
 def compare(run_a: Path, run_b: Path) -> None:
     """Side-by-side summary of two run directories (every condition of each)."""
-    from rlmlab.experiments._runner import read_results, summarise, summary_columns
+    from rlmlab.experiments._runner import summarise, summary_columns
 
     summaries = {}
     for d in (run_a, run_b):
-        if not (d / "results.jsonl").exists():
-            raise click.ClickException(f"{d}: no results.jsonl (is it a run directory?)")
-        summaries[d.name] = summarise(read_results(d / "results.jsonl"))
+        if not (d / "results.jsonl").is_file():
+            raise InputError(f"{d}: no results.jsonl (is it a run directory?)")
+        summaries[d.name] = summarise(_results_rows(d / "results.jsonl"))
     metrics = ["tasks", "pass_rate", "convergence", "mean_input_tokens", "mean_iterations", "mean_tool_calls",
                "mean_prompt_chars_mean", "mean_variables_info_chars", "mean_large_returns", "mean_context_chars",
                "mean_elapsed_ms"]

@@ -11,29 +11,38 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 
+from rlmlab.cli._errors import InputError
+
 DEFAULT_DB = Path("runs/memory.sqlite")
 
 _db_option = click.option("--db", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_DB,
                           show_default=True, help="The memory store (a SQLite file; import and artifact create it).")
 
 
+SQLITE_MAGIC = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database file
+
+
 def _open(db: Path, create: bool = False):
-    """The store at ``db``. Commands that only read refuse a missing file (they would create an empty store and
-    report nothing); a file that is not a SQLite database is a one-line error either way."""
+    """The store at ``db``. Commands that only read refuse a missing file, an empty one or one that is not SQLite
+    (they would create or migrate a store in it and report nothing); a file that is not a SQLite database is a
+    one-line error either way (exit code 2)."""
     import sqlite3
 
     from rlmlab.memory import MemoryStore
 
     if not create and not db.exists():
-        raise click.ClickException(f"--db {db}: no memory store there; create one with "
-                                   f"`rlmlab memory import PACK --db {db}`")
+        raise InputError(f"--db {db}: no memory store there; create one with `rlmlab memory import PACK --db {db}`")
     if db.is_dir():
-        raise click.ClickException(f"--db {db}: a directory; give the store's SQLite file")
+        raise InputError(f"--db {db}: a directory; give the store's SQLite file")
+    if not create:
+        with open(db, "rb") as f:
+            if f.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
+                raise InputError(f"--db {db}: not a memory store (not a SQLite database file)")
     db.parent.mkdir(parents=True, exist_ok=True)
     try:
         return MemoryStore(db)
     except sqlite3.DatabaseError as exc:
-        raise click.ClickException(f"--db {db}: not a memory store ({exc})") from None
+        raise InputError(f"--db {db}: not a memory store ({exc})") from None
 
 
 def _fail(exc: Exception) -> click.ClickException:
@@ -103,13 +112,21 @@ def show(ids: tuple[str, ...], db: Path, as_json: bool) -> None:
 @click.argument("packs", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @_db_option
 def import_(packs: tuple[Path, ...], db: Path) -> None:
-    """Import JSONL packs (ids are stable: importing twice adds nothing)."""
-    from rlmlab.memory import MemoryStoreError, import_pack
+    """Import JSONL packs (ids are stable: importing twice adds nothing).
 
+    Every pack is read and checked before the store is opened, so a bad line (one error naming file and line,
+    exit code 2) leaves the store as it was, and creates none.
+    """
+    from rlmlab.memory import MemoryStoreError, PackError, import_pack, read_pack
+
+    try:
+        read = [(pack, read_pack(pack)) for pack in packs]
+    except PackError as exc:
+        raise InputError(exc) from None
     store = _open(db, create=True)
-    for pack in packs:
+    for pack, items in read:
         try:
-            report = import_pack(store, pack)
+            report = import_pack(store, pack, items)
         except MemoryStoreError as exc:
             raise _fail(exc) from None
         click.echo(f"{pack}: {len(report.added)} added, {len(report.existing)} already stored")
@@ -218,18 +235,20 @@ def artifact(path: Path, db: Path, domain: str, kind: str, title: str | None, su
     """Store an L3 artifact (e.g. an ontology guide); only its packed summary (<= 1000 chars) is ever injected."""
     from rlmlab.memory import Artifact, ItemValidationError, pack_l3
 
+    from rlmlab._files import read_text
+    from rlmlab.errors import InputFileError
+
     def read(p: Path) -> str:
         try:
-            return p.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise click.ClickException(f"{p}: not UTF-8 text (byte {exc.start}); artifacts are text such as Markdown"
-                                       ) from None
+            return read_text(p)
+        except InputFileError as exc:
+            raise InputError(f"{exc}; artifacts are text such as Markdown") from None
 
     try:
         art = Artifact(kind, title or path.name, read(path), domain=domain, source=f"file:{path}",
                        summary=read(summary_path) if summary_path else None)
     except ItemValidationError as exc:
-        raise click.ClickException(f"{path}: {exc}") from None
+        raise InputError(f"{path}: {exc}") from None
     result = _open(db, create=True).put_artifact(art)
     packed = pack_l3(art)
     click.echo(f"{'stored' if result.created else 'already stored'} {art.id} ({len(art.content)} chars); "

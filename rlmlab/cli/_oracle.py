@@ -8,6 +8,8 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from rlmlab.cli._errors import InputError, Interrupted
+
 
 @click.group()
 def oracle() -> None:
@@ -29,11 +31,12 @@ def validate(traces: Path, source_root: Path | None, out: Path, review: Path, no
              lm_spec: str | None) -> None:
     """Validate TRACES (a JSONL file, or a runs/ directory of trajectory.jsonl files).
 
-    Exit status: 0 when every line was read, 2 when malformed lines were skipped.
+    Golden and review records are written as each trace is decided (Ctrl-C keeps them). Exit status: 0 when every
+    line was read, 2 when malformed lines were skipped (each named ``file:line`` on stderr), 130 on Ctrl-C.
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from rlmlab.oracle import MalformedLine, TraceValidator, read_analysis_results
+    from rlmlab.oracle import MalformedLine, ResultWriter, TraceValidator, read_analysis_results
 
     console = Console(stderr=True)
     items = list(read_analysis_results(traces))
@@ -46,12 +49,26 @@ def validate(traces: Path, source_root: Path | None, out: Path, review: Path, no
         lm = make_lm(lm_spec)
     validator = TraceValidator(source_root, use_cache=not no_cache, lm=lm)
     todo = sum(not isinstance(i, MalformedLine) for i in items)
-    with Progress(TextColumn("validating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=True) as bar:
+    done = 0
+    with ResultWriter(out, review) as writer, Progress(
+            TextColumn("validating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console,
+            transient=True, disable=not console.is_terminal) as bar:
         task = bar.add_task("validate", total=todo)
-        stats = validator.batch_validate(items, progress=lambda _: bar.advance(task))
-    n_golden = stats.write_jsonl(out)
-    n_review = stats.write_review_jsonl(review)
+
+        def decided(result) -> None:
+            nonlocal done
+            writer.write(result)
+            done += 1
+            bar.advance(task)
+
+        try:
+            stats = validator.batch_validate(items, progress=decided)
+        except KeyboardInterrupt:
+            stats = None
+    if stats is None:
+        raise Interrupted(f"interrupted after {done} of {todo} traces: {writer.golden} golden record(s) kept in "
+                          f"{out}, {writer.review} for review in {review}")
+    n_golden, n_review = writer.golden, writer.review
     out_console = Console()
     out_console.print(stats)
     for reason, n in list(stats.unverified_reasons.items())[:5]:
@@ -70,6 +87,8 @@ def validate(traces: Path, source_root: Path | None, out: Path, review: Path, no
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per match instead of text lines.")
 def ast_query_cmd(query: str, paths: tuple[Path, ...], limit: int, as_json: bool) -> None:
     """Run a tree-sitter QUERY (s-expression) over Rust files (directories: every *.rs under them)."""
+    from rlmlab._files import read_text
+    from rlmlab.errors import InputFileError
     from rlmlab.oracle import AstQueryError, TreeSitterOracle
 
     files = [f for p in paths for f in (sorted(p.rglob("*.rs")) if p.is_dir() else [p])]
@@ -77,13 +96,12 @@ def ast_query_cmd(query: str, paths: tuple[Path, ...], limit: int, as_json: bool
     total, skipped = 0, 0
     for file in files:
         try:
-            text = file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            text = read_text(file)
+        except InputFileError as exc:
             if file in paths:  # named on the command line: refuse it
-                raise click.BadParameter(f"{file}: cannot read as UTF-8 text ({exc})", param_hint="PATHS") from None
+                raise InputError(exc) from None
             skipped += 1  # found under a directory: skip it and go on with the others
-            errors.print(f"{file}: skipped, not UTF-8 text ({type(exc).__name__})", markup=False, highlight=False,
-                         soft_wrap=True)
+            errors.print(f"{exc}; skipped", markup=False, highlight=False, soft_wrap=True)
             continue
         try:
             matches = TreeSitterOracle(text, str(file)).query(query)

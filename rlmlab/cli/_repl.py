@@ -9,6 +9,8 @@ import click
 from rich.console import Console
 from rich.pretty import Pretty
 
+from rlmlab.cli._errors import InputError
+
 BANNER = "rlmlab REPL: handles, not payloads. tools() lists the tools; blob(text) stores text and returns a BlobRef."
 
 
@@ -17,10 +19,15 @@ BANNER = "rlmlab REPL: handles, not payloads. tools() lists the tools; blob(text
               help="SQLite file that keeps blobs across sessions.")
 def repl(store_path: str | None) -> None:
     """Start a Python REPL whose namespace holds the rlmlab tools (rich output)."""
+    import sqlite3
+
     from rlmlab.namespace import build_namespace
 
     console = Console()
-    ns = build_namespace(store_path=store_path)
+    try:
+        ns = build_namespace(store_path=store_path)
+    except sqlite3.DatabaseError as exc:  # a file that is not SQLite, or a SQLite file of something else
+        raise InputError(f"--store {store_path}: not a SQLite database of blobs ({exc})") from None
 
     def displayhook(value: object) -> None:
         if value is None:

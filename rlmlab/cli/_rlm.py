@@ -7,31 +7,37 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from rlmlab.cli._errors import InputError
+
 LM_HELP = "scripted is for tests; local = embedded SmolLM2-135M; or a LiteLLM model string (openai/gpt-4o-mini)."
 
 
 def run_and_show(query: str, path: Path, *, lm_spec: str, context_mode: str, max_iters: int, runs_dir: str,
                  step_timeout: float, n_threads: int | None, turing_config: Path | None = None) -> int:
     """Run one task, print the summary, return the exit code (1 if the run recorded an error)."""
+    from rlmlab._files import read_text
+    from rlmlab.errors import ConfigError, InputFileError, RLMLabError
     from rlmlab.executors import TRAJECTORY_FILE, run_rlm, trajectory_summary
     from rlmlab.lm import make_lm
 
     console = Console()
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise click.BadParameter(f"{path}: cannot read as UTF-8 text ({exc})", param_hint="FILE") from None
+        text = read_text(path)
+    except InputFileError as exc:
+        raise InputError(exc) from None
     options = {"n_threads": n_threads} if lm_spec.startswith("local") else {}
     if turing_config is not None:
         from rlmlab._paths import PROJECT_ROOT
 
         found = turing_config if turing_config.exists() else PROJECT_ROOT / turing_config
         if not found.is_file():
-            raise click.BadParameter(f"{turing_config}: no such file (looked in . and {PROJECT_ROOT})",
-                                     param_hint="--turing-config")
-        turing_config = found
-    from rlmlab.errors import RLMLabError
+            raise InputError(f"--turing-config {turing_config}: no such file (looked in . and {PROJECT_ROOT})")
+        from rlmlab.turing import load_turing_config
 
+        try:  # before the LM loads: a bad config is refused at once
+            config = load_turing_config(found)
+        except ConfigError as exc:
+            raise InputError(f"--turing-config {exc}") from None
     try:
         with console.status(f"loading LM {lm_spec} ..."):
             lm = make_lm(lm_spec, **options)
@@ -41,7 +47,7 @@ def run_and_show(query: str, path: Path, *, lm_spec: str, context_mode: str, max
     if turing_config is not None:
         from rlmlab.turing import TuringProtocol
 
-        protocol = TuringProtocol.from_config(turing_config, lm=lm, log=Path(runs_dir) / "turing.sqlite")
+        protocol = TuringProtocol.from_config(config, lm=lm, log=Path(runs_dir) / "turing.sqlite")
         for problem in protocol.problems:
             console.print(f"[yellow]turing config:[/] {problem}", soft_wrap=True, highlight=False)
     with console.status(f"running RLM on {path.name} ({len(text):,} chars, up to {max_iters} iterations) ..."):

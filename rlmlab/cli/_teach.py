@@ -8,6 +8,8 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from rlmlab.cli._errors import InputError
+
 
 @click.group()
 def teach() -> None:
@@ -36,7 +38,7 @@ def run(config_path: Path, dataset: str | None, max_turns: int | None, provider:
     """Run single pass, try-again and bias-aware RTS on the same items, in each teacher mode."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from rlmlab.errors import RLMLabError
+    from rlmlab.errors import ConfigError, InputFileError, RLMLabError
     from rlmlab.teach import load_dataset, load_run_config, run_teach
     from rlmlab.teach._loop import ARMS
 
@@ -54,10 +56,12 @@ def run(config_path: Path, dataset: str | None, max_turns: int | None, provider:
             protocol = TuringProtocol.from_config(log=Path(config.traces_out).with_name("turing.sqlite"))
         console = Console(stderr=True)
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=console, transient=as_json) as bar:
+                      console=console, transient=as_json, disable=not console.is_terminal) as bar:
             task = bar.add_task("starting", total=n_items * len(ARMS) * len(config.modes))
             report = run_teach(config, turing=protocol,
                                progress=lambda label: bar.update(task, advance=1, description=label))
+    except (ConfigError, InputFileError) as exc:
+        raise InputError(exc) from None
     except RLMLabError as exc:
         from rlmlab.cli._errors import cli_error
 
@@ -79,13 +83,13 @@ def run(config_path: Path, dataset: str | None, max_turns: int | None, provider:
 @click.option("--reprompted", is_flag=True, help="Only items that were reprompted.")
 def show(traces: Path, qid: tuple[str, ...], wrong: bool, reprompted: bool) -> None:
     """Show a traces.json turn by turn."""
-    from rlmlab.errors import RLMLabError
+    from rlmlab.errors import InputFileError
     from rlmlab.teach import read_traces
 
     try:
         loaded = read_traces(traces)
-    except RLMLabError as exc:
-        raise click.ClickException(str(exc)) from None
+    except InputFileError as exc:
+        raise InputError(exc) from None
     console = Console()
     shown = 0
     for trace in loaded:

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from rlmlab._paths import PROJECT_ROOT
+from rlmlab.cli._errors import InputError
 
 DEFAULT_DB = Path("runs/turing.sqlite")
 
@@ -29,12 +30,16 @@ def turing() -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per round.")
 def log(db: Path, session: str | None, hook: str | None, status: str | None, limit: int, as_json: bool) -> None:
     """Show validation rounds from the interaction log."""
+    import sqlite3
+
     from rlmlab.turing import load_interaction_log
 
     try:
         rows = load_interaction_log(db, session=session, hook=hook, status=status, limit=limit)
     except FileNotFoundError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise InputError(f"--db {exc}") from None
+    except (sqlite3.DatabaseError, IsADirectoryError) as exc:
+        raise InputError(f"--db {db}: not an interaction log ({exc})") from None
     if as_json:
         for row in rows:
             click.echo(json.dumps(row, ensure_ascii=False))
@@ -71,7 +76,7 @@ def eval_cmd(data: Path, detector: str, lm_spec: str, max_tokens: int, as_json: 
     try:
         cases = load_eval_cases(data)
     except ValueError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise InputError(exc) from None
     lm = None if lm_spec == "none" else make_lm(lm_spec, max_tokens=max_tokens)
     if lm is None and detector != "programmatic":
         raise click.UsageError("--detector llm needs an LM (--lm local, or a LiteLLM model string)")

@@ -50,10 +50,28 @@ def notebook_for(experiment: str) -> Path:
 
 
 def notebook_parameters(path: str | Path) -> dict[str, Any]:
-    """The ``parameters`` cell's names and default values (papermill's reading of it)."""
+    """The ``parameters`` cell's names and default values (papermill's reading of it).
+
+    ConfigError naming the file (and line) when it is not UTF-8 JSON or not a notebook papermill can read.
+    """
     import papermill as pm
 
-    params = pm.inspect_notebook(str(path))
+    from rlmlab._files import json_problem, read_text, strict_json
+    from rlmlab.errors import InputFileError
+
+    try:
+        doc = strict_json(read_text(path))
+    except InputFileError as exc:
+        raise ConfigError(str(exc)) from None
+    except ValueError as exc:
+        line = f":{exc.lineno}" if getattr(exc, "lineno", None) else ""
+        raise ConfigError(f"{path}{line}: {json_problem(exc)}; expected a Jupyter notebook") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("cells"), list):
+        raise ConfigError(f"{path}: cells: missing or not a list; expected a Jupyter notebook (nbformat 4)")
+    try:
+        params = pm.inspect_notebook(str(path))
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:  # nbformat's and papermill's reading errors
+        raise ConfigError(f"{path}: not a notebook papermill can read ({type(exc).__name__}: {exc})") from None
     if not params:
         raise ConfigError(f"{path}: no cell tagged 'parameters'")
     return {name: p["default"] for name, p in params.items()}

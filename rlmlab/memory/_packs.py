@@ -8,11 +8,12 @@ second import of the same pack adds nothing.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rlmlab._files import write_jsonl
+from rlmlab._files import decode_line, json_problem, strict_json, write_jsonl
 from rlmlab.memory._errors import ItemValidationError, PackError
 from rlmlab.memory._records import MemoryItem
 from rlmlab.memory._store import MemoryStore
@@ -25,6 +26,18 @@ PACK_FIELDS = ("id", "title", "description", "content", "template", "polarity", 
 # Written only when set, so packs from before a field existed still export byte for byte.
 OMIT_WHEN_NONE = ("template",)
 _REQUIRED = ("title", "description", "content", "polarity")
+# data/packs/sparql_antipatterns.jsonl is also the ontology's L1 list (rlmlab.ontology.load_antipatterns) and keeps
+# that shape: an "ap-..." id, title, description, content and no polarity. Such a line imports as a failure
+# guardrail (what not to do in SPARQL), tagged with its ap- id so an ontology finding can be traced to the item.
+_ANTIPATTERN_KEYS = frozenset({"id", "title", "description", "content"})
+
+
+def _antipattern_item(data: dict[str, Any]) -> dict[str, Any] | None:
+    """The pack record of an anti-pattern line, or None when the line is not one."""
+    if not (isinstance(data.get("id"), str) and data["id"].startswith("ap-") and set(data) <= _ANTIPATTERN_KEYS):
+        return None
+    return {"title": data.get("title"), "description": data.get("description"), "content": data.get("content"),
+            "polarity": "failure", "tags": ["sparql", "anti-pattern", data["id"]]}
 
 
 @dataclass(frozen=True)
@@ -50,20 +63,31 @@ def read_pack(path: str | Path) -> list[MemoryItem]:
 
     Blank lines are skipped. A line without ``source`` gets ``pack:<file stem>``. A line's ``id``, when
     given, must equal the id derived from its title and content; an id seen on an earlier line is an error.
+    An anti-pattern line (``{"id": "ap-...", "title", "description", "content"}``, the shape of
+    ``sparql_antipatterns.jsonl``) becomes a failure item tagged ``sparql``, ``anti-pattern`` and its ap- id.
+    A line that is not UTF-8 or not strict JSON (NaN, Infinity) is a PackError too.
     """
     path = Path(path)
     items: list[MemoryItem] = []
     first_line: dict[str, int] = {}
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
+    try:
+        raw_lines = path.read_bytes().splitlines()
+    except OSError as exc:
+        raise PackError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    for lineno, raw in enumerate(raw_lines, 1):
         where = f"{path}:{lineno}"
         try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise PackError(f"{where}: invalid JSON: {exc.msg} at column {exc.colno}") from None
+            line = decode_line(raw)
+            if not line.strip():
+                continue
+            data = strict_json(line)
+        except ValueError as exc:
+            problem = (f"invalid JSON: {exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError)
+                       else json_problem(exc))
+            raise PackError(f"{where}: {problem}") from None
         if not isinstance(data, dict):
             raise PackError(f"{where}: expected a JSON object, got {type(data).__name__}")
+        data = _antipattern_item(data) or data
         unknown = [key for key in data if key not in PACK_FIELDS]
         if unknown:
             raise PackError(f"{where}: {unknown[0]}: unknown field; allowed: {', '.join(PACK_FIELDS)}")
@@ -86,9 +110,12 @@ def read_pack(path: str | Path) -> list[MemoryItem]:
     return items
 
 
-def import_pack(store: MemoryStore, path: str | Path) -> ImportReport:
-    """Validate the whole pack, then add its items in one transaction, keeping their provenance as written."""
-    items = read_pack(path)
+def import_pack(store: MemoryStore, path: str | Path, items: Sequence[MemoryItem] | None = None) -> ImportReport:
+    """Validate the whole pack, then add its items in one transaction, keeping their provenance as written.
+
+    ``items`` are the pack's items when already read (the CLI reads every pack before it opens the store).
+    """
+    items = read_pack(path) if items is None else items
     results = store.add_many(items, use_binding=False)
     return ImportReport(str(path), [r.id for r in results if r.created], [r.id for r in results if not r.created])
 

@@ -118,11 +118,14 @@ def load_antipatterns(path: str | Path = DEFAULT_ANTIPATTERNS) -> list[AntiPatte
 
     A malformed line is rejected at load with ConfigError naming the file, line and field.
     """
+    from rlmlab._files import read_text
+    from rlmlab.errors import InputFileError
+
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read anti-patterns ({exc.strerror})") from None
+        lines = read_text(path).splitlines()
+    except InputFileError as exc:
+        raise ConfigError(f"{exc} (anti-patterns)") from None
     out, ids = [], set()
     for n, line in enumerate(lines, 1):
         if not line.strip():

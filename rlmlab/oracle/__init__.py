@@ -19,7 +19,9 @@ from rlmlab.oracle._treesitter import (
     AstMatch, AstQueryError, EnumInfo, ErrorPatternCounts, FieldInfo, FunctionInfo, ImplInfo, Param, StructInfo,
     TraitInfo, TreeSitterOracle, VariantInfo,
 )
-from rlmlab.oracle._validator import ORACLES, OraclePlugin, OracleResult, SourceMissing, TraceValidator, ValidationStats
+from rlmlab.oracle._validator import (
+    ORACLES, OraclePlugin, OracleResult, ResultWriter, SourceMissing, TraceValidator, ValidationStats,
+)
 from rlmlab.oracle._verdicts import GOOD_VERDICTS, CannotVerify, Verification
 
 __all__ = [
@@ -31,5 +33,5 @@ __all__ = [
     "QUERY_RULES", "QueryClassifier", "QueryKind", "QueryRule", "classify_query",
     "ConsensusResult", "SelfConsistencyOracle", "answer_similarity",
     "GOLDEN_FIELDS", "AnalysisResult", "GoldenTrace", "MalformedLine", "read_analysis_results",
-    "ORACLES", "OraclePlugin", "OracleResult", "SourceMissing", "TraceValidator", "ValidationStats",
+    "ORACLES", "OraclePlugin", "OracleResult", "ResultWriter", "SourceMissing", "TraceValidator", "ValidationStats",
 ]

@@ -10,6 +10,8 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from rlmlab._files import decode_line, strict_json
+
 __all__ = ["AnalysisResult", "GoldenTrace", "MalformedLine", "read_analysis_results", "GOLDEN_FIELDS"]
 
 
@@ -50,8 +52,11 @@ class AnalysisResult:
         known = {f.name for f in fields(cls)}
         kwargs = {k: v for k, v in d.items() if k in known}
         for key in ("iterations", "subcalls", "input_tokens", "output_tokens", "elapsed_ms", "timestamp"):
-            if key in kwargs and not isinstance(kwargs[key], (int, float)):
-                raise ValueError(f"field {key!r}: expected a number, got {kwargs[key]!r}")
+            if key in kwargs and (not isinstance(kwargs[key], (int, float)) or isinstance(kwargs[key], bool)):
+                raise ValueError(f"field {key!r}: expected a number, got {str(kwargs[key])[:40]!r}")
+        for key in ("source_path", "trace_id"):  # a path or id that is not text cannot be resolved or recorded
+            if kwargs.get(key) is not None and not isinstance(kwargs[key], str):
+                raise ValueError(f"field {key!r}: expected a string or null, got {type(kwargs[key]).__name__}")
         if kwargs.get("answer") is not None:
             kwargs["answer"] = str(kwargs["answer"])
         return cls(**kwargs)
@@ -99,30 +104,28 @@ def _trajectory_files(path: Path) -> list[Path]:
     return sorted(path.rglob("trajectory.jsonl")) if path.is_dir() else [path]
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON (strict parsers reject it); write a number or null")
-
-
 def read_analysis_results(path: str | Path) -> Iterator[AnalysisResult | MalformedLine]:
     """Analysis results from a JSONL file, or from every ``trajectory.jsonl`` under a directory.
 
     A file may hold flat records (one JSON object per line with ``query`` and
     ``answer``) and executor trajectories (a ``run`` line, ``iteration`` lines,
     a ``final`` line), mixed. A line that is not JSON, or not a usable record,
-    is yielded as a :class:`MalformedLine` with its line number; reading goes on.
+    is yielded as a :class:`MalformedLine` with its line number; reading goes on. So is a line that is not UTF-8,
+    or that holds NaN, Infinity or a number too large for a float (strict JSON parsers reject them).
     """
     for file in _trajectory_files(Path(path)):
         run: tuple[int, dict[str, Any]] | None = None
-        with open(file, encoding="utf-8") as fh:
-            for number, raw in enumerate(fh, 1):
-                if not raw.strip():
-                    continue
+        with open(file, "rb") as fh:
+            for number, data in enumerate(fh, 1):
                 try:
-                    record = json.loads(raw, parse_constant=_refuse_constant)
+                    raw = decode_line(data)
+                    if not raw.strip():
+                        continue
+                    record = strict_json(raw)
                 except json.JSONDecodeError as exc:
                     yield MalformedLine(str(file), number, f"not JSON ({exc.msg} at column {exc.colno})")
                     continue
-                except ValueError as exc:  # NaN / Infinity: Python reads them, strict JSON parsers do not
+                except ValueError as exc:  # not UTF-8; NaN / Infinity: Python reads them, strict parsers do not
                     yield MalformedLine(str(file), number, str(exc))
                     continue
                 if not isinstance(record, dict):

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rlmlab._files import write_jsonl
+from rlmlab._files import JsonlWriter, finite, write_jsonl
 from rlmlab.oracle._classify import QUERY_RULES, QueryClassifier, QueryKind
 from rlmlab.oracle._consistency import SelfConsistencyOracle
 from rlmlab.oracle._grep import GrepOracle
@@ -30,7 +30,8 @@ from rlmlab.oracle._structural import verify_structural
 from rlmlab.oracle._treesitter import TreeSitterOracle
 from rlmlab.oracle._verdicts import GOOD_VERDICTS, CannotVerify
 
-__all__ = ["OracleResult", "ValidationStats", "TraceValidator", "SourceMissing", "ORACLES", "OraclePlugin"]
+__all__ = ["OracleResult", "ValidationStats", "TraceValidator", "SourceMissing", "ORACLES", "OraclePlugin",
+           "ResultWriter"]
 
 
 class SourceMissing(Exception):
@@ -162,13 +163,13 @@ class ValidationStats:
         return len(self.golden) / self.total if self.total else 0.0
 
     def write_jsonl(self, path: str | Path) -> int:
-        """Write the golden traces (the spec's fields only), one per line; returns how many."""
-        return write_jsonl(path, [t.to_dict() for t in self.golden])
+        """Write the golden traces (the spec's fields only), one per line; returns how many. Strict JSON."""
+        return write_jsonl(path, [finite(t.to_dict()) for t in self.golden])
 
     def write_review_jsonl(self, path: str | Path, include_consensus: bool = True) -> int:
-        """Write failed (and consensus) results with their reasons, for a person to review."""
+        """Write failed (and consensus) results with their reasons, for a person to review. Strict JSON."""
         wanted = {"Failed", "Consensus"} if include_consensus else {"Failed"}
-        return write_jsonl(path, [r.review_record() for r in self.results if r.status in wanted])
+        return write_jsonl(path, [finite(r.review_record()) for r in self.results if r.status in wanted])
 
     def to_dict(self) -> dict[str, Any]:
         return {"total": self.total, "golden_rate": round(self.golden_rate(), 4), "by_status": self.by_status,
@@ -188,6 +189,43 @@ class ValidationStats:
         if self.malformed:
             table.caption = f"{len(self.malformed)} malformed line(s) skipped"
         return table
+
+
+class ResultWriter:
+    """Golden traces to ``out`` and failed (and consensus) results to ``review``, each written as it is decided: one
+    line, flushed at once, so Ctrl-C or a kill keeps every record decided so far. Strict JSON (a NaN or infinite
+    value is written as null). Both files are started afresh. Use as a context manager; pass :meth:`write` as
+    ``batch_validate``'s ``progress``.
+    """
+
+    def __init__(self, out: str | Path, review: str | Path, include_consensus: bool = True):
+        self.wanted = {"Failed", "Consensus"} if include_consensus else {"Failed"}
+        self._golden = JsonlWriter(out)
+        self._review = JsonlWriter(review)
+
+    @property
+    def golden(self) -> int:
+        return self._golden.count
+
+    @property
+    def review(self) -> int:
+        return self._review.count
+
+    def write(self, result: OracleResult) -> None:
+        if result.is_golden and result.trace is not None:
+            self._golden.write(result.trace.to_dict())
+        elif result.status in self.wanted:
+            self._review.write(result.review_record())
+
+    def close(self) -> None:
+        self._golden.close()
+        self._review.close()
+
+    def __enter__(self) -> "ResultWriter":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 class TraceValidator:

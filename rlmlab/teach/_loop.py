@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rlmlab._files import write_atomic
+from rlmlab._files import json_problem, read_text, strict_json, write_atomic
 from rlmlab.teach._data import Item, answers_match
 from rlmlab.teach._learner import Exchange, LearnerAnswer
 from rlmlab.teach._policy import Template, load_templates, select_template
@@ -240,21 +240,34 @@ def write_traces(path: str | Path, traces: Sequence[ItemTrace]) -> Path:
     return write_atomic(path, json.dumps(doc, indent=2, ensure_ascii=False))
 
 
-def read_traces(path: str | Path) -> list[ItemTrace]:
-    """Load a traces.json, checked against :data:`TRACES_SCHEMA`; a bad file raises naming the file and field."""
+def load_traces_doc(path: str | Path, schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A traces.json as a dict, checked against ``schema`` (default :data:`TRACES_SCHEMA`). InputFileError naming
+    the file (and the line, or the field) for a file that is missing, not UTF-8, not strict JSON or not in the
+    format."""
     import jsonschema
 
-    from rlmlab.errors import RLMLabError
+    from rlmlab.errors import InputFileError
 
     path = Path(path)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise RLMLabError(f"{path}:{exc.lineno}: not JSON: {exc.msg}") from None
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(TRACES_SCHEMA).iter_errors(doc))
+        doc = strict_json(read_text(path))
+    except ValueError as exc:
+        if isinstance(exc, InputFileError):
+            raise
+        raise InputFileError(path, getattr(exc, "lineno", None), json_problem(exc)) from None
+    check = jsonschema.Draft202012Validator(TRACES_SCHEMA if schema is None else schema)
+    error = jsonschema.exceptions.best_match(check.iter_errors(doc))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
-        raise RLMLabError(f"{path}: {where}: {error.message} (expected seed 002's traces.json format)")
+        message = " ".join(error.message.split())
+        raise InputFileError(path, None, f"{where}: {message[:200]} (expected seed 002's traces.json format)")
+    return doc
+
+
+def read_traces(path: str | Path) -> list[ItemTrace]:
+    """Load a traces.json, checked against :data:`TRACES_SCHEMA`; a bad file raises InputFileError naming the file
+    and line or field."""
+    doc = load_traces_doc(path)
     out = []
     for rec in doc["traces"]:
         trace = ItemTrace(rec["qid"], rec["question"], rec["reference"], [TurnRecord(**t) for t in rec["turns"]],

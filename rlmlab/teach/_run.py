@@ -15,11 +15,11 @@ from rlmlab._lock import lock_run_dir
 from rlmlab.teach._config import RunConfig
 from rlmlab.teach._data import Item, load_dataset
 from rlmlab.teach._learner import DemoLearner, LMLearner, VotingLearner
-from rlmlab.teach._loop import ARMS, ArmSummary, ItemTrace, run_arm, write_traces
+from rlmlab.teach._loop import ARMS, MODES, ArmSummary, ItemTrace, run_arm, write_traces
 from rlmlab.teach._policy import load_templates
 from rlmlab.teach._stop import ExpectedGain, load_stop_rules
 
-__all__ = ["TeachReport", "make_learner", "run_teach", "arm_traces_path"]
+__all__ = ["TeachReport", "make_learner", "run_teach", "arm_traces_path", "output_files"]
 
 
 def make_learner(config: RunConfig, items: list[Item] = (), *, lm: Any = None, turing: Any = None) -> Any:
@@ -45,6 +45,22 @@ def arm_traces_path(traces_out: str | Path, mode: str, arm: str) -> Path:
     """Where one (mode, arm)'s traces go: ``traces.<mode>.<arm>.json`` beside ``traces_out``."""
     out = Path(traces_out)
     return out.with_name(f"{out.stem}.{mode}.{arm}{out.suffix or '.json'}")
+
+
+def output_files(traces_out: str | Path) -> list[Path]:
+    """Every file a run may write beside ``traces_out``, in any mode: ``traces_out`` itself, the per-arm files,
+    ``summary.json``, and the ``.tmp`` files of their atomic writes. (``turing.sqlite`` is a log that runs share.)"""
+    out = Path(traces_out)
+    files = [out, out.with_name("summary.json"), *(arm_traces_path(out, m, a) for m in MODES for a in ARMS)]
+    return files + [f.with_name(f.name + ".tmp") for f in files]
+
+
+def _clear_earlier_run(traces_out: str | Path) -> None:
+    """Remove an earlier run's files (only those, never a file the run would not write), so the new summary
+    never sits beside another run's traces."""
+    for f in output_files(traces_out):
+        if f.is_file():
+            f.unlink()
 
 
 @dataclass
@@ -89,7 +105,9 @@ def run_teach(config: RunConfig, *, lm: Any = None, turing: Any = None, write: b
     """Run every mode x arm; after each arm its traces are written, so an interrupted run keeps what it did.
 
     Files under ``traces_out``'s folder: ``traces.json`` (the spec's format: the RTS arm of the first mode),
-    ``traces.<mode>.<arm>.json`` for every arm, and ``summary.json`` (the table, config, turns per second).
+    ``traces.<mode>.<arm>.json`` for every arm, and ``summary.json`` (the table, config, turns per second). An
+    earlier run's files there (:func:`output_files`) are removed when the first arm is written, so a run that
+    fails before it has anything to write leaves the earlier one as it was.
     ``progress`` is called once per item answered, with the arm's label. Relative input paths are resolved as
     :func:`~rlmlab.teach.load_run_config` does (working directory first, then the project root).
     """
@@ -113,6 +131,8 @@ def run_teach(config: RunConfig, *, lm: Any = None, turing: Any = None, write: b
                 report.rows.append(summary)
                 report.seconds = time.perf_counter() - t0
                 if write:
+                    if not report.outputs:
+                        _clear_earlier_run(config.traces_out)
                     report.outputs.append(write_traces(arm_traces_path(config.traces_out, mode, arm), traces))
                     if mode == config.modes[0] and arm == "rts":
                         report.outputs.append(write_traces(config.traces_out, traces))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -66,6 +65,17 @@ def load_stop_rules(path: str | Path = DEFAULT_STOP_RULES, **overrides: Any) -> 
     return StopRules(**values)
 
 
+_OPTIONAL = {"string": {"type": ["string", "null"]}, "number": {"type": ["number", "null"]}}
+# What from_traces reads of a traces.json (an earlier run's, or a hand-made history with only these fields).
+HISTORY_SCHEMA: dict[str, Any] = {
+    "type": "object", "required": ["traces"],
+    "properties": {"traces": {"type": "array", "items": {"type": "object", "properties": {"turns": {
+        "type": "array", "items": {"type": "object", "properties": {
+            "template": _OPTIONAL["string"], "teacher_bias": _OPTIONAL["string"], "self_conf": _OPTIONAL["number"],
+            "teacher_conf": _OPTIONAL["number"], "accuracy": {"type": ["number", "boolean"]}}}}}}}},
+}
+
+
 class ExpectedGain:
     """Per (bias, bucket, template): observed rate of wrong->right minus right->wrong flips; 0 with no history."""
 
@@ -84,10 +94,13 @@ class ExpectedGain:
 
     @classmethod
     def from_traces(cls, paths: Iterable[str | Path]) -> "ExpectedGain":
-        """Learn from earlier ``traces.json`` files: each reprompted turn and the accuracy it led to."""
+        """Learn from earlier ``traces.json`` files: each reprompted turn and the accuracy it led to. A file that is
+        not a traces.json raises InputFileError naming it."""
+        from rlmlab.teach._loop import load_traces_doc  # _loop imports this module
+
         gains = cls()
         for path in paths:
-            doc = json.loads(Path(path).read_text(encoding="utf-8"))
+            doc = load_traces_doc(path, HISTORY_SCHEMA)
             for trace in doc.get("traces", []):
                 turns = trace.get("turns", [])
                 for prev, nxt in zip(turns, turns[1:]):

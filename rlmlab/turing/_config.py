@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from rlmlab._paths import PROJECT_ROOT
-from rlmlab._files import read_yaml
-from rlmlab.turing._hooks import ALWAYS_ON, BUILTIN_HOOKS, HOOK_ENTRY_SCHEMA, HookSpec
+from rlmlab._files import read_text, read_yaml
+from rlmlab.turing._hooks import ALWAYS_ON, BUILTIN_HOOKS, HOOK_ENTRY_SCHEMA, HookSpec, correction_template_problem
 from rlmlab.turing._validators import VALIDATORS
 
 __all__ = ["TuringConfig", "ValidatorSetting", "load_turing_config", "load_custom_hooks", "resolve_hooks",
@@ -98,16 +98,27 @@ def load_turing_config(path: str | Path = DEFAULT_CONFIG) -> TuringConfig:
 
 
 def load_custom_hooks(path: str | Path = DEFAULT_HOOKS_FILE) -> tuple[list[HookSpec], list[str]]:
-    """Custom hooks from a JSON array; each bad entry is reported (index, name, field) and skipped."""
+    """Custom hooks from a JSON array; each bad entry is reported (index, name, field) and skipped.
+
+    Checked at load, as pluggy checks a plug-in when it registers: the entry's fields against the spec's table, its
+    validator against the registry (an ``llm`` hook needs one too: without it the hook could never fire), and its
+    correction template by filling it once. A file that is not UTF-8 or not JSON gives one problem and no hooks.
+    """
     import jsonschema
+
+    from rlmlab.errors import InputFileError
 
     path = Path(path)
     if not path.exists():
         return [], []
     try:
-        entries = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        return [], [f"{path}:{exc.lineno}:{exc.colno}: not JSON ({exc.msg}); built-in hooks stay in force"]
+        entries = json.loads(read_text(path))
+    except InputFileError as exc:
+        return [], [f"{exc}; built-in hooks stay in force"]
+    except (json.JSONDecodeError, RecursionError) as exc:
+        where = f":{exc.lineno}:{exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
+        return [], [f"{path}{where}: not JSON ({getattr(exc, 'msg', 'nested too deeply')}); built-in hooks stay "
+                    "in force"]
     if not isinstance(entries, list):
         return [], [f"{path}: expected a JSON array of hooks, got {type(entries).__name__}; built-in hooks stay in force"]
     check = jsonschema.Draft202012Validator(HOOK_ENTRY_SCHEMA)
@@ -120,10 +131,20 @@ def load_custom_hooks(path: str | Path = DEFAULT_HOOKS_FILE) -> tuple[list[HookS
                 fld = ".".join(str(p) for p in err.path) or "(entry)"
                 problems.append(f"{path}: entry {index} ({name}): field {fld}: {err.message}; entry skipped")
             continue
+        where = f"{path}: entry {index} ({name}): field"
         fn = entry.get("validator_fn_name")
-        if fn is not None and fn not in VALIDATORS:
-            problems.append(f"{path}: entry {index} ({name}): field validator_fn_name: {fn!r} is not a registered "
+        if fn is None:  # the schema already requires one for programmatic hooks
+            problems.append(f"{where} validator_fn_name: an llm hook needs a registered validator for Stage 2 "
+                            f"(known: {', '.join(sorted(VALIDATORS))}); without one it would never fire; "
+                            "entry skipped")
+            continue
+        if fn not in VALIDATORS:
+            problems.append(f"{where} validator_fn_name: {fn!r} is not a registered "
                             f"validator (known: {', '.join(sorted(VALIDATORS))}); entry skipped")
+            continue
+        bad_template = correction_template_problem(entry["correction_template"])
+        if bad_template:
+            problems.append(f"{where} correction_template: {bad_template}; entry skipped")
             continue
         hooks.append(HookSpec.from_dict(entry))
     return hooks, problems

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rlmlab._files import decode_line, json_problem, strict_json
 from rlmlab._paths import PROJECT_ROOT
+from rlmlab.turing._hooks import BUILTIN_HOOKS
 from rlmlab.turing._protocol import TuringProtocol
-from rlmlab.turing._turn import Turn
+from rlmlab.turing._turn import PHASES, SCOPES, Turn
 
-__all__ = ["EvalCase", "HookScore", "EvalReport", "load_eval_cases", "evaluate", "DEFAULT_EVAL"]
+__all__ = ["EvalCase", "HookScore", "EvalReport", "load_eval_cases", "evaluate", "DEFAULT_EVAL", "EVAL_LINE_SCHEMA"]
 
 DEFAULT_EVAL = PROJECT_ROOT / "data" / "turing_eval.jsonl"
 
@@ -23,6 +25,41 @@ def _eval_tool_schemas() -> dict[str, dict[str, Any]]:
     return {spec.name: spec.schema_for_caps(ToolCaps()) for spec in TOOLS}
 
 
+_CALL = {"type": "object", "required": ["name"], "properties": {
+    "name": {"type": "string", "minLength": 1}, "arguments": {"type": ["object", "null"]},
+    "error": {"type": ["string", "null"]}}}
+# One labelled turn of data/turing_eval.jsonl (see data/turing_eval.README.md); other keys (source, note) are notes.
+EVAL_LINE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["id", "phase", "response", "expected"],
+    "properties": {
+        "id": {"type": ["string", "integer"]},
+        "phase": {"enum": list(PHASES)},
+        "scope": {"enum": list(SCOPES)},
+        "response": {"type": "string"},
+        "tool_calls": {"type": ["array", "null"], "items": _CALL},
+        "history": {"type": ["array", "null"], "items": {"type": "object", "properties": {
+            "response": {"type": "string"}, "output": {"type": "string"},
+            "tool_calls": {"type": "array", "items": _CALL}}}},
+        "objective": {"type": ["string", "null"]},
+        "final": {"type": "boolean"},
+        "expected": {"type": "array", "items": {"type": "string"}},
+    },
+}
+
+_JSON_TYPES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number",
+               type(None): "null"}
+
+
+def _schema_problem(error: Any) -> str:
+    """A short, one-line reason for a jsonschema error (its own message quotes the whole value)."""
+    if error.validator == "type":
+        wanted = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+        names = [w if w == "null" else f"{'an' if w[0] in 'aeiou' else 'a'} {w}" for w in wanted]
+        return f"expected {' or '.join(names)}, got {_JSON_TYPES.get(type(error.instance), 'a value')}"
+    if error.validator == "enum":
+        return f"{str(error.instance)[:60]!r} is not one of {', '.join(map(str, error.validator_value))}"
+    return " ".join(error.message.split())[:200]
 
 
 @dataclass
@@ -32,24 +69,49 @@ class EvalCase:
     expected: set[str]
 
 
-def load_eval_cases(path: str | Path = DEFAULT_EVAL) -> list[EvalCase]:
-    """Read labelled turns; a bad line raises ValueError with the file, line number and field."""
-    schemas = _eval_tool_schemas()
+def load_eval_cases(path: str | Path = DEFAULT_EVAL, hooks: Iterable[str] | None = None) -> list[EvalCase]:
+    """Read labelled turns; a bad line raises ValueError ``path:line: field <name>: problem``.
+
+    Each line is checked against :data:`EVAL_LINE_SCHEMA`, and every name in ``expected`` must be one of
+    ``hooks`` (default: the built-in hooks), so a misspelt label cannot score as a silent miss. A file with no
+    labelled turn is refused too.
+    """
+    import jsonschema
+
+    from rlmlab.errors import InputFileError
+
+    known = set(hooks) if hooks is not None else {h.name for h in BUILTIN_HOOKS}
+    check = jsonschema.Draft202012Validator(EVAL_LINE_SCHEMA)
+    schemas: dict[str, dict[str, Any]] | None = None  # on the first good line: a bad file is refused at once
     cases = []
-    for number, raw in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        if not raw.strip():
-            continue
+    path = Path(path)
+    try:
+        raw_lines = path.read_bytes().splitlines()
+    except OSError as exc:
+        raise InputFileError(path, None, f"cannot read it ({exc.strerror or exc})") from None
+    for number, raw in enumerate(raw_lines, 1):
         try:
-            d = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{number}: not JSON ({exc.msg})") from None
-        for key in ("id", "phase", "response", "expected"):
-            if key not in d:
-                raise ValueError(f"{path}:{number}: missing field {key!r}")
-        if not isinstance(d["expected"], list):
-            raise ValueError(f"{path}:{number}: field 'expected': expected a list of hook names")
+            text = decode_line(raw)
+            if not text.strip():
+                continue
+            d = strict_json(text)
+        except ValueError as exc:
+            raise ValueError(f"{path}:{number}: {json_problem(exc)}") from None
+        if not isinstance(d, dict):
+            raise ValueError(f"{path}:{number}: expected a JSON object, got {_JSON_TYPES.get(type(d), 'a value')}")
+        error = next(iter(sorted(check.iter_errors(d), key=lambda e: [str(p) for p in e.absolute_path])), None)
+        if error is not None:
+            where = ".".join(str(p) for p in error.absolute_path) or "(line)"
+            raise ValueError(f"{path}:{number}: field {where}: {_schema_problem(error)}")
+        unknown = [name for name in d["expected"] if name not in known]
+        if unknown:
+            raise ValueError(f"{path}:{number}: field expected: unknown hook {unknown[0]!r}; "
+                             f"known: {', '.join(sorted(known))}")
+        schemas = _eval_tool_schemas() if schemas is None else schemas
         turn = Turn.from_dict(d, session=f"eval-{d['id']}", tool_schemas=schemas)
         cases.append(EvalCase(str(d["id"]), turn, set(d["expected"])))
+    if not cases:
+        raise ValueError(f"{path}: no labelled turns; expected one JSON object per line")
     return cases
 
 

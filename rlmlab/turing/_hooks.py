@@ -5,7 +5,34 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-__all__ = ["HookSpec", "BUILTIN_HOOKS", "ALWAYS_ON", "HOOK_ENTRY_SCHEMA"]
+__all__ = ["HookSpec", "BUILTIN_HOOKS", "ALWAYS_ON", "HOOK_ENTRY_SCHEMA", "CORRECTION_FIELDS", "fill_correction",
+           "correction_template_problem"]
+
+# The placeholders a correction template may use; any other {name} is left as written.
+CORRECTION_FIELDS = ("reason", "tool_name", "tool_schema", "objective")
+
+
+class _SafeFormat(dict):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def fill_correction(template: str, **values: str) -> str:
+    """``template`` with ``{reason}``, ``{tool_name}``, ``{tool_schema}`` and ``{objective}`` filled in."""
+    return template.format_map(_SafeFormat(values))
+
+
+def correction_template_problem(template: str) -> str | None:
+    """Why ``template`` cannot be filled (an unbalanced ``{``, ``{0}``, ``{reason.x}``), or None when it can.
+
+    Checked when a hook is loaded, so a bad template is reported once instead of failing the first violation.
+    """
+    try:
+        fill_correction(template, **{name: "x" for name in CORRECTION_FIELDS})
+    except (ValueError, IndexError, KeyError, AttributeError, TypeError) as exc:
+        return (f"{type(exc).__name__ if isinstance(exc, (IndexError, KeyError)) else ''} {exc}".strip()
+                + "; write {{ and }} for literal braces and use only {" + "}, {".join(CORRECTION_FIELDS) + "}")
+    return None
 
 
 @dataclass(frozen=True)

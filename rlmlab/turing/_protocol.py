@@ -14,7 +14,7 @@ from rlmlab.turing._config import (
     DEFAULT_CONFIG, DEFAULT_HOOKS_FILE, TuringConfig, load_custom_hooks, load_turing_config, resolve_hooks,
 )
 from rlmlab.turing._detectors import Detection, Detector, LLMDetector, ProgrammaticDetector
-from rlmlab.turing._hooks import BUILTIN_HOOKS, HookSpec
+from rlmlab.turing._hooks import BUILTIN_HOOKS, HookSpec, correction_template_problem, fill_correction
 from rlmlab.turing._log import InteractionLog
 from rlmlab.turing._turn import Turn
 from rlmlab.turing._validators import VALIDATORS, ValidatorContext
@@ -88,11 +88,6 @@ class FailoverLM:
         raise RuntimeError(f"every Turing backend failed: {'; '.join(self.failures[-len(self.specs):])}") from last
 
 
-class _SafeFormat(dict):
-    def __missing__(self, key: str) -> str:
-        return "{" + key + "}"
-
-
 class TuringProtocol:
     """Hooks for three phases; ``run(turn)`` does one round and returns a :class:`RoundResult`.
 
@@ -106,9 +101,10 @@ class TuringProtocol:
     def __init__(self, hooks: Sequence[HookSpec] | None = None, *, detector: Detector | None = None, lm: Any = None,
                  log: InteractionLog | str | Path | None = None, enabled: bool = True,
                  problems: Sequence[str] = ()):
-        self.hooks = list(hooks if hooks is not None else BUILTIN_HOOKS)
+        self.problems = list(problems)
+        self.hooks = [h for h in (hooks if hooks is not None else BUILTIN_HOOKS) if self._usable(h)]
         self.detector = detector or ProgrammaticDetector()
-        self.lm, self.enabled, self.problems = lm, enabled, list(problems)
+        self.lm, self.enabled = lm, enabled
         self.log = InteractionLog(log) if isinstance(log, (str, Path)) else log
         self._fired: dict[tuple[str, str], set[str]] = {}
         self._lock = threading.Lock()
@@ -133,6 +129,19 @@ class TuringProtocol:
         return cls(resolve_hooks(cfg, custom), detector=found, lm=backend, log=log, enabled=cfg.enabled,
                    problems=cfg.problems + hook_problems)
 
+    def _usable(self, hook: HookSpec) -> bool:
+        """A hook that could never fire (no registered validator) or whose correction cannot be filled is left
+        out and reported in ``problems``, here rather than at the first violation."""
+        if (hook.validator_fn_name or "") not in VALIDATORS:
+            self.problems.append(f"hook {hook.name}: validator {hook.validator_fn_name!r} is not registered, so it "
+                                 "would never fire; left out")
+            return False
+        bad = correction_template_problem(hook.correction_template)
+        if bad:
+            self.problems.append(f"hook {hook.name}: correction_template: {bad}; left out")
+            return False
+        return True
+
     def hooks_for(self, phase: str, scope: str) -> list[HookSpec]:
         return [h for h in self.hooks if h.applies_to(phase, scope)] if self.enabled else []
 
@@ -140,10 +149,10 @@ class TuringProtocol:
         call = turn.current_call
         tool_name = call.name if call is not None else ("llm_query" if hook.name == "workflow_spawn" else "")
         schema = turn.tool_schemas.get(tool_name)
-        return hook.correction_template.format_map(_SafeFormat(
-            reason=reason, tool_name=tool_name or "the tool",
+        return fill_correction(
+            hook.correction_template, reason=reason, tool_name=tool_name or "the tool",
             tool_schema=json.dumps(schema, ensure_ascii=False) if schema else "(not available)",
-            objective=turn.objective or "(none given)"))
+            objective=turn.objective or "(none given)")
 
     def run(self, turn: Turn) -> RoundResult:
         t0 = time.perf_counter()
@@ -168,7 +177,7 @@ class TuringProtocol:
                 continue
             validate = VALIDATORS.get(hook.validator_fn_name or "")
             if validate is None:
-                continue  # a custom llm hook without a registered handler (reported at load)
+                continue  # only if ``hooks`` was changed after __init__, which reports such hooks
             try:
                 reason = validate(turn, detection.flagged.get(hook.name), ctx)
             except Exception as exc:  # logged as status `error`; the other hooks still run (inspect_ai's rule)
