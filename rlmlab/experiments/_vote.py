@@ -7,43 +7,18 @@ without anything knowing the expected answer. ``score`` is the MaTTS rule (E12):
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 from rlmlab.errors import ConfigError
+from rlmlab.numbers import vote_key
+
+normalise_answer = vote_key  # the name this module exported before rlmlab.numbers
 
 __all__ = ["SELECTIONS", "normalise_answer", "majority", "select_rollout"]
 
 SELECTIONS = ("score", "vote")
-
-# A whole answer that is one number: sign, currency, thousands commas (grouped by three), decimals, a fraction,
-# a trailing "%"; about the shape the judges treat as numeric (rlmlab.memory._judge._agrees).
-_NUMERIC = re.compile(r"[-+−]?[$€£]?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?:/\d+)?\s*%?")
-
-
-def normalise_answer(text: Any) -> str | None:
-    """The answer as a vote key, or None when there is none (None, or blank after normalising).
-
-    Text is stripped, whitespace-collapsed and case-folded, with surrounding quotes and a trailing period
-    removed. An answer that is a single number is written canonically, so "514", "514.0", " 514 ", "$514"
-    and "514." agree ("3/4" and "0.75" too); a number inside a sentence ("about 514 apples") stays text.
-    """
-    from rlmlab.memory._judge import final_number, normalise_text
-    from rlmlab.teach._arith import format_number
-
-    if text is None:
-        return None
-    out = normalise_text(text)
-    if not out:
-        return None
-    if _NUMERIC.fullmatch(out):
-        value = final_number(out)
-        if value is not None:
-            return format_number(value)
-    return out
-
 
 def majority(answers: Sequence[Any]) -> int:
     """Index of the rollout whose normalised answer is the most frequent.
@@ -53,7 +28,7 @@ def majority(answers: Sequence[Any]) -> int:
     """
     if not answers:
         raise ValueError("majority: no rollouts to choose from")
-    keys = [normalise_answer(a) for a in answers]
+    keys = [vote_key(a) for a in answers]
     counts = Counter(k for k in keys if k is not None)
     if not counts:
         return 0

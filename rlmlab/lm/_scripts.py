@@ -54,7 +54,7 @@ def _probe(messages: list[dict[str, str]]) -> str | dict[str, Any]:
 def _arith(messages: list[dict[str, str]]) -> str:
     from fractions import Fraction
 
-    from rlmlab.teach._arith import format_number, solve_arithmetic  # the demo simulator's exact arithmetic
+    from rlmlab.numbers import format_number, solve_arithmetic  # the demo simulator's exact arithmetic
 
     users = [m["content"] for m in messages if m.get("role") == "user"]
     question = users[0].strip() if users else ""

@@ -21,6 +21,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from rlmlab.errors import ConfigError
+from rlmlab.numbers import final_number, format_number, normalise_text
 from rlmlab.memory._plugins import PolicyRegistry
 from rlmlab.memory._tasks import MemoryTask, Verdict
 
@@ -72,21 +73,6 @@ def _acceptable(expected: Any) -> list[Any]:
 
 # -- exact ------------------------------------------------------------------------------------------------
 
-_QUOTES = {'"': '"', "'": "'", "`": "`", "“": "”", "‘": "’", "«": "»"}
-
-
-def normalise_text(text: Any) -> str:
-    """Case-folded, whitespace-collapsed text without surrounding quotes or a trailing period."""
-    out = " ".join(str(text).split()).casefold()
-    while True:
-        before = out
-        out = out.strip().rstrip(".").strip()
-        if len(out) >= 2 and _QUOTES.get(out[0]) == out[-1]:
-            out = out[1:-1]
-        if out == before:
-            return out
-
-
 def _exact_match(answer: str, expected: Any) -> Any | None:
     """The first acceptable value the answer equals after normalisation, or None."""
     got = normalise_text(answer)
@@ -115,37 +101,7 @@ class ExactJudge:
 
 # -- numeric ----------------------------------------------------------------------------------------------
 
-# a plain fraction "3/4", not part of a path, a date or a decimal ("a/b", "1/2/2020", "1.5/2" are left alone)
-_FRACTION = re.compile(r"(?<![\w./])(\d+)/(\d+)(?![\w/]|\.\d)")
-
-
-def final_number(text: Any) -> Fraction | None:
-    """The final number of an answer, exactly, or None when it holds none.
-
-    Follows :func:`rlmlab.teach.normalise_answer` (currency signs and thousands commas dropped, "answer is"
-    markers, a trailing "%" ignored, the last number otherwise), and also reads a fraction "3/4" as 0.75.
-    Numbers (int, float, Fraction, Decimal) are returned as they are.
-    """
-    if isinstance(text, bool):
-        return None
-    if isinstance(text, (int, float, Fraction)):
-        return Fraction(text)
-    from decimal import Decimal
-
-    if isinstance(text, Decimal):
-        return Fraction(text)
-    from rlmlab.teach import normalise_answer
-
-    text = str(text)
-    # replace each fraction by its quotient to 30 places, so normalise_answer's marker and sign rules apply
-    text = _FRACTION.sub(lambda m: format(Decimal(int(m[1])) / Decimal(int(m[2])), "f") if int(m[2]) else m[0], text)
-    found = normalise_answer(text)
-    return None if found is None else Fraction(Decimal(found)).limit_denominator(10**12)
-
-
 def _show(value: Fraction) -> str:
-    from rlmlab.teach._arith import format_number
-
     return format_number(value)
 
 

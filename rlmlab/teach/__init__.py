@@ -5,7 +5,7 @@ Learners (demo simulator, any DSPy LM with log-prob self-confidence, k-sample vo
 item. ``run_teach`` runs single pass, try-again and RTS in both teacher modes and writes traces.json.
 """
 
-from rlmlab.teach._arith import solve_arithmetic
+from rlmlab.numbers import solve_arithmetic
 from rlmlab.teach._config import DEFAULT_RUN_CONFIG, RunConfig, load_run_config
 from rlmlab.teach._data import DatasetError, Item, answers_match, load_csv, load_dataset, load_gsm8k, normalise_answer
 from rlmlab.teach._learner import DemoLearner, Exchange, LearnerAnswer, LMLearner, VotingLearner

@@ -14,21 +14,17 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 from dataclasses import asdict, dataclass
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from rlmlab._files import decode_line, json_problem, read_text, strict_json
 from rlmlab.errors import InputFileError
+from rlmlab.numbers import answers_match, normalise_answer
 
 __all__ = [
     "Item", "DatasetError", "normalise_answer", "answers_match", "load_csv", "load_gsm8k", "load_dataset",
 ]
 
-# Exact tolerance for numeric comparison; answers are compared as Decimals, so this only matters
-# for references or answers written with many decimal places.
-TOLERANCE = Decimal("1e-9")
 
 
 @dataclass(frozen=True)
@@ -80,89 +76,6 @@ def _open_quote_line(text: str) -> int:
 
 
 # --- answer normalisation -------------------------------------------------------------------------
-
-# A number not glued to a word or another number on its left ("x2", "v1.2" are not numbers, "5km"
-# is 5). A sign glued to a digit or letter on its left is not part of the number ("5-3" yields 5
-# and 3, not 5 and -3); _numbers also drops a spaced sign after an operand ("5 - 3").
-# Thousands separators must group by three ("1,234,567"); "3,4" is two numbers.
-_NUMBER = re.compile(r"(?<![\w.])(?P<sign>[-+]?)(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?!\d)")
-# Markers after which the final answer is written, most explicit first; the last occurrence wins
-# because models often restate a corrected answer.
-_MARKERS = (
-    re.compile(r"####"),
-    re.compile(r"\\boxed\{"),
-    re.compile(r"\banswer\s*(?:is|:|=)", re.IGNORECASE),
-)
-_CURRENCY = re.compile(r"[$€£]")
-_MINUS = re.compile(r"[\u2212\u2013]")  # unicode minus and en dash, as typed in some model output
-
-
-def _numbers(text: str) -> list[str]:
-    out = []
-    for m in _NUMBER.finditer(text):
-        sign = m.group("sign")
-        # "10 - 4" is a subtraction, not 10 and -4: a spaced sign after an operand is binary.
-        before = text[:m.start()].rstrip()
-        if sign == "+" or (sign and before and (before[-1].isdigit() or before[-1] == ")")):
-            sign = ""
-        out.append(sign + m.group("num").replace(",", ""))
-    return out
-
-
-def normalise_answer(text: str) -> str | None:
-    """The final numeric answer in ``text`` as a canonical string, or None when it holds no number.
-
-    Rules, in order:
-
-    1. Currency signs ($, €, £) are dropped, so "-$5" is -5; a unicode minus counts as "-".
-    2. If the text has a marker ("####", "\\boxed{", "answer is", "answer:", "answer ="), the first
-       number after the last marker is the answer. A marker followed by no number is ignored.
-    3. Otherwise the last number in the text is the answer; a trailing "... = 18" falls under this rule.
-    4. Thousands commas are removed ("1,234" -> "1234"); words and units after the number are
-       ignored ("18 dollars", "5 km", "20%" -> "20"). A minus is a sign only when it does not
-       follow an operand: "5-3" and "5 - 3" hold 5 and 3, while "= -3", "is -3" and "(-3)" hold -3.
-    5. The number is written in plain decimal with no trailing zeros: "2.50" -> "2.5", "4.0" -> "4",
-       "-0" -> "0", "100" stays "100". Fractions ("3/4") and exponents ("1e5") are not recognised.
-    """
-    text = _MINUS.sub("-", _CURRENCY.sub("", text))
-    chosen: str | None = None
-    for marker in _MARKERS:
-        hits = list(marker.finditer(text))
-        if hits:
-            after = _numbers(text[hits[-1].end():])
-            if after:
-                chosen = after[0]
-                break
-    if chosen is None:
-        found = _numbers(text)
-        if not found:
-            return None
-        chosen = found[-1]
-    return _canonical(Decimal(chosen))
-
-
-def _canonical(value: Decimal) -> str:
-    out = format(value.normalize(), "f")
-    return "0" if out == "-0" else out
-
-
-def answers_match(answer: str, reference: str) -> bool:
-    """True when ``answer`` and ``reference`` hold the same final number (within 1e-9).
-
-    A reference with no number (a non-arithmetic question) is compared as text instead: equal after
-    trimming and case-folding. An answer with no number never matches a numeric reference.
-    """
-    ref = normalise_answer(reference)
-    if ref is None:
-        return answer.strip().casefold() == reference.strip().casefold()
-    got = normalise_answer(answer)
-    if got is None:
-        return False
-    try:
-        return abs(Decimal(got) - Decimal(ref)) <= TOLERANCE
-    except InvalidOperation:  # pragma: no cover - both strings come from _canonical
-        return False
-
 
 # --- loaders --------------------------------------------------------------------------------------
 

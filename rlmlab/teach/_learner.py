@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rlmlab.teach._arith import solve_arithmetic
+from rlmlab.numbers import solve_arithmetic
 from rlmlab.teach._data import normalise_answer
 
 __all__ = ["LearnerAnswer", "Exchange", "DemoLearner", "LMLearner", "VotingLearner", "ERROR_KINDS", "TARGETS",
