@@ -14,7 +14,7 @@ from pathlib import Path
 
 from rlmlab.executors import Trajectory
 from rlmlab.memory import MemoryTask
-from rlmlab.memory._judge import SparqlJudge
+from rlmlab.learning._judge import SparqlJudge
 
 ROOT = Path(__file__).resolve().parent.parent
 PROV = "PREFIX prov: <http://www.w3.org/ns/prov#>\nPREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>\n"

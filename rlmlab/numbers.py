@@ -145,7 +145,7 @@ def final_number(text: Any) -> Fraction | None:
 
 
 # A whole answer that is one number: sign, currency, thousands commas (grouped by three), decimals, a fraction,
-# a trailing "%"; about the shape the judges treat as numeric (rlmlab.memory._judge._agrees).
+# a trailing "%"; about the shape the judges treat as numeric (rlmlab.learning._judge._agrees).
 _NUMERIC = re.compile(r"[-+−]?[$€£]?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?:/\d+)?\s*%?")
 
 

@@ -164,7 +164,7 @@ def test_a_store_transaction_commits_all_its_writes_or_none(tmp_path):
 
 
 def test_a_loop_runs_a_task_once_per_run_id_and_replays_it_after(tmp_path, rust_file):
-    from rlmlab.memory import ReasoningBankLoop
+    from rlmlab.learning import ReasoningBankLoop
 
     task = count_tasks(rust_file)[0]
     with MemoryStore(tmp_path / "bank.sqlite") as store:

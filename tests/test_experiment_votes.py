@@ -13,7 +13,8 @@ from rlmlab.experiments import (
 )
 from rlmlab.experiments._runner import _merge
 from rlmlab.lm import CallRecorder, ScriptedEngine, make_lm, recorder_of
-from rlmlab.memory import MemoryTask, TaskOutcome
+from rlmlab.memory import MemoryTask
+from rlmlab.learning import TaskOutcome
 
 
 # -- normalise_answer / majority -------------------------------------------------------------------------
@@ -204,7 +205,8 @@ def test_samples_run_as_separate_units_vote_the_same_way(tmp_path):
 
 
 def test_the_loop_refuses_an_unknown_selection(tmp_path):
-    from rlmlab.memory import MemoryStore, ReasoningBankLoop
+    from rlmlab.memory import MemoryStore
+    from rlmlab.learning import ReasoningBankLoop
 
     with MemoryStore(tmp_path / "m.sqlite") as store, pytest.raises(ConfigError, match="selection: 'judge'"):
         ReasoningBankLoop(store, executor=lambda *a: None, selection="judge")

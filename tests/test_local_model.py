@@ -96,7 +96,8 @@ def test_teacher_learner_run_with_the_local_model(tmp_path):
 
 
 def test_memory_loop_with_the_local_model(local_lm, rust_file, tmp_path):
-    from rlmlab.memory import ContextBuilder, MemoryStore, MemoryTask, ReasoningBankLoop, import_pack
+    from rlmlab.memory import ContextBuilder, MemoryStore, MemoryTask, import_pack
+    from rlmlab.learning import ReasoningBankLoop
 
     text = rust_file.read_text()
     # One task (about a minute on 2 cores): the scripted loop test covers learning across tasks.

@@ -9,7 +9,7 @@ import pytest
 from rlmlab.errors import ConfigError
 from rlmlab.executors import IterationRecord, Trajectory
 from rlmlab.lm import make_lm
-from rlmlab.memory._judge import (
+from rlmlab.learning._judge import (
     JUDGES, RUBRICS, CodeJudge, ExactJudge, Judge, LLMJudge, NumericJudge, SparqlJudge, final_number, judge_for,
     parse_llm_verdict, strip_fences,
 )
@@ -297,5 +297,5 @@ def test_registry_and_judge_for(rust_file):
     assert isinstance(llm, LLMJudge) and llm.lm is lm
     assert isinstance(judge_for(MemoryTask("x", "q")), ExactJudge)
     assert judge_for(MemoryTask("x", "q", check="sparql"), max_rows=7).max_rows == 7
-    with pytest.raises(ConfigError, match="bad options"):
+    with pytest.raises(ConfigError, match="unknown option"):
         judge_for(MemoryTask("x", "q", check="exact"), rel_tol=1)

@@ -8,7 +8,8 @@ import pytest
 
 from rlmlab.errors import ConfigError
 from rlmlab.lm import make_lm
-from rlmlab.memory import ContextBuilder, MemoryStore, MemoryTask, ReasoningBankLoop, import_pack, memory_health
+from rlmlab.memory import ContextBuilder, MemoryStore, MemoryTask, import_pack
+from rlmlab.learning import ReasoningBankLoop, memory_health
 
 
 class Script:

@@ -12,10 +12,10 @@ from rlmlab.errors import ConfigError
 from rlmlab.executors._trajectory import IterationRecord, Trajectory
 from rlmlab.lm import make_lm
 from rlmlab.memory import MemoryItem, MemoryStore
-from rlmlab.memory._consolidate import CONSOLIDATORS, ConsolidationAction, merge_contents, similarity
-from rlmlab.memory._extract import EXTRACTORS, ExtractionReport, HeuristicExtractor
-from rlmlab.memory._extract_llm import EXTRACT_PROMPTS, LLMExtractor, parse_items
-from rlmlab.memory._forget import FORGETTERS, BoundedForgetter, memory_health, retention_score
+from rlmlab.learning._consolidate import CONSOLIDATORS, ConsolidationAction, merge_contents, similarity
+from rlmlab.learning._extract import EXTRACTORS, ExtractionReport, HeuristicExtractor
+from rlmlab.learning._extract_llm import EXTRACT_PROMPTS, LLMExtractor, parse_items
+from rlmlab.learning._forget import FORGETTERS, BoundedForgetter, memory_health, retention_score
 from rlmlab.memory._tasks import MemoryTask, Verdict
 from rlmlab.trace import IterationLeakage
 

@@ -76,7 +76,7 @@ def test_text_is_stored_once(store):
 def test_migration_to_the_external_porter_index_keeps_every_item(tmp_path, monkeypatch):
     path = tmp_path / "v7.db"
     # A bank written by the store as it was at migration 7 (own copy of the text, unicode61 without stemming).
-    monkeypatch.setattr(store_module, "connect", lambda p: connect(p, MIGRATIONS[:7]))
+    monkeypatch.setattr(store_module, "connect", lambda p, **kw: connect(p, MIGRATIONS[:7], **kw))
     with MemoryStore(path) as old:
         old.add_many([item(f"Strategy {i}", f"content number {i} handles case {i}", tags=[f"t{i}"]) for i in range(50)])
         gone = old.add(item("Discarded", "handles old things")).id

@@ -18,10 +18,11 @@ from rlmlab._paths import PROJECT_ROOT
 from rlmlab.errors import ConfigError
 from rlmlab.executors import Trajectory
 from rlmlab.memory import (
-    LIMITS, MIGRATIONS, SLOT_TYPES, STEP_TEMPLATES_KEY, ContextBuilder, ItemValidationError, MemoryItem, MemoryStore,
-    MemoryTask, PackError, ReasoningBankLoop, Slot, TemplateError, export_pack, fill_template, import_pack,
-    judge_for, parse_template, read_pack, template_slots,
+    LIMITS, MIGRATIONS, SLOT_TYPES, STEP_TEMPLATES_KEY, ContextBuilder, ItemValidationError, MemoryItem,
+    MemoryStore, MemoryTask, PackError, Slot, TemplateError, export_pack, fill_template, import_pack,
+    parse_template, read_pack, template_slots,
 )
+from rlmlab.learning import ReasoningBankLoop, judge_for
 from rlmlab.memory._context import CODE_HEADER
 from rlmlab.memory._schema import connect
 from rlmlab.tools import TOOLS, Workspace, attach_ontology

@@ -17,7 +17,7 @@ import pytest
 from rlmlab.errors import ConfigError
 from rlmlab.executors._trajectory import Trajectory
 from rlmlab.experiments import MAX_CONTEXT_CHARS, SUITES, SuiteError, Task, load_suite, read_tasks, task_context
-from rlmlab.memory import judge_for
+from rlmlab.learning import judge_for
 from rlmlab.oracle import GrepOracle, QueryKind, TreeSitterOracle, classify_query, pattern_for_query, structural_target
 
 ROOT = Path(__file__).resolve().parents[1]

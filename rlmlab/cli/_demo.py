@@ -45,8 +45,8 @@ def demo(lm_spec: str, experiments: str, conditions: str, suite: str, tasks: int
     from rich.console import Console
 
     from rlmlab.errors import RLMLabError
-    from rlmlab.experiments._notebooks import MAIN_JOB, run_notebook
-    from rlmlab.experiments._report import results_table
+    from rlmlab.experiments import MAIN_JOB, run_notebook
+    from rlmlab.experiments import results_table
 
     if "code" in suite.split(","):
         demo_rust_file()  # the code suite's sources; a clear message before anything starts
@@ -70,7 +70,7 @@ def demo(lm_spec: str, experiments: str, conditions: str, suite: str, tasks: int
     Console().print(f"[bold]executed notebook[/]: {done.notebook}", soft_wrap=True)
     Console().print(f"[bold]results[/]: " + "  ".join(str(d / "results.jsonl") for d in runs.values()), soft_wrap=True)
     Console().print(f"[bold]plots[/]: {done.run_dir / 'plots'}", soft_wrap=True)
-    from rlmlab.experiments._runner import read_results, summarise
+    from rlmlab.experiments import read_results, summarise
 
     failed = [f"{e} {cond}: {s['first_error']}" for e, d in runs.items()
               for cond, s in summarise(read_results(d / "results.jsonl")).items() if s.get("all_failed")]

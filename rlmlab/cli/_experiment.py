@@ -61,7 +61,7 @@ def experiment() -> None:
 @experiment.command("list")
 def list_() -> None:
     """The experiment configs with their conditions and enabled layers."""
-    from rlmlab.experiments._config import list_experiments, load_experiment
+    from rlmlab.experiments import list_experiments, load_experiment
 
     table = Table(title="configs/experiments", title_justify="left")
     for col in ("id", "title", "conditions", "layers", "learning", "suite"):
@@ -97,7 +97,7 @@ def run(name: str, lm: str | None, suite: str | None, tasks: int | None, rollout
         max_tokens: int | None, levels: tuple[int, ...], parity: str | None) -> None:
     """Run experiment NAME (E1..E13 or a config path); writes runs/<run-id>/ and prints the summary."""
     from rlmlab.errors import RLMLabError
-    from rlmlab.experiments._runner import run_experiment
+    from rlmlab.experiments import run_experiment
 
     try:
         result = run_experiment(name, lm=lm, suite=suite, tasks=tasks, rollouts=rollouts, workers=workers,
@@ -120,7 +120,7 @@ def run(name: str, lm: str | None, suite: str | None, tasks: int | None, rollout
 @click.argument("run_b", type=click.Path(exists=True, file_okay=False, path_type=Path))
 def compare(run_a: Path, run_b: Path) -> None:
     """Side-by-side summary of two run directories (every condition of each)."""
-    from rlmlab.experiments._runner import summarise, summary_columns
+    from rlmlab.experiments import summarise, summary_columns
 
     summaries = {}
     for d in (run_a, run_b):
@@ -156,7 +156,7 @@ def notebook(name: str, parameters: tuple[tuple[str, str], ...], runs_dir: Path,
     The executed notebook is written into the run directory, next to results.jsonl and the plots.
     """
     from rlmlab.errors import RLMLabError
-    from rlmlab.experiments._notebooks import parse_parameter, run_notebook
+    from rlmlab.experiments import parse_parameter, run_notebook
 
     try:
         done = run_notebook(name, {k: parse_parameter(v) for k, v in parameters}, runs_dir=runs_dir, kernel=kernel,

@@ -209,7 +209,7 @@ def context(query: str, db: Path, domain: str | None, layers: str, mode: str, bu
 @click.option("--json", "as_json", is_flag=True)
 def health(db: Path, as_json: bool) -> None:
     """Memory health: active size, duplicate and novelty rates, usage distribution, win rate."""
-    from rlmlab.memory import memory_health
+    from rlmlab.learning import memory_health
 
     h = memory_health(_open(db))
     if as_json:

@@ -40,7 +40,7 @@ def run(config_path: Path, dataset: str | None, max_turns: int | None, provider:
 
     from rlmlab.errors import ConfigError, InputFileError, RLMLabError
     from rlmlab.teach import load_dataset, load_run_config, run_teach
-    from rlmlab.teach._loop import ARMS
+    from rlmlab.teach import ARMS
 
     try:
         config = load_run_config(config_path).with_overrides(

@@ -71,7 +71,7 @@ def eval_cmd(data: Path, detector: str, lm_spec: str, max_tokens: int, as_json: 
 
     from rlmlab.lm import make_lm
     from rlmlab.turing import LLMDetector, ProgrammaticDetector, TuringProtocol
-    from rlmlab.turing._eval import evaluate, load_eval_cases
+    from rlmlab.turing import evaluate, load_eval_cases
 
     try:
         cases = load_eval_cases(data)

@@ -6,6 +6,7 @@ from rlmlab.executors._harness import (
 )
 from rlmlab.executors._interpreter import InterpreterFactory, RLMLabInterpreter
 from rlmlab.executors._rlm import RLM_SIGNATURE, MeteredRLM, RlmLoop, dspy_tools, run_rlm
+from rlmlab.executors._metrics import METRIC_FIELDS, trajectory_metrics
 from rlmlab.executors._render import trajectory_summary, trajectory_table
 from rlmlab.executors._trajectory import TRAJECTORY_FILE, IterationRecord, Trajectory
 from rlmlab.executors._react import MeteredReAct, ReactLoop, ReactOptions, run_react
@@ -18,5 +19,5 @@ __all__ = [
     "InterpreterFactory", "RLMLabInterpreter", "MeteredRLM", "RLM_SIGNATURE", "dspy_tools", "new_run_id",
     "run_rlm", "IterationRecord", "Trajectory", "TRAJECTORY_FILE", "trajectory_table", "trajectory_summary",
     "MeteredReAct", "run_react", "run_scratchpad", "scratchpad_prompt", "parse_reply",
-    "EXECUTORS", "Executor", "make_executor", "register_executor",
+    "EXECUTORS", "Executor", "make_executor", "register_executor", "trajectory_metrics", "METRIC_FIELDS",
 ]

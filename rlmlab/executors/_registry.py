@@ -19,11 +19,11 @@ from rlmlab.executors._react import run_react
 from rlmlab.executors._rlm import run_rlm
 from rlmlab.executors._scratchpad import run_scratchpad
 from rlmlab.executors._trajectory import Trajectory
-from rlmlab.memory._plugins import PolicyRegistry
+from rlmlab.registry import Registry
 
 __all__ = ["EXECUTORS", "Executor", "make_executor", "register_executor"]
 
-EXECUTORS: PolicyRegistry = PolicyRegistry("executor")
+EXECUTORS: Registry = Registry("executor")
 
 # Given per task, never bound as options: a bound trace would collect the events of every task it runs.
 _CALL_ARGS = ("query", "context", "trace")
@@ -52,8 +52,11 @@ class Executor:
 
 
 def _options_of(run: Callable[..., Any]) -> list[inspect.Parameter]:
+    """The keywords an executor may have bound: all of ``run``'s keyword-only parameters but the per-call ones,
+    each optional (``lm`` too: it may be given at the call instead)."""
     params = inspect.signature(run).parameters.values()
-    return [p for p in params if p.name not in _CALL_ARGS and p.kind is p.KEYWORD_ONLY]
+    return [p.replace(default=None) if p.default is p.empty else p
+            for p in params if p.name not in _CALL_ARGS and p.kind is p.KEYWORD_ONLY]
 
 
 def register_executor(name: str) -> Callable[[Callable[..., Trajectory]], Callable[..., Trajectory]]:

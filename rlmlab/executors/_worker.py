@@ -21,7 +21,7 @@ if os.environ.get("RLMLAB_WORKER_MEMORY_MB"):  # RLMLabInterpreter(memory_limit_
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from rlmlab.handles._blobref import BlobRef, decode_handles, encode_handles  # noqa: E402
+from rlmlab.handles import BlobRef, decode_handles, encode_handles  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("_dspy_local_worker", sys.argv[1])
 worker = importlib.util.module_from_spec(_spec)

@@ -6,12 +6,15 @@ from rlmlab.experiments._config import (
 )
 from rlmlab.experiments._backends import BACKENDS
 from rlmlab.experiments._env import environment
-from rlmlab.experiments._notebooks import FAMILIES, NOTEBOOKS_DIR, NotebookFailed, NotebookRun, notebook_for, run_notebook
+from rlmlab.experiments._notebooks import (
+    FAMILIES, MAIN_JOB, NOTEBOOKS_DIR, NotebookFailed, NotebookRun, notebook_for, parse_parameter, run_notebook,
+)
 from rlmlab.experiments._report import plot_conditions, plot_learning_curve, plot_rollouts, results_table
 from rlmlab.experiments._runner import (
     ExperimentRun, read_results, run_experiment, sample_lm, summarise, summary_columns, summary_table,
 )
-from rlmlab.experiments._vote import SELECTIONS, majority, normalise_answer, select_rollout
+from rlmlab.learning import SELECTIONS, majority, select_rollout
+from rlmlab.numbers import vote_key as normalise_answer  # the vote key (rlmlab.numbers.vote_key)
 from rlmlab.experiments._suites import (
     CHECKERS, MAX_CONTEXT_CHARS, SUITES, TASK_SCHEMA, TASKS_DIR, SuiteError, Task, list_suites, load_suite,
     read_tasks, task_context, task_numbers,
@@ -22,7 +25,7 @@ __all__ = [
     "load_suite", "task_context", "list_suites", "task_numbers",
     "ExperimentConfig", "Condition", "load_experiment", "list_experiments", "EXPERIMENTS_DIR", "EXPERIMENT_SCHEMA",
     "run_experiment", "ExperimentRun", "read_results", "summarise", "summary_table", "environment", "BACKENDS",
-    "run_notebook", "notebook_for", "NotebookRun", "NotebookFailed", "FAMILIES", "NOTEBOOKS_DIR",
+    "run_notebook", "notebook_for", "MAIN_JOB", "parse_parameter", "NotebookRun", "NotebookFailed", "FAMILIES", "NOTEBOOKS_DIR",
     "results_table", "plot_conditions", "plot_learning_curve", "plot_rollouts",
     "summary_columns", "sample_lm", "normalise_answer", "majority", "select_rollout", "SELECTIONS",
 ]

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 from rlmlab.errors import ConfigError
-from rlmlab.memory._plugins import PolicyRegistry
+from rlmlab.registry import PolicyRegistry
 
 __all__ = ["BACKENDS", "ThreadBackend", "RayBackend"]
 

@@ -44,11 +44,11 @@ from rlmlab.errors import ConfigError
 from rlmlab.experiments._backends import BACKENDS
 from rlmlab.experiments._config import Condition, ExperimentConfig, load_experiment, resolve_pack
 from rlmlab.experiments._env import environment
-from rlmlab.experiments._vote import majority, select_rollout
 from rlmlab.memory import (
-    BASE_INSTRUCTIONS, PLAIN_INSTRUCTIONS, Artifact, ContextBuilder, MemoryStore, MemoryTask, ReasoningBankLoop, TaskOutcome, import_pack, memory_health,
+    BASE_INSTRUCTIONS, PLAIN_INSTRUCTIONS, Artifact, ContextBuilder, MemoryStore, MemoryTask, import_pack,
     resolve_domain,
 )
+from rlmlab.learning import ReasoningBankLoop, TaskOutcome, majority, memory_health, select_rollout
 
 __all__ = ["run_experiment", "ExperimentRun", "read_results", "summarise", "summary_table", "summary_columns",
            "sample_lm", "RESULTS", "GUIDE_QUERY"]

@@ -8,7 +8,8 @@ from typing import Any
 import ipywidgets as W
 
 from rlmlab.jupyter._widget import RLMLabWidget, esc, html_fields, html_table
-from rlmlab.memory import LAYERS, POLARITIES, STATUSES, MemoryItem, MemoryStore, memory_health
+from rlmlab.memory import LAYERS, POLARITIES, STATUSES, MemoryItem, MemoryStore
+from rlmlab.learning import memory_health
 
 __all__ = ["MemoryBrowser"]
 

@@ -7,7 +7,7 @@ from rlmlab.lm._constraints import (
 from rlmlab.lm._calls import CallRecorder, LMCall, call_role, current_role
 from rlmlab.lm._engines import Completion, LlamaEngine, ScriptedEngine, default_gguf_path, format_fields
 from rlmlab.lm._registry import LM_PROVIDERS, LMProvider, lm_provider, make_lm, recorder_of
-from rlmlab.lm._tokens import count_tokens
+from rlmlab.tokens import count_tokens
 
 __all__ = [
     "Constraint", "active_constraint", "can_constrain", "constrained", "pop_constraint", "push_constraint",

@@ -14,7 +14,7 @@ from dspy.lm15 import Message, Response, TextPart, Usage, response_to_events
 
 from rlmlab.errors import MissingExtraError, RLMLabError
 from rlmlab.lm._constraints import Constraint, GrammarCache, active_constraint
-from rlmlab.lm._tokens import count_tokens
+from rlmlab.tokens import count_tokens
 
 __all__ = ["Completion", "ScriptedEngine", "LlamaEngine", "default_gguf_path", "request_messages"]
 

@@ -1,7 +1,9 @@
 """Layered memory: a SQLite store of ReasoningBank items with FTS5 search, L3 artifacts, the L4 event log,
-item usage and outcomes, pluggable retrievers, JSONL packs; the per-layer packers and the ContextBuilder;
-and the ReasoningBank policies (retrieval, judging, extraction, consolidation, forgetting, MaTTS) with
-the loop that runs them; code templates with slots that items may carry for a step grammar to copy."""
+item usage and outcomes, pluggable retrievers and retrieval policies, JSONL packs; the per-layer packers and
+the ContextBuilder; code templates with slots that items may carry for a step grammar to copy.
+
+The learning loop that runs agents and writes to this store (judges, extraction, consolidation, forgetting,
+``ReasoningBankLoop``) is :mod:`rlmlab.learning`, a layer above the executors."""
 
 from rlmlab.memory._errors import ItemValidationError, MemoryStoreError, PackError, StoreBusyError
 from rlmlab.memory._context import (
@@ -10,23 +12,9 @@ from rlmlab.memory._context import (
 )
 from rlmlab.memory._domains import DOMAINS, Domain, register_domain, resolve_domain
 from rlmlab.memory._packers import DEFAULT_BUDGETS, Packed, clip_words, pack_l2, pack_l3, pack_text, summarise_markdown
-from rlmlab.memory._plugins import PolicyRegistry
+from rlmlab.registry import PolicyRegistry
 from rlmlab.memory._retrieval import RETRIEVAL_POLICIES, SCOPES, MixedRetrieval, RetrievalPolicy, Retrieved
 from rlmlab.memory._tasks import MemoryTask, Verdict
-from rlmlab.memory._judge import (
-    DEFAULT_RUBRIC, JUDGES, RUBRICS, CodeJudge, ExactJudge, Judge, LLMJudge, NumericJudge, SparqlJudge, judge_for,
-    parse_llm_verdict,
-)
-from rlmlab.memory._extract import EXTRACTORS, MAX_EXTRACT_ITEMS, ExtractionReport, Extractor, HeuristicExtractor
-from rlmlab.memory._extract_llm import EXTRACT_PROMPTS, LLMExtractor  # registers the "llm" extractor
-from rlmlab.memory._consolidate import (
-    CONSOLIDATION_ACTIONS, CONSOLIDATORS, AppendConsolidator, ConsolidationAction, Consolidator,
-    SimilarityConsolidator, similarity,
-)
-from rlmlab.memory._forget import (
-    FORGETTERS, BoundedForgetter, ForgetAction, Forgetter, NoForgetter, memory_health, retention_score,
-)
-from rlmlab.memory._loop import EXTRACTION_MODES, RESULTS_FILE, ReasoningBankLoop, TaskOutcome, rlm_executor
 from rlmlab.memory._packs import PACK_FIELDS, ImportReport, export_pack, import_pack, read_pack
 from rlmlab.memory._records import (
     FILTERS, LAYERS, LIMITS, POLARITIES, STATUSES, AddResult, Artifact, Event, Hit, MemoryItem, StoreStats, artifact_id,
@@ -40,7 +28,7 @@ from rlmlab.memory._templates import (
     SLOT_TYPES, STEP_TEMPLATES_KEY, Slot, TemplateError, check_template, fill_template, parse_template, template_slots,
 )
 from rlmlab.memory._store import MemoryStore
-from rlmlab.memory._tokens import FIELD_WEIGHTS, fts_query, query_tokens, tokenize
+from rlmlab.memory._tokens import FIELD_WEIGHTS, STOPWORDS, fts_query, query_tokens, tokenize
 
 __all__ = [
     "MemoryStore", "MemoryItem", "Event", "Hit", "AddResult", "StoreStats", "item_id",
@@ -52,20 +40,33 @@ __all__ = [
     "Domain", "DOMAINS", "register_domain", "resolve_domain",
     "RetrievalPolicy", "Retrieved", "MixedRetrieval", "RETRIEVAL_POLICIES", "SCOPES", "PolicyRegistry",
     "MemoryTask", "Verdict",
-    "Judge", "JUDGES", "judge_for", "ExactJudge", "NumericJudge", "SparqlJudge", "CodeJudge", "LLMJudge", "RUBRICS",
-    "DEFAULT_RUBRIC", "parse_llm_verdict",
-    "Extractor", "EXTRACTORS", "HeuristicExtractor", "LLMExtractor", "ExtractionReport", "EXTRACT_PROMPTS",
-    "MAX_EXTRACT_ITEMS",
-    "Consolidator", "CONSOLIDATORS", "AppendConsolidator", "SimilarityConsolidator", "ConsolidationAction",
-    "CONSOLIDATION_ACTIONS", "similarity",
-    "Forgetter", "FORGETTERS", "NoForgetter", "BoundedForgetter", "ForgetAction", "retention_score", "memory_health",
-    "ReasoningBankLoop", "TaskOutcome", "EXTRACTION_MODES", "RESULTS_FILE", "rlm_executor",
     "Retriever", "FTS5Retriever", "BM25Retriever", "EmbeddingRetriever", "RETRIEVERS", "register_retriever",
     "make_retriever",
     "import_pack", "export_pack", "read_pack", "ImportReport", "PACK_FIELDS",
-    "tokenize", "query_tokens", "fts_query", "FIELD_WEIGHTS",
+    "tokenize", "query_tokens", "fts_query", "FIELD_WEIGHTS", "STOPWORDS",
     "Migration", "MIGRATIONS",
     "parse_template", "fill_template", "template_slots", "check_template", "Slot", "SLOT_TYPES", "TemplateError",
     "STEP_TEMPLATES_KEY",
     "MemoryStoreError", "ItemValidationError", "PackError", "StoreBusyError",
 ]
+
+# Deprecated for one release: the learning loop's names moved to rlmlab.learning (import them from there).
+_MOVED_TO_LEARNING = frozenset({
+    "Judge", "JUDGES", "judge_for", "ExactJudge", "NumericJudge", "SparqlJudge", "CodeJudge", "LLMJudge", "RUBRICS",
+    "DEFAULT_RUBRIC", "parse_llm_verdict", "Extractor", "EXTRACTORS", "HeuristicExtractor", "LLMExtractor",
+    "ExtractionReport", "EXTRACT_PROMPTS", "MAX_EXTRACT_ITEMS", "Consolidator", "CONSOLIDATORS", "AppendConsolidator",
+    "SimilarityConsolidator", "ConsolidationAction", "CONSOLIDATION_ACTIONS", "similarity", "Forgetter", "FORGETTERS",
+    "NoForgetter", "BoundedForgetter", "ForgetAction", "retention_score", "memory_health", "ReasoningBankLoop",
+    "TaskOutcome", "EXTRACTION_MODES", "RESULTS_FILE", "rlm_executor",
+})
+
+
+def __getattr__(name: str):
+    if name in _MOVED_TO_LEARNING:
+        import warnings
+
+        from rlmlab import learning  # the one allowed upward import: a deprecation alias (tests/test_import_graph.py)
+
+        warnings.warn(f"rlmlab.memory.{name} moved to rlmlab.learning.{name}", DeprecationWarning, stacklevel=2)
+        return getattr(learning, name)
+    raise AttributeError(f"module 'rlmlab.memory' has no attribute {name!r}")

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from rlmlab.memory._records import Artifact, MemoryItem
-from rlmlab.ontology._sense import cut_lines
+from rlmlab.text import cut_lines
 
 __all__ = ["Packed", "DEFAULT_BUDGETS", "pack_text", "pack_l2", "pack_l3", "summarise_markdown", "clip_words"]
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from rlmlab.errors import ConfigError
-from rlmlab.memory._plugins import PolicyRegistry
+from rlmlab.registry import PolicyRegistry
 from rlmlab.memory._records import Hit, MemoryItem
 from rlmlab.memory._retrieve import make_retriever
 from rlmlab.memory._store import MemoryStore

@@ -15,6 +15,7 @@ from typing import Any
 from rdflib import Graph, URIRef
 from rdflib.namespace import OWL
 
+from rlmlab.text import cut_lines
 from rlmlab.ontology._loader import as_graph
 from rlmlab.ontology._schema import OntologySchema, schema_of
 
@@ -126,18 +127,6 @@ def fit_card(render: Callable[[dict[str, int]], str], quotas: dict[str, int], sh
         quotas[name] -= 1
         text = render(quotas)
     return cut_lines(text, budget)
-
-
-def cut_lines(text: str, budget: int) -> str:
-    """Whole lines from the top that fit in ``budget`` characters (never a cut term)."""
-    out, used = [], 0
-    for line in text.split("\n"):
-        extra = len(line) + (1 if out else 0)
-        if used + extra > budget:
-            break
-        out.append(line)
-        used += extra
-    return "\n".join(out)
 
 
 # -- brief ------------------------------------------------------------------------------------------------

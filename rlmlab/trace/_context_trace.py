@@ -37,7 +37,7 @@ class EventKind(str, Enum):
 
 def _count_tokens(text: str) -> int:
     # Imported here: rlmlab.lm imports dspy, and rlmlab.trace must import without it.
-    from rlmlab.lm._tokens import count_tokens
+    from rlmlab.tokens import count_tokens
 
     return count_tokens(text)
 

@@ -8,6 +8,7 @@ post_execution), scopes main and sub_session. Configure with ``configs/turing.ya
 from rlmlab.turing._config import (
     TuringConfig, ValidatorSetting, load_custom_hooks, load_turing_config, resolve_hooks,
 )
+from rlmlab.turing._eval import DEFAULT_EVAL, EvalCase, EvalReport, HookScore, evaluate, load_eval_cases
 from rlmlab.turing._detectors import Detection, LLMDetector, ProgrammaticDetector, detection_prompt
 from rlmlab.turing._guard import TuringGuard
 from rlmlab.turing._hooks import ALWAYS_ON, BUILTIN_HOOKS, HOOK_ENTRY_SCHEMA, HookSpec
@@ -27,4 +28,5 @@ __all__ = [
     "FailoverLM", "HookError", "RoundResult", "TuringProtocol", "Violation", "PHASES", "SCOPES", "Step", "ToolCall", "Turn",
     "tool_calls_in_code", "tool_calls_in_text", "PATTERN_DETECTORS", "VALIDATORS", "ValidatorContext", "pattern_detector",
     "schema_errors", "validator", "AgentReply", "LoopResult", "TuringAgentLoop",
+    "EvalCase", "HookScore", "EvalReport", "load_eval_cases", "evaluate", "DEFAULT_EVAL",
 ]

@@ -17,10 +17,10 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 from rlmlab.errors import ConfigError
-from rlmlab.memory._plugins import PolicyRegistry
-from rlmlab.memory._records import LIMITS, MemoryItem
-from rlmlab.memory._store import MemoryStore
-from rlmlab.memory._tokens import STOPWORDS, tokenize
+from rlmlab.registry import PolicyRegistry
+from rlmlab.memory import LIMITS, MemoryItem
+from rlmlab.memory import MemoryStore
+from rlmlab.memory import STOPWORDS, tokenize
 
 __all__ = ["CONSOLIDATORS", "Consolidator", "ConsolidationAction", "AppendConsolidator",
            "SimilarityConsolidator", "similarity", "merge_contents", "CONSOLIDATION_ACTIONS"]

@@ -21,14 +21,14 @@ from typing import Any
 
 from rlmlab._faults import write_point
 from rlmlab.errors import ConfigError
-from rlmlab.memory._consolidate import CONSOLIDATORS
-from rlmlab.memory._context import ContextBuilder
-from rlmlab.memory._domains import resolve_domain
-from rlmlab.memory._extract import EXTRACTORS
-from rlmlab.memory._forget import FORGETTERS
-from rlmlab.memory._judge import JUDGES, judge_for
-from rlmlab.memory._store import MemoryStore
-from rlmlab.memory._tasks import MemoryTask, Verdict
+from rlmlab.learning._consolidate import CONSOLIDATORS
+from rlmlab.memory import ContextBuilder
+from rlmlab.memory import resolve_domain
+from rlmlab.learning._extract import EXTRACTORS
+from rlmlab.learning._forget import FORGETTERS
+from rlmlab.learning._judge import JUDGES, judge_for
+from rlmlab.memory import MemoryStore
+from rlmlab.memory import MemoryTask, Verdict
 
 __all__ = ["ReasoningBankLoop", "TaskOutcome", "EXTRACTION_MODES", "RESULTS_FILE", "rlm_executor"]
 
@@ -157,10 +157,10 @@ class ReasoningBankLoop:
         "title", "template"} in injection order, empty when none was injected), for an executor that constrains
         its steps to a grammar. ``built`` (a BuiltContext) defaults to the builder's last build if that was for
         this task."""
-        from rlmlab.memory._templates import STEP_TEMPLATES_KEY
+        from rlmlab.memory import STEP_TEMPLATES_KEY
         from rlmlab.tools import TOOLS, Workspace
-        from rlmlab.tools._memory import attach_memory
-        from rlmlab.tools._sparql import attach_ontology
+        from rlmlab.tools import attach_memory
+        from rlmlab.tools import attach_ontology
 
         groups = {spec.group for spec in TOOLS}
         if self.builder.mode == "auto_inject":
@@ -195,7 +195,7 @@ class ReasoningBankLoop:
         process was killed after the commit, before its results row was written) is not run again: its recorded
         outcome is returned. So a kill at any point and a rerun leave the same bank and event log as one run.
         """
-        from rlmlab.executors._metrics import trajectory_metrics
+        from rlmlab.executors import trajectory_metrics
 
         t0 = time.perf_counter()
         indices = range(self.rollouts) if rollout is None else [rollout]
@@ -218,7 +218,7 @@ class ReasoningBankLoop:
                 errors.append(traj.error)
         if self.selection == "vote":
             # no reference needed; lazy: rlmlab.experiments sits above memory (the runner's _merge uses the same rule)
-            from rlmlab.experiments._vote import majority
+            from rlmlab.learning._vote import majority
 
             best = majority([t.answer for t, _ in rollouts])
         else:

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from rlmlab.errors import ConfigError
-from rlmlab.memory._plugins import PolicyRegistry
-from rlmlab.memory._records import MemoryItem
-from rlmlab.memory._tasks import MemoryTask, Verdict
+from rlmlab.registry import PolicyRegistry
+from rlmlab.memory import MemoryItem
+from rlmlab.memory import MemoryTask, Verdict
 
 if TYPE_CHECKING:  # rlmlab.executors imports rlmlab.tools, which imports rlmlab.memory
-    from rlmlab.executors._trajectory import Trajectory
+    from rlmlab.executors import Trajectory
 
 __all__ = ["EXTRACTORS", "Extractor", "ExtractionReport", "HeuristicExtractor", "EXTRACT_LIMITS", "MAX_EXTRACT_ITEMS",
            "LARGE_RETURN_CHARS", "Rollout"]

@@ -10,16 +10,16 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rlmlab.errors import ConfigError
-from rlmlab.memory._errors import ItemValidationError
-from rlmlab.memory._extract import (
+from rlmlab.memory import ItemValidationError
+from rlmlab.learning._extract import (
     EXTRACT_LIMITS, EXTRACTORS, LARGE_RETURN_CHARS, MAX_EXTRACT_ITEMS, ExtractionReport, HeuristicExtractor, Rollout,
     _best, _check_max_items, _clip, _split, _tags,
 )
-from rlmlab.memory._records import MemoryItem
-from rlmlab.memory._tasks import MemoryTask, Verdict
+from rlmlab.memory import MemoryItem
+from rlmlab.memory import MemoryTask, Verdict
 
 if TYPE_CHECKING:
-    from rlmlab.executors._trajectory import Trajectory
+    from rlmlab.executors import Trajectory
 
 __all__ = ["LLMExtractor", "EXTRACT_PROMPTS", "render_trajectory", "parse_items"]
 

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from rlmlab.errors import ConfigError
 from rlmlab.numbers import final_number, format_number, normalise_text
-from rlmlab.memory._plugins import PolicyRegistry
-from rlmlab.memory._tasks import MemoryTask, Verdict
+from rlmlab.registry import PolicyRegistry
+from rlmlab.memory import MemoryTask, Verdict
 
 if TYPE_CHECKING:  # rlmlab.executors imports rlmlab.tools, which imports rlmlab.memory
     from rlmlab.executors import Trajectory

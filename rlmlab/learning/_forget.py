@@ -13,9 +13,9 @@ from dataclasses import asdict, dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from rlmlab.errors import ConfigError
-from rlmlab.memory._plugins import PolicyRegistry
-from rlmlab.memory._records import POLARITIES, MemoryItem
-from rlmlab.memory._store import MemoryStore
+from rlmlab.registry import PolicyRegistry
+from rlmlab.memory import POLARITIES, MemoryItem
+from rlmlab.memory import MemoryStore
 
 __all__ = ["FORGETTERS", "Forgetter", "ForgetAction", "NoForgetter", "BoundedForgetter", "retention_score",
            "memory_health"]

@@ -1,0 +1,33 @@
+"""The ReasoningBank learning loop, above the executors: it runs an agent on each task, judges the
+trajectories, extracts memory items from them, consolidates and forgets, and writes all of it to a
+:class:`rlmlab.memory.MemoryStore` in one transaction per task. Judges, extractors, consolidators and forgetters
+are plug-ins in registries (``JUDGES.make("numeric", rel_tol=1e-3)``); a vote or the judge's score picks the
+rollout a task keeps (MaTTS)."""
+
+from rlmlab.learning._judge import (
+    DEFAULT_RUBRIC, JUDGES, RUBRICS, CodeJudge, ExactJudge, Judge, LLMJudge, NumericJudge, SparqlJudge, judge_for,
+    parse_llm_verdict,
+)
+from rlmlab.learning._extract import EXTRACTORS, MAX_EXTRACT_ITEMS, ExtractionReport, Extractor, HeuristicExtractor
+from rlmlab.learning._extract_llm import EXTRACT_PROMPTS, LLMExtractor  # registers the "llm" extractor
+from rlmlab.learning._consolidate import (
+    CONSOLIDATION_ACTIONS, CONSOLIDATORS, AppendConsolidator, ConsolidationAction, Consolidator,
+    SimilarityConsolidator, merge_contents, similarity,
+)
+from rlmlab.learning._forget import (
+    FORGETTERS, BoundedForgetter, ForgetAction, Forgetter, NoForgetter, memory_health, retention_score,
+)
+from rlmlab.learning._vote import SELECTIONS, majority, select_rollout
+from rlmlab.learning._loop import EXTRACTION_MODES, RESULTS_FILE, ReasoningBankLoop, TaskOutcome, rlm_executor
+
+__all__ = [
+    "Judge", "JUDGES", "judge_for", "ExactJudge", "NumericJudge", "SparqlJudge", "CodeJudge", "LLMJudge", "RUBRICS",
+    "DEFAULT_RUBRIC", "parse_llm_verdict",
+    "Extractor", "EXTRACTORS", "HeuristicExtractor", "LLMExtractor", "ExtractionReport", "EXTRACT_PROMPTS",
+    "MAX_EXTRACT_ITEMS",
+    "Consolidator", "CONSOLIDATORS", "AppendConsolidator", "SimilarityConsolidator", "ConsolidationAction",
+    "CONSOLIDATION_ACTIONS", "similarity", "merge_contents",
+    "Forgetter", "FORGETTERS", "NoForgetter", "BoundedForgetter", "ForgetAction", "retention_score", "memory_health",
+    "SELECTIONS", "majority", "select_rollout",
+    "ReasoningBankLoop", "TaskOutcome", "EXTRACTION_MODES", "RESULTS_FILE", "rlm_executor",
+]

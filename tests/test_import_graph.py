@@ -1,0 +1,135 @@
+"""The package graph of rlmlab flows one way: no import cycle between packages, no reach into another
+package's private modules. Read from the source with ``ast`` (imports inside functions count too: a lazy
+import is still a dependency)."""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1] / "rlmlab"
+
+# The layers, lowest first, as the README's architecture picture shows them. A package may import only
+# packages of lower layers (and top-level leaf modules such as rlmlab.errors).
+LAYERS = [
+    {"_leaf"},  # top-level modules: errors, registry, numbers, tokens, text, _files, _paths, _sqlite, _lock, _faults
+    {"handles", "lm"},
+    {"oracle"},
+    {"ontology"},
+    {"memory"},  # the store, retrieval, packers, ContextBuilder
+    {"tools"},  # the REPL tools over blobs, code, the ontology and memory
+    {"trace", "turing"},
+    {"teach"},
+    {"executors"},
+    {"learning"},  # judges, extraction, consolidation, forgetting, ReasoningBankLoop: they run executors
+    {"experiments"},
+    {"jupyter"},
+    {"cli"},
+]
+LAYER = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}
+TOP_LEVEL_OK = {"rlmlab/__init__.py", "rlmlab/namespace.py"}  # the facade: re-exports every package lazily
+# Deprecation aliases kept for one release (module __getattr__ that imports the new home on first use).
+DEPRECATED_ALIASES = {("rlmlab/memory/__init__.py", "learning")}
+
+
+def _package(path: Path) -> str:
+    rel = path.relative_to(ROOT)
+    return rel.parts[0] if len(rel.parts) > 1 else "_leaf"
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    """(line, dotted module) of every rlmlab import in a file, absolute or relative."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    here = ["rlmlab", *path.relative_to(ROOT).with_suffix("").parts]
+    if here[-1] == "__init__":
+        here = here[:-1]
+    else:
+        here = here[:-1]
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names if a.name.split(".")[0] == "rlmlab"]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = here[: len(here) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            if module.split(".")[0] != "rlmlab":
+                continue
+            out.append((node.lineno, module))
+            if module == "rlmlab":  # ``from rlmlab import learning`` imports that package
+                out += [(node.lineno, f"rlmlab.{a.name}") for a in node.names if (ROOT / a.name).is_dir()]
+            # ``from rlmlab.x import _private_module`` names a private module too
+            out += [(node.lineno, f"{module}.{a.name}") for a in node.names if a.name.startswith("_")
+                    and (ROOT.parent / module.replace(".", "/") / f"{a.name}.py").exists()]
+    return out
+
+
+def _edges() -> tuple[dict[str, set[str]], list[str]]:
+    graph: dict[str, set[str]] = defaultdict(set)
+    private: list[str] = []
+    for path in sorted(ROOT.rglob("*.py")):
+        rel = str(path.relative_to(ROOT.parent))
+        src = _package(path)
+        for line, module in _imports(path):
+            parts = module.split(".")
+            if len(parts) < 2:
+                continue
+            target = parts[1] if (ROOT / parts[1]).is_dir() else "_leaf"
+            if rel in TOP_LEVEL_OK or (rel, target) in DEPRECATED_ALIASES:
+                continue
+            if target != src:
+                graph[src].add(target)
+                if target != "_leaf" and len(parts) > 2 and parts[2].startswith("_"):
+                    private.append(f"{rel}:{line}: imports {module} (a private module of rlmlab.{target})")
+    return graph, private
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    found, stack, state = [], [], {}
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                found.append(stack[stack.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    return found
+
+
+def test_no_import_cycle_between_packages():
+    graph, _ = _edges()
+    assert _cycles(graph) == []
+
+
+def test_no_package_imports_another_packages_private_modules():
+    _, private = _edges()
+    assert private == []
+
+
+def test_packages_import_only_lower_layers():
+    graph, _ = _edges()
+    upward = [f"rlmlab.{src} -> rlmlab.{dst}" for src, dsts in sorted(graph.items()) for dst in sorted(dsts)
+              if LAYER.get(dst, 0) >= LAYER.get(src, 0)]
+    assert upward == []
+
+
+def test_every_package_is_in_a_layer():
+    packages = {p.name for p in ROOT.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert packages <= set(LAYER)
+
+
+def test_no_module_over_500_lines():
+    long = [f"{p.relative_to(ROOT.parent)}: {n}" for p in sorted(ROOT.rglob("*.py"))
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500]
+    assert long == []
