@@ -9,11 +9,12 @@ import pytest
 from rlmlab.errors import ConfigError
 from rlmlab.executors import IterationRecord, Trajectory
 from rlmlab.lm import make_lm
-from rlmlab.learning._judge import (
-    JUDGES, RUBRICS, CodeJudge, ExactJudge, Judge, LLMJudge, NumericJudge, SparqlJudge, final_number, judge_for,
-    parse_llm_verdict, strip_fences,
+from rlmlab.learning import (
+    JUDGES, RUBRICS, CodeJudge, ExactJudge, Judge, LLMJudge, NumericJudge, SparqlJudge, judge_for, parse_llm_verdict,
 )
-from rlmlab.memory._tasks import MemoryTask, Verdict
+from rlmlab.learning._judge import strip_fences
+from rlmlab.memory import MemoryTask, Verdict
+from rlmlab.numbers import final_number
 from rlmlab.ontology import PROV_TTL
 from rlmlab.trace import IterationLeakage
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rlmlab.experiments._runner import read_results, summarise, summary_columns
+from rlmlab.experiments._summary import read_results, summarise, summary_columns
 
 __all__ = ["ResultsTable", "results_table", "plot_conditions", "plot_learning_curve", "plot_rollouts",
            "load_runs", "TABLE_COLUMNS"]

@@ -4,10 +4,8 @@ trajectories, extracts memory items from them, consolidates and forgets, and wri
 are plug-ins in registries (``JUDGES.make("numeric", rel_tol=1e-3)``); a vote or the judge's score picks the
 rollout a task keeps (MaTTS)."""
 
-from rlmlab.learning._judge import (
-    DEFAULT_RUBRIC, JUDGES, RUBRICS, CodeJudge, ExactJudge, Judge, LLMJudge, NumericJudge, SparqlJudge, judge_for,
-    parse_llm_verdict,
-)
+from rlmlab.learning._judge import CodeJudge, ExactJudge, JUDGES, Judge, NumericJudge, SparqlJudge, judge_for
+from rlmlab.learning._judge_llm import DEFAULT_RUBRIC, RUBRICS, LLMJudge, parse_llm_verdict  # registers "llm"
 from rlmlab.learning._extract import EXTRACTORS, MAX_EXTRACT_ITEMS, ExtractionReport, Extractor, HeuristicExtractor
 from rlmlab.learning._extract_llm import EXTRACT_PROMPTS, LLMExtractor  # registers the "llm" extractor
 from rlmlab.learning._consolidate import (

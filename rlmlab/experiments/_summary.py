@@ -1,0 +1,122 @@
+"""What an experiment run's results say: rows read back from results.jsonl and one summary per condition
+(success, pass@1, maj@N, pass@N, tokens, time), as a dict and as a rich table."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from rlmlab.errors import ConfigError
+from rlmlab.learning import majority
+
+__all__ = ["read_results", "summarise", "summary_table", "summary_columns"]
+
+
+def read_results(path: str | Path) -> list[dict[str, Any]]:
+    """Rows of a results file; a last line cut short by a kill is skipped (its task runs again)."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    rows = []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            if n != len(lines):
+                raise ConfigError(f"{path}:{n}: not a JSON object; the results file is damaged") from None
+    return rows
+
+
+def _mean(values: list[float]) -> float | None:
+    return round(sum(values) / len(values), 3) if values else None
+
+
+def _per_task(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """A condition's rows grouped by task (in first-seen order), each group in rollout order."""
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        groups[r["task_id"]].append(r)
+    return [sorted(g, key=lambda r: r["rollout"]) for g in groups.values()]
+
+
+def _maj_success(task_rows: list[dict[str, Any]]) -> float:
+    """Success of the rollout a vote picks: the recorded pick of a vote condition, else a vote over the answers."""
+    if task_rows[0].get("selected_by") == "vote":
+        return float(next(r for r in task_rows if r["best"])["success"])
+    return float(task_rows[majority([r["answer"] for r in task_rows])]["success"])
+
+
+def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per condition: rows, tasks, pass rate (the selected rollout per task), convergence, mean efficiency/leakage.
+
+    Over rollouts: ``pass_at_1`` (mean success of all rollouts), ``maj_at_n`` (success of the majority answer
+    per task, averaged over tasks; the pass rate of a vote condition), ``pass_at_n`` (any rollout right per
+    task: an upper bound no selection can beat), ``rollouts_per_task`` (N). ``mean_salvaged`` (off-format
+    replies per rollout) and ``golden_yield`` (share of code-suite rollouts the oracles accept as golden
+    records) are None for rows written before they were recorded. ``errors`` counts rows whose run ended in an
+    error (``first_error`` quotes one); ``all_failed`` is True when every row did (e.g. every LM call failed), so
+    the condition's other figures measure nothing.
+    """
+    out: dict[str, Any] = {}
+    for cond in dict.fromkeys(r["condition"] for r in rows):
+        mine = [r for r in rows if r["condition"] == cond]
+        best = [r for r in mine if r["best"]]
+        tasks = _per_task(mine)
+        out[cond] = {
+            "rows": len(mine), "tasks": len(best),
+            "errors": sum(1 for r in mine if r.get("error")),
+            "all_failed": bool(mine) and all(r.get("error") and not r.get("converged") for r in mine),
+            "first_error": next((r["error"] for r in mine if r.get("error")), None),
+            "pass_rate": _mean([float(r["success"]) for r in best]),
+            "convergence": _mean([float(r["converged"]) for r in mine]),
+            **{f"mean_{k}": _mean([float(r[k]) for r in mine]) for k in (
+                "input_tokens", "output_tokens", "lm_calls", "iterations", "tool_calls", "stdout_chars",
+                "variables_info_chars", "large_returns", "sub_llm_calls", "prompt_chars_mean", "context_chars",
+                "elapsed_ms")},
+            "rollouts_per_task": max(len(g) for g in tasks),
+            "selected_by": mine[0].get("selected_by"),
+            "pass_at_1": _mean([float(r["success"]) for r in mine]),
+            "maj_at_n": _mean([_maj_success(g) for g in tasks]),
+            "pass_at_n": _mean([float(any(r["success"] for r in g)) for g in tasks]),
+            "mean_salvaged": _mean([float(r["salvaged"]) for r in mine if r.get("salvaged") is not None]),
+            "golden_yield": _mean([float(r["golden"]) for r in mine if r.get("golden") is not None]),
+        }
+    return out
+
+
+# (summary key, label) of the columns a table shows only when its runs have them (see summary_columns).
+_ROLLOUT_COLUMNS = [("rollouts_per_task", "N"), ("pass_at_1", "pass@1"), ("maj_at_n", "maj@N"),
+                    ("pass_at_n", "pass@N")]
+_RECORDED_COLUMNS = [("mean_salvaged", "off-format"), ("golden_yield", "golden")]
+
+
+def summary_columns(summaries: Any) -> list[tuple[str, str]]:
+    """The optional columns for these condition summaries: pass@1/maj@N/pass@N when some condition ran more
+    than one rollout per task (with one they all equal the pass rate), and off-format and golden-yield columns
+    when some condition recorded them. Runs written before these existed get none, so their tables are as before.
+    """
+    summaries = list(summaries)
+    cols = list(_ROLLOUT_COLUMNS) if any((s.get("rollouts_per_task") or 1) > 1 for s in summaries) else []
+    return cols + [(k, label) for k, label in _RECORDED_COLUMNS if any(s.get(k) is not None for s in summaries)]
+
+
+def summary_table(summary: dict[str, Any], title: str = "") -> Any:
+    from rich.table import Table
+
+    cols = [("pass_rate", "pass"), ("convergence", "conv"), ("mean_input_tokens", "in tok"),
+            ("mean_iterations", "iters"), ("mean_tool_calls", "tools"), ("mean_prompt_chars_mean", "prompt ch/it"),
+            ("mean_large_returns", "large ret"), ("mean_context_chars", "context ch"), ("mean_elapsed_ms", "ms")]
+    cols[1:1] = summary_columns(summary.values())
+    table = Table(title=title, title_justify="left")
+    table.add_column("condition")
+    table.add_column("tasks", justify="right")
+    for _, label in cols:
+        table.add_column(label, justify="right")
+    for cond, s in summary.items():
+        table.add_row(cond, str(s["tasks"]), *("-" if s.get(k) is None else f"{s[k]:g}" for k, _ in cols))
+    return table
