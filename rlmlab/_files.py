@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["write_atomic", "write_jsonl", "read_yaml", "read_text", "decode_line", "strict_json", "json_problem",
+__all__ = ["write_atomic", "write_jsonl", "read_jsonl", "read_yaml", "read_text", "decode_line", "strict_json", "json_problem",
            "finite", "JsonlWriter"]
 
 
@@ -80,6 +80,49 @@ def read_text(path: str | Path) -> str:
         line = data.count(b"\n", 0, exc.start) + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         raise InputFileError(path, line, f"not UTF-8 text (byte 0x{data[exc.start]:02x} at column {column})") from None
+
+
+def read_jsonl(path: str | Path, *, objects: bool = True, torn_tail: bool = False,
+               errors: str = "raise") -> Iterator[tuple[int, Any]]:
+    """(line number, value) for each non-blank line of a JSONL file, read as it streams: the one JSONL reader.
+
+    A line that is not UTF-8, not strict JSON (NaN, Infinity, 1e999 are refused) or, with ``objects``, not a JSON
+    object raises :class:`~rlmlab.errors.InputFileError` (``path:line: problem``), or with ``errors="yield"`` is
+    yielded as ``(line number, InputFileError)`` and reading goes on. With ``torn_tail`` a bad last line (one a killed writer left half written) is skipped silently.
+    A missing file, a directory or an unreadable one is an InputFileError with no line.
+    """
+    from rlmlab.errors import InputFileError
+
+    path = Path(path)
+    try:
+        fh = open(path, "rb")
+    except FileNotFoundError:
+        raise InputFileError(path, None, "no such file") from None
+    except IsADirectoryError:
+        raise InputFileError(path, None, "a directory; expected a file") from None
+    except OSError as exc:
+        raise InputFileError(path, None, f"cannot read it ({exc.strerror or exc})") from None
+    with fh:
+        for number, raw in enumerate(fh, 1):
+            try:
+                text = decode_line(raw).rstrip("\r\n")
+                if not text.strip():
+                    continue
+                value = strict_json(text)
+                if objects and not isinstance(value, dict):
+                    raise ValueError(f"expected a JSON object, got {_JSON_NAMES.get(type(value), 'a value')}")
+            except ValueError as exc:
+                error = InputFileError(path, number, json_problem(exc))
+                if errors == "yield":
+                    yield number, error
+                elif not (torn_tail and not raw.endswith(b"\n")):  # only the last line can lack its newline
+                    raise error from None
+                continue
+            yield number, value
+
+
+_JSON_NAMES = {list: "a list", str: "a string", int: "a number", float: "a number", bool: "true or false",
+               type(None): "null"}
 
 
 def decode_line(raw: bytes) -> str:

@@ -57,7 +57,7 @@ class DatabaseBusyError(RLMLabError):
         self.path, self.timeout = path, timeout
 
 
-class InputFileError(RLMLabError, ValueError):
+class InputFileError(ConfigError):
     """An input file cannot be read as what it should be (missing, a directory, not UTF-8, not JSON).
 
     The message reads ``path:line: problem`` (``path: problem`` when no line applies), so an editor can jump to it.

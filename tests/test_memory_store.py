@@ -333,7 +333,7 @@ def test_export_import_round_trip_keeps_ids(store, tmp_path):
 
 
 @pytest.mark.parametrize("bad_line,message", [
-    ('{"title": "t", "description": "d", "content": "c"', r":3: invalid JSON"),
+    ('{"title": "t", "description": "d", "content": "c"', r":3: not JSON"),
     ('{"title": "t", "description": "d", "content": "c", "polarity": "maybe"}',
      r":3: polarity: 'maybe' is not allowed"),
     ('{"title": "t", "description": "d", "content": "c"}', r":3: polarity: missing"),

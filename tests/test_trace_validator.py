@@ -106,7 +106,7 @@ def test_malformed_jsonl_lines_are_reported_and_skipped(tmp_path, async_lines):
     items = list(read_analysis_results(traces))
     bad = [i for i in items if isinstance(i, MalformedLine)]
     assert [(b.line, b.message.split(" (")[0]) for b in bad] == [
-        (2, "not JSON"), (3, "missing field 'query'"), (4, "expected a JSON object, got list")]
+        (2, "not JSON"), (3, "missing field 'query'"), (4, "expected a JSON object, got a list")]
     assert str(bad[0]).startswith(f"{traces}:2: not JSON")
 
 

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from rlmlab.cli._errors import InputError
+from rlmlab.errors import InputFileError
 
 
 def _fail(exc: Exception) -> click.ClickException:
@@ -28,20 +29,14 @@ def _results_rows(path: Path) -> list[dict]:
     """The rows of a run's results.jsonl, checked line by line: InputError ``file:line: problem`` for a line that is
     not UTF-8, not strict JSON, not an object, or lacks a field a summary needs. A last line cut short by a kill is
     skipped, as the runner does when it resumes."""
-    from rlmlab._files import decode_line, json_problem, strict_json
+    from rlmlab._files import read_jsonl
 
-    lines = path.read_bytes().splitlines()
     rows = []
-    for n, raw in enumerate(lines, 1):
-        try:
-            text = decode_line(raw)
-            if not text.strip():
-                continue
-            row = strict_json(text)
-        except ValueError as exc:
-            if n == len(lines) and not str(exc).startswith("not UTF-8"):
-                continue
-            raise InputError(f"{path}:{n}: {json_problem(exc)}; the results file is damaged") from None
+    try:
+        numbered = list(read_jsonl(path, objects=False, torn_tail=True))
+    except InputFileError as exc:
+        raise InputError(f"{exc}; the results file is damaged") from None
+    for n, row in numbered:
         if not isinstance(row, dict):
             raise InputError(f"{path}:{n}: expected a JSON object (a results row), got {type(row).__name__}")
         for key, kinds in (("condition", str), ("task_id", str), ("rollout", int), ("best", bool), ("answer", object),

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rlmlab._files import write_jsonl
+from rlmlab._files import read_jsonl, write_jsonl
+from rlmlab.errors import InputFileError
 from rlmlab.trace import ContextTrace, IterationLeakage
 
 __all__ = ["IterationRecord", "Trajectory", "TRAJECTORY_FILE"]
@@ -112,14 +112,10 @@ class Trajectory:
         iterations: list[IterationRecord] = []
         final: dict[str, Any] = {}
         trace: ContextTrace | None = None
-        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-                kind = rec["type"]
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise ValueError(f"{path}:{lineno}: not a trajectory record ({exc})") from None
+        for lineno, rec in read_jsonl(path):
+            kind = rec.get("type")
+            if not isinstance(kind, str):
+                raise InputFileError(path, lineno, "not a trajectory record (no 'type')")
             if kind == "run":
                 header = rec
             elif kind == "iteration":
@@ -128,11 +124,11 @@ class Trajectory:
                 try:
                     trace = ContextTrace.from_dict({k: v for k, v in rec.items() if k != "type"})
                 except (KeyError, TypeError, ValueError) as exc:
-                    raise ValueError(f"{path}:{lineno}: malformed context_trace record ({exc!r})") from None
+                    raise InputFileError(path, lineno, f"malformed context_trace record ({exc!r})") from None
             elif kind == "final":
                 final = rec
         if header is None:
-            raise ValueError(f"{path}: no 'run' header line")
+            raise InputFileError(path, None, "no 'run' header line")
         header = {k: v for k, v in header.items() if k != "type"}
         final = {k: v for k, v in final.items() if k not in ("type", "iterations")}
         return cls(**header, iterations=iterations, **final, context_trace=trace)

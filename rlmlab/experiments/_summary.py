@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from rlmlab.errors import ConfigError
+from rlmlab._files import read_jsonl
 from rlmlab.learning import majority
 
 __all__ = ["read_results", "summarise", "summary_table", "summary_columns"]
@@ -19,17 +18,7 @@ def read_results(path: str | Path) -> list[dict[str, Any]]:
     path = Path(path)
     if not path.exists():
         return []
-    rows = []
-    lines = path.read_text(encoding="utf-8").splitlines()
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
-            if n != len(lines):
-                raise ConfigError(f"{path}:{n}: not a JSON object; the results file is damaged") from None
-    return rows
+    return [row for _, row in read_jsonl(path, torn_tail=True)]
 
 
 def _mean(values: list[float]) -> float | None:

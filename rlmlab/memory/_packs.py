@@ -7,13 +7,13 @@ second import of the same pack adds nothing.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rlmlab._files import decode_line, json_problem, strict_json, write_jsonl
+from rlmlab._files import read_jsonl, write_jsonl
+from rlmlab.errors import InputFileError
 from rlmlab.memory._errors import ItemValidationError, PackError
 from rlmlab.memory._records import MemoryItem
 from rlmlab.memory._store import MemoryStore
@@ -71,22 +71,11 @@ def read_pack(path: str | Path) -> list[MemoryItem]:
     items: list[MemoryItem] = []
     first_line: dict[str, int] = {}
     try:
-        raw_lines = path.read_bytes().splitlines()
-    except OSError as exc:
-        raise PackError(f"{path}: cannot read it ({exc.strerror or exc})") from None
-    for lineno, raw in enumerate(raw_lines, 1):
+        numbered = list(read_jsonl(path))
+    except InputFileError as exc:
+        raise PackError(str(exc)) from None
+    for lineno, data in numbered:
         where = f"{path}:{lineno}"
-        try:
-            line = decode_line(raw)
-            if not line.strip():
-                continue
-            data = strict_json(line)
-        except ValueError as exc:
-            problem = (f"invalid JSON: {exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError)
-                       else json_problem(exc))
-            raise PackError(f"{where}: {problem}") from None
-        if not isinstance(data, dict):
-            raise PackError(f"{where}: expected a JSON object, got {type(data).__name__}")
         data = _antipattern_item(data) or data
         unknown = [key for key in data if key not in PACK_FIELDS]
         if unknown:

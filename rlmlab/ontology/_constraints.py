@@ -6,7 +6,6 @@ anti-pattern bullets, never longer than its budget (default 1000 characters).
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -118,24 +117,11 @@ def load_antipatterns(path: str | Path = DEFAULT_ANTIPATTERNS) -> list[AntiPatte
 
     A malformed line is rejected at load with ConfigError naming the file, line and field.
     """
-    from rlmlab._files import read_text
-    from rlmlab.errors import InputFileError
+    from rlmlab._files import read_jsonl
 
     path = Path(path)
-    try:
-        lines = read_text(path).splitlines()
-    except InputFileError as exc:
-        raise ConfigError(f"{exc} (anti-patterns)") from None
     out, ids = [], set()
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{path}:{n}: not JSON ({exc.msg})") from None
-        if not isinstance(data, dict):
-            raise ConfigError(f"{path}:{n}: expected a JSON object")
+    for n, data in read_jsonl(path):  # InputFileError (a ConfigError) names the file and line
         for name in ("id", "title", "description", "content"):
             if not isinstance(data.get(name), str) or not data[name].strip():
                 raise ConfigError(f"{path}:{n}: field {name!r} must be a non-empty string")

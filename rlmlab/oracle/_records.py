@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import contextlib
 import time
 import uuid
 from collections.abc import Iterator
@@ -10,7 +10,8 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from rlmlab._files import decode_line, strict_json
+from rlmlab._files import read_jsonl
+from rlmlab.errors import InputFileError
 
 __all__ = ["AnalysisResult", "GoldenTrace", "MalformedLine", "read_analysis_results", "GOLDEN_FIELDS"]
 
@@ -115,21 +116,10 @@ def read_analysis_results(path: str | Path) -> Iterator[AnalysisResult | Malform
     """
     for file in _trajectory_files(Path(path)):
         run: tuple[int, dict[str, Any]] | None = None
-        with open(file, "rb") as fh:
-            for number, data in enumerate(fh, 1):
-                try:
-                    raw = decode_line(data)
-                    if not raw.strip():
-                        continue
-                    record = strict_json(raw)
-                except json.JSONDecodeError as exc:
-                    yield MalformedLine(str(file), number, f"not JSON ({exc.msg} at column {exc.colno})")
-                    continue
-                except ValueError as exc:  # not UTF-8; NaN / Infinity: Python reads them, strict parsers do not
-                    yield MalformedLine(str(file), number, str(exc))
-                    continue
-                if not isinstance(record, dict):
-                    yield MalformedLine(str(file), number, f"expected a JSON object, got {type(record).__name__}")
+        with contextlib.closing(read_jsonl(file, errors="yield")) as lines:
+            for number, record in lines:
+                if isinstance(record, InputFileError):  # not UTF-8, not strict JSON, not an object: reading goes on
+                    yield MalformedLine(str(file), number, record.problem)
                     continue
                 kind = record.get("type")
                 if kind == "run":

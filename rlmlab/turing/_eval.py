@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rlmlab._files import decode_line, json_problem, strict_json
 from rlmlab._paths import PROJECT_ROOT
 from rlmlab.turing._hooks import BUILTIN_HOOKS
 from rlmlab.turing._protocol import TuringProtocol
@@ -78,27 +77,14 @@ def load_eval_cases(path: str | Path = DEFAULT_EVAL, hooks: Iterable[str] | None
     """
     import jsonschema
 
-    from rlmlab.errors import InputFileError
+    from rlmlab._files import read_jsonl
 
     known = set(hooks) if hooks is not None else {h.name for h in BUILTIN_HOOKS}
     check = jsonschema.Draft202012Validator(EVAL_LINE_SCHEMA)
     schemas: dict[str, dict[str, Any]] | None = None  # on the first good line: a bad file is refused at once
     cases = []
     path = Path(path)
-    try:
-        raw_lines = path.read_bytes().splitlines()
-    except OSError as exc:
-        raise InputFileError(path, None, f"cannot read it ({exc.strerror or exc})") from None
-    for number, raw in enumerate(raw_lines, 1):
-        try:
-            text = decode_line(raw)
-            if not text.strip():
-                continue
-            d = strict_json(text)
-        except ValueError as exc:
-            raise ValueError(f"{path}:{number}: {json_problem(exc)}") from None
-        if not isinstance(d, dict):
-            raise ValueError(f"{path}:{number}: expected a JSON object, got {_JSON_TYPES.get(type(d), 'a value')}")
+    for number, d in read_jsonl(path):  # InputFileError path:line for a line that is not a JSON object
         error = next(iter(sorted(check.iter_errors(d), key=lambda e: [str(p) for p in e.absolute_path])), None)
         if error is not None:
             where = ".".join(str(p) for p in error.absolute_path) or "(line)"
