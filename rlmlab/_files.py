@@ -60,6 +60,17 @@ def read_yaml(path: str | Path) -> Any:
         raise ConfigError(f"{path}: invalid YAML: {exc or type(exc).__name__}") from None
 
 
+def unreadable(path: Path, exc: OSError) -> Any:
+    """The InputFileError for a file that could not be opened: missing, a directory, or unreadable."""
+    from rlmlab.errors import InputFileError
+
+    if isinstance(exc, FileNotFoundError):
+        return InputFileError(path, None, "no such file")
+    if isinstance(exc, IsADirectoryError):
+        return InputFileError(path, None, "a directory; expected a file")
+    return InputFileError(path, None, f"cannot read it ({exc.strerror or exc})")
+
+
 def read_text(path: str | Path) -> str:
     """The UTF-8 text of a file. InputFileError (``path[:line]: problem``) for a missing file, a directory, a file
     that cannot be read, or bytes that are not UTF-8 (naming the line of the first bad byte)."""
@@ -68,12 +79,8 @@ def read_text(path: str | Path) -> str:
     path = Path(path)
     try:
         data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputFileError(path, None, "no such file") from None
-    except IsADirectoryError:
-        raise InputFileError(path, None, "a directory; expected a file") from None
     except OSError as exc:
-        raise InputFileError(path, None, f"cannot read it ({exc.strerror or exc})") from None
+        raise unreadable(path, exc) from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -96,12 +103,8 @@ def read_jsonl(path: str | Path, *, objects: bool = True, torn_tail: bool = Fals
     path = Path(path)
     try:
         fh = open(path, "rb")
-    except FileNotFoundError:
-        raise InputFileError(path, None, "no such file") from None
-    except IsADirectoryError:
-        raise InputFileError(path, None, "a directory; expected a file") from None
     except OSError as exc:
-        raise InputFileError(path, None, f"cannot read it ({exc.strerror or exc})") from None
+        raise unreadable(path, exc) from None
     with fh:
         for number, raw in enumerate(fh, 1):
             try:

@@ -51,7 +51,7 @@ def test_the_step_deadline_bounds_a_tool_call():
     ws = _ws(tool_timeout_s=60)
     ref = ws.store.put(CATASTROPHIC[1])
     ws.extras[DEADLINE_KEY] = time.monotonic() + 0.3
-    with pytest.raises(ToolError, match=r"within 0.3 s"):
+    with pytest.raises(ToolError, match=r"did not finish within 0\.[23]\d* s"):
         ws.call("ctx_find", ref, CATASTROPHIC[0])
     ws.extras[DEADLINE_KEY] = time.monotonic() - 1
     with pytest.raises(ToolError, match="no time left in this step"):

@@ -192,6 +192,22 @@ class Run:
             for obs in observers:
                 self.workspace.observers.remove(obs)
 
+    def call_dspy(self, module: Any, **inputs: Any) -> Any:
+        """``module(**inputs)`` with the run's LM (its grammar wrapper under ``decoding="grammar"``) and the lenient
+        chat adapter; the replies it salvaged are counted in the trajectory even when the call fails."""
+        import dspy
+
+        from rlmlab.executors._constrain import grammar_lm
+        from rlmlab.lm import LenientChatAdapter
+
+        lm = grammar_lm(self.lm) if self.options.decoding == "grammar" else self.lm
+        adapter = LenientChatAdapter()
+        try:
+            with dspy.context(lm=lm, adapter=adapter):
+                return module(**inputs)
+        finally:
+            self.traj.salvaged_replies = adapter.salvaged
+
     def check_step(self, reasoning: str, code: str) -> str | None:
         """The guard's look at a step before it runs: the output to give the model if it kills the step."""
         self._verdict = self.guard.post_inference(reasoning, code, self.workspace.registry.names())

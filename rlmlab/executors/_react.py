@@ -11,14 +11,13 @@ import dspy
 from dspy.utils.exceptions import ContextWindowExceededError
 
 from rlmlab.errors import ToolError
-from rlmlab.executors._constrain import StepConstraint, grammar_lm, output_fields
+from rlmlab.executors._constrain import StepConstraint, output_fields
 from rlmlab.executors._entry import entry_point
 from rlmlab.executors._harness import Run, RunOptions
 from rlmlab.executors._rlm import RLM_SIGNATURE, dspy_tools
 from rlmlab.executors._step_grammar import fields_grammar, step_grammar
 from rlmlab.executors._trajectory import IterationRecord
 from rlmlab.handles import BlobRef, decode_handles, encode_handles
-from rlmlab.lm import LenientChatAdapter
 from rlmlab.tools import DEADLINE_KEY
 
 __all__ = ["MeteredReAct", "ReactLoop", "ReactOptions", "run_react", "handle_description", "call_text"]
@@ -157,16 +156,11 @@ class ReactLoop:
     options = ReactOptions
 
     def run(self, run: Run) -> None:
-        opts, env = run.options, run.env
+        opts = run.options
         signature = dspy.Signature(RLM_SIGNATURE, opts.instructions) if opts.instructions else RLM_SIGNATURE
         agent = MeteredReAct(signature, run=run)
         context_value = handle_description(run.ref) if run.ref is not None else run.text
-        adapter = LenientChatAdapter()
-        try:
-            with dspy.context(lm=grammar_lm(env.lm) if opts.decoding == "grammar" else env.lm, adapter=adapter):
-                pred = agent(context=context_value, query=run.query)
-        finally:
-            run.traj.salvaged_replies = adapter.salvaged
+        pred = run.call_dspy(agent, context=context_value, query=run.query)
         run.traj.answer = str(pred.answer)
         run.traj.final_reasoning = str(getattr(pred, "reasoning", "") or "")
         run.traj.submitted = agent.finished

@@ -10,7 +10,7 @@ from dspy.primitives.prediction import Prediction
 from dspy.utils.callback import BaseCallback
 from dspy.primitives.sandbox_serializable import SandboxSerializable
 
-from rlmlab.executors._constrain import StepConstraint, grammar_lm, output_fields, run_step_grammar
+from rlmlab.executors._constrain import StepConstraint, output_fields, run_step_grammar
 from rlmlab.executors._context_events import TappedFactory
 from rlmlab.executors._entry import entry_point
 from rlmlab.executors._harness import CodeRunOptions, Run, StepScope
@@ -18,7 +18,6 @@ from rlmlab.executors._interpreter import InterpreterFactory
 from rlmlab.executors._step_grammar import fields_grammar
 from rlmlab.executors._trajectory import IterationRecord
 from rlmlab.handles import BlobRef
-from rlmlab.lm import LenientChatAdapter
 from rlmlab.tools import Workspace
 from rlmlab.trace import ContextTrace
 
@@ -192,18 +191,13 @@ class RlmLoop:
     options = CodeRunOptions
 
     def run(self, run: Run) -> None:
-        opts, env, ws = run.options, run.env, run.workspace
+        opts, ws = run.options, run.workspace
         factory = InterpreterFactory(ws, step_timeout=opts.step_timeout, sub_call_counter=run.meter.record_sub_calls)
         signature = dspy.Signature(RLM_SIGNATURE, opts.instructions) if opts.instructions else RLM_SIGNATURE
         rlm = MeteredRLM(signature, run=run, factory=factory, max_iters=opts.max_iters,
                          max_llm_calls=opts.max_llm_calls, max_output_chars=opts.max_output_chars)
         context_value: Any = _HandleInput(run.ref) if run.ref is not None else run.text
-        adapter = LenientChatAdapter()
-        try:
-            with dspy.context(lm=grammar_lm(env.lm) if opts.decoding == "grammar" else env.lm, adapter=adapter):
-                pred = rlm(context=context_value, query=run.query)
-        finally:
-            run.traj.salvaged_replies = adapter.salvaged
+        pred = run.call_dspy(rlm, context=context_value, query=run.query)
         run.traj.answer = str(pred.answer)
         run.traj.final_reasoning = str(getattr(pred, "final_reasoning", ""))
         run.traj.submitted = run.traj.final_reasoning != "Extract forced final output"

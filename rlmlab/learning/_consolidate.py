@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import dataclass, field, replace
+from typing import Protocol, runtime_checkable
 
 from rlmlab.errors import ConfigError
 from rlmlab.registry import PolicyRegistry
 from rlmlab.memory import LIMITS, MemoryItem
 from rlmlab.memory import MemoryStore
 from rlmlab.memory import STOPWORDS, tokenize
+from rlmlab.records import Record
 
 __all__ = ["CONSOLIDATORS", "Consolidator", "ConsolidationAction", "AppendConsolidator",
            "SimilarityConsolidator", "similarity", "merge_contents", "CONSOLIDATION_ACTIONS"]
@@ -32,7 +33,7 @@ EVENT_KIND = "consolidation"
 
 
 @dataclass(frozen=True)
-class ConsolidationAction:
+class ConsolidationAction(Record):
     """One decision about one candidate.
 
     ``item_id`` is the candidate's id; ``target_ids`` the existing items the decision is about (the stored
@@ -52,13 +53,6 @@ class ConsolidationAction:
     def __post_init__(self) -> None:
         if self.action not in CONSOLIDATION_ACTIONS:
             raise ValueError(f"ConsolidationAction.action: {self.action!r}; use one of {CONSOLIDATION_ACTIONS}")
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "ConsolidationAction":
-        return cls(**data)
 
 
 @runtime_checkable

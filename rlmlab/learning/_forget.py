@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from rlmlab.errors import ConfigError
 from rlmlab.registry import PolicyRegistry
 from rlmlab.memory import POLARITIES, MemoryItem
 from rlmlab.memory import MemoryStore
+from rlmlab.records import Record
 
 __all__ = ["FORGETTERS", "Forgetter", "ForgetAction", "NoForgetter", "BoundedForgetter", "retention_score",
            "memory_health"]
@@ -26,7 +27,7 @@ EVENT_KIND = "forget"
 
 
 @dataclass(frozen=True)
-class ForgetAction:
+class ForgetAction(Record):
     """One forgetting decision. ``action`` is "forget" (``item_id`` was set to "forgotten") or "unreachable"
     (``item_id`` None: the bound cannot be met because of floors or protected items; ``reason`` says why)."""
 
@@ -36,13 +37,6 @@ class ForgetAction:
     score: float | None = None
     reason: str = ""
     policy: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "ForgetAction":
-        return cls(**data)
 
 
 @runtime_checkable

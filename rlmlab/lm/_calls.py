@@ -6,10 +6,11 @@ import contextvars
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Iterator
 
 from dspy.utils.callback import BaseCallback
+from rlmlab.records import Record
 
 __all__ = ["LMCall", "CallRecorder", "call_role", "current_role"]
 
@@ -31,7 +32,7 @@ def current_role() -> str:
 
 
 @dataclass(frozen=True)
-class LMCall:
+class LMCall(Record):
     """One LM call: who made it, how big the prompt was, tokens in and out, latency in seconds."""
 
     model: str
@@ -41,9 +42,6 @@ class LMCall:
     output_tokens: int
     latency_s: float
     error: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _prompt_chars(inputs: dict[str, Any]) -> int:

@@ -13,7 +13,7 @@ copy it with the slots filled from the query.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from rlmlab.errors import ConfigError
@@ -23,6 +23,7 @@ from rlmlab.memory._records import MemoryItem
 from rlmlab.memory._retrieval import RETRIEVAL_POLICIES, MixedRetrieval, Retrieved
 from rlmlab.memory._store import MemoryStore
 from rlmlab.memory._tasks import MemoryTask
+from rlmlab.records import Record
 
 __all__ = ["ContextBuilder", "BuiltContext", "LayerReport", "Toggles", "Budgets", "MODES", "BASE_INSTRUCTIONS",
            "TOOL_MEDIATED_NOTE", "SPEC_BUDGET_MAX", "PLAIN_INSTRUCTIONS", "CODE_HEADER", "code_block"]
@@ -52,7 +53,7 @@ _CODE_INDENT = "    "
 
 
 @dataclass(frozen=True)
-class Toggles:
+class Toggles(Record):
     """Which layers to inject. All off is E1's baseline (base instructions only)."""
 
     L0: bool = False
@@ -88,12 +89,9 @@ class Toggles:
     def enabled(self) -> list[str]:
         return [f.name for f in fields(self) if getattr(self, f.name)]
 
-    def to_dict(self) -> dict[str, bool]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
-class Budgets:
+class Budgets(Record):
     """Characters per layer. L0, L1 and L3 may be lowered but not raised above the spec (600/1000/1000)."""
 
     L0: int = DEFAULT_BUDGETS["L0"]
@@ -124,12 +122,9 @@ class Budgets:
             raise ConfigError(f"budgets: unknown layer {bad[0]!r}; use {', '.join(names)}")
         return cls(**value)
 
-    def to_dict(self) -> dict[str, int]:
-        return asdict(self)
-
 
 @dataclass
-class LayerReport:
+class LayerReport(Record):
     """One layer of one build: whether it was enabled and injected, what was retrieved and packed, its size."""
 
     layer: str
@@ -142,9 +137,6 @@ class LayerReport:
     packed: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
     note: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass

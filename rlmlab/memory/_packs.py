@@ -8,7 +8,7 @@ second import of the same pack adds nothing.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ from rlmlab.errors import InputFileError
 from rlmlab.memory._errors import ItemValidationError, PackError
 from rlmlab.memory._records import MemoryItem
 from rlmlab.memory._store import MemoryStore
+from rlmlab.records import Record
 
 __all__ = ["PACK_FIELDS", "OMIT_WHEN_NONE", "ImportReport", "read_pack", "import_pack", "export_pack", "pack_record"]
 
@@ -41,15 +42,12 @@ def _antipattern_item(data: dict[str, Any]) -> dict[str, Any] | None:
 
 
 @dataclass(frozen=True)
-class ImportReport:
+class ImportReport(Record):
     """What an import did: ids written (``added``) and ids already in the store (``existing``)."""
 
     path: str
     added: list[str] = field(default_factory=list)
     existing: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def pack_record(item: MemoryItem) -> dict[str, Any]:

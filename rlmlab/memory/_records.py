@@ -13,6 +13,7 @@ from typing import Any
 
 from rlmlab.memory._errors import ItemValidationError
 from rlmlab.memory._templates import TEMPLATE_MAX, TemplateError, check_template
+from rlmlab.records import Record
 
 __all__ = ["MemoryItem", "Artifact", "Event", "Hit", "AddResult", "StoreStats", "item_id", "artifact_id",
            "check_filters", "check_k", "POLARITIES", "LAYERS", "LIMITS", "FILTERS", "STATUSES"]
@@ -159,7 +160,7 @@ def artifact_id(kind: str, content: str) -> str:
 
 
 @dataclass
-class Artifact:
+class Artifact(Record):
     """An L3 materialised artifact: the full text (e.g. an ontology guide from an exploration run) and,
     optionally, a summary written by whoever made it. Only a packed summary (``pack_l3``) is injected.
 
@@ -202,16 +203,9 @@ class Artifact:
         if not self.id:
             self.id = artifact_id(self.kind, self.content)
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Artifact":
-        return cls(**data)
-
 
 @dataclass(frozen=True)
-class Hit:
+class Hit(Record):
     """A search result: the item's id, title and one-line description, and its score (higher is better)."""
 
     id: str
@@ -221,16 +215,9 @@ class Hit:
     role: str
     score: float
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Hit":
-        return cls(**data)
-
 
 @dataclass(frozen=True)
-class Event:
+class Event(Record):
     """One L4 event-log row; ``payload`` is any JSON object."""
 
     id: int
@@ -241,27 +228,17 @@ class Event:
     trajectory_id: str | None
     created_at: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Event":
-        return cls(**data)
-
 
 @dataclass(frozen=True)
-class AddResult:
+class AddResult(Record):
     """What ``MemoryStore.add`` did: the item's id, and whether a new row was written (False: already stored)."""
 
     id: str
     created: bool
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
-class StoreStats:
+class StoreStats(Record):
     """Counts of a memory store (``items`` counts every status; ``by_*`` other than ``by_status`` count active
     items only); ``db_bytes`` is page_count * page_size (the WAL file is not counted)."""
 
@@ -276,9 +253,6 @@ class StoreStats:
     events: int
     usage_rows: int
     db_bytes: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def check_filters(filters: dict[str, Any]) -> dict[str, str]:

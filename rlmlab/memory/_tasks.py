@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
+from rlmlab.records import Record
 
 __all__ = ["MemoryTask", "Verdict"]
 
 
 @dataclass
-class MemoryTask:
+class MemoryTask(Record):
     """One task for the memory loop.
 
     ``context`` is the text the agent works on (the executor passes it as a BlobRef handle). ``expected``
@@ -27,16 +28,9 @@ class MemoryTask:
     check: str = "exact"
     meta: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "MemoryTask":
-        return cls(**data)
-
 
 @dataclass(frozen=True)
-class Verdict:
+class Verdict(Record):
     """A judge's label for one trajectory.
 
     ``score`` in [0, 1] ranks rollouts (MaTTS picks the highest); ``success`` is the label that updates
@@ -56,10 +50,3 @@ class Verdict:
             value = getattr(self, name)
             if not 0.0 <= float(value) <= 1.0:
                 raise ValueError(f"Verdict.{name}: {value!r} is outside [0, 1]")
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Verdict":
-        return cls(**data)

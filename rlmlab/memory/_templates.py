@@ -11,10 +11,11 @@ must be a Python token (a number or an identifier). This is the rule of the step
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Union
 
 from rlmlab.errors import RLMLabError
+from rlmlab.records import Record
 
 __all__ = ["SLOT_TYPES", "TEMPLATE_MAX", "STEP_TEMPLATES_KEY", "Slot", "TemplateError", "parse_template",
            "template_slots", "fill_template", "check_template"]
@@ -49,15 +50,12 @@ class TemplateError(RLMLabError, ValueError):
 
 
 @dataclass(frozen=True)
-class Slot:
+class Slot(Record):
     """One ``{{name:type}}`` slot; ``offset`` is where it starts in the template text."""
 
     name: str
     type: str
     offset: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 Part = Union[str, Slot]

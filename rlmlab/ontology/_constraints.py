@@ -17,6 +17,7 @@ from rlmlab.errors import ConfigError
 from rlmlab._paths import PROJECT_ROOT
 from rlmlab.ontology._loader import as_graph
 from rlmlab.ontology._schema import OntologySchema, is_datatype, schema_of
+from rlmlab.records import Record
 
 __all__ = [
     "Constraint", "constraints_from_graph", "AntiPattern", "load_antipatterns", "pack_constraints",
@@ -99,7 +100,7 @@ def constraints_from_graph(source: Graph | str | Path) -> list[Constraint]:
 
 
 @dataclass(frozen=True)
-class AntiPattern:
+class AntiPattern(Record):
     """One curated SPARQL anti-pattern: ``content`` is the one-line guardrail a packer injects (<= 100 chars by
     convention); ``description`` explains it for people and longer briefs."""
 
@@ -107,9 +108,6 @@ class AntiPattern:
     title: str
     description: str
     content: str
-
-    def to_dict(self) -> dict[str, str]:
-        return asdict(self)
 
 
 def load_antipatterns(path: str | Path = DEFAULT_ANTIPATTERNS) -> list[AntiPattern]:

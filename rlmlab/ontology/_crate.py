@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rlmlab.errors import ConfigError
 from rlmlab.ontology._sense import CARD_BUDGET, fit_card
+from rlmlab.records import Record
 
 __all__ = ["CrateSense", "crate_sense", "crate_sense_card"]
 
@@ -25,7 +26,7 @@ _VERSION = re.compile(r'^\s*version\s*=\s*"([^"]+)"', re.MULTILINE)
 
 
 @dataclass
-class CrateSense:
+class CrateSense(Record):
     """Counts and rankings behind :func:`crate_sense_card`; lists are in rank order."""
 
     name: str
@@ -43,9 +44,6 @@ class CrateSense:
     types: list[tuple[str, int]] = field(default_factory=list)  # (pub struct/enum, methods in its impls)
     top_items: list[str] = field(default_factory=list)  # lib.rs/main.rs: "mod x", "use a::B", "macro m!"
     parse_errors: int = 0  # files tree-sitter parsed with errors
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _manifest(src: Path) -> tuple[str, str | None]:

@@ -8,9 +8,8 @@ Every term is written as a CURIE with a declared prefix (or ``<iri>``), so
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from rdflib import Graph, URIRef
 from rdflib.namespace import OWL
@@ -18,6 +17,7 @@ from rdflib.namespace import OWL
 from rlmlab.text import cut_lines
 from rlmlab.ontology._loader import as_graph
 from rlmlab.ontology._schema import OntologySchema, schema_of
+from rlmlab.records import Record
 
 __all__ = ["OntSense", "ont_sense", "sense_card", "sense_brief", "fit_card", "cut_lines", "CARD_BUDGET", "BRIEF_BUDGET"]
 
@@ -29,7 +29,7 @@ _SHRINK_ORDER = ("props", "classes", "ask", "roots")
 
 
 @dataclass(frozen=True)
-class OntSense:
+class OntSense(Record):
     """What the card and brief are rendered from; lists are in rank order, terms are CURIEs."""
 
     label: str | None
@@ -41,9 +41,6 @@ class OntSense:
     annotations: list[str]
     roots: list[tuple[str, int]]  # (class, number of descendants)
     affordances: list[tuple[str, str, str]]  # (domain, property, range) for relations with one of each
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def ont_sense(source: Graph | str | Path) -> OntSense:

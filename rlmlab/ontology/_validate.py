@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -24,6 +24,7 @@ from rdflib.plugins.sparql.parserutils import CompValue
 from rlmlab.ontology._constraints import Constraint, constraints_from_graph
 from rlmlab.ontology._loader import as_graph
 from rlmlab.ontology._schema import WELL_KNOWN_PREFIXES, namespace_of, schema_of
+from rlmlab.records import Record
 
 __all__ = ["Finding", "validate_sparql", "FINDING_KINDS"]
 
@@ -46,7 +47,7 @@ _STR_IRI_FILTER = re.compile(r"STR\s*\(\s*[?$]\w+\s*\)\s*!?=\s*[\"']\s*(?:https?
 
 
 @dataclass(frozen=True)
-class Finding:
+class Finding(Record):
     """One problem in a query: ``kind`` (a key of FINDING_KINDS), a message for the model, the term concerned."""
 
     kind: str
@@ -55,9 +56,6 @@ class Finding:
     line: int | None = None  # 1-based, syntax errors only
     col: int | None = None
     antipattern: str | None = None  # id in the anti-pattern pack
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass

@@ -4,8 +4,9 @@ the verdict is ``consensus`` (recorded as such, never as golden: agreement is no
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
+from rlmlab.records import Record
 
 __all__ = ["SelfConsistencyOracle", "ConsensusResult", "answer_similarity"]
 
@@ -26,14 +27,11 @@ def answer_similarity(a: str, b: str) -> float:
 
 
 @dataclass(frozen=True)
-class ConsensusResult:
+class ConsensusResult(Record):
     consensus: bool
     agreement: float  # the lowest similarity of a sample to the answer
     samples: list[str] = field(default_factory=list)
     similarities: list[float] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 class SelfConsistencyOracle:

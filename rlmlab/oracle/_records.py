@@ -6,12 +6,13 @@ import contextlib
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from rlmlab._files import read_jsonl
 from rlmlab.errors import InputFileError
+from rlmlab.records import Record
 
 __all__ = ["AnalysisResult", "GoldenTrace", "MalformedLine", "read_analysis_results", "GOLDEN_FIELDS"]
 
@@ -64,7 +65,7 @@ class AnalysisResult:
 
 
 @dataclass
-class GoldenTrace:
+class GoldenTrace(Record):
     """A verified trace: exactly the JSONL fields of the spec, for SFT data."""
 
     query: str
@@ -83,9 +84,6 @@ class GoldenTrace:
     def of(cls, result: AnalysisResult, method: str, source_path: str | None) -> "GoldenTrace":
         return cls(result.query, result.answer or "", result.iterations, result.subcalls, result.input_tokens,
                    result.output_tokens, result.elapsed_ms, source_path, method, result.timestamp, result.trace_id)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 GOLDEN_FIELDS = tuple(f.name for f in fields(GoldenTrace))

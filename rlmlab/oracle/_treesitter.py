@@ -16,13 +16,14 @@ without tree-sitter.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
 from typing import Any
 
 from rlmlab.errors import RLMLabError
 from rlmlab.oracle._source import ParseCache, SourceEntry, rust_language
 from rlmlab.oracle._verdicts import normalise_ws
+from rlmlab.records import Record
 
 __all__ = [
     "TreeSitterOracle", "AstQueryError", "AstMatch", "FunctionInfo", "Param", "FieldInfo", "StructInfo",
@@ -52,7 +53,7 @@ class Param:
 
 
 @dataclass(frozen=True)
-class FunctionInfo:
+class FunctionInfo(Record):
     line: int
     name: str
     params: str  # the parameter list as written, whitespace normalised, without parentheses
@@ -67,9 +68,6 @@ class FunctionInfo:
     signature: str  # everything before the body, whitespace normalised
     from_macro: str | None = None  # the item-level macro whose body holds it ("cfg_rt", "cfg_rt > cfg_fs")
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
 class FieldInfo:
@@ -79,16 +77,13 @@ class FieldInfo:
 
 
 @dataclass(frozen=True)
-class StructInfo:
+class StructInfo(Record):
     line: int
     name: str
     visibility: str | None
     kind: str  # "named", "tuple" or "unit"
     fields: tuple[FieldInfo, ...]
     from_macro: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -99,19 +94,16 @@ class VariantInfo:
 
 
 @dataclass(frozen=True)
-class EnumInfo:
+class EnumInfo(Record):
     line: int
     name: str
     visibility: str | None
     variants: tuple[VariantInfo, ...]
     from_macro: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
-class ImplInfo:
+class ImplInfo(Record):
     line: int
     type: str  # the implementing type as written ("Foo<T>")
     type_name: str  # its last path segment without generics ("Foo")
@@ -121,12 +113,9 @@ class ImplInfo:
     methods: tuple[str, ...]
     from_macro: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
-class TraitInfo:
+class TraitInfo(Record):
     line: int
     name: str
     visibility: str | None
@@ -134,21 +123,15 @@ class TraitInfo:
     methods: tuple[str, ...]
     from_macro: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
-class ErrorPatternCounts:
+class ErrorPatternCounts(Record):
     result_types: int  # Result, io::Result<T>, fmt::Result, crate::Result<T> in type position
     question_marks: int  # the ? operator
     ok_err_match_arms: int  # match arms whose pattern is Ok(..) or Err(..)
     unwrap_calls: int  # .unwrap()
     expect_calls: int  # .expect(..)
     panic_macros: int  # panic!, unreachable!, todo!, unimplemented!
-
-    def to_dict(self) -> dict[str, int]:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -159,15 +142,12 @@ class Capture:
 
 
 @dataclass(frozen=True)
-class AstMatch:
+class AstMatch(Record):
     """One query match: the pattern index, the first line it covers and its named captures."""
 
     pattern: int
     line: int
     captures: dict[str, list[Capture]] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
     def format(self, width: int = 80) -> str:
         parts = []

@@ -8,7 +8,7 @@ run works from any directory. ``traces_out`` is an output and stays relative to 
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from rlmlab._paths import PROJECT_ROOT
 from rlmlab._files import read_yaml
 from rlmlab.errors import ConfigError
 from rlmlab.teach._loop import MODES
+from rlmlab.records import Record
 
 __all__ = ["RunConfig", "load_run_config", "resolve_input_path", "DEFAULT_RUN_CONFIG", "RUN_CONFIG_SCHEMA"]
 
@@ -59,7 +60,7 @@ RUN_CONFIG_SCHEMA: dict[str, Any] = {
 
 
 @dataclass
-class RunConfig:
+class RunConfig(Record):
     demo_mode: bool = True
     max_turns: int = 3
     parallel_learners_k: int = 1
@@ -102,9 +103,6 @@ class RunConfig:
         return replace(self, dataset=resolve_input_path(self.dataset, config_dir),
                        stop_rules=resolve_input_path(self.stop_rules, config_dir),
                        history=tuple(resolve_input_path(h, config_dir) for h in self.history))
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def load_run_config(path: str | Path = DEFAULT_RUN_CONFIG) -> RunConfig:

@@ -24,6 +24,7 @@ from rlmlab.teach._learner import Exchange, LearnerAnswer
 from rlmlab.teach._policy import Template, load_templates, select_template
 from rlmlab.teach._stop import ExpectedGain, StopRules
 from rlmlab.teach._teacher import BiasResult, bucket, combine_confidence, detect_bias
+from rlmlab.records import Record
 
 __all__ = ["TurnRecord", "ItemTrace", "ArmSummary", "JudgedTurn", "judge_turn", "apply_turn", "check_arm_mode",
            "run_item", "run_arm", "write_traces", "read_traces", "TRACES_SCHEMA", "ARMS", "MODES"]
@@ -198,7 +199,7 @@ def run_item(item: Item, learner: Any, *, arm: str = "rts", mode: str = "referen
 
 
 @dataclass
-class ArmSummary:
+class ArmSummary(Record):
     arm: str
     mode: str
     items: int
@@ -208,9 +209,6 @@ class ArmSummary:
     avg_turns: float
     tokens: int
     corrections: int = 0  # Turing Protocol corrections
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def run_arm(items: Sequence[Item], learner: Any, *, arm: str, mode: str,

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rlmlab._paths import PROJECT_ROOT
 from rlmlab.errors import ConfigError
+from rlmlab.records import Record
 
 __all__ = ["Decision", "Template", "TemplateNotFound", "RTS_RULES", "rts_rule", "select_template", "load_templates",
            "DEFAULT_TEMPLATES", "TEMPLATE_SCHEMA"]
@@ -45,16 +46,13 @@ class Decision:
 
 
 @dataclass(frozen=True)
-class Template:
+class Template(Record):
     id: str
     text: str
     style: str
     cognitive_load: str
     length: str
     bias: str
-
-    def to_dict(self) -> dict[str, str]:
-        return asdict(self)
 
 
 class TemplateNotFound(ConfigError, KeyError):

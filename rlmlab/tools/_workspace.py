@@ -5,19 +5,20 @@ from __future__ import annotations
 import inspect
 import json
 from functools import lru_cache
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from rlmlab.errors import ToolError
 from rlmlab.handles import BlobStore, encode_handles
 from rlmlab.tools._registry import TOOLS, ToolRegistry, ToolSpec
 from rlmlab.tools._schema import is_blobref_schema
+from rlmlab.records import Record
 
 __all__ = ["ToolCaps", "Workspace", "ToolObserver", "ToolCallRecord"]
 
 
 @dataclass
-class ToolCaps:
+class ToolCaps(Record):
     """Explicit caps of the bounded tools (characters unless stated)."""
 
     peek_max: int = 2000  # ctx_peek: largest n
@@ -38,21 +39,15 @@ class ToolCaps:
     tool_timeout_s: float = 10.0  # ctx_find's regex, ast_query, sparql_query: wall time of one call (seconds)
     tool_memory_mb: int = 1024  # ast_query, sparql_query: memory one call may add (their worker is killed past it)
 
-    def to_dict(self) -> dict[str, float]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
-class ToolCallRecord:
+class ToolCallRecord(Record):
     """One tool call as the leakage meter and the trajectory see it."""
 
     name: str
     arguments: dict[str, Any]
     result_chars: int
     error: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 class ToolObserver(Protocol):

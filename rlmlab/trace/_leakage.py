@@ -8,16 +8,16 @@ the prompt's characters and tokens, so leakage can be read against cost.
 from __future__ import annotations
 
 import threading
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 from rlmlab.tools import ToolCallRecord
+from rlmlab.records import Record
 
 __all__ = ["IterationLeakage", "LeakageMeter"]
 
 
 @dataclass
-class IterationLeakage:
+class IterationLeakage(Record):
     """Counters for one iteration. Characters unless the name says tokens."""
 
     iteration: int
@@ -29,9 +29,6 @@ class IterationLeakage:
     prompt_chars: int = 0  # all messages of this iteration's model call(s)
     prompt_tokens: int = 0
     completion_tokens: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 class LeakageMeter:

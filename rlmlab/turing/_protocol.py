@@ -18,6 +18,7 @@ from rlmlab.turing._hooks import BUILTIN_HOOKS, HookSpec, correction_template_pr
 from rlmlab.turing._log import InteractionLog
 from rlmlab.turing._turn import Turn
 from rlmlab.turing._validators import VALIDATORS, ValidatorContext
+from rlmlab.records import Record
 
 __all__ = ["Violation", "HookError", "RoundResult", "TuringProtocol", "FailoverLM"]
 
@@ -38,7 +39,7 @@ class HookError:
 
 
 @dataclass
-class RoundResult:
+class RoundResult(Record):
     """One round: the confirmed violations, the one correction (or None), and what to do with the reply."""
 
     phase: str
@@ -58,9 +59,6 @@ class RoundResult:
     @property
     def hooks(self) -> list[str]:
         return [v.hook for v in self.violations]
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 class FailoverLM:
