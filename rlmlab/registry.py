@@ -22,7 +22,7 @@ from rlmlab.errors import ConfigError
 __all__ = ["Registry", "PolicyRegistry", "PluginRef", "options_schema", "plugin_ref"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.:\-]*$")
+_NAME = re.compile(r"^[A-Za-z.][A-Za-z0-9_.:\-]*$")  # ".ttl": loaders are registered by file suffix
 _JSON_TYPES = {int: "integer", float: "number", str: "string", bool: "boolean", list: "array", tuple: "array",
                dict: "object", type(None): "null"}
 

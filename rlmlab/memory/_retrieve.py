@@ -13,6 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 from rank_bm25 import BM25Okapi
 
 from rlmlab.errors import ConfigError
+from rlmlab.registry import Registry
 from rlmlab.memory._records import Hit, MemoryItem, check_filters, check_k
 from rlmlab.memory._store import MemoryStore
 from rlmlab.memory._tokens import FIELD_WEIGHTS, query_tokens, tokenize
@@ -146,30 +147,17 @@ def _unit(v: Sequence[float]) -> list[float]:
 
 RetrieverFactory = Callable[..., Retriever]
 
-RETRIEVERS: dict[str, RetrieverFactory] = {}
+RETRIEVERS: Registry = Registry("retriever")
 
 
 def register_retriever(name: str) -> Callable[[RetrieverFactory], RetrieverFactory]:
     """Register ``factory(store, **options) -> Retriever`` under ``name``; a second use of a name is an error."""
-
-    def decorate(factory: RetrieverFactory) -> RetrieverFactory:
-        if not name.isidentifier():
-            raise ValueError(f"retriever name {name!r} is not an identifier")
-        if name in RETRIEVERS and RETRIEVERS[name] is not factory:
-            raise ValueError(f"retriever {name!r} is already registered by {RETRIEVERS[name]!r}")
-        RETRIEVERS[name] = factory
-        return factory
-
-    return decorate
+    return RETRIEVERS.register(name)
 
 
 def make_retriever(name: str, store: MemoryStore, **options: Any) -> Retriever:
     """The retriever registered as ``name`` over ``store``; ConfigError naming the known ones if unknown."""
-    try:
-        factory = RETRIEVERS[name]
-    except KeyError:
-        raise ConfigError(f"retriever: unknown {name!r}; registered: {', '.join(sorted(RETRIEVERS))}") from None
-    return factory(store, **options)
+    return RETRIEVERS.make(name, store=store, **options)
 
 
 @register_retriever("fts5")

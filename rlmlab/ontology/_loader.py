@@ -16,6 +16,7 @@ from rdflib import Graph
 
 from rlmlab._paths import PROJECT_ROOT
 from rlmlab.errors import ConfigError
+from rlmlab.registry import Registry
 
 __all__ = [
     "ONTOLOGY_DIR", "PROV_TTL", "SKOS_TTL", "LOADERS", "loader", "load_ontology", "as_graph",
@@ -29,7 +30,7 @@ SKOS_TTL = ONTOLOGY_DIR / "skos.ttl"
 Loader = Callable[[Path], Graph]
 
 # suffix (lower case, with the dot) -> function that parses such a file
-LOADERS: dict[str, Loader] = {}
+LOADERS: Registry = Registry("ontology loader")
 
 
 def loader(*suffixes: str) -> Callable[[Loader], Loader]:
@@ -37,12 +38,9 @@ def loader(*suffixes: str) -> Callable[[Loader], Loader]:
 
     def decorate(func: Loader) -> Loader:
         for suffix in suffixes:
-            suffix = suffix.lower()
             if not suffix.startswith("."):
                 raise ValueError(f"loader {func.__name__}: suffix {suffix!r} must start with a dot")
-            if suffix in LOADERS and LOADERS[suffix] is not func:
-                raise ValueError(f"loader {func.__name__}: suffix {suffix!r} already has {LOADERS[suffix].__name__}")
-            LOADERS[suffix] = func
+            LOADERS.register(suffix.lower(), func)
         return func
 
     return decorate
@@ -87,7 +85,7 @@ def load_ontology(path: str | Path) -> Graph:
         st = path.stat()
     except OSError as exc:
         raise ConfigError(f"ontology file {path}: cannot read it ({exc.strerror})") from None
-    parse = LOADERS.get(path.suffix.lower())
+    parse = LOADERS.factory(path.suffix.lower()) if path.suffix.lower() in LOADERS else None
     if parse is None:
         raise ConfigError(f"ontology file {path}: no loader for suffix {path.suffix!r}; known: {', '.join(sorted(LOADERS))}")
     key = (str(path), st.st_mtime_ns, st.st_size)
