@@ -202,6 +202,25 @@ class Registry(Generic[F]):
         return {n: (f.__doc__ or "").strip().splitlines()[0] if (f.__doc__ or "").strip() else ""
                 for n, f in sorted(self._factories.items())}
 
+    def items(self) -> list[tuple[str, Callable[..., Any]]]:
+        """(name, factory) in registration order (for plug-ins that run in turn, such as the RTS rules)."""
+        return list(self._factories.items())
+
+    # A registry reads as a mapping of name -> factory (``VALIDATORS[name]``, ``VALIDATORS.get(name)``); setting
+    # or deleting an entry replaces a registration (what a test's monkeypatch.setitem does).
+    def __getitem__(self, name: str) -> Callable[..., Any]:
+        return self._factories[name]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self._factories.get(name, default)
+
+    def __setitem__(self, name: str, factory: Callable[..., Any]) -> None:
+        self.register(name, factory, replace=True)
+
+    def __delitem__(self, name: str) -> None:
+        del self._factories[name]
+        self._schemas.pop(name, None)
+
     def __contains__(self, name: object) -> bool:
         return name in self._factories
 

@@ -9,10 +9,11 @@ from typing import Any, Callable
 import dspy
 
 from rlmlab.errors import MissingExtraError
+from rlmlab.registry import Registry
 from rlmlab.lm._calls import CallRecorder
 from rlmlab.lm._engines import LlamaEngine, ScriptedEngine
 
-__all__ = ["LMProvider", "LM_PROVIDERS", "lm_provider", "make_lm", "recorder_of"]
+__all__ = ["LMProvider", "LM_PROVIDERS", "lm_provider", "provider", "make_lm", "recorder_of"]
 
 
 @dataclass(frozen=True)
@@ -24,17 +25,23 @@ class LMProvider:
     description: str
 
 
-LM_PROVIDERS: dict[str, LMProvider] = {}
+# name -> factory(arg, **options) -> engine; the factory's docstring is the provider's description
+LM_PROVIDERS: Registry = Registry("LM provider")
 
 
 def lm_provider(name: str, description: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register ``build_engine(arg, **options)`` as LM provider ``name`` (``make_lm("name:arg")``)."""
+
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
-        if name in LM_PROVIDERS:
-            raise ValueError(f"LM provider {name!r} is already registered")
-        LM_PROVIDERS[name] = LMProvider(name, func, description)
-        return func
+        func.__doc__ = description
+        return LM_PROVIDERS.register(name, func)
 
     return decorate
+
+
+def provider(name: str) -> LMProvider:
+    """The LM provider registered as ``name``; ConfigError naming the registered ones if unknown."""
+    return LMProvider(name, LM_PROVIDERS.factory(name), LM_PROVIDERS.describe()[name])
 
 
 @lm_provider("scripted", "deterministic replay of a list of responses (or 'scripted:probe'); counts tokens")
@@ -67,7 +74,7 @@ def make_lm(spec: str = "local", *, temperature: float = 0.0, max_tokens: int = 
     recorder = recorder or CallRecorder()
     name, _, arg = spec.partition(":")
     if name in LM_PROVIDERS:
-        engine = LM_PROVIDERS[name].build_engine(arg or None, max_tokens=max_tokens, **options)
+        engine = LM_PROVIDERS.factory(name)(arg or None, max_tokens=max_tokens, **options)
         lm = dspy.LM(f"rlmlab/{engine.model_name}", engine=engine, cache=False, callbacks=[recorder],
                      temperature=temperature, max_tokens=max_tokens, num_retries=0)
         lm.rlmlab_engine = engine

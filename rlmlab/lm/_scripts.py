@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from rlmlab.registry import Registry
 from rlmlab.errors import RLMLabError
 
 __all__ = ["SCRIPTS", "script_named", "output_fields"]
@@ -73,13 +74,14 @@ def _fail(messages: list[dict[str, str]]) -> str:
     raise RLMLabError("scripted:fail: this LM fails every call (no server answered)")
 
 
-SCRIPTS: dict[str, Callable[[list[dict[str, str]]], str | dict[str, Any]]] = {
-    "probe": _probe, "arith": _arith, "fail": _fail}
+# name -> script(messages) -> reply; ``make_lm("scripted:<name>")``
+SCRIPTS: Registry = Registry("named script")
+for _name, _script in (("probe", _probe), ("arith", _arith), ("fail", _fail)):
+    SCRIPTS.register(_name, _script)
 
 
 def script_named(name: str) -> Callable[[list[dict[str, str]]], str | dict[str, Any]]:
-    try:
-        return SCRIPTS[name]
-    except KeyError:
-        raise ValueError(f"scripted LM: no script named {name!r}; named scripts: {', '.join(sorted(SCRIPTS))}, "
-                         "or pass script=[...]") from None
+    if name not in SCRIPTS:
+        raise ValueError(f"scripted LM: no script named {name!r}; named scripts: {', '.join(SCRIPTS.names())}, "
+                         "or pass script=[...]")
+    return SCRIPTS.factory(name)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rlmlab.registry import Registry
 from rlmlab._paths import PROJECT_ROOT
 from rlmlab.errors import ConfigError
 from rlmlab.records import Record
@@ -61,15 +62,12 @@ class TemplateNotFound(ConfigError, KeyError):
 
 
 Rule = Callable[[str, str, bool], "Decision | None"]
-RTS_RULES: list[tuple[str, Rule]] = []
+RTS_RULES: Registry = Registry("RTS rule")  # tried in registration order (RTS_RULES.items())
 
 
 def rts_rule(name: str) -> Callable[[Rule], Rule]:
     """Register a policy rule ``(bias, bucket, reference_free) -> Decision | None``; rules run in order."""
-    def register(fn: Rule) -> Rule:
-        RTS_RULES.append((name, fn))
-        return fn
-    return register
+    return RTS_RULES.register(name)
 
 
 # -- the answer looks right ----------------------------------------------------------------------------
@@ -123,7 +121,7 @@ def select_template(bias: str, level: str, reference_free: bool = False) -> Deci
     """The first rule that decides, with its name; levels are ``low``, ``mid``, ``high``."""
     if level not in ("low", "mid", "high"):
         raise ValueError(f"level: {level!r}; use 'low', 'mid' or 'high'")
-    for name, rule in RTS_RULES:
+    for name, rule in RTS_RULES.items():
         decision = rule(bias, level, reference_free)
         if decision is not None:
             return Decision(decision.reprompt, decision.template, name)

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from rlmlab.registry import Registry
 from rlmlab.turing._turn import SUB_SESSION_TOOLS, Turn
 
 __all__ = ["VALIDATORS", "PATTERN_DETECTORS", "ValidatorContext", "validator", "pattern_detector", "schema_errors",
@@ -37,24 +38,18 @@ class ValidatorContext:
 Validator = Callable[[Turn, "str | None", ValidatorContext], "str | None"]
 Detector = Callable[[Turn], "str | None"]
 
-VALIDATORS: dict[str, Validator] = {}
-PATTERN_DETECTORS: dict[str, Detector] = {}
+VALIDATORS: Registry = Registry("validator")  # name -> validate(turn, reason, context) -> correction or None
+PATTERN_DETECTORS: Registry = Registry("pattern detector")  # name -> detect(turn) -> reason or None
 
 
 def validator(name: str) -> Callable[[Validator], Validator]:
-    def register(fn: Validator) -> Validator:
-        if name in VALIDATORS:
-            raise ValueError(f"validator {name!r} is already registered")
-        VALIDATORS[name] = fn
-        return fn
-    return register
+    """Register ``fn`` as the validator ``name`` (a hook's ``validator_fn_name``)."""
+    return VALIDATORS.register(name)
 
 
 def pattern_detector(name: str) -> Callable[[Detector], Detector]:
-    def register(fn: Detector) -> Detector:
-        PATTERN_DETECTORS[name] = fn
-        return fn
-    return register
+    """Register ``fn`` as the programmatic detector of the hook whose validator is ``name``."""
+    return PATTERN_DETECTORS.register(name)
 
 
 def _prose(text: str) -> str:
