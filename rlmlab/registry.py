@@ -68,11 +68,11 @@ def options_schema(factory: Callable[..., Any]) -> dict[str, Any]:
     """The JSON Schema of a factory's keyword options, from its signature: one property per parameter (typed
     where the annotation is a JSON type), ``required`` for those without a default, no other keys unless the
     factory takes ``**options``."""
-    try:
-        sig = inspect.signature(factory)
-        hints = typing.get_type_hints(factory)
-    except (TypeError, ValueError, NameError):
-        sig, hints = inspect.signature(factory), {}
+    sig = inspect.signature(factory)
+    try:  # a class's options are its __init__'s parameters
+        hints = typing.get_type_hints(factory.__init__ if inspect.isclass(factory) else factory)
+    except Exception:  # noqa: BLE001 - an annotation that does not resolve: that option goes unchecked
+        hints = {}
     props: dict[str, Any] = {}
     required: list[str] = []
     extra = False

@@ -35,28 +35,34 @@ _LAYER_BOOLS = {"type": "object", "additionalProperties": False,
                 "properties": {k: {"type": "boolean"} for k in ("L0", "L1", "L2", "L3")}}
 _LAYER_INTS = {"type": "object", "additionalProperties": False,
                "properties": {k: {"type": "integer", "minimum": 0} for k in ("L0", "L1", "L2", "L3")}}
+# A plug-in is named by its registry name, or as {name, options}; names and options are checked against the
+# registries when the config loads (_plugins below), so a new plug-in needs no change to this schema.
+_PLUGIN = {"anyOf": [{"type": "string", "minLength": 1}, {
+    "type": "object", "additionalProperties": False, "required": ["name"],
+    "properties": {"name": {"type": "string", "minLength": 1}, "options": {"type": "object"}}}]}
+_PLUGIN_NAME = {"type": "string", "minLength": 1}
 _CONDITION_PROPS: dict[str, Any] = {
     "layers": _LAYER_BOOLS,
     "budgets": _LAYER_INTS,
     "mode": {"enum": ["auto_inject", "tool_mediated"]},
     "tools": {"enum": ["handle", "naive"]},
-    "executor": {"enum": ["rlm", "react", "scratchpad"]},
+    "executor": _PLUGIN,
     "max_iters": {"type": "integer", "minimum": 1, "maximum": 50},
     "retrieval": {"type": "object", "additionalProperties": False, "properties": {
-        "policy": {"enum": ["mixed", "success_only"]},
+        "policy": _PLUGIN_NAME,
         "k_success": {"type": "integer", "minimum": 0, "maximum": 20},
         "k_failure": {"type": "integer", "minimum": 0, "maximum": 20},
         "scope": {"enum": ["domain", "domain_only", "any"]},
-        "retriever": {"enum": ["fts5", "bm25"]}}},
+        "retriever": _PLUGIN_NAME}},
     "seed_packs": {"type": "array", "items": {"type": "string", "minLength": 1}},
     "l3_guide": {"enum": ["brief", "explore"]},
     "learning": {"type": "object", "additionalProperties": False, "properties": {
-        "extractor": {"enum": ["none", "heuristic", "llm"]},
+        "extractor": _PLUGIN,  # or "none": no learning
         "max_items": {"type": "integer", "minimum": 1, "maximum": 3},
-        "consolidator": {"enum": ["append", "consolidate"]},
+        "consolidator": _PLUGIN,
         "dup_threshold": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
         "merge_threshold": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
-        "forgetter": {"enum": ["none", "bounded"]},
+        "forgetter": _PLUGIN,
         "max_bank": {"type": "integer", "minimum": 1},
         "floors": {"type": "object", "additionalProperties": False, "properties": {
             "success": {"type": "integer", "minimum": 0}, "failure": {"type": "integer", "minimum": 0}}}}},
@@ -115,6 +121,7 @@ class Condition:
     templates: bool = False  # the injected L2 items' code templates join the grammar (needs L2)
     samples: int = 1  # > 1: that many sampled rollouts per task, the answer by majority vote (no judge)
     temperature: float = 0.7  # sampling temperature of the rollouts when samples > 1
+    plugin_options: dict[str, dict[str, Any]] = field(default_factory=dict)  # {"extractor": {...}, ...} from config
 
     @property
     def learns(self) -> bool:
@@ -171,10 +178,12 @@ def _condition(name: str, values: dict[str, Any], where: str) -> Condition:
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
     floors = learning.pop("floors", None)
+    plugin_options = _plugins(values, learning, where)
     if "temperature" in values:  # YAML 1 is an int
         values["temperature"] = float(values["temperature"])
     cond = Condition(name=name, layers=layers, budgets=budgets, seed_packs=tuple(values.pop("seed_packs", ())),
-                     **values, **learning, **({"floors": {"success": 2, "failure": 2, **floors}} if floors else {}))
+                     **values, **learning, **({"floors": {"success": 2, "failure": 2, **floors}} if floors else {}),
+                     plugin_options=plugin_options)
     if cond.merge_threshold >= cond.dup_threshold:
         raise ConfigError(f"{where}: learning: merge_threshold {cond.merge_threshold} must be below dup_threshold "
                           f"{cond.dup_threshold}")
@@ -195,6 +204,46 @@ def _condition(name: str, values: dict[str, Any], where: str) -> Condition:
         raise ConfigError(f"{where}: templates: on needs the L2 layer (templates arrive with L2 memory items); "
                           "add layers: {L2: true}")
     return cond
+
+
+def _registries() -> dict[str, Any]:
+    from rlmlab.executors import EXECUTORS
+    from rlmlab.learning import CONSOLIDATORS, EXTRACTORS, FORGETTERS
+
+    return {"executor": EXECUTORS, "extractor": EXTRACTORS, "consolidator": CONSOLIDATORS, "forgetter": FORGETTERS}
+
+
+def _plugins(values: dict[str, Any], learning: dict[str, Any], where: str) -> dict[str, dict[str, Any]]:
+    """Turn each plug-in entry (a name or {name, options}) into its name in place, check the name and the options
+    against the plug-in's registry, and return the options by key."""
+    from rlmlab.memory import RETRIEVAL_POLICIES, RETRIEVERS
+
+    out: dict[str, dict[str, Any]] = {}
+    for key, registry in _registries().items():
+        holder = values if key == "executor" else learning
+        if key not in holder:
+            continue
+        entry = holder[key]
+        name, options = (entry["name"], dict(entry.get("options") or {})) if isinstance(entry, dict) else (entry, {})
+        holder[key] = name
+        if key == "extractor" and name == "none":
+            if options:
+                raise ConfigError(f"{where}: extractor: none takes no options")
+            continue
+        try:
+            registry.factory(name)
+            if options:
+                registry.check(name, options)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {key}: {exc}") from None
+        if options:
+            out[key] = options
+    retrieval = values.get("retrieval") or {}
+    for key, registry in (("policy", RETRIEVAL_POLICIES), ("retriever", RETRIEVERS)):
+        if key in retrieval and retrieval[key] not in registry:
+            raise ConfigError(f"{where}: retrieval: {key}: unknown {retrieval[key]!r}; registered: "
+                              f"{', '.join(registry.names())}")
+    return out
 
 
 def experiment_path(name_or_path: str | Path) -> Path:

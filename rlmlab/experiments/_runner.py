@@ -108,7 +108,7 @@ def _executor(cond: Condition, lm: Any, traj_dir: Path) -> Callable[..., Any]:
     try:
         from rlmlab.executors import EXECUTORS
 
-        run = EXECUTORS.make(cond.executor)
+        run = EXECUTORS.make(cond.executor, **cond.plugin_options.get("executor", {}))
     except ImportError:  # pragma: no cover - executors registry not present
         if cond.executor != "rlm":
             raise ConfigError(f"executor {cond.executor!r} is not available") from None
@@ -352,14 +352,17 @@ def _loop(cond: Condition, store: MemoryStore, lm: Any, run_id: str, run_dir: Pa
     builder = ContextBuilder(store, toggles=cond.layers, budgets=cond.budgets, mode=cond.mode,
                              retrieval=retrieval.pop("policy", "mixed"), retrieval_options=retrieval,
                              base_instructions=base)
+    extra = cond.plugin_options  # options a config gave as {name, options}: they win over the shorthand keys
     consolidator_options = ({"dup_threshold": cond.dup_threshold, "merge_threshold": cond.merge_threshold}
-                            if cond.consolidator == "consolidate" else {})
-    forgetter_options = {"max_items": cond.max_bank, "floors": cond.floors} if cond.forgetter == "bounded" else {}
+                            if cond.consolidator == "consolidate" else {}) | extra.get("consolidator", {})
+    forgetter_options = ({"max_items": cond.max_bank, "floors": cond.floors} if cond.forgetter == "bounded"
+                         else {}) | extra.get("forgetter", {})
+    extractor_options = {"max_items": cond.max_items, **extra.get("extractor", {})} if cond.learns else None
     # only when on: ReasoningBankLoop's templates parameter is new, and off is its default
     templates = {"templates": True} if cond.templates else {}
     return ReasoningBankLoop(
         store, lm=lm, builder=builder, executor=_executor(cond, lm, run_dir / "trajectories"),
-        extractor=cond.extractor, extractor_options={"max_items": cond.max_items} if cond.learns else None,
+        extractor=cond.extractor, extractor_options=extractor_options,
         consolidator=cond.consolidator, consolidator_options=consolidator_options, forgetter=cond.forgetter,
         forgetter_options=forgetter_options, rollouts=cond.runs_per_task, extraction=cond.extraction,
         selection=cond.selection, run_id=f"{run_id}-{cond.name}", **templates)
