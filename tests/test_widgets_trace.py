@@ -226,7 +226,7 @@ def test_explorer_loads_probe_run_from_its_path_and_steps_within_bounds(rust_fil
     assert explorer.trajectory.run_id == traj.run_id and len(explorer.trajectory.iterations) == 2
     first = traj.iterations[0]
     assert explorer.steps.options[0] == (
-        f"1 · 0 tool calls · {first.input_tokens + first.output_tokens:,} tok", 0)
+        f"1 · 0 tool calls · {first.input_tokens + first.output_tokens:,} LM tokens", 0)
     assert explorer.position == 0 and explorer.prev_button.disabled and not explorer.next_button.disabled
     assert not explorer.prev() and explorer.position == 0
     # The code is highlighted by pygments with inline styles (the builtin `len` is coloured).

@@ -1,4 +1,5 @@
-"""``rlmlab experiment``: list the E1..E13 configs, run one, compare two runs."""
+"""``rlmlab experiment``: list the E1..E13 configs, run one, show a run (or one task's trajectory), compare two
+runs."""
 
 from __future__ import annotations
 
@@ -73,6 +74,28 @@ def run(name: str, lm: str | None, suite: str | None, tasks: int | None, rollout
         first = result.summary[result.failed_conditions[0]]["first_error"]
         raise click.ClickException(f"every run of {', '.join(result.failed_conditions)} failed, so its figures "
                                    f"measure nothing; first error: {first}")
+
+
+@experiment.command("show")
+@click.argument("run", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--task", default=None, metavar="ID", help="Show this task's trajectory, with every LM call's prompt.")
+@click.option("--condition", default=None, help="The task's condition (needed when several ran it).")
+@click.option("--rollout", type=click.IntRange(0), default=None, help="The rollout (default: the selected one).")
+@click.option("--prompts/--no-prompts", default=True, show_default=True,
+              help="With --task: print the exact messages sent on every LM call.")
+def show(run: Path, task: str | None, condition: str | None, rollout: int | None, prompts: bool) -> None:
+    """A run's conditions (pass rate with its 95% Wilson interval) and one row per task; with --task, that
+    task's trajectory: each iteration's code, output and figures, and the prompt and completion of its LM calls."""
+    from rlmlab.cli._console import wide_console
+    from rlmlab.cli._run_show import run_overview, task_detail
+
+    console = wide_console()
+    try:
+        parts = run_overview(run) if task is None else task_detail(run, task, condition, rollout, prompts)
+    except (FileNotFoundError, ValueError) as exc:
+        raise _fail(exc) from None
+    for part in parts:
+        console.print(part)
 
 
 @experiment.command("compare")

@@ -116,7 +116,7 @@ class MeteredReAct(dspy.ReAct):
         except Exception as exc:  # not a ToolError: the step is recorded, then the run ends
             fatal, done = exc, False
             observation = f"[Error] {type(exc).__name__}: {exc} (the run ended)"
-        lm_calls = self.recorder.since(mark)
+        lm_calls = self.recorder.since(mark, step=n)
         calls = [c for c in lm_calls if c.role == "main"]
         leak = self.meter.end(stdout_chars=len(observation), prompt_chars=sum(c.prompt_chars for c in calls),
                               prompt_tokens=sum(c.input_tokens for c in calls),

@@ -20,7 +20,7 @@ from rlmlab.executors._interpreter import InterpreterFactory
 from rlmlab.executors._step_grammar import assigned_names, fields_grammar, output_numbers, step_grammar
 from rlmlab.executors._trajectory import TRAJECTORY_FILE, IterationRecord, Trajectory, clip_output
 from rlmlab.handles import BlobRef
-from rlmlab.lm import CallRecorder, LenientChatAdapter, LMCall, recorder_of
+from rlmlab.lm import CALLS_FILE, CallRecorder, LenientChatAdapter, LMCall, recorder_of, write_calls
 from rlmlab.tools import ToolRegistry, Workspace
 from rlmlab.trace import ContextEvent, ContextTrace, LeakageMeter
 
@@ -201,7 +201,7 @@ class MeteredRLM(dspy.RLM):
                      "output": f"[Error] {type(fatal).__name__}: {fatal} (the run ended)"}
         else:
             entry = result.trajectory[-1] if isinstance(result, Prediction) else result.entries[-1].model_dump()
-        lm_calls = self.recorder.since(state["mark"])
+        lm_calls = self.recorder.since(state["mark"], step=state["iteration"] + 1)
         calls = [c for c in lm_calls if c.role == "main"]
         leak = self.meter.end(
             stdout_chars=len(entry["output"]),
@@ -373,7 +373,8 @@ def make_guard(turing: Any, workspace: Workspace, run_id: str) -> Any:
 
 def close_trajectory(traj: Trajectory, records: list[IterationRecord], calls: list[LMCall], t0: float,
                      trace: ContextTrace, runs_dir: str | Path | None) -> Trajectory:
-    """Fill the run's totals from its iterations and LM calls, log the Final event, write the JSONL if asked."""
+    """Fill the run's totals from its iterations and LM calls, log the Final event, write the JSONL if asked
+    (the trajectory, and beside it the LM calls with their prompts and completions)."""
     traj.iterations = records
     traj.elapsed_ms = int((time.perf_counter() - t0) * 1000)
     traj.input_tokens = sum(c.input_tokens for c in calls)
@@ -385,4 +386,5 @@ def close_trajectory(traj: Trajectory, records: list[IterationRecord], calls: li
     traj.context_trace = trace
     if runs_dir is not None:
         traj.write_jsonl(Path(runs_dir) / traj.run_id / TRAJECTORY_FILE)
+        write_calls(Path(runs_dir) / traj.run_id / CALLS_FILE, calls)
     return traj

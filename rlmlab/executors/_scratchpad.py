@@ -310,7 +310,7 @@ class _Loop:
             reply = _text_of(self.lm(prompt))
         thought, code = parse_reply(reply)
         output, final = self._execute(repl, thought, code)
-        lm_calls = self.recorder.since(mark)
+        lm_calls = self.recorder.since(mark, step=n)
         calls = [c for c in lm_calls if c.role == "main"]
         leak = self.meter.end(stdout_chars=len(output), prompt_chars=sum(c.prompt_chars for c in calls),
                               prompt_tokens=sum(c.input_tokens for c in calls),

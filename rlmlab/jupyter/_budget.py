@@ -273,6 +273,9 @@ class BudgetTimeline(RLMLabWidget):
     def live(self) -> bool:
         return self._unsubscribe is not None
 
+    def tracks_static(self) -> bool:
+        return not self.live  # while following a run the view renders often; close() sends the final state
+
     # -- state and handlers ------------------------------------------------------------------------------
 
     def set_mode(self, mode: str) -> None:

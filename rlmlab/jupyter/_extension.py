@@ -81,17 +81,17 @@ class RLMLabMagics(Magics):
             log.parent.mkdir(parents=True, exist_ok=True)
             turing = TuringProtocol.from_config(log=log)
             self.turing_log = log
-        timeline, handle = _show_live(trace) if args.live else (None, None)
+        timeline = _show_live(trace) if args.live else None
         try:
             traj = run_rlm(cell.strip(), context, lm=lm, workspace=ns.get("workspace"), max_iters=args.max_iters,
                            runs_dir=args.runs_dir, turing=turing, trace=trace)
         finally:
             if timeline is not None:
-                timeline.close()  # unsubscribe and render the final state
-                if handle is not None:  # None when no shell is initialised: display() only printed it
-                    handle.update(timeline)  # the static HTML in the saved output too
+                timeline.close()  # unsubscribe, render the final state and update its output (static HTML too)
         ns["rlm_last"] = traj
-        return TrajectoryExplorer(traj)
+        from rlmlab.lm import CALLS_FILE, read_calls
+
+        return TrajectoryExplorer(traj, calls=read_calls(Path(args.runs_dir) / traj.run_id / CALLS_FILE))
 
     @line_magic
     def budget(self, line: str) -> Any:
@@ -161,18 +161,17 @@ class RLMLabMagics(Magics):
         return ns["ast_query"](ref, query, k=k)
 
 
-def _show_live(trace: Any) -> tuple[Any, Any]:
-    """Display a live BudgetTimeline of ``trace`` now; returns it and its display handle (for the final update).
+def _show_live(trace: Any) -> Any:
+    """Display a live BudgetTimeline of ``trace`` now and return it; its ``close()`` updates that output.
 
     Outside a frontend (plain or terminal IPython) the display is its text form, and the widget still
     follows the trace; nothing here needs a kernel.
     """
-    from IPython.display import display
-
     from rlmlab.jupyter._budget import BudgetTimeline
 
     timeline = BudgetTimeline(trace, live=True)
-    return timeline, display(timeline, display_id=True)
+    timeline.show()
+    return timeline
 
 
 def load(ipython: Any) -> None:
