@@ -63,7 +63,7 @@ def test_bars_stack_one_segment_per_kind_with_hover_details_and_budget_line():
     # The budget line is above the run total (270 of 1,000 tokens) and labelled.
     line = re.search(r"<g class='rlmlab-budget-line'><line x1='\d+' y1='([\d.]+)'", timeline.chart.value)
     assert line and float(line.group(1)) < bars[2][-1][3] and "budget 1,000" in timeline.chart.value
-    assert "<b>270</b> / 1,000 tokens" in timeline.header.value and "<b>27.0%</b>" in timeline.header.value
+    assert "context-trace tokens <b>270</b> / 1,000 trace budget" in timeline.header.value and "<b>27.0%</b>" in timeline.header.value
     assert "0 events dropped" in timeline.header.value
     legend = timeline.legend.value
     assert "data-kind='GrepResult'" in legend and "data-kind='Final'" not in legend and DROPPED not in legend
