@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["Figure", "FIGURES", "figure", "label", "fmt", "fmt_tokens", "fmt_seconds", "wilson_interval", "token_rows",
-           "resend_note", "RELATION_KEYS"]
+           "resend_note", "RELATION_KEYS", "summary_label", "fmt_delta"]
 
 
 @dataclass(frozen=True)
@@ -43,8 +43,8 @@ class Figure:
 
     @property
     def heading(self) -> str:
-        """The label with its unit, for a column heading: "prompt tokens sent", "time (s)"."""
-        return self.label if self.unit in ("tokens", "chars", "count", "text", "share") else f"{self.label} ({self.unit})"
+        """A column heading: the label (formatted values carry their unit: "4.2 s", "12.3k", "50%")."""
+        return self.label
 
 
 _LIST = [
@@ -215,3 +215,30 @@ def resend_note(traj: Any) -> str:
 
 
 RELATION_KEYS = ("prompt_tokens", "completion_tokens", "lm_tokens", "trace_tokens")  # the figures token_rows relates
+
+
+def summary_label(key: str) -> str:
+    """The label of an experiment-summary key: a per-task mean says so ("mean_input_tokens" -> "prompt tokens sent /
+    task"); figures already per iteration or shares keep their label; an unknown key is returned as is."""
+    try:
+        fig = figure(key)
+    except KeyError:
+        return key
+    if key.startswith("mean_") and fig.unit != "share" and not fig.label.endswith("/ iteration"):
+        return f"{fig.label} / task"
+    return fig.label
+
+
+def fmt_delta(a: Any, b: Any, unit: str) -> tuple[str, str]:
+    """(b - a, b / a) formatted for ``unit``: shares as percentage points ("+12 pp"), times in seconds, tokens
+    and chars with k; the ratio as "1.25×" ("-" when a is 0 or either is missing)."""
+    if not isinstance(a, (int, float)) or not isinstance(b, (int, float)) or isinstance(a, bool) or isinstance(b, bool):
+        return "-", "-"
+    d = b - a
+    sign = "+" if d > 0 else "−" if d < 0 else "±"
+    if unit == "share":
+        delta = f"{sign}{abs(100 * d):.0f} pp"
+    else:
+        delta = sign + fmt(abs(d), unit)
+    ratio = f"{b / a:.2f}×" if a else "-"
+    return delta, ratio

@@ -163,3 +163,34 @@ def test_experiment_show_prints_the_whole_table_and_a_task_with_its_prompts(run_
     proc = subprocess.run([sys.executable, "-m", "rlmlab.cli", "experiment", "show", str(run_dir), "--task", "two"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1 and "say which with condition" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_tables_and_plots_show_readable_units_intervals_and_task_rows(run_dir):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from rlmlab.experiments._report import plot_conditions, plot_tasks, results_table, task_table
+    from rlmlab.experiments._runner import read_results, summarise, summary_table
+
+    table = results_table(run_dir)
+    text = repr(table)
+    assert "95% CI (Wilson)" in text and "6–79%" in text and "33%" in text and "0.1 s" in text
+    assert "prompt tokens sent / task" in text and "mean_" not in text and "e+" not in text
+    assert "prompt tokens sent / task" in table._repr_html_()
+    tasks = repr(task_table(run_dir))
+    assert tasks == repr(table.tasks()) and tasks.count("\n") == 6  # a header and one row per condition x task
+    assert f"error  0                   0                  0           1" in tasks and BROKEN in tasks
+    rich_table = summary_table(summarise(read_results(run_dir / "results.jsonl")))
+    assert [c.header for c in rich_table.columns][:3] == ["condition", "tasks", "pass rate"]
+    assert "prompt tokens sent / task" in [c.header for c in rich_table.columns]
+    fig = plot_conditions(run_dir, save_to=run_dir)
+    quality, tokens, leakage, seconds = fig.axes
+    assert quality.get_title() == "pass rate (95% Wilson interval)"
+    assert any(getattr(c, "has_yerr", False) for c in quality.containers)  # the Wilson error bars
+    assert [t.get_text() for t in quality.texts] == ["1/3", "1/3"]
+    fig.canvas.draw()
+    labels = [t.get_text() for ax in fig.axes for t in ax.get_yticklabels()]
+    assert "100%" in labels and any(x.endswith(" s") for x in labels) and not any("e+" in x for x in labels)
+    assert (run_dir / "plots" / "conditions.png").stat().st_size > 5000
+    grid = plot_tasks(run_dir).axes[0]
+    assert [t.get_text() for t in grid.get_yticklabels()] == ["two", "three", "broken"]

@@ -33,7 +33,9 @@ def list_() -> None:
         learning = f"{c.extractor}/{c.consolidator}/{c.forgetter}" if c.learns else "-"
         table.add_row(e.id, e.title, ", ".join(x.name for x in e.conditions), ",".join(c.layers.enabled()) or "none",
                       learning, e.defaults["suite"])
-    Console().print(table)
+    from rlmlab.cli._console import wide_console
+
+    wide_console().print(table)
 
 
 @experiment.command("run")
@@ -67,7 +69,9 @@ def run(name: str, lm: str | None, suite: str | None, tasks: int | None, rollout
                                 lm_options={"max_tokens": max_tokens} if max_tokens else None)
     except (RLMLabError, ValueError) as exc:
         raise _fail(exc) from None
-    console = Console()
+    from rlmlab.cli._console import wide_console
+
+    console = wide_console()
     console.print(result)
     console.print(f"results: {result.run_dir / 'results.jsonl'}")
     if result.failed_conditions:
@@ -102,28 +106,26 @@ def show(run: Path, task: str | None, condition: str | None, rollout: int | None
 @click.argument("run_a", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.argument("run_b", type=click.Path(exists=True, file_okay=False, path_type=Path))
 def compare(run_a: Path, run_b: Path) -> None:
-    """Side-by-side summary of two run directories (every condition of each)."""
-    from rlmlab.experiments._runner import read_results, summarise, summary_columns
+    """Two run directories side by side (A and B): per metric, each condition's value in A and B, B − A and
+    B / A. Conditions are paired by name (a one-condition run is paired with each condition of the other)."""
+    from rich.table import Table
 
-    summaries = {}
+    from rlmlab.cli._console import wide_console
+    from rlmlab.experiments._report import compare_table
+    from rlmlab.experiments._runner import read_results, summarise
+
+    summaries = []
     for d in (run_a, run_b):
         if not (d / "results.jsonl").exists():
             raise click.ClickException(f"{d}: no results.jsonl (is it a run directory?)")
-        summaries[d.name] = summarise(read_results(d / "results.jsonl"))
-    metrics = ["tasks", "pass_rate", "convergence", "mean_input_tokens", "mean_iterations", "mean_tool_calls",
-               "mean_prompt_chars_mean", "mean_variables_info_chars", "mean_large_returns", "mean_context_chars",
-               "mean_elapsed_ms"]
-    # pass@1, maj@N, pass@N, off-format replies and golden yield, for runs that have them (after pass_rate)
-    metrics[2:2] = [k for k, _ in summary_columns(s for by_cond in summaries.values() for s in by_cond.values())]
-    table = Table(title=f"{run_a.name} vs {run_b.name}", title_justify="left")
-    table.add_column("metric")
-    columns = [(run, cond) for run, s in summaries.items() for cond in s]
-    for run, cond in columns:
-        table.add_column(f"{run}\n{cond}", justify="right", overflow="fold")
-    for m in metrics:
-        values = [summaries[run][cond].get(m) for run, cond in columns]
-        table.add_row(m, *("-" if v is None else f"{v:g}" for v in values))
-    Console().print(table)
+        summaries.append(summarise(read_results(d / "results.jsonl")))
+    header, rows = compare_table(*summaries)
+    table = Table(title=f"A = {run_a.name}   B = {run_b.name}", title_justify="left")
+    for i, h in enumerate(header):
+        table.add_column(h, justify="right" if i else "left", overflow="fold")
+    for r in rows:
+        table.add_row(*r)
+    wide_console().print(table)
 
 
 @experiment.command("notebook")
