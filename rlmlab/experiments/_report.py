@@ -68,7 +68,7 @@ class ResultsTable:
         self.rows = [(run, cond, s) for run, by_cond in summaries.items() for cond, s in by_cond.items()]
         # TABLE_COLUMNS, with pass@1/maj@N/pass@N, off-format and golden yield after the pass rate when a run has them
         optional = [k for k, _ in summary_columns(s for *_, s in self.rows)]
-        self.columns = [*TABLE_COLUMNS[:2], "ci", *optional, *TABLE_COLUMNS[2:]]
+        self.columns = [*TABLE_COLUMNS[:2], "ci", "errors", *optional, *TABLE_COLUMNS[2:]]
 
     def heading(self, key: str) -> str:
         return "95% CI (Wilson)" if key == "ci" else summary_label(key)
@@ -77,7 +77,9 @@ class ResultsTable:
         return _ci(s) if key == "ci" else _cell(key, s.get(key))
 
     def _label(self, run: str, cond: str) -> str:
-        return cond if len(self.summaries) == 1 else f"{run} / {cond}"
+        name = cond if len(self.summaries) == 1 else f"{run} / {cond}"
+        failed = self.summaries[run][cond].get("all_failed")
+        return f"{name} (every run failed)" if failed else name
 
     def tasks(self) -> "TaskTable":
         """One row per condition x task x rollout of the same runs."""

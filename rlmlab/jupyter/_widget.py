@@ -104,6 +104,14 @@ class RLMLabWidget:
             handle.update(bundle, raw=True)
         return len(displays)
 
+    def replace_display(self, text: str) -> None:
+        """Replace every output showing this widget with ``text`` (a failed run's line instead of an empty
+        chart); the widget no longer updates them."""
+        bundle = {"text/plain": text, "text/html": f"<div class='rlmlab-failed' style='color:#C00'>{esc(text)}</div>"}
+        for handle in getattr(self, "_displays", []):
+            handle.update(bundle, raw=True)
+        self._displays = []
+
     def show(self) -> Any:
         """Display the widget with a display id (what ``display(w)`` and a cell's last value do); returns the
         DisplayHandle, or None outside IPython."""
