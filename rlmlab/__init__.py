@@ -69,7 +69,9 @@ def default_workspace() -> Any:
 
 def __getattr__(name: str) -> Any:
     if name in _BOUND_TOOLS:
-        value = default_workspace().bound(name)
+        from rlmlab._results import displayable
+
+        value = displayable(default_workspace(), name)
         globals()[name] = value
         return value
     if name in _WHERE:

@@ -1,6 +1,7 @@
 """The namespace everywhere: kernel spec, papermill on the rlmlab kernel, IPython extension, terminal REPL."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -82,7 +83,7 @@ def test_terminal_repl_runs_tools_and_lists_them(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "rlmlab.cli", "repl", "--store", str(store)], input=code,
                           capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "'preview': 'fn main'" in proc.stdout
+    assert re.search(r"preview\s+fn main\n", proc.stdout)  # the text as text, not a quoted repr
     assert "ctx_find(ref, pattern, k=20, ignore_case=False)" in proc.stdout
     # Handles survive in the SQLite file.
     proc2 = subprocess.run([sys.executable, "-m", "rlmlab.cli", "repl", "--store", str(store)],

@@ -30,6 +30,15 @@ class MemoryTask:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def __repr__(self) -> str:
+        # The context is often a whole source file: its size and first line say enough.
+        head = self.context.split("\n", 1)[0][:60]
+        context = f"<{len(self.context):,} chars: {head!r}{'...' if len(self.context) > len(head) else ''}>"
+        expected = repr(self.expected)
+        expected = expected if len(expected) <= 80 else expected[:77] + "..."
+        return (f"MemoryTask(id={self.id!r}, query={self.query!r}, context={context}, domain={self.domain!r}, "
+                f"expected={expected}, check={self.check!r}, meta={{{', '.join(map(repr, self.meta))}}})")
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "MemoryTask":
         return cls(**data)
