@@ -251,3 +251,27 @@ def test_terminal_repl_shows_a_tool_error_in_one_line(tmp_path):
     first, _, rest = proc.stderr.partition("ToolError: n: 99999 is out of range; allowed 0 to 2000\n")
     assert _ and "Traceback" not in first  # one line, no frames before it
     assert "ZeroDivisionError" in rest and rest.count("Traceback") == 2  # 1/0 as usual; traceback() shows the last
+
+
+def test_kernel_install_turns_on_lab_widget_state_and_keeps_other_overrides(tmp_path):
+    from rlmlab.jupyter import install_lab_settings
+    from rlmlab.jupyter._kernelspec import LAB_OVERRIDES, lab_settings_dir
+
+    overrides = lab_settings_dir(str(tmp_path)) / "overrides.json"
+    overrides.parent.mkdir(parents=True)
+    theirs = {"@jupyterlab/apputils-extension:themes": {"theme": "JupyterLab Dark"},
+              "@jupyter-widgets/jupyterlab-manager:plugin": {"saveState": False, "other": 1}}
+    overrides.write_text(json.dumps(theirs))
+    proc = subprocess.run([sys.executable, "-m", "rlmlab.cli", "kernel", "install", "--prefix", str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "saves widget state" in proc.stdout and str(overrides) in proc.stdout
+    assert json.loads(overrides.read_text()) == {
+        "@jupyterlab/apputils-extension:themes": {"theme": "JupyterLab Dark"},
+        "@jupyter-widgets/jupyterlab-manager:plugin": {"saveState": True, "other": 1}}
+    fresh = install_lab_settings(tmp_path / "elsewhere")
+    assert json.loads(fresh.read_text()) == LAB_OVERRIDES
+    overrides.write_text("// a comment\n{}")
+    with pytest.raises(ValueError, match="not JSON"):
+        install_lab_settings(overrides.parent)
+    assert overrides.read_text() == "// a comment\n{}"

@@ -122,12 +122,13 @@ def test_run_browser_filters_sorts_and_opens_a_row(run_dir):
     assert browser.explorer is None and browser.trace_box.children == ()
 
 
-def test_the_displayed_static_form_follows_the_widget(run_dir):
+def test_the_displayed_static_form_follows_the_widget(run_dir, monkeypatch):
     from IPython.core.interactiveshell import InteractiveShell
     from IPython.display import display
     from IPython.utils.capture import capture_output
 
     from rlmlab.jupyter import RunBrowser
+    from rlmlab.jupyter import _widget as widget_module
 
     shell = InteractiveShell.instance()
     try:
@@ -140,6 +141,18 @@ def test_the_displayed_static_form_follows_the_widget(run_dir):
         assert updates and all(u.update and u.transient == first.transient for u in updates)
         assert "<b>open</b>: naive / two" in updates[-1].data["text/html"]
         assert updates[-1].data["application/vnd.jupyter.widget-view+json"]["model_id"] == browser.view.model_id
+        # A click in the live view (a comm message) does not re-render the output at once: its static form
+        # follows when the next cell runs.
+        monkeypatch.setattr(widget_module, "_in_widget_event", lambda: True)
+        with capture_output() as shown:
+            browser.table.value = browser.visible()[0]
+        assert shown.outputs == [] and browser in widget_module._PENDING
+        monkeypatch.setattr(widget_module, "_in_widget_event", lambda: False)
+        with capture_output() as shown:
+            shell.run_cell("x = 1", store_history=False)
+        [update] = shown.outputs
+        assert update.update and update.transient == first.transient and "<b>open</b>" in update.data["text/html"]
+        assert browser not in widget_module._PENDING
     finally:
         InteractiveShell.clear_instance()
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from rlmlab.jupyter._kernelspec import KERNEL_NAME, install_kernel, kernel_spec
+from rlmlab.jupyter._kernelspec import KERNEL_NAME, install_kernel, install_lab_settings, kernel_spec
 
 _WIDGETS = {
     "BudgetTimeline": "rlmlab.jupyter._budget",
@@ -28,7 +28,7 @@ _WIDGETS = {
     "RLMLabWidget": "rlmlab.jupyter._widget",
 }
 
-__all__ = ["KERNEL_NAME", "install_kernel", "kernel_spec", *_WIDGETS]
+__all__ = ["KERNEL_NAME", "install_kernel", "install_lab_settings", "kernel_spec", *_WIDGETS]
 
 
 def __getattr__(name: str) -> Any:

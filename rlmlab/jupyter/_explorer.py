@@ -206,7 +206,7 @@ def step_html(it: "IterationRecord", context_tokens: int | None = None, calls: "
     figures = _section("figures of this step", _counters_html(it, context_tokens))
     if calls is not None:
         lm = (f"<div style='display:flex;gap:16px;align-items:flex-start;flex-wrap:wrap'>"
-              f"<div style='flex:1 1 420px;min-width:0'>{_section(f'LM calls ({len(calls)})', calls_html(calls))}"
+              f"<div style='flex:1 1 320px;min-width:0'>{_section(f'LM calls ({len(calls)})', calls_html(calls))}"
               f"</div><div style='flex:0 0 auto'>{figures}</div></div>")
     else:
         lm = figures

@@ -11,8 +11,10 @@ so tests drive a widget without a browser: set state, call the handler, read the
 The static form tracks the widget's last state: a widget is displayed with a display id, and after each
 ``refresh()`` the outputs showing it are updated (``update_display_data``), so a notebook saved after later
 cells moved the widget (papermill, nbclient, ``jupyter nbconvert --execute``) holds its final state, not the
-first. JupyterLab keeps the live widget's own last state in the notebook when the widget manager's
-``saveState`` setting is on; ``rlmlab kernel install`` turns it on (see ``_kernelspec.install_lab_settings``).
+first. A change made by a click in the live view is sent when the next cell runs instead: JupyterLab re-renders
+an updated output, which would drop the list's keyboard focus and open ``<details>`` on every click. JupyterLab
+keeps the live widget's own last state in the notebook when the widget manager's ``saveState`` setting is on;
+``rlmlab kernel install`` turns it on (see ``_kernelspec.install_lab_settings``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import functools
 import html
 import threading
+import weakref
 from typing import Any
 
 import ipywidgets as W
@@ -48,6 +51,39 @@ def html_fields(pairs: list[tuple[str, Any]], *, css_class: str = "rlmlab-fields
     rows = "".join(f"<tr><th style='text-align:left;padding:1px 8px;color:#555;font-weight:normal'>{esc(k)}</th>"
                    f"<td style='padding:1px 8px'>{esc(v)}</td></tr>" for k, v in pairs)
     return f"<table class='{css_class}' style='border-collapse:collapse'>{rows}</table>"
+
+
+_PENDING: "weakref.WeakSet[RLMLabWidget]" = weakref.WeakSet()
+_HOOKED: set[int] = set()  # id() of the shells whose pre_run_cell flushes _PENDING
+
+
+def _in_widget_event() -> bool:
+    """True while the kernel handles a comm message (a widget click), not a cell's execution."""
+    try:
+        from IPython import get_ipython
+
+        kernel = getattr(get_ipython(), "kernel", None)
+        parent = kernel.get_parent("shell") if kernel is not None else None
+    except Exception:  # no kernel, an old ipykernel: treat as a cell
+        return False
+    return bool(parent) and parent.get("header", {}).get("msg_type") == "comm_msg"
+
+
+def _defer(widget: "RLMLabWidget") -> None:
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    _PENDING.add(widget)
+    if shell is not None and id(shell) not in _HOOKED:
+        _HOOKED.add(id(shell))
+        shell.events.register("pre_run_cell", _flush)
+
+
+def _flush(*_: Any) -> None:
+    """Send the static forms that widget events changed (called before each cell runs)."""
+    for widget in list(_PENDING):
+        _PENDING.discard(widget)
+        widget.sync_static()
 
 
 class RLMLabWidget:
@@ -94,10 +130,13 @@ class RLMLabWidget:
 
     def sync_static(self) -> int:
         """Update every output showing this widget to its current state (widget view and static HTML); returns
-        how many were updated. Only from the thread that displayed it: output sent from a timer thread lands in
-        whichever cell runs then."""
+        how many were updated. Only from the main thread: output sent from a timer thread lands in whichever
+        cell runs then. During a widget event (a click) the update waits for the next cell (see module doc)."""
         displays = getattr(self, "_displays", None)
         if not displays or not self.tracks_static() or threading.current_thread() is not threading.main_thread():
+            return 0
+        if _in_widget_event():
+            _defer(self)
             return 0
         bundle = self._repr_mimebundle_()
         for handle in displays:
