@@ -55,9 +55,11 @@ def list_() -> None:
 @click.option("--level", "levels", type=click.IntRange(1, 5), multiple=True, help="Only tasks of these levels (repeatable).")
 @click.option("--parity", type=click.Choice(["odd", "even"]), default=None,
               help="Only odd- or even-numbered tasks of each level (even: held out from the seed templates).")
+@click.option("--api-base", default=None, metavar="URL",
+              help="An OpenAI-compatible server for a LiteLLM model: --lm openai/<model> --api-base http://host:port/v1.")
 def run(name: str, lm: str | None, suite: str | None, tasks: int | None, rollouts: int | None, workers: int | None,
         conditions: tuple[str, ...], runs_dir: Path, resume: str | None, backend: str, max_iters: int | None,
-        max_tokens: int | None, levels: tuple[int, ...], parity: str | None) -> None:
+        max_tokens: int | None, levels: tuple[int, ...], parity: str | None, api_base: str | None) -> None:
     """Run experiment NAME (E1..E13 or a config path); writes runs/<run-id>/ and prints the summary."""
     from rlmlab.errors import RLMLabError
     from rlmlab.experiments._runner import run_experiment
@@ -66,7 +68,8 @@ def run(name: str, lm: str | None, suite: str | None, tasks: int | None, rollout
         result = run_experiment(name, lm=lm, suite=suite, tasks=tasks, rollouts=rollouts, workers=workers,
                                 conditions=list(conditions) or None, runs_dir=runs_dir, resume=resume,
                                 backend=backend, max_iters=max_iters, levels=list(levels) or None, parity=parity,
-                                lm_options={"max_tokens": max_tokens} if max_tokens else None)
+                                lm_options={**({"max_tokens": max_tokens} if max_tokens else {}),
+                                            **({"api_base": api_base} if api_base else {})} or None)
     except (RLMLabError, ValueError) as exc:
         raise _fail(exc) from None
     from rlmlab.cli._console import wide_console
