@@ -192,7 +192,7 @@ def test_tables_and_plots_show_readable_units_intervals_and_task_rows(run_dir):
     assert "prompt tokens sent / task" in table._repr_html_()
     tasks = repr(task_table(run_dir))
     assert tasks == repr(table.tasks()) and tasks.count("\n") == 6  # a header and one row per condition x task
-    assert f"error  0                   0                  0           1" in tasks and BROKEN in tasks
+    assert "error  0                   0                  0           1" in tasks and BROKEN in tasks
     rich_table = summary_table(summarise(read_results(run_dir / "results.jsonl")))
     assert [c.header for c in rich_table.columns][:3] == ["condition", "tasks", "pass rate"]
     assert "prompt tokens sent / task" in [c.header for c in rich_table.columns]

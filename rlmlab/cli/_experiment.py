@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 
@@ -56,7 +55,8 @@ def list_() -> None:
 @click.option("--parity", type=click.Choice(["odd", "even"]), default=None,
               help="Only odd- or even-numbered tasks of each level (even: held out from the seed templates).")
 @click.option("--api-base", default=None, metavar="URL",
-              help="An OpenAI-compatible server for a LiteLLM model: --lm openai/<model> --api-base http://host:port/v1.")
+              help="An OpenAI-compatible server for a LiteLLM model: --lm openai/<model> "
+                   "--api-base http://host:port/v1.")
 def run(name: str, lm: str | None, suite: str | None, tasks: int | None, rollouts: int | None, workers: int | None,
         conditions: tuple[str, ...], runs_dir: Path, resume: str | None, backend: str, max_iters: int | None,
         max_tokens: int | None, levels: tuple[int, ...], parity: str | None, api_base: str | None) -> None:

@@ -80,7 +80,8 @@ def rlm() -> None:
 @click.option("--turing-config", type=click.Path(dir_okay=False, path_type=Path), default=Path("configs/turing.yaml"),
               show_default=True, help="The turing_protocol: configuration (used with --turing).")
 @click.option("--api-base", default=None, metavar="URL",
-              help="An OpenAI-compatible server for a LiteLLM model: --lm openai/<model> --api-base http://host:port/v1.")
+              help="An OpenAI-compatible server for a LiteLLM model: --lm openai/<model> "
+                   "--api-base http://host:port/v1.")
 def run(query: str, file: Path, lm_spec: str, context_mode: str, max_iters: int, step_timeout: float,
         n_threads: int | None, runs_dir: str, turing_on: bool, turing_config: Path, api_base: str | None) -> None:
     """Answer QUERY about FILE with an RLM agent; writes runs/<run-id>/trajectory.jsonl (and lm_calls.jsonl)."""

@@ -79,7 +79,8 @@ def _calls(calls: list[Any], prompts: bool) -> list[Any]:
     return out
 
 
-def task_detail(run_dir: Path, task: str, condition: str | None, rollout: int | None, prompts: bool = True) -> list[Any]:
+def task_detail(run_dir: Path, task: str, condition: str | None, rollout: int | None,
+                prompts: bool = True) -> list[Any]:
     """One task's trajectory: its row, how its token figures relate, then each iteration (reasoning, code,
     output, figures) with its LM calls (exact prompt and completion unless ``prompts`` is False)."""
     from rlmlab.executors import TRAJECTORY_FILE, Trajectory

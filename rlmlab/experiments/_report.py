@@ -91,7 +91,8 @@ class ResultsTable:
             f"<tr><td style='text-align:left'>{html.escape(self._label(run, cond))}</td>"
             + "".join(f"<td>{html.escape(self.cell(k, s))}</td>" for k in self.columns) + "</tr>"
             for run, cond, s in self.rows)
-        return f"<table class='rlmlab-results'><thead><tr><th>condition</th>{head}</tr></thead><tbody>{body}</tbody></table>"
+        return (f"<table class='rlmlab-results'><thead><tr><th>condition</th>{head}</tr></thead>"
+                f"<tbody>{body}</tbody></table>")
 
     def __repr__(self) -> str:
         header = ["condition"] + [self.heading(k) for k in self.columns]

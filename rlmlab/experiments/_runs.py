@@ -13,7 +13,8 @@ from typing import Any
 
 from rlmlab.experiments._runner import RESULTS, read_results
 
-__all__ = ["is_experiment_run", "run_rows", "find_row", "row_trajectory_dir", "task_runs_table", "outcome", "TASK_COLUMNS", "condition_stats"]
+__all__ = ["is_experiment_run", "run_rows", "find_row", "row_trajectory_dir", "task_runs_table", "outcome",
+           "TASK_COLUMNS", "condition_stats"]
 
 
 def is_experiment_run(path: str | Path) -> bool:

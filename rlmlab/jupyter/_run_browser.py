@@ -36,7 +36,6 @@ SORT_KEYS = {
 _STYLE = ("<style>.rlmlab-runs-rows select{font-family:ui-monospace,monospace;font-size:12px}"
           ".rlmlab-runs-head{font-family:ui-monospace,monospace;font-size:12px;white-space:pre;color:#555;"
           "padding-left:4px}</style>")
-_COLOURS = {"pass": "#080", "fail": "#C60", "error": "#C00"}
 
 
 def _outcome(row: dict[str, Any]) -> str:
