@@ -27,8 +27,8 @@ _EXPORTS = {
                      "EventKind"],
     "rlmlab.lm": ["make_lm", "CallRecorder", "LMCall", "count_tokens"],
     "rlmlab.executors": ["run_rlm", "run_react", "run_scratchpad", "EXECUTORS", "Trajectory", "IterationRecord"],
-    "rlmlab.jupyter": ["BudgetTimeline", "TrajectoryExplorer", "TeacherStepper", "OracleView", "MemoryBrowser",
-                       "InteractionLogView"],
+    "rlmlab.jupyter": ["BudgetTimeline", "TrajectoryExplorer", "RunBrowser", "TeacherStepper", "OracleView",
+                       "MemoryBrowser", "InteractionLogView"],
     "rlmlab.experiments": ["run_experiment", "load_experiment", "load_suite", "read_results", "ExperimentRun",
                            "run_notebook", "results_table"],
     "rlmlab.oracle": ["GrepOracle", "GrepVerification", "TreeSitterOracle", "TraceValidator", "OracleResult",
@@ -69,7 +69,9 @@ def default_workspace() -> Any:
 
 def __getattr__(name: str) -> Any:
     if name in _BOUND_TOOLS:
-        value = default_workspace().bound(name)
+        from rlmlab.tools import displayable
+
+        value = displayable(default_workspace(), name)
         globals()[name] = value
         return value
     if name in _WHERE:

@@ -11,11 +11,22 @@ __all__ = ["build_namespace", "ToolListing"]
 
 
 class ToolListing:
-    """``tools()``: one line per registered tool; renders as a table in rich and in notebooks."""
+    """``tools`` (or ``tools()``): one line per registered tool; renders as a table in rich and in notebooks.
+    The listing is read when shown, so tools registered later appear."""
 
     def __init__(self, workspace: Workspace):
-        self.specs = list(workspace.registry)
-        self.caps = workspace.caps
+        self.workspace = workspace
+
+    @property
+    def specs(self) -> list[Any]:
+        return list(self.workspace.registry)
+
+    @property
+    def caps(self) -> ToolCaps:
+        return self.workspace.caps
+
+    def __call__(self) -> "ToolListing":
+        return self
 
     def lines(self) -> list[str]:
         out = []
@@ -53,12 +64,15 @@ class ToolListing:
 
 def build_namespace(workspace: Workspace | None = None, *, store_path: str | None = None,
                     caps: ToolCaps | None = None) -> dict[str, Any]:
-    """Tools bound to a workspace, plus ``BlobRef``, ``workspace`` and ``tools()``.
+    """Tools bound to a workspace, plus ``BlobRef``, ``workspace`` and ``tools`` (the listing; ``tools()`` too).
 
     ``store_path`` keeps blobs in a SQLite file so handles survive a restart.
     """
     if workspace is None:
         workspace = Workspace(store=BlobStore(store_path), caps=caps or ToolCaps())
-    ns: dict[str, Any] = {name: workspace.bound(name) for name in workspace.registry.names()}
-    ns.update({"BlobRef": BlobRef, "workspace": workspace, "tools": lambda: ToolListing(workspace)})
+    from rlmlab.tools import displayable
+
+    # Results come back as ToolResult: the same dicts, shown as tables and code excerpts (see rlmlab.tools._display).
+    ns: dict[str, Any] = {name: displayable(workspace, name) for name in workspace.registry.names()}
+    ns.update({"BlobRef": BlobRef, "workspace": workspace, "tools": ToolListing(workspace)})
     return ns

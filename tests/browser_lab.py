@@ -39,6 +39,8 @@ class LabServer:
 
     root: Path
     home: Path
+    # Lab's application settings folder (overrides.json); None: the environment's own
+    app_settings: Path | None = None
     port: int = field(default_factory=free_port)
     token: str = field(default_factory=lambda: secrets.token_hex(16))
     process: subprocess.Popen | None = None
@@ -61,6 +63,8 @@ class LabServer:
                f"--ServerApp.root_dir={self.root}", f"--LabApp.user_settings_dir={self.home / 'settings'}",
                f"--LabApp.workspaces_dir={self.home / 'workspaces'}", "--LabApp.news_url=",
                "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", "--LabApp.extension_manager=readonly"]
+        if self.app_settings is not None:
+            cmd.append(f"--LabApp.app_settings_dir={self.app_settings}")
         if os.geteuid() == 0:  # CI runs as root
             cmd.append("--allow-root")
         self.process = subprocess.Popen(cmd, env=env, stdout=self.log_path.open("w"), stderr=subprocess.STDOUT)
@@ -79,6 +83,20 @@ class LabServer:
     def url(self, path: str) -> str:
         sep = "&" if "?" in path else "?"
         return f"http://127.0.0.1:{self.port}/{path}{sep}token={self.token}"
+
+    def api(self, method: str, path: str) -> object:
+        """A call to the server's REST API (``GET api/sessions``); the decoded JSON reply, or None."""
+        request = urllib.request.Request(self.url(path), method=method)
+        with urllib.request.urlopen(request, timeout=30) as r:
+            body = r.read()
+        return json.loads(body) if body else None
+
+    def shutdown_kernels(self) -> int:
+        """Shut down every kernel the server runs (as Kernel > Shut Down All Kernels); returns how many."""
+        kernels = self.api("GET", "api/kernels") or []
+        for k in kernels:
+            self.api("DELETE", f"api/kernels/{k['id']}")
+        return len(kernels)
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")[-4000:] if self.log_path and self.log_path.exists() else ""

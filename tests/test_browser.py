@@ -1,13 +1,17 @@
 """The tour notebook in a real browser: JupyterLab on loopback, Debian's Chromium driven by Playwright.
 
-Opens ``notebooks/00_tour.ipynb`` (parameterised for the scripted models) on the rlmlab kernel, runs all cells
-from the Run menu, waits for each widget to render as a live ipywidget, clicks the stepper's next button,
-and saves screenshots under ``runs/browser-check/`` (``shots.json`` there says what each one shows).
+Opens ``notebooks/00_tour.ipynb`` (parameterised for the scripted models) on the rlmlab kernel with the Lab
+settings ``rlmlab kernel install`` writes (the widget manager's saveState), runs all cells from the Run menu,
+waits for each widget to render as a live ipywidget, clicks the stepper's next button, opens a task row of the
+experiment in the run browser and its first LM call's prompt; then saves the notebook, shuts its kernel down,
+reloads the page and checks that every widget renders again in its last state (no "model not found").
+Screenshots go to ``runs/browser-check/`` (``shots.json`` there says what each one shows).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 
@@ -15,6 +19,7 @@ import papermill
 import pytest
 
 from rlmlab import PROJECT_ROOT
+from rlmlab.jupyter import install_lab_settings
 
 from browser_lab import CHROMIUM, CHROMIUM_ARGS, LabServer
 
@@ -29,7 +34,9 @@ WIDGETS = {
     "rlmlab-oracle": "oracle view: claimed vs actual lines, false positives/negatives marked, verdict",
     "rlmlab-memory": "memory browser over the seed pack, searched for 'counting'",
     "rlmlab-stepper": "teacher-learner stepper",
+    "rlmlab-runs": "run browser of the tour's E1 run: pass rate with its 95% Wilson interval, one row per task",
 }
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 
 @pytest.fixture
@@ -42,12 +49,23 @@ def lab(rlmlab_kernel, tmp_path, rust_file):
                                parameters={"lm": "scripted:probe", "learner_lm": "scripted:arith",
                                            "rust_source": str(rust_file), "runs_dir": str(tmp_path / "runs")},
                                prepare_only=True, kernel_name="rlmlab", progress_bar=False)
-    server = LabServer(root, tmp_path / "jupyter-home").start()
+    settings = tmp_path / "lab-settings"  # what `make install` writes into the venv, here in a throwaway folder
+    install_lab_settings(settings)
+    server = LabServer(root, tmp_path / "jupyter-home", app_settings=settings).start()
     yield server
     server.stop()
 
 
-def test_tour_runs_in_jupyterlab_and_its_widgets_render_and_respond(lab):
+def saved_widget_state(path) -> tuple[set[str], set[str]]:
+    """(model ids the notebook's outputs show, model ids whose state the notebook saved)."""
+    nb = json.loads(path.read_text())
+    shown = {o["data"]["application/vnd.jupyter.widget-view+json"]["model_id"] for c in nb["cells"]
+             for o in c.get("outputs", []) if "application/vnd.jupyter.widget-view+json" in o.get("data", {})}
+    saved = set(nb["metadata"].get("widgets", {}).get(WIDGET_STATE, {}).get("state", {}))
+    return shown, saved
+
+
+def test_tour_runs_in_jupyterlab_and_its_widgets_render_respond_and_survive_reopening(lab):
     from playwright.sync_api import sync_playwright
 
     shutil.rmtree(SHOTS, ignore_errors=True)
@@ -104,8 +122,57 @@ def test_tour_runs_in_jupyterlab_and_its_widgets_render_and_respond(lab):
             assert "invented" in oracle.inner_text() and "HasFalsePositives" in oracle.inner_text()
             shoot(oracle, "oracle_by_hand", "oracle view of the hand-written answer: one invented line (FP), "
                   "one missed (FN), verdict HasFalsePositives")
+
+            # From results to traces: a task row of the run browser opens its trajectory, and a prompt in it.
+            runs = page.locator(".jp-OutputArea .widget-vbox.rlmlab-runs").first
+            runs.scroll_into_view_if_needed()
+            assert "95% CI (Wilson)" in runs.inner_text() and "prompt tokens sent" in runs.inner_text()
+            runs.locator(".rlmlab-runs-rows select").select_option(index=0)
+            opened = runs.locator(".widget-vbox.rlmlab-explorer").first
+            opened.wait_for(state="visible", timeout=60_000)
+            assert "task " in opened.inner_text() and "condition main" in opened.inner_text()
+            prompt = opened.locator("details.rlmlab-prompt").first
+            prompt.locator("summary").click()
+            message = prompt.locator("pre").first
+            message.wait_for(state="visible", timeout=15_000)
+            assert "Your input fields are" in message.inner_text()
+            message.scroll_into_view_if_needed()
+            shoot(runs, "run_browser_prompt", "run browser: the first task row selected, its trajectory opened "
+                  "below, and the exact prompt of its first LM call expanded beside the step's figures")
+
+            # Save, shut the kernel down, reload: every widget comes back from the saved state in its last state.
+            page.get_by_role("menuitem", name="File", exact=True).click()
+            page.get_by_role("menuitem", name=re.compile(r"^Save Notebook(?! As)")).first.click()
+            saved = lab.root / "00_tour.ipynb"
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                shown, kept = saved_widget_state(saved)
+                if kept and shown <= kept:
+                    break
+                time.sleep(0.5)
+            assert shown and shown <= kept, f"saved without the state of {len(shown - kept)} displayed widget(s)"
+            assert lab.shutdown_kernels() >= 1
+            page.reload()
+            page.wait_for_selector(".jp-Notebook", timeout=90_000)
+            for css in WIDGETS:
+                page.locator(f".jp-OutputArea .widget-vbox.{css}").first.wait_for(state="visible", timeout=120_000)
+            assert page.get_by_text("model not found").count() == 0
+            shoot(page, "reopened", "the saved tour reopened after its kernel was shut down: widgets render from "
+                  "the state saved in the notebook")
+            stepper = page.locator(".jp-OutputArea .widget-vbox.rlmlab-stepper").first
+            assert stepper.locator(".rlmlab-turn-index").inner_text().startswith("turn 2 of ")  # where it was left
+            runs = page.locator(".jp-OutputArea .widget-vbox.rlmlab-runs").first
+            opened = runs.locator(".widget-vbox.rlmlab-explorer").first
+            opened.wait_for(state="visible", timeout=30_000)  # the row opened before saving is still open
+            for css, what in WIDGETS.items():
+                widget = page.locator(f".jp-OutputArea .widget-vbox.{css}").first
+                widget.scroll_into_view_if_needed()
+                assert widget.inner_text().strip()
+                shoot(widget, f"reopened_{css.removeprefix('rlmlab-')}", f"after reopening: {what}"
+                      + (" (turn 2, where the stepper was left)" if css == "rlmlab-stepper" else "")
+                      + (" (the task row opened before saving is still open)" if css == "rlmlab-runs" else ""))
         finally:
             browser.close()
     (SHOTS / "shots.json").write_text(json.dumps({"taken": time.strftime("%Y-%m-%d %H:%M:%S"), "shots": shots},
                                                  indent=2, ensure_ascii=False))
-    assert len(shots) == 9
+    assert len(shots) == 2 * len(WIDGETS) + 5

@@ -101,7 +101,11 @@ def test_cli_compare_two_runs(tmp_path, code_tasks):
     b = run_experiment("E7", lm="scripted:probe", task_list=code_tasks[:1], runs_dir=tmp_path, progress=False)
     out = CliRunner().invoke(main, ["experiment", "compare", str(a.run_dir), str(b.run_dir)], terminal_width=200)
     assert out.exit_code == 0, out.output
-    assert "pass_rate" in out.output and "naive" in out.output and "handle" in out.output and "main" in out.output
+    assert "pass rate" in out.output and "naive" in out.output and "handle" in out.output and "main" in out.output
+    # readable names, short run labels, and a delta and a ratio per paired condition (main against each of E7's)
+    assert "mean_prompt_chars_mean" not in out.output and "prompt chars / iteration" in out.output
+    assert f"A = {a.run_dir.name}" in out.output and "main → handle Δ (B − A)" in out.output
+    assert "main → naive ratio B/A" in out.output and "×" in out.output
     bad = CliRunner().invoke(main, ["experiment", "compare", str(tmp_path), str(a.run_dir)])
     assert bad.exit_code == 2 and "no results.jsonl" in bad.output
 

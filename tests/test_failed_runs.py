@@ -13,6 +13,9 @@ def test_every_lm_call_failing_marks_the_condition_failed(tmp_path):
     s = run.summary["main"]
     assert s["all_failed"] and s["errors"] == 2 and "scripted:fail" in s["first_error"]
     assert run.failed_conditions == ["main"]
+    from rlmlab.experiments import results_table
+
+    assert "main (every run failed)" in repr(results_table(run.run_dir))
     ok = run_experiment("E1", lm="scripted:probe", suite="arith", tasks=1, runs_dir=tmp_path, progress=False)
     assert ok.failed_conditions == [] and ok.summary["main"]["errors"] == 0
 

@@ -76,8 +76,11 @@ def test_tour_shows_handles_ast_query_a_checked_rlm_step_memory_and_the_stepper(
     assert "'captures': {'name': 'open'}" in text  # %%ast_query: pub async fn open(...) is the first match
     found = widgets(cells)
     assert set(found) == {"rlmlab-explorer", "rlmlab-budget", "rlmlab-turing-log", "rlmlab-oracle", "rlmlab-memory",
-                          "rlmlab-stepper"}
+                          "rlmlab-stepper", "rlmlab-runs"}
     assert "Find all async functions in this file" in found["rlmlab-explorer"]
+    assert "rlmlab-lm-call" in found["rlmlab-explorer"]  # the %%rlm run's prompts, read from its lm_calls.jsonl
+    # section 8: an experiment in the run browser
+    assert "rlmlab-runs" in found and "95% CI (Wilson)" in found["rlmlab-runs"]
     [trajectory] = runs.glob("*/trajectory.jsonl")
     assert trajectory.parent.name in found["rlmlab-explorer"]
     assert "tokens" in found["rlmlab-budget"]
@@ -95,9 +98,13 @@ def test_explore_traces_opens_a_run_its_trajectory_oracle_check_and_memory(rlmla
     rows = read_results(run_dir / "results.jsonl")
     assert [r["task_id"] for r in rows] == ["code-l1-01", "code-l2-01"]
     found = widgets(cells)
-    assert {"rlmlab-explorer", "rlmlab-budget", "rlmlab-oracle", "rlmlab-memory"} <= set(found)
-    assert rows[0]["trajectory_id"] in found["rlmlab-explorer"]
-    assert "What is the signature of set_len" in found["rlmlab-explorer"]
+    assert {"rlmlab-runs", "rlmlab-budget", "rlmlab-oracle", "rlmlab-memory"} <= set(found)
+    # The run browser's saved form is its last state: the row the next cell opened (the first that did not
+    # pass), with that task's trajectory and the exact prompt of its first LM call.
+    assert "<b>open</b>: main / code-l1-01" in found["rlmlab-runs"]
+    assert rows[0]["trajectory_id"] in found["rlmlab-runs"]
+    assert "What is the signature of set_len" in found["rlmlab-runs"] and "Your input fields are" in found["rlmlab-runs"]
+    assert "95% CI (Wilson)" in found["rlmlab-runs"]
     assert "set_len" in found["rlmlab-oracle"] and "Failed" in found["rlmlab-oracle"]  # "unknown" is no signature
     assert (run_dir / "golden.jsonl").exists()
     assert "0 golden trace(s) written" in "\n".join(text_of(c) for c in cells)

@@ -1,6 +1,7 @@
 """The namespace everywhere: kernel spec, papermill on the rlmlab kernel, IPython extension, terminal REPL."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -82,7 +83,7 @@ def test_terminal_repl_runs_tools_and_lists_them(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "rlmlab.cli", "repl", "--store", str(store)], input=code,
                           capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "'preview': 'fn main'" in proc.stdout
+    assert re.search(r"preview\s+fn main\n", proc.stdout)  # the text as text, not a quoted repr
     assert "ctx_find(ref, pattern, k=20, ignore_case=False)" in proc.stdout
     # Handles survive in the SQLite file.
     proc2 = subprocess.run([sys.executable, "-m", "rlmlab.cli", "repl", "--store", str(store)],
@@ -175,3 +176,102 @@ def test_rlm_budget_and_turing_magics_run_a_task_and_show_the_widgets(rust_file,
         assert isinstance(shell.run_line_magic("turing", f"log {view.db_path}"), InteractionLogView)
     finally:
         InteractiveShell.clear_instance()
+
+
+def test_magic_and_tool_errors_show_one_line_and_xmode_verbose_the_traceback():
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    from rlmlab.errors import ToolError
+    from rlmlab.jupyter._extension import MagicError
+
+    shell = InteractiveShell.instance()
+    try:
+        shell.run_line_magic("load_ext", "rlmlab")
+        shell.run_cell("r = blob('abcdef')", store_history=False)
+        with capture_output() as shown:
+            result = shell.run_cell("ctx_peek(r, 99999)", store_history=False)
+        assert isinstance(result.error_in_exec, ToolError)
+        assert shown.stdout.strip() == "ToolError: n: 99999 is out of range; allowed 0 to 2000"
+        with capture_output() as shown:
+            result = shell.run_cell("%turing maybe", store_history=False)
+        assert isinstance(result.error_in_exec, MagicError)
+        assert shown.stdout.strip() == "MagicError: %turing: usage: %turing on|off, or %turing log [PATH]"
+        with capture_output() as shown:  # a plain Python error keeps IPython's traceback
+            shell.run_cell("1 / 0", store_history=False)
+        assert "ZeroDivisionError" in shown.stdout and "Traceback" in shown.stdout
+        shell.run_line_magic("xmode", "Verbose")
+        with capture_output() as shown:
+            shell.run_cell("ctx_peek(r, 99999)", store_history=False)
+        assert "Traceback" in shown.stdout and "_check_range" in shown.stdout  # the frames inside rlmlab
+        shell.run_line_magic("xmode", "Context")
+        shell.run_line_magic("unload_ext", "rlmlab")
+        assert shell.custom_exceptions == ()
+    finally:
+        InteractiveShell.clear_instance()
+
+
+def test_an_rlm_cell_whose_lm_calls_all_failed_fails_with_one_line(tmp_path):
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    from rlmlab.jupyter._extension import RunFailed
+
+    shell = InteractiveShell.instance()
+    try:
+        shell.run_line_magic("load_ext", "rlmlab")
+        shell.run_line_magic("turing", "off")
+        with capture_output() as shown:
+            result = shell.run_cell(f"%%rlm --lm scripted:fail --runs-dir {tmp_path}\nHow many lines?",
+                                    store_history=False)
+        assert isinstance(result.error_in_exec, RunFailed)
+        assert shown.stdout.strip().startswith("RunFailed: %%rlm: every LM call failed (1 of 1): ")
+        assert "scripted:fail" in shown.stdout and "Traceback" not in shown.stdout and shown.stdout.count("\n") == 1
+        # the live timeline's output is replaced by the failure, not left as an empty chart
+        live, *_, final = shown.outputs
+        assert final.update and final.transient == live.transient
+        assert "rlmlab-failed" in final.data["text/html"] and "application/vnd.jupyter.widget-view+json" not in final.data
+        assert shell.user_ns["rlm_last"].error and not shell.user_ns["rlm_last"].iterations
+        with capture_output() as shown:
+            shell.run_cell(f"%%rlm --lm scripted:fail --runs-dir {tmp_path} --no-live --traceback\nq",
+                           store_history=False)
+        assert "RunFailed" in shown.stdout and "Traceback" in shown.stdout
+        with capture_output() as shown:
+            shell.run_cell("%%rlm --lm nosuchprovider\nq", store_history=False)
+        assert shown.stdout.strip().startswith("MagicError: %%rlm: --lm nosuchprovider: LM spec 'nosuchprovider'")
+    finally:
+        InteractiveShell.clear_instance()
+
+
+def test_terminal_repl_shows_a_tool_error_in_one_line(tmp_path):
+    code = "r = blob('abc')\nctx_peek(r, 99999)\n1/0\ntraceback()\n"
+    proc = subprocess.run([sys.executable, "-m", "rlmlab.cli", "repl"], input=code, capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    first, _, rest = proc.stderr.partition("ToolError: n: 99999 is out of range; allowed 0 to 2000\n")
+    assert _ and "Traceback" not in first  # one line, no frames before it
+    assert "ZeroDivisionError" in rest and rest.count("Traceback") == 2  # 1/0 as usual; traceback() shows the last
+
+
+def test_kernel_install_turns_on_lab_widget_state_and_keeps_other_overrides(tmp_path):
+    from rlmlab.jupyter import install_lab_settings
+    from rlmlab.jupyter._kernelspec import LAB_OVERRIDES, lab_settings_dir
+
+    overrides = lab_settings_dir(str(tmp_path)) / "overrides.json"
+    overrides.parent.mkdir(parents=True)
+    theirs = {"@jupyterlab/apputils-extension:themes": {"theme": "JupyterLab Dark"},
+              "@jupyter-widgets/jupyterlab-manager:plugin": {"saveState": False, "other": 1}}
+    overrides.write_text(json.dumps(theirs))
+    proc = subprocess.run([sys.executable, "-m", "rlmlab.cli", "kernel", "install", "--prefix", str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "saves widget state" in proc.stdout and str(overrides) in proc.stdout
+    assert json.loads(overrides.read_text()) == {
+        "@jupyterlab/apputils-extension:themes": {"theme": "JupyterLab Dark"},
+        "@jupyter-widgets/jupyterlab-manager:plugin": {"saveState": True, "other": 1}}
+    fresh = install_lab_settings(tmp_path / "elsewhere")
+    assert json.loads(fresh.read_text()) == LAB_OVERRIDES
+    overrides.write_text("// a comment\n{}")
+    with pytest.raises(ValueError, match="not JSON"):
+        install_lab_settings(overrides.parent)
+    assert overrides.read_text() == "// a comment\n{}"

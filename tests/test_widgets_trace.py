@@ -63,7 +63,7 @@ def test_bars_stack_one_segment_per_kind_with_hover_details_and_budget_line():
     # The budget line is above the run total (270 of 1,000 tokens) and labelled.
     line = re.search(r"<g class='rlmlab-budget-line'><line x1='\d+' y1='([\d.]+)'", timeline.chart.value)
     assert line and float(line.group(1)) < bars[2][-1][3] and "budget 1,000" in timeline.chart.value
-    assert "<b>270</b> / 1,000 tokens" in timeline.header.value and "<b>27.0%</b>" in timeline.header.value
+    assert "context-trace tokens <b>270</b> / 1,000 trace budget" in timeline.header.value and "<b>27.0%</b>" in timeline.header.value
     assert "0 events dropped" in timeline.header.value
     legend = timeline.legend.value
     assert "data-kind='GrepResult'" in legend and "data-kind='Final'" not in legend and DROPPED not in legend
@@ -226,7 +226,7 @@ def test_explorer_loads_probe_run_from_its_path_and_steps_within_bounds(rust_fil
     assert explorer.trajectory.run_id == traj.run_id and len(explorer.trajectory.iterations) == 2
     first = traj.iterations[0]
     assert explorer.steps.options[0] == (
-        f"1 · 0 tool calls · {first.input_tokens + first.output_tokens:,} tok", 0)
+        f"1 · 0 tool calls · {first.input_tokens + first.output_tokens:,} LM tokens", 0)
     assert explorer.position == 0 and explorer.prev_button.disabled and not explorer.next_button.disabled
     assert not explorer.prev() and explorer.position == 0
     # The code is highlighted by pygments with inline styles (the builtin `len` is coloured).

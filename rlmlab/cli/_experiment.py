@@ -1,11 +1,11 @@
-"""``rlmlab experiment``: list the E1..E13 configs, run one, compare two runs."""
+"""``rlmlab experiment``: list the E1..E13 configs, run one, show a run (or one task's trajectory), compare two
+runs."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 from rlmlab.cli._errors import InputError
@@ -67,7 +67,9 @@ def list_() -> None:
         learning = f"{c.extractor}/{c.consolidator}/{c.forgetter}" if c.learns else "-"
         table.add_row(e.id, e.title, ", ".join(x.name for x in e.conditions), ",".join(c.layers.enabled()) or "none",
                       learning, e.defaults["suite"])
-    Console().print(table)
+    from rlmlab.cli._console import wide_console
+
+    wide_console().print(table)
 
 
 @experiment.command("run")
@@ -87,9 +89,12 @@ def list_() -> None:
 @click.option("--level", "levels", type=click.IntRange(1, 5), multiple=True, help="Only tasks of these levels (repeatable).")
 @click.option("--parity", type=click.Choice(["odd", "even"]), default=None,
               help="Only odd- or even-numbered tasks of each level (even: held out from the seed templates).")
+@click.option("--api-base", default=None, metavar="URL",
+              help="An OpenAI-compatible server for a LiteLLM model: --lm openai/<model> "
+                   "--api-base http://host:port/v1.")
 def run(name: str, lm: str | None, suite: str | None, tasks: int | None, rollouts: int | None, workers: int | None,
         conditions: tuple[str, ...], runs_dir: Path, resume: str | None, backend: str, max_iters: int | None,
-        max_tokens: int | None, levels: tuple[int, ...], parity: str | None) -> None:
+        max_tokens: int | None, levels: tuple[int, ...], parity: str | None, api_base: str | None) -> None:
     """Run experiment NAME (E1..E13 or a config path); writes runs/<run-id>/ and prints the summary."""
     from rlmlab.errors import RLMLabError
     from rlmlab.experiments import run_experiment
@@ -98,10 +103,13 @@ def run(name: str, lm: str | None, suite: str | None, tasks: int | None, rollout
         result = run_experiment(name, lm=lm, suite=suite, tasks=tasks, rollouts=rollouts, workers=workers,
                                 conditions=list(conditions) or None, runs_dir=runs_dir, resume=resume,
                                 backend=backend, max_iters=max_iters, levels=list(levels) or None, parity=parity,
-                                lm_options={"max_tokens": max_tokens} if max_tokens else None)
+                                lm_options={**({"max_tokens": max_tokens} if max_tokens else {}),
+                                            **({"api_base": api_base} if api_base else {})} or None)
     except (RLMLabError, ValueError) as exc:
         raise _fail(exc) from None
-    console = Console()
+    from rlmlab.cli._console import wide_console
+
+    console = wide_console()
     console.print(result)
     console.print(f"results: {result.run_dir / 'results.jsonl'}")
     if result.failed_conditions:
@@ -110,32 +118,52 @@ def run(name: str, lm: str | None, suite: str | None, tasks: int | None, rollout
                                    f"measure nothing; first error: {first}")
 
 
+@experiment.command("show")
+@click.argument("run", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--task", default=None, metavar="ID", help="Show this task's trajectory, with every LM call's prompt.")
+@click.option("--condition", default=None, help="The task's condition (needed when several ran it).")
+@click.option("--rollout", type=click.IntRange(0), default=None, help="The rollout (default: the selected one).")
+@click.option("--prompts/--no-prompts", default=True, show_default=True,
+              help="With --task: print the exact messages sent on every LM call.")
+def show(run: Path, task: str | None, condition: str | None, rollout: int | None, prompts: bool) -> None:
+    """A run's conditions (pass rate with its 95% Wilson interval) and one row per task; with --task, that
+    task's trajectory: each iteration's code, output and figures, and the prompt and completion of its LM calls."""
+    from rlmlab.cli._console import wide_console
+    from rlmlab.cli._run_show import run_overview, task_detail
+
+    console = wide_console()
+    try:
+        parts = run_overview(run) if task is None else task_detail(run, task, condition, rollout, prompts)
+    except (FileNotFoundError, ValueError) as exc:
+        raise _fail(exc) from None
+    for part in parts:
+        console.print(part)
+
+
 @experiment.command("compare")
 @click.argument("run_a", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.argument("run_b", type=click.Path(exists=True, file_okay=False, path_type=Path))
 def compare(run_a: Path, run_b: Path) -> None:
-    """Side-by-side summary of two run directories (every condition of each)."""
-    from rlmlab.experiments import summarise, summary_columns
+    """Two run directories side by side (A and B): per metric, each condition's value in A and B, B − A and
+    B / A. Conditions are paired by name (a one-condition run is paired with each condition of the other)."""
+    from rich.table import Table
 
-    summaries = {}
+    from rlmlab.cli._console import wide_console
+    from rlmlab.experiments import summarise
+    from rlmlab.experiments import compare_table
+
+    summaries = []
     for d in (run_a, run_b):
         if not (d / "results.jsonl").is_file():
             raise InputError(f"{d}: no results.jsonl (is it a run directory?)")
-        summaries[d.name] = summarise(_results_rows(d / "results.jsonl"))
-    metrics = ["tasks", "pass_rate", "convergence", "mean_input_tokens", "mean_iterations", "mean_tool_calls",
-               "mean_prompt_chars_mean", "mean_variables_info_chars", "mean_large_returns", "mean_context_chars",
-               "mean_elapsed_ms"]
-    # pass@1, maj@N, pass@N, off-format replies and golden yield, for runs that have them (after pass_rate)
-    metrics[2:2] = [k for k, _ in summary_columns(s for by_cond in summaries.values() for s in by_cond.values())]
-    table = Table(title=f"{run_a.name} vs {run_b.name}", title_justify="left")
-    table.add_column("metric")
-    columns = [(run, cond) for run, s in summaries.items() for cond in s]
-    for run, cond in columns:
-        table.add_column(f"{run}\n{cond}", justify="right", overflow="fold")
-    for m in metrics:
-        values = [summaries[run][cond].get(m) for run, cond in columns]
-        table.add_row(m, *("-" if v is None else f"{v:g}" for v in values))
-    Console().print(table)
+        summaries.append(summarise(_results_rows(d / "results.jsonl")))
+    header, rows = compare_table(*summaries)
+    table = Table(title=f"A = {run_a.name}   B = {run_b.name}", title_justify="left")
+    for i, h in enumerate(header):
+        table.add_column(h, justify="right" if i else "left", overflow="fold")
+    for r in rows:
+        table.add_row(*r)
+    wide_console().print(table)
 
 
 @experiment.command("notebook")

@@ -13,7 +13,8 @@ LM_HELP = "scripted is for tests; local = embedded SmolLM2-135M; or a LiteLLM mo
 
 
 def run_and_show(query: str, path: Path, *, lm_spec: str, context_mode: str, max_iters: int, runs_dir: str,
-                 step_timeout: float, n_threads: int | None, turing_config: Path | None = None) -> int:
+                 step_timeout: float, n_threads: int | None, turing_config: Path | None = None,
+                 api_base: str | None = None) -> int:
     """Run one task, print the summary, return the exit code (1 if the run recorded an error)."""
     from rlmlab._files import read_text
     from rlmlab.errors import ConfigError, InputFileError, RLMLabError
@@ -25,7 +26,9 @@ def run_and_show(query: str, path: Path, *, lm_spec: str, context_mode: str, max
         text = read_text(path)
     except InputFileError as exc:
         raise InputError(exc) from None
-    options = {"n_threads": n_threads} if lm_spec.startswith("local") else {}
+    options: dict = {"n_threads": n_threads} if lm_spec.startswith("local") else {}
+    if api_base:  # an OpenAI-compatible server (vLLM, ollama, llama.cpp's server): --lm openai/<model>
+        options["api_base"] = api_base
     if turing_config is not None:
         from rlmlab._paths import PROJECT_ROOT
 
@@ -82,9 +85,12 @@ def rlm() -> None:
 @click.option("--turing", "turing_on", is_flag=True, help="Check every step with the Turing Protocol.")
 @click.option("--turing-config", type=click.Path(dir_okay=False, path_type=Path), default=Path("configs/turing.yaml"),
               show_default=True, help="The turing_protocol: configuration (used with --turing).")
+@click.option("--api-base", default=None, metavar="URL",
+              help="An OpenAI-compatible server for a LiteLLM model: --lm openai/<model> "
+                   "--api-base http://host:port/v1.")
 def run(query: str, file: Path, lm_spec: str, context_mode: str, max_iters: int, step_timeout: float,
-        n_threads: int | None, runs_dir: str, turing_on: bool, turing_config: Path) -> None:
-    """Answer QUERY about FILE with an RLM agent; writes runs/<run-id>/trajectory.jsonl."""
+        n_threads: int | None, runs_dir: str, turing_on: bool, turing_config: Path, api_base: str | None) -> None:
+    """Answer QUERY about FILE with an RLM agent; writes runs/<run-id>/trajectory.jsonl (and lm_calls.jsonl)."""
     raise SystemExit(run_and_show(query, file, lm_spec=lm_spec, context_mode=context_mode, max_iters=max_iters,
                                   runs_dir=runs_dir, step_timeout=step_timeout, n_threads=n_threads,
-                                  turing_config=turing_config if turing_on else None))
+                                  turing_config=turing_config if turing_on else None, api_base=api_base))

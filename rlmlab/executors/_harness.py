@@ -21,7 +21,7 @@ from rlmlab.executors._constrain import check_decoding, decoding_note
 from rlmlab.executors._context_events import ToolTap, call_events
 from rlmlab.executors._trajectory import TRAJECTORY_FILE, IterationRecord, Trajectory, clip_output
 from rlmlab.handles import BlobRef
-from rlmlab.lm import CallRecorder, LMCall, recorder_of
+from rlmlab.lm import CALLS_FILE, CallRecorder, LMCall, recorder_of, write_calls
 from rlmlab.tools import ToolRegistry, Workspace
 from rlmlab.trace import ContextEvent, ContextTrace, LeakageMeter
 
@@ -241,7 +241,7 @@ class StepScope:
     def record(self, reasoning: str, code: str, output: str) -> IterationRecord:
         """Close the step: its LM calls and tool calls, leakage, the clipped output, the guard's rounds."""
         run = self.run
-        lm_calls = run.recorder.since(self.mark)
+        lm_calls = run.recorder.since(self.mark, step=self.n)
         self.main_calls = [c for c in lm_calls if c.role == "main"]
         self.sub_calls = [c for c in lm_calls if c.role == "sub"]
         leak = run.meter.end(stdout_chars=len(output), prompt_chars=sum(c.prompt_chars for c in self.main_calls),
@@ -314,7 +314,8 @@ def execute(loop: StepLoop, query: str, context: str | BlobRef, options: RunOpti
 
 def close_trajectory(traj: Trajectory, records: list[IterationRecord], calls: list[LMCall], t0: float,
                      trace: ContextTrace, runs_dir: str | Path | None) -> Trajectory:
-    """Fill the run's totals from its iterations and LM calls, log the Final event, write the JSONL if asked."""
+    """Fill the run's totals from its iterations and LM calls, log the Final event, write the JSONL if asked
+    (the trajectory, and beside it the LM calls with their prompts and completions)."""
     traj.iterations = records
     traj.elapsed_ms = int((time.perf_counter() - t0) * 1000)
     traj.input_tokens = sum(c.input_tokens for c in calls)
@@ -326,4 +327,5 @@ def close_trajectory(traj: Trajectory, records: list[IterationRecord], calls: li
     traj.context_trace = trace
     if runs_dir is not None:
         traj.write_jsonl(Path(runs_dir) / traj.run_id / TRAJECTORY_FILE)
+        write_calls(Path(runs_dir) / traj.run_id / CALLS_FILE, calls)
     return traj

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rlmlab._figures import FIGURES, fmt_seconds, label
 from rlmlab.executors._trajectory import Trajectory
 
 __all__ = ["trajectory_table", "trajectory_summary"]
@@ -23,16 +24,18 @@ def trajectory_table(traj: Trajectory) -> Any:
     from rich.table import Table
 
     table = Table(title=f"RLM run {traj.run_id}  ({traj.lm}, context as {traj.context_mode})")
-    for col, justify in [("#", "right"), ("code (first line)", "left"), ("stdout chars", "right"),
-                         ("vars chars", "right"), ("tools", "right"), ("large", "right"), ("sub-LLM", "right"),
-                         ("prompt chars", "right"), ("tokens in/out", "right"), ("ms", "right")]:
-        table.add_column(col, justify=justify)
+    for col, justify in [("#", "right"), ("code (first line)", "left"), (label("stdout_chars"), "right"),
+                         (label("variables_info_chars"), "right"), (label("tool_calls"), "right"),
+                         (label("large_returns"), "right"), (label("sub_llm_calls"), "right"),
+                         (label("prompt_chars"), "right"), (label("prompt_tokens"), "right"),
+                         (label("completion_tokens"), "right"), (FIGURES["elapsed_ms"].heading, "right")]:
+        table.add_column(col, justify=justify, overflow="fold")
     for it in traj.iterations:
         lk = it.leakage
         table.add_row(str(it.index), _first_line(it.code) or "[dim](no code)[/]", f"{lk.stdout_chars:,}",
                       f"{lk.variables_info_chars:,}", str(lk.tool_calls), str(lk.large_returns),
-                      str(lk.sub_llm_calls), f"{lk.prompt_chars:,}", f"{it.input_tokens:,}/{it.output_tokens:,}",
-                      f"{it.elapsed_ms:,}")
+                      str(lk.sub_llm_calls), f"{lk.prompt_chars:,}", f"{it.input_tokens:,}", f"{it.output_tokens:,}",
+                      fmt_seconds(it.elapsed_ms))
     return table
 
 
@@ -47,7 +50,8 @@ def trajectory_summary(traj: Trajectory) -> Any:
         f"query: {traj.query}",
         f"answer ({how}): {_clip(traj.answer)}" if traj.answer is not None else "answer: (none)",
         f"iterations {len(traj.iterations)} · LM calls {traj.lm_calls} · sub-LLM calls {traj.subcalls} · "
-        f"tokens {traj.input_tokens:,} in / {traj.output_tokens:,} out · {traj.elapsed_ms / 1000:.1f}s",
+        f"{label('prompt_tokens')} {traj.input_tokens:,} · {label('completion_tokens')} {traj.output_tokens:,} · "
+        f"{label('elapsed_ms')} {fmt_seconds(traj.elapsed_ms)}",
         f"off-format model replies salvaged: {traj.salvaged_replies}",
     ]
     if traj.error:

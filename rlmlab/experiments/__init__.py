@@ -9,7 +9,10 @@ from rlmlab.experiments._env import environment
 from rlmlab.experiments._notebooks import (
     FAMILIES, MAIN_JOB, NOTEBOOKS_DIR, NotebookFailed, NotebookRun, notebook_for, parse_parameter, run_notebook,
 )
-from rlmlab.experiments._report import plot_conditions, plot_learning_curve, plot_rollouts, results_table
+from rlmlab.experiments._report import compare_table, plot_conditions, plot_learning_curve, plot_rollouts, results_table
+from rlmlab.experiments._runs import (
+    TASK_COLUMNS, condition_stats, find_row, is_experiment_run, outcome, row_trajectory_dir, run_rows, task_runs_table,
+)
 from rlmlab.experiments._runner import (
     ExperimentRun, read_results, run_experiment, sample_lm, summarise, summary_columns, summary_table,
 )
@@ -26,6 +29,8 @@ __all__ = [
     "ExperimentConfig", "Condition", "load_experiment", "list_experiments", "EXPERIMENTS_DIR", "EXPERIMENT_SCHEMA",
     "run_experiment", "ExperimentRun", "read_results", "summarise", "summary_table", "environment", "BACKENDS",
     "run_notebook", "notebook_for", "MAIN_JOB", "parse_parameter", "NotebookRun", "NotebookFailed", "FAMILIES", "NOTEBOOKS_DIR",
+    "compare_table", "TASK_COLUMNS", "condition_stats", "find_row", "is_experiment_run", "outcome",
+    "row_trajectory_dir", "run_rows", "task_runs_table",
     "results_table", "plot_conditions", "plot_learning_curve", "plot_rollouts",
     "summary_columns", "sample_lm", "normalise_answer", "majority", "select_rollout", "SELECTIONS",
 ]

@@ -95,17 +95,19 @@ def summary_columns(summaries: Any) -> list[tuple[str, str]]:
 
 
 def summary_table(summary: dict[str, Any], title: str = "") -> Any:
+    """The per-condition summary as a rich table, with rlmlab._figures' labels and units (33%, 12.3k, 4.2 s)."""
     from rich.table import Table
 
-    cols = [("pass_rate", "pass"), ("convergence", "conv"), ("mean_input_tokens", "in tok"),
-            ("mean_iterations", "iters"), ("mean_tool_calls", "tools"), ("mean_prompt_chars_mean", "prompt ch/it"),
-            ("mean_large_returns", "large ret"), ("mean_context_chars", "context ch"), ("mean_elapsed_ms", "ms")]
-    cols[1:1] = summary_columns(summary.values())
+    from rlmlab._figures import figure, summary_label
+
+    keys = ["pass_rate", "convergence", "mean_input_tokens", "mean_iterations", "mean_tool_calls",
+            "mean_prompt_chars_mean", "mean_large_returns", "mean_context_chars", "mean_elapsed_ms"]
+    keys[1:1] = [k for k, _ in summary_columns(summary.values())]
     table = Table(title=title, title_justify="left")
     table.add_column("condition")
     table.add_column("tasks", justify="right")
-    for _, label in cols:
-        table.add_column(label, justify="right")
+    for k in keys:
+        table.add_column(summary_label(k), justify="right", overflow="fold")
     for cond, s in summary.items():
-        table.add_row(cond, str(s["tasks"]), *("-" if s.get(k) is None else f"{s[k]:g}" for k, _ in cols))
+        table.add_row(cond, str(s["tasks"]), *(figure(k).format(s.get(k)) for k in keys))
     return table

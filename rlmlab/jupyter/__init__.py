@@ -1,7 +1,8 @@
 """Jupyter integration: the rlmlab kernel spec, the IPython extension and its magics, and the widgets.
 
 Every widget is ipywidgets 8 with a static HTML form in the same MIME bundle (see ``_widget``):
-``BudgetTimeline`` (a ContextTrace), ``TrajectoryExplorer`` (an RLM run), ``TeacherStepper`` (teacher-learner
+``BudgetTimeline`` (a ContextTrace), ``TrajectoryExplorer`` (an RLM run), ``RunBrowser`` (an experiment run's rows, each opening its
+trajectory), ``TeacherStepper`` (teacher-learner
 turns), ``OracleView`` (a validated answer), ``MemoryBrowser`` (a memory bank), ``InteractionLogView``
 (the Turing Protocol's log). Widgets are imported on first use, so the kernel starts without ipywidgets work.
 """
@@ -11,11 +12,12 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from rlmlab.jupyter._kernelspec import KERNEL_NAME, install_kernel, kernel_spec
+from rlmlab.jupyter._kernelspec import KERNEL_NAME, install_kernel, install_lab_settings, kernel_spec
 
 _WIDGETS = {
     "BudgetTimeline": "rlmlab.jupyter._budget",
     "TrajectoryExplorer": "rlmlab.jupyter._explorer",
+    "RunBrowser": "rlmlab.jupyter._run_browser",
     "load_trajectory": "rlmlab.jupyter._explorer",
     "TeacherStepper": "rlmlab.jupyter._stepper",
     "LiveTeachLoop": "rlmlab.jupyter._stepper",
@@ -26,7 +28,7 @@ _WIDGETS = {
     "RLMLabWidget": "rlmlab.jupyter._widget",
 }
 
-__all__ = ["KERNEL_NAME", "install_kernel", "kernel_spec", *_WIDGETS]
+__all__ = ["KERNEL_NAME", "install_kernel", "install_lab_settings", "kernel_spec", *_WIDGETS]
 
 
 def __getattr__(name: str) -> Any:

@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 import ipywidgets as W
 
+from rlmlab._figures import FIGURES
 from rlmlab.jupyter._widget import RLMLabWidget, esc, html_table
 from rlmlab.trace import ContextEvent, ContextTrace, ContextTraceSummary, EventKind
 
@@ -181,8 +182,9 @@ def header_html(summary: ContextTraceSummary) -> str:
     """One line: tokens against the budget, percent used, and what the ring buffer dropped."""
     over = " · <b style='color:#C00'>over budget</b>" if summary.over_budget else ""
     colour = "#C00" if summary.dropped else "#555"
-    return (f"<div class='rlmlab-budget-header'><b>{summary.total_tokens:,}</b> / {summary.budget_tokens:,} "
-            f"tokens · <b>{summary.budget_used_percent:.1f}%</b> of budget used{over} · "
+    return (f"<div class='rlmlab-budget-header'>{FIGURES['trace_tokens'].label} <b>{summary.total_tokens:,}</b> / "
+            f"{summary.budget_tokens:,} {FIGURES['trace_budget'].label} · <b>{summary.budget_used_percent:.1f}%</b> "
+            f"of budget used{over} · "
             f"<span style='color:{colour}'>{summary.dropped:,} event{'s' if summary.dropped != 1 else ''} "
             f"dropped by the ring buffer</span> ({summary.events_logged:,} logged, {summary.events_kept:,} kept)"
             "</div>")
@@ -190,11 +192,11 @@ def header_html(summary: ContextTraceSummary) -> str:
 
 def legend_html(summary: ContextTraceSummary, bars: list[IterationBar]) -> str:
     """A colour swatch per kind with its run total (exact), plus DROPPED when any bar has that segment."""
-    items = [(kind, f"{summary.tokens_by_kind[kind]:,} tok · {summary.events_by_kind[kind]:,} ev")
+    items = [(kind, f"{summary.tokens_by_kind[kind]:,} tokens · {summary.events_by_kind[kind]:,} events")
              for kind in summary.tokens_by_kind if summary.events_by_kind[kind]]
     dropped = sum(s.tokens for b in bars for s in b.segments if s.kind == DROPPED)
     if dropped:
-        items.append((DROPPED, f"{dropped:,} tok, kinds unknown"))
+        items.append((DROPPED, f"{dropped:,} tokens, kinds unknown"))
     swatches = "".join(
         f"<span class='rlmlab-legend-item' data-kind='{kind}' style='margin-right:12px;white-space:nowrap'>"
         f"<span style='display:inline-block;width:10px;height:10px;background:{KIND_COLOURS[kind]};"
@@ -273,6 +275,9 @@ class BudgetTimeline(RLMLabWidget):
     def live(self) -> bool:
         return self._unsubscribe is not None
 
+    def tracks_static(self) -> bool:
+        return not self.live  # while following a run the view renders often; close() sends the final state
+
     # -- state and handlers ------------------------------------------------------------------------------
 
     def set_mode(self, mode: str) -> None:
@@ -339,7 +344,8 @@ class BudgetTimeline(RLMLabWidget):
         view = "cumulative: run total against the budget" if self.mode == "cumulative" else "per iteration"
         return (header_html(summary) + f"<div style='color:#777'>{esc(view)}</div>"
                 + timeline_svg(bars, summary.budget_tokens, self.mode) + legend_html(summary, bars)
-                + html_table(["kind", "events", "tokens", "% of budget"], rows, css_class="rlmlab-budget-kinds"))
+                + html_table(["kind", "events", FIGURES["trace_tokens"].label, "% of budget"], rows,
+                             css_class="rlmlab-budget-kinds"))
 
     def __repr__(self) -> str:
         return f"<BudgetTimeline {self.trace!r}{' live' if self.live else ''}>"

@@ -1,9 +1,14 @@
 """TrajectoryExplorer: one executor run (rlm, react, scratchpad) step by step.
 
-A list of iterations ("1 · 3 tool calls · 1,234 tok") with prev/next buttons; for the selected step its
-reasoning, its code (highlighted with pygments when importable), output, tool calls, leakage counters and the
-Turing Protocol rounds that found violations, with their correction; below, the run's final answer. The
-static form holds every iteration, each in a collapsed ``<details>``, so nothing is lost without a kernel.
+A list of iterations ("1 · 3 tool calls · 1,234 LM tokens") with prev/next buttons; for the selected step its
+reasoning, its code (highlighted with pygments when importable), output, tool calls, the exact prompt and
+completion of each LM call it made (from the run's ``lm_calls.jsonl``) with the step's leakage figures beside
+them, and the Turing Protocol rounds that found violations, with their correction; below, the run's final answer.
+The header says how the run's token figures relate (see :mod:`rlmlab._figures`). The static form holds every
+iteration, each in a collapsed ``<details>``, so nothing is lost without a kernel.
+
+A run is given as a Trajectory, an agent-run directory (or its trajectory.jsonl), or an *experiment* run
+directory with a task id: ``TrajectoryExplorer("runs/E7-...", "code-003", condition="handle")``.
 """
 
 from __future__ import annotations
@@ -14,29 +19,23 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 
+from rlmlab._figures import FIGURES, RELATION_KEYS, fmt, fmt_seconds, resend_note, token_rows
 from rlmlab.jupyter._widget import RLMLabWidget, esc, html_table
 
 if TYPE_CHECKING:  # rlmlab.executors imports dspy; loaded only when a trajectory is read
     from rlmlab.executors import IterationRecord, Trajectory
+    from rlmlab.lm import LMCall
 
 __all__ = ["TrajectoryExplorer", "load_trajectory", "trajectory_file", "highlight_code", "step_label",
-           "step_html"]
+           "step_html", "calls_html", "figures_html", "resolve_run"]
 
 _PRE = ("margin:2px 0 6px;padding:6px 8px;background:#f6f6f6;border-radius:3px;white-space:pre-wrap;"
         "word-break:break-word;max-height:24em;overflow:auto;font-family:ui-monospace,monospace;font-size:12px")
 _H = "margin:8px 0 2px;font-size:13px;font-weight:600"
 
-# IterationLeakage fields in display order, with the unit in the label.
-_LEAKAGE_LABELS = [
-    ("prompt_chars", "prompt chars (all model messages of the step)"),
-    ("prompt_tokens", "prompt tokens"),
-    ("completion_tokens", "completion tokens"),
-    ("stdout_chars", "stdout chars (before the history cut)"),
-    ("variables_info_chars", "variables listing chars"),
-    ("tool_calls", "tool calls"),
-    ("large_returns", "large returns (tool results over the large-return threshold)"),
-    ("sub_llm_calls", "sub-LLM calls"),
-]
+# IterationLeakage fields in display order; labels come from the one vocabulary (rlmlab._figures).
+_LEAKAGE_FIELDS = ["prompt_tokens", "completion_tokens", "prompt_chars", "stdout_chars", "variables_info_chars",
+                   "tool_calls", "large_returns", "sub_llm_calls"]
 
 
 def trajectory_file(path: str | Path) -> Path:
@@ -51,15 +50,48 @@ def trajectory_file(path: str | Path) -> Path:
     return file
 
 
-def load_trajectory(source: "Trajectory | str | Path") -> "Trajectory":
-    """A Trajectory as given, or read from a run directory / trajectory.jsonl (``Trajectory.read_jsonl``)."""
+def resolve_run(path: str | Path, task: str | None = None, condition: str | None = None,
+                rollout: int | None = None) -> tuple[Path, dict[str, Any] | None]:
+    """The agent-run directory (or trajectory file) that ``path`` names, and the experiment results row when
+    ``path`` is an experiment run directory (then ``task`` is needed; see ``experiments._runs.find_row``).
+    ValueError for an experiment run without a task id, or a task id that fits no row or several."""
+    path = Path(path)
+    if path.is_dir() and (path / "results.jsonl").is_file():
+        from rlmlab.experiments import find_row, row_trajectory_dir, run_rows
+
+        if task is None:
+            tasks = list(dict.fromkeys(r["task_id"] for r in run_rows(path)))
+            example = tasks[0] if tasks else "TASK"
+            raise ValueError(f"{path} is an experiment run ({len(tasks)} tasks: {', '.join(tasks[:6])}"
+                             f"{', ...' if len(tasks) > 6 else ''}); give a task id, e.g. "
+                             f"TrajectoryExplorer(run_dir, {example!r}), or browse it with RunBrowser(run_dir)")
+        row = find_row(path, task, condition, rollout)
+        return row_trajectory_dir(path, row), row
+    if task is not None:
+        raise ValueError(f"{path} is not an experiment run directory (no results.jsonl), so a task id means nothing")
+    return path, None
+
+
+def load_trajectory(source: "Trajectory | str | Path", task: str | None = None, *, condition: str | None = None,
+                    rollout: int | None = None) -> "Trajectory":
+    """A Trajectory as given, or read from a run directory / trajectory.jsonl (``Trajectory.read_jsonl``), or
+    the trajectory of ``task`` in an experiment run directory."""
     from rlmlab.executors import Trajectory
 
     if isinstance(source, Trajectory):
         return source
     if isinstance(source, (str, Path)):
-        return Trajectory.read_jsonl(trajectory_file(source))
+        path, _ = resolve_run(source, task, condition, rollout)
+        return Trajectory.read_jsonl(trajectory_file(path))
     raise TypeError(f"expected a Trajectory, a run directory or a trajectory.jsonl path, got {type(source).__name__}")
+
+
+def load_calls(path: str | Path) -> "list[LMCall]":
+    """The LM calls stored beside a trajectory ([] for runs written before calls were kept)."""
+    from rlmlab.lm import CALLS_FILE, read_calls
+
+    path = Path(path)
+    return read_calls((path if path.is_dir() else path.parent) / CALLS_FILE)
 
 
 def highlight_code(code: str) -> str:
@@ -82,10 +114,11 @@ def step_tokens(it: "IterationRecord") -> int:
 
 
 def step_label(it: "IterationRecord") -> str:
-    """The iteration list's entry: "3 · 2 tool calls · 1,234 tok", plus "· Turing" if a round found violations."""
+    """The iteration list's entry: "3 · 2 tool calls · 1,234 LM tokens", plus "· Turing ×n" if rounds found
+    violations. LM tokens: the step's prompt tokens sent plus completion tokens."""
     n = len(it.tool_calls)
     turing = f" · Turing ×{len(it.turing)}" if it.turing else ""
-    return f"{it.index} · {n} tool call{'s' if n != 1 else ''} · {step_tokens(it):,} tok{turing}"
+    return f"{it.index} · {n} tool call{'s' if n != 1 else ''} · {step_tokens(it):,} {FIGURES['lm_tokens'].label}{turing}"
 
 
 def _section(title: str, body: str) -> str:
@@ -131,48 +164,119 @@ def _turing_html(rounds: list[dict[str, Any]]) -> str:
 
 
 def _counters_html(it: "IterationRecord", context_tokens: int | None) -> str:
-    rows = [[label, f"{getattr(it.leakage, name):,}"] for name, label in _LEAKAGE_LABELS]
-    rows.append(["elapsed ms", f"{it.elapsed_ms:,}"])
+    rows = [[FIGURES[name].label, f"{getattr(it.leakage, name):,}"] for name in _LEAKAGE_FIELDS]
+    rows.append([FIGURES["lm_tokens"].label, f"{step_tokens(it):,}"])
     if context_tokens is not None:
-        rows.append(["context-trace tokens logged for this iteration", f"{context_tokens:,}"])
-    return html_table(["counter", "value"], rows, css_class="rlmlab-leakage")
+        rows.append([f"{FIGURES['trace_tokens'].label} added", f"{context_tokens:,}"])
+    rows.append([FIGURES["elapsed_ms"].label, fmt_seconds(it.elapsed_ms)])
+    return html_table(["figure", "value"], rows, css_class="rlmlab-leakage")
 
 
-def step_html(it: "IterationRecord", context_tokens: int | None = None) -> str:
-    """Everything recorded for one step: reasoning, code, output, tool calls, counters, Turing rounds."""
+def _message_html(m: dict[str, str]) -> str:
+    content = m.get("content", "")
+    return (f"<div class='rlmlab-message' data-role='{esc(m.get('role'))}' style='color:#555;margin-top:4px'>"
+            f"{esc(m.get('role'))} ({len(content):,} chars)</div>{_pre(content)}")
+
+
+def calls_html(calls: "list[LMCall]") -> str:
+    """Each LM call: its figures, the exact messages sent (a collapsed ``<details>``) and the completion."""
+    if not calls:
+        return "<div style='color:#888'>no LM calls recorded (runs written before calls were kept have none)</div>"
+    out = []
+    for n, c in enumerate(calls, 1):
+        figures = (f"{c.input_tokens:,} {FIGURES['prompt_tokens'].label} · {c.output_tokens:,} "
+                   f"{FIGURES['completion_tokens'].label} · {c.prompt_chars:,} {FIGURES['prompt_chars'].label} · "
+                   f"{c.latency_s:.1f} s")
+        error = f"<div style='color:#C00'><b>failed</b>: {esc(c.error)}</div>" if c.error else ""
+        messages = c.messages or []
+        prompt = ("".join(_message_html(m) for m in messages) if messages
+                  else "<div style='color:#888'>prompt not recorded</div>")
+        completion = "" if c.error else _section("completion", _pre(c.completion or "", "(not recorded)"))
+        out.append(f"<div class='rlmlab-lm-call' data-role='{esc(c.role)}' style='border-left:3px solid #0072B2;"
+                   f"padding-left:8px;margin:4px 0'><div><b>call {n}</b> · {esc(c.role)} · {esc(figures)}</div>"
+                   f"{error}<details class='rlmlab-prompt'><summary style='cursor:pointer'>prompt sent: "
+                   f"{len(messages)} message{'s' if len(messages) != 1 else ''}, {c.prompt_chars:,} chars</summary>"
+                   f"{prompt}</details>{completion}</div>")
+    return "".join(out)
+
+
+def step_html(it: "IterationRecord", context_tokens: int | None = None, calls: "list[LMCall] | None" = None) -> str:
+    """Everything recorded for one step: reasoning, code, output, tool calls, the LM calls (prompt and
+    completion) with the step's figures beside them, Turing rounds. ``calls`` None: not known (no section)."""
+    figures = _section("figures of this step", _counters_html(it, context_tokens))
+    if calls is not None:
+        lm = (f"<div style='display:flex;gap:16px;align-items:flex-start;flex-wrap:wrap'>"
+              f"<div style='flex:1 1 320px;min-width:0'>{_section(f'LM calls ({len(calls)})', calls_html(calls))}"
+              f"</div><div style='flex:0 0 auto'>{figures}</div></div>")
+    else:
+        lm = figures
     return (f"<div class='rlmlab-step' data-iteration='{it.index}'>"
             + _section("reasoning", _pre(it.reasoning))
             + _section("code", highlight_code(it.code))
             + _section(f"output ({len(it.output):,} chars)", _pre(it.output))
             + _section(f"tool calls ({len(it.tool_calls)})", _tool_calls_html(it.tool_calls))
-            + _section("leakage counters", _counters_html(it, context_tokens))
+            + lm
             + _section(f"Turing Protocol ({len(it.turing)} round{'s' if len(it.turing) != 1 else ''} with "
                        "violations)", _turing_html(it.turing))
             + "</div>")
 
 
-def run_header_html(traj: "Trajectory") -> str:
-    return (f"<div class='rlmlab-explorer-header'><b>{esc(traj.run_id)}</b> · {esc(traj.executor)} · "
+def figures_html(traj: "Trajectory", calls: "list[LMCall] | None" = None) -> str:
+    """How the run's token figures relate (``rlmlab._figures.token_rows``), with what each one counts."""
+    header, rows = token_rows(traj, calls)
+    notes = "".join(f"<li><b>{esc(FIGURES[k].label)}</b>: {esc(FIGURES[k].means)}</li>" for k in RELATION_KEYS)
+    note = resend_note(traj)
+    return (f"<details class='rlmlab-figures' style='margin:4px 0'><summary style='cursor:pointer'>how the token "
+            f"figures relate</summary><ul style='margin:2px 0'>{notes}</ul>"
+            + (f"<div>{esc(note)}</div>" if note else "")
+            + html_table(header, rows, css_class="rlmlab-figures-table") + "</details>")
+
+
+def run_header_html(traj: "Trajectory", row: dict[str, Any] | None = None) -> str:
+    """The run in three lines: id, executor, model; the query; its figures (with the experiment row's task,
+    condition and verdict when it came from an experiment run)."""
+    trace = traj.context_trace.summary() if traj.context_trace is not None else None
+    budget = (f" · {FIGURES['trace_tokens'].label} {trace.total_tokens:,} / {trace.budget_tokens:,} "
+              f"{FIGURES['trace_budget'].label}") if trace else ""
+    task = ""
+    if row is not None:
+        from rlmlab.experiments import outcome
+
+        verdict = outcome(row)
+        colour = {"pass": "#080", "fail": "#C60", "error": "#C00"}[verdict]
+        task = (f"<div class='rlmlab-explorer-task'>task <b>{esc(row['task_id'])}</b> · condition "
+                f"<b>{esc(row['condition'])}</b> · rollout {esc(row.get('rollout', 0))} · "
+                f"<b style='color:{colour}'>{verdict}</b> · judge: {esc((row.get('rationale') or '')[:200])}</div>")
+    return (f"<div class='rlmlab-explorer-header'>{task}<b>{esc(traj.run_id)}</b> · {esc(traj.executor)} · "
             f"{esc(traj.lm)} · context as {esc(traj.context_mode)}<br>query: {esc(traj.query)}<br>"
-            f"{len(traj.iterations)} iterations · {traj.lm_calls} LM calls · {traj.subcalls} sub-LLM calls · "
-            f"{traj.input_tokens:,} tokens in / {traj.output_tokens:,} out · {traj.elapsed_ms / 1000:.1f}s</div>")
+            f"{FIGURES['iterations'].label} {len(traj.iterations)} · {FIGURES['lm_calls'].label} {traj.lm_calls} · "
+            f"{FIGURES['sub_llm_calls'].label} {traj.subcalls} · {FIGURES['prompt_tokens'].label} {traj.input_tokens:,} · "
+            f"{FIGURES['completion_tokens'].label} {traj.output_tokens:,}{budget} · "
+            f"{FIGURES['elapsed_ms'].label} {fmt(traj.elapsed_ms, 's')}</div>")
 
 
-def final_html(traj: "Trajectory") -> str:
-    """The answer and how the run ended (SUBMIT, extract fallback, or error)."""
+def final_html(traj: "Trajectory", calls: "list[LMCall] | None" = None) -> str:
+    """The answer and how the run ended (SUBMIT, extract fallback, or error); LM calls made outside any
+    iteration (the extract fallback, a call that failed before its step produced anything) below it."""
     if traj.error:
         how = f"<b style='color:#C00'>error</b>: {esc(traj.error)}"
     else:
         how = "SUBMIT" if traj.submitted else "extract fallback (no SUBMIT)"
     answer = _pre("", "(no answer)") if traj.answer is None else _pre(traj.answer)
     reasoning = _section("final reasoning", _pre(traj.final_reasoning)) if traj.final_reasoning else ""
+    outside = [c for c in calls or [] if c.step is None]
+    extra = _section(f"LM calls outside any iteration ({len(outside)})", calls_html(outside)) if outside else ""
     return ("<div class='rlmlab-final'>" + _section("final answer", f"<div>ended by {how}</div>{answer}")
-            + reasoning + "</div>")
+            + reasoning + extra + "</div>")
 
 
 class TrajectoryExplorer(RLMLabWidget):
-    """Step through a run: ``TrajectoryExplorer(trajectory)`` or ``TrajectoryExplorer("runs/<run-id>")``.
+    """Step through a run: ``TrajectoryExplorer(trajectory)``, ``TrajectoryExplorer("runs/<run-id>")`` (an agent
+    run), or ``TrajectoryExplorer("runs/E7-...", "task-id", condition=..., rollout=...)`` (one task of an
+    experiment run; ``condition`` is needed when several ran the task, ``rollout`` defaults to the selected one).
 
+    ``calls`` are the run's LM calls (read from ``lm_calls.jsonl`` beside a trajectory file; give them for a
+    Trajectory object, or they are not shown). ``row`` is the experiment results row, or None.
     ``position`` is the selected iteration's 0-based position in ``trajectory.iterations`` (None for a run
     with no iterations). :meth:`select` raises IndexError out of range; :meth:`next` and :meth:`prev` stop
     at the ends and return whether they moved.
@@ -180,19 +284,29 @@ class TrajectoryExplorer(RLMLabWidget):
 
     css_name = "rlmlab-explorer"
 
-    def __init__(self, trajectory: "Trajectory | str | Path"):
+    def __init__(self, trajectory: "Trajectory | str | Path", task: str | None = None, *,
+                 condition: str | None = None, rollout: int | None = None, calls: "list[LMCall] | None" = None):
         super().__init__()
-        self.trajectory = load_trajectory(trajectory)
+        self.row: dict[str, Any] | None = None
+        if isinstance(trajectory, (str, Path)):
+            path, self.row = resolve_run(trajectory, task, condition, rollout)
+            self.trajectory = load_trajectory(path)
+            self.calls: list[LMCall] | None = calls if calls is not None else load_calls(trajectory_file(path))
+        else:
+            if task is not None:
+                raise ValueError("a task id selects a task of an experiment run directory, not of a Trajectory")
+            self.trajectory = load_trajectory(trajectory)
+            self.calls = calls
         iterations = self.trajectory.iterations
         self.position: int | None = 0 if iterations else None
         trace = self.trajectory.context_trace
         self._context_tokens = trace.summary().tokens_by_iteration if trace is not None else None
         self._step_cache: dict[int, str] = {}  # position -> step_html; a record is not edited once written
 
-        self.header = W.HTML(run_header_html(self.trajectory))
+        self.header = W.HTML(run_header_html(self.trajectory, self.row) + figures_html(self.trajectory, self.calls))
         self.steps = W.Select(options=[(step_label(it), n) for n, it in enumerate(iterations)],
                               value=self.position, rows=min(max(len(iterations), 2), 10),
-                              layout=W.Layout(width="300px"))
+                              layout=W.Layout(width="340px", min_width="340px"))
         self.steps.observe(self._on_pick, names="value")
         self.prev_button = W.Button(description="◀ prev", layout=W.Layout(width="80px"))
         self.next_button = W.Button(description="next ▶", layout=W.Layout(width="80px"))
@@ -200,8 +314,10 @@ class TrajectoryExplorer(RLMLabWidget):
         self.next_button.on_click(lambda _: self.next())
         self.where = W.HTML()
         self.detail = W.HTML(layout=W.Layout(flex="1 1 auto", min_width="0"))
-        self.final = W.HTML(final_html(self.trajectory))
-        side = W.VBox([self.steps, W.HBox([self.prev_button, self.next_button]), self.where])
+        self.final = W.HTML(final_html(self.trajectory, self.calls))
+        # A fixed-width side column: in an HBox the list would otherwise shrink and cut its labels.
+        side = W.VBox([self.steps, W.HBox([self.prev_button, self.next_button]), self.where],
+                      layout=W.Layout(flex="0 0 350px", min_width="350px"))
         self.view.children = [self.header, W.HBox([side, self.detail]), self.final]
         self.refresh()
 
@@ -209,7 +325,8 @@ class TrajectoryExplorer(RLMLabWidget):
         if position not in self._step_cache:
             it = self.trajectory.iterations[position]
             tokens = None if self._context_tokens is None else self._context_tokens.get(it.index, 0)
-            self._step_cache[position] = step_html(it, tokens)
+            calls = None if self.calls is None else [c for c in self.calls if c.step == it.index]
+            self._step_cache[position] = step_html(it, tokens, calls)
         return self._step_cache[position]
 
     # -- handlers ----------------------------------------------------------------------------------------
@@ -261,7 +378,8 @@ class TrajectoryExplorer(RLMLabWidget):
             f"<details class='rlmlab-iteration' data-iteration='{it.index}' style='margin:4px 0'>"
             f"<summary style='cursor:pointer'>{esc(step_label(it))}</summary>{self._step_html(n)}</details>"
             for n, it in enumerate(self.trajectory.iterations))
-        return run_header_html(self.trajectory) + (steps or "<div>no iterations</div>") + final_html(self.trajectory)
+        return (run_header_html(self.trajectory, self.row) + figures_html(self.trajectory, self.calls)
+                + (steps or "<div>no iterations</div>") + final_html(self.trajectory, self.calls))
 
     def __repr__(self) -> str:
         t = self.trajectory

@@ -70,6 +70,7 @@ class MemoryBrowser(RLMLabWidget):
         """Run ``query`` (free text; "" lists items) with the current filters; returns the results."""
         self.query = (query or "").strip()
         self.refresh()
+        self._drop_hidden_selection()
         return self.results
 
     def select(self, item_id: str | None) -> MemoryItem | None:
@@ -111,6 +112,16 @@ class MemoryBrowser(RLMLabWidget):
             raise ValueError(f"{name}: {value!r} is not allowed; use None or one of {', '.join(allowed)}")
         self.filters[name] = value
         self.refresh()
+        self._drop_hidden_selection()
+
+    def _drop_hidden_selection(self) -> None:
+        """After a search or a filter that lists nothing, the selected record goes too: a record under "no
+        results" reads as a hit. (A search that lists other items keeps it, so a second search does not lose
+        the item being read.)"""
+        if self.selected is not None and not self.results:
+            self.selected, self.selected_usage = None, []
+            self._render()
+            self.sync_static()
 
     # -- state -----------------------------------------------------------------------------------------
 

@@ -280,6 +280,15 @@ class TeacherStepper(RLMLabWidget):
         shown = self._turns[: upto + 1]
         return sum(t.accuracy for t in shown) / len(shown)
 
+    def items_right(self, upto: int | None = None) -> tuple[int, int]:
+        """(items right, items seen) over turns 0..``upto``: each item counted once, by its latest turn there,
+        as the arm summary counts items by their final turn (``running_accuracy`` counts turns)."""
+        upto = self._index if upto is None else upto
+        if upto is None:
+            return 0, 0
+        latest = {t.qid: t.accuracy for t in self._turns[: upto + 1]}
+        return sum(latest.values()), len(latest)
+
     # -- actions (the buttons call these) -------------------------------------------------------------------
 
     def next(self) -> None:
@@ -371,7 +380,10 @@ class TeacherStepper(RLMLabWidget):
             ("combined / bucket", combined),
             ("reprompt sent after", reprompt + (f" <small>(rule {esc(t.rule)})</small>" if t.rule else "")),
             ("correct", ok),
-            ("running accuracy", f"{right}/{self._index + 1} = {_pct(acc)}"),
+            ("turns right so far", f"{right}/{self._index + 1} = {_pct(acc)}"),
+            ("items right so far", "{}/{} = {} <small>(each item by its latest turn, as the arm summary counts)"
+                                   "</small>".format(*self.items_right(), _pct(self.items_right()[0]
+                                                                            / max(1, self.items_right()[1])))),
         ]
         body = "".join(f"<tr><th style='text-align:left;padding:2px 8px;vertical-align:top;white-space:nowrap'>"
                        f"{esc(k)}</th><td style='padding:2px 8px'>{v}</td></tr>" for k, v in rows)
@@ -380,7 +392,7 @@ class TeacherStepper(RLMLabWidget):
     def static_html(self) -> str:
         """Every turn in one table, the current one marked ▶, and the texts of the reprompts used."""
         head = ["", "#", "item", "turn", "answer", "self", "bias", "teacher", "combined", "reprompt / stop", "ok",
-                "running acc."]
+                "turns right so far"]
         th = "".join(f"<th style='text-align:left;padding:2px 6px;border-bottom:1px solid #999'>{esc(h)}</th>"
                      for h in head)
         body, right = [], 0

@@ -1,18 +1,27 @@
-"""LMCall records and the CallRecorder that fills them for any DSPy LM."""
+"""LMCall records and the CallRecorder that fills them for any DSPy LM.
+
+A call keeps the exact messages sent and the completion received, so a run's reader can see the prompt the
+model actually got; executors write a run's calls to ``lm_calls.jsonl`` beside its trajectory
+(:func:`write_calls`, :func:`read_calls`).
+"""
 
 from __future__ import annotations
 
 import contextvars
+import json
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, Iterator
 
 from dspy.utils.callback import BaseCallback
 from rlmlab.records import Record
 
-__all__ = ["LMCall", "CallRecorder", "call_role", "current_role"]
+__all__ = ["LMCall", "CallRecorder", "call_role", "current_role", "write_calls", "read_calls", "CALLS_FILE"]
+
+CALLS_FILE = "lm_calls.jsonl"  # beside trajectory.jsonl in a run directory
 
 _ROLE: contextvars.ContextVar[str] = contextvars.ContextVar("rlmlab_lm_role", default="main")
 
@@ -33,7 +42,10 @@ def current_role() -> str:
 
 @dataclass(frozen=True)
 class LMCall(Record):
-    """One LM call: who made it, how big the prompt was, tokens in and out, latency in seconds."""
+    """One LM call: who made it, how big the prompt was, tokens in and out (the LM's own counts), latency in
+    seconds; ``messages`` (chat messages as sent, ``{"role", "content"}``) and ``completion`` (the reply text,
+    None when the call failed); ``step`` is the executor iteration that made it (None: outside any iteration,
+    e.g. the extract fallback or a judge)."""
 
     model: str
     role: str
@@ -42,33 +54,55 @@ class LMCall(Record):
     output_tokens: int
     latency_s: float
     error: str | None = None
+    messages: list[dict[str, str]] | None = None
+    completion: str | None = None
+    step: int | None = None
 
 
-def _prompt_chars(inputs: dict[str, Any]) -> int:
-    messages = inputs.get("messages") or []
-    chars = sum(len(str(m.get("content", ""))) if isinstance(m, dict) else len(str(m)) for m in messages)
+
+def _messages(inputs: dict[str, Any]) -> list[dict[str, str]]:
+    """The call's prompt as chat messages (a bare ``prompt`` string becomes one user message)."""
+    out = [{"role": str(m.get("role", "user")), "content": _text(m.get("content", ""))} if isinstance(m, dict)
+           else {"role": "user", "content": _text(m)} for m in inputs.get("messages") or []]
     prompt = inputs.get("prompt")
-    return chars + (len(prompt) if isinstance(prompt, str) else 0)
+    if isinstance(prompt, str) and prompt:
+        out.append({"role": "user", "content": prompt})
+    return out
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):  # OpenAI content parts
+        return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+    return str(content)
+
+
+def _completion(outputs: Any) -> str | None:
+    """The first completion's text: DSPy returns a list of strings, or of dicts with a "text" key."""
+    first = outputs[0] if isinstance(outputs, list) and outputs else outputs
+    if isinstance(first, dict):
+        first = first.get("text", first)
+    return None if first is None else str(first)
 
 
 class CallRecorder(BaseCallback):
     """Records every call of the LMs it is attached to, in order, thread-safely."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep_text: bool = True) -> None:
         self.calls: list[LMCall] = []
-        self._pending: dict[str, tuple[float, Any, int, str]] = {}
+        self.keep_text = keep_text  # False: counts only, no messages or completions (long-lived recorders)
+        self._pending: dict[str, tuple[float, Any, list[dict[str, str]], str]] = {}
         self._lock = threading.Lock()
 
     def on_lm_start(self, call_id: str, instance: Any, inputs: dict[str, Any]) -> None:
         with self._lock:
-            self._pending[call_id] = (time.perf_counter(), instance, _prompt_chars(inputs), current_role())
+            self._pending[call_id] = (time.perf_counter(), instance, _messages(inputs), current_role())
 
     def on_lm_end(self, call_id: str, outputs: Any, exception: Exception | None = None) -> None:
         with self._lock:
             started = self._pending.pop(call_id, None)
         if started is None:
             return
-        t0, instance, chars, role = started
+        t0, instance, messages, role = started
         usage: dict[str, Any] = {}
         history = getattr(instance, "history", None)
         if exception is None and history:
@@ -76,11 +110,13 @@ class CallRecorder(BaseCallback):
         call = LMCall(
             model=str(getattr(instance, "model", "?")),
             role=role,
-            prompt_chars=chars,
+            prompt_chars=sum(len(m["content"]) for m in messages),
             input_tokens=int(usage.get("prompt_tokens") or 0),
             output_tokens=int(usage.get("completion_tokens") or 0),
             latency_s=time.perf_counter() - t0,
             error=None if exception is None else f"{type(exception).__name__}: {exception}",
+            messages=messages if self.keep_text else None,
+            completion=_completion(outputs) if self.keep_text and exception is None else None,
         )
         with self._lock:
             self.calls.append(call)
@@ -90,8 +126,11 @@ class CallRecorder(BaseCallback):
         with self._lock:
             return len(self.calls)
 
-    def since(self, mark: int) -> list[LMCall]:
+    def since(self, mark: int, step: int | None = None) -> list[LMCall]:
+        """The calls made after ``mark``; with ``step``, they are first labelled as that executor iteration's."""
         with self._lock:
+            if step is not None:
+                self.calls[mark:] = [replace(c, step=step) if c.step is None else c for c in self.calls[mark:]]
             return list(self.calls[mark:])
 
     def totals(self) -> dict[str, float]:
@@ -103,3 +142,27 @@ class CallRecorder(BaseCallback):
             "output_tokens": sum(c.output_tokens for c in calls),
             "latency_s": round(sum(c.latency_s for c in calls), 4),
         }
+
+
+def write_calls(path: str | Path, calls: list[LMCall]) -> Path:
+    """A run's LM calls as JSONL, one call per line in the order they were made."""
+    from rlmlab._files import write_jsonl
+
+    write_jsonl(path, (c.to_dict() for c in calls))
+    return Path(path)
+
+
+def read_calls(path: str | Path) -> list[LMCall]:
+    """The calls of a ``lm_calls.jsonl`` file; [] when the file does not exist (runs written before calls were
+    kept). A damaged line raises ValueError naming the file and line."""
+    path = Path(path)
+    if not path.is_file():
+        return []
+    out = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip():
+            try:
+                out.append(LMCall.from_dict(json.loads(line)))
+            except (json.JSONDecodeError, TypeError) as exc:
+                raise ValueError(f"{path}:{n}: not an LM call record ({exc})") from None
+    return out

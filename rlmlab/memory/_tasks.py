@@ -28,6 +28,15 @@ class MemoryTask(Record):
     check: str = "exact"
     meta: dict[str, Any] = field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        # The context is often a whole source file: its size and first line say enough.
+        head = self.context.split("\n", 1)[0][:60]
+        context = f"<{len(self.context):,} chars: {head!r}{'...' if len(self.context) > len(head) else ''}>"
+        expected = repr(self.expected)
+        expected = expected if len(expected) <= 80 else expected[:77] + "..."
+        return (f"MemoryTask(id={self.id!r}, query={self.query!r}, context={context}, domain={self.domain!r}, "
+                f"expected={expected}, check={self.check!r}, meta={{{', '.join(map(repr, self.meta))}}})")
+
 
 @dataclass(frozen=True)
 class Verdict(Record):

@@ -269,13 +269,14 @@ class ContextTrace:
     @staticmethod
     def _caption(s: ContextTraceSummary) -> str:
         over = " · over budget" if s.over_budget else ""
-        return f"{s.budget_used_percent:.1f}% of {s.budget_tokens:,} tokens{over} · {s.dropped:,} dropped"
+        return (f"context-trace tokens {s.total_tokens:,}: {s.budget_used_percent:.1f}% of the {s.budget_tokens:,}-token "
+                f"trace budget{over} · {s.dropped:,} dropped")
 
     def __rich__(self) -> Any:
         from rich.table import Table
 
         s = self.summary()
-        table = Table(title="Context trace", caption=self._caption(s), show_footer=True,
+        table = Table(title="Context trace (context-trace tokens by kind)", caption=self._caption(s), show_footer=True,
                       caption_style="bold red" if s.over_budget else "dim")
         table.add_column("kind", footer="total")
         table.add_column("events", justify="right", footer=f"{s.events_logged:,}")

@@ -1,0 +1,131 @@
+"""What ``rlmlab experiment show`` prints: a run's conditions and task rows, or one task's trajectory with the
+exact prompt and completion of every LM call. Rich renderables; the figures' labels are ``rlmlab._figures``'."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.console import Group
+from rich.markup import escape
+from rich.panel import Panel
+from rich.rule import Rule
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from rlmlab._figures import FIGURES, RELATION_KEYS, fmt, fmt_seconds, resend_note, token_rows
+
+__all__ = ["run_overview", "task_detail"]
+
+_COLOURS = {"pass": "green", "fail": "yellow", "error": "red"}
+
+
+def _table(title: str, header: list[str], rows: list[list[str]], right_from: int = 1) -> Table:
+    table = Table(title=title, title_justify="left", show_lines=False)
+    for i, h in enumerate(header):
+        table.add_column(h, justify="right" if i >= right_from else "left", overflow="fold")
+    for r in rows:
+        table.add_row(*r)
+    return table
+
+
+def run_overview(run_dir: Path) -> list[Any]:
+    """Each condition's pass rate with its 95% Wilson interval, then one row per condition x task x rollout."""
+    from rlmlab.experiments import TASK_COLUMNS, condition_stats, outcome, run_rows
+
+    rows = run_rows(run_dir)
+    stats = condition_stats(rows)
+    summary = _table(f"{run_dir.name}: {len(rows)} rows", [
+        "condition", "tasks", "passed", FIGURES["pass_rate"].label, "95% CI (Wilson)", FIGURES["errors"].label,
+        f"{FIGURES['prompt_tokens'].label} / task", f"{FIGURES['completion_tokens'].label} / task",
+        f"{FIGURES['elapsed_ms'].label} / task"],
+        [[cond, str(s["tasks"]), str(s["passed"]), fmt(s["pass_rate"], "share"),
+          f"{100 * s['ci'][0]:.0f}–{100 * s['ci'][1]:.0f}%", str(s["errors"]), fmt(s["input_tokens"], "tokens"),
+          fmt(s["output_tokens"], "tokens"), fmt(s["elapsed_ms"], "s")] for cond, s in stats.items()])
+    tasks = Table(title="tasks (rollout * = the selected one; open one with --task ID [--condition C])",
+                  title_justify="left")
+    for h in ["condition", "task", "rollout", "pass"]:
+        tasks.add_column(h)
+    for _, key in TASK_COLUMNS:
+        tasks.add_column(FIGURES[key].heading, justify="right")
+    tasks.add_column("error", overflow="fold")
+    for r in rows:
+        verdict = outcome(r)
+        tasks.add_row(r["condition"], r["task_id"], f"{r.get('rollout', 0)}{'*' if r.get('best') else ''}",
+                      f"[{_COLOURS[verdict]}]{verdict}[/]",
+                      *[FIGURES[k].format(r.get(field)) for field, k in TASK_COLUMNS], escape(r.get("error") or ""))
+    return [summary, tasks]
+
+
+def _calls(calls: list[Any], prompts: bool) -> list[Any]:
+    out: list[Any] = []
+    for n, c in enumerate(calls, 1):
+        line = (f"call {n} · {c.role} · {FIGURES['prompt_tokens'].label} {c.input_tokens:,} · "
+                f"{FIGURES['completion_tokens'].label} {c.output_tokens:,} · {FIGURES['prompt_chars'].label} "
+                f"{c.prompt_chars:,} · {FIGURES['latency_s'].label} {c.latency_s:.1f} s")
+        out.append(Text(line, style="bold blue"))
+        if c.error:
+            out.append(Text(f"failed: {c.error}", style="red"))
+        if prompts:
+            for m in c.messages or []:
+                out.append(Text(f"── {m.get('role')} ({len(m.get('content', '')):,} chars)", style="dim"))
+                out.append(Text(m.get("content", "")))
+            if not c.messages:
+                out.append(Text("(prompt not recorded)", style="dim"))
+        if not c.error:
+            out.append(Text("── completion", style="dim"))
+            out.append(Text(c.completion if c.completion is not None else "(not recorded)"))
+    return out
+
+
+def task_detail(run_dir: Path, task: str, condition: str | None, rollout: int | None,
+                prompts: bool = True) -> list[Any]:
+    """One task's trajectory: its row, how its token figures relate, then each iteration (reasoning, code,
+    output, figures) with its LM calls (exact prompt and completion unless ``prompts`` is False)."""
+    from rlmlab.executors import TRAJECTORY_FILE, Trajectory
+    from rlmlab.experiments import find_row, outcome, row_trajectory_dir
+    from rlmlab.lm import CALLS_FILE, read_calls
+
+    row = find_row(run_dir, task, condition, rollout)
+    where = row_trajectory_dir(run_dir, row)
+    traj = Trajectory.read_jsonl(where / TRAJECTORY_FILE)
+    calls = read_calls(where / CALLS_FILE)
+    verdict = outcome(row)
+    head = Text.assemble(
+        (f"{row['task_id']}", "bold"), f" · condition {row['condition']} · rollout {row.get('rollout', 0)} · ",
+        (verdict, _COLOURS[verdict]), f" · answer {row.get('answer')!r}\n",
+        f"query: {traj.query}\njudge: {row.get('rationale') or '-'}\ntrajectory: {where}")
+    header, rows = token_rows(traj, calls)
+    out: list[Any] = [head, _table("how the token figures relate", header, rows)]
+    out += [Text(f"{FIGURES[k].label}: {FIGURES[k].means}", style="dim") for k in RELATION_KEYS]
+    if resend_note(traj):
+        out.append(Text(resend_note(traj)))
+    if not calls:
+        out.append(Text("no LM calls recorded beside this trajectory (written before calls were kept)", style="dim"))
+    for it in traj.iterations:
+        figures = Table.grid(padding=(0, 2))
+        figures.add_column()
+        figures.add_column(justify="right")
+        for name in ("prompt_tokens", "completion_tokens", "prompt_chars", "stdout_chars", "variables_info_chars",
+                     "tool_calls", "large_returns", "sub_llm_calls"):
+            figures.add_row(FIGURES[name].label, f"{getattr(it.leakage, name):,}")
+        figures.add_row(FIGURES["elapsed_ms"].label, fmt_seconds(it.elapsed_ms))
+        body: list[Any] = [Text("reasoning", style="dim"), Text(it.reasoning or "(none)"), Text("code", style="dim"),
+                           Syntax(it.code or "# (no code)", "python", word_wrap=True),
+                           Text(f"output ({len(it.output):,} chars)", style="dim"), Text(it.output or "(empty)"),
+                           Text("figures of this step", style="dim"), figures]
+        if it.tool_calls:
+            body.append(Text("tool calls: " + ", ".join(str(c.get("name")) for c in it.tool_calls), style="dim"))
+        for r in it.turing:
+            body.append(Text(f"Turing {r.get('phase')}: {', '.join(r.get('reasons', []))}", style="magenta"))
+        mine = [c for c in calls if c.step == it.index]
+        if mine:
+            body += [Rule(f"LM calls of iteration {it.index} ({len(mine)})", style="blue"), *_calls(mine, prompts)]
+        out.append(Panel(Group(*body), title=f"iteration {it.index}", title_align="left"))
+    outside = [c for c in calls if c.step is None]
+    if outside:
+        out += [Rule(f"LM calls outside any iteration ({len(outside)})", style="blue"), *_calls(outside, prompts)]
+    how = f"error: {traj.error}" if traj.error else ("SUBMIT" if traj.submitted else "extract fallback (no SUBMIT)")
+    out.append(Text.assemble(("final answer: ", "bold"), repr(traj.answer), f"  (ended by {how})"))
+    return out

@@ -1,0 +1,113 @@
+"""The LiteLLM path against an OpenAI-compatible server on 127.0.0.1 (what vLLM, ollama and llama.cpp's server
+speak): an RLM run, an experiment and a teach run from the command line, with the server's token counts recorded.
+
+The server here is a small ``/v1/chat/completions`` endpoint that answers like the scripted probe agent and
+reports its own usage numbers, so the test checks that what the server counted is what rlmlab recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from rlmlab import PROJECT_ROOT
+from rlmlab.lm._engines import format_fields
+from rlmlab.lm._scripts import _probe, output_fields
+
+
+def _reply(messages: list[dict]) -> str:
+    if output_fields(messages):  # a DSPy step (RLM action, extract): the probe agent's fields
+        return format_fields(_probe(messages))
+    return "I add the numbers.\nAnswer: 4"  # a plain prompt (the teach learner)
+
+
+@pytest.fixture
+def server():
+    """(base URL, usage list): each reply's usage as the server reported it."""
+    usages: list[dict] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):  # quiet
+            pass
+
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            text = _reply(body["messages"])
+            prompt = sum(len(str(m.get("content", "")).split()) for m in body["messages"])
+            usage = {"prompt_tokens": prompt, "completion_tokens": len(text.split()),
+                     "total_tokens": prompt + len(text.split())}
+            usages.append(usage)
+            data = json.dumps({"id": f"c{len(usages)}", "object": "chat.completion", "created": 0,
+                               "model": body.get("model"), "usage": usage, "choices": [
+                                   {"index": 0, "finish_reason": "stop",
+                                    "message": {"role": "assistant", "content": text}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", usages
+    httpd.shutdown()
+    thread.join(timeout=10)
+
+
+def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "rlmlab.cli", *args], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "OPENAI_API_KEY": "not-needed", **(env or {})})
+
+
+def test_rlm_run_on_an_openai_compatible_server_records_its_token_counts(server, tmp_path, rust_file):
+    from rlmlab.executors import TRAJECTORY_FILE, Trajectory
+    from rlmlab.lm import CALLS_FILE, read_calls
+
+    url, usages = server
+    proc = _cli("rlm", "run", "How many pub async fn?", str(rust_file), "--lm", "openai/stub-model", "--api-base", url,
+                "--max-iters", "3", "--runs-dir", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    [run] = [d for d in tmp_path.iterdir() if (d / TRAJECTORY_FILE).exists()]
+    traj = Trajectory.read_jsonl(run / TRAJECTORY_FILE)
+    assert traj.answer == "unknown" and traj.lm == "openai/stub-model" and traj.lm_calls == len(usages) == 2
+    assert traj.input_tokens == sum(u["prompt_tokens"] for u in usages) > 0
+    assert traj.output_tokens == sum(u["completion_tokens"] for u in usages) > 0
+    calls = read_calls(run / CALLS_FILE)
+    assert [c.input_tokens for c in calls] == [u["prompt_tokens"] for u in usages]
+    assert "Your input fields are" in calls[0].messages[0]["content"] and "SUBMIT" in calls[1].completion
+
+
+def test_an_experiment_on_an_openai_compatible_server_records_tokens_per_task(server, tmp_path):
+    from rlmlab.experiments import read_results
+
+    url, usages = server
+    proc = _cli("experiment", "run", "E1", "--suite", "arith", "--tasks", "1", "--max-iters", "3", "--lm",
+                "openai/stub-model", "--api-base", url, "--runs-dir", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    [row] = read_results(next(tmp_path.glob("E1-*")) / "results.jsonl")
+    assert row["lm"] == "openai/stub-model" and row["error"] is None and row["answer"] == "unknown"
+    assert row["input_tokens"] == sum(u["prompt_tokens"] for u in usages) > 0 and row["lm_calls"] == len(usages)
+
+
+def test_a_teach_run_on_an_openai_compatible_server_records_tokens(server, tmp_path):
+    from rlmlab.teach import read_traces
+
+    url, usages = server
+    out = tmp_path / "traces.json"
+    # LiteLLM reads OPENAI_API_BASE for openai/ models: the way to point any command at the server
+    proc = _cli("teach", "run", "--provider", "openai/stub-model", "--dataset", str(PROJECT_ROOT / "data/math20.csv"),
+                "--limit", "2", "--max-turns", "1", "--mode", "reference", "--out", str(out),
+                env={"OPENAI_API_BASE": url})
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    assert len(read_traces(tmp_path / "traces.reference.rts.json")) == 2
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    # two items, one turn each; the arms share the first turn (memoised), so each arm counts the same two calls
+    assert len(usages) == 2 and summary["provider"] == "openai/stub-model"
+    assert [r["tokens"] for r in summary["rows"]] == [sum(u["total_tokens"] for u in usages)] * 3
