@@ -5,7 +5,7 @@ STAMP    := $(VENV)/.rlmlab-installed
 RUST_SRC := /usr/share/cargo/registry
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test install rust-src ctags chromium bench clean
+.PHONY: demo test check install rust-src ctags chromium bench clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -43,6 +43,10 @@ demo: install rust-src
 
 test: install rust-src chromium
 	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(PY) -m pytest
+
+# The unit tests only: no model, no notebooks, no browser, no Ray, no HTTP server (about a minute).
+check: install rust-src
+	$(PY) -m pytest -q -m "not local_model and not notebook and not browser and not ray and not server"
 
 bench: install rust-src ctags
 	$(PY) benchmarks/leakage.py

@@ -16,6 +16,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+pytestmark = pytest.mark.server  # three CLI runs through LiteLLM (about 30 s): make test, not make check
+
 from rlmlab import PROJECT_ROOT
 from rlmlab.lm._engines import format_fields
 from rlmlab.lm._scripts import _probe, output_fields

@@ -102,17 +102,10 @@ def _rollout_index(trajectory_id: str) -> int | None:
 def _executor(cond: Condition, lm: Any, traj_dir: Path) -> Callable[..., Any]:
     """The loop's executor for a condition: the named executor with the condition's tools and decoding; with
     ``samples`` > 1, rollout i samples at the condition's temperature with seed i + 1."""
-    from rlmlab.executors import run_rlm
+    from rlmlab.executors import EXECUTORS
     from rlmlab.tools import ToolRegistry
 
-    try:
-        from rlmlab.executors import EXECUTORS
-
-        run = EXECUTORS.make(cond.executor, **cond.plugin_options.get("executor", {}))
-    except ImportError:  # pragma: no cover - executors registry not present
-        if cond.executor != "rlm":
-            raise ConfigError(f"executor {cond.executor!r} is not available") from None
-        run = run_rlm
+    run = EXECUTORS.make(cond.executor, **cond.plugin_options.get("executor", {}))
     if cond.tools == "naive" and cond.executor != "rlm":
         raise ConfigError(f"condition {cond.name}: naive tools are defined for the rlm executor only")
 

@@ -5,9 +5,8 @@ mem_get fetches at most ``mem_get_max`` full items; mem_quote returns a bounded 
 nothing and return a small dict. mem_get and mem_quote link the items read to the store's bound
 trajectory (``MemoryStore.record_usage``), so a later ``record_outcome`` updates their uses/wins.
 
-The store comes from the workspace: ``workspace.memory`` if that attribute exists and is set, else
-``workspace.extras["memory"]`` (set by :func:`attach_memory`), else the process default set by
-:func:`set_default_store`. With none, every memory tool raises ToolError saying how to attach one.
+The store comes from the workspace's ``extras["memory"]`` (set by :func:`attach_memory`), else the process
+default set by :func:`set_default_store`. With none, every memory tool raises ToolError saying how to attach one.
 """
 
 from __future__ import annotations
@@ -84,14 +83,12 @@ def set_default_store(store: MemoryStore | None) -> None:
 def memory_of(ws: Workspace) -> MemoryStore:
     """The workspace's memory store; ToolError if none is attached."""
     # Explicit None checks: a MemoryStore has __len__, so an empty store is falsy.
-    store = getattr(ws, "memory", None)
-    if store is None:
-        store = ws.extras.get(MEMORY_KEY)
+    store = ws.extras.get(MEMORY_KEY)
     if store is None:
         store = _default_store
     if store is None:
         raise ToolError("memory: no memory store is attached to this workspace; "
-                        "attach one with rlmlab.tools._memory.attach_memory(workspace, MemoryStore(path))")
+                        "attach one with rlmlab.tools.attach_memory(workspace, MemoryStore(path))")
     return store
 
 

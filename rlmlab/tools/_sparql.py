@@ -83,7 +83,7 @@ def ontology_of(ws: Workspace) -> Graph:
     source = ws.extras.get(ONTOLOGY_KEY)
     if source is None:
         raise ToolError("no ontology is loaded in this workspace; attach one with "
-                        "rlmlab.tools._sparql.attach_ontology(ws, 'data/ontology/prov.ttl')")
+                        "rlmlab.tools.attach_ontology(ws, 'data/ontology/prov.ttl')")
     if isinstance(source, Graph):
         return source
     from rlmlab.ontology import load_ontology

@@ -41,7 +41,6 @@ INTERACTION_LOG_COLUMNS = (
     "id", "ts", "session", "turn_id", "phase", "scope", "detector", "hooks", "input_context", "detection_output",
     "stage1_status", "stage2_status", "stage3_status", "violations", "correction", "elapsed_ms", "errors",
 )
-COLUMNS = INTERACTION_LOG_COLUMNS  # the old private name, kept for code that imported it
 
 
 class InteractionLog:
