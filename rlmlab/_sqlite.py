@@ -14,12 +14,15 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rlmlab.errors import ConfigError, DatabaseBusyError
 
-__all__ = ["BUSY_TIMEOUT_ENV", "DEFAULT_BUSY_TIMEOUT", "busy_timeout_seconds", "connect", "busy_errors", "is_busy"]
+__all__ = ["BUSY_TIMEOUT_ENV", "DEFAULT_BUSY_TIMEOUT", "busy_timeout_seconds", "connect", "busy_errors", "is_busy",
+           "Migration", "apply_migrations", "applied_migrations", "utc_now"]
 
 BUSY_TIMEOUT_ENV = "RLMLAB_SQLITE_BUSY_TIMEOUT"
 DEFAULT_BUSY_TIMEOUT = 30.0  # seconds
@@ -68,3 +71,70 @@ def busy_errors(path: str | Path, timeout: float,
         if is_busy(exc):
             raise error(path, timeout) from None
         raise
+
+
+# -- migrations: one runner for every store -----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Migration:
+    """One schema step: its version (1, 2, ...), a name, and its steps in order: SQL statements, or a function
+    ``step(conn)`` for a step that depends on what the file already has (a column an old file lacks)."""
+
+    version: int
+    name: str
+    statements: tuple[str | Callable[[sqlite3.Connection], None], ...]
+
+
+def apply_migrations(conn: sqlite3.Connection, migrations: Sequence[Migration], *, what: str = "database",
+                     error: type[Exception] = ConfigError) -> list[int]:
+    """Apply the migrations not yet recorded in ``schema_migrations``; return the versions applied now.
+
+    Each migration runs in its own transaction with its ``schema_migrations`` row, so a crash leaves the file at
+    a whole version. A file made before it had ``schema_migrations`` migrates in place when its first
+    migrations are written to be idempotent (``CREATE TABLE IF NOT EXISTS``). Raises ``error`` when the file
+    records a version this code does not know, or a known version under another name (a newer rlmlab made it).
+    Never edit a migration that has shipped: add a new one at the end.
+    """
+    versions = [m.version for m in migrations]
+    if versions != list(range(1, len(versions) + 1)):
+        raise error(f"migrations must be numbered 1, 2, 3, ... in order; got {versions}")
+    conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations ("
+                 " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)")
+    if conn.in_transaction:
+        conn.commit()
+    done = {row[0]: row[1] for row in conn.execute("SELECT version, name FROM schema_migrations")}
+    known = {m.version: m.name for m in migrations}
+    for version, name in sorted(done.items()):
+        if known.get(version) != name:
+            raise error(f"{what} has migration {version} {name!r}, which this rlmlab does not know (it knows "
+                        f"{', '.join(f'{v} {n!r}' for v, n in known.items())}); open it with the rlmlab that made it")
+    applied = []
+    for m in migrations:
+        if m.version in done:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for step in m.statements:
+                step(conn) if callable(step) else conn.execute(step)
+            conn.execute("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                         (m.version, m.name, utc_now()))
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        applied.append(m.version)
+    return applied
+
+
+def applied_migrations(conn: sqlite3.Connection) -> list[dict[str, object]]:
+    """Rows of ``schema_migrations`` in version order."""
+    rows = conn.execute("SELECT version, name, applied_at FROM schema_migrations ORDER BY version")
+    return [{"version": r[0], "name": r[1], "applied_at": r[2]} for r in rows]
+
+
+def utc_now() -> str:
+    """UTC timestamp, ISO 8601 to the millisecond; sorts as text."""
+    import time
+
+    t = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d}Z"

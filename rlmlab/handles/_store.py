@@ -8,11 +8,18 @@ import sqlite3
 import threading
 from pathlib import Path
 
-from rlmlab._sqlite import busy_errors, busy_timeout_seconds, connect
+from rlmlab._sqlite import Migration, apply_migrations, busy_errors, busy_timeout_seconds, connect
 from rlmlab.errors import ToolError
 from rlmlab.handles._blobref import BlobRef
 
-__all__ = ["BlobStore"]
+__all__ = ["BlobStore", "BLOB_MIGRATIONS"]
+
+# The blob store's schema (rlmlab._sqlite's migration runner). Migration 1 is idempotent, so a file written before
+# the store recorded migrations is adopted in place.
+BLOB_MIGRATIONS = [
+    Migration(1, "blobs", ("CREATE TABLE IF NOT EXISTS blobs (key TEXT PRIMARY KEY, payload TEXT NOT NULL,"
+                           " sha256 TEXT NOT NULL, created REAL DEFAULT (unixepoch('subsec')))",)),
+]
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.:\-]{1,64}$")
 
@@ -41,11 +48,7 @@ class BlobStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with busy_errors(self.path, self.busy_timeout):
                 self._db = connect(self.path, busy_timeout=self.busy_timeout, check_same_thread=False)
-                self._db.execute(
-                    "CREATE TABLE IF NOT EXISTS blobs (key TEXT PRIMARY KEY, payload TEXT NOT NULL,"
-                    " sha256 TEXT NOT NULL, created REAL DEFAULT (unixepoch('subsec')))"
-                )
-                self._db.commit()
+                apply_migrations(self._db, BLOB_MIGRATIONS, what=f"blob store {self.path}")
 
     def put(self, payload: str, name: str | None = None) -> BlobRef:
         """Store ``payload`` and return its handle. A named put replaces an earlier payload of that name."""

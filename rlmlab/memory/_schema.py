@@ -8,24 +8,15 @@ so a crash leaves the database at a whole version.
 from __future__ import annotations
 
 import sqlite3
-import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from rlmlab._sqlite import Migration, applied_migrations, utc_now
+from rlmlab._sqlite import apply_migrations as _apply
 from rlmlab._sqlite import connect as open_sqlite
 from rlmlab.memory._errors import MemoryStoreError
 
 __all__ = ["Migration", "MIGRATIONS", "connect", "apply_migrations", "applied_migrations", "utc_now"]
-
-
-@dataclass(frozen=True)
-class Migration:
-    """One schema step: its version (1, 2, ...), a name, and its SQL statements in order."""
-
-    version: int
-    name: str
-    statements: tuple[str, ...]
 
 
 MIGRATIONS: list[Migration] = [
@@ -185,57 +176,6 @@ def connect(path: str | Path, migrations: Sequence[Migration] = MIGRATIONS, *,
 
 
 def apply_migrations(conn: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIONS) -> list[int]:
-    """Apply the migrations not yet recorded; return the versions applied now (empty if up to date).
-
-    Raises MemoryStoreError if the database records a version this code does not know, or a known
-    version under another name (the file was made by a different or newer rlmlab).
-    """
-    _check_order(migrations)
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS schema_migrations ("
-        " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
-    )
-    done = {row[0]: row[1] for row in conn.execute("SELECT version, name FROM schema_migrations")}
-    known = {m.version: m.name for m in migrations}
-    for version, name in sorted(done.items()):
-        if known.get(version) != name:
-            raise MemoryStoreError(
-                f"memory database has migration {version} {name!r}, which this rlmlab does not know "
-                f"(it knows {', '.join(f'{v} {n!r}' for v, n in known.items())}); open it with the rlmlab that made it"
-            )
-    applied = []
-    for m in migrations:
-        if m.version in done:
-            continue
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for statement in m.statements:
-                conn.execute(statement)
-            conn.execute(
-                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                (m.version, m.name, utc_now()),
-            )
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
-        applied.append(m.version)
-    return applied
-
-
-def applied_migrations(conn: sqlite3.Connection) -> list[dict[str, object]]:
-    """Rows of ``schema_migrations`` in version order."""
-    rows = conn.execute("SELECT version, name, applied_at FROM schema_migrations ORDER BY version")
-    return [dict(row) for row in rows]
-
-
-def _check_order(migrations: Sequence[Migration]) -> None:
-    versions = [m.version for m in migrations]
-    if versions != list(range(1, len(versions) + 1)):
-        raise MemoryStoreError(f"migrations must be numbered 1, 2, 3, ... in order; got {versions}")
-
-
-def utc_now() -> str:
-    """UTC timestamp, ISO 8601 to the millisecond; sorts as text."""
-    t = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d}Z"
+    """Apply the memory migrations not yet recorded (rlmlab._sqlite's runner); MemoryStoreError for a file made by
+    a different or newer rlmlab."""
+    return _apply(conn, migrations, what="memory database", error=MemoryStoreError)

@@ -9,9 +9,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rlmlab._sqlite import busy_errors, busy_timeout_seconds, connect
+from rlmlab._sqlite import Migration, apply_migrations, busy_errors, busy_timeout_seconds, connect
 
-__all__ = ["InteractionLog", "load_interaction_log", "INTERACTION_LOG_COLUMNS"]
+__all__ = ["InteractionLog", "load_interaction_log", "INTERACTION_LOG_COLUMNS", "LOG_MIGRATIONS"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS interaction_log (
@@ -36,6 +36,19 @@ CREATE TABLE IF NOT EXISTS interaction_log (
 CREATE INDEX IF NOT EXISTS interaction_log_session ON interaction_log(session);
 """
 
+def _add_errors_column(conn: sqlite3.Connection) -> None:
+    """A log written before the errors column: add it, old rows get []."""
+    if "errors" not in {r[1] for r in conn.execute("PRAGMA table_info(interaction_log)")}:
+        conn.execute("ALTER TABLE interaction_log ADD COLUMN errors TEXT NOT NULL DEFAULT '[]'")
+
+
+# The log's schema (rlmlab._sqlite's migration runner). Both steps are idempotent, so a log written before the log
+# recorded migrations, with or without the errors column, is adopted in place.
+LOG_MIGRATIONS = [
+    Migration(1, "interaction_log", tuple(s.strip() for s in _SCHEMA.split(";") if s.strip())),
+    Migration(2, "errors_column", (_add_errors_column,)),
+]
+
 # The fields of a logged round, in table order: every row ``load_interaction_log`` returns has exactly these keys.
 INTERACTION_LOG_COLUMNS = (
     "id", "ts", "session", "turn_id", "phase", "scope", "detector", "hooks", "input_context", "detection_output",
@@ -56,11 +69,7 @@ class InteractionLog:
         self.busy_timeout = busy_timeout_seconds(busy_timeout)
         with busy_errors(self.path, self.busy_timeout):
             self._db = connect(self.path, busy_timeout=self.busy_timeout, check_same_thread=False)
-            self._db.executescript(_SCHEMA)
-            columns = {r[1] for r in self._db.execute("PRAGMA table_info(interaction_log)")}
-            if "errors" not in columns:  # a log written before the errors column: add it, old rows get []
-                self._db.execute("ALTER TABLE interaction_log ADD COLUMN errors TEXT NOT NULL DEFAULT '[]'")
-                self._db.commit()
+            apply_migrations(self._db, LOG_MIGRATIONS, what=f"interaction log {self.path}")
         self._lock = threading.Lock()
 
     def write(self, row: dict[str, Any]) -> int:
