@@ -615,3 +615,15 @@ def test_custom_hooks_file_problems_are_reported_at_load(tmp_path):
     assert "coded" not in {h.name for h in protocol.hooks}
     assert any(p.startswith("hook coded: ") and "never fire" in p for p in protocol.problems)
     assert protocol.run(post("I'll check the file.")).hooks == ["empty_promise"]
+
+
+def test_a_round_has_one_written_shape_that_round_trips():
+    from rlmlab.turing import RoundResult, Violation
+    from rlmlab.turing._protocol import HookError
+
+    r = RoundResult("post_inference", [Violation("empty_promise", "said done, did nothing")], correction="Do it.",
+                    kill=True, detection="FLAG", errors=[HookError("x", 2, "ValueError: y")],
+                    stage_status=("violation_detected", "violation_detected", "violation_detected"), elapsed_ms=3.5)
+    d = json.loads(json.dumps(r.to_dict()))
+    assert d["hooks"] == ["empty_promise"] and d["reasons"] == ["said done, did nothing"]
+    assert RoundResult.from_dict(d) == r

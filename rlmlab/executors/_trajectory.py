@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from rlmlab._files import read_jsonl, write_jsonl
 from rlmlab.errors import InputFileError
@@ -84,8 +84,10 @@ class Trajectory:
     decoding: str = "free"  # "grammar": every step was constrained to the step grammar (see _step_grammar)
     notes: list[str] = field(default_factory=list)  # things the run's reader should know (e.g. a grammar ignored)
 
+    SCHEMA_VERSION: ClassVar[int] = 2  # 1: files written before the header carried a version (read the same way)
+
     def header(self) -> dict[str, Any]:
-        return {"type": "run", "run_id": self.run_id, "query": self.query, "lm": self.lm,
+        return {"type": "run", "schema_version": self.SCHEMA_VERSION, "run_id": self.run_id, "query": self.query, "lm": self.lm,
                 "context_mode": self.context_mode, "context_ref": self.context_ref,
                 "source_path": self.source_path, "started": self.started, "executor": self.executor,
                 "decoding": self.decoding}
@@ -129,6 +131,10 @@ class Trajectory:
                 final = rec
         if header is None:
             raise InputFileError(path, None, "no 'run' header line")
-        header = {k: v for k, v in header.items() if k != "type"}
+        version = header.get("schema_version", 1)
+        if not isinstance(version, int) or version > cls.SCHEMA_VERSION:
+            raise InputFileError(path, None, f"trajectory schema_version {version!r} is newer than this rlmlab reads "
+                                             f"({cls.SCHEMA_VERSION}); open it with the rlmlab that wrote it")
+        header = {k: v for k, v in header.items() if k not in ("type", "schema_version")}
         final = {k: v for k, v in final.items() if k not in ("type", "iterations")}
         return cls(**header, iterations=iterations, **final, context_trace=trace)

@@ -41,13 +41,16 @@ Executor = Callable[[MemoryTask, str, Any, str], Any]
 
 def rlm_executor(lm: Any, *, max_iters: int = 6, max_llm_calls: int = 12, runs_dir: str | Path | None = None,
                  turing: Any = None) -> Executor:
-    """The default executor: ``run_rlm`` with the built context as instructions and the task's context as a handle."""
-    from rlmlab.executors import run_rlm
+    """The default executor: the registered ``rlm`` executor (the entry point the experiment runner uses too) with the
+    built context as instructions and the task's context as a handle."""
+    from rlmlab.executors import make_executor
+
+    rlm = make_executor("rlm", lm=lm, max_iters=max_iters, max_llm_calls=max_llm_calls, runs_dir=runs_dir,
+                        turing=turing)
 
     def run(task: MemoryTask, instructions: str, workspace: Any, trajectory_id: str) -> Any:
-        return run_rlm(task.query, task.context, lm=lm, workspace=workspace, instructions=instructions,
-                       run_id=trajectory_id, max_iters=max_iters, max_llm_calls=max_llm_calls, runs_dir=runs_dir,
-                       source_path=task.meta.get("source_path"), turing=turing)
+        return rlm(task.query, task.context, workspace=workspace, instructions=instructions, run_id=trajectory_id,
+                   source_path=task.meta.get("source_path"))
 
     return run
 

@@ -42,9 +42,7 @@ class TuringGuard:
 
     def _keep(self, result: RoundResult) -> RoundResult:
         if result.violations:
-            self._rounds.append({"phase": result.phase, "hooks": result.hooks,
-                                 "reasons": [v.reason for v in result.violations], "correction": result.correction,
-                                 "kill": result.kill})
+            self._rounds.append(result.to_dict())
         return result
 
     def begin_turn(self, turn_id: int | str) -> None:

@@ -60,6 +60,28 @@ class RoundResult(Record):
     def hooks(self) -> list[str]:
         return [v.hook for v in self.violations]
 
+    def to_dict(self) -> dict[str, Any]:
+        """The one written shape of a round (a step's ``IterationRecord.turing`` entries): every field, plus the
+        violated ``hooks`` and their ``reasons`` for readers that want just those."""
+        return {**super().to_dict(), "hooks": self.hooks, "reasons": [v.reason for v in self.violations]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RoundResult:
+        return cls(phase=data["phase"], violations=[Violation(**v) for v in data.get("violations", [])],
+                   correction=data.get("correction"), kill=bool(data.get("kill")), halt=bool(data.get("halt")),
+                   detection=data.get("detection", ""), errors=[HookError(**e) for e in data.get("errors", [])],
+                   stage_status=tuple(data.get("stage_status", ("ok", "ok", "ok"))),
+                   elapsed_ms=float(data.get("elapsed_ms", 0.0)))
+
+    def log_row(self, turn: Any, detector: str, hooks: list[str]) -> dict[str, Any]:
+        """The round as a row of the interaction log: the same fields, with the turn it checked."""
+        return {"session": turn.session, "turn_id": turn.turn_id, "phase": turn.phase, "scope": turn.scope,
+                "detector": detector, "hooks": hooks, "input_context": turn.to_dict(),
+                "detection_output": self.detection, "stage1_status": self.stage_status[0],
+                "stage2_status": self.stage_status[1], "stage3_status": self.stage_status[2],
+                "violations": [asdict(v) for v in self.violations], "correction": self.correction,
+                "errors": [asdict(e) for e in self.errors], "elapsed_ms": self.elapsed_ms}
+
 
 class FailoverLM:
     """The ``backends`` failover list: each LM spec is tried in order until one answers."""
@@ -203,12 +225,5 @@ class TuringProtocol:
                                "violation_detected" if result.correction else "ok")
         result.elapsed_ms = (time.perf_counter() - t0) * 1000
         if self.log is not None:
-            self.log.write({"session": turn.session, "turn_id": turn.turn_id, "phase": turn.phase,
-                            "scope": turn.scope, "detector": self.detector.name, "hooks": [h.name for h in hooks],
-                            "input_context": turn.to_dict(), "detection_output": detection.raw,
-                            "stage1_status": result.stage_status[0], "stage2_status": result.stage_status[1],
-                            "stage3_status": result.stage_status[2],
-                            "violations": [asdict(v) for v in result.violations], "correction": result.correction,
-                            "errors": [asdict(e) for e in result.errors],
-                            "elapsed_ms": result.elapsed_ms})
+            self.log.write(result.log_row(turn, self.detector.name, [h.name for h in hooks]))
         return result
