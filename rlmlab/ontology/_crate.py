@@ -108,18 +108,12 @@ def _walk_crate(src: Path, files: list[Path]) -> CrateSense:
         sense.lines += text.count("\n") + (not text.endswith("\n"))
         oracle = TreeSitterOracle(text, str(rel))
         sense.parse_errors += oracle.has_parse_errors
-        for s in oracle.get_structs():
-            if _is_pub(s.visibility):
-                sense.pub_structs += 1
-                pub_types.add(s.name)
-        for e in oracle.get_enums():
-            if _is_pub(e.visibility):
-                sense.pub_enums += 1
-                pub_types.add(e.name)
-        for t in oracle.get_traits():
-            if _is_pub(t.visibility):
-                sense.pub_traits += 1
-                pub_traits.add(t.name)
+        for count, items, names in (("pub_structs", oracle.get_structs(), pub_types),
+                                    ("pub_enums", oracle.get_enums(), pub_types),
+                                    ("pub_traits", oracle.get_traits(), pub_traits)):
+            public = [x for x in items if _is_pub(x.visibility)]
+            setattr(sense, count, getattr(sense, count) + len(public))
+            names.update(x.name for x in public)
         for f in oracle.get_functions():
             if _is_pub(f.visibility):
                 sense.pub_fns += 1

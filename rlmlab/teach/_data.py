@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import csv
 import io
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from rlmlab._files import decode_line, json_problem, read_text, strict_json
 from rlmlab.errors import InputFileError
 from rlmlab.numbers import answers_match, normalise_answer
+from rlmlab.records import Record
 
 __all__ = [
     "Item", "DatasetError", "normalise_answer", "answers_match", "load_csv", "load_gsm8k", "load_dataset",
@@ -28,19 +29,12 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class Item:
+class Item(Record):
     """One question with its reference answer; ``qid`` is unique within a dataset."""
 
     qid: str
     question: str
     reference: str
-
-    def to_dict(self) -> dict[str, str]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, str]) -> Item:
-        return cls(qid=data["qid"], question=data["question"], reference=data["reference"])
 
 
 class DatasetError(InputFileError):
