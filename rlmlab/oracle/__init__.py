@@ -6,6 +6,7 @@ structural -> :class:`TreeSitterOracle`, semantic -> unverified (or
 executor trajectories into golden JSONL records.
 """
 
+from rlmlab.oracle._batch import EXTRACTIONS, extract_files
 from rlmlab.oracle._classify import QUERY_RULES, QueryClassifier, QueryKind, QueryRule, classify_query
 from rlmlab.oracle._consistency import ConsensusResult, SelfConsistencyOracle, answer_similarity
 from rlmlab.oracle._grep import (

@@ -202,10 +202,24 @@ def _last_segment(type_text: str) -> str:
     return base.split("<", 1)[0].strip().rsplit("::", 1)[-1].strip()
 
 
-# Node kinds the extractors read, found by tree-sitter queries (the matching runs in C); each query is compiled
-# once per process. One pass per source text collects every kind, kept on its SourceEntry.
+# Node kinds the extractors read. Every item node has its keyword token as a child ("fn" in a function_item or
+# function_signature_item, "struct", "enum", "impl", "trait"), and every macro invocation its "!". So the items
+# are found from the keyword's occurrences in the source bytes: the node at each one (C's
+# descendant_for_byte_range) is the keyword token only where it is one (not in a comment, string, identifier or
+# token tree), and its parent is the item. That touches a few thousand nodes where a query pass visits every
+# node of the tree (tokio: ~550,000, 3x the time); ``items_by_query`` is the query pass, kept as the reference
+# the tests and benchmarks compare with (identical on tokio and on every crate of Debian's cargo registry).
 _ITEM_KINDS = {"function": ("function_item", "function_signature_item"), "struct": ("struct_item",),
                "enum": ("enum_item",), "impl": ("impl_item",), "trait": ("trait_item",)}
+_KEYWORDS = [(kw.encode(), re.compile(re.escape(kw.encode()) + rb"(?![A-Za-z0-9_])"), {t: kind for t in _ITEM_KINDS[kind]})
+             for kw, kind in (("fn", "function"), ("struct", "struct"), ("enum", "enum"), ("impl", "impl"),
+                              ("trait", "trait"))]  # (keyword, its occurrences, {item node type: kind})
+_IDENT_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+# Macro invocations in item position (a direct child of the file or of an impl/trait/mod/extern body) may hold
+# items; one in expression position (in a fn body) holds none. Collected as "macro".
+_MACRO_PARENTS = ("source_file", "declaration_list")
+_ITEM_QUERY = " ".join([*(f"({t}) @{name}" for name, types in _ITEM_KINDS.items() for t in types),
+                        *(f"({p} (macro_invocation) @macro)" for p in _MACRO_PARENTS)])
 _ERROR_KINDS = ("type_identifier", "try_expression", "match_arm", "call_expression", "macro_invocation")
 
 
@@ -229,11 +243,16 @@ def walk_nodes(root: Any, *types: str):
 
 
 @cache
-def _kinds_query(kinds: tuple[tuple[str, str], ...]) -> Any:
-    """A compiled query capturing each (node type, capture name) pair."""
+def _compiled(source: str) -> Any:
+    """A query of the oracle's own, compiled once per process."""
     import tree_sitter
 
-    return tree_sitter.Query(rust_language(), " ".join(f"({t}) @{name}" for t, name in kinds))
+    return tree_sitter.Query(rust_language(), source)
+
+
+def _kinds_query(kinds: tuple[tuple[str, str], ...]) -> Any:
+    """A compiled query capturing each (node type, capture name) pair."""
+    return _compiled(" ".join(f"({t}) @{name}" for t, name in kinds))
 
 
 def _compiled_user_query(s_expression: str) -> Any:
@@ -288,14 +307,41 @@ class TreeSitterOracle:
         return self.root.has_error
 
     def _nodes(self, name: str) -> list[Any]:
-        """Nodes of one item kind of ``_ITEM_KINDS`` in source order, from one query pass over the tree."""
+        """Nodes of one item kind of ``_ITEM_KINDS`` (or "macro": item-position macro invocations) in source
+        order, found from their keywords (see ``_KEYWORDS``)."""
+        return self._memo("item_nodes", self._items_by_keyword).get(name, [])
+
+    def _items_by_keyword(self) -> dict[str, list[Any]]:
+        data, root = self._utf8(), self.root
+        found: dict[str, list[Any]] = {}
+        for keyword, pattern, parents in _KEYWORDS:
+            kind = keyword.decode()
+            for m in pattern.finditer(data):
+                start = m.start()
+                if start and data[start - 1] in _IDENT_BYTES:
+                    continue  # the tail of a longer identifier
+                token = root.descendant_for_byte_range(start, start + len(keyword))
+                if token.type == kind and (item := token.parent) is not None and item.type in parents:
+                    found.setdefault(parents[item.type], []).append(item)
+        bang = data.find(b"!")
+        while bang >= 0:
+            token = root.descendant_for_byte_range(bang, bang + 1)
+            if token.type == "!" and (call := token.parent) is not None and call.type == "macro_invocation" \
+                    and call.parent is not None and call.parent.type in _MACRO_PARENTS:
+                found.setdefault("macro", []).append(call)
+            bang = data.find(b"!", bang + 1)
+        return {name: _in_order(nodes) for name, nodes in found.items()}
+
+    def items_by_query(self) -> dict[str, list[Any]]:
+        """The nodes ``_nodes`` finds, by one tree-sitter query pass over the whole tree (the reference)."""
         import tree_sitter
 
-        def collect() -> dict[str, list[Any]]:
-            q = _kinds_query(tuple((t, n) for n, types in _ITEM_KINDS.items() for t in types))
-            return {n: _in_order(v) for n, v in tree_sitter.QueryCursor(q).captures(self.root).items()}
+        captured = tree_sitter.QueryCursor(_compiled(_ITEM_QUERY)).captures(self.root)
+        return {name: _in_order(nodes) for name, nodes in captured.items()}
 
-        return self._memo("item_nodes", collect).get(name, [])
+    def _utf8(self) -> bytes:
+        """The source as the bytes tree-sitter parsed (node offsets index these)."""
+        return self._memo("utf8", lambda: self.source.encode("utf-8", "surrogatepass"))
 
     def _memo(self, key: str, make: Any) -> Any:
         if key not in self.entry.memo:
@@ -329,10 +375,6 @@ class TreeSitterOracle:
         """The nodes of one item kind (see :meth:`_nodes`); in a re-parsed macro body, only those parsed cleanly."""
         return [node for node in self._nodes(name) if not (self._in_macro and node.has_error)]
 
-    def _walk(self, *types: str):
-        """Every node of the given types, in source order (a Python walk: only for macro invocations)."""
-        return walk_nodes(self.root, *types)
-
     # -- items inside item-level macro bodies -------------------------------------------------------
 
     def macro_bodies(self) -> list[tuple[str, "TreeSitterOracle", str | None]]:
@@ -341,11 +383,9 @@ class TreeSitterOracle:
         return self._memo("macro_bodies", self._find_macro_bodies)
 
     def _find_macro_bodies(self) -> list[tuple[str, "TreeSitterOracle", str | None]]:
-        raw = self.source.encode("utf-8", "surrogatepass")
+        raw = self._utf8()
         out = []
-        for node in self._walk("macro_invocation"):
-            if node.parent is None or node.parent.type not in ("source_file", "declaration_list"):
-                continue  # an expression-position macro (in a fn body) holds no items
+        for node in self._nodes("macro"):
             body = next((c for c in node.children if c.type == "token_tree"), None)
             if body is None or raw[body.start_byte:body.start_byte + 1] != b"{":
                 continue
@@ -386,7 +426,7 @@ class TreeSitterOracle:
                 parameters.append(Param("...", None))
         body = node.child_by_field_name("body")
         end = body.start_byte if body is not None else node.end_byte
-        data = self._memo("utf8", lambda: self.source.encode("utf-8", "surrogatepass"))
+        data = self._utf8()
         signature = normalise_ws(data[node.start_byte:end].decode("utf-8", "replace")).rstrip(";").strip()
         name = node.child_by_field_name("name")
         return FunctionInfo(
