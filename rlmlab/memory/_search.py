@@ -8,11 +8,11 @@ idf, so a query saying "arguments" no longer singles out the item that does (rec
 
 In each index, items holding every word come first (AND), then items holding any word (OR). FTS5 scores every
 row its MATCH expression matches, and computes each word's idf by reading the word's whole posting list, so an
-OR over a word found in half of 100,000 items scores 50,000 rows. Two exact savings (the results are the ones
-the plain OR gives):
+OR over a word found in half of 100,000 items scores 50,000 rows. Two savings that keep the plain OR's ranking:
 
-- A word found in more than half the items has idf <= 0, which ``bm25()`` replaces with 1e-6: it adds no weight.
-  The OR step leaves such words out and only falls back to them when the other words match too few items.
+- A word found in at least half the items has idf <= 0, which ``bm25()`` replaces with 1e-6: it adds no weight
+  (only a tie between rows could tip on it). The OR step leaves such words out and only falls back to them when
+  the other words match too few items. The AND step keeps them: there they decide which rows come first.
 - MaxScore (Turtle and Flood, 1995): a word adds at most ``idf * (k1 + 1)`` to a row's score. With the query's
   rarer words R and its commoner words C, a row holding no word of R scores at most ``sum(idf(C)) * (k1 + 1)``.
   FTS5 ranks the rows holding a word of R twice: by R alone (``R``) and by every word (``(R) AND (C)``); merged,
