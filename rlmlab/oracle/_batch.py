@@ -56,13 +56,15 @@ def _shares(files: Mapping[str, str], n: int) -> list[list[str]]:
 
 
 def extract_files(files: Mapping[str, str], what: Sequence[str] = ("functions", "structs", "enums"),
-                  workers: int | None = None) -> dict[str, TreeSitterOracle]:
+                  workers: int | None = 1) -> dict[str, TreeSitterOracle]:
     """A :class:`TreeSitterOracle` per path (in the order of ``files``) with the extractions ``what`` done
     (names from ``EXTRACTIONS``: ``oracle.get_functions()`` etc. then return at once).
 
     ``workers`` processes share the work: this one and ``workers - 1`` forked children, each given files of about
-    equal total size. None means ``os.cpu_count()``; 1, or a platform without ``fork``, or a process running
-    other threads (forking those is unsafe), means all in this process. The records are the ones per-file
+    equal total size. None means ``os.cpu_count()``; 1 (the default), or a platform without ``fork``, or a
+    process running other threads (forking those is unsafe), means all in this process. Only worth it with idle
+    cores: tokio with 2 processes took 0.7x the time of one on an idle 2-core machine, 1.2x while another job
+    kept one core busy (the children's copy-on-write page faults and the shared core). The records are the ones per-file
     extraction gives. An oracle whose file a child extracted has no parse tree here: ``.root``, ``query()`` or
     another extraction parse it again on first use. A child that fails has its share redone here.
     """
