@@ -5,7 +5,8 @@ or on ``--root DIR``. (1) ``GrepOracle.over_files(...).ground_truth_all`` agains
 intent queries: the (file, line) sets must be equal; the oracle's time includes reading the files.
 (2) ``TreeSitterOracle`` functions (methods and bodiless declarations included), structs and enums against
 one Universal Ctags run (kinds f P s g) as (file, name line, name) sets, every disagreement classified; then
-the ``fn|struct|enum NAME`` lines that neither reports (macro bodies are token trees to both).
+the ``fn|struct|enum NAME`` lines that neither reports (macro bodies are token trees to both). Timed in one
+process and in ``--workers`` processes (``extract_files``), next to tree-sitter's parse alone (the floor).
 (3) ``TraceValidator.batch_validate`` on generated claims with a known intended verdict, with ``use_cache``
 off and on: claims/s, verdict counts (must be identical), and the claims whose verdict is not the intended one.
 Times are best of N rounds, interleaved, and are reported, never asserted.
@@ -15,7 +16,8 @@ the same run: the grep ground truth line by line and the tree-sitter node walk a
 functions; batch validation runs the whole library of commit ``--before`` (default {BEFORE}, extracted with
 ``git archive``) in a subprocess, alternating with the current one. The last table is the issue's.
 
-Run:  .venv/bin/python benchmarks/oracle.py [--root DIR] [--quick] [--seed N] [--before REF]
+Run:  .venv/bin/python benchmarks/oracle.py [--root DIR] [--quick] [--seed N] [--before REF] [--workers N]
+      [--only grep|ctags|batch]
 """
 
 from __future__ import annotations
@@ -40,7 +42,10 @@ sys.path.insert(0, str(PROJECT))  # this checkout's rlmlab, not another install'
 from rich.console import Console
 from rich.table import Table
 
-from rlmlab.oracle import GrepOracle, TraceValidator, TreeSitterOracle, classify_query, pattern_for_query
+from rlmlab.oracle import (
+    GrepOracle, TraceValidator, TreeSitterOracle, classify_query, extract_files, pattern_for_query,
+)
+from rlmlab.oracle._source import rust_language
 
 BEFORE = "53398e0"  # the last commit before issue 20
 __doc__ = __doc__.replace("{BEFORE}", BEFORE)
@@ -141,10 +146,9 @@ def section_grep(console: Console, root: Path, texts: dict[str, str], repeats: i
 
 # -- 2. TreeSitterOracle vs Universal Ctags ---------------------------------------------------------------------
 
-def ts_items(texts: dict[str, str]) -> tuple[dict[str, set], dict[str, TreeSitterOracle]]:
-    items, oracles = {"fn": set(), "struct": set(), "enum": set()}, {}
-    for rel, text in texts.items():
-        o = oracles[rel] = TreeSitterOracle(text, rel)
+def ts_items(texts: dict[str, str], workers: int = 1) -> tuple[dict[str, set], dict[str, TreeSitterOracle]]:
+    items, oracles = {"fn": set(), "struct": set(), "enum": set()}, extract_files(texts, workers=workers)
+    for rel, o in oracles.items():
         items["fn"] |= {(rel, f.line, f.name) for f in o.get_functions()}
         items["struct"] |= {(rel, s.line, s.name) for s in o.get_structs()}
         items["enum"] |= {(rel, e.line, e.name) for e in o.get_enums()}
@@ -168,6 +172,14 @@ def ts_items_before(texts: dict[str, str]) -> dict[str, set]:
         items["struct"] |= {(rel, s.line, s.name) for s in (o._struct(n) for n in _walk(o.root, "struct_item"))}
         items["enum"] |= {(rel, e.line, e.name) for e in (o._enum(n) for n in _walk(o.root, "enum_item"))}
     return items
+
+
+def parse_only(texts: dict[str, str]) -> int:
+    """Tree-sitter's parse of every file and nothing else: the floor of any tree-sitter extraction in one process."""
+    import tree_sitter
+
+    parser = tree_sitter.Parser(rust_language())
+    return sum(parser.parse(t.encode("utf-8", "surrogatepass")).root_node.child_count for t in texts.values())
 
 
 def ctags_items(root: Path, rels: list[str]) -> dict[str, set]:
@@ -236,10 +248,11 @@ def classify(side: str, item: tuple, other_lines: dict, oracle: TreeSitterOracle
     return "nested in a function body" if sum(n.type == "function_item" for n in chain) > 1 else "unexplained"
 
 
-def section_ctags(console: Console, root: Path, texts: dict[str, str], repeats: int) -> str:
+def section_ctags(console: Console, root: Path, texts: dict[str, str], repeats: int, workers: int) -> str:
     rels = sorted(texts)
-    (t_old, t_ts, t_ct), (old, (ts, oracles), ct) = best_of(
+    (t_old, t_ts, t_par, t_parse, t_ct), (old, (ts, oracles), (ts_par, _), _, ct) = best_of(
         repeats, lambda: ts_items_before(read_tree(root, rels)), lambda: ts_items(read_tree(root, rels)),
+        lambda: ts_items(read_tree(root, rels), workers), lambda: parse_only(read_tree(root, rels)),
         lambda: ctags_items(root, rels))
     table = new_table(f"2. TreeSitterOracle vs Universal Ctags on {len(rels)} files (best of {repeats})",
                       ["kind", "tree-sitter", "ctags", "both", "agreement\n|A∩B|/|A∪B|", "only\ntree-sitter",
@@ -260,14 +273,26 @@ def section_ctags(console: Console, root: Path, texts: dict[str, str], repeats: 
                 other_lines[(rel, name)].append(line)
             for item in sorted(extra):
                 classes[(kind, side, classify(side, item, other_lines, oracles[item[0]], item in in_run))].append(item)
-    table.caption = (f"time: tree-sitter read+parse+extract {t_ts * 1e3:.0f} ms (before issue 20: {t_old * 1e3:.0f} "
-                     f"ms, same items: {'yes' if old == ts else 'NO'}), one ctags run {t_ct * 1e3:.0f} ms, ratio "
-                     f"{t_ts / t_ct:.1f} (before {t_old / t_ct:.1f})")
-    ISSUE_ROWS.append((f"functions/structs/enums, {len(rels)} files: time / Universal Ctags' (ms); agreement fn "
-                       f"{agreement['fn']:.1%}, struct {agreement['struct']:.1%}, enum {agreement['enum']:.1%}; "
-                       f"items identical before/after: {'yes' if old == ts else 'NO'}",
-                       f"{t_old / t_ct:.1f}x ({t_old * 1e3:.0f} vs {t_ct * 1e3:.0f})",
+    # The extraction before issue 20 had no items from macro bodies (issue 18): compare it with the file's own items.
+    own = {"fn": {(r, f.line, f.name) for r, o in oracles.items() for f in o.get_functions() if f.from_macro is None},
+           "struct": {(r, x.line, x.name) for r, o in oracles.items() for x in o.get_structs() if x.from_macro is None},
+           "enum": {(r, x.line, x.name) for r, o in oracles.items() for x in o.get_enums() if x.from_macro is None}}
+    same = "yes" if old == own and ts == ts_par else "NO"
+    table.caption = (f"time: tree-sitter read+parse+extract {t_ts * 1e3:.0f} ms in 1 process, {t_par * 1e3:.0f} ms "
+                     f"in {workers} (before issue 20: {t_old * 1e3:.0f} ms); tree-sitter's parse alone "
+                     f"{t_parse * 1e3:.0f} ms; one ctags run {t_ct * 1e3:.0f} ms. Ratios: {t_ts / t_ct:.1f} (1 process),"
+                     f" {t_par / t_ct:.1f} ({workers} processes), parse alone {t_parse / t_ct:.1f}, before "
+                     f"{t_old / t_ct:.1f}. Same items before (outside macro bodies) / 1 process / {workers} processes:"
+                     f" {same}")
+    row = (f"functions/structs/enums, {len(rels)} files: time / Universal Ctags' (ms); agreement fn "
+           f"{agreement['fn']:.1%}, struct {agreement['struct']:.1%}, enum {agreement['enum']:.1%}; items identical "
+           f"before/after: {same}")
+    ISSUE_ROWS.append((f"{row}; 1 process", f"{t_old / t_ct:.1f}x ({t_old * 1e3:.0f} vs {t_ct * 1e3:.0f})",
                        f"{t_ts / t_ct:.1f}x ({t_ts * 1e3:.0f} vs {t_ct * 1e3:.0f})", "<= 2x"))
+    ISSUE_ROWS.append((f"  the same in {workers} processes (extract_files(workers={workers}); ctags runs in one)", "",
+                       f"{t_par / t_ct:.1f}x ({t_par * 1e3:.0f} vs {t_ct * 1e3:.0f})", "<= 2x"))
+    ISSUE_ROWS.append(("  floor: tree-sitter's parse of every file alone, 1 process", "",
+                       f"{t_parse / t_ct:.1f}x ({t_parse * 1e3:.0f} vs {t_ct * 1e3:.0f})", ""))
     console.print(table)
     decls = {(o.path, f.line, f.name) for o in oracles.values() for f in o.get_functions() if not f.has_body}
     console.print(f"Bodiless declarations (trait methods, extern fns): tree-sitter {len(decls)} (function_signature_"
@@ -511,6 +536,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--root", type=Path, help="a directory of Rust sources (default: the tokio-*/src tree)")
     ap.add_argument("--quick", action="store_true", help="1 timing round instead of 3, 1,000 claims instead of 10,000")
     ap.add_argument("--seed", type=int, default=0, help="seed of the claim generator (default 0)")
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                    help="processes for the parallel tree-sitter extraction (default: the CPU count)")
+    ap.add_argument("--only", choices=("grep", "ctags", "batch"), help="run one section only")
     ap.add_argument("--before", default=BEFORE, help=f"git ref whose rlmlab is the 'before' column (default {BEFORE})")
     args = ap.parse_args(argv)
     if args.root is None and not (found := sorted(glob.glob(f"{REGISTRY}/tokio-[0-9]*/src"))):
@@ -520,8 +548,11 @@ def main(argv: list[str] | None = None) -> int:
     t_start, console = time.perf_counter(), Console(width=120)
     texts = read_tree(root, sorted(str(p.relative_to(root)) for p in root.rglob("*.rs") if p.is_file()))
     console.print(f"[bold]{root}[/]: {len(texts)} .rs files, {sum(t.count(chr(10)) for t in texts.values()):,} lines")
-    lines = [section_grep(console, root, texts, repeats), section_ctags(console, root, texts, repeats),
-             section_batch(console, root, texts, n_claims, args.seed, before_tree(args.before), repeats)]
+    sections = {"grep": lambda: section_grep(console, root, texts, repeats),
+                "ctags": lambda: section_ctags(console, root, texts, repeats, args.workers),
+                "batch": lambda: section_batch(console, root, texts, n_claims, args.seed, before_tree(args.before),
+                                               repeats)}
+    lines = [run() for name, run in sections.items() if args.only in (None, name)]
     issue = new_table(f"Issue 20: before (commit {args.before}) and after, measured side by side in this run "
                       f"(load average {os.getloadavg()[0]:.1f})", ["figure", "before", "after", "goal"],
                       left=("figure",))

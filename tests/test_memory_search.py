@@ -1,4 +1,5 @@
-"""MemoryStore.search: AND first with an OR fallback, porter stemming, the external-content index and its migration."""
+"""MemoryStore.search: AND first with an OR fallback (pruned, exact), exact words before porter stems, the
+external-content indexes and their migrations."""
 
 from __future__ import annotations
 
@@ -90,8 +91,9 @@ def test_migration_to_the_external_porter_index_keeps_every_item(tmp_path, monke
         assert [m["version"] for m in new.migrations()] == [m.version for m in MIGRATIONS]
         after = {r["id"]: dict(r) for r in new.execute("SELECT * FROM items")}
         assert after == before  # no item lost or changed
-        assert new.execute("SELECT count(*) FROM items_fts")[0][0] == len(before)
-        new.execute("INSERT INTO items_fts (items_fts) VALUES ('integrity-check')")
+        for index in ("items_fts", "items_fts_exact"):  # migrations 8 and 9 built both from items
+            assert new.execute(f"SELECT count(*) FROM {index}")[0][0] == len(before)
+            new.execute(f"INSERT INTO {index} ({index}) VALUES ('integrity-check')")
         assert len(new.search("handle", k=20)) == 20 and gone not in {h.id for h in new.search("handles old", k=20)}
         for i in (0, 17, 49):
             assert new.search(f"t{i} strategy")[0].title == f"Strategy {i}"
@@ -99,3 +101,69 @@ def test_migration_to_the_external_porter_index_keeps_every_item(tmp_path, monke
     raw = sqlite3.connect(path)
     assert raw.execute("SELECT max(version) FROM schema_migrations").fetchone()[0] == len(MIGRATIONS)
     raw.close()
+
+
+def test_exact_words_rank_before_other_forms(store):
+    # Stemmed, "arguments" would share the idf of the common "argument"; the exact index keeps it rare.
+    store.add_many([item(f"Argument {i}", f"the argument of call {i} is an argument") for i in range(12)])
+    rare = store.add(item("Named arguments", "pass arguments by name", description="keyword arguments")).id
+    hits = store.search("arguments", k=3)
+    assert hits[0].id == rare and len(hits) == 3  # other forms ("argument") fill after the exact word
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def _bank(store, n=400, seed=3):
+    # Zipf-like words: a few in most items (weightless in bm25), many rare ones.
+    import random
+
+    rng = random.Random(seed)
+    vocab = [f"w{i}" for i in range(300)]
+    weights = [1 / (r + 1) for r in range(len(vocab))]
+    store.add_many([item(" ".join(rng.choices(vocab, weights, k=5)), " ".join(rng.choices(vocab, weights, k=40)),
+                         polarity=rng.choice(("success", "failure")), description=" ".join(rng.choices(vocab, weights, k=8)))
+                    for _ in range(n)])
+    return rng, vocab, weights
+
+
+def test_or_step_equals_the_plain_or_ranking(store):
+    # MaxScore prunes rows that cannot reach the k-th score; the result must be the one the OR of every word gives.
+    rng, vocab, weights = _bank(store)
+    search = store._search
+    freq = search._freq["items_fts_exact"]
+    freq.refresh(store._conn)
+    compared = 0
+    for _ in range(60):
+        words = list(dict.fromkeys(rng.choices(vocab, weights, k=rng.randint(2, 5))))
+        weighty = [w for w in words if 0 < 2 * freq.df(store._conn, w) < freq.items]
+        for k, filters in ((6, {"status": "active"}), (3, {"status": "active", "polarity": "failure"})):
+            with store._lock:
+                pruned = search._or("items_fts_exact", weighty, k, set(), filters) if weighty else []
+                plain = search._top("items_fts_exact", " OR ".join(f'"{w}"' for w in weighty), k, set(), filters) \
+                    if weighty else []
+            assert [h.id for h in pruned] == [h.id for h in plain], words
+            compared += bool(weighty)
+    assert compared > 50
+
+
+def test_or_step_leaves_out_words_in_most_items(store):
+    _bank(store)
+    common = store._search._freq["items_fts_exact"]
+    common.refresh(store._conn)
+    assert 2 * common.df(store._conn, "w0") >= common.items  # in more than half the items: bm25 gives it 1e-6
+    seen = []
+    store._search.trace = lambda table, match: seen.append(match)
+    hits = store.search("w0 w120 w250", k=6)
+    assert len(hits) == 6 and all('"w0"' not in m for m in seen if " OR " in m)
+    assert any('"w0"' in m for m in seen if " AND " in m and " OR " not in m)  # the AND step still asks for it
+    # With too few items holding the informative words, the weightless word fills the rest.
+    seen.clear()
+    assert len(store.search("w0 nosuchword", k=6)) == 6
+
+
+def test_cached_frequencies_follow_writes(store, tmp_path):
+    assert store.search("zanzibar") == []
+    new = store.add(item("Zanzibar", "an island")).id
+    assert [h.id for h in store.search("zanzibar")] == [new]  # the cached df of 0 did not survive the write
+    with MemoryStore(tmp_path / "m.db") as other:  # another connection to the same file
+        other_id = other.add(item("Zanzibar again", "another island")).id
+    assert {h.id for h in store.search("zanzibar")} == {new, other_id}

@@ -229,3 +229,73 @@ def test_query_extraction_equals_a_node_walk(tokio_src, name):
     assert own(o.get_enums()) == [o._enum(n) for n in _walk(o.root, "enum_item")]
     assert own(o.get_impls()) == [o._impl(n) for n in _walk(o.root, "impl_item")]
     assert own(o.get_traits()) == [o._trait(n) for n in _walk(o.root, "trait_item")]
+
+
+TRICKY = r'''
+// fn in_a_comment() {} struct NotOne; impl Nope for X {}
+/* enum Hidden { A } trait Hidden2 {} */
+const S: &str = "fn in_a_string() { struct Q; } cfg_x! { fn no() {} }";
+const R: &str = r#"impl X { fn raw() {} }"#;
+type Callback = fn(u8) -> bool;
+fn r#fn(f: impl Fn() -> u8, g: &dyn Fn(u8)) -> impl Iterator<Item = u8> { let _ = a != b; std::iter::empty() }
+pub(crate) unsafe fn a_fn_b() {} fn_like!(); my_macro! { fn inside() {} }
+unsafe impl Send for Foo {}
+impl<T> !Sync for Foo<T> {}
+pub unsafe trait Marker: Send {}
+extern "C" { fn ext(x: i32) -> i32; }
+mod m { cfg_io! { pub struct Inner; } enum E { A, B } impl E { fn m(&self) {} } }
+struct Fnord; struct structure; enum enumerate {}
+macro_rules! mk { ($n:ident) => { fn $n() {} }; }
+fn outer() { fn nested() {} struct Local; let x = vec![1]; }
+trait T { fn decl(&self); fn with_default(&self) {} }
+union U { a: u8 }
+'''
+
+
+def _spans(found):
+    return {kind: [(n.start_byte, n.end_byte, n.type) for n in nodes] for kind, nodes in found.items()}
+
+
+@pytest.mark.parametrize("name", ["fs/file.rs", "runtime/task/mod.rs", "macros/select.rs", "sync/mpsc/chan.rs",
+                                  "io/util/async_read_ext.rs", "runtime/mod.rs", "lib.rs", "macros/cfg.rs"])
+def test_keyword_lookup_finds_what_a_query_pass_finds(tokio_src, name):
+    # Items are found from their keyword tokens (fn, struct, enum, impl, trait, and "!" for item-position macros);
+    # the reference is one tree-sitter query pass over every node.
+    o = TreeSitterOracle((tokio_src / name).read_text(), name)
+    assert _spans(o._items_by_keyword()) == _spans(o.items_by_query())
+
+
+def test_keyword_lookup_skips_comments_strings_and_lookalikes():
+    o = TreeSitterOracle(TRICKY, "tricky.rs")
+    assert _spans(o._items_by_keyword()) == _spans(o.items_by_query())
+    names = [f.name for f in o.get_functions()]
+    assert names == ["r#fn", "a_fn_b", "inside", "ext", "m", "outer", "nested", "decl", "with_default"]
+    assert [s.name for s in o.get_structs()] == ["Inner", "Fnord", "structure", "Local"]
+    assert [e.name for e in o.get_enums()] == ["E", "enumerate"]
+    assert [(i.trait_name, i.negative) for i in o.get_impls()] == [("Send", False), ("Sync", True), (None, False)]
+    assert [t.name for t in o.get_traits()] == ["Marker", "T"]
+
+
+def test_extract_files_in_worker_processes_equals_one_process(tokio_src, monkeypatch):
+    import rlmlab.oracle._batch as batch
+    from rlmlab.oracle import extract_files
+
+    files = {str(p.relative_to(tokio_src)): p.read_text() for p in sorted((tokio_src / "sync").rglob("*.rs"))}
+    what = ("functions", "structs", "enums", "impls", "traits")
+    alone = extract_files(files, what, workers=1)
+    shared = extract_files(files, what, workers=3)
+    assert list(shared) == list(files)
+    for path, o in alone.items():
+        assert [getattr(shared[path], f"get_{n}")() for n in what] == [getattr(o, f"get_{n}")() for n in what]
+    # A child's oracle has no tree until asked; then it parses its text like any other.
+    from_children = [p for p, o in shared.items() if o.entry._tree is None]
+    assert 0 < len(from_children) < len(files)  # this process did one share, two children the others
+    q = "(struct_item name: (type_identifier) @n)"
+    assert shared[from_children[0]].query(q) == alone[from_children[0]].query(q)
+    # A failing child: its share is done in this process, with the same records.
+    monkeypatch.setattr(batch, "_extract_share", lambda *a: (_ for _ in ()).throw(RuntimeError("boom")))
+    again = extract_files(files, ("functions",), workers=2)
+    assert all(o.entry._tree is not None for o in again.values())
+    assert {p: o.get_functions() for p, o in again.items()} == {p: o.get_functions() for p, o in alone.items()}
+    with pytest.raises(ValueError, match="unknown extraction 'fields'"):
+        extract_files(files, ("fields",))

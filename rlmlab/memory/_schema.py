@@ -152,6 +152,30 @@ MIGRATIONS: list[Migration] = [
         END""",
         "INSERT INTO items_fts (items_fts) VALUES ('rebuild')",
     )),
+    Migration(9, "items_fts_exact", (
+        # A second external-content index without stemming, searched before the porter one: a stem shares one
+        # idf between forms, so a rare word ("arguments") loses to a common form of it ("argument") and recall
+        # falls (see memory/_search.py). Its own triggers keep it in step with items, as migration 8's do.
+        """CREATE VIRTUAL TABLE items_fts_exact USING fts5(
+            title, description, content, tags, content = 'items', content_rowid = 'n',
+            tokenize = 'unicode61 remove_diacritics 2'
+        )""",
+        """CREATE TRIGGER items_fts_exact_insert AFTER INSERT ON items BEGIN
+            INSERT INTO items_fts_exact (rowid, title, description, content, tags)
+            VALUES (new.n, new.title, new.description, new.content, new.tags);
+        END""",
+        """CREATE TRIGGER items_fts_exact_delete AFTER DELETE ON items BEGIN
+            INSERT INTO items_fts_exact (items_fts_exact, rowid, title, description, content, tags)
+            VALUES ('delete', old.n, old.title, old.description, old.content, old.tags);
+        END""",
+        """CREATE TRIGGER items_fts_exact_update AFTER UPDATE OF title, description, content, tags ON items BEGIN
+            INSERT INTO items_fts_exact (items_fts_exact, rowid, title, description, content, tags)
+            VALUES ('delete', old.n, old.title, old.description, old.content, old.tags);
+            INSERT INTO items_fts_exact (rowid, title, description, content, tags)
+            VALUES (new.n, new.title, new.description, new.content, new.tags);
+        END""",
+        "INSERT INTO items_fts_exact (items_fts_exact) VALUES ('rebuild')",
+    )),
 ]
 
 

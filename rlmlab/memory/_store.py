@@ -18,15 +18,13 @@ from rlmlab.memory._records import (
     FILTERS, STATUSES, AddResult, Artifact, Event, Hit, MemoryItem, StoreStats, check_filters, check_k,
 )
 from rlmlab.memory._schema import applied_migrations, connect, utc_now
-from rlmlab.memory._tokens import FIELD_WEIGHTS, query_tokens
+from rlmlab.memory._search import FtsSearch
+from rlmlab.memory._tokens import query_tokens
 
 __all__ = ["MemoryStore"]
 
 _ITEM_COLUMNS = [f.name for f in fields(MemoryItem)]
 _ARTIFACT_COLUMNS = [f.name for f in fields(Artifact)]
-_FTS_COLUMNS = ("title", "description", "content", "tags")  # the order of items_fts's columns
-_BM25 = "bm25(items_fts, {})".format(", ".join(repr(FIELD_WEIGHTS[c]) for c in _FTS_COLUMNS))
-_OVERFETCH = 8  # _ranked joins the best 8 * k rows FTS5 ranks; filters on role or polarity rarely leave fewer than k
 
 
 class MemoryStore:
@@ -46,6 +44,7 @@ class MemoryStore:
             self._conn = connect(path, busy_timeout=self.busy_timeout)
         self._lock = threading.RLock()
         self._depth = 0  # open transaction()/write nesting; only the thread holding _lock touches it
+        self._search = FtsSearch(self._conn)
         self.run_id, self.trajectory_id, self.domain = run_id, trajectory_id, domain
 
     def bind(self, *, run_id: str | None = None, trajectory_id: str | None = None, domain: str | None = None) -> None:
@@ -148,48 +147,20 @@ class MemoryStore:
         """Up to ``k`` items ranked by FTS5 bm25 (weights in ``FIELD_WEIGHTS``), best first; ties by id.
 
         ``query`` is free text: its words (``query_tokens``) are quoted, so FTS5 syntax in it is neutralised,
-        and a query with no searchable words returns []. Words are stemmed (porter): "handle" finds "handles".
-        Items with every word come first (AND: few rows to score, so fast even on a large bank); when fewer
-        than ``k`` have them all, items with any word fill the rest (OR). Filters as in ``items`` (active items
-        unless ``status`` is given).
+        and a query with no searchable words returns []. Items with every word come first (AND); when fewer
+        than ``k`` have them all, items with any word fill the rest (OR). Words are matched as written first;
+        other forms of them (porter stems: "handle" finds "handles") fill what is still left. Scores are bm25's
+        and non-increasing (a later step's hit never shows more than the hit before it). Filters as in ``items``
+        (active items unless ``status`` is given). How it stays fast: ``memory/_search.py``.
         """
         check_k(k)
         filters.setdefault("status", "active")
+        check_filters(filters)
         words = query_tokens(query)
         if not words:
             return []
-        hits = self._ranked(" ".join(f'"{w}"' for w in words), k, filters)
-        if len(hits) < k and len(words) > 1:
-            seen = {h.id for h in hits}
-            any_word = " OR ".join(f'"{w}"' for w in words)
-            hits += [h for h in self._ranked(any_word, k, filters) if h.id not in seen][: k - len(hits)]
-        return hits
-
-    def _ranked(self, match: str, k: int, filters: dict[str, str | None]) -> list[Hit]:
-        """The best ``k`` items for one MATCH expression, by bm25 then id, among those the filters keep.
-
-        FTS5 ranks its own rows (``ORDER BY ... LIMIT`` inside the virtual table: no join per matched row) and
-        only the best ``max(_OVERFETCH * k, 64)`` are joined with items and filtered here. That is exact when
-        every match was fetched, or when the k-th kept row scores strictly better than the last one fetched
-        (no cut row can tie or beat it); otherwise the full join decides.
-        """
-        given = check_filters(filters)
-        cut = max(_OVERFETCH * k, 64)
-        cols = ", ".join(f"items.{c}" for c in ("id", "title", "description", "polarity", "role", *given))
-        sql = (f"SELECT {cols}, r.score FROM (SELECT rowid, {_BM25} AS score FROM items_fts WHERE items_fts"
-               f" MATCH ? ORDER BY score LIMIT ?) r JOIN items ON items.n = r.rowid ORDER BY r.score, items.id")
         with self._lock:
-            rows = self._conn.execute(sql, [match, cut]).fetchall()
-        kept = [r for r in rows if all(r[c] == v for c, v in given.items())][:k]
-        if len(rows) == cut and not (len(kept) == k and kept[-1]["score"] < rows[-1]["score"]):
-            where, params = _where(filters, prefix="items.", joiner="AND")
-            sql = (f"SELECT items.id, items.title, items.description, items.polarity, items.role, {_BM25} AS score"
-                   f" FROM items_fts JOIN items ON items.n = items_fts.rowid"
-                   f" WHERE items_fts MATCH ? {where} ORDER BY score, items.id LIMIT ?")
-            with self._lock:
-                kept = self._conn.execute(sql, [match, *params, k]).fetchall()
-        # bm25() is lower-is-better (negative); Hit.score is higher-is-better.
-        return [Hit(r["id"], r["title"], r["description"], r["polarity"], r["role"], -r["score"]) for r in kept]
+            return self._search.search(words, k, filters)
 
     def set_status(self, ids: Iterable[str], status: str, *, superseded_by: str | None = None) -> int:
         """Move items to ``status`` (one of STATUSES) in one transaction; returns how many rows changed.

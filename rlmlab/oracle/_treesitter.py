@@ -16,14 +16,16 @@ without tree-sitter.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import cache, lru_cache
 from typing import Any
 
-from rlmlab.errors import RLMLabError
+from rlmlab.oracle._items import (
+    AstMatch, AstQueryError, Capture, EnumInfo, ErrorPatternCounts, FieldInfo, FunctionInfo, ImplInfo, Param,
+    StructInfo, TraitInfo, VariantInfo,
+)
 from rlmlab.oracle._source import ParseCache, SourceEntry, rust_language
 from rlmlab.oracle._verdicts import normalise_ws
-from rlmlab.records import Record
 
 __all__ = [
     "TreeSitterOracle", "AstQueryError", "AstMatch", "FunctionInfo", "Param", "FieldInfo", "StructInfo",
@@ -31,131 +33,6 @@ __all__ = [
 ]
 
 PANIC_MACROS = frozenset({"panic", "unreachable", "todo", "unimplemented"})
-
-
-class AstQueryError(RLMLabError, ValueError):
-    """An invalid tree-sitter query; the message quotes tree-sitter and points at the position."""
-
-    def __init__(self, query: str, message: str, row: int | None = None, column: int | None = None):
-        self.query, self.ts_message, self.row, self.column = query, message, row, column
-        text = f"invalid tree-sitter query: {message}"
-        if row is not None and column is not None:
-            lines = query.splitlines() or [""]
-            if row < len(lines):
-                text += f"\n  {lines[row]}\n  {' ' * column}^ (line {row + 1}, column {column + 1})"
-        super().__init__(text)
-
-
-@dataclass(frozen=True)
-class Param:
-    name: str  # "self" for a self parameter, the pattern text otherwise
-    type: str | None  # None for `self`, `&self`, `&mut self`
-
-
-@dataclass(frozen=True)
-class FunctionInfo(Record):
-    line: int
-    name: str
-    params: str  # the parameter list as written, whitespace normalised, without parentheses
-    parameters: tuple[Param, ...]
-    return_type: str | None
-    is_async: bool
-    is_unsafe: bool
-    is_const: bool
-    visibility: str | None  # "pub", "pub(crate)", ... or None for private
-    enclosing: str | None  # "impl Display for Foo<T>", "impl Foo", "trait Read", or None
-    has_body: bool  # False for a trait method declaration without a default body
-    signature: str  # everything before the body, whitespace normalised
-    from_macro: str | None = None  # the item-level macro whose body holds it ("cfg_rt", "cfg_rt > cfg_fs")
-
-
-@dataclass(frozen=True)
-class FieldInfo:
-    name: str  # field name, or its index "0", "1" in a tuple struct
-    type: str
-    visibility: str | None
-
-
-@dataclass(frozen=True)
-class StructInfo(Record):
-    line: int
-    name: str
-    visibility: str | None
-    kind: str  # "named", "tuple" or "unit"
-    fields: tuple[FieldInfo, ...]
-    from_macro: str | None = None
-
-
-@dataclass(frozen=True)
-class VariantInfo:
-    name: str
-    kind: str  # "unit", "tuple" or "named"
-    fields: tuple[FieldInfo, ...]
-
-
-@dataclass(frozen=True)
-class EnumInfo(Record):
-    line: int
-    name: str
-    visibility: str | None
-    variants: tuple[VariantInfo, ...]
-    from_macro: str | None = None
-
-
-@dataclass(frozen=True)
-class ImplInfo(Record):
-    line: int
-    type: str  # the implementing type as written ("Foo<T>")
-    type_name: str  # its last path segment without generics ("Foo")
-    trait: str | None  # the trait as written ("fmt::Display"), None for an inherent impl
-    trait_name: str | None  # its last path segment without generics ("Display")
-    negative: bool  # impl !Send for Foo
-    methods: tuple[str, ...]
-    from_macro: str | None = None
-
-
-@dataclass(frozen=True)
-class TraitInfo(Record):
-    line: int
-    name: str
-    visibility: str | None
-    supertraits: str | None  # "Sized + Send" as written after the colon
-    methods: tuple[str, ...]
-    from_macro: str | None = None
-
-
-@dataclass(frozen=True)
-class ErrorPatternCounts(Record):
-    result_types: int  # Result, io::Result<T>, fmt::Result, crate::Result<T> in type position
-    question_marks: int  # the ? operator
-    ok_err_match_arms: int  # match arms whose pattern is Ok(..) or Err(..)
-    unwrap_calls: int  # .unwrap()
-    expect_calls: int  # .expect(..)
-    panic_macros: int  # panic!, unreachable!, todo!, unimplemented!
-
-
-@dataclass(frozen=True)
-class Capture:
-    text: str
-    line: int
-    column: int  # 1-based
-
-
-@dataclass(frozen=True)
-class AstMatch(Record):
-    """One query match: the pattern index, the first line it covers and its named captures."""
-
-    pattern: int
-    line: int
-    captures: dict[str, list[Capture]] = field(default_factory=dict)
-
-    def format(self, width: int = 80) -> str:
-        parts = []
-        for name, caps in self.captures.items():
-            for cap in caps:
-                text = normalise_ws(cap.text)
-                parts.append(f"@{name}={text[:width] + ('…' if len(text) > width else '')}")
-        return f"{self.line}: " + "  ".join(parts)
 
 
 _POSITION = re.compile(r"at row (\d+), column (\d+)")
@@ -182,10 +59,24 @@ def _last_segment(type_text: str) -> str:
     return base.split("<", 1)[0].strip().rsplit("::", 1)[-1].strip()
 
 
-# Node kinds the extractors read, found by tree-sitter queries (the matching runs in C); each query is compiled
-# once per process. One pass per source text collects every kind, kept on its SourceEntry.
+# Node kinds the extractors read. Every item node has its keyword token as a child ("fn" in a function_item or
+# function_signature_item, "struct", "enum", "impl", "trait"), and every macro invocation its "!". So the items
+# are found from the keyword's occurrences in the source bytes: the node at each one (C's
+# descendant_for_byte_range) is the keyword token only where it is one (not in a comment, string, identifier or
+# token tree), and its parent is the item. That touches a few thousand nodes where a query pass visits every
+# node of the tree (tokio: ~550,000, 3x the time); ``items_by_query`` is the query pass, kept as the reference
+# the tests and benchmarks compare with (identical on tokio and on every crate of Debian's cargo registry).
 _ITEM_KINDS = {"function": ("function_item", "function_signature_item"), "struct": ("struct_item",),
                "enum": ("enum_item",), "impl": ("impl_item",), "trait": ("trait_item",)}
+_KEYWORDS = [(kw.encode(), re.compile(re.escape(kw.encode()) + rb"(?![A-Za-z0-9_])"), {t: kind for t in _ITEM_KINDS[kind]})
+             for kw, kind in (("fn", "function"), ("struct", "struct"), ("enum", "enum"), ("impl", "impl"),
+                              ("trait", "trait"))]  # (keyword, its occurrences, {item node type: kind})
+_IDENT_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+# Macro invocations in item position (a direct child of the file or of an impl/trait/mod/extern body) may hold
+# items; one in expression position (in a fn body) holds none. Collected as "macro".
+_MACRO_PARENTS = ("source_file", "declaration_list")
+_ITEM_QUERY = " ".join([*(f"({t}) @{name}" for name, types in _ITEM_KINDS.items() for t in types),
+                        *(f"({p} (macro_invocation) @macro)" for p in _MACRO_PARENTS)])
 _ERROR_KINDS = ("type_identifier", "try_expression", "match_arm", "call_expression", "macro_invocation")
 
 
@@ -209,11 +100,16 @@ def walk_nodes(root: Any, *types: str):
 
 
 @cache
-def _kinds_query(kinds: tuple[tuple[str, str], ...]) -> Any:
-    """A compiled query capturing each (node type, capture name) pair."""
+def _compiled(source: str) -> Any:
+    """A query of the oracle's own, compiled once per process."""
     import tree_sitter
 
-    return tree_sitter.Query(rust_language(), " ".join(f"({t}) @{name}" for t, name in kinds))
+    return tree_sitter.Query(rust_language(), source)
+
+
+def _kinds_query(kinds: tuple[tuple[str, str], ...]) -> Any:
+    """A compiled query capturing each (node type, capture name) pair."""
+    return _compiled(" ".join(f"({t}) @{name}" for t, name in kinds))
 
 
 def _compiled_user_query(s_expression: str) -> Any:
@@ -268,14 +164,41 @@ class TreeSitterOracle:
         return self.root.has_error
 
     def _nodes(self, name: str) -> list[Any]:
-        """Nodes of one item kind of ``_ITEM_KINDS`` in source order, from one query pass over the tree."""
+        """Nodes of one item kind of ``_ITEM_KINDS`` (or "macro": item-position macro invocations) in source
+        order, found from their keywords (see ``_KEYWORDS``)."""
+        return self._memo("item_nodes", self._items_by_keyword).get(name, [])
+
+    def _items_by_keyword(self) -> dict[str, list[Any]]:
+        data, root = self._utf8(), self.root
+        found: dict[str, list[Any]] = {}
+        for keyword, pattern, parents in _KEYWORDS:
+            kind = keyword.decode()
+            for m in pattern.finditer(data):
+                start = m.start()
+                if start and data[start - 1] in _IDENT_BYTES:
+                    continue  # the tail of a longer identifier
+                token = root.descendant_for_byte_range(start, start + len(keyword))
+                if token.type == kind and (item := token.parent) is not None and item.type in parents:
+                    found.setdefault(parents[item.type], []).append(item)
+        bang = data.find(b"!")
+        while bang >= 0:
+            token = root.descendant_for_byte_range(bang, bang + 1)
+            if token.type == "!" and (call := token.parent) is not None and call.type == "macro_invocation" \
+                    and call.parent is not None and call.parent.type in _MACRO_PARENTS:
+                found.setdefault("macro", []).append(call)
+            bang = data.find(b"!", bang + 1)
+        return {name: _in_order(nodes) for name, nodes in found.items()}
+
+    def items_by_query(self) -> dict[str, list[Any]]:
+        """The nodes ``_nodes`` finds, by one tree-sitter query pass over the whole tree (the reference)."""
         import tree_sitter
 
-        def collect() -> dict[str, list[Any]]:
-            q = _kinds_query(tuple((t, n) for n, types in _ITEM_KINDS.items() for t in types))
-            return {n: _in_order(v) for n, v in tree_sitter.QueryCursor(q).captures(self.root).items()}
+        captured = tree_sitter.QueryCursor(_compiled(_ITEM_QUERY)).captures(self.root)
+        return {name: _in_order(nodes) for name, nodes in captured.items()}
 
-        return self._memo("item_nodes", collect).get(name, [])
+    def _utf8(self) -> bytes:
+        """The source as the bytes tree-sitter parsed (node offsets index these)."""
+        return self._memo("utf8", lambda: self.source.encode("utf-8", "surrogatepass"))
 
     def _memo(self, key: str, make: Any) -> Any:
         if key not in self.entry.memo:
@@ -309,10 +232,6 @@ class TreeSitterOracle:
         """The nodes of one item kind (see :meth:`_nodes`); in a re-parsed macro body, only those parsed cleanly."""
         return [node for node in self._nodes(name) if not (self._in_macro and node.has_error)]
 
-    def _walk(self, *types: str):
-        """Every node of the given types, in source order (a Python walk: only for macro invocations)."""
-        return walk_nodes(self.root, *types)
-
     # -- items inside item-level macro bodies -------------------------------------------------------
 
     def macro_bodies(self) -> list[tuple[str, "TreeSitterOracle", str | None]]:
@@ -321,11 +240,9 @@ class TreeSitterOracle:
         return self._memo("macro_bodies", self._find_macro_bodies)
 
     def _find_macro_bodies(self) -> list[tuple[str, "TreeSitterOracle", str | None]]:
-        raw = self.source.encode("utf-8", "surrogatepass")
+        raw = self._utf8()
         out = []
-        for node in self._walk("macro_invocation"):
-            if node.parent is None or node.parent.type not in ("source_file", "declaration_list"):
-                continue  # an expression-position macro (in a fn body) holds no items
+        for node in self._nodes("macro"):
             body = next((c for c in node.children if c.type == "token_tree"), None)
             if body is None or raw[body.start_byte:body.start_byte + 1] != b"{":
                 continue
@@ -366,7 +283,7 @@ class TreeSitterOracle:
                 parameters.append(Param("...", None))
         body = node.child_by_field_name("body")
         end = body.start_byte if body is not None else node.end_byte
-        data = self._memo("utf8", lambda: self.source.encode("utf-8", "surrogatepass"))
+        data = self._utf8()
         signature = normalise_ws(data[node.start_byte:end].decode("utf-8", "replace")).rstrip(";").strip()
         name = node.child_by_field_name("name")
         return FunctionInfo(

@@ -76,7 +76,7 @@ class Workspace:
 
     def bind_arguments(self, spec: ToolSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         """Map positional and keyword arguments to parameter names, or raise ToolError saying what is wrong."""
-        sig = inspect.signature(spec.func)
+        sig = _signature(spec.func)
         try:
             bound = sig.bind(self, *args, **kwargs)
         except TypeError as exc:
@@ -144,6 +144,12 @@ class Workspace:
         return call
 
 
+@lru_cache(maxsize=512)
+def _signature(func: Any) -> inspect.Signature:
+    """A tool function's signature, made once (``inspect.signature`` costs tens of microseconds a call)."""
+    return inspect.signature(func)
+
+
 _TYPE_KEYS = ("type", "anyOf", "items", "properties", "required", "const", "enum")
 
 
@@ -169,10 +175,32 @@ def _type_validator(name: str, schema_json: str) -> Any:
     return jsonschema.Draft202012Validator(_types_only(json.loads(schema_json)))
 
 
+_JSON_TYPES = {str: ("string",), int: ("integer", "number"), float: ("number",), bool: ("boolean",),
+               type(None): ("null",)}
+
+
+def _plainly_allowed(schema: Any, value: Any) -> bool:
+    """True if ``value`` is a str, int, float, bool or None and ``schema`` (or one branch of its anyOf) is only a
+    "type" naming that JSON type; False whenever unsure (then jsonschema decides)."""
+    if not isinstance(schema, dict):
+        return False
+    if "anyOf" in schema:
+        return all(k not in schema for k in _TYPE_KEYS if k != "anyOf") and any(
+            _plainly_allowed(s, value) for s in schema["anyOf"])
+    named = schema.get("type")
+    if named is None or any(k in schema for k in _TYPE_KEYS if k != "type"):  # the keys _types_only keeps
+        return False
+    kinds = _JSON_TYPES.get(type(value), ())
+    return any(kind in (named if isinstance(named, list) else [named]) for kind in kinds)
+
+
 def type_problem(spec: ToolSpec, arguments: dict[str, Any]) -> str | None:
     """None if every argument has the type the tool's JSON Schema gives it, else one line naming the first
     argument that does not (``ctx_find: pattern: expected a string, got 5``). Allowed values and ranges are
     left to the tool, whose message names them."""
+    props = spec.schema.get("properties", {})
+    if all(name in props and _plainly_allowed(props[name], value) for name, value in arguments.items()):
+        return None  # every value is a JSON scalar of a type its schema names: jsonschema would agree
     validator = _type_validator(spec.name, json.dumps(spec.schema, sort_keys=True, default=str))
     instance = {k: encode_handles(v) for k, v in arguments.items()}
     try:
