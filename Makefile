@@ -42,11 +42,13 @@ demo: install rust-src
 	$(VENV)/bin/rlmlab demo
 
 test: install rust-src chromium
-	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(PY) -m pytest
+	env -u PYTHONDONTWRITEBYTECODE PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(PY) -m pytest
 
-# The unit tests only: no model, no notebooks, no browser, no Ray, no HTTP server (about a minute).
+# The unit tests only: no model, no notebooks, no browser, no Ray, no HTTP server; one worker per core
+# (pytest-xdist), about 50 s on 2 cores. PYTHONDONTWRITEBYTECODE is dropped so pytest keeps its rewritten test
+# modules and Python its bytecode between runs.
 check: install rust-src
-	$(PY) -m pytest -q -m "not local_model and not notebook and not browser and not ray and not server"
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n auto -m "not local_model and not notebook and not browser and not ray and not server"
 
 bench: install rust-src ctags
 	$(PY) benchmarks/leakage.py
