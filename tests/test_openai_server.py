@@ -8,9 +8,6 @@ reports its own usage numbers, so the test checks that what the server counted i
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -63,9 +60,18 @@ def server():
     thread.join(timeout=10)
 
 
-def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "rlmlab.cli", *args], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "OPENAI_API_KEY": "not-needed", **(env or {})})
+class _Result:
+    def __init__(self, res):
+        self.returncode, self.stdout, self.stderr = res.exit_code, res.output, res.stderr
+
+
+def _cli(*args: str, env: dict | None = None) -> _Result:
+    """The rlmlab command, in this process (the LiteLLM path is the same; no interpreter start-up per run)."""
+    from click.testing import CliRunner
+
+    from rlmlab.cli import main
+
+    return _Result(CliRunner().invoke(main, list(args), env={"OPENAI_API_KEY": "not-needed", **(env or {})}))
 
 
 def test_rlm_run_on_an_openai_compatible_server_records_its_token_counts(server, tmp_path, rust_file):
@@ -113,3 +119,62 @@ def test_a_teach_run_on_an_openai_compatible_server_records_tokens(server, tmp_p
     # two items, one turn each; the arms share the first turn (memoised), so each arm counts the same two calls
     assert len(usages) == 2 and summary["provider"] == "openai/stub-model"
     assert [r["tokens"] for r in summary["rows"]] == [sum(u["total_tokens"] for u in usages)] * 3
+
+
+@pytest.fixture(scope="module")
+def llama_server():
+    """llama-cpp-python's own OpenAI-compatible server serving the embedded SmolLM2 on 127.0.0.1."""
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    from rlmlab.lm import default_gguf_path
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(default_gguf_path()),
+                             "--model_alias", "smollm2", "--host", "127.0.0.1", "--port", str(port),
+                             "--n_ctx", "8192", "--verbose", "false"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/models", timeout=2) as resp:
+                if resp.status == 200:
+                    break
+        except OSError:
+            if proc.poll() is not None:
+                pytest.fail(f"llama_cpp.server exited: {proc.stderr.read()[-2000:]}")
+            if time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail("llama_cpp.server did not answer within 120 s")
+            time.sleep(0.3)
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.mark.local_model
+def test_rlm_run_against_llama_cpp_server_serving_the_embedded_model(llama_server, tmp_path, rust_file):
+    """The LiteLLM path end to end against a real model server: the run's calls, prompts and token counts are
+    recorded as the server reported them."""
+    from rlmlab.executors import TRAJECTORY_FILE, Trajectory
+    from rlmlab.lm import CALLS_FILE, read_calls
+
+    proc = _cli("rlm", "run", "How many pub async fn?", str(rust_file), "--lm", "openai/smollm2", "--api-base",
+                llama_server, "--max-iters", "1", "--runs-dir", str(tmp_path))
+    [run] = [d for d in tmp_path.iterdir() if (d / TRAJECTORY_FILE).exists()]
+    traj = Trajectory.read_jsonl(run / TRAJECTORY_FILE)
+    assert traj.lm == "openai/smollm2" and traj.lm_calls >= 1, proc.stdout
+    calls = read_calls(run / CALLS_FILE)
+    assert calls and all(c.error is None for c in calls), [c.error for c in calls]
+    assert all(c.input_tokens > 500 and c.output_tokens > 0 for c in calls)  # the server's usage, via LiteLLM
+    assert traj.input_tokens == sum(c.input_tokens for c in calls)
+    assert "Your input fields are" in calls[0].messages[0]["content"] and calls[0].completion

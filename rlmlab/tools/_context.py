@@ -7,6 +7,7 @@ rather than silently clamping a request outside its caps.
 from __future__ import annotations
 
 import hashlib
+import time
 from functools import lru_cache
 from typing import Annotated, Any, Literal
 
@@ -147,9 +148,12 @@ def ctx_find(
     width = 2 * ws.caps.snippet_chars
     matches, total, line, pos = [], 0, 1, 0
     complete = True
+    deadline = time.monotonic() + seconds
     try:  # one pass: the first k matches are kept, the rest only counted (memory stays bounded)
         for m in rx.finditer(text, timeout=seconds):
             total += 1
+            if not total & 0xFFFF and time.monotonic() > deadline:  # counting many matches: the same time limit
+                raise TimeoutError
             if len(matches) < k:
                 line += text.count("\n", pos, m.start())
                 pos = m.start()
