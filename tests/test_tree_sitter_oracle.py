@@ -280,9 +280,14 @@ def test_extract_files_in_worker_processes_equals_one_process(tokio_src, monkeyp
     import rlmlab.oracle._batch as batch
     from rlmlab.oracle import extract_files
 
+    import types
+
     files = {str(p.relative_to(tokio_src)): p.read_text() for p in sorted((tokio_src / "sync").rglob("*.rs"))}
     what = ("functions", "structs", "enums", "impls", "traits")
     alone = extract_files(files, what, workers=1)
+    # extract_files forks only from a process with no other threads; earlier tests of a session may leave some
+    # (idle daemon threads), so this test says there are none.
+    monkeypatch.setattr(batch, "threading", types.SimpleNamespace(active_count=lambda: 1))
     shared = extract_files(files, what, workers=3)
     assert list(shared) == list(files)
     for path, o in alone.items():
