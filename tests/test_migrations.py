@@ -9,7 +9,6 @@ import pytest
 from rlmlab._sqlite import Migration, applied_migrations, apply_migrations
 from rlmlab.errors import ConfigError
 from rlmlab.handles import BlobStore
-from rlmlab.memory import MemoryStore, MemoryStoreError
 from rlmlab.turing import InteractionLog, load_interaction_log
 
 # The DDL the blob store and the interaction log ran before they recorded migrations (kept here verbatim).
@@ -52,17 +51,6 @@ def test_an_interaction_log_without_the_errors_column_migrates_in_place(tmp_path
     rows = load_interaction_log(path)
     assert len(rows) == 1 and rows[0]["session"] == "s" and rows[0]["errors"] == []
     log.close()
-
-
-def test_the_memory_store_uses_the_same_runner_and_refuses_a_newer_file(tmp_path):
-    path = tmp_path / "m.sqlite"
-    MemoryStore(path).close()
-    db = sqlite3.connect(path)
-    db.execute("INSERT INTO schema_migrations VALUES (99, 'from_the_future', 'now')")
-    db.commit()
-    db.close()
-    with pytest.raises(MemoryStoreError, match="has migration 99 'from_the_future', which this rlmlab does not know"):
-        MemoryStore(path)
 
 
 def test_a_failed_migration_leaves_the_file_at_the_last_whole_version(tmp_path):

@@ -19,6 +19,25 @@ from rlmlab.memory._errors import MemoryStoreError
 __all__ = ["Migration", "MIGRATIONS", "connect", "apply_migrations", "applied_migrations", "utc_now"]
 
 
+def _external_fts(table: str, tokenize: str) -> tuple[str, ...]:
+    """An external-content FTS5 index of the items' text columns, the triggers that keep it in step with ``items``
+    (a delete passes the old values, or the index keeps stale terms), and its first build."""
+    cols = "title, description, content, tags"
+    old, new = "old.title, old.description, old.content, old.tags", "new.title, new.description, new.content, new.tags"
+    return (
+        f"CREATE VIRTUAL TABLE {table} USING fts5({cols}, content = 'items', content_rowid = 'n', "
+        f"tokenize = '{tokenize}')",
+        f"CREATE TRIGGER {table}_insert AFTER INSERT ON items BEGIN "
+        f"INSERT INTO {table} (rowid, {cols}) VALUES (new.n, {new}); END",
+        f"CREATE TRIGGER {table}_delete AFTER DELETE ON items BEGIN "
+        f"INSERT INTO {table} ({table}, rowid, {cols}) VALUES ('delete', old.n, {old}); END",
+        f"CREATE TRIGGER {table}_update AFTER UPDATE OF {cols} ON items BEGIN "
+        f"INSERT INTO {table} ({table}, rowid, {cols}) VALUES ('delete', old.n, {old}); "
+        f"INSERT INTO {table} (rowid, {cols}) VALUES (new.n, {new}); END",
+        f"INSERT INTO {table} ({table}) VALUES ('rebuild')",
+    )
+
+
 MIGRATIONS: list[Migration] = [
     Migration(1, "items", (
         # ``n`` is an explicit rowid so the FTS rows keyed on it survive VACUUM (an implicit rowid may be renumbered).
@@ -132,49 +151,13 @@ MIGRATIONS: list[Migration] = [
         "DROP TRIGGER items_fts_delete",
         "DROP TRIGGER items_fts_update",
         "DROP TABLE items_fts",
-        """CREATE VIRTUAL TABLE items_fts USING fts5(
-            title, description, content, tags, content = 'items', content_rowid = 'n',
-            tokenize = 'porter unicode61 remove_diacritics 2'
-        )""",
-        """CREATE TRIGGER items_fts_insert AFTER INSERT ON items BEGIN
-            INSERT INTO items_fts (rowid, title, description, content, tags)
-            VALUES (new.n, new.title, new.description, new.content, new.tags);
-        END""",
-        """CREATE TRIGGER items_fts_delete AFTER DELETE ON items BEGIN
-            INSERT INTO items_fts (items_fts, rowid, title, description, content, tags)
-            VALUES ('delete', old.n, old.title, old.description, old.content, old.tags);
-        END""",
-        """CREATE TRIGGER items_fts_update AFTER UPDATE OF title, description, content, tags ON items BEGIN
-            INSERT INTO items_fts (items_fts, rowid, title, description, content, tags)
-            VALUES ('delete', old.n, old.title, old.description, old.content, old.tags);
-            INSERT INTO items_fts (rowid, title, description, content, tags)
-            VALUES (new.n, new.title, new.description, new.content, new.tags);
-        END""",
-        "INSERT INTO items_fts (items_fts) VALUES ('rebuild')",
+        *_external_fts("items_fts", "porter unicode61 remove_diacritics 2"),
     )),
     Migration(9, "items_fts_exact", (
         # A second external-content index without stemming, searched before the porter one: a stem shares one
         # idf between forms, so a rare word ("arguments") loses to a common form of it ("argument") and recall
         # falls (see memory/_search.py). Its own triggers keep it in step with items, as migration 8's do.
-        """CREATE VIRTUAL TABLE items_fts_exact USING fts5(
-            title, description, content, tags, content = 'items', content_rowid = 'n',
-            tokenize = 'unicode61 remove_diacritics 2'
-        )""",
-        """CREATE TRIGGER items_fts_exact_insert AFTER INSERT ON items BEGIN
-            INSERT INTO items_fts_exact (rowid, title, description, content, tags)
-            VALUES (new.n, new.title, new.description, new.content, new.tags);
-        END""",
-        """CREATE TRIGGER items_fts_exact_delete AFTER DELETE ON items BEGIN
-            INSERT INTO items_fts_exact (items_fts_exact, rowid, title, description, content, tags)
-            VALUES ('delete', old.n, old.title, old.description, old.content, old.tags);
-        END""",
-        """CREATE TRIGGER items_fts_exact_update AFTER UPDATE OF title, description, content, tags ON items BEGIN
-            INSERT INTO items_fts_exact (items_fts_exact, rowid, title, description, content, tags)
-            VALUES ('delete', old.n, old.title, old.description, old.content, old.tags);
-            INSERT INTO items_fts_exact (rowid, title, description, content, tags)
-            VALUES (new.n, new.title, new.description, new.content, new.tags);
-        END""",
-        "INSERT INTO items_fts_exact (items_fts_exact) VALUES ('rebuild')",
+        *_external_fts("items_fts_exact", "unicode61 remove_diacritics 2"),
     )),
 ]
 
