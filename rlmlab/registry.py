@@ -19,7 +19,7 @@ from typing import Any, Generic, Literal, TypeVar, Union, get_args, get_origin
 
 from rlmlab.errors import ConfigError
 
-__all__ = ["Registry", "PolicyRegistry", "PluginRef", "options_schema", "plugin_ref"]
+__all__ = ["Registry", "PolicyRegistry", "PluginRef", "options_schema", "plugin_ref", "json_safe"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 _NAME = re.compile(r"^[A-Za-z.][A-Za-z0-9_.:\-]*$")  # ".ttl": loaders are registered by file suffix
@@ -94,13 +94,14 @@ def options_schema(factory: Callable[..., Any]) -> dict[str, Any]:
     return schema
 
 
-def _json_safe(value: Any) -> Any:
+def json_safe(value: Any) -> Any:
+    """``value`` with everything JSON cannot hold (an LM, a store) as its repr, lists and dicts kept."""
     if isinstance(value, (str, int, float, bool, type(None))):
         return value
     if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
+        return [json_safe(v) for v in value]
     if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
+        return {str(k): json_safe(v) for k, v in value.items()}
     return repr(value)
 
 
@@ -184,7 +185,7 @@ class Registry(Generic[F]):
         except TypeError as exc:
             raise ConfigError(f"{self.kind} {name!r}: bad options {sorted(options)}: {exc}") from None
         try:
-            object.__setattr__(made, "plugin_ref", PluginRef(self.kind, name, _json_safe(options)))
+            object.__setattr__(made, "plugin_ref", PluginRef(self.kind, name, json_safe(options)))
         except (AttributeError, TypeError):
             pass  # a plug-in that cannot carry attributes (a builtin, a slotted class)
         return made

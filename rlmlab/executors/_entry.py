@@ -44,5 +44,4 @@ def entry_point(loop_cls: type[StepLoop], doc: str) -> Callable[..., Trajectory]
     run.__name__ = run.__qualname__ = where
     run.__doc__ = doc
     run.__module__ = loop_cls.__module__
-    run.loop = loop  # type: ignore[attr-defined]
     return run

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import queue
-import signal
 import subprocess
 import sys
 import threading
@@ -26,7 +25,7 @@ from dspy.utils.callback import with_callbacks
 from rlmlab.errors import ToolError
 from rlmlab.handles import decode_handles, encode_handles
 from rlmlab.lm import call_role
-from rlmlab.tools import DEADLINE_KEY, Workspace
+from rlmlab.tools import DEADLINE_KEY, Workspace, exit_description
 
 __all__ = ["RLMLabInterpreter", "InterpreterFactory", "LOCAL_INTERPRETER_DIFFERENCES"]
 
@@ -197,16 +196,7 @@ def _how_it_ended(exc: CodeInterpreterError, process: subprocess.Popen[str]) -> 
         detail = message.removeprefix("Python worker failed: ")
         return f"was stopped ({detail[:200]})"
     code = process.poll()
-    if code is None:
-        return "stopped answering"
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        hint = " (what the out-of-memory killer sends)" if -code == signal.SIGKILL else ""
-        return f"was killed by {name}{hint}"
-    return f"exited with status {code}"
+    return "stopped answering" if code is None else exit_description(code)
 
 
 # LocalInterpreter's methods without their callback wrappers: RLMLabInterpreter's own wrappers fire the

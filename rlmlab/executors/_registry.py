@@ -19,7 +19,7 @@ from rlmlab.executors._react import run_react
 from rlmlab.executors._rlm import run_rlm
 from rlmlab.executors._scratchpad import run_scratchpad
 from rlmlab.executors._trajectory import Trajectory
-from rlmlab.registry import Registry
+from rlmlab.registry import Registry, json_safe
 
 __all__ = ["EXECUTORS", "Executor", "make_executor", "register_executor"]
 
@@ -47,8 +47,7 @@ class Executor:
 
     def to_dict(self) -> dict[str, Any]:
         """Name and bound options, for a run's resolved config (objects such as an LM as their repr)."""
-        return {"name": self.name, "options": {k: v if isinstance(v, (str, int, float, bool, type(None))) else repr(v)
-                                               for k, v in self.options.items()}}
+        return {"name": self.name, "options": json_safe(self.options)}
 
 
 def _options_of(run: Callable[..., Any]) -> list[inspect.Parameter]:
@@ -66,17 +65,12 @@ def register_executor(name: str) -> Callable[[Callable[..., Trajectory]], Callab
     """
 
     def decorate(run: Callable[..., Trajectory]) -> Callable[..., Trajectory]:
-        params = _options_of(run)
-        allowed = {p.name for p in params}
-
         def factory(**options: Any) -> Executor:
-            unknown = sorted(set(options) - allowed)
-            if unknown:
-                raise TypeError(f"unknown option(s) {unknown}; {name} takes {sorted(allowed)}")
             return Executor(name, run, dict(options))
 
         factory.__doc__ = run.__doc__
-        factory.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]  # for EXECUTORS.accepts
+        # The options schema EXECUTORS.make checks (unknown options, types) and EXECUTORS.accepts reads
+        factory.__signature__ = inspect.Signature(_options_of(run))  # type: ignore[attr-defined]
         EXECUTORS.register(name)(factory)
         return run
 

@@ -15,20 +15,18 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rlmlab._faults import write_point
 from rlmlab.errors import ConfigError
 from rlmlab.learning._consolidate import CONSOLIDATORS
-from rlmlab.memory import ContextBuilder
-from rlmlab.memory import resolve_domain
 from rlmlab.learning._extract import EXTRACTORS
 from rlmlab.learning._forget import FORGETTERS
 from rlmlab.learning._judge import JUDGES, judge_for
-from rlmlab.memory import MemoryStore
-from rlmlab.memory import MemoryTask, Verdict
+from rlmlab.memory import ContextBuilder, MemoryStore, MemoryTask, Verdict, resolve_domain
+from rlmlab.records import Record
 
 __all__ = ["ReasoningBankLoop", "TaskOutcome", "EXTRACTION_MODES", "RESULTS_FILE", "rlm_executor"]
 
@@ -56,7 +54,7 @@ def rlm_executor(lm: Any, *, max_iters: int = 6, max_llm_calls: int = 12, runs_d
 
 
 @dataclass
-class TaskOutcome:
+class TaskOutcome(Record):
     """One task of a loop run: its rollouts' verdicts, the best one, and what the memory learnt from it."""
 
     run_id: str
@@ -84,12 +82,7 @@ class TaskOutcome:
         return bool(self.verdicts) and bool(self.verdicts[self.best]["success"])
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "success": self.success}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "TaskOutcome":
-        """The outcome ``to_dict`` wrote (as in a "task" event); ``success`` is derived, so it is dropped."""
-        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
+        return {**asdict(self), "success": self.success}  # from_dict (Record's) drops the derived success
 
 
 class ReasoningBankLoop:
@@ -130,6 +123,7 @@ class ReasoningBankLoop:
         self.builder = builder or ContextBuilder(store)
         self.run_id = run_id or new_run_id("rb")
         self.runs_dir = Path(runs_dir) if runs_dir is not None else None
+        self._written: set[tuple[str, ...]] | None = None  # trajectory ids of the lines in results.jsonl
         traj_dir = self.runs_dir / self.run_id / "trajectories" if self.runs_dir else None
         self.executor = executor or rlm_executor(lm, max_iters=max_iters, runs_dir=traj_dir)
         self.judge_lm = judge_lm or lm
@@ -161,9 +155,7 @@ class ReasoningBankLoop:
         its steps to a grammar. ``built`` (a BuiltContext) defaults to the builder's last build if that was for
         this task."""
         from rlmlab.memory import STEP_TEMPLATES_KEY
-        from rlmlab.tools import TOOLS, Workspace
-        from rlmlab.tools import attach_memory
-        from rlmlab.tools import attach_ontology
+        from rlmlab.tools import TOOLS, Workspace, attach_memory, attach_ontology
 
         groups = {spec.group for spec in TOOLS}
         if self.builder.mode == "auto_inject":
@@ -279,19 +271,27 @@ class ReasoningBankLoop:
         return None
 
     def _append_result(self, outcome: TaskOutcome) -> None:
-        """With ``runs_dir``: the outcome's line in ``<run-id>/results.jsonl``, unless a replayed task has it."""
+        """With ``runs_dir``: the outcome's line in ``<run-id>/results.jsonl``, unless a replayed task has it.
+
+        The file is read once, on the first append (a line cut by a kill is dropped then: its task is written
+        again); after that this loop knows every line it holds."""
         if self.runs_dir is None:
             return
         path = self.runs_dir / self.run_id / RESULTS_FILE
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists():
-            text = path.read_text(encoding="utf-8")
-            if text and not text.endswith("\n"):  # a line cut by a kill: drop it, its task is written again
-                text = text[: text.rfind("\n") + 1]
-                path.write_text(text, encoding="utf-8")
-            if any(json.loads(line).get("trajectory_ids") == outcome.trajectory_ids
-                   for line in text.splitlines() if line.strip()):
-                return
+        if self._written is None:
+            self._written = set()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.exists():
+                text = path.read_text(encoding="utf-8")
+                if text and not text.endswith("\n"):
+                    text = text[: text.rfind("\n") + 1]
+                    path.write_text(text, encoding="utf-8")
+                self._written = {tuple(json.loads(line).get("trajectory_ids") or ())
+                                 for line in text.splitlines() if line.strip()}
+        key = tuple(outcome.trajectory_ids)
+        if key in self._written:
+            return
+        self._written.add(key)
         with path.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(outcome.to_dict(), ensure_ascii=False) + "\n")
 

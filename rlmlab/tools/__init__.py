@@ -3,7 +3,7 @@
 from rlmlab.tools._registry import TOOLS, ToolRegistry, ToolSpec, tool
 from rlmlab.tools._schema import Bounds, is_blobref_schema, schema_for
 from rlmlab.tools._display import ToolResult, displayable
-from rlmlab.tools._bounded import DEADLINE_KEY, run_bounded, time_left
+from rlmlab.tools._bounded import DEADLINE_KEY, exit_description, run_bounded, time_left
 from rlmlab.tools._workspace import ToolCallRecord, ToolCaps, ToolObserver, Workspace
 from rlmlab.tools import _context  # noqa: F401  (registers blob and ctx_*)
 from rlmlab.tools._context import blob, ctx_find, ctx_peek, ctx_slice, ctx_stats
@@ -14,7 +14,7 @@ from rlmlab.tools._memory import attach_memory, event_log, mem_add, mem_get, mem
 
 __all__ = [
     "TOOLS", "ToolRegistry", "ToolSpec", "tool", "Bounds", "schema_for", "is_blobref_schema",
-    "ToolResult", "displayable", "DEADLINE_KEY", "run_bounded", "time_left", "ToolCaps", "ToolCallRecord", "ToolObserver", "Workspace",
+    "ToolResult", "displayable", "DEADLINE_KEY", "exit_description", "run_bounded", "time_left", "ToolCaps", "ToolCallRecord", "ToolObserver", "Workspace",
     "blob", "ctx_stats", "ctx_peek", "ctx_slice", "ctx_find", "ast_query", "agenda",
     "attach_memory", "event_log", "mem_add", "mem_get", "mem_quote", "mem_search", "attach_ontology", "sparql_query",
 ]

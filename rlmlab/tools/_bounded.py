@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from rlmlab.errors import ToolError
 
-__all__ = ["run_bounded", "time_left", "DEADLINE_KEY"]
+__all__ = ["run_bounded", "time_left", "exit_description", "DEADLINE_KEY"]
 
 DEADLINE_KEY = "deadline"  # workspace.extras key: time.monotonic() by which the current step must end
 
@@ -96,8 +96,7 @@ def run_bounded(fn: Callable[..., Any], /, *args: Any, seconds: float, memory_mb
         os.close(read_fd)
     _, status = os.waitpid(pid, 0)
     if not chunks:
-        how = (f"was killed by signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
-               else f"exited with status {os.WEXITSTATUS(status)}")
+        how = exit_description(os.waitstatus_to_exitcode(status))
         limit = f" (memory limit {memory_mb} MB)" if memory_mb else ""
         raise ToolError(f"{what}: the worker running it {how}{limit}, most likely out of memory; ask for less")
     kind, value = pickle.loads(b"".join(chunks))
@@ -109,6 +108,19 @@ def run_bounded(fn: Callable[..., Any], /, *args: Any, seconds: float, memory_mb
         raise ToolError(f"{what}: ran out of memory (limit {memory_mb} MB); ask for less "
                         "(a narrower query, a smaller source, a LIMIT)")
     raise RuntimeError(f"{what}: {value}")
+
+
+def exit_description(returncode: int) -> str:
+    """How a process ended, from its return code as ``subprocess`` gives it (negative: the signal that killed it):
+    "exited with status 3", "was killed by SIGKILL (what the out-of-memory killer sends)"."""
+    if returncode >= 0:
+        return f"exited with status {returncode}"
+    try:
+        name = signal.Signals(-returncode).name
+    except ValueError:
+        name = f"signal {-returncode}"
+    hint = " (what the out-of-memory killer sends)" if -returncode == signal.SIGKILL else ""
+    return f"was killed by {name}{hint}"
 
 
 def _limit_memory(memory_mb: int | None) -> None:

@@ -17,7 +17,7 @@ def clip_json(text: str, n: int, mark: str = "") -> str:
     characters. Control characters and quotes take several characters each, so a cut prefix can be short."""
     if json_width(text) <= n:
         return text
-    out, used = [], 2 + json_width(mark) - 2
+    out, used = [], json_width(mark)  # the quotes and the mark
     for ch in text:
         width = json_width(ch) - 2
         if used + width > n:

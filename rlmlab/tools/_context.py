@@ -110,7 +110,7 @@ def ctx_slice(
         )
     lines = text.splitlines(keepends=True)[start - 1 : end]
     excerpt = "".join(lines)
-    if json_width(excerpt) > 2 * ws.caps.slice_lines_max * 200:
+    if len(excerpt) > ws.caps.slice_lines_max * 200 or json_width(excerpt) > 2 * ws.caps.slice_lines_max * 200:
         raise ToolError(
             f"end: lines {start}-{end} hold {len(excerpt)} characters, over the cap of "
             f"{ws.caps.slice_lines_max * 200}; ask for fewer lines"

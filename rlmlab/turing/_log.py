@@ -13,8 +13,7 @@ from rlmlab._sqlite import Migration, apply_migrations, busy_errors, busy_timeou
 
 __all__ = ["InteractionLog", "load_interaction_log", "INTERACTION_LOG_COLUMNS", "LOG_MIGRATIONS"]
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS interaction_log (
+_CREATE_LOG = """CREATE TABLE IF NOT EXISTS interaction_log (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     ts REAL NOT NULL,
     session TEXT NOT NULL,
@@ -32,9 +31,8 @@ CREATE TABLE IF NOT EXISTS interaction_log (
     correction TEXT,
     elapsed_ms REAL NOT NULL,
     errors TEXT NOT NULL DEFAULT '[]'  -- JSON list of {hook, stage, error}: a detector/validator that raised
-);
-CREATE INDEX IF NOT EXISTS interaction_log_session ON interaction_log(session);
-"""
+)"""
+_INDEX_SESSION = "CREATE INDEX IF NOT EXISTS interaction_log_session ON interaction_log(session)"
 
 def _add_errors_column(conn: sqlite3.Connection) -> None:
     """A log written before the errors column: add it, old rows get []."""
@@ -45,7 +43,7 @@ def _add_errors_column(conn: sqlite3.Connection) -> None:
 # The log's schema (rlmlab._sqlite's migration runner). Both steps are idempotent, so a log written before the log
 # recorded migrations, with or without the errors column, is adopted in place.
 LOG_MIGRATIONS = [
-    Migration(1, "interaction_log", tuple(s.strip() for s in _SCHEMA.split(";") if s.strip())),
+    Migration(1, "interaction_log", (_CREATE_LOG, _INDEX_SESSION)),
     Migration(2, "errors_column", (_add_errors_column,)),
 ]
 
