@@ -6,13 +6,16 @@ alone cost recall: "arguments" (1 item of a 10,000-item bank) and "argument" (1,
 idf, so a query saying "arguments" no longer singles out the item that does (recall@5 on
 ``data/memory_queries.jsonl`` at 10,000 items fell from 90.3% to 86.4% with the stemmed index alone).
 
-In each index, items holding every word come first (AND), then items holding any word (OR). FTS5 scores every
+Each index ranks the items holding any query word (OR) by bm25 alone. An earlier order put the items holding every
+word first (AND, then OR); on ``data/memory_queries.jsonl`` plain OR had recall@5 at or above it on both halves
+at 1,000, 10,000 and 100,000 items (96.1 / 91.3 / 84.5% against 95.1 / 91.3 / 83.5%; ``benchmarks/memory.py``
+keeps the AND-first order as a reference), so bm25's weights, not the word count, decide. FTS5 scores every
 row its MATCH expression matches, and computes each word's idf by reading the word's whole posting list, so an
 OR over a word found in half of 100,000 items scores 50,000 rows. Two savings that keep the plain OR's ranking:
 
 - A word found in at least half the items has idf <= 0, which ``bm25()`` replaces with 1e-6: it adds no weight
   (only a tie between rows could tip on it). The OR step leaves such words out and only falls back to them when
-  the other words match too few items. The AND step keeps them: there they decide which rows come first.
+  the other words match too few items.
 - MaxScore (Turtle and Flood, 1995): a word adds at most ``idf * (k1 + 1)`` to a row's score. With the query's
   rarer words R and its commoner words C, a row holding no word of R scores at most ``sum(idf(C)) * (k1 + 1)``.
   FTS5 ranks the rows holding a word of R twice: by R alone (``R``) and by every word (``(R) AND (C)``); merged,
@@ -93,8 +96,8 @@ class FtsSearch:
                 hits += self._search_index(table, found, k - len(hits), {h.id for h in hits}, filters)
             if len(hits) >= k:
                 break
-        # A later step (OR after AND, stems after exact words) may score higher on its own scale; the list is in
-        # step order, so its scores are capped to keep them non-increasing.
+        # A later step (stems after exact words, weightless words after the others) may score higher on its own
+        # scale; the list is in step order, so its scores are capped to keep them non-increasing.
         for i in range(1, len(hits)):
             if hits[i].score > hits[i - 1].score:
                 hits[i] = replace(hits[i], score=hits[i - 1].score)
@@ -102,18 +105,14 @@ class FtsSearch:
 
     def _search_index(self, table: str, words: list[str], need: int, seen: set[str],
                       filters: dict[str, str | None]) -> list[Hit]:
-        """Up to ``need`` items not in ``seen``: those with every word (AND), then those with any (OR)."""
-        hits = self._top(table, _quoted(words, "AND"), need, seen, filters)
-        if len(hits) >= need or len(words) == 1:
-            return hits
-        seen = seen | {h.id for h in hits}
+        """Up to ``need`` items not in ``seen`` holding any of ``words``, best bm25 first."""
         freq = self._freq[table]
         weighty = [w for w in words if 2 * freq.df(self.conn, w) < freq.items]  # the others have idf 1e-6
-        more = self._or(table, weighty, need - len(hits), seen, filters) if weighty else []
-        if len(more) < need - len(hits) and len(weighty) < len(words):
-            taken = seen | {h.id for h in more}  # the weightless words fill what is left, in bm25 order
-            more += self._top(table, _quoted(words, "OR"), need - len(hits) - len(more), taken, filters)
-        return hits + more
+        hits = self._or(table, weighty, need, seen, filters) if weighty else []
+        if len(hits) < need and len(weighty) < len(words):
+            taken = seen | {h.id for h in hits}  # the weightless words fill what is left, in bm25 order
+            hits += self._top(table, _quoted(words, "OR"), need - len(hits), taken, filters)
+        return hits
 
     def _or(self, table: str, words: list[str], need: int, seen: set[str],
             filters: dict[str, str | None]) -> list[Hit]:

@@ -147,8 +147,8 @@ class MemoryStore:
         """Up to ``k`` items ranked by FTS5 bm25 (weights in ``FIELD_WEIGHTS``), best first; ties by id.
 
         ``query`` is free text: its words (``query_tokens``) are quoted, so FTS5 syntax in it is neutralised,
-        and a query with no searchable words returns []. Items with every word come first (AND); when fewer
-        than ``k`` have them all, items with any word fill the rest (OR). Words are matched as written first;
+        and a query with no searchable words returns []. Items holding any of the words are ranked by bm25
+        (OR; an item need not hold them all). Words are matched as written first;
         other forms of them (porter stems: "handle" finds "handles") fill what is still left. Scores are bm25's
         and non-increasing (a later step's hit never shows more than the hit before it). Filters as in ``items``
         (active items unless ``status`` is given). How it stays fast: ``memory/_search.py``.
