@@ -26,7 +26,7 @@ The machine is noisy: wall times are reported, never asserted, and only ratios m
 are quoted. Numbers go to ``--json`` (default runs/bench/experiments.json), written once before the local
 run (``"complete": false``) so a run killed there keeps the rest, and again at the end.
 
-Run:  .venv/bin/python benchmarks/experiments.py [--tasks 10] [--local-tasks 2] [--skip-local] [--json PATH]
+Run:  .venv/bin/python benchmarks/experiments.py [--tasks 10] [--local-tasks 2] [--skip-local] [--json PATH] [--smoke]
 """
 
 from __future__ import annotations
@@ -175,8 +175,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--local-tasks", type=int, default=2,
                     help="tasks for the local SmolLM2 run (minutes each on 2 cores)")
     ap.add_argument("--skip-local", action="store_true", help="skip the local-model run")
-    ap.add_argument("--json", metavar="PATH", default=str(ROOT / "runs" / "bench" / "experiments.json"))
+    ap.add_argument("--json", metavar="PATH", help="default runs/bench/experiments.json in the checkout")
+    ap.add_argument("--smoke", action="store_true", help="a check that the script runs (make check): one task, no "
+                    "local model, seconds; --json defaults to runs/bench_smoke/experiments.json")
     args = ap.parse_args(argv)
+    if args.smoke:
+        args.tasks, args.local_tasks, args.skip_local = 1, 1, True
+    args.json = args.json or ("runs/bench_smoke/experiments.json" if args.smoke
+                              else str(ROOT / "runs" / "bench" / "experiments.json"))
     console, t_start = Console(), time.perf_counter()
     if not console.is_terminal:  # a log file: wide enough for the tables
         console.width = 120

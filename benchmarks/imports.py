@@ -8,13 +8,15 @@ memory and ontology packages, rank-bm25, numpy) and the five largest cumulative 
 
 Times are reported, never asserted.
 
-Run:  .venv/bin/python benchmarks/imports.py [--rounds N] [--before REF]
+Run:  .venv/bin/python benchmarks/imports.py [--rounds N] [--before REF] [--json PATH] [--smoke]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -46,8 +48,6 @@ def measure(tree: Path, module: str) -> dict:
     run = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True, check=True,
                          cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)})
     wall = time.perf_counter() - t0
-    import json
-
     where, heavy = json.loads(run.stdout.strip().splitlines()[-1])
     if not where.startswith(str(tree)):
         raise RuntimeError(f"imported {where}, not the rlmlab under {tree}")
@@ -67,17 +67,41 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5, help="fresh interpreters per module and tree (best is kept)")
     ap.add_argument("--before", default=BEFORE, help=f"git ref of the 'before' column (default {BEFORE})")
+    ap.add_argument("--json", metavar="PATH", help="default runs/bench/imports.json in the checkout")
+    ap.add_argument("--smoke", action="store_true", help="one round (make check); --json defaults to "
+                    "runs/bench_smoke/imports.json")
     args = ap.parse_args(argv)
+    if args.smoke:
+        args.rounds = 1
+    path = Path(args.json or ("runs/bench_smoke/imports.json" if args.smoke else PROJECT / "runs/bench/imports.json"))
     console, trees = Console(width=140), {"before": before_tree(args.before), "after": PROJECT}
-    console.print(f"load average at start: {os.getloadavg()}")
+    try:
+        best = measure_all(trees, args.rounds)
+    finally:
+        shutil.rmtree(trees["before"], ignore_errors=True)
+    report(console, best, trees, args)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"rounds": args.rounds, "before": args.before,
+                                "best": [{"module": m, "tree": t, **r} for (m, t), r in best.items()]}, indent=1),
+                    encoding="utf-8")
+    console.print(f"wrote {path}")
+    return 0
+
+
+def measure_all(trees: dict[str, Path], rounds: int) -> dict[tuple[str, str], dict]:
+    """Each module's best measurement per tree over ``rounds`` rounds, the trees alternating."""
     best: dict[tuple[str, str], dict] = {}
-    for _ in range(args.rounds):
+    for _ in range(rounds):
         for module in MODULES:
             for name, tree in trees.items():
                 got = measure(tree, module)
                 key = (module, name)
                 if key not in best or got["module_s"] < best[key]["module_s"]:
                     best[key] = got
+    return best
+
+
+def report(console: Console, best: dict[tuple[str, str], dict], trees: dict[str, Path], args) -> None:
     table = Table(title=f"Import cost, best of {args.rounds} fresh interpreters each, before (commit {args.before}) "
                         "and after issue 20")
     for col in ("figure", "before", "after", "goal"):
@@ -96,7 +120,6 @@ def main(argv: list[str] | None = None) -> int:
             parts = ", ".join(f"{n} {c / 1e3:.0f} ms" for c, n in best[(module, name)]["largest"])
             console.print(f"{module} {name}: largest cumulative imports: {parts}")
     console.print(f"load average at end: {os.getloadavg()}")
-    return 0
 
 
 if __name__ == "__main__":

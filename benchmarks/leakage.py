@@ -20,7 +20,9 @@ between the modes is mostly what each step prints (and that stays in the
 history, cut at ``max_output_chars`` per step). Printed: a table per iteration, the string/handle prompt ratio at
 iterations 1, 5 and 10, and totals over the run.
 
-Run:  .venv/bin/python benchmarks/leakage.py [--json PATH]
+``--smoke`` (make check) runs 4 of the 12 steps on a 40,000-character log, to check the script itself.
+
+Run:  .venv/bin/python benchmarks/leakage.py [--json PATH] [--smoke]
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import argparse
 import json
 import random
 import sys
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
@@ -41,6 +44,7 @@ CONTEXT_CHARS = 400_000
 RID = "7f3a9c21"  # the request id on the needle (FATAL) lines
 QUERY = "Which request id caused the FATAL errors, and how many FATAL lines are there?"
 MARKS = (1, 5, 10)
+SMOKE_STEPS = (0, 2, 6, 11)  # size, find the FATAL lines, the request id, SUBMIT: each uses only the ones before
 
 
 def build_context(n_chars: int = CONTEXT_CHARS, seed: int = 7) -> str:
@@ -49,8 +53,9 @@ def build_context(n_chars: int = CONTEXT_CHARS, seed: int = 7) -> str:
     svcs = ["auth", "billing", "search", "gateway", "profile", "cart"]
     paths = ["/api/v1/users", "/api/v1/orders", "/api/v1/items", "/health", "/api/v2/search"]
     lines, size, i = [], 0, 0
-    needles = {1000: "panic: ledger invariant violated", 2600: "panic: double charge detected",
-               4300: "panic: ledger invariant violated (retry)"}
+    scale = n_chars / CONTEXT_CHARS  # a shorter log keeps its three needles, at the same share of its lines
+    needles = {int(1000 * scale): "panic: ledger invariant violated", int(2600 * scale): "panic: double charge detected",
+               int(4300 * scale): "panic: ledger invariant violated (retry)"}
     while size < n_chars:
         ts = f"2024-03-05T{(i // 3600) % 24:02d}:{(i // 60) % 60:02d}:{i % 60:02d}.{rng.randrange(1000):03d}Z"
         rid = f"{rng.getrandbits(32):08x}"
@@ -118,8 +123,9 @@ HANDLE_PROGRAM = [
 ]
 
 
-def run(mode: str, context: str) -> dict:
+def run(mode: str, context: str, steps: tuple[int, ...] | None = None) -> dict:
     program = STRING_PROGRAM if mode == "string" else HANDLE_PROGRAM
+    program = [program[i] for i in steps] if steps else program
     lm = make_lm("scripted", script=program)
     # The string arm is DSPy's default RLM: no rlmlab tools, no handle hint in the prompt.
     tools = ToolRegistry() if mode == "string" else None
@@ -137,9 +143,13 @@ def ratio(a: float, b: float) -> float | None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", metavar="PATH", help="also write the numbers as JSON to PATH")
+    ap.add_argument("--smoke", action="store_true", help="4 steps on a 40,000-character log (make check); --json "
+                    "defaults to runs/bench_smoke/leakage.json")
     args = ap.parse_args(argv)
-    context = build_context()
-    res = {mode: run(mode, context) for mode in ("string", "handle")}
+    if args.smoke:
+        args.json = args.json or "runs/bench_smoke/leakage.json"
+    context = build_context(CONTEXT_CHARS // 10 if args.smoke else CONTEXT_CHARS)
+    res = {mode: run(mode, context, SMOKE_STEPS if args.smoke else None) for mode in ("string", "handle")}
     s_its, h_its = res["string"]["iterations"], res["handle"]["iterations"]
 
     console = Console()
@@ -172,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         out = {"context_chars": len(context), "query": QUERY, "runs": res, "ratio_at": at,
                "totals": totals, "total_ratio": total_ratio}
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(out, fh, indent=2)
         console.print(f"wrote {args.json}")

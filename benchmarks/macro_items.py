@@ -14,13 +14,15 @@ starting with ``impl``. It shares no code with the oracle.
 Printed: both counts per kind, the agreement, every item on one side only, and the share of all oracle items
 that come from macro bodies.
 
-Run:  .venv/bin/python benchmarks/macro_items.py [--root DIR]
+Run:  .venv/bin/python benchmarks/macro_items.py [--root DIR] [--json PATH] [--smoke]
+(``--smoke``, run by make check: tokio's ``src/fs`` only.)
 """
 
 from __future__ import annotations
 
 import argparse
 import glob
+import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -100,11 +102,19 @@ def oracle_items(o: TreeSitterOracle, macro_only: bool = True) -> list[tuple[int
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", type=Path, default=None)
-    args = parser.parse_args()
-    root = args.root or Path(sorted(glob.glob(f"{REGISTRY}/tokio-[0-9]*/src"))[-1])
+    parser.add_argument("--json", metavar="PATH", help="default runs/bench/macro_items.json in the checkout")
+    parser.add_argument("--smoke", action="store_true", help="tokio's src/fs only (make check); --json defaults to "
+                        "runs/bench_smoke/macro_items.json")
+    args = parser.parse_args(argv)
+    tokio = sorted(glob.glob(f"{REGISTRY}/tokio-[0-9]*/src"))
+    if args.root is None and not tokio:
+        raise SystemExit(f"no tokio sources under {REGISTRY}: run make rust-src, or give --root DIR")
+    root = args.root or Path(tokio[-1]) / ("fs" if args.smoke else "")
+    out = Path(args.json or ("runs/bench_smoke/macro_items.json" if args.smoke
+                             else Path(__file__).resolve().parents[1] / "runs/bench/macro_items.json"))
     files = sorted(root.rglob("*.rs"))
     ours, theirs, total = set(), set(), 0
     for path in files:
@@ -117,9 +127,11 @@ def main() -> None:
     print(f"{root}: {len(files)} files; oracle items {total:,}, of which from macro bodies {len(ours):,} "
           f"({len(ours) / max(1, total):.1%})")
     print(f"{'kind':<8}{'oracle':>8}{'scanner':>9}{'both':>7}")
+    kinds = {}
     for kind in ("fn", "struct", "enum", "trait", "impl"):
         a = {x for x in ours if x[2] == kind}
         b = {x for x in theirs if x[2] == kind}
+        kinds[kind] = {"oracle": len(a), "scanner": len(b), "both": len(a & b)}
         print(f"{kind:<8}{len(a):>8}{len(b):>9}{len(a & b):>7}")
     both = ours & theirs
     print(f"{'all':<8}{len(ours):>8}{len(theirs):>9}{len(both):>7}   agreement |A∩B|/|A∪B| "
@@ -133,7 +145,14 @@ def main() -> None:
         o = TreeSitterOracle(path.read_text(encoding="utf-8"))
         by_macro.update((f.from_macro or "").split(" > ")[0] for f in o.get_functions() if f.from_macro)
     print("functions by outermost macro:", ", ".join(f"{k} {v}" for k, v in by_macro.most_common(12)))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"root": str(root), "files": len(files), "oracle_items": total, "kinds": kinds,
+                               "from_macro": len(ours), "scanner": len(theirs), "both": len(both),
+                               "oracle_only": sorted(ours - theirs), "scanner_only": sorted(theirs - ours),
+                               "functions_by_macro": dict(by_macro)}, indent=1), encoding="utf-8")
+    print(f"wrote {out}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -7,7 +7,10 @@ and their prompts go to ``data/turing_eval_smollm2_raw.jsonl``. They are NOT lab
 one by one and labelled by hand into ``data/turing_eval.jsonl`` (source "smollm2"; each ``note`` ends with
 the raw ``gen_id``; unlabellable replies were left out). This script never writes the labelled file.
 
-Run:  .venv/bin/python benchmarks/make_turing_eval.py [--out PATH] [--only ID,ID] [--append]
+``--smoke`` (make check) replays a canned reply with the scripted LM for the first scenario into
+runs/bench_smoke/turing_eval_raw.jsonl, to check the script itself; it never touches ``data/``.
+
+Run:  .venv/bin/python benchmarks/make_turing_eval.py [--out PATH] [--only ID,ID] [--append] [--smoke]
 """
 
 from __future__ import annotations
@@ -218,17 +221,24 @@ SCENARIOS = [
 ]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=RAW)
+    ap.add_argument("--out", type=Path, help=f"default {RAW}")
     ap.add_argument("--only", default="", help="comma-separated scenario ids")
     ap.add_argument("--append", action="store_true", help="append to --out instead of rewriting it")
-    args = ap.parse_args()
+    ap.add_argument("--smoke", action="store_true", help="the scripted LM on the first scenario (make check)")
+    args = ap.parse_args(argv)
+    args.out = args.out or (Path("runs/bench_smoke/turing_eval_raw.jsonl") if args.smoke else RAW)
     if args.out.name == "turing_eval.jsonl":
         raise SystemExit("refusing to overwrite the labelled file")
     warnings.filterwarnings("ignore", category=DeprecationWarning)
-    only = set(filter(None, args.only.split(",")))
-    lms = {s: make_lm("local", max_tokens=MAX_TOKENS, temperature=s[0], seed=s[1]) for s in SETTINGS}
+    only = {SCENARIOS[0]["gen_id"]} if args.smoke else set(filter(None, args.only.split(",")))
+    if args.smoke:
+        lms = {s: make_lm("scripted", script=[f"I will read the file first. (canned reply {i})"])
+               for i, s in enumerate(SETTINGS)}
+    else:
+        lms = {s: make_lm("local", max_tokens=MAX_TOKENS, temperature=s[0], seed=s[1]) for s in SETTINGS}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     n = 0
     with args.out.open("a" if args.append else "w", encoding="utf-8") as f:
         for sc in SCENARIOS:
@@ -244,7 +254,8 @@ def main() -> None:
                 n += 1
                 print(rec["gen_id"], repr(reply[:100]))
     print(f"wrote {n} replies to {args.out}")
+    return 0 if n else 1
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

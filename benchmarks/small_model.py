@@ -19,7 +19,9 @@ One run, one process, the embedded model (llama-cpp-python, 2 threads):
    grammar condition with llama.cpp's prefix (prompt) cache off and on, on the same tasks.
 
 Numbers go to ``--json`` (default runs/bench/small_model.json). The machine is noisy: run it idle; ratios
-are measured side by side in one run. Run:  .venv/bin/python benchmarks/small_model.py [--quick]
+are measured side by side in one run. ``--smoke`` (make check) runs each condition on one arith task with the scripted
+LM (``scripted:probe``) and skips the speed phases, to check the script itself.
+Run:  .venv/bin/python benchmarks/small_model.py [--quick | --smoke]
 """
 
 from __future__ import annotations
@@ -134,10 +136,12 @@ def _rows(run) -> list[dict]:
     return [json.loads(x) for x in (run.run_dir / "results.jsonl").read_text().splitlines() if x.strip()]
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--json", default=str(ROOT / "runs" / "bench" / "small_model.json"))
-    ap.add_argument("--runs-dir", default=str(ROOT / "runs" / "bench"))
+    ap.add_argument("--json", help="default runs/bench/small_model.json in the checkout")
+    ap.add_argument("--runs-dir", help="default runs/bench in the checkout")
+    ap.add_argument("--smoke", action="store_true", help="one task, scripted LM, seconds (make check); outputs under "
+                    "runs/bench_smoke/ unless --json/--runs-dir say otherwise")
     ap.add_argument("--quick", action="store_true", help="2 tasks per suite and level (a smoke run)")
     ap.add_argument("--free-per-group", type=int, default=2,
                     help="tasks per suite x level for the free baseline (0: all; it is the slow condition)")
@@ -146,7 +150,10 @@ def main() -> int:
     ap.add_argument("--all-parities", action="store_true",
                     help="run grammar, vote5 and free on the odd tasks too (default: grammar_templates only)")
     ap.add_argument("--max-tokens", type=int, default=256)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    base = Path("runs/bench_smoke") if args.smoke else ROOT / "runs" / "bench"
+    args.json, args.runs_dir = args.json or str(base / "small_model.json"), args.runs_dir or str(base)
+    lm, suites = ("scripted:probe", ("arith",)) if args.smoke else ("local", SUITE_NAMES)
     lm_options = {"max_tokens": args.max_tokens, "n_threads": 2}
     result: dict = {"complete": False, "phases": {}}
     json_path = Path(args.json)
@@ -155,24 +162,29 @@ def main() -> int:
     def save() -> None:
         json_path.write_text(json.dumps(result, indent=2))
 
-    result["decode_speed"] = decode_speed()
-    print("decode speed:", json.dumps(result["decode_speed"]), flush=True)
-    save()
+    if not args.smoke:
+        result["decode_speed"] = decode_speed()
+        print("decode speed:", json.dumps(result["decode_speed"]), flush=True)
+        save()
 
     limit = 2 if args.quick else None
-    tasks = numbered_tasks((1, 2), limit_per_group=limit)
+    tasks = numbered_tasks((1, 2), suites=suites, limit_per_group=limit)
+    if args.smoke:
+        tasks = [tn for tn in tasks if tn[1] == 2][:1]  # one held-out (even) task
     tasks.sort(key=lambda tn: tn[1] % 2)  # the held-out (even) tasks first, so a cut-short run has them
     numbers = {t.id: n for t, n in tasks}
     rows: list[dict] = []
     groups = ["all", "odd", "even"] + [f"{s} L{lv} {p}" for s in SUITE_NAMES for lv in (1, 2) for p in ("odd", "even")]
     even = [(t, n) for t, n in tasks if n % 2 == 0]
-    free_tasks = [(t, n) for t, n in numbered_tasks((1, 2), limit_per_group=args.free_per_group or None)
+    free_tasks = [(t, n) for t, n in numbered_tasks((1, 2), suites=suites,
+                                                    limit_per_group=args.free_per_group or None)
                   if args.all_parities or n % 2 == 0]
+    free_tasks = free_tasks[:1] if args.smoke else free_tasks
     rest = tasks if args.all_parities else even
     phases = [("grammar_templates", tasks), ("grammar", rest), ("vote5", rest), ("free", free_tasks)]
     for cond, chosen in phases:
         t0 = time.perf_counter()
-        run = run_experiment("E13", task_list=[t for t, _ in chosen], lm="local", lm_options=lm_options,
+        run = run_experiment("E13", task_list=[t for t, _ in chosen], lm=lm, lm_options=lm_options,
                              conditions=[cond], runs_dir=args.runs_dir, progress="lines")
         rows += _rows(run)
         result["phases"][cond] = {"run_id": run.run_id, "tasks": len(chosen),
@@ -185,6 +197,11 @@ def main() -> int:
     singles = [c.name for c in load_experiment("E13").conditions if c.samples == 1 and c.name in figures]
     best = max(singles, key=lambda c: (figures[c]["even"]["pass_at_1"] or 0, figures[c]["all"]["pass_at_1"] or 0))
     result["best_single"] = best
+    if args.smoke:
+        result["complete"] = True
+        save()
+        print(f"\nwrote {json_path}")
+        return 0
     # The prompt cache: the same condition and tasks with llama.cpp's prefix reuse off, then on.
     cache_tasks = [t for t, n in numbered_tasks((1,), suites=("code", "arith"), limit_per_group=2)]
     per_task = {}

@@ -4,12 +4,14 @@ for wrong answers an agent plausibly writes (the inverse property, columns swapp
 Tasks are read straight from data/tasks/ontology.jsonl, so the script also runs against an older rlmlab
 (``PYTHONPATH=<old checkout> python benchmarks/sparql_judge_cases.py``) to compare judges.
 
-Run:  .venv/bin/python benchmarks/sparql_judge_cases.py
+Run:  .venv/bin/python benchmarks/sparql_judge_cases.py [--json PATH] [--smoke]   (--smoke: the first two tasks)
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 from pathlib import Path
 
 from rlmlab.executors import Trajectory
@@ -48,13 +50,22 @@ CASES = {
 }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", metavar="PATH", help="default runs/bench/sparql_judge_cases.json in the checkout")
+    ap.add_argument("--smoke", action="store_true", help="the first two tasks (make check); --json defaults to "
+                    "runs/bench_smoke/sparql_judge_cases.json")
+    args = ap.parse_args(argv)
+    out = Path(args.json or ("runs/bench_smoke/sparql_judge_cases.json" if args.smoke
+                             else ROOT / "runs" / "bench" / "sparql_judge_cases.json"))
+    chosen = dict(list(CASES.items())[:2]) if args.smoke else CASES
     judge = SparqlJudge()
     rows = [json.loads(line) for line in (ROOT / "data" / "tasks" / "ontology.jsonl").read_text().splitlines()
             if line.strip()]
-    tasks = {d["id"]: d for d in rows if d["id"] in CASES}
+    tasks = {d["id"]: d for d in rows if d["id"] in chosen}
     right = total = 0
-    for tid, cases in CASES.items():
+    verdicts = []
+    for tid, cases in chosen.items():
         d = tasks[tid]
         task = MemoryTask(tid, d["query"], expected=d["expected"], check="sparql",
                           meta={"ontology": str(ROOT / "data" / "ontology" / f"{d['domain']}.ttl")})
@@ -65,9 +76,15 @@ def main() -> None:
             total += 1
             right += v.success == should
             mark = "ok " if v.success == should else "WRONG"
+            verdicts.append({"task": tid, "case": label, "should_pass": should, "success": v.success,
+                             "score": v.score, "rationale": v.rationale})
             print(f"{mark} {tid:<11} {label:<32} success={v.success!s:<5} score={v.score:<5} {v.rationale[:90]}")
     print(f"{right}/{total} verdicts as they should be")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"right": right, "total": total, "verdicts": verdicts}, indent=1), encoding="utf-8")
+    print(f"wrote {out}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -14,7 +14,9 @@ the ratio RTS/single of accuracy measured in the same run. Traces and summary.js
 (default ``runs/bench_teach``). The local model's first turn is memoised, so the three arms share it. Times are
 reported, never asserted.
 
-Run:  .venv/bin/python benchmarks/teach.py [--quick] [--gsm8k N] [--max-turns N] [--no-local] [--json PATH]
+``--smoke`` (make check): the demo provider only, 2 seeds, results under runs/bench_smoke/.
+
+Run:  .venv/bin/python benchmarks/teach.py [--quick | --smoke] [--gsm8k N] [--max-turns N] [--no-local] [--json PATH]
 """
 
 from __future__ import annotations
@@ -76,16 +78,21 @@ def local_section(console: Console, dataset: str, limit: int, max_turns: int, ou
     return {**d, "rts_over_single": _ratios(report)}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="3 math20 items and 3 GSM8K items with the local model")
     ap.add_argument("--gsm8k", type=int, default=100, help="GSM8K items for the local model")
     ap.add_argument("--max-turns", type=int, default=2)
     ap.add_argument("--seeds", type=int, default=20, help="demo seeds averaged")
     ap.add_argument("--no-local", action="store_true", help="only the demo provider")
-    ap.add_argument("--out", default="runs/bench_teach")
+    ap.add_argument("--out", default=None, help="traces (default runs/bench_teach)")
     ap.add_argument("--json", default=None, help="write all results here")
-    args = ap.parse_args()
+    ap.add_argument("--smoke", action="store_true", help="demo provider, 2 seeds, seconds (make check)")
+    args = ap.parse_args(argv)
+    if args.smoke:
+        args.seeds, args.no_local = 2, True
+        args.json = args.json or "runs/bench_smoke/teach.json"
+    args.out = args.out or ("runs/bench_smoke/teach" if args.smoke else "runs/bench_teach")
     console = Console()
     out = Path(args.out)
     console.print(f"load average at start: {os.getloadavg()}")
@@ -101,7 +108,8 @@ def main() -> None:
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(results, indent=2))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -21,7 +21,9 @@ detector reported), the medians and the ratios protocol/turn, and, without the m
 protocol's throughput over ``data/turing_eval.jsonl`` if that file exists. Times are reported, never asserted;
 the load average is printed because a busy 2-core machine slows the model calls most.
 
-Run:  .venv/bin/python benchmarks/turing.py [--quick] [--turns N] [--rounds N] [--max-tokens N] [--json PATH]
+``--smoke`` (make check) replaces both models with scripted replies and runs one turn, to check the script itself.
+
+Run:  .venv/bin/python benchmarks/turing.py [--quick | --smoke] [--turns N] [--rounds N] [--max-tokens N] [--json PATH]
 """
 
 from __future__ import annotations
@@ -173,7 +175,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-tokens", type=int, default=96, help="max tokens of the agent's turn (default 96)")
     ap.add_argument("--eval", type=Path, default=EVAL, help="labelled turns (default data/turing_eval.jsonl)")
     ap.add_argument("--json", metavar="PATH", help="also write the numbers as JSON to PATH")
+    ap.add_argument("--smoke", action="store_true", help="scripted models, 1 turn, 1 round, 2 repetitions (make "
+                    "check); --json defaults to runs/bench_smoke/turing.json")
     args = ap.parse_args(argv)
+    if args.smoke:
+        args.quick, args.turns, args.rounds, args.reps = True, 1, 1, 2
+        args.json = args.json or "runs/bench_smoke/turing.json"
     n_turns = args.turns or (3 if args.quick else len(SCENARIOS))
     rounds = args.rounds or (1 if args.quick else 2)
     reps = args.reps or (20 if args.quick else 200)
@@ -181,8 +188,13 @@ def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", category=DeprecationWarning)  # lm(messages=...) is deprecated in DSPy 3.x
 
     t_start, console, load0 = time.perf_counter(), Console(width=130), os.getloadavg()
-    lm = make_lm("local", max_tokens=args.max_tokens)
-    lm2 = make_lm("local", max_tokens=VALIDATOR_MAX_TOKENS)
+    if args.smoke:
+        lm = make_lm("scripted", script=lambda messages: "I will look first.\n```python\n"
+                                                         "print(ctx_find(context, 'fn', k=500))\n```")
+        lm2 = make_lm("scripted", script=lambda messages: "none")
+    else:
+        lm = make_lm("local", max_tokens=args.max_tokens)
+        lm2 = make_lm("local", max_tokens=VALIDATOR_MAX_TOKENS)
     schemas = {spec.name: spec.schema_for_caps(ToolCaps()) for spec in TOOLS}
     system = system_prompt()
     rows: dict[str, dict[str, Any]] = {sc.id: {"model": [], "prog": [], "llm": [], "tok": [], "det_tok": []}
@@ -274,6 +286,7 @@ def main(argv: list[str] | None = None) -> int:
                "reps": reps, "turns": per, "median_ms": {"model": m, "programmatic": p, "llm": q},
                "ratio": {"programmatic": p / m, "llm": q / m}, "eval": ev, "seconds": total,
                "loadavg": [load0[0], load1[0]]}
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(out, fh, indent=2)
         console.print(f"wrote {args.json}")

@@ -26,7 +26,8 @@ Measured, each ``--rounds`` times (median and best reported), in one process:
 
 Times are reported, never asserted. Raw numbers go to ``--out``/results.json (default runs/bench_widgets).
 
-Run:  .venv/bin/python benchmarks/widgets.py [--events 1000] [--iterations 50] [--rounds 15] [--seed 0]
+Run:  .venv/bin/python benchmarks/widgets.py [--events 1000] [--iterations 50] [--rounds 15] [--seed 0] [--smoke]
+(``--smoke``, run by make check: 62 events over 20 iterations, one round, into runs/bench_smoke/widgets.)
 """
 
 from __future__ import annotations
@@ -296,8 +297,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--slow-rounds", type=int, default=3,
                     help="rounds of the live arm with the throttle off (a render per event: seconds per round)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", type=Path, default=Path("runs/bench_widgets"), help="where results.json goes")
+    ap.add_argument("--out", type=Path, help="where results.json goes (default runs/bench_widgets)")
+    ap.add_argument("--smoke", action="store_true", help="62 events, 20 iterations, 1 round, seconds (make check)")
     args = ap.parse_args(argv)
+    if args.smoke:
+        args.events, args.iterations, args.rounds, args.slow_rounds = 62, 20, 1, 1
+    args.out = args.out or Path("runs/bench_smoke/widgets" if args.smoke else "runs/bench_widgets")
     if args.events < args.iterations * 3 + 2:
         ap.error(f"--events {args.events}: need at least 3 per iteration plus 2 ({args.iterations * 3 + 2})")
     console, t_start = Console(width=150), time.perf_counter()
