@@ -8,6 +8,7 @@ executor trajectories into golden JSONL records.
 
 from rlmlab.oracle._batch import EXTRACTIONS, extract_files
 from rlmlab.oracle._classify import QUERY_RULES, QueryClassifier, QueryKind, QueryRule, classify_query
+from rlmlab.oracle._extract_cache import ExtractionCache
 from rlmlab.oracle._consistency import ConsensusResult, SelfConsistencyOracle, answer_similarity
 from rlmlab.oracle._grep import (
     CODE_LINE, INTENT_PATTERNS, GrepClaim, GrepOracle, GrepResult, GrepVerification, is_count_query, parse_claim,
@@ -29,7 +30,7 @@ __all__ = [
     "GrepOracle", "GrepResult", "GrepVerification", "CODE_LINE", "INTENT_PATTERNS", "pattern_for_query",
     "GrepClaim", "parse_claim", "parse_claims", "is_count_query",
     "ParseCache", "SourceEntry", "STRUCTURAL_ASPECTS", "StructuralResult", "structural_target", "verify_structural",
-    "EXTRACTIONS", "extract_files", "TreeSitterOracle", "AstMatch", "AstQueryError", "FunctionInfo", "Param", "FieldInfo", "StructInfo",
+    "EXTRACTIONS", "extract_files", "ExtractionCache", "TreeSitterOracle", "AstMatch", "AstQueryError", "FunctionInfo", "Param", "FieldInfo", "StructInfo",
     "VariantInfo", "EnumInfo", "ImplInfo", "TraitInfo", "ErrorPatternCounts", "GOOD_VERDICTS", "CannotVerify", "Verification",
     "QUERY_RULES", "QueryClassifier", "QueryKind", "QueryRule", "classify_query",
     "ConsensusResult", "SelfConsistencyOracle", "answer_similarity",

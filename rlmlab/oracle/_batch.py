@@ -2,7 +2,9 @@
 
 Parsing dominates whole-repository extraction (tokio: about 200 ms of tree-sitter parsing in one process, 3x
 Universal Ctags' whole run) and the Python bindings hold the GIL while they parse, so threads do not help. Forked
-children inherit the texts (nothing is sent to them) and send back only the extracted records, pickled.
+children inherit the texts (nothing is sent to them) and send back only the extracted records, pickled. With a
+``cache`` (:class:`~rlmlab.oracle._extract_cache.ExtractionCache`), files whose records are stored are not parsed
+at all: tokio's second extraction is a hash and a lookup per file.
 """
 
 from __future__ import annotations
@@ -11,8 +13,10 @@ import os
 import pickle
 import threading
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from rlmlab.oracle._extract_cache import ExtractionCache
 from rlmlab.oracle._treesitter import TreeSitterOracle
 
 __all__ = ["EXTRACTIONS", "extract_files"]
@@ -56,7 +60,8 @@ def _shares(files: Mapping[str, str], n: int) -> list[list[str]]:
 
 
 def extract_files(files: Mapping[str, str], what: Sequence[str] = ("functions", "structs", "enums"),
-                  workers: int | None = 1) -> dict[str, TreeSitterOracle]:
+                  workers: int | None = 1,
+                  cache: ExtractionCache | str | Path | bool | None = None) -> dict[str, TreeSitterOracle]:
     """A :class:`TreeSitterOracle` per path (in the order of ``files``) with the extractions ``what`` done
     (names from ``EXTRACTIONS``: ``oracle.get_functions()`` etc. then return at once).
 
@@ -67,10 +72,42 @@ def extract_files(files: Mapping[str, str], what: Sequence[str] = ("functions", 
     kept one core busy (the children's copy-on-write page faults and the shared core). The records are the ones per-file
     extraction gives. An oracle whose file a child extracted has no parse tree here: ``.root``, ``query()`` or
     another extraction parse it again on first use. A child that fails has its share redone here.
+
+    ``cache``: an :class:`ExtractionCache`, the path of one, or True for its default path
+    (``$RLMLAB_CACHE_DIR/extractions.sqlite`` or ``~/.cache/rlmlab/``); texts found there are not parsed (their
+    oracles parse on first use of ``.root`` too), the others are extracted as above and stored. None or False
+    (the default): no cache.
     """
     unknown = [n for n in what if n not in EXTRACTIONS]
     if unknown:
         raise ValueError(f"unknown extraction {unknown[0]!r}; use some of {', '.join(EXTRACTIONS)}")
+    if cache is None or cache is False:
+        return _extract_all(files, what, workers)
+    if isinstance(cache, ExtractionCache):
+        return _extract_cached(files, what, workers, cache)
+    with ExtractionCache(None if cache is True else cache) as opened:
+        return _extract_cached(files, what, workers, opened)
+
+
+def _extract_cached(files: Mapping[str, str], what: Sequence[str], workers: int | None,
+                    cache: ExtractionCache) -> dict[str, TreeSitterOracle]:
+    oracles = {path: TreeSitterOracle(text, path) for path, text in files.items()}
+    stored = cache.get_many((o.entry.sha256 for o in oracles.values()), what)
+    missing = {}
+    for path, oracle in oracles.items():
+        records = stored.get(oracle.entry.sha256, {})
+        if len(records) == len(what):
+            oracle.entry.memo.update(records)
+        else:
+            missing[path] = files[path]
+    if missing:
+        fresh = _extract_all(missing, what, workers)
+        oracles.update(fresh)
+        cache.put_many({o.entry.sha256: {n: o.entry.memo[n] for n in what} for o in fresh.values()})
+    return {path: oracles[path] for path in files}
+
+
+def _extract_all(files: Mapping[str, str], what: Sequence[str], workers: int | None) -> dict[str, TreeSitterOracle]:
     n = max(1, min(workers or os.cpu_count() or 1, len(files)))
     if n == 1 or not hasattr(os, "fork") or threading.active_count() > 1:
         return _extract(files, list(files), what)

@@ -1,0 +1,118 @@
+"""The tree-sitter extraction cache: hits equal fresh extraction, edits and version changes invalidate, a corrupt
+file is rebuilt, and a row naming code is refused. Real tokio sources."""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+
+import pytest
+
+from rlmlab.oracle import ExtractionCache, extract_files
+from rlmlab.oracle import _extract_cache
+
+WHAT = ("functions", "structs", "enums", "impls", "traits")
+
+
+@pytest.fixture
+def files(tokio_src):
+    paths = sorted((tokio_src / "sync").glob("*.rs"))[:12]
+    assert paths
+    return {str(p.relative_to(tokio_src)): p.read_text(encoding="utf-8") for p in paths}
+
+
+@pytest.fixture(autouse=True)
+def fresh_fingerprint():
+    _extract_cache.extractor_fingerprint.cache_clear()
+    yield
+    _extract_cache.extractor_fingerprint.cache_clear()
+
+
+def records(oracles):
+    return {path: [getattr(o, f"get_{n}")() for n in WHAT] for path, o in oracles.items()}
+
+
+def test_a_hit_returns_what_a_fresh_extraction_returns_without_parsing(files, tmp_path):
+    fresh = records(extract_files(files, WHAT))
+    with ExtractionCache(tmp_path / "x.sqlite") as cache:
+        first = extract_files(files, WHAT, cache=cache)
+        assert (cache.hits, cache.misses) == (0, len(files) * len(WHAT))
+        second = extract_files(files, WHAT, cache=cache)
+        assert (cache.hits, cache.misses) == (len(files) * len(WHAT), len(files) * len(WHAT))
+    assert records(first) == records(second) == fresh
+    assert sum(len(v) for per in fresh.values() for v in per) > 50
+    assert all(o.entry._tree is None for o in second.values())  # served from the cache: nothing parsed
+    some = next(iter(second.values()))
+    assert some.root.type == "source_file"  # the tree is still there on demand
+
+
+def test_an_edited_file_is_extracted_again(files, tmp_path):
+    path = tmp_path / "x.sqlite"
+    extract_files(files, WHAT, cache=path)
+    edited = dict(files)
+    name = next(iter(edited))
+    edited[name] += "\npub fn added_by_the_test(x: u8) -> u8 { x }\n"
+    with ExtractionCache(path) as cache:
+        again = extract_files(edited, WHAT, cache=cache)
+        assert cache.misses == len(WHAT) and cache.hits == (len(files) - 1) * len(WHAT)
+    assert "added_by_the_test" in [f.name for f in again[name].get_functions()]
+    assert records(again) == records(extract_files(edited, WHAT))
+
+
+def test_a_parser_or_extractor_change_invalidates(files, tmp_path, monkeypatch):
+    path = tmp_path / "x.sqlite"
+    extract_files(files, WHAT, cache=path)
+    versions = _extract_cache._library_versions()
+    monkeypatch.setattr(_extract_cache, "_library_versions", lambda: {**versions, "tree-sitter-rust": "99.0.0"})
+    _extract_cache.extractor_fingerprint.cache_clear()
+    with ExtractionCache(path) as cache:
+        assert len(cache) == 0  # the old fingerprint's rows are gone
+        extract_files(files, WHAT, cache=cache)
+        assert cache.hits == 0 and cache.misses == len(files) * len(WHAT)
+    sources = _extract_cache._module_sources()
+    monkeypatch.setattr(_extract_cache, "_module_sources",
+                        lambda: {**sources, "_treesitter.py": sources["_treesitter.py"] + b"\n# changed\n"})
+    before = _extract_cache.extractor_fingerprint()
+    _extract_cache.extractor_fingerprint.cache_clear()
+    assert _extract_cache.extractor_fingerprint() != before
+    with ExtractionCache(path) as cache:
+        extract_files(files, WHAT, cache=cache)
+        assert cache.hits == 0
+
+
+def test_a_corrupt_cache_file_is_rebuilt_with_one_warning(files, tmp_path, caplog):
+    path = tmp_path / "x.sqlite"
+    path.write_bytes(b"this is not SQLite\n" * 200)
+    with caplog.at_level(logging.WARNING, logger="rlmlab.oracle"):
+        with ExtractionCache(path) as cache:
+            extract_files(files, WHAT, cache=cache)
+            extract_files(files, WHAT, cache=cache)
+            assert cache.hits == len(files) * len(WHAT)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 1 and "\n" not in warnings[0] and str(path) in warnings[0]
+    assert (tmp_path / "x.sqlite.corrupt").read_bytes().startswith(b"this is not SQLite")
+
+
+def test_a_row_naming_code_is_refused_and_extracted_again(files, tmp_path, caplog):
+    path = tmp_path / "x.sqlite"
+    with ExtractionCache(path) as cache:
+        extract_files(files, WHAT, cache=cache)
+        # A row rewritten to call os.system when unpickled: the data-only unpickler must refuse it.
+        cache._conn.execute("UPDATE extractions SET records = ? WHERE name = 'functions'",
+                            (pickle.dumps(os.system),))
+    with caplog.at_level(logging.WARNING, logger="rlmlab.oracle"), ExtractionCache(path) as cache:
+        again = extract_files(files, WHAT, cache=cache)
+        assert cache.misses == len(files)  # every functions row, nothing else
+    assert any("does not decode" in r.getMessage() for r in caplog.records)
+    assert records(again) == records(extract_files(files, WHAT))
+
+
+def test_two_connections_share_one_file(files, tmp_path):
+    path = tmp_path / "x.sqlite"
+    with ExtractionCache(path) as a, ExtractionCache(path) as b:
+        extract_files(files, ("functions",), cache=a)
+        extract_files(files, ("functions", "structs"), cache=b)  # functions from a's rows, structs new
+        assert (b.hits, b.misses) == (len(files), len(files))
+        extract_files(files, ("structs",), cache=a)
+        assert a.hits == len(files)
