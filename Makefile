@@ -5,7 +5,7 @@ STAMP    := $(VENV)/.rlmlab-installed
 RUST_SRC := /usr/share/cargo/registry
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test check install rust-src ctags chromium bench clean
+.PHONY: demo test check install rust-src ctags chromium bench bench-smoke clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -49,6 +49,11 @@ test: install rust-src chromium
 # modules and Python its bytecode between runs.
 check: install rust-src
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n auto -m "not local_model and not notebook and not browser and not ray and not server"
+
+# Every benchmarks/*.py with --smoke (tiny sizes, scripted or no LM): it completes and writes its JSON. make check
+# runs the same test; this target runs only it. No timing is asserted; ctags is used when installed, not needed.
+bench-smoke: install rust-src
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n auto tests/test_benchmarks_smoke.py
 
 bench: install rust-src ctags
 	$(PY) benchmarks/leakage.py

@@ -16,8 +16,14 @@ the same run: the grep ground truth line by line and the tree-sitter node walk a
 functions; batch validation runs the whole library of commit ``--before`` (default {BEFORE}, extracted with
 ``git archive``) in a subprocess, alternating with the current one. The last table is the issue's.
 
-Run:  .venv/bin/python benchmarks/oracle.py [--root DIR] [--quick] [--seed N] [--before REF] [--workers N]
-      [--only grep|ctags|batch]
+Issue 26: section 2 also times ``extract_files(cache=...)``: cold (an empty ExtractionCache file each round, so
+extraction plus storing every record) and warm (the same tree again from the filled file: a hash and a lookup per
+file), both with the file reads, against the same ctags run. Without Universal Ctags (``make ctags``) section 2
+reports tree-sitter's figures only. Every figure goes to ``--json`` (default runs/bench/oracle.json).
+``--smoke`` (make check): tokio's src/sync, one round, 100 claims, to check the script itself.
+
+Run:  .venv/bin/python benchmarks/oracle.py [--root DIR] [--quick | --smoke] [--seed N] [--before REF] [--workers N]
+      [--only grep|ctags|batch] [--json PATH]
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import json
 import os
 import random
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -51,6 +58,7 @@ BEFORE = "53398e0"  # the last commit before issue 20
 __doc__ = __doc__.replace("{BEFORE}", BEFORE)
 REGISTRY = "/usr/share/cargo/registry"
 ISSUE_ROWS: list[tuple[str, str, str, str]] = []  # (figure, before, after, goal), filled by the sections
+FIGURES: dict[str, dict] = {}  # the sections' numbers, by section, for --json
 GREP_QUERIES = ["Find all async functions", "Find all unsafe blocks", "Find all TODO comments", "Count unwrap calls",
                 "Find all error handling patterns"]
 CTAGS_KIND = {"function": "fn", "method": "fn", "struct": "struct", "enum": "enum"}
@@ -146,8 +154,9 @@ def section_grep(console: Console, root: Path, texts: dict[str, str], repeats: i
 
 # -- 2. TreeSitterOracle vs Universal Ctags ---------------------------------------------------------------------
 
-def ts_items(texts: dict[str, str], workers: int = 1) -> tuple[dict[str, set], dict[str, TreeSitterOracle]]:
-    items, oracles = {"fn": set(), "struct": set(), "enum": set()}, extract_files(texts, workers=workers)
+def ts_items(texts: dict[str, str], workers: int = 1,
+             cache: Path | None = None) -> tuple[dict[str, set], dict[str, TreeSitterOracle]]:
+    items, oracles = {"fn": set(), "struct": set(), "enum": set()}, extract_files(texts, workers=workers, cache=cache)
     for rel, o in oracles.items():
         items["fn"] |= {(rel, f.line, f.name) for f in o.get_functions()}
         items["struct"] |= {(rel, s.line, s.name) for s in o.get_structs()}
@@ -180,6 +189,13 @@ def parse_only(texts: dict[str, str]) -> int:
 
     parser = tree_sitter.Parser(rust_language())
     return sum(parser.parse(t.encode("utf-8", "surrogatepass")).root_node.child_count for t in texts.values())
+
+
+def have_ctags() -> bool:
+    """Whether ``ctags`` is Universal Ctags (the JSON output and Rust kinds used here)."""
+    if shutil.which("ctags") is None:
+        return False
+    return "Universal" in subprocess.run(["ctags", "--version"], capture_output=True, text=True).stdout
 
 
 def ctags_items(root: Path, rels: list[str]) -> dict[str, set]:
@@ -249,11 +265,42 @@ def classify(side: str, item: tuple, other_lines: dict, oracle: TreeSitterOracle
 
 
 def section_ctags(console: Console, root: Path, texts: dict[str, str], repeats: int, workers: int) -> str:
-    rels = sorted(texts)
-    (t_old, t_ts, t_par, t_parse, t_ct), (old, (ts, oracles), (ts_par, _), _, ct) = best_of(
-        repeats, lambda: ts_items_before(read_tree(root, rels)), lambda: ts_items(read_tree(root, rels)),
-        lambda: ts_items(read_tree(root, rels), workers), lambda: parse_only(read_tree(root, rels)),
-        lambda: ctags_items(root, rels))
+    rels, ctags = sorted(texts), have_ctags()
+    cache_dir = Path(tempfile.mkdtemp(prefix="bench-extraction-cache-"))
+    colds = iter(range(10**6))
+    try:
+        warm_file = cache_dir / "warm.sqlite"
+        ts_items(read_tree(root, rels), cache=warm_file)  # fills the warm arm's file once, outside the timing
+        (t_old, t_ts, t_par, t_parse, t_cold, t_warm, t_ct), (old, (ts, oracles), (ts_par, _), _, (ts_cold, _),
+                                                              (ts_warm, _), ct) = best_of(
+            repeats, lambda: ts_items_before(read_tree(root, rels)), lambda: ts_items(read_tree(root, rels)),
+            lambda: ts_items(read_tree(root, rels), workers), lambda: parse_only(read_tree(root, rels)),
+            lambda: ts_items(read_tree(root, rels), cache=cache_dir / f"cold{next(colds)}.sqlite"),
+            lambda: ts_items(read_tree(root, rels), cache=warm_file),
+            (lambda: ctags_items(root, rels)) if ctags else (lambda: None))
+    finally:
+        shutil.rmtree(cache_dir, ignore_errors=True)
+    cached_same = ts_cold == ts_warm == ts
+    FIGURES["extraction"] = {"files": len(rels), "ms": {
+        "before_issue_20": t_old * 1e3, "one_process": t_ts * 1e3, f"{workers}_processes": t_par * 1e3,
+        "parse_only": t_parse * 1e3, "cache_cold": t_cold * 1e3, "cache_warm": t_warm * 1e3,
+        "ctags": t_ct * 1e3 if ctags else None}, "cached_items_identical": cached_same}
+    cache_row = (f"extraction cache, {len(rels)} files: cold (extract + store) / warm (lookup) time; items identical"
+                 f" to no cache: {'yes' if cached_same else 'NO'}")
+    if not ctags:
+        console.print(f"[yellow]Universal Ctags not installed (make ctags): tree-sitter figures only.[/] read+parse+"
+                      f"extract {t_ts * 1e3:.0f} ms in 1 process, {t_par * 1e3:.0f} ms in {workers}; parse alone "
+                      f"{t_parse * 1e3:.0f} ms; cache cold {t_cold * 1e3:.0f} ms, warm {t_warm * 1e3:.0f} ms "
+                      f"({t_warm / t_ts:.2f}x no cache); items identical with and without the cache: "
+                      f"{'yes' if cached_same else 'NO'}")
+        ISSUE_ROWS.append((cache_row + " (ms; no ctags)", f"{t_ts * 1e3:.0f} (no cache)",
+                           f"{t_cold * 1e3:.0f} / {t_warm * 1e3:.0f}", ""))
+        return (f"TreeSitterOracle (no ctags here): {t_ts * 1e3:.0f} ms; extraction cache cold {t_cold * 1e3:.0f} ms, "
+                f"warm {t_warm * 1e3:.0f} ms.")
+    ISSUE_ROWS.append((f"{cache_row}; time / Universal Ctags' (cold: unchanged or better than no cache)",
+                       f"{t_ts / t_ct:.1f}x (no cache, {t_ts * 1e3:.0f} vs {t_ct * 1e3:.0f})",
+                       f"cold {t_cold / t_ct:.1f}x ({t_cold * 1e3:.0f}), warm {t_warm / t_ct:.2f}x "
+                       f"({t_warm * 1e3:.0f})", "warm <= 0.5x"))
     table = new_table(f"2. TreeSitterOracle vs Universal Ctags on {len(rels)} files (best of {repeats})",
                       ["kind", "tree-sitter", "ctags", "both", "agreement\n|A∩B|/|A∪B|", "only\ntree-sitter",
                        "only\nctags"])
@@ -294,6 +341,7 @@ def section_ctags(console: Console, root: Path, texts: dict[str, str], repeats: 
     ISSUE_ROWS.append(("  floor: tree-sitter's parse of every file alone, 1 process", "",
                        f"{t_parse / t_ct:.1f}x ({t_parse * 1e3:.0f} vs {t_ct * 1e3:.0f})", ""))
     console.print(table)
+    FIGURES["ctags"] = {"agreement": agreement, "same_items_before_and_after": same == "yes"}
     decls = {(o.path, f.line, f.name) for o in oracles.values() for f in o.get_functions() if not f.has_body}
     console.print(f"Bodiless declarations (trait methods, extern fns): tree-sitter {len(decls)} (function_signature_"
                   f"item), {len(decls & ct['fn'])} of them in ctags too (kind method in an interface scope, or "
@@ -540,19 +588,28 @@ def main(argv: list[str] | None = None) -> int:
                     help="processes for the parallel tree-sitter extraction (default: the CPU count)")
     ap.add_argument("--only", choices=("grep", "ctags", "batch"), help="run one section only")
     ap.add_argument("--before", default=BEFORE, help=f"git ref whose rlmlab is the 'before' column (default {BEFORE})")
+    ap.add_argument("--json", metavar="PATH", help="default runs/bench/oracle.json in the checkout")
+    ap.add_argument("--smoke", action="store_true", help="tokio's src/sync, 1 round, 100 claims (make check); --json "
+                    "defaults to runs/bench_smoke/oracle.json")
     args = ap.parse_args(argv)
     if args.root is None and not (found := sorted(glob.glob(f"{REGISTRY}/tokio-[0-9]*/src"))):
         sys.exit(f"no tokio sources under {REGISTRY}: apt-get install librust-tokio-dev (or `make rust-src`)")
-    root = (args.root or Path(found[-1])).resolve()
-    repeats, n_claims = (1, 1_000) if args.quick else (3, 10_000)
+    root = (args.root or Path(found[-1]) / ("sync" if args.smoke else "")).resolve()
+    repeats, n_claims = (1, 100) if args.smoke else (1, 1_000) if args.quick else (3, 10_000)
+    json_path = Path(args.json or ("runs/bench_smoke/oracle.json" if args.smoke else PROJECT / "runs/bench/oracle.json"))
     t_start, console = time.perf_counter(), Console(width=120)
     texts = read_tree(root, sorted(str(p.relative_to(root)) for p in root.rglob("*.rs") if p.is_file()))
     console.print(f"[bold]{root}[/]: {len(texts)} .rs files, {sum(t.count(chr(10)) for t in texts.values()):,} lines")
+    before: list[Path] = []  # the extracted old tree, removed at the end
     sections = {"grep": lambda: section_grep(console, root, texts, repeats),
                 "ctags": lambda: section_ctags(console, root, texts, repeats, args.workers),
-                "batch": lambda: section_batch(console, root, texts, n_claims, args.seed, before_tree(args.before),
-                                               repeats)}
-    lines = [run() for name, run in sections.items() if args.only in (None, name)]
+                "batch": lambda: section_batch(console, root, texts, n_claims, args.seed,
+                                               before.append(before_tree(args.before)) or before[-1], repeats)}
+    try:
+        lines = [run() for name, run in sections.items() if args.only in (None, name)]
+    finally:
+        for tree in before:
+            shutil.rmtree(tree, ignore_errors=True)
     issue = new_table(f"Issue 20: before (commit {args.before}) and after, measured side by side in this run "
                       f"(load average {os.getloadavg()[0]:.1f})", ["figure", "before", "after", "goal"],
                       left=("figure",))
@@ -562,6 +619,11 @@ def main(argv: list[str] | None = None) -> int:
     # Plain text, to paste into a note.
     print(f"\nSummary: {root}, {len(texts)} files, seed {args.seed}, {time.perf_counter() - t_start:.0f} s")
     print("\n".join(f"- {line}" for line in lines))
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    json_path.write_text(json.dumps({"root": str(root), "files": len(texts), "seed": args.seed, "repeats": repeats,
+                                     "claims": n_claims, "loadavg": os.getloadavg(), "figures": FIGURES,
+                                     "issue_rows": ISSUE_ROWS, "summary": lines}, indent=1), encoding="utf-8")
+    print(f"wrote {json_path}")
     return 0
 
 

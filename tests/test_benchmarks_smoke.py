@@ -1,0 +1,57 @@
+"""Every benchmark script runs: ``python benchmarks/NAME.py --smoke`` must finish and write its JSON.
+
+A benchmark is any ``benchmarks/*.py`` whose name does not start with ``_`` (a helper module), so a script added
+later is covered without touching this file. The contract for a script's ``--smoke`` mode: tiny sizes, the
+scripted LM or no LM, seconds, exit status 0, and at least one JSON (or JSON Lines) file written during the run,
+either under the working directory (scripts here write to ``runs/bench_smoke/`` relative to it) or under the
+checkout's ``runs/``. Each script runs in its own temporary working directory, so runs in parallel do not share
+files. Timing figures are never asserted: only that the run completes and its output parses.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+PROJECT = Path(__file__).resolve().parents[1]
+BENCHMARKS = sorted(p for p in (PROJECT / "benchmarks").glob("*.py") if not p.name.startswith("_"))
+SMOKE_TIMEOUT_S = 300  # a script's smoke run takes seconds; this only stops a hung one
+
+
+def written_json(roots: list[Path], since: float) -> list[Path]:
+    """JSON and JSON Lines files under ``roots`` modified at or after ``since`` (seconds since the epoch)."""
+    return sorted(p for root in roots if root.is_dir() for pattern in ("*.json", "*.jsonl")
+                  for p in root.rglob(pattern) if p.is_file() and p.stat().st_mtime >= since - 1)
+
+
+def test_there_are_benchmarks():
+    assert len(BENCHMARKS) >= 10, [p.name for p in BENCHMARKS]
+
+
+@pytest.mark.parametrize("script", BENCHMARKS, ids=lambda p: p.stem)
+def test_benchmark_smoke_run_writes_json(script: Path, tmp_path: Path):
+    assert "--smoke" in script.read_text(encoding="utf-8"), (
+        f"{script.relative_to(PROJECT)} has no --smoke mode: add one (tiny sizes, scripted or no LM, seconds, "
+        "writes its JSON); see tests/test_benchmarks_smoke.py")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(PROJECT), os.environ.get("PYTHONPATH")])),
+           "RLMLAB_CACHE_DIR": str(tmp_path / "cache"), "MPLBACKEND": "Agg", "COLUMNS": "160"}
+    start = time.time()
+    run = subprocess.run([sys.executable, str(script), "--smoke"], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=SMOKE_TIMEOUT_S)
+    tail = "\n".join((run.stdout + run.stderr).strip().splitlines()[-15:])
+    assert run.returncode == 0, f"{script.name} --smoke exited {run.returncode}:\n{tail}"
+    found = written_json([tmp_path, PROJECT / "runs"], start)
+    assert found, f"{script.name} --smoke wrote no JSON under its working directory or runs/:\n{tail}"
+    for path in found:
+        text = path.read_text(encoding="utf-8")
+        if path.suffix == ".jsonl":
+            rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+            assert rows, f"{path} is empty"
+        else:
+            assert json.loads(text) not in (None, {}, []), f"{path} holds no figures"
