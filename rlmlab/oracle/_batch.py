@@ -24,10 +24,12 @@ __all__ = ["EXTRACTIONS", "extract_files"]
 EXTRACTIONS = ("functions", "structs", "enums", "impls", "traits")  # what get_<name>() returns
 
 
-def _extract(files: Mapping[str, str], paths: Sequence[str], what: Sequence[str]) -> dict[str, TreeSitterOracle]:
+def _extract(files: Mapping[str, str], paths: Sequence[str], what: Sequence[str],
+             made: Mapping[str, TreeSitterOracle] | None = None) -> dict[str, TreeSitterOracle]:
+    """Extract ``what`` for ``paths``, on the oracles in ``made`` where given (their texts are hashed already)."""
     oracles = {}
     for path in paths:
-        oracle = oracles[path] = TreeSitterOracle(files[path], path)
+        oracle = oracles[path] = made[path] if made and path in made else TreeSitterOracle(files[path], path)
         for name in what:
             getattr(oracle, f"get_{name}")()
     return oracles
@@ -101,16 +103,17 @@ def _extract_cached(files: Mapping[str, str], what: Sequence[str], workers: int 
         else:
             missing[path] = files[path]
     if missing:
-        fresh = _extract_all(missing, what, workers)
+        fresh = _extract_all(missing, what, workers, oracles)
         oracles.update(fresh)
         cache.put_many({o.entry.sha256: {n: o.entry.memo[n] for n in what} for o in fresh.values()})
     return {path: oracles[path] for path in files}
 
 
-def _extract_all(files: Mapping[str, str], what: Sequence[str], workers: int | None) -> dict[str, TreeSitterOracle]:
+def _extract_all(files: Mapping[str, str], what: Sequence[str], workers: int | None,
+                 made: Mapping[str, TreeSitterOracle] | None = None) -> dict[str, TreeSitterOracle]:
     n = max(1, min(workers or os.cpu_count() or 1, len(files)))
     if n == 1 or not hasattr(os, "fork") or threading.active_count() > 1:
-        return _extract(files, list(files), what)
+        return _extract(files, list(files), what, made)
     import multiprocessing
 
     ctx = multiprocessing.get_context("fork")
@@ -122,7 +125,7 @@ def _extract_all(files: Mapping[str, str], what: Sequence[str], workers: int | N
         proc.start()
         send.close()
         children.append((share, receive, proc))
-    oracles = _extract(files, mine, what)
+    oracles = _extract(files, mine, what, made)
     for share, receive, proc in children:
         try:
             records = pickle.loads(receive.recv_bytes())

@@ -7,24 +7,22 @@ and ``tree-sitter-rust`` versions. An edited file has another hash and an upgrad
 another fingerprint, so neither can be served a stale row; rows of other fingerprints are deleted when a cache
 is opened, so the file does not grow with every upgrade.
 
-Records are stored as plain nested lists of their fields in declaration order (nested records the same way),
-pickled and read back by an unpickler that refuses every class or function: a cache file is data, and loading it
-runs no code. The records themselves are rebuilt here. (JSON text was 3x slower to load for tokio's 3,600
-records, and pickling the dataclasses themselves 4x.) Several processes may share one file (WAL, rlmlab's busy
+Records are pickled and read back by an unpickler that builds the oracle's record dataclasses and plain values
+and refuses every other class or function, so loading a row runs no code. (JSON text, rebuilt into records in
+Python, took 3x as long to load for tokio's 3,600 records; that load is most of a warm extraction.) Several processes may share one file (WAL, rlmlab's busy
 timeout, the migration runner). A file SQLite cannot read is moved aside and rebuilt with a one-line warning; a
 write that cannot get the lock in time is skipped with a warning (the records are returned all the same).
 """
 
 from __future__ import annotations
 
-import dataclasses
+import gc
 import hashlib
 import io
 import logging
 import os
 import pickle
 import sqlite3
-import typing
 from collections.abc import Iterable, Mapping
 from functools import cache
 from importlib import metadata
@@ -93,69 +91,33 @@ def extractor_fingerprint() -> str:
 
 # -- records <-> JSON arrays ------------------------------------------------------------------------------------
 
-def _encode(value: Any) -> Any:
-    if dataclasses.is_dataclass(value):
-        return [_encode(getattr(value, f.name)) for f in dataclasses.fields(value)]
-    if isinstance(value, tuple):
-        return [_encode(v) for v in value]
-    return value
+_RECORD_CLASSES = {cls.__name__: cls for cls in (FunctionInfo, Param, StructInfo, FieldInfo, EnumInfo, VariantInfo,
+                                                 ImplInfo, TraitInfo)}
 
 
-# Tuple fields whose elements are records; every other list read back becomes a tuple of plain values.
-_NESTED: dict[type, dict[str, type]] = {FunctionInfo: {"parameters": Param}, StructInfo: {"fields": FieldInfo},
-                                        EnumInfo: {"variants": VariantInfo}, VariantInfo: {"fields": FieldInfo}}
-_SMALL = (Param, FieldInfo)  # immutable and repeated often (``&self``, ``pub name: String``): shared, not rebuilt
-
-
-@cache
-def _decoder(cls: type) -> Any:
-    """``decode(array) -> cls`` for a record class (see ``_NESTED``)."""
-    names = tuple(f.name for f in dataclasses.fields(cls))
-    steps: list[tuple[int, Any]] = []
-    for i, f in enumerate(dataclasses.fields(cls)):
-        inner = _NESTED.get(cls, {}).get(f.name)
-        if inner is not None:
-            steps.append((i, _decoder(inner)))
-        elif typing.get_origin(f.type) is tuple or str(f.type).startswith("tuple"):
-            steps.append((i, None))
-    new, set_attr, n = object.__new__, object.__setattr__, len(names)
-    shared: dict[tuple[Any, ...], Any] | None = {} if cls in _SMALL else None
-
-    def decode(values: list[Any]) -> Any:
-        if len(values) != n:
-            raise ValueError(f"{cls.__name__}: {len(values)} fields stored, {n} expected")
-        if shared is not None:
-            key = tuple(values)
-            if key in shared:
-                return shared[key]
-        for i, sub in steps:
-            values[i] = tuple(values[i]) if sub is None else tuple([sub(x) for x in values[i]])
-        # Frozen dataclasses set each field through object.__setattr__ in __init__; giving the instance its
-        # __dict__ at once is what pickle does and several times faster for a repository's thousands of records.
-        obj = new(cls)
-        set_attr(obj, "__dict__", dict(zip(names, values)))
-        if shared is not None:
-            shared[key] = obj
-        return obj
-
-    return decode
-
-
-class _DataOnly(pickle.Unpickler):
-    """Lists, strings, numbers, booleans and None only: a pickle naming any class or function is refused."""
+class _RecordsOnly(pickle.Unpickler):
+    """Unpickles the oracle's record dataclasses and plain values only: a pickle naming any other class or any
+    function is refused, so loading a row can build records and nothing else."""
 
     def find_class(self, module: str, name: str) -> Any:
-        raise pickle.UnpicklingError(f"{module}.{name} in an extraction cache row: only plain data is stored")
+        if module == FunctionInfo.__module__ and name in _RECORD_CLASSES:
+            return _RECORD_CLASSES[name]
+        raise pickle.UnpicklingError(f"{module}.{name} in an extraction cache row: only the oracle's records are stored")
 
 
 def encode_records(records: Iterable[Any]) -> bytes:
-    return pickle.dumps([_encode(r) for r in records], protocol=pickle.HIGHEST_PROTOCOL)
+    return pickle.dumps(list(records), protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def decode_records(name: str, blob: bytes) -> list[Any]:
-    """The records of extraction ``name`` from :func:`encode_records`; ValueError or UnpicklingError if malformed."""
-    decode = _decoder(RECORD_TYPES[name])
-    return [decode(values) for values in _DataOnly(io.BytesIO(blob)).load()]
+def decode_records(blob: bytes) -> list[Any]:
+    """The records :func:`encode_records` stored; UnpicklingError (or ValueError, EOFError) if malformed."""
+    records = _RecordsOnly(io.BytesIO(blob)).load()
+    if not isinstance(records, list) or not all(type(r) in _RECORD_TYPES_SET for r in records):
+        raise ValueError("a row that is not a list of extraction records")
+    return records
+
+
+_RECORD_TYPES_SET = frozenset(RECORD_TYPES.values())
 
 
 # -- the cache file ---------------------------------------------------------------------------------------------
@@ -192,7 +154,11 @@ class ExtractionCache:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")  # a lost last commit after a power cut only costs a re-parse
             apply_migrations(conn, MIGRATIONS, what=f"extraction cache {self.path}")
-            conn.execute("DELETE FROM extractions WHERE fingerprint != ?", (self.fingerprint,))
+            # Range conditions use the primary key, so a file holding only this fingerprint is not scanned, and
+            # no write lock is taken unless there is something to delete.
+            other = "fingerprint < ? OR fingerprint > ?"
+            if conn.execute(f"SELECT 1 FROM extractions WHERE {other} LIMIT 1", (self.fingerprint,) * 2).fetchone():
+                conn.execute(f"DELETE FROM extractions WHERE {other}", (self.fingerprint,) * 2)
         except BaseException:
             conn.close()
             raise
@@ -204,16 +170,22 @@ class ExtractionCache:
         wanted, names = list(dict.fromkeys(hashes)), list(names)
         found: dict[str, dict[str, list[Any]]] = {}
         marks = ",".join("?" * len(names))
-        for start in range(0, len(wanted), _CHUNK):
-            chunk = wanted[start:start + _CHUNK]
-            rows = self._conn.execute(
-                f"SELECT sha256, name, records FROM extractions WHERE fingerprint = ? AND name IN ({marks})"
-                f" AND sha256 IN ({','.join('?' * len(chunk))})", (self.fingerprint, *names, *chunk)).fetchall()
-            for sha, name, blob in rows:
-                try:
-                    found.setdefault(sha, {})[name] = decode_records(name, blob)
-                except (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError, IndexError) as exc:
-                    log.warning("%s: a %s row does not decode (%s); extracting again", self.path, name, exc)
+        collecting = gc.isenabled()
+        gc.disable()  # tens of thousands of new objects would set off collections that scan the whole process
+        try:
+            for start in range(0, len(wanted), _CHUNK):
+                chunk = wanted[start:start + _CHUNK]
+                rows = self._conn.execute(
+                    f"SELECT sha256, name, records FROM extractions WHERE fingerprint = ? AND name IN ({marks})"
+                    f" AND sha256 IN ({','.join('?' * len(chunk))})", (self.fingerprint, *names, *chunk)).fetchall()
+                for sha, name, blob in rows:
+                    try:
+                        found.setdefault(sha, {})[name] = decode_records(blob)
+                    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError) as exc:
+                        log.warning("%s: a %s row does not decode (%s); extracting again", self.path, name, exc)
+        finally:
+            if collecting:
+                gc.enable()
         got = sum(len(v) for v in found.values())
         self.hits += got
         self.misses += len(wanted) * len(names) - got
