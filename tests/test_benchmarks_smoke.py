@@ -6,12 +6,17 @@ scripted LM or no LM, seconds, exit status 0, and at least one JSON (or JSON Lin
 either under the working directory (scripts here write to ``runs/bench_smoke/`` relative to it) or under the
 checkout's ``runs/``. Each script runs in its own temporary working directory, so runs in parallel do not share
 files. Timing figures are never asserted: only that the run completes and its output parses.
+
+A script whose smoke run cannot do without something the unit tier leaves out says so in a comment line of its
+own, ``# smoke-marks: local_model`` (pytest marks, comma-separated): its smoke test then carries those marks, so
+``make check`` skips it and ``make test`` runs it.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -22,6 +27,14 @@ import pytest
 PROJECT = Path(__file__).resolve().parents[1]
 BENCHMARKS = sorted(p for p in (PROJECT / "benchmarks").glob("*.py") if not p.name.startswith("_"))
 SMOKE_TIMEOUT_S = 300  # a script's smoke run takes seconds; this only stops a hung one
+MARKS_LINE = re.compile(r"^#\s*smoke-marks:\s*([\w, ]+?)\s*$", re.MULTILINE)
+
+
+def smoke_param(script: Path) -> object:
+    """The script as a pytest param with the marks its ``# smoke-marks:`` line asks for."""
+    found = MARKS_LINE.search(script.read_text(encoding="utf-8"))
+    names = [n.strip() for n in found.group(1).split(",") if n.strip()] if found else []
+    return pytest.param(script, id=script.stem, marks=[getattr(pytest.mark, n) for n in names])
 
 
 def written_json(roots: list[Path], since: float) -> list[Path]:
@@ -34,11 +47,33 @@ def test_there_are_benchmarks():
     assert len(BENCHMARKS) >= 10, [p.name for p in BENCHMARKS]
 
 
-@pytest.mark.parametrize("script", BENCHMARKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("script", [smoke_param(p) for p in BENCHMARKS])
 def test_benchmark_smoke_run_writes_json(script: Path, tmp_path: Path):
+    check_smoke(script, tmp_path)
+
+
+@pytest.mark.parametrize("body, error", [
+    ("print('no smoke mode here')", "has no --smoke mode"),
+    ("import sys  # --smoke\nsys.exit(3)", "exited 3"),
+    ("print('--smoke ran, wrote nothing')", "wrote no JSON"),
+    ("open('out.json', 'w').write('{}')  # --smoke", "holds no figures"),
+])
+def test_the_smoke_check_fails_a_broken_script(tmp_path: Path, body: str, error: str):
+    script = tmp_path / "fake_bench.py"
+    script.write_text(body + "\n", encoding="utf-8")
+    (tmp_path / "cwd").mkdir()
+    with pytest.raises(AssertionError, match=error):
+        check_smoke(script, tmp_path / "cwd", runs=tmp_path / "no-runs")
+    script.write_text("import json  # --smoke\njson.dump({'ok': 1}, open('out.json', 'w'))\n", encoding="utf-8")
+    check_smoke(script, tmp_path / "cwd", runs=tmp_path / "no-runs")
+
+
+def check_smoke(script: Path, tmp_path: Path, runs: Path = PROJECT / "runs") -> None:
+    """Run ``script --smoke`` in ``tmp_path``; AssertionError unless it exits 0 and writes JSON with content there
+    or under ``runs``."""
     assert "--smoke" in script.read_text(encoding="utf-8"), (
-        f"{script.relative_to(PROJECT)} has no --smoke mode: add one (tiny sizes, scripted or no LM, seconds, "
-        "writes its JSON); see tests/test_benchmarks_smoke.py")
+        f"{script.name} has no --smoke mode: add one (tiny sizes, scripted or no LM, seconds, writes its JSON); "
+        "see tests/test_benchmarks_smoke.py")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(PROJECT), os.environ.get("PYTHONPATH")])),
            "RLMLAB_CACHE_DIR": str(tmp_path / "cache"), "MPLBACKEND": "Agg", "COLUMNS": "160"}
     start = time.time()
@@ -46,7 +81,7 @@ def test_benchmark_smoke_run_writes_json(script: Path, tmp_path: Path):
                          text=True, timeout=SMOKE_TIMEOUT_S)
     tail = "\n".join((run.stdout + run.stderr).strip().splitlines()[-15:])
     assert run.returncode == 0, f"{script.name} --smoke exited {run.returncode}:\n{tail}"
-    found = written_json([tmp_path, PROJECT / "runs"], start)
+    found = written_json([tmp_path, runs], start)
     assert found, f"{script.name} --smoke wrote no JSON under its working directory or runs/:\n{tail}"
     for path in found:
         text = path.read_text(encoding="utf-8")

@@ -169,16 +169,19 @@ class ExtractionCache:
         left out (and counted as a miss) so it is extracted and written again."""
         wanted, names = list(dict.fromkeys(hashes)), list(names)
         found: dict[str, dict[str, list[Any]]] = {}
-        marks = ",".join("?" * len(names))
+        wanted_names = set(names)
         collecting = gc.isenabled()
         gc.disable()  # tens of thousands of new objects would set off collections that scan the whole process
         try:
             for start in range(0, len(wanted), _CHUNK):
                 chunk = wanted[start:start + _CHUNK]
+                # Filtering names here, not in SQL, measured faster: one index seek per hash instead of three.
                 rows = self._conn.execute(
-                    f"SELECT sha256, name, records FROM extractions WHERE fingerprint = ? AND name IN ({marks})"
-                    f" AND sha256 IN ({','.join('?' * len(chunk))})", (self.fingerprint, *names, *chunk)).fetchall()
+                    f"SELECT sha256, name, records FROM extractions WHERE fingerprint = ?"
+                    f" AND sha256 IN ({','.join('?' * len(chunk))})", (self.fingerprint, *chunk)).fetchall()
                 for sha, name, blob in rows:
+                    if name not in wanted_names:
+                        continue
                     try:
                         found.setdefault(sha, {})[name] = decode_records(blob)
                     except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError) as exc:
