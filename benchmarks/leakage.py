@@ -54,7 +54,8 @@ def build_context(n_chars: int = CONTEXT_CHARS, seed: int = 7) -> str:
     paths = ["/api/v1/users", "/api/v1/orders", "/api/v1/items", "/health", "/api/v2/search"]
     lines, size, i = [], 0, 0
     scale = n_chars / CONTEXT_CHARS  # a shorter log keeps its three needles, at the same share of its lines
-    needles = {int(1000 * scale): "panic: ledger invariant violated", int(2600 * scale): "panic: double charge detected",
+    needles = {int(1000 * scale): "panic: ledger invariant violated",
+               int(2600 * scale): "panic: double charge detected",
                int(4300 * scale): "panic: ledger invariant violated (retry)"}
     while size < n_chars:
         ts = f"2024-03-05T{(i // 3600) % 24:02d}:{(i // 60) % 60:02d}:{i % 60:02d}.{rng.randrange(1000):03d}Z"

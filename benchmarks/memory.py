@@ -572,7 +572,8 @@ def issue_table(console: Console, results: list[dict]) -> None:
                       f"{r['insert']['items_per_s']:,.0f}", "")
         table.add_row(f"rank-bm25 recall@{rc['k']} (same labelled set)", n, "", f"{rc['rank_bm25']:.1%}", "")
     table.caption = ("before: migrations 1-7 and the old query (every word OR-ed), kept in this script as "
-                     "search_before; after: MemoryStore.search (exact words, then porter stems; a pruned OR). Times: each query's best of the rounds; 'first round' is each query's first run. Each bank "
+                     "search_before; after: MemoryStore.search (exact words, then porter stems; a pruned OR). "
+                     "Times: each query's best of the rounds; 'first round' is each query's first run. Each bank "
                      "also holds the 59 items of rlm_procedures and step_templates that data/memory_queries.jsonl "
                      "names.")
     console.print(table)

@@ -596,7 +596,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.exit(f"no tokio sources under {REGISTRY}: apt-get install librust-tokio-dev (or `make rust-src`)")
     root = (args.root or Path(found[-1]) / ("sync" if args.smoke else "")).resolve()
     repeats, n_claims = (1, 100) if args.smoke else (1, 1_000) if args.quick else (3, 10_000)
-    json_path = Path(args.json or ("runs/bench_smoke/oracle.json" if args.smoke else PROJECT / "runs/bench/oracle.json"))
+    json_path = Path(args.json or ("runs/bench_smoke/oracle.json" if args.smoke
+                                   else PROJECT / "runs" / "bench" / "oracle.json"))
     t_start, console = time.perf_counter(), Console(width=120)
     texts = read_tree(root, sorted(str(p.relative_to(root)) for p in root.rglob("*.rs") if p.is_file()))
     console.print(f"[bold]{root}[/]: {len(texts)} .rs files, {sum(t.count(chr(10)) for t in texts.values()):,} lines")

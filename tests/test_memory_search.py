@@ -28,7 +28,7 @@ def test_bm25_ranks_without_an_every_word_step(store):
     # lower without it (see memory/_search.py), so bm25 decides.
     store.add_many([item(f"Alpha note {i}", f"alpha filler text number {i}") for i in range(6)])
     loud = store.add(item("Zulu zulu zulu", "zulu everywhere, nothing else")).id
-    both = store.add(item("Quiet item", "a long body that mentions alpha once and zulu once among many " + "words " * 30)).id
+    both = store.add(item("Quiet item", "a body that mentions alpha once and zulu once among " + "words " * 30)).id
     hits = [h.id for h in store.search("alpha zulu", k=3)]
     assert hits[:2] == [loud, both]
     assert hits[2].startswith("mem_") and len(set(hits)) == 3

@@ -2,16 +2,19 @@
 
 A row holds the records one extraction (``functions``, ``structs``, ...) gives for one source text, keyed by the
 text's SHA-256 and by a fingerprint of everything else the records depend on: the source of the extractor's
-modules (``_treesitter``, ``_items``, ``_source``, ``_verdicts`` and this codec) and the installed ``tree-sitter``
+modules (``_treesitter``, ``_items``, ``_source``, ``_verdicts`` and this one) and the installed ``tree-sitter``
 and ``tree-sitter-rust`` versions. An edited file has another hash and an upgraded parser or changed extractor
 another fingerprint, so neither can be served a stale row; rows of other fingerprints are deleted when a cache
 is opened, so the file does not grow with every upgrade.
 
 Records are pickled and read back by an unpickler that builds the oracle's record dataclasses and plain values
 and refuses every other class or function, so loading a row runs no code. (JSON text, rebuilt into records in
-Python, took 3x as long to load for tokio's 3,600 records; that load is most of a warm extraction.) Several processes may share one file (WAL, rlmlab's busy
-timeout, the migration runner). A file SQLite cannot read is moved aside and rebuilt with a one-line warning; a
-write that cannot get the lock in time is skipped with a warning (the records are returned all the same).
+Python, took 3x as long to load for tokio's 3,600 records; that load is most of a warm extraction.)
+
+Several processes may share one file (WAL, rlmlab's busy timeout, the migration runner). A file SQLite cannot
+read is moved aside and rebuilt with a one-line warning; a row that does not load is extracted again (a
+warning); a write that cannot get the lock in time is skipped with a warning (the records are returned all the
+same).
 """
 
 from __future__ import annotations
@@ -89,10 +92,11 @@ def extractor_fingerprint() -> str:
     return h.hexdigest()
 
 
-# -- records <-> JSON arrays ------------------------------------------------------------------------------------
+# -- records <-> bytes ------------------------------------------------------------------------------------------
 
 _RECORD_CLASSES = {cls.__name__: cls for cls in (FunctionInfo, Param, StructInfo, FieldInfo, EnumInfo, VariantInfo,
                                                  ImplInfo, TraitInfo)}
+_TOP_LEVEL = frozenset(RECORD_TYPES.values())  # what a row's list may hold
 
 
 class _RecordsOnly(pickle.Unpickler):
@@ -102,7 +106,7 @@ class _RecordsOnly(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> Any:
         if module == FunctionInfo.__module__ and name in _RECORD_CLASSES:
             return _RECORD_CLASSES[name]
-        raise pickle.UnpicklingError(f"{module}.{name} in an extraction cache row: only the oracle's records are stored")
+        raise pickle.UnpicklingError(f"{module}.{name} in an extraction cache row; only the oracle's records load")
 
 
 def encode_records(records: Iterable[Any]) -> bytes:
@@ -112,12 +116,9 @@ def encode_records(records: Iterable[Any]) -> bytes:
 def decode_records(blob: bytes) -> list[Any]:
     """The records :func:`encode_records` stored; UnpicklingError (or ValueError, EOFError) if malformed."""
     records = _RecordsOnly(io.BytesIO(blob)).load()
-    if not isinstance(records, list) or not all(type(r) in _RECORD_TYPES_SET for r in records):
+    if not isinstance(records, list) or not all(type(r) in _TOP_LEVEL for r in records):
         raise ValueError("a row that is not a list of extraction records")
     return records
-
-
-_RECORD_TYPES_SET = frozenset(RECORD_TYPES.values())
 
 
 # -- the cache file ---------------------------------------------------------------------------------------------
