@@ -18,7 +18,8 @@ functions; batch validation runs the whole library of commit ``--before`` (defau
 
 Issue 26: section 2 also times ``extract_files(cache=...)``: cold (an empty ExtractionCache file each round, so
 extraction plus storing every record) and warm (the same tree again from the filled file: a hash and a lookup per
-file), both with the file reads, against the same ctags run. Without Universal Ctags (``make ctags``) section 2
+file; the tree's own row from the second run on; the first warm run, from the files' rows, is timed once
+apart), both with the file reads, against the same ctags run. Without Universal Ctags (``make ctags``) section 2
 reports tree-sitter's figures only. Every figure goes to ``--json`` (default runs/bench/oracle.json).
 ``--smoke`` (make check): tokio's src/sync, one round, 100 claims, to check the script itself.
 
@@ -270,7 +271,10 @@ def section_ctags(console: Console, root: Path, texts: dict[str, str], repeats: 
     colds = iter(range(10**6))
     try:
         warm_file = cache_dir / "warm.sqlite"
-        ts_items(read_tree(root, rels), cache=warm_file)  # fills the warm arm's file once, outside the timing
+        ts_items(read_tree(root, rels), cache=warm_file)  # cold: fills the files' rows, outside the timing
+        t0 = time.perf_counter()
+        ts_items(read_tree(root, rels), cache=warm_file)  # first warm run: the files' rows, then the tree's row
+        t_warm1 = time.perf_counter() - t0
         (t_old, t_ts, t_par, t_parse, t_cold, t_warm, t_ct), (old, (ts, oracles), (ts_par, _), _, (ts_cold, _),
                                                               (ts_warm, _), ct) = best_of(
             repeats, lambda: ts_items_before(read_tree(root, rels)), lambda: ts_items(read_tree(root, rels)),
@@ -284,13 +288,15 @@ def section_ctags(console: Console, root: Path, texts: dict[str, str], repeats: 
     FIGURES["extraction"] = {"files": len(rels), "ms": {
         "before_issue_20": t_old * 1e3, "one_process": t_ts * 1e3, f"{workers}_processes": t_par * 1e3,
         "parse_only": t_parse * 1e3, "cache_cold": t_cold * 1e3, "cache_warm": t_warm * 1e3,
+        "cache_first_warm_once": t_warm1 * 1e3,
         "ctags": t_ct * 1e3 if ctags else None}, "cached_items_identical": cached_same}
     cache_row = (f"extraction cache, {len(rels)} files: cold (extract + store) / warm (lookup) time; items identical"
                  f" to no cache: {'yes' if cached_same else 'NO'}")
     if not ctags:
         console.print(f"[yellow]Universal Ctags not installed (make ctags): tree-sitter figures only.[/] read+parse+"
                       f"extract {t_ts * 1e3:.0f} ms in 1 process, {t_par * 1e3:.0f} ms in {workers}; parse alone "
-                      f"{t_parse * 1e3:.0f} ms; cache cold {t_cold * 1e3:.0f} ms, warm {t_warm * 1e3:.0f} ms "
+                      f"{t_parse * 1e3:.0f} ms; cache cold {t_cold * 1e3:.0f} ms, warm {t_warm * 1e3:.0f} ms (first warm run"
+                      f", from the files' rows, once: {t_warm1 * 1e3:.0f} ms) "
                       f"({t_warm / t_ts:.2f}x no cache); items identical with and without the cache: "
                       f"{'yes' if cached_same else 'NO'}")
         ISSUE_ROWS.append((cache_row + " (ms; no ctags)", f"{t_ts * 1e3:.0f} (no cache)",
@@ -300,7 +306,7 @@ def section_ctags(console: Console, root: Path, texts: dict[str, str], repeats: 
     ISSUE_ROWS.append((f"{cache_row}; time / Universal Ctags' (cold: unchanged or better than no cache)",
                        f"{t_ts / t_ct:.1f}x (no cache, {t_ts * 1e3:.0f} vs {t_ct * 1e3:.0f})",
                        f"cold {t_cold / t_ct:.1f}x ({t_cold * 1e3:.0f}), warm {t_warm / t_ct:.2f}x "
-                       f"({t_warm * 1e3:.0f})", "warm <= 0.5x"))
+                       f"({t_warm * 1e3:.0f}; first warm run, once: {t_warm1 / t_ct:.2f}x)", "warm <= 0.5x"))
     table = new_table(f"2. TreeSitterOracle vs Universal Ctags on {len(rels)} files (best of {repeats})",
                       ["kind", "tree-sitter", "ctags", "both", "agreement\n|A∩B|/|A∪B|", "only\ntree-sitter",
                        "only\nctags"])

@@ -116,3 +116,22 @@ def test_two_connections_share_one_file(files, tmp_path):
         assert (b.hits, b.misses) == (len(files), len(files))
         extract_files(files, ("structs",), cache=a)
         assert a.hits == len(files)
+
+
+def test_a_tree_seen_twice_is_read_back_from_one_row(files, tmp_path, caplog):
+    path = tmp_path / "x.sqlite"
+    fresh = records(extract_files(files, WHAT))
+    with ExtractionCache(path) as cache:
+        extract_files(files, WHAT, cache=cache)  # cold: the files' rows
+        extract_files(files, WHAT, cache=cache)  # from the files' rows; stores the tree's row
+        assert cache._conn.execute("SELECT count(*) FROM trees").fetchone()[0] == 1
+        third = extract_files(files, WHAT, cache=cache)
+    assert records(third) == fresh
+    params = [p for o in third.values() for f in o.get_functions() for p in f.parameters if p.name == "&self"]
+    assert len(params) > 3 and len({id(p) for p in params}) == 1  # equal small records are one object
+    with ExtractionCache(path) as cache:  # a damaged tree row: the files' rows serve, with a warning
+        cache._conn.execute("UPDATE trees SET records = ?", (pickle.dumps(os.system),))
+        with caplog.at_level(logging.WARNING, logger="rlmlab.oracle"):
+            again = extract_files(files, WHAT, cache=cache)
+        assert cache.hits == len(files) * len(WHAT) and cache.misses == 0
+    assert records(again) == fresh and any("tree row" in r.getMessage() for r in caplog.records)
