@@ -135,3 +135,33 @@ def test_a_tree_seen_twice_is_read_back_from_one_row(files, tmp_path, caplog):
             again = extract_files(files, WHAT, cache=cache)
         assert cache.hits == len(files) * len(WHAT) and cache.misses == 0
     assert records(again) == fresh and any("tree row" in r.getMessage() for r in caplog.records)
+
+
+def _fill(path: str, files: dict[str, str], out) -> None:
+    try:
+        for _ in range(3):
+            extract_files(files, WHAT, cache=path)
+        out.put("ok")
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent
+        out.put(f"{type(exc).__name__}: {exc}")
+
+
+def test_processes_writing_one_file_at_once(files, tmp_path):
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")  # fresh interpreters: each opens, migrates and writes on its own
+    path, out = str(tmp_path / "x.sqlite"), ctx.Queue()
+    names = sorted(files)
+    shares = [{n: files[n] for n in names[:8]}, {n: files[n] for n in names[4:]}]  # overlapping on purpose
+    procs = [ctx.Process(target=_fill, args=(path, share, out)) for share in shares]
+    for p in procs:
+        p.start()
+    results = [out.get(timeout=120) for _ in procs]
+    for p in procs:
+        p.join(timeout=60)
+    assert results == ["ok", "ok"]
+    with ExtractionCache(path) as cache:
+        assert len(cache) == len(files) * len(WHAT)
+        again = extract_files(files, WHAT, cache=cache)
+        assert cache.misses == 0
+    assert records(again) == records(extract_files(files, WHAT))
