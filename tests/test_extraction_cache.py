@@ -165,3 +165,13 @@ def test_processes_writing_one_file_at_once(files, tmp_path):
         again = extract_files(files, WHAT, cache=cache)
         assert cache.misses == 0
     assert records(again) == records(extract_files(files, WHAT))
+
+
+def test_cache_true_uses_the_cache_directory(files, tmp_path, monkeypatch):
+    monkeypatch.setenv("RLMLAB_CACHE_DIR", str(tmp_path / "cachedir"))
+    assert extract_files({}, WHAT, cache=True) == {}
+    first = extract_files(files, WHAT, cache=True)
+    assert (tmp_path / "cachedir" / "extractions.sqlite").is_file()
+    with ExtractionCache() as cache:
+        assert cache.path == tmp_path / "cachedir" / "extractions.sqlite"
+        assert records(extract_files(files, WHAT, cache=cache)) == records(first) and cache.misses == 0

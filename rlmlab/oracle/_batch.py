@@ -103,6 +103,8 @@ def extract_files(files: Mapping[str, str], what: Sequence[str] = ("functions", 
 def _extract_cached(files: Mapping[str, str], what: Sequence[str], workers: int | None,
                     cache: ExtractionCache) -> dict[str, TreeSitterOracle]:
     oracles = {path: TreeSitterOracle(text, path) for path, text in files.items()}
+    if not oracles:
+        return oracles
     hashes = [o.entry.sha256 for o in oracles.values()]
     key = tree_key(hashes, what)
     tree = cache.get_tree(key, len(oracles))
