@@ -79,7 +79,7 @@ class MeteredRLM(dspy.RLM):
 
     def __init__(self, signature: Any, *, run: Run, factory: InterpreterFactory, **kwargs: Any):
         self.run_state = run
-        factory = TappedFactory(factory, run.tap)
+        factory = TappedFactory(factory, run.tap, run.clock)
         super().__init__(signature, tools=dspy_tools(run.workspace), interpreter_factory=factory, **kwargs)
         self.workspace, self.factory = run.workspace, factory
         self._action = _LastAction()
