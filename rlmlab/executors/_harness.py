@@ -68,6 +68,13 @@ class CodeRunOptions(RunOptions):
     max_llm_calls: int = 20  # llm_query prompts per run
     step_timeout: float = 30.0  # seconds per step; a step over it restarts the worker
     max_statements: int = 3  # statements per step under decoding="grammar"
+    prompt: str = "auto"  # the rlm executor's action prompt: auto, full or compact (see executors._prompt)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        from rlmlab.executors._prompt import resolve_prompt
+
+        resolve_prompt(self.prompt, self.decoding)  # an unknown name fails here, before anything runs
 
 
 @dataclass(frozen=True)
