@@ -101,7 +101,7 @@ def worker(args) -> int:
     from rlmlab.lm import make_lm
 
     tasks = _even_tasks(args.tasks_per_group, args.smoke)
-    lm = _smoke_lm() if args.smoke else make_lm("local", max_tokens=256, n_threads=2)
+    lm = _smoke_lm() if args.smoke else make_lm("local", max_tokens=256, n_threads=args.threads)
     engine = lm.rlmlab_engine
     cache_before = getattr(engine, "prompt_cache_tokens", 0)
     out: dict = {"tree": str(Path(rlmlab.__file__).parents[1]), "phases": {}}
@@ -187,6 +187,7 @@ def _run_worker(tree: Path, args, round_no: int, name: str) -> dict:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", "--out", str(out), "--runs-dir", args.runs_dir]
     cmd += ["--tasks-per-group", str(args.tasks_per_group)] if args.tasks_per_group else []
     cmd += ["--smoke"] if args.smoke else []
+    cmd += ["--threads", str(args.threads)]
     cmd += ["--demo"] if args.demo else []
     env = {**os.environ, "PYTHONPATH": str(tree)}
     print(f"== round {round_no}: {name} ({tree})", flush=True)
@@ -238,6 +239,8 @@ def main() -> int:
     ap.add_argument("--json", default=str(ROOT / "runs" / "bench" / "speed.json"))
     ap.add_argument("--runs-dir", default=str(ROOT / "runs" / "bench"))
     ap.add_argument("--tasks-per-group", type=int, default=0, help="even tasks per suite x level (0: all)")
+    ap.add_argument("--threads", type=int, default=2,
+                    help="llama.cpp threads (1 on a machine other jobs hold: 2 threads then wait on each other)")
     ap.add_argument("--rounds", type=int, default=1, help="alternating before/after rounds")
     ap.add_argument("--demo", action="store_true", help="also time rlmlab demo's default job in each tree")
     ap.add_argument("--smoke", action="store_true", help="scripted LM, 2 tasks, this tree only (seconds)")
@@ -254,7 +257,8 @@ def main() -> int:
         for name, tree in trees.items():  # alternating, so drifting load hits both alike
             got[name].append(_run_worker(tree, args, i, name))
             load.append(os.getloadavg()[0])
-    result = {"complete": True, "smoke": args.smoke, "load_1min": [round(x, 2) for x in load],
+    result = {"complete": True, "smoke": args.smoke, "threads": args.threads,
+              "tasks_per_group": args.tasks_per_group, "load_1min": [round(x, 2) for x in load],
               "cpus": os.cpu_count(), "trees": {k: str(v) for k, v in trees.items()},
               "figures": {name: _figures(_merge(ws)) for name, ws in got.items()}}
     if "before" in result["figures"]:
