@@ -144,6 +144,32 @@ def test_grammar_accepts_a_new_tools_call_and_rejects_an_out_of_cap_integer(loca
     assert not engine.accepts(grammar, _step('hits = ctx_find(context, r"fn", k=101)'))
 
 
+def _planned(plan: str) -> str:
+    return (f"[[ ## reasoning ## ]]\nQuestion: Count the words of the context. Plan: {plan}\n\n[[ ## code ## ]]\n"
+            'hits = ctx_find(context, r"fn")\nprint(hits["total"])\n\n[[ ## completed ## ]]')
+
+
+@local
+def test_the_plan_is_capped_in_words_and_digits(local_lm):
+    engine = local_lm.rlmlab_engine
+    grammar = step_grammar(TOOLS, ToolCaps(), query="Count the words of the context.", plan_words=8)
+    assert engine.accepts(grammar, _planned("find fn, then print the total."))
+    assert engine.accepts(grammar, _planned("count 12 words"))
+    assert not engine.accepts(grammar, _planned("1" + "0" * 30))  # the recorded degenerate plan
+    assert not engine.accepts(grammar, _planned(" ".join(["count"] * 9)))  # a word repeated past the cap
+    assert not engine.accepts(grammar, _planned("a" * 13))  # one word past PLAN_WORD_CHARS
+
+
+def test_the_plan_rule_bounds_its_length():
+    grammar = step_grammar(TOOLS, ToolCaps(), query="What is 2 + 3?", plan_words=5)
+    rules = dict(line.split(" ::= ", 1) for line in grammar.splitlines())
+    assert rules["plan"] == 'plan-word (" " plan-word){0,4}'
+    assert "Plan: \" plan?" in rules["thought"]
+    assert all("}" in alt for alt in rules["plan-word"].split(" | "))  # every kind of word has a length cap
+    with pytest.raises(ValueError, match="plan_words"):
+        step_grammar(TOOLS, ToolCaps(), plan_words=0)
+
+
 @local
 def test_a_constrained_step_parses_and_runs(local_lm):
     traj = run_rlm("What is 125 + 389?", "", lm=local_lm, max_iters=2, decoding="grammar")

@@ -32,7 +32,7 @@ def _table(title: str, header: list[str], rows: list[list[str]], right_from: int
 
 def run_overview(run_dir: Path) -> list[Any]:
     """Each condition's pass rate with its 95% Wilson interval, then one row per condition x task x rollout."""
-    from rlmlab.experiments import TASK_COLUMNS, condition_stats, outcome, run_rows
+    from rlmlab.experiments import TASK_COLUMNS, condition_stats, outcome, run_rows, time_table
 
     rows = run_rows(run_dir)
     stats = condition_stats(rows)
@@ -55,7 +55,24 @@ def run_overview(run_dir: Path) -> list[Any]:
         tasks.add_row(r["condition"], r["task_id"], f"{r.get('rollout', 0)}{'*' if r.get('best') else ''}",
                       f"[{_COLOURS[verdict]}]{verdict}[/]",
                       *[FIGURES[k].format(r.get(field)) for field, k in TASK_COLUMNS], escape(r.get("error") or ""))
-    return [summary, tasks]
+    header, times = time_table(rows)
+    timing = [_table("where the time went, per task (mean s; cached share: prompt tokens from llama.cpp's prefix "
+                     "cache / sent)", header, times)] if times else []
+    return [summary, *timing, tasks]
+
+
+def _time_breakdown(timing: dict[str, Any] | None) -> list[Any]:
+    """One trajectory's time breakdown as a one-row table (nothing for runs written before it was kept)."""
+    from rlmlab.executors import TIME_PARTS, TimeBreakdown
+
+    if not timing:
+        return []
+    t = TimeBreakdown.from_dict(timing)
+    share = t.cached_share
+    row = [f"{t.wall_ms / 1000:.2f}", *[f"{v / 1000:.2f}" for v in t.parts().values()],
+           f"{t.cached_tokens:,} / {t.prompt_tokens:,}" + (f" ({100 * share:.0f}%)" if share is not None else "")]
+    return [_table("where the time went (s)", ["wall", *TIME_PARTS.values(), "cached / prompt tokens"], [row],
+                   right_from=0)]
 
 
 def _calls(calls: list[Any], prompts: bool) -> list[Any]:
@@ -97,7 +114,7 @@ def task_detail(run_dir: Path, task: str, condition: str | None, rollout: int | 
         (verdict, _COLOURS[verdict]), f" · answer {row.get('answer')!r}\n",
         f"query: {traj.query}\njudge: {row.get('rationale') or '-'}\ntrajectory: {where}")
     header, rows = token_rows(traj, calls)
-    out: list[Any] = [head, _table("how the token figures relate", header, rows)]
+    out: list[Any] = [head, _table("how the token figures relate", header, rows), *_time_breakdown(traj.timing)]
     out += [Text(f"{FIGURES[k].label}: {FIGURES[k].means}", style="dim") for k in RELATION_KEYS]
     if resend_note(traj):
         out.append(Text(resend_note(traj)))

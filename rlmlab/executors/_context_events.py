@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from contextlib import contextmanager
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from rlmlab.executors._interpreter import InterpreterFactory, RLMLabInterpreter
+from rlmlab.executors._timing import RunClock
 from rlmlab.lm import LMCall
 from rlmlab.tools import ToolCallRecord, Workspace
 from rlmlab.trace import ContextEvent
@@ -71,12 +73,24 @@ class ToolTap:
 
 
 class _TappedInterpreter(RLMLabInterpreter):
-    def __init__(self, workspace: Workspace, *, tap: ToolTap, **kwargs: Any):
+    """Reports tool results to ``tap`` and its time to ``clock`` (worker start, step code, registered tools)."""
+
+    def __init__(self, workspace: Workspace, *, tap: ToolTap, clock: RunClock | None = None, **kwargs: Any):
         super().__init__(workspace, **kwargs)
-        self.tap = tap
+        self.tap, self.clock = tap, clock or RunClock()
+
+    def start(self) -> None:
+        with self.clock.timing("worker_start"):
+            super().start()
+
+    def execute(self, code: str, variables: dict[str, Any] | None = None) -> Any:
+        # the setup DSPy replays into a fresh worker is part of starting it; a restart inside a step is too
+        with self.clock.timing("worker_start" if self.recording_setup else "code", exclude=("worker_start",)):
+            return super().execute(code, variables)
 
     def invoke_tool(self, tool_name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
-        with self.tap.watching(tool_name) as call:
+        timed = self.clock.timing("tools") if tool_name in self.workspace.registry else contextlib.nullcontext()
+        with self.tap.watching(tool_name) as call, timed:
             call.result = super().invoke_tool(tool_name, args, kwargs)
         return call.result
 
@@ -84,13 +98,13 @@ class _TappedInterpreter(RLMLabInterpreter):
 class TappedFactory(InterpreterFactory):
     """The given factory's settings, making interpreters that report tool results to ``tap``."""
 
-    def __init__(self, base: InterpreterFactory, tap: ToolTap):
+    def __init__(self, base: InterpreterFactory, tap: ToolTap, clock: RunClock | None = None):
         super().__init__(base.workspace, step_timeout=base.step_timeout, sub_call_counter=base.sub_call_counter)
         self.execution_instructions = base.execution_instructions
-        self.tap = tap
+        self.tap, self.clock = tap, clock
 
     def __call__(self) -> RLMLabInterpreter:
-        self.last = _TappedInterpreter(self.workspace, tap=self.tap, step_timeout=self.step_timeout,
+        self.last = _TappedInterpreter(self.workspace, tap=self.tap, clock=self.clock, step_timeout=self.step_timeout,
                                        sub_call_counter=self.sub_call_counter)
         return self.last
 

@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Iterator, NamedTuple, Protocol
 
 from rlmlab.executors._constrain import check_decoding, decoding_note
 from rlmlab.executors._context_events import ToolTap, call_events
+from rlmlab.executors._timing import RunClock, time_breakdown
 from rlmlab.executors._trajectory import TRAJECTORY_FILE, IterationRecord, Trajectory, clip_output
 from rlmlab.handles import BlobRef
 from rlmlab.lm import CALLS_FILE, CallRecorder, LMCall, recorder_of, write_calls
@@ -67,6 +68,13 @@ class CodeRunOptions(RunOptions):
     max_llm_calls: int = 20  # llm_query prompts per run
     step_timeout: float = 30.0  # seconds per step; a step over it restarts the worker
     max_statements: int = 3  # statements per step under decoding="grammar"
+    prompt: str = "auto"  # the rlm executor's action prompt: auto, full or compact (see executors._prompt)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        from rlmlab.executors._prompt import resolve_prompt
+
+        resolve_prompt(self.prompt, self.decoding)  # an unknown name fails here, before anything runs
 
 
 @dataclass(frozen=True)
@@ -165,6 +173,7 @@ class Run:
     guard: Any
     traj: Trajectory
     tap: ToolTap = field(default_factory=ToolTap)
+    clock: RunClock = field(default_factory=RunClock)  # REPL-side time for the run's time breakdown
     records: list[IterationRecord] = field(default_factory=list)
     _verdict: Any = None
 
@@ -309,15 +318,17 @@ def execute(loop: StepLoop, query: str, context: str | BlobRef, options: RunOpti
         loop.run(run)
     except Exception as exc:  # recorded, not lost: the steps so far are kept
         traj.error = f"{type(exc).__name__}: {exc}"
-    return close_trajectory(traj, run.records, recorder.since(mark), t0, trace, env.runs_dir)
+    return close_trajectory(traj, run.records, recorder.since(mark), t0, trace, env.runs_dir, clock=run.clock)
 
 
 def close_trajectory(traj: Trajectory, records: list[IterationRecord], calls: list[LMCall], t0: float,
-                     trace: ContextTrace, runs_dir: str | Path | None) -> Trajectory:
-    """Fill the run's totals from its iterations and LM calls, log the Final event, write the JSONL if asked
-    (the trajectory, and beside it the LM calls with their prompts and completions)."""
+                     trace: ContextTrace, runs_dir: str | Path | None, clock: RunClock | None = None) -> Trajectory:
+    """Fill the run's totals and time breakdown from its iterations, LM calls and ``clock``, log the Final event,
+    write the JSONL if asked (the trajectory, and beside it the LM calls with their prompts and completions)."""
     traj.iterations = records
-    traj.elapsed_ms = int((time.perf_counter() - t0) * 1000)
+    wall_ms = (time.perf_counter() - t0) * 1000
+    traj.elapsed_ms = int(wall_ms)
+    traj.timing = time_breakdown(wall_ms, calls, clock).to_dict()
     traj.input_tokens = sum(c.input_tokens for c in calls)
     traj.output_tokens = sum(c.output_tokens for c in calls)
     traj.lm_calls = len(calls)

@@ -15,6 +15,7 @@ from rlmlab.executors._context_events import TappedFactory
 from rlmlab.executors._entry import entry_point
 from rlmlab.executors._harness import CodeRunOptions, Run, StepScope
 from rlmlab.executors._interpreter import InterpreterFactory
+from rlmlab.executors._prompt import GuidedPredict, compact_action_signature, resolve_prompt
 from rlmlab.executors._step_grammar import fields_grammar
 from rlmlab.executors._trajectory import IterationRecord
 from rlmlab.handles import BlobRef
@@ -74,13 +75,18 @@ class MeteredRLM(dspy.RLM):
     """dspy.RLM that records an :class:`IterationRecord` per iteration (code, output, tools, leakage, tokens).
 
     Each iteration is a :class:`~rlmlab.executors._harness.StepScope` of ``run``; its context events go into
-    ``run.trace``. The harness logs the Final event.
+    ``run.trace``. The harness logs the Final event. With ``guidance`` (not None) the action prompt is the
+    compact one of :mod:`rlmlab.executors._prompt`, ``guidance`` its per-task input.
     """
 
-    def __init__(self, signature: Any, *, run: Run, factory: InterpreterFactory, **kwargs: Any):
+    def __init__(self, signature: Any, *, run: Run, factory: InterpreterFactory, guidance: str | None = None,
+                 **kwargs: Any):
         self.run_state = run
-        factory = TappedFactory(factory, run.tap)
+        factory = TappedFactory(factory, run.tap, run.clock)
         super().__init__(signature, tools=dspy_tools(run.workspace), interpreter_factory=factory, **kwargs)
+        if guidance is not None:
+            self._action_signature = compact_action_signature(self)
+            self.generate_action = GuidedPredict(self._action_signature, guidance)
         self.workspace, self.factory = run.workspace, factory
         self._action = _LastAction()
         self.generate_action.callbacks.append(self._action)
@@ -193,8 +199,13 @@ class RlmLoop:
     def run(self, run: Run) -> None:
         opts, ws = run.options, run.workspace
         factory = InterpreterFactory(ws, step_timeout=opts.step_timeout, sub_call_counter=run.meter.record_sub_calls)
-        signature = dspy.Signature(RLM_SIGNATURE, opts.instructions) if opts.instructions else RLM_SIGNATURE
-        rlm = MeteredRLM(signature, run=run, factory=factory, max_iters=opts.max_iters,
+        run.traj.prompt = resolve_prompt(opts.prompt, opts.decoding)
+        guidance = None
+        if run.traj.prompt == "compact":  # the task's instructions go after the shared part (see _prompt)
+            signature, guidance = RLM_SIGNATURE, opts.instructions or ""
+        else:
+            signature = dspy.Signature(RLM_SIGNATURE, opts.instructions) if opts.instructions else RLM_SIGNATURE
+        rlm = MeteredRLM(signature, run=run, factory=factory, max_iters=opts.max_iters, guidance=guidance,
                          max_llm_calls=opts.max_llm_calls, max_output_chars=opts.max_output_chars)
         context_value: Any = _HandleInput(run.ref) if run.ref is not None else run.text
         pred = run.call_dspy(rlm, context=context_value, query=run.query)
@@ -220,5 +231,7 @@ instructions): this is where a :class:`rlmlab.memory.ContextBuilder`'s context i
 ``decoding="grammar"`` constrains every step to the step grammar of the workspace's tools (at most
 ``max_statements`` statements; templates in ``workspace.extras["step_templates"]``; see
 :mod:`rlmlab.executors._step_grammar`); a model that cannot constrain runs free and the trajectory's ``notes``
-say so. Options: :class:`CodeRunOptions`; the rest: :class:`RunEnv`.
+say so. ``prompt`` picks the action prompt: ``"auto"`` (default) is ``"compact"`` under grammar decoding (short
+instructions, the shared part first and the task's ``instructions`` after it: :mod:`rlmlab.executors._prompt`)
+and ``"full"`` (DSPy's RLM instructions, the task's on top) otherwise; the trajectory records which. Options: :class:`CodeRunOptions`; the rest: :class:`RunEnv`.
 """)

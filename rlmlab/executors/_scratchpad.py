@@ -190,7 +190,7 @@ class ScratchpadLoop:
     def run(self, run: Run) -> None:
         opts, ws = run.options, run.workspace
         factory = TappedFactory(InterpreterFactory(ws, step_timeout=opts.step_timeout,
-                                                   sub_call_counter=run.meter.record_sub_calls), run.tap)
+                                                   sub_call_counter=run.meter.record_sub_calls), run.tap, run.clock)
         if run.ref is not None:
             setup = ("context = BlobRef(**__import__('json').loads(_raw_context))",
                      json.dumps({"key": run.ref.key, "n": run.ref.n}))

@@ -32,7 +32,7 @@ from typing import Any
 from rlmlab.tools import is_blobref_schema
 
 __all__ = ["step_grammar", "query_slots", "template_rule", "int_range", "SLOT_TYPES", "UNIT_CONSTANTS",
-           "STEP_FORMATS", "TARGET_NAMES", "assigned_names", "output_numbers", "fields_grammar"]
+           "STEP_FORMATS", "TARGET_NAMES", "assigned_names", "output_numbers", "fields_grammar", "PLAN_WORD_CHARS"]
 
 STEP_FORMATS = ("rlm", "react", "scratchpad")
 SLOT_TYPES = ("word", "ident", "curie", "property", "class", "number", "path", "quoted")
@@ -53,6 +53,10 @@ _NUMBER_WORDS = {
     "fifty": "50", "hundred": "100", "thousand": "1000",
 }
 _SLOT = re.compile(r"\{\{(\w+)(?::(\w+))?\}\}")
+PLAN_WORD_CHARS = 12
+# One word of a step's plan: letters and code punctuation, or a short number (a long digit run is how a small
+# model's plan degenerates: each digit is a token).
+_PLAN_WORD = f"[A-Za-z_(),.:;'\"=+*/%<>?!-]{{1,{PLAN_WORD_CHARS}}} | [0-9] [0-9.,]{{0,4}}"
 
 
 # -- GBNF helpers ------------------------------------------------------------------------------------------
@@ -353,7 +357,7 @@ def _numbers(query: str | None, literals: str, seen: Sequence[str]) -> str | Non
 def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope: Sequence[str] = ("context",),
                  max_statements: int = 3, query: str | None = None, templates: Sequence[str] = (),
                  literals: str = "query", numbers: Sequence[str] = (), must_submit: bool = False,
-                 output_field: str = "answer", thought_chars: int = 100, inputs: Sequence[str] = ("context",),
+                 output_field: str = "answer", plan_words: int = 8, inputs: Sequence[str] = ("context",),
                  echo_query: bool = True, templates_first: bool = False, context: str | None = None) -> str:
     """The GBNF grammar of one step of an executor, over the tools of ``registry`` (ToolSpecs) with ``caps``.
 
@@ -361,7 +365,9 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     ``templates`` are code templates with ``{{slot:type}}`` slots (a template whose slot has no candidate in
     ``query`` is left out); ``literals`` "query" limits an expression's numbers to the query's and ``numbers``
     (those seen in earlier steps' output; see the module docstring), "any" allows any number. ``must_submit``
-    makes the step end with ``SUBMIT`` (an executor's last iteration). ``output_field`` is the name SUBMIT takes.
+    makes the step end with ``SUBMIT`` (an executor's last iteration). ``output_field`` is the name SUBMIT takes. The free text before the code
+(the plan) is at most ``plan_words`` words of at most :data:`PLAN_WORD_CHARS` characters, a run of digits at most
+5 long: degenerate text (``Plan: 1000000000...``, a word repeated) stops there instead of growing to the token cap.
     ``inputs`` are the scope names that hold the task's inputs (handles: never printed). ``echo_query`` starts the
     thought with the query, copied by the grammar, so the code that follows is written right after it (a small
     model otherwise loses the question in a long prompt). ``templates_first`` makes the step one of the filled
@@ -374,10 +380,14 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
         raise ValueError(f"max_statements: {max_statements}; use 1 or more")
     specs = list(registry)
     b = _Builder(scope)
+    if plan_words < 1:
+        raise ValueError(f"plan_words: {plan_words}; use 1 or more")
     b.add("root", "step")
-    thought = f"[^\\n\\[`]{{1,{thought_chars}}}"
+    b.add("plan", f"plan-word (\" \" plan-word){{0,{plan_words - 1}}}")
+    b.add("plan-word", _PLAN_WORD)
+    thought = "plan"
     if echo_query and query:
-        thought = f'{_lit("Question: " + " ".join(query.split()) + " Plan: ")} [^\\n\\[`]{{0,{thought_chars}}}'
+        thought = f'{_lit("Question: " + " ".join(query.split()) + " Plan: ")} plan?'
     if fmt == "react":
         alts = [f'{_lit(spec.name + chr(10) + chr(10) + "[[ ## next_tool_args ## ]]" + chr(10))} '
                 f'{_react_args(spec, caps, b)}' for spec in specs]

@@ -83,21 +83,26 @@ class Trajectory:
     executor: str = "rlm"  # the registered executor that ran it; runs written before executors had names were rlm
     decoding: str = "free"  # "grammar": every step was constrained to the step grammar (see _step_grammar)
     notes: list[str] = field(default_factory=list)  # things the run's reader should know (e.g. a grammar ignored)
+    # Where the wall time went (TimeBreakdown.to_dict(), see _timing); None in runs written before it was kept.
+    timing: dict[str, Any] | None = None
+    prompt: str = "full"  # the action prompt: "full" (DSPy's RLM instructions) or "compact" (see _prompt)
 
-    SCHEMA_VERSION: ClassVar[int] = 2  # 1: files written before the header carried a version (read the same way)
+    # 1: files written before the header carried a version (read the same way); 3: "prompt" and "timing" added
+    SCHEMA_VERSION: ClassVar[int] = 3
 
     def header(self) -> dict[str, Any]:
         return {"type": "run", "schema_version": self.SCHEMA_VERSION, "run_id": self.run_id, "query": self.query, "lm": self.lm,
                 "context_mode": self.context_mode, "context_ref": self.context_ref,
                 "source_path": self.source_path, "started": self.started, "executor": self.executor,
-                "decoding": self.decoding}
+                "decoding": self.decoding, "prompt": self.prompt}
 
     def final(self) -> dict[str, Any]:
         return {"type": "final", "answer": self.answer, "final_reasoning": self.final_reasoning,
                 "submitted": self.submitted, "iterations": len(self.iterations), "subcalls": self.subcalls,
                 "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
                 "lm_calls": self.lm_calls, "elapsed_ms": self.elapsed_ms,
-                "salvaged_replies": self.salvaged_replies, "error": self.error, "notes": list(self.notes)}
+                "salvaged_replies": self.salvaged_replies, "error": self.error, "notes": list(self.notes),
+                "timing": self.timing}
 
     def to_records(self) -> list[dict[str, Any]]:
         trace = [] if self.context_trace is None else [{"type": "context_trace", **self.context_trace.to_dict()}]

@@ -12,6 +12,7 @@ from rlmlab.experiments._notebooks import (
 from rlmlab.experiments._report import compare_table, plot_conditions, plot_learning_curve, plot_rollouts, results_table
 from rlmlab.experiments._runs import (
     TASK_COLUMNS, condition_stats, find_row, is_experiment_run, outcome, row_trajectory_dir, run_rows, task_runs_table,
+    time_table,
 )
 from rlmlab.experiments._runner import (
     ExperimentRun, read_results, run_experiment, sample_lm, summarise, summary_columns, summary_table,
@@ -30,7 +31,7 @@ __all__ = [
     "run_experiment", "ExperimentRun", "read_results", "summarise", "summary_table", "environment", "BACKENDS",
     "run_notebook", "notebook_for", "MAIN_JOB", "parse_parameter", "NotebookRun", "NotebookFailed", "FAMILIES", "NOTEBOOKS_DIR",
     "compare_table", "TASK_COLUMNS", "condition_stats", "find_row", "is_experiment_run", "outcome",
-    "row_trajectory_dir", "run_rows", "task_runs_table",
+    "row_trajectory_dir", "run_rows", "task_runs_table", "time_table",
     "results_table", "plot_conditions", "plot_learning_curve", "plot_rollouts",
     "summary_columns", "sample_lm", "normalise_answer", "majority", "select_rollout", "SELECTIONS",
 ]

@@ -14,7 +14,7 @@ from typing import Any
 from rlmlab.experiments._runner import RESULTS, read_results
 
 __all__ = ["is_experiment_run", "run_rows", "find_row", "row_trajectory_dir", "task_runs_table", "outcome",
-           "TASK_COLUMNS", "condition_stats"]
+           "TASK_COLUMNS", "condition_stats", "time_table"]
 
 
 def is_experiment_run(path: str | Path) -> bool:
@@ -108,3 +108,35 @@ def condition_stats(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
                      "input_tokens": mean("input_tokens"), "output_tokens": mean("output_tokens"),
                      "elapsed_ms": mean("elapsed_ms")}
     return out
+
+
+def time_table(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    """Where each condition's time went, per task (its rollouts summed), in seconds: the parts of
+    :class:`rlmlab.executors.TimeBreakdown`, then the prompt tokens served from llama.cpp's prefix cache / sent.
+    Rows written before the breakdown was kept are left out; ([], []) when none has one."""
+    from collections import defaultdict
+
+    from rlmlab.executors import TIME_PARTS
+
+    per_task: dict[str, dict[str, dict[str, float]]] = defaultdict(dict)
+    for r in rows:
+        t = r.get("timing")
+        if not t:
+            continue
+        acc = per_task[r["condition"]].setdefault(r["task_id"], defaultdict(float))
+        for k in ("wall_ms", *TIME_PARTS, "prompt_tokens", "cached_tokens"):
+            acc[k] += float(t.get(k) or 0)
+    if not per_task:
+        return [], []
+    header = ["condition", "tasks", "wall s / task", *[f"{label} s" for label in TIME_PARTS.values()], "cached share"]
+    out = []
+    for cond, tasks in per_task.items():
+        n = len(tasks)
+
+        def mean_s(key: str) -> str:
+            return f"{sum(t[key] for t in tasks.values()) / n / 1000:.2f}"
+
+        sent = sum(t["prompt_tokens"] for t in tasks.values())
+        share = f"{100 * sum(t['cached_tokens'] for t in tasks.values()) / sent:.0f}%" if sent else "-"
+        out.append([cond, str(n), mean_s("wall_ms"), *[mean_s(k) for k in TIME_PARTS], share])
+    return header, out

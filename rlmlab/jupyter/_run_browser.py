@@ -56,8 +56,13 @@ def summary_html(run_dir: Path, rows: list[dict[str, Any]]) -> str:
     header = ["condition", "tasks", "passed", FIGURES["pass_rate"].label, "95% CI (Wilson)", FIGURES["errors"].label,
               f"{FIGURES['prompt_tokens'].label} / task", f"{FIGURES['completion_tokens'].label} / task",
               f"{FIGURES['elapsed_ms'].label} / task"]
+    from rlmlab.experiments import time_table
+
+    time_header, times = time_table(rows)
+    timing = ("<div>where the time went, per task (mean s; cached share: prompt tokens from llama.cpp's prefix "
+              "cache / sent)</div>" + html_table(time_header, times, css_class="rlmlab-runs-timing")) if times else ""
     return (f"<div class='rlmlab-runs-header'><b>{esc(run_dir.name)}</b> · {len(rows)} rows · "
-            f"{esc(run_dir)}</div>" + html_table(header, table, css_class="rlmlab-runs-summary"))
+            f"{esc(run_dir)}</div>" + html_table(header, table, css_class="rlmlab-runs-summary") + timing)
 
 
 class RunBrowser(RLMLabWidget):

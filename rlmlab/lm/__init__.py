@@ -4,14 +4,16 @@ from rlmlab.lm._adapter import LenientChatAdapter, salvage_fields
 from rlmlab.lm._constraints import (
     Constraint, active_constraint, can_constrain, constrained, pop_constraint, push_constraint,
 )
-from rlmlab.lm._calls import CALLS_FILE, CallRecorder, LMCall, call_role, current_role, read_calls, write_calls
+from rlmlab.lm._calls import (
+    CALLS_FILE, CallRecorder, CallTiming, LMCall, call_role, current_role, note_timing, read_calls, write_calls,
+)
 from rlmlab.lm._engines import Completion, LlamaEngine, ScriptedEngine, default_gguf_path, format_fields
 from rlmlab.lm._registry import LM_PROVIDERS, LMProvider, lm_provider, make_lm, provider, recorder_of
 from rlmlab.tokens import count_tokens
 
 __all__ = [
     "Constraint", "active_constraint", "can_constrain", "constrained", "pop_constraint", "push_constraint",
-    "LenientChatAdapter", "salvage_fields", "CallRecorder", "LMCall", "call_role", "current_role",
+    "LenientChatAdapter", "salvage_fields", "CallRecorder", "CallTiming", "LMCall", "note_timing", "call_role", "current_role",
     "CALLS_FILE", "read_calls", "write_calls",
     "Completion", "LlamaEngine", "ScriptedEngine", "default_gguf_path", "format_fields",
     "LM_PROVIDERS", "LMProvider", "lm_provider", "provider", "make_lm", "recorder_of", "count_tokens",

@@ -19,11 +19,14 @@ from typing import Any, Iterator
 from dspy.utils.callback import BaseCallback
 from rlmlab.records import Record
 
-__all__ = ["LMCall", "CallRecorder", "call_role", "current_role", "write_calls", "read_calls", "CALLS_FILE"]
+__all__ = ["LMCall", "CallTiming", "note_timing", "CallRecorder", "call_role", "current_role", "write_calls", "read_calls", "CALLS_FILE"]
 
 CALLS_FILE = "lm_calls.jsonl"  # beside trajectory.jsonl in a run directory
 
 _ROLE: contextvars.ContextVar[str] = contextvars.ContextVar("rlmlab_lm_role", default="main")
+# The engine's timing of the call in progress: set by the engine, read by the CallRecorder's on_lm_end, which
+# DSPy runs in the same thread and context as the call (a contextvar, so concurrent calls do not mix).
+_TIMING: contextvars.ContextVar["CallTiming | None"] = contextvars.ContextVar("rlmlab_lm_timing", default=None)
 
 
 @contextmanager
@@ -38,6 +41,33 @@ def call_role(role: str) -> Iterator[None]:
 
 def current_role() -> str:
     return _ROLE.get()
+
+
+@dataclass(frozen=True)
+class CallTiming(Record):
+    """Where one LM call's time went inside the engine, in milliseconds, from llama.cpp's perf counters.
+
+    ``engine_ms``: the engine's wall time for the call; ``prefill_ms`` over ``prefill_tokens`` prompt tokens
+    evaluated (the rest of the prompt, ``cached_tokens``, came from the KV cache of the previous call);
+    ``decode_ms`` over ``decode_tokens`` single-token evaluations. ``engine_ms - prefill_ms - decode_ms`` is
+    sampling (with grammar masking under a constraint) and the binding's per-token Python.
+    """
+
+    engine_ms: float
+    prefill_ms: float
+    decode_ms: float
+    prefill_tokens: int
+    decode_tokens: int
+    cached_tokens: int
+
+    @property
+    def sampling_ms(self) -> float:
+        return max(0.0, self.engine_ms - self.prefill_ms - self.decode_ms)
+
+
+def note_timing(timing: CallTiming | None) -> None:
+    """Called by an engine at the end of a call: the CallRecorder attaches ``timing`` to the call's record."""
+    _TIMING.set(timing)
 
 
 @dataclass(frozen=True)
@@ -57,7 +87,7 @@ class LMCall(Record):
     messages: list[dict[str, str]] | None = None
     completion: str | None = None
     step: int | None = None
-
+    timing: dict[str, Any] | None = None  # CallTiming.to_dict() when the engine measured it (llama.cpp), else None
 
 
 def _messages(inputs: dict[str, Any]) -> list[dict[str, str]]:
@@ -94,6 +124,7 @@ class CallRecorder(BaseCallback):
         self._lock = threading.Lock()
 
     def on_lm_start(self, call_id: str, instance: Any, inputs: dict[str, Any]) -> None:
+        _TIMING.set(None)  # a previous call's timing must not be attached to this one
         with self._lock:
             self._pending[call_id] = (time.perf_counter(), instance, _messages(inputs), current_role())
 
@@ -103,6 +134,7 @@ class CallRecorder(BaseCallback):
         if started is None:
             return
         t0, instance, messages, role = started
+        timing = _TIMING.get()
         usage: dict[str, Any] = {}
         history = getattr(instance, "history", None)
         if exception is None and history:
@@ -117,6 +149,7 @@ class CallRecorder(BaseCallback):
             error=None if exception is None else f"{type(exception).__name__}: {exception}",
             messages=messages if self.keep_text else None,
             completion=_completion(outputs) if self.keep_text and exception is None else None,
+            timing=timing.to_dict() if timing is not None else None,
         )
         with self._lock:
             self.calls.append(call)

@@ -6,6 +6,7 @@ import atexit
 import glob
 import os
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -13,6 +14,7 @@ from typing import Any, Callable
 from dspy.lm15 import Message, Response, TextPart, Usage, response_to_events
 
 from rlmlab.errors import MissingExtraError, RLMLabError
+from rlmlab.lm._calls import CallTiming, note_timing
 from rlmlab.lm._constraints import Constraint, GrammarCache, active_constraint
 from rlmlab.tokens import count_tokens
 
@@ -28,6 +30,9 @@ class Completion:
     output_tokens: int
     token_logprobs: list[float] = field(default_factory=list)
     tokens: list[str] = field(default_factory=list)  # the text of each token in token_logprobs, when known
+    # Where the call's time went, from llama.cpp's own perf counters (None for engines that have none); see
+    # :class:`rlmlab.lm.CallTiming`.
+    timing: CallTiming | None = None
 
 
 def request_messages(request: Any) -> list[dict[str, str]]:
@@ -50,6 +55,7 @@ class _TextEngine:
 
     def complete(self, request: Any) -> Response:
         out = self.generate(request_messages(request), request.config)
+        note_timing(out.timing)  # DSPy's Usage has no place for it: the CallRecorder picks it up (same thread)
         return Response(
             id=None,
             model=self.model_name,
@@ -193,6 +199,24 @@ class _TokenLogprobs:
         return logits
 
 
+class _Perf:
+    """llama.cpp's perf counters around one call: reset before it, read after (prefill and decode time and
+    tokens as the library measured them); the rest of the call's wall time is sampling, grammar masking and
+    llama-cpp-python's per-token Python."""
+
+    def __init__(self, llama_cpp: Any, llm: Any):
+        self.llama_cpp, self.ctx = llama_cpp, llm._ctx.ctx
+        llama_cpp.llama_perf_context_reset(self.ctx)
+        self.t0 = time.perf_counter()
+
+    def read(self, cached_tokens: int) -> CallTiming:
+        wall_ms = (time.perf_counter() - self.t0) * 1000
+        d = self.llama_cpp.llama_perf_context(self.ctx)
+        return CallTiming(engine_ms=round(wall_ms, 2), prefill_ms=round(d.t_p_eval_ms, 2),
+                          decode_ms=round(d.t_eval_ms, 2), prefill_tokens=int(d.n_p_eval),
+                          decode_tokens=int(d.n_eval), cached_tokens=int(cached_tokens))
+
+
 class LlamaEngine(_TextEngine):
     """Runs a GGUF model in-process with llama-cpp-python. Calls are serialised (llama.cpp is not re-entrant).
 
@@ -259,18 +283,21 @@ class LlamaEngine(_TextEngine):
             if not self.prompt_cache:
                 self.llm.reset()
             cached_before = self.llm._input_ids.copy()
+            perf = _Perf(self._llama_cpp, self.llm)
             out = self.llm.create_chat_completion(
                 messages=messages, temperature=temperature, max_tokens=min(max_tokens, budget), stop=stop,
                 seed=self.seed if seed is None else seed, grammar=grammar,
                 logits_processor=self._llama_cpp.LogitsProcessorList([recorder]) if recorder else None,
             )
-            self.prompt_cache_tokens += self._reused(cached_before, out)
+            reused = self._reused(cached_before, out)
+            self.prompt_cache_tokens += reused
+            timing = perf.read(reused)
         choice = out["choices"][0]
         lps = recorder.logprobs if recorder else []
         pieces = [self.llm.detokenize([t]).decode("utf-8", "replace") for t in recorder.token_ids] if recorder else []
         usage = out.get("usage") or {}
         return Completion(choice["message"].get("content") or "", int(usage.get("prompt_tokens", 0)),
-                          int(usage.get("completion_tokens", 0)), lps, pieces)
+                          int(usage.get("completion_tokens", 0)), lps, pieces, timing)
 
     def _reused(self, before: Any, out: dict[str, Any]) -> int:
         """Prompt tokens this call took from the previous call's KV cache (their longest common prefix)."""

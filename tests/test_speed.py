@@ -1,0 +1,121 @@
+"""Seconds per task: the compact prompt's layout (the shared part byte-identical across tasks and samples, the
+task's part after it), the time breakdown every run writes, and where it is shown. Scripted LM throughout; the
+plan cap on the real model is in test_step_grammar.py."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+
+import pytest
+
+from rlmlab.executors import COMPACT_INSTRUCTIONS, TIME_PARTS, TRAJECTORY_FILE, TimeBreakdown, Trajectory, run_rlm
+from rlmlab.experiments import run_experiment
+from rlmlab.lm import CallTiming, make_lm, read_calls, recorder_of
+from rlmlab.lm._scripts import output_fields
+from rlmlab.memory import MemoryTask
+
+TASKS = [("What is 12 + 30?", "Notes for task one: add the two numbers.\n  Code:\n    n = {{a:number}} + {{b:number}}"),
+         ("How many lines does the context have?", "Notes for task two: count lines with ctx_stats.")]
+
+
+def _script(messages):
+    fields = output_fields(messages)
+    if fields != ["reasoning", "code"]:
+        return {name: "x" for name in fields}
+    return {"reasoning": "Question: q Plan: submit", "code": "n = ctx_stats(context)\nSUBMIT(answer=n['lines'])"}
+
+
+def _constrainable(script=_script, timing: CallTiming | None = None):
+    """A scripted LM that says it applies grammars (it ignores them), so runs take the grammar path; with
+    ``timing``, every call reports it as llama.cpp's perf counters would."""
+    lm = make_lm("scripted", script=script)
+    engine = lm.rlmlab_engine
+    engine.supports_constraints = True
+    if timing is not None:
+        plain = engine.generate
+        engine.generate = lambda messages, config: dataclasses.replace(plain(messages, config), timing=timing)
+    return lm
+
+
+def _system_and_user(call):
+    [system, user] = call.messages
+    assert system["role"] == "system" and user["role"] == "user"
+    return system["content"], user["content"]
+
+
+def test_the_compact_prompt_sends_one_shared_prefix_and_the_task_after_it():
+    lm = _constrainable()
+    for query, notes in TASKS:
+        for seed in (1, 2):  # two samples of each task
+            traj = run_rlm(query, "line one\nline two\n", lm=lm.copy(seed=seed), max_iters=2, decoding="grammar",
+                           instructions=notes)
+            assert traj.prompt == "compact" and traj.error is None
+    calls = recorder_of(lm).calls
+    assert len(calls) == 4
+    systems = {_system_and_user(c)[0] for c in calls}
+    assert len(systems) == 1  # byte-identical across tasks and samples: llama.cpp's prefix cache serves it
+    [system] = systems
+    assert COMPACT_INSTRUCTIONS.splitlines()[1] in system and "ctx_find(" in system  # instructions, tool listing
+    for (query, notes), call in zip([t for t in TASKS for _ in (1, 2)], calls):
+        _, user = _system_and_user(call)
+        assert query not in system and notes.splitlines()[0] not in system
+        assert user.startswith("[[ ## guidance ## ]]\n" + notes)  # the task's own part starts the user message
+        assert query in user
+    assert len(system) < 4000  # DSPy's full RLM instructions alone are over 6,000 characters
+
+
+def test_free_decoding_keeps_dspys_full_prompt_with_the_task_on_top():
+    lm = _constrainable()
+    query, notes = TASKS[0]
+    traj = run_rlm(query, "x", lm=lm, max_iters=2, instructions=notes)
+    assert traj.prompt == "full"
+    system, _ = _system_and_user(recorder_of(lm).calls[0])
+    assert notes.splitlines()[0] in system and "llm_query_batched" in system
+    with pytest.raises(ValueError, match="prompt: 'short'"):
+        run_rlm(query, "x", lm=lm, prompt="short")
+
+
+def test_every_run_writes_its_time_breakdown_and_the_parts_fit_in_the_wall_time(tmp_path):
+    timing = CallTiming(engine_ms=40.0, prefill_ms=25.0, decode_ms=10.0, prefill_tokens=300, decode_tokens=20,
+                        cached_tokens=900)
+    lm = _constrainable(timing=timing)
+    traj = run_rlm(*TASKS[1], lm=lm, max_iters=2, decoding="grammar", runs_dir=tmp_path, run_id="r1")
+    back = Trajectory.read_jsonl(tmp_path / "r1" / TRAJECTORY_FILE)
+    assert back.timing == traj.timing and back.prompt == "compact"
+    t = TimeBreakdown.from_dict(back.timing)
+    calls = read_calls(tmp_path / "r1" / "lm_calls.jsonl")
+    assert [c.timing for c in calls] == [timing.to_dict()]  # the engine's figures reach the call record
+    assert (t.prefill_ms, t.decode_ms, t.sampling_ms) == (25.0, 10.0, 5.0)
+    assert t.lm_calls == 1 and t.prompt_tokens == calls[0].input_tokens and t.cached_tokens == 900
+    assert t.tools_ms > 0 and t.worker_start_ms > 0  # ctx_stats ran in the worker this run started
+    measured = sum(v for k, v in t.parts().items() if k != "overhead_ms")
+    assert measured <= t.wall_ms and t.overhead_ms >= 0
+    assert sum(t.parts().values()) == pytest.approx(t.wall_ms, abs=1.0)
+    assert back.elapsed_ms == int(t.wall_ms)
+
+
+def test_experiment_show_and_the_run_browser_print_where_the_time_went(tmp_path):
+    meta = {"suite": "arith", "level": 1}
+    tasks = [MemoryTask(f"t{i}", q, "line one\nline two\n", None, 2, "numeric", dict(meta))
+             for i, (q, _) in enumerate(TASKS)]
+    run = run_experiment("E13", lm=_constrainable(), task_list=tasks, conditions=["grammar"], runs_dir=tmp_path,
+                         progress=False)
+    rows = [json.loads(x) for x in (run.run_dir / "results.jsonl").read_text().splitlines()]
+    assert all(r["timing"]["wall_ms"] > 0 for r in rows)
+    proc = subprocess.run([sys.executable, "-m", "rlmlab.cli", "experiment", "show", str(run.run_dir)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "where the time went, per task" in proc.stdout
+    assert all(label in proc.stdout for label in ("prefill s", "worker start s", "cached share"))
+    detail = subprocess.run([sys.executable, "-m", "rlmlab.cli", "experiment", "show", str(run.run_dir), "--task",
+                             "t0", "--no-prompts"], capture_output=True, text=True, timeout=120)
+    assert detail.returncode == 0 and "where the time went (s)" in detail.stdout
+    assert TIME_PARTS["overhead_ms"] in detail.stdout
+
+    from rlmlab.jupyter import RunBrowser
+
+    html = RunBrowser(run.run_dir).static_html()
+    assert "where the time went, per task" in html and "grammar" in html
