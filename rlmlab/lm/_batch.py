@@ -27,7 +27,7 @@ from typing import Any, Sequence
 
 from rlmlab.errors import RLMLabError
 
-__all__ = ["BatchDecoder", "Decoded", "SamplerParams"]
+__all__ = ["BatchDecoder", "Decoded", "SamplerParams", "GbnfRule", "chat_prompt"]
 
 
 @dataclass(frozen=True)
@@ -54,11 +54,45 @@ class Decoded:
     timing: dict[str, float] = field(default_factory=dict)  # prefill_s, decode_s, grammar_s (seconds)
 
 
-class _Sequence:
-    """The sampling state of one sequence: its chain, its grammar sampler, its tokens and text so far."""
+class GbnfRule:
+    """One sequence's llama.cpp grammar sampler (GBNF): a rule object as :class:`BatchDecoder` uses it."""
 
-    def __init__(self, L: Any, vocab: Any, params: SamplerParams, seed: int, grammar: str | None, root: str):
-        self.L = L
+    name = "gbnf"
+
+    def __init__(self, decoder: "BatchDecoder", grammar: str, root: str = "root"):
+        self.L, self.np, self.d = decoder.L, decoder.np, decoder
+        self.sampler = self.L.llama_sampler_init_grammar(decoder.vocab, grammar.encode("utf-8"), root.encode("utf-8"))
+        if not self.sampler:
+            raise RLMLabError("grammar: llama.cpp could not parse it (see its log for the line)")
+
+    def allows(self, tok: int) -> bool:
+        one = self.d._one
+        one["id"][0], one["logit"][0], one["p"][0] = tok, 1.0, 0.0
+        arr = self.L.llama_token_data_array(data=one.ctypes.data_as(self.L.llama_token_data_p), size=1,
+                                            selected=-1, sorted=False)
+        self.L.llama_sampler_apply(self.sampler, ctypes.byref(arr))
+        return bool(self.np.isfinite(one["logit"][0]))
+
+    def mask(self, arr: Any) -> None:
+        """Set the logit of every candidate of ``arr`` (a llama_token_data_array) the grammar forbids to -inf."""
+        self.L.llama_sampler_apply(self.sampler, ctypes.byref(arr))
+
+    def accept(self, tok: int) -> bool:
+        """Advance past ``tok``; True when the grammar has ended (GBNF: never said, end of generation follows)."""
+        self.L.llama_sampler_accept(self.sampler, tok)
+        return False
+
+    def free(self) -> None:
+        if self.sampler:
+            self.L.llama_sampler_free(self.sampler)
+            self.sampler = None
+
+
+class _Sequence:
+    """The sampling state of one sequence: its chain, its grammar rule, its tokens and text so far."""
+
+    def __init__(self, L: Any, params: SamplerParams, seed: int, rule: Any):
+        self.L, self.rule = L, rule
         self.chain = L.llama_sampler_chain_init(L.llama_sampler_chain_default_params())
         add = lambda s: L.llama_sampler_chain_add(self.chain, s)  # noqa: E731
         if params.temperature <= 0:
@@ -70,12 +104,6 @@ class _Sequence:
             add(L.llama_sampler_init_min_p(params.min_p, 1))
             add(L.llama_sampler_init_temp(params.temperature))
             add(L.llama_sampler_init_dist(seed & 0xFFFFFFFF))
-        self.grammar = None
-        if grammar is not None:
-            self.grammar = L.llama_sampler_init_grammar(vocab, grammar.encode("utf-8"), root.encode("utf-8"))
-            if not self.grammar:
-                self.free()
-                raise RLMLabError("grammar: llama.cpp could not parse it (see its log for the line)")
         self.tokens: list[int] = []
         self.data = bytearray()
         self.finish: str | None = None
@@ -85,9 +113,8 @@ class _Sequence:
         if self.chain:
             self.L.llama_sampler_free(self.chain)
             self.chain = None
-        if self.grammar:
-            self.L.llama_sampler_free(self.grammar)
-            self.grammar = None
+        if self.rule is not None:
+            self.rule.free()
 
 
 class BatchDecoder:
@@ -182,26 +209,23 @@ class BatchDecoder:
         logits = np.ctypeslib.as_array(L.llama_get_logits_ith(self.ctx, out), shape=(self.n_vocab,))
         tok = self._apply(seq.chain, logits, None)
         spent = 0.0
-        if seq.grammar is not None:
+        if seq.rule is not None:
             t0 = time.perf_counter()
-            self._one["id"][0], self._one["logit"][0], self._one["p"][0] = tok, 1.0, 0.0
-            one = L.llama_token_data_array(data=self._one.ctypes.data_as(L.llama_token_data_p), size=1,
-                                           selected=-1, sorted=False)
-            L.llama_sampler_apply(seq.grammar, ctypes.byref(one))
-            if not np.isfinite(self._one["logit"][0]):  # rejected: mask the whole vocabulary and sample again
-                tok = self._apply(seq.chain, logits, seq.grammar)
-            L.llama_sampler_accept(seq.grammar, tok)
+            if not seq.rule.allows(tok):  # rejected: mask the whole vocabulary and sample again
+                tok = self._apply(seq.chain, logits, seq.rule)
+            if seq.rule.accept(tok):
+                seq.finish = "stop"
             spent = time.perf_counter() - t0
         L.llama_sampler_accept(seq.chain, tok)
         return tok, spent
 
-    def _apply(self, chain: Any, logits: Any, grammar: Any) -> int:
+    def _apply(self, chain: Any, logits: Any, rule: Any) -> int:
         L, cand = self.L, self._cand
         cand["id"], cand["logit"], cand["p"] = self._ids, logits, 0.0
         arr = L.llama_token_data_array(data=cand.ctypes.data_as(L.llama_token_data_p), size=self.n_vocab,
                                        selected=-1, sorted=False)
-        if grammar is not None:
-            L.llama_sampler_apply(grammar, ctypes.byref(arr))
+        if rule is not None:
+            rule.mask(arr)
         L.llama_sampler_apply(chain, ctypes.byref(arr))
         if arr.selected < 0:
             raise RLMLabError("sampler chain selected no token")
@@ -211,11 +235,12 @@ class BatchDecoder:
 
     def decode(self, prompt: Sequence[int], seeds: Sequence[int], params: SamplerParams, max_tokens: int,
                grammar: str | None = None, root: str = "root", stop: Sequence[str] = (),
-               reuse: bool = True) -> list[Decoded]:
+               reuse: bool = True, rule: Any = GbnfRule) -> list[Decoded]:
         """``len(seeds)`` completions of ``prompt`` (token ids, chat template applied), one per seed, in order.
 
         ``max_tokens`` caps each completion (lowered so that the prompt plus every sequence fits the context);
-        ``grammar`` is GBNF text whose start rule is ``root``, ``stop`` strings end a completion (not included).
+        ``grammar`` is GBNF text whose start rule is ``root``, enforced by ``rule(decoder, grammar, root)`` per
+        sequence (:class:`GbnfRule`, or :class:`rlmlab.lm._guidance.GuidanceRule`); ``stop`` strings end a completion (not included).
         Raises RLMLabError when the prompt does not fit, more sequences than ``n_seq_max`` are asked for, or the
         grammar does not parse. The context is left with sequence 0 only, whatever happens.
         """
@@ -234,7 +259,7 @@ class BatchDecoder:
         timing = {"prefill_s": 0.0, "decode_s": 0.0, "grammar_s": 0.0}
         try:
             for seed in seeds:
-                seqs.append(_Sequence(L, self.vocab, params, int(seed), grammar, root))
+                seqs.append(_Sequence(L, params, int(seed), rule(self, grammar, root) if grammar is not None else None))
             t0 = time.perf_counter()
             cached = self._prefill(prompt, reuse)
             for i in range(1, n):
@@ -280,7 +305,7 @@ class BatchDecoder:
             return True
         seq.tokens.append(tok)
         seq.data += self.llm.detokenize([tok])
-        if self._stop_found(seq, stops):
+        if self._stop_found(seq, stops) or seq.finish == "stop":  # a stop string, or the grammar has ended
             seq.finish = "stop"
             return True
         if len(seq.tokens) >= max_tokens:

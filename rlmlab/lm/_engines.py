@@ -13,7 +13,7 @@ from typing import Any, Callable
 from dspy.lm15 import Message, Response, TextPart, Usage, response_to_events
 
 from rlmlab.errors import MissingExtraError, RLMLabError
-from rlmlab.lm._batch import BatchDecoder, SamplerParams, chat_prompt
+from rlmlab.lm._batch import BatchDecoder, GbnfRule, SamplerParams, chat_prompt
 from rlmlab.lm._constraints import Constraint, GrammarCache, active_constraint
 from rlmlab.lm._samples import SampleShare, claim_shared_call
 from rlmlab.tokens import count_tokens
@@ -222,11 +222,12 @@ class LlamaEngine(_TextEngine):
             False evaluates every prompt from its first token (for measuring what the cache saves).
         grammar, json_schema: a constraint for every call (GBNF text, or a JSON Schema); one set with
             :func:`rlmlab.lm.constrained` takes precedence for the calls in its block.
-        constraint_engine: "gbnf" (llama.cpp's grammar sampler, lazily applied; the default) or "gbnf-full"
-            (llama-cpp-python's high-level chain, grammar over the whole vocabulary on every token).
+        constraint_engine: "gbnf" (llama.cpp's grammar sampler, lazily applied; the default), "gbnf-full"
+            (llama-cpp-python's high-level chain, grammar over the whole vocabulary on every token) or
+            "llguidance" (llguidance's token masks over the same GBNF, lazily applied; see ``_guidance``).
     """
 
-    CONSTRAINT_ENGINES = ("gbnf", "gbnf-full")
+    CONSTRAINT_ENGINES = ("gbnf", "gbnf-full", "llguidance")
 
     def __init__(self, model_path: str | Path | None = None, n_threads: int | None = None, n_ctx: int = 8192,
                  max_tokens: int = 512, seed: int = 0, grammar: str | None = None,
@@ -271,7 +272,7 @@ class LlamaEngine(_TextEngine):
         share = None if logprobs else claim_shared_call(seed, temperature)
         if share is not None:
             return self._shared(messages, config, share, int(seed))
-        if grammar is not None and not logprobs and self.constraint_engine == "gbnf":
+        if grammar is not None and not logprobs and self.constraint_engine != "gbnf-full":
             return self.generate_n(messages, config, [self.seed if seed is None else seed])[0]
         with self._lock:
             budget = self.n_ctx - self._count_prompt(messages)
@@ -316,10 +317,17 @@ class LlamaEngine(_TextEngine):
             outs = decoder.decode(prompt, seeds, SamplerParams(temperature), max_tokens,
                                   grammar=grammar._grammar if grammar is not None else None,
                                   root=grammar._root if grammar is not None else "root", stop=stop,
-                                  reuse=self.prompt_cache)
+                                  reuse=self.prompt_cache, rule=self._rule())
         self.prompt_cache_tokens += outs[0].cached_tokens
         self.last_timing = outs[0].timing
         return [Completion(o.text, o.prompt_tokens, len(o.tokens)) for o in outs]
+
+    def _rule(self) -> Any:
+        if self.constraint_engine == "llguidance":
+            from rlmlab.lm._guidance import GuidanceRule
+
+            return GuidanceRule
+        return GbnfRule
 
     def _decoder(self) -> BatchDecoder:
         decoder = _DECODERS.get(self._key)
