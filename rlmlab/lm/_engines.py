@@ -30,6 +30,7 @@ class Completion:
     output_tokens: int
     token_logprobs: list[float] = field(default_factory=list)
     tokens: list[str] = field(default_factory=list)  # the text of each token in token_logprobs, when known
+    finish_reason: str | None = None  # "stop" or "length" when the engine says (BatchDecoder does)
 
 
 def request_messages(request: Any) -> list[dict[str, str]]:
@@ -320,7 +321,7 @@ class LlamaEngine(_TextEngine):
                                   reuse=self.prompt_cache, rule=self._rule())
         self.prompt_cache_tokens += outs[0].cached_tokens
         self.last_timing = outs[0].timing
-        return [Completion(o.text, o.prompt_tokens, len(o.tokens)) for o in outs]
+        return [Completion(o.text, o.prompt_tokens, len(o.tokens), finish_reason=o.finish_reason) for o in outs]
 
     def _rule(self) -> Any:
         if self.constraint_engine == "llguidance":
