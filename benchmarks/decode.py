@@ -14,7 +14,9 @@ One run, one process, the embedded SmolLM2-135M (llama-cpp-python), ratios measu
    the later four reuse the prompt's KV) and five samples as one batch (``generate_n``), each from a fresh prefill
    (a new task); also how many batched completions equal the sequential ones at the same seeds, and where they
    first differ.
-4. Acceptance: ``LlamaEngine.accepts`` (llama.cpp's GBNF) vs llguidance on the same texts, valid (completions
+4. E13 per task (``--e13-per-suite``): seconds per task of ``grammar_templates`` (one sample) and ``vote5`` with
+   its first steps batched and one by one (sharing switched off: the runner before), same tasks.
+5. Acceptance: ``LlamaEngine.accepts`` (llama.cpp's GBNF) vs llguidance on the same texts, valid (completions
    sampled under the grammar) and invalid (each cut short, and with one character changed).
 
 ``--smoke``: one arith task, 8-token completions, 2 samples (seconds; checks that it completes and writes its
@@ -188,6 +190,36 @@ def acceptance(engine, steps: list[dict], max_tokens: int) -> dict:
             "llguidance_rejects_invalid": sum(not l for _, l, e in rows if not e), "differ": differ[:10]}
 
 
+def e13_votes(per_suite: int, options: dict, runs_dir: str) -> dict:
+    """Seconds per task of E13's grammar_templates (one sample) and vote5 with its first steps batched and, for
+    the before figure, one by one (the engine's sharing switched off), on the same tasks, one after another."""
+    import rlmlab.lm._engines as engines
+    from rlmlab.experiments import run_experiment
+    from rlmlab.experiments._suites import load_suite
+
+    tasks = [t for s in SUITES for t in load_suite(s, limit=per_suite, levels=[1, 2], parity="even")]
+    lm = make_lm("local", **options)
+    share = engines.claim_shared_call
+    out = {"tasks": len(tasks)}
+    for label, cond, shared in (("one_sample", "grammar_templates", True), ("vote5_batched", "vote5", True),
+                                ("vote5_sequential", "vote5", False)):
+        engines.claim_shared_call = share if shared else (lambda seed, temperature: None)
+        try:
+            t0 = time.perf_counter()
+            run = run_experiment("E13", lm=lm, conditions=[cond], task_list=tasks, runs_dir=runs_dir, progress=False,
+                                 workers=1)
+            secs = time.perf_counter() - t0
+        finally:
+            engines.claim_shared_call = share
+        out[label] = {"s_per_task": round(secs / len(tasks), 1), "maj_at_n": run.summary[cond].get("maj_at_n"),
+                      "pass_at_1": run.summary[cond].get("pass_at_1")}
+    one = out["one_sample"]["s_per_task"]
+    out["vote5_batched_over_one"] = round(out["vote5_batched"]["s_per_task"] / one, 2)
+    out["vote5_sequential_over_one"] = round(out["vote5_sequential"]["s_per_task"] / one, 2)
+    out["served_from_batch"] = lm.rlmlab_engine.shared.served
+    return out
+
+
 def grammar_sizes(steps: list[dict]) -> dict:
     sizes = [len(s["grammar"]) for s in steps]
     return {"steps": len(steps), "grammar_chars_median": int(statistics.median(sizes)) if sizes else 0,
@@ -202,6 +234,9 @@ def main() -> int:
     ap.add_argument("--max-tokens", type=int, default=128)
     ap.add_argument("--samples", type=int, default=5)
     ap.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: every core)")
+    ap.add_argument("--e13-per-suite", type=int, default=1,
+                    help="even level-1/2 tasks per suite for E13's one sample vs vote5 per task (0: skip)")
+    ap.add_argument("--skip-decode", action="store_true", help="only the E13 phase")
     args = ap.parse_args()
     if args.smoke:
         args.per_suite, args.max_tokens, args.samples, args.threads = 1, 8, 2, 1
@@ -233,14 +268,22 @@ def main() -> int:
         engines["llguidance"] = make_lm("local", constraint_engine="llguidance", **options).rlmlab_engine
     except ImportError:
         out["llguidance"] = "not installed"
-    speed = decode_speed(engines, steps, args.max_tokens)
+    if args.skip_decode:
+        steps = []
+    speed = decode_speed(engines, steps, args.max_tokens) if steps else {"engines": {}}
     out["decode"] = speed["engines"]
     print("decode:", json.dumps(out["decode"]), flush=True)
     save()
-    out["votes"] = votes(base, steps, args.samples, args.max_tokens)
-    print("votes:", json.dumps({k: v for k, v in out["votes"].items() if k != "tasks"}), flush=True)
-    save()
-    if "llguidance" in engines:
+    if steps:
+        out["votes"] = votes(base, steps, args.samples, args.max_tokens)
+        print("votes:", json.dumps({k: v for k, v in out["votes"].items() if k != "tasks"}), flush=True)
+        save()
+    if args.e13_per_suite and not args.smoke:
+        with tempfile.TemporaryDirectory() as tmp:
+            out["e13"] = e13_votes(args.e13_per_suite, options, tmp)
+        print("e13:", json.dumps(out["e13"]), flush=True)
+        save()
+    if "llguidance" in engines and steps:
         out["acceptance"] = acceptance(base, steps, 8 if args.smoke else 512)
         print("acceptance:", json.dumps({k: v for k, v in out["acceptance"].items() if k != "differ"}), flush=True)
     out["load_after"] = os.getloadavg()
