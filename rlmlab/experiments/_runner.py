@@ -12,7 +12,8 @@
   the same run is refused with RunLockedError instead of appending duplicate rows.
 
 A condition with ``samples: N`` runs N rollouts of a task, rollout i sampled at the condition's
-``temperature`` with seed i + 1, and keeps the majority answer (:mod:`._vote`); ``rollouts: N`` keeps the
+``temperature`` with seed i + 1, and keeps the majority answer (:mod:`._vote`); the rollouts' first steps, which
+share their whole prompt, are decoded as N sequences of one batch by the embedded model (:func:`shared_samples`); ``rollouts: N`` keeps the
 judge's best instead. A row says which (``selected_by``); code-suite rows also say whether the trace is a
 golden record by the code oracles (``golden``).
 
@@ -103,6 +104,7 @@ def _executor(cond: Condition, lm: Any, traj_dir: Path) -> Callable[..., Any]:
     """The loop's executor for a condition: the named executor with the condition's tools and decoding; with
     ``samples`` > 1, rollout i samples at the condition's temperature with seed i + 1."""
     from rlmlab.executors import EXECUTORS
+    from rlmlab.lm import shared_samples
     from rlmlab.tools import ToolRegistry
 
     run = EXECUTORS.make(cond.executor, **cond.plugin_options.get("executor", {}))
@@ -119,7 +121,12 @@ def _executor(cond: Condition, lm: Any, traj_dir: Path) -> Callable[..., Any]:
             kwargs["decoding"] = cond.decoding
         if cond.tools == "naive":  # E7 condition A: the context as a plain string, no bounded tools
             kwargs.update(tools=ToolRegistry(), context_mode="string")
-        return run(task.query, task.context, **kwargs)
+        if rollout is None:
+            return run(task.query, task.context, **kwargs)
+        # The rollouts' first steps share their whole prompt: one batch decodes all of them (rlmlab.lm._samples);
+        # later steps hold each rollout's own history and are decoded one by one.
+        with shared_samples(range(1, cond.samples + 1), calls=1):
+            return run(task.query, task.context, **kwargs)
 
     return execute
 

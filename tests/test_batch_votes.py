@@ -1,0 +1,138 @@
+"""Votes in one batch: which calls a vote shares (scripted), and N batched sequences of the real model (marked)."""
+
+from __future__ import annotations
+
+import threading
+
+import dspy
+import pytest
+
+from rlmlab.experiments import read_results, run_experiment
+from rlmlab.lm import CallRecorder, Completion, ScriptedEngine, constrained, format_fields, make_lm, shared_samples
+from rlmlab.lm._samples import SampleShare, claim_shared_call
+from rlmlab.memory import MemoryTask
+
+
+# -- which calls are shared ------------------------------------------------------------------------------------
+
+def test_a_rollout_shares_only_its_first_sampled_call_and_only_for_the_votes_seeds():
+    with shared_samples([1, 2, 3]) as state:
+        assert claim_shared_call(4, 0.7) is None      # not one of the vote's seeds
+        assert claim_shared_call(2, 0.0) is None      # greedy: every seed would decode the same text
+        assert claim_shared_call(None, 0.7) is None
+        assert claim_shared_call(2, 0.7) is state and state.seeds == (1, 2, 3)
+        assert claim_shared_call(2, 0.7) is None      # the second step holds the rollout's own history
+    assert claim_shared_call(2, 0.7) is None          # outside the block nothing is shared
+
+
+def test_shared_samples_needs_two_seeds_and_dedups_them():
+    with pytest.raises(ValueError, match="1 distinct seed"):
+        with shared_samples([3, 3]):
+            pass
+    with shared_samples([2, 1, 2], calls=2) as state:
+        assert state.seeds == (2, 1) and state.calls == 2
+
+
+def test_a_marking_does_not_leak_into_other_threads():
+    seen = []
+    with shared_samples([1, 2]):
+        t = threading.Thread(target=lambda: seen.append(claim_shared_call(1, 0.7)))
+        t.start()
+        t.join()
+    assert seen == [None]
+
+
+def test_sample_share_hands_each_completion_out_once_and_forgets_old_prompts():
+    share = SampleShare(size=2)
+    share.put("p1", {2: "b", 3: "c"})
+    assert share.take("p1", 2) == "b" and share.take("p1", 2) is None and share.take("p1", 3) == "c"
+    share.put("p2", {2: "x"})
+    share.put("p3", {2: "y"})
+    share.put("p4", {2: "z"})                          # p2 is the least recent of three: evicted
+    assert share.take("p2", 2) is None and share.take("p4", 2) == "z"
+    assert (share.batches, share.served) == (4, 3)
+
+
+class _ClaimingEngine(ScriptedEngine):
+    """Answers by seed; notes, per call, whether the runner marked it as a vote's shared call."""
+
+    def __init__(self):
+        super().__init__([])
+        self.claims: list[tuple[int | None, tuple[int, ...] | None]] = []
+        self.lock = threading.Lock()
+
+    def generate(self, messages, config):
+        seed = getattr(config, "seed", None)
+        state = claim_shared_call(seed, config.temperature or 0.0)
+        with self.lock:
+            step = sum(1 for s, _ in self.claims if s == seed)  # one task: a seed is one rollout
+            self.claims.append((seed, state.seeds if state else None))
+        # the first step prints, the second submits: two calls per rollout
+        code = "print(1)" if not step else f"SUBMIT(answer={str(seed)!r})"
+        return Completion(format_fields({"reasoning": "r", "code": code}), 10, 5)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_runner_shares_each_rollouts_first_call_of_a_vote(tmp_path, workers):
+    path = tmp_path / "E91.yaml"
+    path.write_text("id: E91\ntitle: t\nbase: {layers: {}, max_iters: 2, samples: 3, temperature: 0.7}\n")
+    engine = _ClaimingEngine()
+    lm = dspy.LM("rlmlab/scripted", engine=engine, cache=False, callbacks=[CallRecorder()], temperature=0.0,
+                 max_tokens=512, num_retries=0)
+    task = MemoryTask("t", "What is 4 + 5?", "no context needed", None, "9", "numeric", {"suite": "arith"})
+    run = run_experiment(str(path), lm=lm, task_list=[task], runs_dir=tmp_path, progress=False, workers=workers)
+    assert len(read_results(run.run_dir / "results.jsonl")) == 3
+    by_seed: dict[int, list] = {}
+    for seed, seeds in engine.claims:
+        by_seed.setdefault(seed, []).append(seeds)
+    assert by_seed == {s: [(1, 2, 3), None] for s in (1, 2, 3)}
+
+
+def test_a_condition_without_samples_shares_nothing(tmp_path):
+    path = tmp_path / "E92.yaml"
+    path.write_text("id: E92\ntitle: t\nbase: {layers: {}, max_iters: 2}\n")
+    engine = _ClaimingEngine()
+    lm = dspy.LM("rlmlab/scripted", engine=engine, cache=False, callbacks=[CallRecorder()], temperature=0.7,
+                 max_tokens=512, num_retries=0)
+    task = MemoryTask("t", "What is 4 + 5?", "no context needed", None, "9", "numeric", {"suite": "arith"})
+    run_experiment(str(path), lm=lm, task_list=[task], runs_dir=tmp_path, progress=False)
+    assert engine.claims and all(seeds is None for _, seeds in engine.claims)
+
+
+# -- the real model -----------------------------------------------------------------------------------------
+
+# A tiny grammar with many valid replies, so samples at temperature 1 differ and a prompt of a few tokens does.
+WORD = 'root ::= "The answer is " [a-z]{3,10} "."'
+ASK = [{"role": "user", "content": "Name a fruit."}]
+
+
+class _Cfg:
+    def __init__(self, temperature, max_tokens=24, seed=None):
+        self.temperature, self.max_tokens, self.stop, self.seed = temperature, max_tokens, None, seed
+
+
+@pytest.mark.local_model
+def test_batched_votes_of_the_local_model_are_valid_seeded_and_shared():
+    engine = make_lm("local", max_tokens=24, n_threads=1).rlmlab_engine
+    seeds = [1, 2, 3]
+    with constrained(grammar=WORD):
+        batch = engine.generate_n(ASK, _Cfg(1.0), seeds)
+        again = engine.generate_n(ASK, _Cfg(1.0), seeds)
+        greedy = engine.generate(ASK, _Cfg(0.0))
+        # a vote's rollouts: the first decodes all three seeds in one batch, the others are served from it
+        served = []
+        shared = []
+        for seed in seeds:
+            with shared_samples(seeds) as state:
+                shared.append(engine.generate(ASK, _Cfg(1.0, seed=seed)).text)
+                served.append(state.served)
+    texts = [c.text for c in batch]
+    assert all(engine.accepts(WORD, t) for t in texts + [greedy.text])          # N valid answers
+    assert texts == [c.text for c in again]                                    # reproducible by seed
+    assert len(set(texts)) >= 2                                                # the seeds differ at temperature 1
+    assert all(c.finish_reason == "stop" and c.output_tokens > 3 for c in batch)
+    assert shared == texts and served == [0, 1, 1]
+    # the lazy grammar picks what the grammar-first chain picks when decoding is greedy
+    full = make_lm("local", max_tokens=24, n_threads=1, constraint_engine="gbnf-full").rlmlab_engine
+    with constrained(grammar=WORD):
+        assert full.generate(ASK, _Cfg(0.0)).text == greedy.text
