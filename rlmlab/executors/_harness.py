@@ -45,7 +45,8 @@ class RunOptions:
     max_output_chars: int = 10_000
     trace_budget: int = 8000
     instructions: str | None = None
-    decoding: str = "free"
+    # grammar wherever the LM can be constrained (the embedded model); other LMs run free and the run's notes say so
+    decoding: str = "grammar"
 
     def __post_init__(self) -> None:
         if self.context_mode not in CONTEXT_MODES:

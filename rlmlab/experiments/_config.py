@@ -4,7 +4,7 @@ A config has a ``base`` condition and optionally a list of ``conditions`` that o
 handle tools; E8: auto-inject vs tool-mediated). A condition says which layers are on and their budgets,
 the integration mode, the tools, the executor, the retrieval policy, the seed packs, the learning
 policies (extraction, consolidation, forgetting), the rollouts and how the L3 guide is materialised, the
-decoding (free or constrained to the step grammar), code templates from L2 items, and voted samples.
+decoding (constrained to the step grammar by default, or free), code templates from L2 items, and voted samples.
 An unknown key or a value of the wrong type is a ConfigError naming the file and the key.
 """
 
@@ -117,7 +117,7 @@ class Condition:
     floors: dict[str, int] = field(default_factory=lambda: {"success": 2, "failure": 2})
     rollouts: int = 1
     extraction: str = "best"
-    decoding: str = "free"  # "grammar": every agent step constrained to the step grammar
+    decoding: str = "grammar"  # every agent step constrained to the step grammar; "free" to turn it off
     templates: bool = False  # the injected L2 items' code templates join the grammar (needs L2)
     samples: int = 1  # > 1: that many sampled rollouts per task, the answer by majority vote (no judge)
     temperature: float = 0.7  # sampling temperature of the rollouts when samples > 1

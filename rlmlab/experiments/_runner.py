@@ -115,8 +115,7 @@ def _executor(cond: Condition, lm: Any, traj_dir: Path) -> Callable[..., Any]:
         kwargs: dict[str, Any] = dict(lm=run_lm, workspace=workspace, instructions=instructions,
                                       run_id=trajectory_id, max_iters=cond.max_iters, runs_dir=traj_dir,
                                       source_path=task.meta.get("source_path"))
-        if cond.decoding != "free":  # the executors' default; only passed when it differs
-            kwargs["decoding"] = cond.decoding
+        kwargs["decoding"] = cond.decoding
         if cond.tools == "naive":  # E7 condition A: the context as a plain string, no bounded tools
             kwargs.update(tools=ToolRegistry(), context_mode="string")
         return run(task.query, task.context, **kwargs)
@@ -187,7 +186,7 @@ def _rows(exp: ExperimentConfig, cond: Condition, task: MemoryTask, o: TaskOutco
             "layers": cond.layers.enabled(), "answer": o.answers[i], "success": verdict["success"],
             "score": verdict["score"], "judge": verdict["judge"], "rationale": verdict["rationale"],
             "context_chars": o.context_chars, "injected": o.injected, "extracted": o.extracted if i == o.best else [],
-            "decoding": cond.decoding, "templates": cond.templates, "samples": cond.samples,
+            "decoding": cond.decoding, "decoding_asked": cond.decoding, "templates": cond.templates, "samples": cond.samples,
             "selected_by": cond.selection, "golden": golden(task, tid) if golden else None,
             **metrics,
         })

@@ -74,6 +74,9 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "pass_at_n": _mean([float(any(r["success"] for r in g)) for g in tasks]),
             "mean_salvaged": _mean([float(r["salvaged"]) for r in mine if r.get("salvaged") is not None]),
             "golden_yield": _mean([float(r["golden"]) for r in mine if r.get("golden") is not None]),
+            # what the runs used (the metrics' value overrides the condition's): "free" where the LM cannot constrain
+            "decoding": ",".join(sorted({str(r["decoding"]) for r in mine if r.get("decoding")})) or None,
+            "decoding_asked": mine[0].get("decoding_asked", mine[0].get("decoding")),
         }
     return out
 
