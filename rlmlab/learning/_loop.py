@@ -71,6 +71,9 @@ class TaskOutcome(Record):
     actions: list[dict[str, Any]] = field(default_factory=list)
     forgotten: list[str] = field(default_factory=list)
     rollouts: list[dict[str, Any]] = field(default_factory=list)  # per rollout: trajectory_metrics()
+    # per rollout, the task's own check (the answer key) when the loop's judge is another one (a key-free judge):
+    # what a report scores, while ``verdicts`` are what the loop learnt from; empty when they are the same judge
+    reference: list[dict[str, Any]] = field(default_factory=list)
     input_tokens: int = 0
     output_tokens: int = 0
     iterations: int = 0
@@ -94,6 +97,11 @@ class ReasoningBankLoop:
     "bounded" (with ``forgetter_options``) is E11; ``rollouts`` > 1 with ``extraction`` "best" or
     "contrastive" is E12; ``selection`` "vote" keeps the rollout with the majority answer instead of the judge's
     best (E13's voted samples). ``judge_lm`` and ``extractor_lm`` serve the LLM judge/extractor (default: ``lm``).
+    ``until_accepted`` (exploration) runs the rollouts one after another and stops at the first the judge accepts,
+    so ``rollouts`` is a budget per task. With a ``judge`` other than the tasks' own checks, ``reference=True`` also
+    scores every rollout by the task's check (the answer key) into ``TaskOutcome.reference``, for reports only.
+    ``frozen=True`` is a test phase: the bank is read, never written (no extraction, usage, outcomes, events or
+    forgetting), so a frozen task leaves no trace to resume from: its caller keeps the results.
 
     A task runs once per ``run_id`` (see :meth:`run_task`): running it again, in this process or after a kill,
     returns the outcome recorded in the store. Writes an agent makes itself through memory tools (tool-mediated
@@ -108,7 +116,8 @@ class ReasoningBankLoop:
                  consolidator_options: dict[str, Any] | None = None, forgetter: Any = "none",
                  forgetter_options: dict[str, Any] | None = None, rollouts: int = 1, extraction: str = "best",
                  run_id: str | None = None, runs_dir: str | Path | None = None, max_iters: int = 6,
-                 templates: bool = False, selection: str = "score"):
+                 templates: bool = False, selection: str = "score", until_accepted: bool = False,
+                 reference: bool = False, frozen: bool = False):
         if selection not in ("score", "vote"):
             raise ConfigError(f"selection: {selection!r}; use score (the judge's best) or vote (the majority answer)")
         if isinstance(rollouts, bool) or not isinstance(rollouts, int) or rollouts < 1:
@@ -144,6 +153,9 @@ class ReasoningBankLoop:
         if not isinstance(templates, bool):
             raise ConfigError(f"templates: {templates!r}; use true or false")
         self.templates = templates
+        if frozen and self.extractor is not None:
+            raise ConfigError("frozen: a frozen bank learns nothing; use extractor none")
+        self.until_accepted, self.reference, self.frozen = bool(until_accepted), bool(reference), bool(frozen)
         self.outcomes: list[TaskOutcome] = []
 
     # -- one task ----------------------------------------------------------------------------------------
@@ -195,7 +207,7 @@ class ReasoningBankLoop:
         t0 = time.perf_counter()
         indices = range(self.rollouts) if rollout is None else [rollout]
         ids = [f"{self.run_id}-{task.id}-r{i}" for i in indices]
-        recorded = self.recorded(task.id, ids)
+        recorded = None if self.frozen else self.recorded(task.id, ids)
         if recorded is not None:
             self.outcomes.append(recorded)
             self._append_result(recorded)
@@ -203,14 +215,20 @@ class ReasoningBankLoop:
         self.store.bind(run_id=self.run_id, domain=task.domain)
         built = self.builder.build(task, trajectory_id=ids[0], record=False)
         rollouts: list[tuple[Any, Verdict]] = []
+        reference: list[dict[str, Any]] = []
         errors = []
         for tid in ids:
             self.store.bind(run_id=self.run_id, trajectory_id=tid, domain=task.domain)
             traj = self.executor(task, built.text, self._workspace(task, tid, built), tid)
             write_point("loop:rollout")
             rollouts.append((traj, self._judge(task, traj)))
+            if self.reference and self.judge is not None:
+                reference.append(judge_for(task, lm=self.judge_lm).judge(task, traj).to_dict())
             if traj.error:
                 errors.append(traj.error)
+            if self.until_accepted and rollouts[-1][1].success:
+                break
+        ids = ids[:len(rollouts)]
         if self.selection == "vote":
             # no reference needed; lazy: rlmlab.experiments sits above memory (the runner's _merge uses the same rule)
             from rlmlab.learning._vote import majority
@@ -224,7 +242,13 @@ class ReasoningBankLoop:
             context_chars=built.chars, injected=built.injected_ids,
             input_tokens=sum(t.input_tokens for t, _ in rollouts), output_tokens=sum(t.output_tokens for t, _ in rollouts),
             iterations=sum(len(t.iterations) for t, _ in rollouts), error="; ".join(errors) or None,
-            rollouts=[trajectory_metrics(t) for t, _ in rollouts])
+            rollouts=[trajectory_metrics(t) for t, _ in rollouts], reference=reference)
+        if self.frozen:  # a test phase: nothing of the task reaches the bank
+            outcome.elapsed_ms = int((time.perf_counter() - t0) * 1000)
+            self.store.bind(run_id=self.run_id)
+            self.outcomes.append(outcome)
+            self._append_result(outcome)
+            return outcome
         items = None
         if self.extractor is not None:  # may call an LM: before the transaction, which holds the write lock
             if self.extraction == "contrastive" and len(rollouts) > 1:
@@ -266,7 +290,9 @@ class ReasoningBankLoop:
             " ORDER BY id", [self.run_id, task_id])
         for row in rows:
             payload = json.loads(row["payload"])
-            if payload.get("trajectory_ids") == trajectory_ids:
+            ran = payload.get("trajectory_ids") or []
+            # an exploring loop stops at the first accepted rollout: its record holds a prefix of the ids
+            if ran == trajectory_ids or (self.until_accepted and ran and ran == trajectory_ids[:len(ran)]):
                 return TaskOutcome.from_dict(payload)
         return None
 

@@ -1,0 +1,156 @@
+"""The figures of a learning experiment (E14): the online learning curve, the frozen test split's pass@1 with its
+Wilson interval, exploration's pass@N per task kind, seconds per task, and what the bank holds after the stream.
+
+All of them are computed from results rows (see the runner's ``_rows``) and the condition's memory file, so a
+finished run can be summarised again without running anything.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from rlmlab._figures import wilson_interval
+
+__all__ = ["CURVE_WINDOW", "learning_curve", "test_figures", "explore_figures", "seconds_per_task", "bank_figures",
+           "judge_agreement", "learning_figures", "learning_line"]
+
+CURVE_WINDOW = 20  # tasks per point of the learning curve (the issue's "pass rate per 20 tasks of the stream")
+
+
+def _round(x: float | None, digits: int = 3) -> float | None:
+    return None if x is None else round(x, digits)
+
+
+def _best(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The selected rollout of each task, in stream order."""
+    return [r for r in rows if r.get("best")]
+
+
+def learning_curve(rows: list[dict[str, Any]], window: int = CURVE_WINDOW) -> list[float]:
+    """Pass rate of each consecutive ``window`` of stream tasks (the last window may be shorter), in order."""
+    best = _best(rows)
+    return [round(sum(bool(r["success"]) for r in best[i:i + window]) / len(best[i:i + window]), 3)
+            for i in range(0, len(best), window)]
+
+
+def test_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The frozen test phase: tasks, passes, pass@1 and its 95% Wilson interval, pass rate per kind."""
+    best = _best(rows)
+    passed = sum(bool(r["success"]) for r in best)
+    lo, hi = wilson_interval(passed, len(best))
+    kinds: dict[str, list[bool]] = defaultdict(list)
+    for r in best:
+        kinds[str(r.get("kind") or r.get("suite"))].append(bool(r["success"]))
+    return {"tasks": len(best), "passed": passed, "pass_at_1": _round(passed / len(best)) if best else None,
+            "ci_low": round(lo, 3), "ci_high": round(hi, 3),
+            "by_kind": {k: {"tasks": len(v), "passed": sum(v)} for k, v in sorted(kinds.items())}}
+
+
+def explore_figures(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Exploration's yield per task kind (None when the condition did not explore): tasks, ``accepted_at_n`` (share
+    of tasks where the judge accepted a sample within the budget), ``pass_at_n`` (share where a sample was right by
+    the answer key), ``precision`` (accepted samples that were right) and the mean samples run per task."""
+    if not rows or max((r.get("explore") or 1) for r in rows) <= 1:
+        return None
+    tasks: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        tasks[r["task_id"]].append(r)
+    kinds: dict[str, list[list[dict[str, Any]]]] = defaultdict(list)
+    for group in tasks.values():
+        kinds[str(group[0].get("kind") or group[0].get("suite"))].append(group)
+    out = {}
+    for kind, groups in sorted(kinds.items()):
+        accepted = [r for g in groups for r in g if r.get("accepted", r["success"])]
+        out[kind] = {
+            "tasks": len(groups), "budget": max(r.get("explore") or 1 for g in groups for r in g),
+            "accepted_at_n": _round(sum(any(r.get("accepted", r["success"]) for r in g) for g in groups) / len(groups)),
+            "pass_at_n": _round(sum(any(r["success"] for r in g) for g in groups) / len(groups)),
+            "precision": _round(sum(bool(r["success"]) for r in accepted) / len(accepted)) if accepted else None,
+            "mean_samples": _round(sum(len(g) for g in groups) / len(groups), 2)}
+    return out
+
+
+def seconds_per_task(rows: list[dict[str, Any]]) -> float | None:
+    """Agent seconds per task, every rollout of a task counted (exploration and rollouts cost what they run)."""
+    n = len({r["task_id"] for r in rows})
+    return round(sum(r.get("elapsed_ms") or 0 for r in rows) / 1000 / n, 2) if n else None
+
+
+def judge_agreement(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Precision and recall of the judge that decided learning (``accepted``) against the answer key (``success``),
+    over every rollout; None when the two are the same judge (no row has a separate decision)."""
+    pairs = [(bool(r["accepted"]), bool(r["success"])) for r in rows if "accepted" in r and
+             r.get("judge_used") != r.get("judge")]
+    if not pairs:
+        return None
+    tp = sum(a and s for a, s in pairs)
+    acc, right = sum(a for a, _ in pairs), sum(s for _, s in pairs)
+    return {"rollouts": len(pairs), "precision": _round(tp / acc) if acc else None,
+            "recall": _round(tp / right) if right else None}
+
+
+def learning_figures(stream: list[dict[str, Any]], test: list[dict[str, Any]]) -> dict[str, Any]:
+    """The learning figures of one condition's stream and test rows (see the module docstring)."""
+    out: dict[str, Any] = {"learning_curve": learning_curve(stream), "seconds_per_task": seconds_per_task(stream)}
+    if test:
+        out["test"] = test_figures(test)
+    explored = explore_figures(stream)
+    if explored is not None:
+        out["explore"] = explored
+    agreement = judge_agreement(stream)
+    if agreement is not None:
+        out["judge_agreement"] = agreement
+    return out
+
+
+def bank_figures(db: str | Path, top: int = 10) -> dict[str, Any]:
+    """What a condition's bank holds: active items, how many carry a code template (and how many of those were
+    learnt, not imported from a pack), the consolidation's duplicate rate, templates admitted and rejected by
+    the extractor's replay check (from its "extract" events; 0 when it logs none), and the ``top`` most used
+    templates with their uses and wins."""
+    from rlmlab.learning import memory_health
+    from rlmlab.memory import MemoryStore
+
+    with MemoryStore(db) as store:
+        items = store.items()
+        templates = [it for it in items if it.template]
+        admitted = rejected = 0
+        for event in store.events(kind="extract"):
+            for item in event.payload.get("items") or []:
+                replay = (item.get("meta") or {}).get("replay") if isinstance(item, dict) else None
+                if isinstance(replay, dict) and "admitted" in replay:
+                    admitted += bool(replay["admitted"])
+                    rejected += not replay["admitted"]
+            report = event.payload.get("admission") or {}
+            admitted += int(report.get("admitted") or 0)
+            rejected += int(report.get("rejected") or 0)
+        health = memory_health(store)
+    used = sorted(templates, key=lambda it: (-it.uses, -it.wins, it.id))[:top]
+    return {"active": len(items), "templates": len(templates),
+            "templates_learnt": sum(1 for it in templates if not str(it.source or "").startswith("pack")),
+            "duplicate_rate": _round(health["duplicate_rate"]), "admitted": admitted, "rejected": rejected,
+            "top_templates": [{"id": it.id, "title": it.title, "uses": it.uses, "wins": it.wins,
+                               "template": it.template} for it in used]}
+
+
+def learning_line(condition: str, summary: dict[str, Any]) -> str:
+    """One condition's learning figures as a line: the curve (pass rate per window of the stream, in %), the test
+    split's pass@1 with its interval, the bank, exploration and seconds per task."""
+    parts = [f"{condition}: curve " + " ".join(f"{round(100 * x)}" for x in summary.get("learning_curve") or [])
+             + f" (% per {CURVE_WINDOW})"]
+    test = summary.get("test")
+    if test and test.get("tasks"):
+        parts.append(f"test {test['passed']}/{test['tasks']} = {round(100 * test['pass_at_1'])}% "
+                     f"[{round(100 * test['ci_low'])}-{round(100 * test['ci_high'])}]")
+    bank = summary.get("bank")
+    if bank:
+        parts.append(f"bank {bank['active']} items, {bank['templates']} templates "
+                     f"({bank['admitted']} admitted, {bank['rejected']} rejected), dup "
+                     f"{'-' if bank['duplicate_rate'] is None else round(100 * bank['duplicate_rate'])}%")
+    for kind, e in (summary.get("explore") or {}).items():
+        parts.append(f"explore {kind} pass@{e['budget']} {round(100 * e['pass_at_n'])}%")
+    if summary.get("seconds_per_task") is not None:
+        parts.append(f"{summary['seconds_per_task']} s/task")
+    return "; ".join(parts)
