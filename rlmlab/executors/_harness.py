@@ -68,6 +68,8 @@ class CodeRunOptions(RunOptions):
     max_llm_calls: int = 20  # llm_query prompts per run
     step_timeout: float = 30.0  # seconds per step; a step over it restarts the worker
     max_statements: int = 3  # statements per step under decoding="grammar"
+    # under decoding="grammar": tree-sitter and SPARQL query arguments from closed vocabularies (see _vocab)
+    vocab: bool = True
 
 
 @dataclass(frozen=True)

@@ -297,8 +297,9 @@ class _Builder:
         return "\n".join(f"{name} ::= {body}" for name, body in self.rules.items()) + "\n"
 
 
-def _tool_call(spec: Any, caps: Any, b: _Builder) -> str:
-    """``name(required positional args, optional keyword args in order)`` for one tool."""
+def _tool_call(spec: Any, caps: Any, b: _Builder, vocab: dict[str, dict[str, str]] | None = None) -> str:
+    """``name(required positional args, optional keyword args in order)`` for one tool; an argument with a closed
+    vocabulary (``vocab["tool.arg"]``, see :mod:`._vocab`) takes that instead of a free string."""
     schema = spec.schema_for_caps(caps)
     props, required = schema["properties"], set(schema.get("required", []))
     parts = [_lit(f"{spec.name}(")]
@@ -306,7 +307,12 @@ def _tool_call(spec: Any, caps: Any, b: _Builder) -> str:
     for name, prop in props.items():
         if name not in required:
             continue
-        parts.append(("" if first else '", " ') + _value_rule(prop, b, json_mode=False))
+        rules = (vocab or {}).get(f"{spec.name}.{name}")
+        if rules:
+            for rule, body in rules.items():
+                b.add(rule, body)
+        value = next(iter(rules)) if rules else _value_rule(prop, b, json_mode=False)
+        parts.append(("" if first else '", " ') + value)
         first = False
     for name, prop in props.items():
         if name in required:
@@ -354,7 +360,8 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
                  max_statements: int = 3, query: str | None = None, templates: Sequence[str] = (),
                  literals: str = "query", numbers: Sequence[str] = (), must_submit: bool = False,
                  output_field: str = "answer", thought_chars: int = 100, inputs: Sequence[str] = ("context",),
-                 echo_query: bool = True, templates_first: bool = False, context: str | None = None) -> str:
+                 echo_query: bool = True, templates_first: bool = False, context: str | None = None,
+                 vocab: dict[str, dict[str, str]] | None = None) -> str:
     """The GBNF grammar of one step of an executor, over the tools of ``registry`` (ToolSpecs) with ``caps``.
 
     ``scope`` names the variables the step may read besides the assignable :data:`TARGET_NAMES`;
@@ -366,7 +373,8 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     thought with the query, copied by the grammar, so the code that follows is written right after it (a small
     model otherwise loses the question in a long prompt). ``templates_first`` makes the step one of the filled
     templates when any fills (a task's first step copies a retrieved procedure; later steps are free to differ).
-    ``context`` (the task's text) grounds ``ident`` slots (see :func:`query_slots`).
+    ``context`` (the task's text) grounds ``ident`` slots (see :func:`query_slots`). ``vocab`` gives required
+    arguments closed vocabularies by ``"tool.arg"`` (GBNF rules, the first the argument's; see :mod:`._vocab`).
     """
     if fmt not in STEP_FORMATS:
         raise ValueError(f"fmt: {fmt!r}; use one of {', '.join(STEP_FORMATS)}")
@@ -389,7 +397,7 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
         b.add("int-lit", '"-"? [0-9]{1,9}')
         b.add("num-lit", '"-"? [0-9]{1,9} ("." [0-9]{1,6})?')
         return b.text()
-    calls = [_tool_call(spec, caps, b) for spec in specs]
+    calls = [_tool_call(spec, caps, b, vocab) for spec in specs]
     slots = query_slots(query or "", context)
     filled = [r for r in (template_rule(t, slots) for t in templates) if r is not None]
     code = _sequence(b, scope, max_statements, must_submit, calls, output_field, numbers, inputs)
