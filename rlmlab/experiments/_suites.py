@@ -144,8 +144,8 @@ class Task:
     def to_memory_task(self) -> MemoryTask:
         """The MemoryTask the loop and the judges take: context read (cached), meta filled.
 
-        meta: ``suite``, ``level``, ``kind`` when given; ``ontology`` (path) for ontology tasks; ``source_path`` (absolute) and
-        ``source`` for crate tasks. A ``code`` task keeps its reference answer in ``meta["reference"]`` and
+        meta: ``suite``, ``level``, ``kind`` when given; ``ontology`` (path) for ontology tasks; ``source_path``
+        (absolute) and ``source`` for crate tasks. A ``code`` task keeps its reference answer in ``meta["reference"]`` and
         has ``expected=None``: the oracle alone decides, since CodeJudge would otherwise also demand the
         reference's exact wording, failing a correct list given in another order or layout.
         """

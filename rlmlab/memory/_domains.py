@@ -2,7 +2,8 @@
 
 An ontology domain is a Turtle/RDF file (built in: ``prov`` and ``skos``, vendored under data/ontology/);
 a crate domain is a Rust source directory (``crate:<name>`` finds the newest Debian ``librust-<name>-dev``
-sources under /usr/share/cargo/registry; ``dir:<path>`` names any directory, relative to the current one). ``register_domain`` adds others; a path works as an id too.
+sources under /usr/share/cargo/registry; ``dir:<path>`` names any directory, relative to the current one).
+``register_domain`` adds others; a path works as an id too.
 """
 
 from __future__ import annotations

@@ -57,7 +57,8 @@ def _one_step(rng: random.Random) -> Problem:
     name, item, a, b = rng.choice(NAMES), rng.choice(ITEMS), rng.randint(20, 90), rng.randint(2, 19)
     if rng.random() < 0.5:
         q = phrase(rng, ["{n} has {a} {i}. {n} buys {b} more. How many {i} does {n} have now?",
-                         "{n} had {a} {i} and was given {b} more. How many {i} does {n} have?"], n=name, a=a, b=b, i=item)
+                         "{n} had {a} {i} and was given {b} more. How many {i} does {n} have?"],
+                   n=name, a=a, b=b, i=item)
         return q, f"{a} + {b}", Fraction(a + b)
     q = phrase(rng, ["{n} has {a} {i} and gives away {b}. How many {i} are left?",
                      "There were {a} {i} in a box. {n} took {b} of them. How many {i} remain in the box?"],
@@ -130,10 +131,11 @@ def _orchard(rng: random.Random) -> Problem:
     a, b, c = rng.randint(3, 12), rng.randint(4, 15), rng.randint(3, 10) * 4  # c * p / 100 whole
     p, price, cost = rng.choice([25, 50, 75, 100]), rng.randint(1, 3), rng.randint(10, 90)
     q = phrase(rng, ["A farmer has {a} rows of {b} apple trees, and each tree gives {c} apples. He sells {p}% of the "
-                     "apples at ${r} each and spends ${s} on crates. How much money does he have after buying the "
-                     "crates?",
-                     "An orchard has {a} rows with {b} trees in each row; every tree yields {c} apples. The owner sells "
-                     "{p}% of all the apples for ${r} apiece and pays ${s} for crates. What is the profit in dollars?"],
+                     "apples at ${r} each and spends ${s} on crates. How many dollars of the sales are left after "
+                     "paying for the crates?",
+                     "An orchard has {a} rows with {b} trees in each row; every tree yields {c} apples. The owner "
+                     "sells {p}% of all the apples for ${r} apiece and pays ${s} for crates. What is the profit in "
+                     "dollars?"],
                a=a, b=b, c=c, p=p, r=price, s=cost)
     return q, f"{a} * {b} * {c} * {p} / 100 * {price} - {cost}", Fraction(a * b * c * p, 100) * price - cost
 
@@ -210,8 +212,8 @@ def _gsm_stream(level: int, path: Path):
             yield Candidate(Task(id="pending", suite="arith", level=level, query=item.question, checker="numeric",
                                  expected=item.reference, origin=f"{path.relative_to(PROJECT_ROOT).as_posix()}:{line}"
                                  if path.is_relative_to(PROJECT_ROOT) else f"{path}:{line}",
-                                 note=f"GSM8K reference; the last calculator annotation recomputes it ({gsm_steps(answer)} "
-                                      "steps)"), (item.qid,))
+                                 note="GSM8K reference; the last calculator annotation recomputes it "
+                                      f"({gsm_steps(answer)} steps)"), (item.qid,))
     return stream
 
 

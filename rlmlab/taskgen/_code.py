@@ -43,7 +43,8 @@ COUNTS: dict[str, tuple[str, Callable | None]] = {
 # "which types" question about them would hinge on what the oracle cannot see.
 NOT_ASKED_TRAITS = frozenset({"Send", "Sync", "Unpin", "Sized", "Copy", "Clone", "Debug", "Default", "PartialEq",
                               "Eq", "PartialOrd", "Ord", "Hash", "UnwindSafe", "RefUnwindSafe", "Serialize",
-                              "Deserialize", "Any", "From", "Into", "TryFrom", "ToString", "Borrow"})
+                              "Deserialize", "Any", "From", "Into", "TryFrom", "TryInto", "ToString", "ToOwned",
+                              "Borrow", "BorrowMut", "IntoIterator"})  # std's blanket impls give the last ones
 
 
 def code_task(tree: SourceTree, scope: str, level: int, query: str, checker: str, expected: object,
@@ -297,13 +298,29 @@ def _shape_stream(tree: SourceTree, kind: str, level: int) -> Callable[[random.R
     return stream
 
 
+def yes_no(stream: Callable[[random.Random, bool], Iterator[Candidate | Drop]]) -> Callable:
+    """A stream that alternates a "yes" question and a "no" one (each from its own generator), so a yes/no kind is
+    about half "no" even where questions with a "no" answer are rarer."""
+    def both(rng: random.Random) -> Iterator[Candidate | Drop]:
+        sides = [stream(random.Random(rng.random()), True), stream(random.Random(rng.random()), False)]
+        rng.shuffle(sides)  # which comes first, so that merged trees do not all open with "yes"
+        while sides:
+            for it in list(sides):
+                while (item := next(it, None)) is not None:
+                    yield item
+                    if isinstance(item, Candidate):
+                        break
+                else:
+                    sides.remove(it)
+    return both
+
+
 def _defines_stream(tree: SourceTree, level: int) -> Callable[[random.Random], Iterator[Candidate | Drop]]:
     """"Does F define struct X?": yes for a struct of F; no for a struct of another file that F mentions."""
-    def stream(rng: random.Random) -> Iterator[Candidate | Drop]:
+    def stream(rng: random.Random, positive: bool) -> Iterator[Candidate | Drop]:
         elsewhere = [t for t in tree.tags if t.kind == "struct"]
-        for i, rel in enumerate(_shuffled(rng, tree.small_files)):
+        for rel in _shuffled(rng, tree.small_files):
             mine = [s.name for s in tree.oracle(rel).get_structs()]
-            positive = i % 2 == 0  # alternate, so about half the answers are "no"
             if positive:
                 pool = [s.name for s in tree.oracle(rel).get_structs() if s.from_macro is None]
             else:
@@ -324,7 +341,7 @@ def _defines_stream(tree: SourceTree, level: int) -> Callable[[random.Random], I
             yield Candidate(code_task(tree, rel, level, query, "exact", answer,
                                       f"tree-sitter, ctags and grep -P agree: struct {name} "
                                       f"{'is' if positive else 'is not'} declared in the file"), (rel,))
-    return stream
+    return yes_no(stream)
 
 
 def impl_header_trait(line: str, type_name: str) -> str | None:
@@ -361,17 +378,16 @@ def ctags_impls(tree: SourceTree, scope: str) -> list[tuple[str, str]]:
 def _implements_stream(tree: SourceTree, level: int) -> Callable[[random.Random], Iterator[Candidate | Drop]]:
     """"Does X implement T?" in one file: yes from an impl there; no when nothing in the whole tree implements
     T for X (so the question is false, not only the file) and other types of the file implement T."""
-    def stream(rng: random.Random) -> Iterator[Candidate | Drop]:
+    def stream(rng: random.Random, positive: bool) -> Iterator[Candidate | Drop]:
         everywhere = {(i.type_name, i.trait_name) for f in tree.files for i in tree.oracle(f).get_impls()
                       if i.trait_name}
         short = {i.trait_name for f in tree.files for i in tree.oracle(f).get_impls()
                  if i.trait_name and len(i.type_name) <= 2}  # impl<T: Foo> Bar for T: a blanket impl
-        for i, rel in enumerate(_shuffled(rng, tree.small_files)):
+        for rel in _shuffled(rng, tree.small_files):
             impls = [x for x in tree.oracle(rel).get_impls() if x.trait_name and not x.negative
                      and x.from_macro is None and x.trait_name not in NOT_ASKED_TRAITS and x.type_name.isidentifier()]
             if not impls or invokes_impl_macro(tree, rel):
                 continue
-            positive = i % 2 == 0
             if positive:
                 pairs = sorted({(x.type_name, x.trait_name) for x in impls})
             else:
@@ -382,8 +398,8 @@ def _implements_stream(tree: SourceTree, level: int) -> Callable[[random.Random]
                 continue
             name, trait = rng.choice(pairs)
             ctags_says = (name, trait) in set(ctags_impls(tree, rel if positive else "."))
-            grep_says = tree.grep_count("." if not positive else rel,
-                                        rf"^\s*(unsafe\s+)?impl\b.*\b{re.escape(trait)}\b.*\bfor\b.*\b{re.escape(name)}\b") > 0
+            header = rf"^\s*(unsafe\s+)?impl\b.*\b{re.escape(trait)}\b.*\bfor\b.*\b{re.escape(name)}\b"
+            grep_says = tree.grep_count("." if not positive else rel, header) > 0
             if not ctags_says == grep_says == positive:
                 yield Drop("does_implement", "ctags or grep disagree", f"{rel} {name}: {trait}")
                 continue
@@ -396,11 +412,11 @@ def _implements_stream(tree: SourceTree, level: int) -> Callable[[random.Random]
             yield Candidate(code_task(tree, rel, level, query, "code", expected,
                                       f"TreeSitterOracle: does_implement {name} / {trait}; ctags and grep -P agree"
                                       + ("" if positive else " (no impl anywhere in the tree)")), (rel,))
-    return stream
+    return yes_no(stream)
 
 
 def count_stream(tree: SourceTree, kind: str, level: int, scopes: Callable[[random.Random], list[str]],
-                 forms: list[str], where: Callable[[str], str]) -> Callable[[random.Random], Iterator[Candidate | Drop]]:
+                 forms: list[str], where: Callable[[str], dict]) -> Callable[[random.Random], Iterator]:
     """Count questions over each scope: the GrepOracle's lines, ``grep -P`` over the same files, and the
     tree-sitter count of the same items must all give one number (at least 1)."""
     words = COUNTS[kind][0]

@@ -245,8 +245,8 @@ def _aggregate_stream(tree: SourceTree, kind: str, level: int, scopes) -> Callab
                                      len({i.trait_name for i in impls}),
                                      "tree-sitter impl blocks (trait names); ctags impl headers agree")
                 else:
-                    per = {t: len({i.type_name for i in every if i.trait_name == t}) for t in {i.trait_name for i in every}
-                           if t != "Future"}
+                    per = {t: len({i.type_name for i in every if i.trait_name == t})
+                           for t in {i.trait_name for i in every} if t != "Future"}
                     named = {t: len({i.type_name for i in impls if i.trait_name == t}) for t in per}
                     if not per:
                         continue

@@ -220,7 +220,8 @@ RELATIONS = {
                                   "the direct superclasses of {t} that are IRIs, not blank nodes (one column)"],
                      "SELECT ?super WHERE {{ {t} rdfs:subClassOf ?super . FILTER(isIRI(?super)) }}"),
     "sub_properties": (2, "property", ["the direct sub-properties of {t}, i.e. ?property rdfs:subPropertyOf {t} "
-                                       "(one column)"], "SELECT ?property WHERE {{ ?property rdfs:subPropertyOf {t} }}"),
+                                       "(one column)"],
+                       "SELECT ?property WHERE {{ ?property rdfs:subPropertyOf {t} }}"),
     "properties_with_domain": (2, "class", ["the properties whose rdfs:domain is exactly {t} (one column: the "
                                             "property)", "every property with rdfs:domain {t} (one column)"],
                                "SELECT ?property WHERE {{ ?property rdfs:domain {t} }}"),
@@ -235,7 +236,8 @@ RELATIONS = {
                               "SELECT DISTINCT ?class WHERE {{ ?class rdfs:subClassOf+ {t} }}"),
     "superclasses_transitive": (3, "class", ["every distinct named (IRI) superclass of {t} at any depth, via one or "
                                              "more rdfs:subClassOf steps (one column, each once)"],
-                                "SELECT DISTINCT ?super WHERE {{ {t} rdfs:subClassOf+ ?super . FILTER(isIRI(?super)) }}"),
+                                "SELECT DISTINCT ?super WHERE {{ {t} rdfs:subClassOf+ ?super . "
+                                "FILTER(isIRI(?super)) }}"),
     "sub_properties_transitive": (3, "property", ["every distinct property that is a sub-property of {t} at any "
                                                   "depth, via one or more rdfs:subPropertyOf steps (one column, "
                                                   "each once)"],
@@ -319,7 +321,8 @@ def _filter_stream(onto: Onto, kind: str):
                              if (m := re.match(r"[a-z]+", str(p)[len(onto.ns):]))})
         else:
             g = load_ontology(onto.path)
-            params = sorted({str(o) for o in g.objects(None, URIRef(onto.ns + "category"))}) if onto.domain == "prov" else []
+            params = sorted({str(o) for o in g.objects(None, URIRef(onto.ns + "category"))}) \
+                if onto.domain == "prov" else []
         rng.shuffle(params)
         for w in dict.fromkeys(params):
             if kind == "label_contains":
@@ -359,7 +362,8 @@ def _aggregate_stream(onto: Onto):
                   for t in ("owl:ObjectProperty", "owl:DatatypeProperty", "owl:Class")] if onto.domain == "prov" else []
         items += [(t, f"the number of {t} resources in the {onto.prefix} namespace {onto.ns} (one column, one row: "
                       "the count)",
-                   f"SELECT (COUNT(DISTINCT ?x) AS ?n) WHERE {{ ?x a {t} . FILTER(STRSTARTS(STR(?x), \"{onto.ns}\")) }}")
+                   f"SELECT (COUNT(DISTINCT ?x) AS ?n) WHERE {{ ?x a {t} . "
+                   f"FILTER(STRSTARTS(STR(?x), \"{onto.ns}\")) }}")
                   for t in ("owl:Class", "owl:ObjectProperty", "owl:DatatypeProperty", "owl:AnnotationProperty")]
         rng.shuffle(items)
         for key, what, select in items:
