@@ -93,7 +93,11 @@ def _suite_kinds(suite: str, sources: Sequence[str | Path]) -> tuple[list[Kind],
         return _merge(ontology_kinds()), {}
     from rlmlab.taskgen._arith import FAMILIES, arith_kinds
 
-    return _merge(arith_kinds()), {"families": [f"family:{name}" for name in FAMILIES]}
+    # Families are split level by level, so each level has a family on each side (when it has two or more).
+    groups: dict[str, list[str]] = {}
+    for name, (level, _) in FAMILIES.items():
+        groups.setdefault(f"families-L{level}", []).append(f"family:{name}")
+    return _merge(arith_kinds()), groups
 
 
 def generate_tasks(suite: str, *, n: int, seed: int, sources: Sequence[str | Path] = (), split_by: str | None = None,
