@@ -174,9 +174,11 @@ class ReasoningBankLoop:
             ws.extras[STEP_TEMPLATES_KEY] = [dict(t) for t in built.templates] if built is not None else []
         return ws
 
-    def _judge(self, task: MemoryTask, trajectory: Any) -> Verdict:
+    def _judge_all(self, task: MemoryTask, trajectories: list[Any]) -> list[Verdict]:
+        from rlmlab.learning._judge_keyfree import judge_rollouts
+
         judge = self.judge or judge_for(task, lm=self.judge_lm)
-        return judge.judge(task, trajectory)
+        return judge_rollouts(judge, task, trajectories)
 
     def run_task(self, task: MemoryTask, rollout: int | None = None) -> TaskOutcome:
         """Run ``task`` (``rollouts`` times), judge, extract, persist and forget; returns the outcome.
@@ -202,15 +204,14 @@ class ReasoningBankLoop:
             return recorded
         self.store.bind(run_id=self.run_id, domain=task.domain)
         built = self.builder.build(task, trajectory_id=ids[0], record=False)
-        rollouts: list[tuple[Any, Verdict]] = []
-        errors = []
+        trajectories = []
         for tid in ids:
             self.store.bind(run_id=self.run_id, trajectory_id=tid, domain=task.domain)
-            traj = self.executor(task, built.text, self._workspace(task, tid, built), tid)
+            trajectories.append(self.executor(task, built.text, self._workspace(task, tid, built), tid))
             write_point("loop:rollout")
-            rollouts.append((traj, self._judge(task, traj)))
-            if traj.error:
-                errors.append(traj.error)
+        errors = [t.error for t in trajectories if t.error]
+        # judged together: a vote judges each rollout by the others' answers (judge_rollouts)
+        rollouts: list[tuple[Any, Verdict]] = list(zip(trajectories, self._judge_all(task, trajectories)))
         if self.selection == "vote":
             # no reference needed; lazy: rlmlab.experiments sits above memory (the runner's _merge uses the same rule)
             from rlmlab.learning._vote import majority
