@@ -38,7 +38,8 @@ _CURIE = re.compile(r"(?<![\w/#<])([a-z][a-z0-9]*:[A-Za-z_][\w.-]*[\w])")
 
 
 def _reference(task) -> str:
-    return task.meta.get("reference") if task.expected is None else task.expected
+    ref = task.meta.get("reference") if task.expected is None else task.expected
+    return ref[0] if isinstance(ref, list) else ref  # several acceptable answers: the first
 
 
 def _code_cases(tasks):

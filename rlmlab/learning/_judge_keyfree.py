@@ -135,7 +135,8 @@ class ConstraintsJudge:
         if blocking:
             return _verdict(self.name, False, f"L1 check {blocking[0].kind}: {blocking[0].message[:160]}.")
         used = " ".join(" ".join(t) for t in triples) + " " + query
-        missing = [c for c in named if c not in used and (expand[c] is None or f"<{expand[c]}>" not in used)]
+        missing = [c for c in named if not re.search(rf"(?<![\w:]){re.escape(c)}(?![\w.-])", used)
+                   and (expand[c] is None or f"<{expand[c]}>" not in used)]
         if missing:
             return _verdict(self.name, False, f"The query does not use {', '.join(missing[:3])}, which the question "
                                               f"names.")
@@ -186,7 +187,10 @@ def _relations_missing(question: str, triples: list[tuple[str, str, str]], expan
             if prop and not has(iri(subject), iri(prop), None):
                 return f"{subject} {prop} ?value"
     for m in _WHOSE.finditer(question):
-        if not has(None, iri(m.group(1)), iri(m.group(2))):
+        target = iri(m.group(2))
+        # "whose rdfs:range is prov:Agent or a class below it": the value may reach the class through a variable
+        reach = {target} | {ts for ts, _, to in triples if to == target and ts.startswith("?")}
+        if not any(iri(m.group(1)) in tp and to in reach for _, tp, to in triples):
             return f"?x {m.group(1)} {m.group(2)}"
     return ""
 

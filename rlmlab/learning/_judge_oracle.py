@@ -28,6 +28,9 @@ _RETURN = re.compile(r"\bwhat\s+does\s+(?:the\s+)?(?:(?:async\s+)?(?:fn|function
                      re.I | re.S)
 _DEFINES = re.compile(r"\bdoes\s+\S+\s+define\s+(?:an?\s+)?(pub\s+)?(struct|enum|trait|type|fn|function|item|union)"
                       r"\w*\s+(?:named\s+|called\s+)?`?(\w+)`?", re.I)
+# Questions over many constructs at once (an argmax, distinct names): the grep and tree-sitter oracles read them
+# as a count or list of one construct and would judge another question.
+_AGGREGATE = re.compile(r"\b(most|fewest|least|largest|smallest|distinct|each\s+\w+\s+(?:name\s+)?once)\b", re.I)
 _YES_NO = re.compile(r"^\W*(yes|no)\b", re.I)
 
 
@@ -75,20 +78,24 @@ class OracleJudge:
         if trajectory.error or answer is None or not str(answer).strip():
             return _verdict(False, "The run gave no answer to judge." if not trajectory.error
                             else f"The run ended with an error ({str(trajectory.error)[:80]}).")
+        facts = self._facts(task.query, str(answer), sources)  # the narrower question first (see _facts)
+        if facts is not None:
+            return facts
+        if _AGGREGATE.search(task.query):
+            return cannot_judge(self.name, "the question asks for an aggregate (most, largest, distinct, ...) the "
+                                           "oracles do not compute; they count and list one construct.")
         outcome = self._validator.validate(AnalysisResult(task.query, str(answer),
                                                           source_path=task.meta["source_path"]))
         if outcome.status == "Golden":
             return _verdict(True, f"{outcome.method} verified the answer ({outcome.verdict}).")
         if outcome.status == "Failed":
             return _verdict(False, f"The oracle contradicts the answer: {str(outcome.reason)[:240]}.")
-        facts = self._facts(task.query, str(answer), sources)
-        if facts is not None:
-            return facts
         return cannot_judge(self.name, f"the oracles could not decide ({str(outcome.reason)[:160]}) and no "
                                        "tree-sitter fact answers this kind of question.")
 
     def _facts(self, query: str, answer: str, sources: list[tuple[str | None, str]]) -> Verdict | None:
-        """A verdict from tree-sitter facts for a return-type or defines question, else None."""
+        """A verdict from tree-sitter facts for a return-type or defines question, else None. Asked before the
+        oracles: "does P define a pub struct named X" reads to the grep oracle as a count of structs."""
         from rlmlab.oracle import TreeSitterOracle
 
         facts = [TreeSitterOracle(text, path) for path, text in sources]
