@@ -135,7 +135,7 @@ def test_a_bank_made_before_templates_migrates_in_place(tmp_path):
     for n, it in enumerate(old):
         row = {**it.to_dict(), "tags": json.dumps(it.tags), "created_at": "2026-01-01T00:00:00.000Z",
                "updated_at": "2026-01-01T00:00:00.000Z"}
-        row.pop("template")
+        row.pop("template"), row.pop("shape")
         if n == 2:
             row.update(status="forgotten")
         conn.execute(f"INSERT INTO items ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", list(row.values()))

@@ -190,6 +190,8 @@ def _condition(name: str, values: dict[str, Any], where: str) -> Condition:
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
     floors = learning.pop("floors", None)
+    if values.get("templates") and "retrieval" not in values:  # one template, found by shape and words (issue 25)
+        values["retrieval"] = {"policy": "templates"}
     plugin_options = _plugins(values, learning, where)
     if "temperature" in values:  # YAML 1 is an int
         values["temperature"] = float(values["temperature"])
@@ -213,9 +215,9 @@ def _condition(name: str, values: dict[str, Any], where: str) -> Condition:
     _check_judge(cond.judge, where)
     if cond.runs_per_task == 1 and cond.extraction == "contrastive":
         raise ConfigError(f"{where}: extraction: contrastive needs rollouts > 1")
-    if cond.retrieval.get("policy") == "success_only" and "k_failure" in cond.retrieval:
-        raise ConfigError(f"{where}: retrieval: k_failure does not apply to policy success_only (it retrieves no "
-                          "failures); leave it out")
+    if cond.retrieval.get("policy") in ("success_only", "templates") and "k_failure" in cond.retrieval:
+        raise ConfigError(f"{where}: retrieval: k_failure does not apply to policy {cond.retrieval['policy']} (it "
+                          "retrieves no failures); leave it out")
     if cond.templates and not cond.layers.L2:
         raise ConfigError(f"{where}: templates: on needs the L2 layer (templates arrive with L2 memory items); "
                           "add layers: {L2: true}")

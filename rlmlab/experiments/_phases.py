@@ -32,12 +32,15 @@ class SuiteJudge:
         self._judges = {suite: JUDGES.make(name, **({"lm": lm} if JUDGES.accepts(name, "lm") else {}))
                         for suite, name in {**self.names, "": default}.items() if name != "reference"}
 
-    def judge(self, task: MemoryTask, trajectory: Any) -> Verdict:
+    def for_task(self, task: MemoryTask) -> Any:
+        """The judge of ``task``'s suite (the loop resolves it per task: a vote judges a task's rollouts together)."""
         from rlmlab.learning import judge_for
 
         suite = str(task.meta.get("suite"))
-        found = self._judges.get(suite if suite in self.names else "")
-        return (found or judge_for(task, lm=self.lm)).judge(task, trajectory)
+        return self._judges.get(suite if suite in self.names else "") or judge_for(task, lm=self.lm)
+
+    def judge(self, task: MemoryTask, trajectory: Any) -> Verdict:
+        return self.for_task(task).judge(task, trajectory)
 
 
 def make_judge(spec: Any, lm: Any = None) -> SuiteJudge | None:

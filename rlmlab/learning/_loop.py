@@ -186,9 +186,11 @@ class ReasoningBankLoop:
             ws.extras[STEP_TEMPLATES_KEY] = [dict(t) for t in built.templates] if built is not None else []
         return ws
 
-    def _judge(self, task: MemoryTask, trajectory: Any) -> Verdict:
+    def _task_judge(self, task: MemoryTask) -> Any:
+        """The judge of ``task``: the loop's (resolved per task when it has ``for_task``, as a judge per suite
+        does), else the task's own check."""
         judge = self.judge or judge_for(task, lm=self.judge_lm)
-        return judge.judge(task, trajectory)
+        return judge.for_task(task) if hasattr(judge, "for_task") else judge
 
     def run_task(self, task: MemoryTask, rollout: int | None = None) -> TaskOutcome:
         """Run ``task`` (``rollouts`` times), judge, extract, persist and forget; returns the outcome.
@@ -214,21 +216,26 @@ class ReasoningBankLoop:
             return recorded
         self.store.bind(run_id=self.run_id, domain=task.domain)
         built = self.builder.build(task, trajectory_id=ids[0], record=False)
-        rollouts: list[tuple[Any, Verdict]] = []
-        reference: list[dict[str, Any]] = []
-        errors = []
+        judge = self._task_judge(task)
+        # a judge that needs every rollout's answer (a vote) judges them together, so it cannot stop early
+        together = hasattr(judge, "judge_rollouts")
+        trajectories: list[Any] = []
+        verdicts: list[Verdict] = []
         for tid in ids:
             self.store.bind(run_id=self.run_id, trajectory_id=tid, domain=task.domain)
-            traj = self.executor(task, built.text, self._workspace(task, tid, built), tid)
+            trajectories.append(self.executor(task, built.text, self._workspace(task, tid, built), tid))
             write_point("loop:rollout")
-            rollouts.append((traj, self._judge(task, traj)))
-            if self.reference and self.judge is not None:
-                reference.append(judge_for(task, lm=self.judge_lm).judge(task, traj).to_dict())
-            if traj.error:
-                errors.append(traj.error)
-            if self.until_accepted and rollouts[-1][1].success:
-                break
-        ids = ids[:len(rollouts)]
+            if not together:
+                verdicts.append(judge.judge(task, trajectories[-1]))
+                if self.until_accepted and verdicts[-1].success:
+                    break
+        if together:
+            verdicts = list(judge.judge_rollouts(task, trajectories))
+        ids = ids[:len(trajectories)]
+        errors = [t.error for t in trajectories if t.error]
+        rollouts: list[tuple[Any, Verdict]] = list(zip(trajectories, verdicts))
+        reference = ([judge_for(task, lm=self.judge_lm).judge(task, t).to_dict() for t in trajectories]
+                     if self.reference and self.judge is not None else [])
         if self.selection == "vote":
             # no reference needed; lazy: rlmlab.experiments sits above memory (the runner's _merge uses the same rule)
             from rlmlab.learning._vote import majority

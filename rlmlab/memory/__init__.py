@@ -28,6 +28,8 @@ from rlmlab.memory._templates import (
     SLOT_TYPES, STEP_TEMPLATES_KEY, Slot, TemplateError, check_template, fill_template, parse_template, template_slots,
 )
 from rlmlab.memory._store import MemoryStore
+from rlmlab.memory._literals import query_shape, query_slots, shape_similarity, shape_tokens, numbers_in
+from rlmlab.memory._shape import ShapeRetriever
 from rlmlab.memory._tokens import FIELD_WEIGHTS, STOPWORDS, fts_query, query_tokens, tokenize
 
 __all__ = [
@@ -40,8 +42,9 @@ __all__ = [
     "Domain", "DOMAINS", "register_domain", "resolve_domain",
     "RetrievalPolicy", "Retrieved", "MixedRetrieval", "RETRIEVAL_POLICIES", "SCOPES", "PolicyRegistry",
     "MemoryTask", "Verdict",
-    "Retriever", "FTS5Retriever", "BM25Retriever", "EmbeddingRetriever", "RETRIEVERS", "register_retriever",
-    "make_retriever",
+    "Retriever", "FTS5Retriever", "BM25Retriever", "EmbeddingRetriever", "ShapeRetriever", "RETRIEVERS",
+    "register_retriever", "make_retriever",
+    "query_shape", "query_slots", "shape_similarity", "shape_tokens", "numbers_in",
     "import_pack", "export_pack", "read_pack", "ImportReport", "PACK_FIELDS",
     "tokenize", "query_tokens", "fts_query", "FIELD_WEIGHTS", "STOPWORDS",
     "Migration", "MIGRATIONS",

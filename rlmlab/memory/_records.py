@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from rlmlab.memory._errors import ItemValidationError
+from rlmlab.memory._literals import query_shape
 from rlmlab.memory._templates import TEMPLATE_MAX, TemplateError, check_template
 from rlmlab.records import Record
 
@@ -23,7 +24,7 @@ POLARITIES = ("success", "failure")
 LAYERS = ("L1", "L2", "L3")
 # Characters, except tags (a count). Items are short strategies, not documents (L3 artifacts have their own table).
 LIMITS = {"title": 200, "description": 500, "content": 4000, "tags": 16, "tag": 40, "domain": 200, "id": 200,
-          "template": TEMPLATE_MAX}
+          "template": TEMPLATE_MAX, "shape": 4000}
 
 # An item's lifecycle: only active items are searched and injected. Consolidation marks an item
 # "superseded" (by the merged item named in ``superseded_by``) or "discarded" (a near-duplicate of an
@@ -62,7 +63,9 @@ class MemoryItem:
     ``domain`` is the domain/ontology id (None: applies anywhere); ``scope`` a free slug such as "global"
     or "task"; ``source`` says where the item came from ("mem_add", "pack:<name>", "extract"). ``template`` is
     optional code with ``{{name:type}}`` slots (see :mod:`rlmlab.memory._templates`) that a step grammar lets
-    the model copy with the slots filled from the query; it does not enter the id.
+    the model copy with the slots filled from the query; it does not enter the id. ``shape`` holds the query
+    shapes (:func:`rlmlab.memory.query_shape`, one per line) of the tasks the item was learned from or written
+    for, so a task of the same shape retrieves it (see :class:`rlmlab.memory.ShapeRetriever`); not in the id.
     """
 
     title: str
@@ -84,6 +87,7 @@ class MemoryItem:
     status: str = "active"
     superseded_by: str | None = None
     template: str | None = None
+    shape: str | None = None
     id: str = ""
 
     def __post_init__(self) -> None:
@@ -132,6 +136,7 @@ class MemoryItem:
                 self.template = check_template(self.template)
             except TemplateError as exc:
                 raise ItemValidationError("template", str(exc)) from None
+        self.shape = _check_shape(self.shape)
         if not self.id:
             self.id = item_id(self.title, self.content)
 
@@ -151,6 +156,21 @@ class MemoryItem:
             if key not in data:
                 raise ItemValidationError(key, "missing; title, description, content and polarity are required")
         return cls(**data)
+
+
+def _check_shape(shape: Any) -> str | None:
+    """Shapes one per line, each normalised by query_shape (a raw query becomes its shape), deduplicated in order;
+    None for no shape."""
+    if shape is None:
+        return None
+    if not isinstance(shape, str):
+        raise ItemValidationError("shape", f"expected a string (query shapes, one per line) or None, "
+                                           f"got {type(shape).__name__}")
+    lines = list(dict.fromkeys(s for s in (query_shape(line) for line in shape.splitlines()) if s))
+    text = "\n".join(lines)
+    if len(text) > LIMITS["shape"]:
+        raise ItemValidationError("shape", f"{len(text)} characters, over the limit of {LIMITS['shape']}")
+    return text or None
 
 
 def artifact_id(kind: str, content: str) -> str:
