@@ -25,7 +25,8 @@ from rlmlab.memory._retrieve import (
 )
 from rlmlab.memory._schema import MIGRATIONS, Migration
 from rlmlab.memory._templates import (
-    SLOT_TYPES, STEP_TEMPLATES_KEY, Slot, TemplateError, check_template, fill_template, parse_template, template_slots,
+    SLOT_TYPES, STEP_TEMPLATES_KEY, Slot, TemplateError, check_template, fill_template, normalise_template,
+    parse_template, template_slots,
 )
 from rlmlab.memory._store import MemoryStore
 from rlmlab.memory._tokens import FIELD_WEIGHTS, STOPWORDS, fts_query, query_tokens, tokenize
@@ -46,7 +47,7 @@ __all__ = [
     "tokenize", "query_tokens", "fts_query", "FIELD_WEIGHTS", "STOPWORDS",
     "Migration", "MIGRATIONS",
     "parse_template", "fill_template", "template_slots", "check_template", "Slot", "SLOT_TYPES", "TemplateError",
-    "STEP_TEMPLATES_KEY",
+    "STEP_TEMPLATES_KEY", "normalise_template",
     "MemoryStoreError", "ItemValidationError", "PackError", "StoreBusyError",
 ]
 

@@ -7,6 +7,7 @@ itself on construction and raises :class:`ItemValidationError` naming the field 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
@@ -23,7 +24,7 @@ POLARITIES = ("success", "failure")
 LAYERS = ("L1", "L2", "L3")
 # Characters, except tags (a count). Items are short strategies, not documents (L3 artifacts have their own table).
 LIMITS = {"title": 200, "description": 500, "content": 4000, "tags": 16, "tag": 40, "domain": 200, "id": 200,
-          "template": TEMPLATE_MAX}
+          "template": TEMPLATE_MAX, "meta": 2000}
 
 # An item's lifecycle: only active items are searched and injected. Consolidation marks an item
 # "superseded" (by the merged item named in ``superseded_by``) or "discarded" (a near-duplicate of an
@@ -62,7 +63,10 @@ class MemoryItem:
     ``domain`` is the domain/ontology id (None: applies anywhere); ``scope`` a free slug such as "global"
     or "task"; ``source`` says where the item came from ("mem_add", "pack:<name>", "extract"). ``template`` is
     optional code with ``{{name:type}}`` slots (see :mod:`rlmlab.memory._templates`) that a step grammar lets
-    the model copy with the slots filled from the query; it does not enter the id.
+    the model copy with the slots filled from the query; it does not enter the id. ``meta`` is a small JSON object
+    (at most ``LIMITS["meta"]`` characters as JSON) of structured facts about the item, such as a learnt
+    template's replay admission (``{"admission": {"replay": ..., "repairs": ..., "regressions": ...}}``); it does
+    not enter the id either.
     """
 
     title: str
@@ -84,6 +88,7 @@ class MemoryItem:
     status: str = "active"
     superseded_by: str | None = None
     template: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
     id: str = ""
 
     def __post_init__(self) -> None:
@@ -132,6 +137,7 @@ class MemoryItem:
                 self.template = check_template(self.template)
             except TemplateError as exc:
                 raise ItemValidationError("template", str(exc)) from None
+        self.meta = _check_meta(self.meta)
         if not self.id:
             self.id = item_id(self.title, self.content)
 
@@ -279,6 +285,22 @@ def check_k(k: Any) -> None:
     """ItemValidationError unless ``k`` (a result count) is an integer >= 1."""
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ItemValidationError("k", f"{k!r} is not allowed; use an integer >= 1")
+
+
+def _check_meta(meta: Any) -> dict[str, Any]:
+    """``meta`` as a JSON-safe dict (None gives {}); ItemValidationError for another type, a value JSON cannot hold
+    or more than ``LIMITS["meta"]`` characters of JSON."""
+    if meta is None:
+        return {}
+    if not isinstance(meta, dict) or not all(isinstance(k, str) for k in meta):
+        raise ItemValidationError("meta", f"expected a JSON object with string keys, got {type(meta).__name__}")
+    try:
+        text = json.dumps(meta, allow_nan=False, sort_keys=True)
+    except (TypeError, ValueError) as exc:
+        raise ItemValidationError("meta", f"not JSON: {exc}") from None
+    if len(text) > LIMITS["meta"]:
+        raise ItemValidationError("meta", f"{len(text)} characters of JSON, over the limit of {LIMITS['meta']}")
+    return json.loads(text)  # a copy: the item does not share nested objects with the caller
 
 
 def _check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:

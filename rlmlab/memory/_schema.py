@@ -159,6 +159,11 @@ MIGRATIONS: list[Migration] = [
         # falls (see memory/_search.py). Its own triggers keep it in step with items, as migration 8's do.
         *_external_fts("items_fts_exact", "unicode61 remove_diacritics 2"),
     )),
+    Migration(10, "item_meta", (
+        # Structured facts about an item as a JSON object (a learnt template's replay admission, its slots' order);
+        # not searched: retrieval ranks on what the item says.
+        "ALTER TABLE items ADD COLUMN meta TEXT NOT NULL DEFAULT '{}'",
+    )),
 ]
 
 
