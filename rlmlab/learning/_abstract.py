@@ -33,7 +33,7 @@ from rlmlab.records import Record
 if TYPE_CHECKING:
     from rlmlab.executors import Trajectory
 
-__all__ = ["SlotBinding", "Abstraction", "query_literals", "query_shape", "minimal_code", "abstract_code",
+__all__ = ["SlotBinding", "Abstraction", "query_literals", "code_idents", "query_shape", "minimal_code", "abstract_code",
            "abstract_trajectory", "fill_slots", "submitted_code"]
 
 # Names the REPL provides besides the tools: a slice that still reads one of these is complete.
@@ -90,32 +90,35 @@ def _numbers(query: str) -> list[tuple[str, int, int]]:
 
 
 def query_literals(query: str, context: str | None = None) -> dict[str, list[str]]:
-    """The query's literals by slot type, in order: the step grammar's candidates (:func:`query_slots`, with
-    ``ident`` grounded in ``context``), except that ``number`` lists every occurrence (for "2 + 2", two)."""
+    """The query's literals by slot type, in order: the step grammar's candidates (:func:`query_slots`), except
+    that ``number`` lists every occurrence (for "2 + 2", two) and ``ident`` only the names of code in the
+    context (:func:`code_idents`)."""
     out = query_slots(query, context)
     out["number"] = [n for n, _, _ in _numbers(query)]
+    out["ident"] = code_idents(query, context)
     return out
-
-
-_CODE_NAME = r"\b(?:fn|struct|enum|trait|type|impl|mod|const|static|let|union|macro_rules!)\s+{w}\b|\b{w}\s*(?:\(|<|::|\{{)|\.{w}\b"
 
 
 # A context is source code when it defines a function or type (Rust, or Python); an ontology's Turtle or prose
 # is not, and its words ("type prov:Plan", "of (some") must not pass for names.
 _IS_CODE = re.compile(r"\bfn\s+\w+\s*[<(]|\b(?:struct|enum|trait)\s+[A-Z]\w*|^\s*(?:def|class)\s+\w+", re.M)
+_DEFINES = r"\b(?:fn|struct|enum|trait|type|impl|mod|const|static|union|macro_rules!)\s+{w}\b|^\s*(?:def|class)\s+{w}\b"
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_USES = r"\b{w}\s*(?:\(|<|::|\{{)|\.{w}\b"
 
 
-def _grounded_idents(query: str, context: str | None) -> list[str]:
-    """The query's identifiers that name code in the context: the step grammar's grounded ``ident`` candidates
-    (in their order, so ordinals agree) that the context defines, calls or uses as a path (``fn wait``,
-    ``wait(``, ``File::``). Not a word of a CURIE (``rdfs:label`` in an ontology's Turtle), nor prose: []
-    when the context is not code or grounds none."""
+def code_idents(query: str, context: str | None) -> list[str]:
+    """The query's identifiers that name code in the context, in query order: those the context defines
+    (``fn wait``, ``struct File``, ``impl AsyncSeek``) or, if none, those it calls or uses as a path. [] when the
+    context is not code; never a word of a CURIE (``rdfs:label`` in Turtle) or of the question's prose."""
     if not context or not _IS_CODE.search(context):
         return []
-    grounded = query_slots(query, context)["ident"]
-    if grounded == query_slots(query)["ident"]:
+    words = query_slots(query, context)["ident"]
+    if words == query_slots(query)["ident"]:  # the step grammar grounded none: every word is a candidate
         return []
-    return [w if re.search(_CODE_NAME.format(w=re.escape(w)), context) else "" for w in grounded]
+    code = _COMMENT.sub(" ", context)  # doc comments are prose: "This type does not ..." defines no `does`
+    defined = [w for w in words if re.search(_DEFINES.format(w=re.escape(w)), code, re.M)]
+    return defined or [w for w in words if re.search(_USES.format(w=re.escape(w)), code)]
 
 
 def query_shape(query: str, context: str | None = None) -> str:
@@ -126,7 +129,7 @@ def query_shape(query: str, context: str | None = None) -> str:
     for kind in ("quoted", "curie", "path"):
         for value in sorted(lits[kind], key=len, reverse=True):
             spans += [(m.start(), m.end(), kind) for m in re.finditer(re.escape(value), query)]
-    for value in filter(None, _grounded_idents(query, context)):
+    for value in code_idents(query, context):
         spans += [(m.start(), m.end(), "ident") for m in re.finditer(rf"(?<![\w:/.]){re.escape(value)}(?!\w)", query)]
     spans += [(s, e, "number") for _, s, e in _numbers(query)]
     out, pos = [], 0
@@ -292,17 +295,15 @@ class _Slots:
         return self.get("number", i, self.numbers[i][0])
 
 
-def _string_pieces(text: str, lits: dict[str, list[str]], grounded: list[str], slots: _Slots
+def _string_pieces(text: str, lits: dict[str, list[str]], slots: _Slots
                    ) -> list[tuple[str, SlotBinding | None]]:
     """``text`` cut into literal pieces and slots (the query's literals found in it as whole tokens)."""
     spans: list[tuple[int, int, SlotBinding]] = []
     taken: list[tuple[int, int]] = []
     for kind in _STRING_TYPES:
-        values = grounded if kind == "ident" else lits.get(kind, [])
+        values = lits.get(kind, [])
         order = sorted(range(len(values)), key=lambda i: -len(values[i]))
         for i in order:
-            if not values[i]:  # an identifier that names no code
-                continue
             for start, end in _find(text, values[i], kind):
                 if any(start < e and s < end for s, e in taken):
                     continue
@@ -363,7 +364,6 @@ def abstract_code(stmts: list[ast.stmt], query: str, context: str | None = None,
     if not stmts:
         return Abstraction(None, code, reason="no statements")
     lits = query_literals(query, context)
-    grounded = _grounded_idents(query, context)
     module = ast.parse(code)  # a copy to rewrite; ``code`` stays the source's
     parents = {child: node for node in ast.walk(module) for child in ast.iter_child_nodes(node)}
     slots = _Slots(query)
@@ -395,7 +395,7 @@ def abstract_code(stmts: list[ast.stmt], query: str, context: str | None = None,
                 numbers[key] = binding
                 replace[node] = key
         elif isinstance(node.value, str) and string_slots:
-            pieces = _string_pieces(node.value, lits, grounded, slots)
+            pieces = _string_pieces(node.value, lits, slots)
             if any(b is not None for _, b in pieces):
                 key = f"__str_{len(replace)}__"
                 strings[key] = pieces

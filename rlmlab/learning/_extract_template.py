@@ -232,8 +232,9 @@ class TemplateExtractor:
         win = against[0] if against is not None else None
         same = win is not None and win.template is not None and normalise_template(win.template) == key
         if order is not None:
-            wrong = ", ".join(f"{b.name}={b.value}" for b in ab.slots if order.get(b.name, b.value) != b.value)
-            right = ", ".join(f"{name}={value}" for name, value in order.items())
+            wrong = ", ".join(f"{b.name}={b.value}" for b in sorted(ab.slots, key=lambda b: b.name)
+                              if order.get(b.name, b.value) != b.value)
+            right = ", ".join(f"{name}={value}" for name, value in sorted(order.items()))
             title = f"Wrong slot order for: {shape}"
             what = f"the slots were filled in the wrong order ({wrong}); the order that solves it is {right}"
         elif same:
