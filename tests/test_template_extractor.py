@@ -226,7 +226,7 @@ def test_a_misfired_code_template_is_named_for_its_query_shape(tokio):
     assert item.title == ("Template misfired (ast_query, ctx_slice) for: What does fn {ident} in {path} return? "
                           "Answer with the return type only.")
     assert '\\"{{name:ident}}\\"' in item.template and "pub async fn wait" in item.content
-    assert "@name \\\"wait\\\"" in item.meta["filled"] or '@name "wait"' in item.meta["filled"]
+    assert '(#eq? @name \\"wait\\")) @fn"' in item.meta["filled"]
 
 
 def test_contrastive_rollouts_give_the_winner_and_a_guardrail_for_the_loser():
@@ -307,3 +307,29 @@ def test_the_loop_learns_a_template_and_injects_it_into_the_next_task(tmp_path):
         # The second task's template is the same procedure: merged into the first, not a second copy.
         assert [a["action"] for a in second.actions] == ["merge"] and len(store.items()) == 1
         assert store.items()[0].template == item.template
+
+
+def test_the_admission_record_round_trips_and_shows_in_the_cli(tmp_path):
+    from click.testing import CliRunner
+
+    from rlmlab.cli import main
+    from rlmlab.memory import ItemValidationError, admission_summary
+
+    task = _arith("a1", "What is 125 + 389?", "514")
+    traj, verdict = _judged(task, [_step("answer = 125 + 389\nSUBMIT(answer=answer)")])
+    siblings = [Sibling(_arith("s1", "What is 17 + 25?", "42"), False)]
+    [item] = TemplateExtractor().extract(task, traj, verdict, siblings=siblings)
+    assert admission_summary(item) == "replay passed (numeric) · 1 sibling(s) tested: 1 repair, 0 regressions"
+    db = tmp_path / "bank.db"
+    with MemoryStore(db) as store:
+        store.add(item)
+        assert store.get(item.id).meta == item.meta
+    shown = CliRunner().invoke(main, ["memory", "show", item.id, "--db", str(db)])
+    assert shown.exit_code == 0 and "admission: replay passed (numeric)" in shown.output
+    assert "answer = {{a:number}} + {{b:number}}" in shown.output
+    as_json = CliRunner().invoke(main, ["memory", "show", item.id, "--db", str(db), "--json"])
+    assert MemoryItem.from_dict(json.loads(as_json.output)).meta["admission"]["repairs"] == 1
+    for bad, match in (([1], "expected a JSON object"), ({"x": float("nan")}, "not JSON"),
+                       ({"x": "y" * 3000}, "over the limit")):
+        with pytest.raises(ItemValidationError, match=match):
+            MemoryItem(title="t", description="d", content="c", polarity="success", meta=bad)

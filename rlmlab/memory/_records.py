@@ -16,7 +16,7 @@ from rlmlab.memory._errors import ItemValidationError
 from rlmlab.memory._templates import TEMPLATE_MAX, TemplateError, check_template
 from rlmlab.records import Record
 
-__all__ = ["MemoryItem", "Artifact", "Event", "Hit", "AddResult", "StoreStats", "item_id", "artifact_id",
+__all__ = ["MemoryItem", "admission_summary", "Artifact", "Event", "Hit", "AddResult", "StoreStats", "item_id", "artifact_id",
            "check_filters", "check_k", "POLARITIES", "LAYERS", "LIMITS", "FILTERS", "STATUSES"]
 
 POLARITIES = ("success", "failure")
@@ -157,6 +157,24 @@ class MemoryItem:
             if key not in data:
                 raise ItemValidationError(key, "missing; title, description, content and polarity are required")
         return cls(**data)
+
+
+def admission_summary(item: MemoryItem) -> str | None:
+    """One line on how a learnt item was admitted (``meta["admission"]``, written by the template extractor):
+    "replay passed (exact) · 3 siblings tested: 1 repair, 0 regressions"; None for an item without one."""
+    adm = item.meta.get("admission")
+    if not isinstance(adm, dict):
+        return None
+    replay = adm.get("replay")
+    parts = ["not replayed" if replay is None else f"replay {'passed' if replay else 'failed'}"
+             + (f" ({adm['judge']})" if adm.get("judge") else "")]
+    if adm.get("applicable"):
+        repairs, regressions = int(adm.get("repairs") or 0), int(adm.get("regressions") or 0)
+        parts.append(f"{adm['applicable']} sibling(s) tested: {repairs} repair{'s' * (repairs != 1)}, "
+                     f"{regressions} regression{'s' * (regressions != 1)}")
+    if item.meta.get("merged"):
+        parts.append(f"{item.meta['merged']} merged in")
+    return " · ".join(parts)
 
 
 def artifact_id(kind: str, content: str) -> str:
