@@ -12,6 +12,7 @@ from rlmlab.executors._trajectory import TRAJECTORY_FILE, IterationRecord, Traje
 from rlmlab.executors._react import MeteredReAct, ReactLoop, ReactOptions, run_react
 from rlmlab.executors._scratchpad import ScratchpadLoop, ScratchpadOptions, parse_reply, run_scratchpad, scratchpad_prompt
 from rlmlab.executors._registry import EXECUTORS, Executor, make_executor, register_executor
+from rlmlab.executors._step_grammar import query_slots, template_rule
 
 __all__ = [
     "RunOptions", "CodeRunOptions", "ReactOptions", "ScratchpadOptions", "RunEnv", "Run", "StepScope", "StepLoop",
@@ -20,4 +21,5 @@ __all__ = [
     "run_rlm", "IterationRecord", "Trajectory", "TRAJECTORY_FILE", "trajectory_table", "trajectory_summary",
     "MeteredReAct", "run_react", "run_scratchpad", "scratchpad_prompt", "parse_reply",
     "EXECUTORS", "Executor", "make_executor", "register_executor", "trajectory_metrics", "METRIC_FIELDS",
+    "query_slots", "template_rule",
 ]

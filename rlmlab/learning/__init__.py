@@ -12,6 +12,13 @@ from rlmlab.learning._judge_keyfree import (  # registers "oracle", "constraints
 from rlmlab.learning._judge_llm import DEFAULT_RUBRIC, RUBRICS, LLMJudge, parse_llm_verdict  # registers "llm"
 from rlmlab.learning._extract import EXTRACTORS, MAX_EXTRACT_ITEMS, ExtractionReport, Extractor, HeuristicExtractor
 from rlmlab.learning._extract_llm import EXTRACT_PROMPTS, LLMExtractor  # registers the "llm" extractor
+from rlmlab.learning._abstract import (
+    Abstraction, SlotBinding, abstract_code, abstract_trajectory, fill_slots, minimal_code, query_literals,
+)
+from rlmlab.learning._replay import (
+    Intervention, ReplayResult, Sibling, intervention, replay_code, replay_template, replay_workspace,
+)
+from rlmlab.learning._extract_template import TemplateExtractor  # registers the "template" extractor
 from rlmlab.learning._consolidate import (
     CONSOLIDATION_ACTIONS, CONSOLIDATORS, AppendConsolidator, ConsolidationAction, Consolidator,
     SimilarityConsolidator, merge_contents, similarity,
@@ -33,7 +40,9 @@ __all__ = [
     "judge_rollouts", "CANNOT_JUDGE", "judge_agreement", "JudgeAgreement", "AgreementCase",
     "DEFAULT_RUBRIC", "parse_llm_verdict",
     "Extractor", "EXTRACTORS", "HeuristicExtractor", "LLMExtractor", "ExtractionReport", "EXTRACT_PROMPTS",
-    "MAX_EXTRACT_ITEMS",
+    "MAX_EXTRACT_ITEMS", "TemplateExtractor", "Abstraction", "SlotBinding", "abstract_trajectory", "abstract_code",
+    "minimal_code", "fill_slots", "query_literals", "ReplayResult", "Sibling", "Intervention",
+    "replay_code", "replay_template", "replay_workspace", "intervention",
     "Consolidator", "CONSOLIDATORS", "AppendConsolidator", "SimilarityConsolidator", "ConsolidationAction",
     "CONSOLIDATION_ACTIONS", "similarity", "merge_contents",
     "Forgetter", "FORGETTERS", "NoForgetter", "BoundedForgetter", "ForgetAction", "retention_score", "memory_health",

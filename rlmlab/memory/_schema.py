@@ -172,6 +172,11 @@ MIGRATIONS: list[Migration] = [
         "ALTER TABLE items ADD COLUMN shape TEXT CHECK (shape IS NULL OR length(shape) <= 4000)",
         *_external_fts("items_fts_shape", SHAPE_TOKENIZE, ("shape",)),
     )),
+    Migration(11, "item_meta", (
+        # Structured facts about an item as a JSON object (a learnt template's replay admission, its slots' order);
+        # not searched: retrieval ranks on what the item says.
+        "ALTER TABLE items ADD COLUMN meta TEXT NOT NULL DEFAULT '{}'",
+    )),
 ]
 
 
