@@ -73,5 +73,5 @@ def load_test_suite(path: str | Path, limit: int | None = None) -> list[MemoryTa
     """The test phase's tasks: every task of the file (or its first ``limit``), in file order, with their ids."""
     from rlmlab.experiments._suites import load_suite
 
-    tasks = load_suite(resolve_task_file(path))
+    tasks = load_suite(resolve_task_file(path))  # resolved here so a missing file names the test suite
     return tasks if limit is None else tasks[:limit]

@@ -299,6 +299,8 @@ def _suite_path(name_or_path: str | Path) -> Path:
     path = Path(name_or_path)
     if path.is_file():
         return path
+    if not path.is_absolute() and (PROJECT_ROOT / path).is_file():  # a config's data/tasks/... from anywhere
+        return PROJECT_ROOT / path
     raise ConfigError(f"suite: unknown {str(name_or_path)!r}; known: {', '.join(SUITES)}, or a path to a .jsonl file")
 
 
