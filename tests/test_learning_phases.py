@@ -155,3 +155,18 @@ def test_experiment_run_cli_takes_a_test_suite_and_prints_the_learning_line(tmp_
     rows = read_results(next((tmp_path / "runs").glob("E91-*")) / "results.jsonl")
     assert [(r["phase"], r["task_id"], r["decoding_asked"]) for r in rows] == [
         ("stream", "q1", "free"), ("test", "held-1", "free"), ("test", "s1", "free")]
+
+
+def test_learning_under_a_vote_admits_templates_without_the_answer_key(tmp_path):
+    # the task's expected answer is wrong on purpose: rows fail by the key, yet the vote (three agreeing samples)
+    # accepts, and the template replays by reproducing the voted answer, so learning never reads the key
+    config = _config(tmp_path, "base: {layers: {L2: true}, templates: on, max_iters: 2, explore: 3, "
+                               "judge: {arith: vote}, learning: {extractor: template, consolidator: consolidate}}\n")
+    task = MemoryTask("a", "What is 4 + 5?", "no context needed", None, "999", "numeric", {"suite": "arith", "level": 1})
+    run = run_experiment(config, lm="scripted:solver", task_list=[task], runs_dir=tmp_path, progress=False)
+    rows = read_results(run.run_dir / "results.jsonl")
+    assert [(r["success"], r["accepted"], r["judge_used"]) for r in rows] == [(False, True, "vote")] * 3
+    bank = run.summary["main"]["bank"]
+    assert (bank["templates"], bank["admitted"], bank["rejected"]) == (1, 1, 0)
+    assert "{{" in bank["top_templates"][0]["template"] and "4 + 5" not in bank["top_templates"][0]["template"]
+    assert run.summary["main"]["judge_agreement"] == {"rollouts": 3, "precision": 0.0, "recall": None}

@@ -107,11 +107,12 @@ def learning_figures(stream: list[dict[str, Any]], test: list[dict[str, Any]]) -
 
 def bank_figures(db: str | Path, top: int = 10) -> dict[str, Any]:
     """What a condition's bank holds: active items, how many carry a code template (and how many of those were
-    learnt, not imported from a pack), the consolidation's duplicate rate, templates admitted and rejected by
+    learnt, not imported from a pack), the share of templates that repeat another (normalised), the
+    consolidation's duplicate rate (duplicate or discarded extractions), templates admitted and rejected by
     the extractor's replay check (from its "extract" events; 0 when it logs none), and the ``top`` most used
     templates with their uses and wins."""
     from rlmlab.learning import memory_health
-    from rlmlab.memory import MemoryStore
+    from rlmlab.memory import MemoryStore, normalise_template
 
     with MemoryStore(db) as store:
         items = store.items()
@@ -128,7 +129,10 @@ def bank_figures(db: str | Path, top: int = 10) -> dict[str, Any]:
             rejected += int(report.get("rejected") or 0)
         health = memory_health(store)
     used = sorted(templates, key=lambda it: (-it.uses, -it.wins, it.id))[:top]
+    distinct = {normalise_template(it.template) for it in templates}
     return {"active": len(items), "templates": len(templates),
+            # active templates that repeat another's normalised text: what consolidation should leave at 0
+            "duplicate_templates": _round((len(templates) - len(distinct)) / len(templates)) if templates else None,
             "templates_learnt": sum(1 for it in templates if not str(it.source or "").startswith("pack")),
             "duplicate_rate": _round(health["duplicate_rate"]), "admitted": admitted, "rejected": rejected,
             "top_templates": [{"id": it.id, "title": it.title, "uses": it.uses, "wins": it.wins,
@@ -147,8 +151,8 @@ def learning_line(condition: str, summary: dict[str, Any]) -> str:
     bank = summary.get("bank")
     if bank:
         parts.append(f"bank {bank['active']} items, {bank['templates']} templates "
-                     f"({bank['admitted']} admitted, {bank['rejected']} rejected), dup "
-                     f"{'-' if bank['duplicate_rate'] is None else round(100 * bank['duplicate_rate'])}%")
+                     f"({bank['admitted']} admitted, {bank['rejected']} rejected), duplicate templates "
+                     f"{'-' if bank.get('duplicate_templates') is None else round(100 * bank['duplicate_templates'])}%")
     for kind, e in (summary.get("explore") or {}).items():
         parts.append(f"explore {kind} pass@{e['budget']} {round(100 * e['pass_at_n'])}%")
     if summary.get("seconds_per_task") is not None:

@@ -12,6 +12,7 @@ point replays a committed task instead of running it twice.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Callable, Iterable
@@ -86,6 +87,17 @@ class TaskOutcome(Record):
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "success": self.success}  # from_dict (Record's) drops the derived success
+
+
+class _AgainstAnswer:
+    """Judges a replay by whether it reproduces an accepted answer (``agreed.expected``), whatever task it is given."""
+
+    def __init__(self, judge: Any, agreed: MemoryTask):
+        self.inner, self.agreed = judge, agreed
+        self.name = f"reproduces {judge.name}"
+
+    def judge(self, task: MemoryTask, trajectory: Any) -> Verdict:
+        return self.inner.judge(self.agreed, trajectory)
 
 
 class ReasoningBankLoop:
@@ -192,6 +204,27 @@ class ReasoningBankLoop:
         judge = self.judge or judge_for(task, lm=self.judge_lm)
         return judge.for_task(task) if hasattr(judge, "for_task") else judge
 
+    def _replay_options(self, task: MemoryTask, judge: Any, accepted: str | None) -> dict[str, Any]:
+        """What an extractor that replays (``template``) needs to replay under this loop: the loop's judge (a key-free
+        one when learning runs without the answer key) and its workspaces. A judge that needs several rollouts (a
+        vote) cannot judge one replay: the replay must then reproduce the answer the vote accepted."""
+        import inspect
+
+        params = inspect.signature(self.extractor.extract).parameters
+        if "judge" not in params or self.judge is None:
+            return {}
+        if hasattr(judge, "judge_rollouts"):
+            from rlmlab.learning._judge import NumericJudge
+
+            agreed = dataclasses.replace(task, expected=accepted, check="numeric")
+            replay_judge: Any = _AgainstAnswer(NumericJudge(), agreed)
+        else:
+            replay_judge = judge
+        out: dict[str, Any] = {"judge": replay_judge}
+        if "workspace" in params:
+            out["workspace"] = lambda t: self._workspace(t, f"{self.run_id}-{t.id}-replay")
+        return out
+
     def run_task(self, task: MemoryTask, rollout: int | None = None) -> TaskOutcome:
         """Run ``task`` (``rollouts`` times), judge, extract, persist and forget; returns the outcome.
 
@@ -257,13 +290,19 @@ class ReasoningBankLoop:
             self._append_result(outcome)
             return outcome
         items = None
+        admission: dict[str, int] = {}
         if self.extractor is not None:  # may call an LM: before the transaction, which holds the write lock
+            extra = self._replay_options(task, judge, rollouts[best][0].answer)
+            stats = dict(getattr(self.extractor, "stats", None) or {})
             if self.extraction == "contrastive" and len(rollouts) > 1:
-                items = self.extractor.contrastive(task, rollouts)
+                items = self.extractor.contrastive(task, rollouts, **extra)
             else:
-                items = self.extractor.extract(task, *rollouts[best])
+                items = self.extractor.extract(task, *rollouts[best], **extra)
             for it in items:  # the extractor names the trajectory; the loop's run id is the run's provenance
                 it.run_id = self.run_id
+            after = getattr(self.extractor, "stats", None) or {}
+            admission = {k: int(after.get(f"templates_{k}", 0)) - int(stats.get(f"templates_{k}", 0))
+                         for k in ("admitted", "rejected") if f"templates_{k}" in after}
         with self.store.transaction():
             self.builder.record(built, trajectory_id=ids[0])
             for other in ids[1:]:  # every rollout saw the same injected items
@@ -276,7 +315,9 @@ class ReasoningBankLoop:
             self.store.bind(run_id=self.run_id, trajectory_id=ids[best], domain=task.domain)
             if items is not None:
                 self.store.log_event("extract", {"task_id": task.id, "mode": self.extraction,
-                                                 "items": [it.to_dict() for it in items]}, trajectory_id=ids[best])
+                                                 "items": [it.to_dict() for it in items],
+                                                 **({"admission": admission} if admission else {})},
+                                     trajectory_id=ids[best])
                 actions = self.consolidator.persist(self.store, items)
                 outcome.extracted = [it.id for it in items]
                 outcome.actions = [a.to_dict() for a in actions]
