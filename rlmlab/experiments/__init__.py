@@ -7,7 +7,8 @@ from rlmlab.experiments._config import (
 from rlmlab.experiments._backends import BACKENDS
 from rlmlab.experiments._env import environment
 from rlmlab.experiments._learning import (
-    CURVE_WINDOW, bank_figures, learning_curve, learning_figures, learning_line,
+    CURVE_WINDOW, bank_figures, fifths, learning_curve, learning_figures, learning_line, learning_table,
+    plot_learning,
 )
 from rlmlab.experiments._phases import PHASES, SuiteJudge, load_test_suite, task_kind
 from rlmlab.experiments._notebooks import (
@@ -37,6 +38,6 @@ __all__ = [
     "row_trajectory_dir", "run_rows", "task_runs_table",
     "results_table", "plot_conditions", "plot_learning_curve", "plot_rollouts",
     "summary_columns", "sample_lm", "normalise_answer", "majority", "select_rollout", "SELECTIONS",
-    "CURVE_WINDOW", "bank_figures", "learning_curve", "learning_figures", "learning_line", "PHASES", "SuiteJudge", "load_test_suite",
+    "CURVE_WINDOW", "bank_figures", "learning_curve", "learning_figures", "learning_line", "learning_table", "fifths", "plot_learning", "PHASES", "SuiteJudge", "load_test_suite",
     "task_kind",
 ]

@@ -14,7 +14,7 @@ from typing import Any
 from rlmlab._figures import wilson_interval
 
 __all__ = ["CURVE_WINDOW", "learning_curve", "test_figures", "explore_figures", "seconds_per_task", "bank_figures",
-           "judge_agreement", "learning_figures", "learning_line"]
+           "judge_agreement", "learning_figures", "learning_line", "learning_table", "fifths", "plot_learning"]
 
 CURVE_WINDOW = 20  # tasks per point of the learning curve (the issue's "pass rate per 20 tasks of the stream")
 
@@ -93,7 +93,8 @@ def judge_agreement(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 def learning_figures(stream: list[dict[str, Any]], test: list[dict[str, Any]]) -> dict[str, Any]:
     """The learning figures of one condition's stream and test rows (see the module docstring)."""
-    out: dict[str, Any] = {"learning_curve": learning_curve(stream), "seconds_per_task": seconds_per_task(stream)}
+    out: dict[str, Any] = {"learning_curve": learning_curve(stream), "seconds_per_task": seconds_per_task(stream),
+                           "learning_curve_tasks": [bool(r["success"]) for r in _best(stream)]}
     if test:
         out["test"] = test_figures(test)
     explored = explore_figures(stream)
@@ -158,3 +159,63 @@ def learning_line(condition: str, summary: dict[str, Any]) -> str:
     if summary.get("seconds_per_task") is not None:
         parts.append(f"{summary['seconds_per_task']} s/task")
     return "; ".join(parts)
+
+
+def learning_table(summaries: dict[str, dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows, one per (suite, condition), of the E14 figures: stream pass rate and its first and last
+    fifth, test pass@1 with its interval, templates in the bank (admitted/rejected, duplicates) and seconds per
+    task. ``summaries`` maps a suite to its run's summary (``summary.json``)."""
+    header = ["suite", "condition", "stream", "first 1/5", "last 1/5", "test pass@1", "95% CI", "templates",
+              "admitted/rejected", "dup", "s/task"]
+    rows = []
+    for suite, summary in summaries.items():
+        for cond, s in summary.items():
+            first, last = fifths(s.get("learning_curve_tasks") or [])
+            test, bank = s.get("test") or {}, s.get("bank") or {}
+            pct = lambda x: "-" if x is None else f"{round(100 * x)}%"  # noqa: E731
+            rows.append([suite, cond, pct(s.get("pass_rate")), pct(first), pct(last),
+                         f"{test['passed']}/{test['tasks']} = {pct(test['pass_at_1'])}" if test.get("tasks") else "-",
+                         f"{pct(test.get('ci_low'))}-{pct(test.get('ci_high'))}" if test.get("tasks") else "-",
+                         str(bank.get("templates", "-")), f"{bank.get('admitted', '-')}/{bank.get('rejected', '-')}",
+                         pct(bank.get("duplicate_templates")), str(s.get("seconds_per_task", "-"))])
+    return header, rows
+
+
+def fifths(outcomes: list[bool]) -> tuple[float | None, float | None]:
+    """Pass rate of the first and of the last fifth of a stream's outcomes (in order); None for no tasks."""
+    n = max(1, len(outcomes) // 5)
+    if not outcomes:
+        return None, None
+    return sum(outcomes[:n]) / n, sum(outcomes[-n:]) / n
+
+
+def plot_learning(run_dirs: dict[str, str | Path], save_to: str | Path | None = None) -> Any:
+    """One panel per suite: each condition's learning curve (pass rate per :data:`CURVE_WINDOW` stream tasks)
+    and, right of it, its frozen test pass@1 with the 95% Wilson interval. Saved as plots/learning.png."""
+    import json
+
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(run_dirs), figsize=(5.5 * len(run_dirs), 3.8), squeeze=False)
+    for ax, (suite, run_dir) in zip(axes[0], run_dirs.items()):
+        summary = json.loads((Path(run_dir) / "summary.json").read_text(encoding="utf-8"))
+        for i, (cond, s) in enumerate(summary.items()):
+            curve = s.get("learning_curve") or []
+            xs = [CURVE_WINDOW * (j + 1) for j in range(len(curve))]
+            line, = ax.plot(xs, curve, marker="o", label=cond)
+            test = s.get("test")
+            if test and test.get("tasks"):
+                x = CURVE_WINDOW * (len(curve) + 1) + i * 2
+                p = test["pass_at_1"]
+                ax.errorbar([x], [p], yerr=[[p - test["ci_low"]], [test["ci_high"] - p]], fmt="s",
+                            color=line.get_color(), capsize=3)
+        ax.set(title=f"{suite}: stream (per {CURVE_WINDOW} tasks), then test", xlabel="stream tasks", ylim=(-0.02, 1.02),
+               ylabel="pass rate")
+        if ax.lines:
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    if save_to is not None:
+        out = Path(save_to) / "plots"
+        out.mkdir(parents=True, exist_ok=True)
+        fig.savefig(out / "learning.png", dpi=100, bbox_inches="tight")
+    return fig
