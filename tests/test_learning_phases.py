@@ -170,3 +170,21 @@ def test_learning_under_a_vote_admits_templates_without_the_answer_key(tmp_path)
     assert (bank["templates"], bank["admitted"], bank["rejected"]) == (1, 1, 0)
     assert "{{" in bank["top_templates"][0]["template"] and "4 + 5" not in bank["top_templates"][0]["template"]
     assert run.summary["main"]["judge_agreement"] == {"rollouts": 3, "precision": 0.0, "recall": None}
+
+
+def test_the_learning_benchmark_smoke_writes_its_json_and_goals_table(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "learning.json"
+    proc = subprocess.run([sys.executable, str(root / "benchmarks" / "learning.py"), "--smoke", "--json", str(out),
+                           "--runs-dir", str(tmp_path), "--conditions", "no_memory,learned"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(out.read_text())
+    assert result["summaries"]["arith"]["learned"]["test"]["tasks"] == 2
+    goals = {g["goal"]: g for g in result["goals"]}
+    assert goals["arith: learned >= no_memory + 10 pts"]["met"] is False  # the solver solves them all anyway
+    assert goals["duplicate templates <= 5%"]["met"] is True and "goal" in proc.stdout

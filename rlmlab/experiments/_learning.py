@@ -131,10 +131,14 @@ def bank_figures(db: str | Path, top: int = 10) -> dict[str, Any]:
         health = memory_health(store)
     used = sorted(templates, key=lambda it: (-it.uses, -it.wins, it.id))[:top]
     distinct = {normalise_template(it.template) for it in templates}
+    learnt = [it for it in templates if not str(it.source or "").startswith("pack")]
+    replayed = [bool(((getattr(it, "meta", None) or {}).get("admission") or {}).get("replay")) for it in learnt]
     return {"active": len(items), "templates": len(templates),
             # active templates that repeat another's normalised text: what consolidation should leave at 0
             "duplicate_templates": _round((len(templates) - len(distinct)) / len(templates)) if templates else None,
-            "templates_learnt": sum(1 for it in templates if not str(it.source or "").startswith("pack")),
+            "templates_learnt": len(learnt),
+            # learnt templates whose admission records a passing replay (the extractor admits none without one)
+            "replay_passed": _round(sum(replayed) / len(replayed)) if replayed else None,
             "duplicate_rate": _round(health["duplicate_rate"]), "admitted": admitted, "rejected": rejected,
             "top_templates": [{"id": it.id, "title": it.title, "uses": it.uses, "wins": it.wins,
                                "template": it.template} for it in used]}
