@@ -90,7 +90,7 @@ def test_the_learning_notebook_runs_e14_stream_and_frozen_test_and_plots_the_cur
 
 def test_main_job_notebook_runs_every_experiment_over_both_suites(kernel, tmp_path):
     done = run_notebook(MAIN_JOB, {"lm": "scripted:probe", "tasks": 1, "experiments": ["E1", "E7"],
-                                   "suite": "code,ontology", "levels": None, "parity": None},
+                                   "suite": "code,ontology", "levels": None, "parity": None, "learn_tasks": 0},
                         runs_dir=tmp_path, progress=False)
     e1 = read_results(done.run_dir / "E1" / "results.jsonl")
     e7 = read_results(done.run_dir / "E7" / "results.jsonl")
@@ -123,7 +123,8 @@ def test_a_failing_cell_names_the_error_and_keeps_the_executed_notebook(kernel, 
 def test_demo_command_runs_the_main_job_notebook_and_prints_where_it_is(kernel, tmp_path):
     """`make demo` runs `rlmlab demo` on the local model; here the same path with the scripted agent."""
     proc = subprocess.run([sys.executable, "-m", "rlmlab.cli", "demo", "--lm", "scripted:probe", "--tasks", "1",
-                           "--runs-dir", str(tmp_path)], capture_output=True, text=True, timeout=300)
+                           "--learn-tasks", "2", "--runs-dir", str(tmp_path)], capture_output=True, text=True,
+                          timeout=600)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     # the notebook's progress lines stream to the terminal: held-out (even-numbered) level-1 tasks, 3 suites
@@ -138,3 +139,11 @@ def test_demo_command_runs_the_main_job_notebook_and_prints_where_it_is(kernel, 
     assert "\nfree " in table and "\ngrammar_templates " in table and "off-format" in table  # the summary
     html = "".join("".join(o["data"]["text/html"]) for o in outputs(notebook) if "text/html" in o.get("data", {}))
     assert "rlmlab-per-task" in html and "arith-math20-q3" in html
+    # learning from scratch: the held-out test before (empty bank) and after a 2-task stream, bank frozen both times
+    before = read_results(notebook.parent / "E14-before" / "results.jsonl")
+    after = read_results(notebook.parent / "E14" / "results.jsonl")
+    assert [r["phase"] for r in before] == ["test"] * 3
+    assert [r["phase"] for r in after if r["best"]] == ["stream"] * 2 + ["test"] * 3
+    assert [r["task_id"] for r in before] == [r["task_id"] for r in after if r["phase"] == "test"]
+    assert "E14-before: learned: curve" in out and "E14: learned: curve" in out
+    assert (notebook.parent / "plots" / "learning_demo.png").exists()

@@ -209,7 +209,8 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
                    max_iters: int | None = None, lm_options: dict[str, Any] | None = None,
                    task_list: list[MemoryTask] | None = None, levels: list[int] | None = None,
                    parity: str | None = None, test_suite: str | Path | None = None,
-                   test_tasks: int | None = None, decoding: str | None = None) -> ExperimentRun:
+                   test_tasks: int | None = None, decoding: str | None = None,
+                   explore: int | None = None) -> ExperimentRun:
     """Run ``experiment`` (an id like "E7", a path, or a loaded config).
 
     ``lm`` is an LM spec ("local", "scripted:<name>", a LiteLLM model) or an LM object; ``suite``, ``tasks``
@@ -223,7 +224,8 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
     ("odd"/"even": the templates' training or held-out half, see :func:`task_numbers`) filter each suite first.
     ``test_suite`` (a task file; default the config's ``defaults.test_suite``) runs after each condition's stream
     with its bank frozen (:mod:`._phases`); its rows keep the file's task ids and have ``phase`` "test";
-    ``test_tasks`` keeps its first N. ``decoding`` ("grammar" or "free") overrides every condition's.
+    ``test_tasks`` keeps its first N. ``decoding`` ("grammar" or "free") overrides every condition's; ``explore``
+    the budget of every condition that explores (a short demo).
     """
     from rlmlab.executors import new_run_id
 
@@ -239,11 +241,17 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
         params.update(test_suite=str(test_suite), test_tasks=test_tasks)
     if decoding is not None:
         params["decoding"] = decoding
+    if explore is not None:
+        params["explore"] = explore
     conds = [exp.condition(name) for name in params["conditions"]]
     if decoding is not None:
         if decoding not in ("grammar", "free"):
             raise ConfigError(f"decoding: {decoding!r}; use grammar or free")
         conds = [replace(c, decoding=decoding) for c in conds]
+    if explore is not None:
+        if isinstance(explore, bool) or not isinstance(explore, int) or not 1 <= explore <= 16:
+            raise ConfigError(f"explore: {explore!r}; use an integer from 1 to 16")
+        conds = [replace(c, explore=explore) if c.explore > 1 else c for c in conds]
     if rollouts is not None:
         voting = [c.name for c in conds if c.samples > 1]
         if rollouts > 1 and voting:
