@@ -26,7 +26,8 @@ rust-src:
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends librust-tokio-dev; }
 
-# Universal Ctags, the reference benchmarks/oracle.py compares TreeSitterOracle with.
+# Universal Ctags, the reference benchmarks/oracle.py compares TreeSitterOracle with, and the second opinion
+# tests/test_taskgen.py checks generated code answers with.
 ctags:
 	@command -v ctags >/dev/null 2>&1 && ctags --version | grep -q Universal || { \
 	  $(SUDO) apt-get update -qq && \
@@ -41,13 +42,13 @@ chromium:
 demo: install rust-src
 	$(VENV)/bin/rlmlab demo
 
-test: install rust-src chromium
+test: install rust-src ctags chromium
 	env -u PYTHONDONTWRITEBYTECODE PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(PY) -m pytest
 
 # The unit tests only: no model, no notebooks, no browser, no Ray, no HTTP server; one worker per core
 # (pytest-xdist), about 50 s on 2 cores. PYTHONDONTWRITEBYTECODE is dropped so pytest keeps its rewritten test
 # modules and Python its bytecode between runs.
-check: install rust-src
+check: install rust-src ctags
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n auto -m "not local_model and not notebook and not browser and not ray and not server"
 
 # Every benchmarks/*.py with --smoke (tiny sizes, scripted or no LM): it completes and writes its JSON. make check

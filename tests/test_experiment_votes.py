@@ -154,10 +154,12 @@ def test_three_samples_vote_without_a_reference_and_pass_at_1_maj_and_pass_at_n_
         ("nine", 0, "7", False, True), ("nine", 1, "9", True, False), ("nine", 2, "7", False, False),
         ("five", 0, "5", True, True), ("five", 1, "5.0", True, False), ("five", 2, "$5", True, False)]
     assert {(r["selected_by"], r["samples"], r["decoding"], r["templates"], r["salvaged"]) for r in rows} == {
-        ("vote", 3, "free", False, 0)}
+        ("vote", 3, "free", False, 0)}  # grammar asked (the default), but the scripted LM cannot follow one
+    assert {r["decoding_asked"] for r in rows} == {"grammar"}
     s = run.summary["main"]
     assert (s["pass_at_1"], s["maj_at_n"], s["pass_at_n"]) == (0.667, 0.5, 1.0)
     assert s["pass_rate"] == s["maj_at_n"] and s["rollouts_per_task"] == 3 and s["golden_yield"] is None
+    assert (s["decoding"], s["decoding_asked"]) == ("free", "grammar")
     # rollout i sampled at the condition's temperature with seed i + 1: what the engine was asked for
     assert engine.configs == [(0.7, 1), (0.7, 2), (0.7, 3)] * 2
     table = repr(results_table(run.run_dir))
@@ -238,6 +240,7 @@ def test_summary_of_rows_written_before_votes_existed_keeps_its_keys_and_table()
     s = summarise(old)["main"]
     assert s["pass_rate"] == s["pass_at_1"] == s["maj_at_n"] == s["pass_at_n"] == 1.0
     assert s["mean_salvaged"] is None and s["golden_yield"] is None and s["selected_by"] is None
+    assert (s["decoding"], s["decoding_asked"]) == (None, None)  # rows from before decoding was recorded
     assert ResultsTable({"run": {"main": s}}).columns == [*TABLE_COLUMNS[:2], "ci", "errors", *TABLE_COLUMNS[2:]]
 
 
@@ -245,8 +248,9 @@ def test_summary_of_rows_written_before_votes_existed_keeps_its_keys_and_table()
 
 def test_new_condition_keys_load_with_their_defaults(tmp_path):
     cond = load_experiment(_config(tmp_path, "base: {}\n")).conditions[0]
-    assert (cond.decoding, cond.templates, cond.samples, cond.temperature) == ("free", False, 1, 0.7)
+    assert (cond.decoding, cond.templates, cond.samples, cond.temperature) == ("grammar", False, 1, 0.7)
     assert (cond.selection, cond.runs_per_task) == ("score", 1)
+    assert load_experiment(_config(tmp_path, "base: {decoding: free}\n")).conditions[0].decoding == "free"
     body = "base: {decoding: grammar, templates: on, layers: {L2: true}, samples: 4, temperature: 1}\n"
     cond = load_experiment(_config(tmp_path, body)).conditions[0]
     assert (cond.decoding, cond.templates, cond.samples, cond.temperature) == ("grammar", True, 4, 1.0)

@@ -24,7 +24,7 @@ LAYERS = [
     {"executors"},
     {"learning"},  # judges, extraction, consolidation, forgetting, ReasoningBankLoop: they run executors
     {"experiments"},
-    {"jupyter"},
+    {"jupyter", "taskgen"},  # taskgen: task generators over the suites' format (rlmlab tasks generate)
     {"cli"},
 ]
 LAYER = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}

@@ -135,7 +135,7 @@ def test_a_bank_made_before_templates_migrates_in_place(tmp_path):
     for n, it in enumerate(old):
         row = {**it.to_dict(), "tags": json.dumps(it.tags), "created_at": "2026-01-01T00:00:00.000Z",
                "updated_at": "2026-01-01T00:00:00.000Z"}
-        row.pop("template")
+        row.pop("template"), row.pop("shape"), row.pop("meta")
         if n == 2:
             row.update(status="forgotten")
         conn.execute(f"INSERT INTO items ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", list(row.values()))
@@ -147,7 +147,7 @@ def test_a_bank_made_before_templates_migrates_in_place(tmp_path):
         assert len(store) == 3  # no item lost
         got = store.items(status=None)
         assert [it.id for it in got] == sorted(it.id for it in old)
-        assert all(it.template is None for it in got)
+        assert all(it.template is None and it.meta == {} for it in got)
         assert store.get(old[2].id).status == "forgotten"
         assert store.usage("t1")[0]["item_id"] == old[0].id
         assert {h.id for h in store.search("strategy ctx_find")} == {old[0].id, old[1].id}

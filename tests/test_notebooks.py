@@ -36,7 +36,7 @@ def test_every_notebook_has_a_literal_parameters_cell_and_every_experiment_a_not
     for name in files:
         params = notebook_parameters(NOTEBOOKS_DIR / name)
         assert {"lm", "suite", "tasks", "run_dir"} <= params.keys(), name
-    assert {e for ids in FAMILIES.values() for e in ids} == {f"E{i}" for i in range(1, 14)}
+    assert {e for ids in FAMILIES.values() for e in ids} == {f"E{i}" for i in range(1, 15)}
     for ids in FAMILIES.values():
         for e in ids:
             load_experiment(e)
@@ -45,7 +45,8 @@ def test_every_notebook_has_a_literal_parameters_cell_and_every_experiment_a_not
         notebook_for("E99")
 
 
-@pytest.mark.parametrize("experiment", [ids[-1] for ids in FAMILIES.values()])
+# E14 runs a stream and a test split per suite from task files: its own test below
+@pytest.mark.parametrize("experiment", [ids[-1] for ids in FAMILIES.values() if ids != ("E14",)])
 def test_family_notebook_runs_with_the_scripted_agent_and_writes_results_table_and_plots(kernel, tmp_path, experiment):
     done = run_notebook(experiment, {"lm": "scripted:probe", "tasks": 2}, runs_dir=tmp_path, progress=False)
     assert done.notebook.parent == done.run_dir and done.notebook.exists()
@@ -64,9 +65,32 @@ def test_family_notebook_runs_with_the_scripted_agent_and_writes_results_table_a
     assert not [o for o in outs if o["output_type"] == "error"]
 
 
+def test_the_learning_notebook_runs_e14_stream_and_frozen_test_and_plots_the_curves(kernel, tmp_path):
+    data = tmp_path / "tasks"
+    data.mkdir()
+    for split, pairs in (("train", [(2, 3), (40, 2), (7, 7), (15, 4)]), ("test", [(9, 9), (12, 30)])):
+        lines = [{"id": f"{split}-{a}-{b}", "suite": "arith", "level": 1, "query": f"What is {a} + {b}?",
+                  "checker": "numeric", "expected": str(a + b), "kind": "bare_add"} for a, b in pairs]
+        (data / f"arith_{split}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    done = run_notebook("E14", {"lm": "scripted:solver", "suite": "arith", "tasks": 4, "data_dir": str(data),
+                                "conditions": ["no_memory", "learned"]}, runs_dir=tmp_path, progress=False)
+    rows = read_results(done.run_dir / "arith" / "results.jsonl")
+    assert {(r["condition"], r["phase"]) for r in rows} == {(c, p) for c in ("no_memory", "learned")
+                                                           for p in ("stream", "test")}
+    assert [r["task_id"] for r in rows if r["phase"] == "test" and r["condition"] == "learned"] == [
+        "test-9-9", "test-12-30"]
+    summary = json.loads((done.run_dir / "arith" / "summary.json").read_text())
+    assert summary["learned"]["bank"]["templates"] >= 1 and summary["learned"]["test"]["tasks"] == 2
+    assert (done.run_dir / "plots" / "learning.png").stat().st_size > 5000
+    outs = outputs(done.notebook)
+    assert not [o for o in outs if o["output_type"] == "error"]
+    text = "".join("".join(o.get("text", "")) for o in outs)
+    assert "arith learned: curve 100" in text and "test 2/2" in text
+
+
 def test_main_job_notebook_runs_every_experiment_over_both_suites(kernel, tmp_path):
     done = run_notebook(MAIN_JOB, {"lm": "scripted:probe", "tasks": 1, "experiments": ["E1", "E7"],
-                                   "suite": "code,ontology", "levels": None, "parity": None},
+                                   "suite": "code,ontology", "levels": None, "parity": None, "learn_tasks": 0},
                         runs_dir=tmp_path, progress=False)
     e1 = read_results(done.run_dir / "E1" / "results.jsonl")
     e7 = read_results(done.run_dir / "E7" / "results.jsonl")
@@ -99,7 +123,8 @@ def test_a_failing_cell_names_the_error_and_keeps_the_executed_notebook(kernel, 
 def test_demo_command_runs_the_main_job_notebook_and_prints_where_it_is(kernel, tmp_path):
     """`make demo` runs `rlmlab demo` on the local model; here the same path with the scripted agent."""
     proc = subprocess.run([sys.executable, "-m", "rlmlab.cli", "demo", "--lm", "scripted:probe", "--tasks", "1",
-                           "--runs-dir", str(tmp_path)], capture_output=True, text=True, timeout=300)
+                           "--learn-tasks", "2", "--runs-dir", str(tmp_path)], capture_output=True, text=True,
+                          timeout=600)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     # the notebook's progress lines stream to the terminal: held-out (even-numbered) level-1 tasks, 3 suites
@@ -116,3 +141,11 @@ def test_demo_command_runs_the_main_job_notebook_and_prints_where_it_is(kernel, 
     assert "\nfree " in table and "\ngrammar_templates " in table and "off-format" in table  # the summary
     html = "".join("".join(o["data"]["text/html"]) for o in outputs(notebook) if "text/html" in o.get("data", {}))
     assert "rlmlab-per-task" in html and "arith-math20-q3" in html
+    # learning from scratch: the held-out test before (empty bank) and after a 2-task stream, bank frozen both times
+    before = read_results(notebook.parent / "E14-before" / "results.jsonl")
+    after = read_results(notebook.parent / "E14" / "results.jsonl")
+    assert [r["phase"] for r in before] == ["test"] * 3
+    assert [r["phase"] for r in after if r["best"]] == ["stream"] * 2 + ["test"] * 3
+    assert [r["task_id"] for r in before] == [r["task_id"] for r in after if r["phase"] == "test"]
+    assert "E14-before: learned: curve" in out and "E14: learned: curve" in out
+    assert (notebook.parent / "plots" / "learning_demo.png").exists()

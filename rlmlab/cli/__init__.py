@@ -11,6 +11,7 @@ from rlmlab.cli._memory import memory
 from rlmlab.cli._oracle import oracle
 from rlmlab.cli._repl import repl
 from rlmlab.cli._rlm import rlm
+from rlmlab.cli._tasks import tasks
 from rlmlab.cli._teach import teach
 from rlmlab.cli._turing import turing
 
@@ -23,5 +24,5 @@ def main() -> None:
     """rlmlab: run, see, verify and improve Recursive Language Model agents."""
 
 
-for command in (repl, kernel, demo, rlm, oracle, turing, teach, memory, experiment):
+for command in (repl, kernel, demo, rlm, oracle, turing, teach, memory, experiment, tasks):
     main.add_command(command)

@@ -41,17 +41,23 @@ def demo_rust_file() -> Path:
                    "condition: its steps run to the token cap and fail on held-out tasks.")
 @click.option("--max-iters", default=3, show_default=True, type=click.IntRange(1, 50), help="Per agent run.")
 @click.option("--max-tokens", default=256, show_default=True, type=click.IntRange(16), help="Per LM call.")
+@click.option("--learn-suite", default="code", show_default=True, type=click.Choice(["code", "ontology", "arith"]),
+              help="Learning from scratch (E14's learned condition): the suite of the short stream.")
+@click.option("--learn-tasks", default=4, show_default=True, type=click.IntRange(0),
+              help="Stream tasks of the learning part (0 skips it); 3 held-out test tasks run before and after.")
 @click.option("--runs-dir", default=Path("runs"), show_default=True, type=click.Path(file_okay=False, path_type=Path))
 def demo(lm_spec: str, experiments: str, conditions: str, suite: str, tasks: int, levels: str, parity: str,
-         free_tasks: int, max_iters: int, max_tokens: int, runs_dir: Path) -> None:
-    """The main job: can the embedded SmolLM2 solve tasks? E13's free vs grammar+templates, as a notebook."""
+         free_tasks: int, max_iters: int, max_tokens: int, learn_suite: str, learn_tasks: int,
+         runs_dir: Path) -> None:
+    """The main job: can the embedded SmolLM2 solve tasks? E13's free vs grammar+templates, then learning from
+    scratch on a short stream (the bank growing, a held-out test before and after), as a notebook."""
     from rich.console import Console
 
     from rlmlab.errors import RLMLabError
     from rlmlab.experiments import MAIN_JOB, run_notebook
     from rlmlab.experiments import results_table
 
-    if "code" in suite.split(","):
+    if "code" in suite.split(",") or (learn_tasks and learn_suite == "code"):
         demo_rust_file()  # the code suite's sources; a clear message before anything starts
     ids = [e.strip().upper() for e in experiments.split(",") if e.strip()]
     try:
@@ -61,7 +67,8 @@ def demo(lm_spec: str, experiments: str, conditions: str, suite: str, tasks: int
     params = {"experiments": ids, "lm": lm_spec, "suite": suite, "tasks": tasks, "max_iters": max_iters,
               "max_tokens": max_tokens, "levels": level_list, "free_tasks": free_tasks or None,
               "parity": None if parity == "all" else parity,
-              "conditions": None if conditions == "all" else [c.strip() for c in conditions.split(",") if c.strip()]}
+              "conditions": None if conditions == "all" else [c.strip() for c in conditions.split(",") if c.strip()],
+              "learn_suite": learn_suite, "learn_tasks": learn_tasks}
     click.echo(f"main job: {', '.join(ids)} on {suite} ({tasks} task(s) each) with lm {lm_spec}")
     try:
         done = run_notebook(MAIN_JOB, params, runs_dir=runs_dir, log_output=True)
@@ -75,6 +82,13 @@ def demo(lm_spec: str, experiments: str, conditions: str, suite: str, tasks: int
     Console().print(f"[bold]executed notebook[/]: {done.notebook}", soft_wrap=True)
     Console().print(f"[bold]results[/]: " + "  ".join(str(d / "results.jsonl") for d in runs.values()), soft_wrap=True)
     Console().print(f"[bold]plots[/]: {done.run_dir / 'plots'}", soft_wrap=True)
+    if learn_tasks:
+        from rlmlab.experiments import learning_line, read_results, summarise
+
+        for label in ("E14-before", "E14"):
+            rows = read_results(done.run_dir / label / "results.jsonl")
+            if rows:
+                click.echo(f"{label}: " + learning_line("learned", summarise(rows)["learned"]))
     from rlmlab.experiments import read_results, summarise
 
     failed = [f"{e} {cond}: {s['first_error']}" for e, d in runs.items()

@@ -75,7 +75,13 @@ def list_() -> None:
 @experiment.command("run")
 @click.argument("name")
 @click.option("--lm", default=None, help="local (default), scripted:probe, or a LiteLLM model string.")
-@click.option("--suite", default=None, help="code, ontology or arith; several: code,ontology (--tasks of each).")
+@click.option("--suite", default=None, help="code, ontology or arith; several: code,ontology (--tasks of each); "
+                                            "or a task file (JSONL, rlmlab tasks generate).")
+@click.option("--test-suite", default=None, metavar="FILE",
+              help="A task file run after each condition's stream with its bank frozen (rows: phase test).")
+@click.option("--test-tasks", type=click.IntRange(1), default=None, help="Only the first N tasks of --test-suite.")
+@click.option("--decoding", type=click.Choice(["grammar", "free"]), default=None,
+              help="Override every condition's decoding (default: the config's; grammar unless it says free).")
 @click.option("--tasks", type=click.IntRange(1), default=None, help="How many tasks of the suite (default: config).")
 @click.option("--rollouts", type=click.IntRange(1, 16), default=None, help="Override every condition's rollouts.")
 @click.option("--workers", type=click.IntRange(1, 32), default=None, help="Parallel tasks (conditions that learn run in order).")
@@ -94,8 +100,9 @@ def list_() -> None:
                    "--api-base http://host:port/v1.")
 def run(name: str, lm: str | None, suite: str | None, tasks: int | None, rollouts: int | None, workers: int | None,
         conditions: tuple[str, ...], runs_dir: Path, resume: str | None, backend: str, max_iters: int | None,
-        max_tokens: int | None, levels: tuple[int, ...], parity: str | None, api_base: str | None) -> None:
-    """Run experiment NAME (E1..E13 or a config path); writes runs/<run-id>/ and prints the summary."""
+        max_tokens: int | None, levels: tuple[int, ...], parity: str | None, api_base: str | None,
+        test_suite: str | None, test_tasks: int | None, decoding: str | None) -> None:
+    """Run experiment NAME (E1..E14 or a config path); writes runs/<run-id>/ and prints the summary."""
     from rlmlab.errors import RLMLabError
     from rlmlab.experiments import run_experiment
 
@@ -103,6 +110,7 @@ def run(name: str, lm: str | None, suite: str | None, tasks: int | None, rollout
         result = run_experiment(name, lm=lm, suite=suite, tasks=tasks, rollouts=rollouts, workers=workers,
                                 conditions=list(conditions) or None, runs_dir=runs_dir, resume=resume,
                                 backend=backend, max_iters=max_iters, levels=list(levels) or None, parity=parity,
+                                test_suite=test_suite, test_tasks=test_tasks, decoding=decoding,
                                 lm_options={**({"max_tokens": max_tokens} if max_tokens else {}),
                                             **({"api_base": api_base} if api_base else {})} or None)
     except (RLMLabError, ValueError) as exc:
@@ -112,6 +120,11 @@ def run(name: str, lm: str | None, suite: str | None, tasks: int | None, rollout
     console = wide_console()
     console.print(result)
     console.print(f"results: {result.run_dir / 'results.jsonl'}")
+    for cond, s in result.summary.items():  # a learning run: the curve and the frozen test split, in one line each
+        if s.get("test") or len(s.get("learning_curve") or []) > 1:
+            from rlmlab.experiments import learning_line
+
+            console.print(learning_line(cond, s), soft_wrap=True, highlight=False)
     if result.failed_conditions:
         first = result.summary[result.failed_conditions[0]]["first_error"]
         raise click.ClickException(f"every run of {', '.join(result.failed_conditions)} failed, so its figures "

@@ -89,7 +89,9 @@ def search(query: str, db: Path, k: int, polarity: str | None, role: str | None,
 @click.option("--json", "as_json", is_flag=True)
 def show(ids: tuple[str, ...], db: Path, as_json: bool) -> None:
     """Show whole items by id."""
-    from rlmlab.memory import MemoryStoreError
+    from rich.markup import escape
+
+    from rlmlab.memory import MemoryStoreError, admission_summary
 
     store = _open(db)
     console = Console()
@@ -104,7 +106,10 @@ def show(ids: tuple[str, ...], db: Path, as_json: bool) -> None:
             continue
         meta = (f"{item.polarity} · role {item.role} · scope {item.scope} · tags {', '.join(item.tags) or '-'}"
                 f" · uses {item.uses} wins {item.wins}")
-        console.print(Panel(f"[bold]{item.description}[/bold]\n\n{item.content}\n\n[dim]{meta}[/dim]",
+        admitted = admission_summary(item)
+        meta += f"\nadmission: {admitted}" if admitted else ""
+        code = f"\n\n[bold]Template[/bold]\n{escape(item.template)}" if item.template else ""
+        console.print(Panel(f"[bold]{item.description}[/bold]\n\n{item.content}{code}\n\n[dim]{meta}[/dim]",
                             title=f"{item.id}: {item.title}", title_align="left"))
 
 

@@ -14,7 +14,7 @@ LM_HELP = "scripted is for tests; local = embedded SmolLM2-135M; or a LiteLLM mo
 
 def run_and_show(query: str, path: Path, *, lm_spec: str, context_mode: str, max_iters: int, runs_dir: str,
                  step_timeout: float, n_threads: int | None, turing_config: Path | None = None,
-                 api_base: str | None = None) -> int:
+                 api_base: str | None = None, decoding: str = "grammar") -> int:
     """Run one task, print the summary, return the exit code (1 if the run recorded an error)."""
     from rlmlab._files import read_text
     from rlmlab.errors import ConfigError, InputFileError, RLMLabError
@@ -55,8 +55,10 @@ def run_and_show(query: str, path: Path, *, lm_spec: str, context_mode: str, max
             console.print(f"[yellow]turing config:[/] {problem}", soft_wrap=True, highlight=False)
     with console.status(f"running RLM on {path.name} ({len(text):,} chars, up to {max_iters} iterations) ..."):
         traj = run_rlm(query, text, lm=lm, context_mode=context_mode, max_iters=max_iters, runs_dir=runs_dir,
-                       step_timeout=step_timeout, source_path=str(path), turing=protocol)
+                       step_timeout=step_timeout, source_path=str(path), turing=protocol, decoding=decoding)
     console.print(trajectory_summary(traj))
+    console.print(f"decoding: {traj.decoding}" + "".join(f" ({n})" for n in traj.notes if "decoding" in n),
+                  soft_wrap=True, highlight=False)
     console.print(f"trajectory: [bold]{Path(runs_dir) / traj.run_id / TRAJECTORY_FILE}[/]")
     if protocol is not None:
         fired = [h for it in traj.iterations for r in it.turing for h in r["hooks"]]
@@ -88,9 +90,14 @@ def rlm() -> None:
 @click.option("--api-base", default=None, metavar="URL",
               help="An OpenAI-compatible server for a LiteLLM model: --lm openai/<model> "
                    "--api-base http://host:port/v1.")
+@click.option("--decoding", type=click.Choice(["grammar", "free"]), default="grammar", show_default=True,
+              help="grammar: every step follows the step grammar (the local model; other LMs run free, and the "
+                   "trajectory says so); free: unconstrained replies.")
 def run(query: str, file: Path, lm_spec: str, context_mode: str, max_iters: int, step_timeout: float,
-        n_threads: int | None, runs_dir: str, turing_on: bool, turing_config: Path, api_base: str | None) -> None:
+        n_threads: int | None, runs_dir: str, turing_on: bool, turing_config: Path, api_base: str | None,
+        decoding: str) -> None:
     """Answer QUERY about FILE with an RLM agent; writes runs/<run-id>/trajectory.jsonl (and lm_calls.jsonl)."""
     raise SystemExit(run_and_show(query, file, lm_spec=lm_spec, context_mode=context_mode, max_iters=max_iters,
                                   runs_dir=runs_dir, step_timeout=step_timeout, n_threads=n_threads,
-                                  turing_config=turing_config if turing_on else None, api_base=api_base))
+                                  turing_config=turing_config if turing_on else None, api_base=api_base,
+                                  decoding=decoding))

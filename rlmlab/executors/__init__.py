@@ -14,6 +14,7 @@ from rlmlab.executors._scratchpad import ScratchpadLoop, ScratchpadOptions, pars
 from rlmlab.executors._registry import EXECUTORS, Executor, make_executor, register_executor
 from rlmlab.executors._timing import TIME_PARTS, RunClock, TimeBreakdown, time_breakdown
 from rlmlab.executors._prompt import COMPACT_INSTRUCTIONS, PROMPTS
+from rlmlab.executors._step_grammar import query_slots, template_rule
 
 __all__ = [
     "RunOptions", "CodeRunOptions", "ReactOptions", "ScratchpadOptions", "RunEnv", "Run", "StepScope", "StepLoop",
@@ -22,5 +23,5 @@ __all__ = [
     "run_rlm", "IterationRecord", "Trajectory", "TRAJECTORY_FILE", "trajectory_table", "trajectory_summary",
     "MeteredReAct", "run_react", "run_scratchpad", "scratchpad_prompt", "parse_reply",
     "EXECUTORS", "Executor", "make_executor", "register_executor", "trajectory_metrics", "METRIC_FIELDS",
-    "TimeBreakdown", "RunClock", "time_breakdown", "TIME_PARTS", "PROMPTS", "COMPACT_INSTRUCTIONS",
+    "TimeBreakdown", "RunClock", "time_breakdown", "TIME_PARTS", "PROMPTS", "COMPACT_INSTRUCTIONS", "query_slots", "template_rule",
 ]

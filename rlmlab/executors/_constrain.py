@@ -8,7 +8,8 @@ from typing import Any
 
 from dspy.utils.callback import BaseCallback
 
-from rlmlab.executors._step_grammar import assigned_names, output_numbers, step_grammar
+from rlmlab.executors._step_grammar import assigned_names, output_numbers, query_slots, step_grammar
+from rlmlab.executors._vocab import argument_vocabularies
 from rlmlab.lm import can_constrain, pop_constraint, push_constraint
 
 __all__ = ["StepConstraint", "DECODINGS", "check_decoding", "decoding_note", "output_fields", "grammar_lm",
@@ -87,6 +88,7 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
     scope = ["context"] + [n for it in run.records for n in assigned_names(it.code)]
     numbers = [n for it in run.records for n in output_numbers(it.output)]
     templates = [t["template"] for t in ws.extras.get("step_templates", []) if t.get("template")]
+    vocab = argument_vocabularies(ws, query_slots(run.query or "", run.context_text)) if opts.vocab else None
     return step_grammar(ws.registry, ws.caps, fmt=fmt, scope=scope, max_statements=opts.max_statements,
                         query=run.query, templates=templates, numbers=numbers, must_submit=must_submit,
-                        templates_first=not run.records, context=run.context_text)
+                        templates_first=not run.records, context=run.context_text, vocab=vocab)

@@ -46,7 +46,8 @@ class RunOptions:
     max_output_chars: int = 10_000
     trace_budget: int = 8000
     instructions: str | None = None
-    decoding: str = "free"
+    # grammar wherever the LM can be constrained (the embedded model); other LMs run free and the run's notes say so
+    decoding: str = "grammar"
 
     def __post_init__(self) -> None:
         if self.context_mode not in CONTEXT_MODES:
@@ -69,6 +70,8 @@ class CodeRunOptions(RunOptions):
     step_timeout: float = 30.0  # seconds per step; a step over it restarts the worker
     max_statements: int = 3  # statements per step under decoding="grammar"
     prompt: str = "auto"  # the rlm executor's action prompt: auto, full or compact (see executors._prompt)
+    # under decoding="grammar": tree-sitter and SPARQL query arguments from closed vocabularies (see _vocab)
+    vocab: bool = True
 
     def __post_init__(self) -> None:
         super().__post_init__()

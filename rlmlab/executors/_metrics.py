@@ -10,7 +10,7 @@ __all__ = ["trajectory_metrics", "METRIC_FIELDS"]
 
 METRIC_FIELDS = ("converged", "submitted", "iterations", "input_tokens", "output_tokens", "lm_calls", "tool_calls",
                  "stdout_chars", "variables_info_chars", "large_returns", "sub_llm_calls", "prompt_chars_mean",
-                 "prompt_chars_max", "elapsed_ms", "salvaged", "error", "timing")
+                 "prompt_chars_max", "elapsed_ms", "salvaged", "error", "timing", "decoding")
 
 
 def trajectory_metrics(traj: Trajectory) -> dict[str, Any]:
@@ -37,4 +37,5 @@ def trajectory_metrics(traj: Trajectory) -> dict[str, Any]:
         "salvaged": traj.salvaged_replies,  # off-format replies the lenient adapter salvaged
         "error": traj.error,
         "timing": traj.timing,  # where elapsed_ms went (see executors._timing.TimeBreakdown); None if not kept
+        "decoding": traj.decoding,  # what the run used: "free" when a grammar was asked of an LM that cannot follow one
     }

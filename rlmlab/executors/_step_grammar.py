@@ -29,13 +29,13 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from rlmlab.memory import SLOT_TYPES, numbers_in, query_slots
 from rlmlab.tools import is_blobref_schema
 
 __all__ = ["step_grammar", "query_slots", "template_rule", "int_range", "SLOT_TYPES", "UNIT_CONSTANTS",
            "STEP_FORMATS", "TARGET_NAMES", "assigned_names", "output_numbers", "fields_grammar", "PLAN_WORD_CHARS"]
 
 STEP_FORMATS = ("rlm", "react", "scratchpad")
-SLOT_TYPES = ("word", "ident", "curie", "property", "class", "number", "path", "quoted")
 # Names a step may assign (a fixed pool, so the grammar stays context-free); variables of earlier steps and the
 # task's inputs are added per step as ``scope``.
 TARGET_NAMES = ("answer", "hits", "rows", "n", "total")
@@ -45,12 +45,6 @@ UNIT_CONSTANTS = {
     "100": ("%", "percent", "cent", "cents"), "60": ("minute", "minutes", "hour", "hours", "second", "seconds"),
     "24": ("day", "days", "hours"), "7": ("week", "weeks"), "12": ("month", "months", "year", "years", "dozen"),
     "52": ("week", "weeks", "year", "years"), "365": ("year", "years"), "1000": ("km", "kg", "kilometers", "grams"),
-}
-_NUMBER_WORDS = {
-    "half": "2", "twice": "2", "double": "2", "triple": "3", "thrice": "3", "dozen": "12", "quarter": "4",
-    "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
-    "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "fifteen": "15", "twenty": "20", "thirty": "30",
-    "fifty": "50", "hundred": "100", "thousand": "1000",
 }
 _SLOT = re.compile(r"\{\{(\w+)(?::(\w+))?\}\}")
 PLAN_WORD_CHARS = 12
@@ -110,70 +104,8 @@ def int_range(lo: int, hi: int) -> str:
     return _alt(parts)
 
 
-# -- the query's words, for slots and literals -------------------------------------------------------------
-
-_CURIE = re.compile(r"(?<![\w/#])([a-z][a-z0-9]*:[A-Za-z_][\w.-]*[\w])(?!//)")
-_NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?!\w)")
-_PATH = re.compile(r"(?<![\w/])((?:[\w.-]+/)+[\w.-]+|[\w-]+\.(?:rs|py|ttl|toml|json|md|txt))")
-_QUOTED = re.compile(r"'([^'\n]{1,80})'|\"([^\"\n]{1,80})\"|\u2018([^\u2019\n]{1,80})\u2019|\u201c([^\u201d\n]{1,80})\u201d")
-_IDENT = re.compile(r"(?<![\w:])[A-Za-z_][A-Za-z0-9_]*")
-_WORD = re.compile(r"[A-Za-z]{2,}")
-
-
-def _number_text(raw: str) -> str:
-    text = raw.replace(",", "")
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    return text
-
-
-_RUST_KEYWORDS = frozenset(
-    "as async await break const continue crate dyn else enum extern false fn for if impl in let loop match mod move "
-    "mut pub ref return self Self static struct super trait true type unsafe use where while union".split())
-
-
-def _names_something(word: str, context: str) -> bool:
-    """Whether ``word`` is an identifier the context defines or uses as code (not just a word of its prose)."""
-    if word in _RUST_KEYWORDS:
-        return False
-    w = re.escape(word)
-    return re.search(rf"\b(?:fn|struct|enum|trait|type|impl|mod|const|static|let|union|macro_rules!)\s+{w}\b"
-                     rf"|\b{w}\s*(?:\(|<|::|\{{)|[.:]{w}\b", context) is not None
-
-
-def query_slots(query: str, context: str | None = None) -> dict[str, list[str]]:
-    """Candidate values for each slot type, read off the query (in order of appearance, deduplicated).
-
-    With the task's ``context`` text, an ``ident`` slot takes only the query's words that name something in it
-    (defined or used as code), so "What does fn wait return?" offers ``wait``, not ``What`` or ``fn``; if none
-    does, every identifier-like word stays a candidate. ``property`` and ``class`` are the query's CURIEs
-    whose local name starts lower-case (RDF properties) or upper-case (classes).
-    """
-    out: dict[str, list[str]] = {t: [] for t in SLOT_TYPES}
-    for m in _CURIE.finditer(query):
-        out["curie"].append(m.group(1))
-        local = m.group(1).split(":", 1)[1]
-        out["property" if local[:1].islower() else "class"].append(m.group(1))
-    masked = _CURIE.sub(" ", query)
-    for m in _PATH.finditer(masked):
-        out["path"].append(m.group(1).rstrip("."))
-    for m in _QUOTED.finditer(query):
-        out["quoted"].append(next(g for g in m.groups() if g is not None))
-    for m in _NUMBER.finditer(query):
-        out["number"].append(_number_text(m.group(0)))
-    for m in _WORD.finditer(query):
-        word = m.group(0)
-        out["word"] += [word, word.lower()]
-        if word.lower() in _NUMBER_WORDS:
-            out["number"].append(_NUMBER_WORDS[word.lower()])
-    for m in _IDENT.finditer(_PATH.sub(" ", masked)):
-        if len(m.group(0)) > 1:
-            out["ident"].append(m.group(0))
-    if context:
-        grounded = [w for w in out["ident"] if _names_something(w, context)]
-        out["ident"] = grounded or out["ident"]
-    return {k: list(dict.fromkeys(v)) for k, v in out.items()}
-
+# -- the query's words, for slots and literals: rlmlab.memory reads them (query_slots), so retrieval's query
+# shapes (query_shape) and the grammar's slots are one definition.
 
 def _in_string(template: str, pos: int) -> bool:
     """Whether ``pos`` is inside a string literal of the template's line (an odd number of quotes before it)."""
@@ -239,7 +171,7 @@ def template_rule(template: str, slots: dict[str, list[str]]) -> str | None:
 
 def output_numbers(text: str, limit: int = 40) -> list[str]:
     """Numbers printed in a step's output (the first ``limit``), which the next steps may write as literals."""
-    return list(dict.fromkeys(_number_text(m.group(0)) for m in _NUMBER.finditer(text)))[:limit]
+    return list(dict.fromkeys(numbers_in(text)))[:limit]
 
 
 def assigned_names(code: str) -> list[str]:
@@ -301,8 +233,9 @@ class _Builder:
         return "\n".join(f"{name} ::= {body}" for name, body in self.rules.items()) + "\n"
 
 
-def _tool_call(spec: Any, caps: Any, b: _Builder) -> str:
-    """``name(required positional args, optional keyword args in order)`` for one tool."""
+def _tool_call(spec: Any, caps: Any, b: _Builder, vocab: dict[str, dict[str, str]] | None = None) -> str:
+    """``name(required positional args, optional keyword args in order)`` for one tool; an argument with a closed
+    vocabulary (``vocab["tool.arg"]``, see :mod:`._vocab`) takes that instead of a free string."""
     schema = spec.schema_for_caps(caps)
     props, required = schema["properties"], set(schema.get("required", []))
     parts = [_lit(f"{spec.name}(")]
@@ -310,7 +243,12 @@ def _tool_call(spec: Any, caps: Any, b: _Builder) -> str:
     for name, prop in props.items():
         if name not in required:
             continue
-        parts.append(("" if first else '", " ') + _value_rule(prop, b, json_mode=False))
+        rules = (vocab or {}).get(f"{spec.name}.{name}")
+        if rules:
+            for rule, body in rules.items():
+                b.add(rule, body)
+        value = next(iter(rules)) if rules else _value_rule(prop, b, json_mode=False)
+        parts.append(("" if first else '", " ') + value)
         first = False
     for name, prop in props.items():
         if name in required:
@@ -358,7 +296,8 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
                  max_statements: int = 3, query: str | None = None, templates: Sequence[str] = (),
                  literals: str = "query", numbers: Sequence[str] = (), must_submit: bool = False,
                  output_field: str = "answer", plan_words: int = 8, inputs: Sequence[str] = ("context",),
-                 echo_query: bool = True, templates_first: bool = False, context: str | None = None) -> str:
+                 echo_query: bool = True, templates_first: bool = False, context: str | None = None,
+                 vocab: dict[str, dict[str, str]] | None = None) -> str:
     """The GBNF grammar of one step of an executor, over the tools of ``registry`` (ToolSpecs) with ``caps``.
 
     ``scope`` names the variables the step may read besides the assignable :data:`TARGET_NAMES`;
@@ -372,7 +311,8 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     thought with the query, copied by the grammar, so the code that follows is written right after it (a small
     model otherwise loses the question in a long prompt). ``templates_first`` makes the step one of the filled
     templates when any fills (a task's first step copies a retrieved procedure; later steps are free to differ).
-    ``context`` (the task's text) grounds ``ident`` slots (see :func:`query_slots`).
+    ``context`` (the task's text) grounds ``ident`` slots (see :func:`query_slots`). ``vocab`` gives required
+    arguments closed vocabularies by ``"tool.arg"`` (GBNF rules, the first the argument's; see :mod:`._vocab`).
     """
     if fmt not in STEP_FORMATS:
         raise ValueError(f"fmt: {fmt!r}; use one of {', '.join(STEP_FORMATS)}")
@@ -399,7 +339,7 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
         b.add("int-lit", '"-"? [0-9]{1,9}')
         b.add("num-lit", '"-"? [0-9]{1,9} ("." [0-9]{1,6})?')
         return b.text()
-    calls = [_tool_call(spec, caps, b) for spec in specs]
+    calls = [_tool_call(spec, caps, b, vocab) for spec in specs]
     slots = query_slots(query or "", context)
     filled = [r for r in (template_rule(t, slots) for t in templates) if r is not None]
     code = _sequence(b, scope, max_statements, must_submit, calls, output_field, numbers, inputs)

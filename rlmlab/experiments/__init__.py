@@ -1,4 +1,4 @@
-"""Experiments E1-E13: task suites with deterministic checkers, validated configs, and the runner that
+"""Experiments E1-E14: task suites with deterministic checkers, validated configs, and the runner that
 writes results, memory snapshots and the environment of every run under runs/<run-id>/."""
 
 from rlmlab.experiments._config import (
@@ -6,6 +6,11 @@ from rlmlab.experiments._config import (
 )
 from rlmlab.experiments._backends import BACKENDS
 from rlmlab.experiments._env import environment
+from rlmlab.experiments._learning import (
+    CURVE_WINDOW, bank_figures, fifths, learning_curve, learning_figures, learning_line, learning_table,
+    plot_learning,
+)
+from rlmlab.experiments._phases import PHASES, SuiteJudge, load_test_suite, task_kind
 from rlmlab.experiments._notebooks import (
     FAMILIES, MAIN_JOB, NOTEBOOKS_DIR, NotebookFailed, NotebookRun, notebook_for, parse_parameter, run_notebook,
 )
@@ -34,4 +39,6 @@ __all__ = [
     "row_trajectory_dir", "run_rows", "task_runs_table", "time_table",
     "results_table", "plot_conditions", "plot_learning_curve", "plot_rollouts",
     "summary_columns", "sample_lm", "normalise_answer", "majority", "select_rollout", "SELECTIONS",
+    "CURVE_WINDOW", "bank_figures", "learning_curve", "learning_figures", "learning_line", "learning_table", "fifths", "plot_learning", "PHASES", "SuiteJudge", "load_test_suite",
+    "task_kind",
 ]

@@ -4,7 +4,7 @@ A config has a ``base`` condition and optionally a list of ``conditions`` that o
 handle tools; E8: auto-inject vs tool-mediated). A condition says which layers are on and their budgets,
 the integration mode, the tools, the executor, the retrieval policy, the seed packs, the learning
 policies (extraction, consolidation, forgetting), the rollouts and how the L3 guide is materialised, the
-decoding (free or constrained to the step grammar), code templates from L2 items, and voted samples.
+decoding (constrained to the step grammar by default, or free), code templates from L2 items, and voted samples.
 An unknown key or a value of the wrong type is a ConfigError naming the file and the key.
 """
 
@@ -72,6 +72,12 @@ _CONDITION_PROPS: dict[str, Any] = {
     "templates": {"type": "boolean"},  # YAML on/off load as booleans
     "samples": {"type": "integer", "minimum": 1, "maximum": 16},
     "temperature": {"type": "number", "exclusiveMinimum": 0, "maximum": 2},
+    # who decides success for learning: "reference" (each task's own check, the answer key), a JUDGES name, or one
+    # per suite ({code: oracle, ontology: constraints, arith: vote}); reports always score by the reference too
+    "judge": {"anyOf": [_PLUGIN_NAME, {"type": "object", "minProperties": 1,
+                                       "additionalProperties": _PLUGIN_NAME}]},
+    "explore": {"type": "integer", "minimum": 1, "maximum": 16},
+    "resample": {"type": "boolean"},  # judged rollouts after the first sampled at temperature (off: all alike)  # samples per task, stopping at the first accepted
 }
 EXPERIMENT_SCHEMA: dict[str, Any] = {
     "type": "object", "additionalProperties": False, "required": ["id", "title", "base"],
@@ -85,7 +91,8 @@ EXPERIMENT_SCHEMA: dict[str, Any] = {
             "type": "object", "additionalProperties": False, "required": ["name"],
             "properties": {"name": {"type": "string", "pattern": r"^[a-z][a-z0-9_]*$"}, **_CONDITION_PROPS}}},
         "defaults": {"type": "object", "additionalProperties": False, "properties": {
-            "suite": {"enum": ["code", "ontology", "arith"]},
+            "suite": {"type": "string", "minLength": 1},  # a suite name, several (code,ontology) or a task file
+            "test_suite": {"type": "string", "minLength": 1},  # a task file run with the bank frozen after the stream
             "tasks": {"type": "integer", "minimum": 1},
             "lm": {"type": "string", "minLength": 1},
             "workers": {"type": "integer", "minimum": 1, "maximum": 32}}},
@@ -117,10 +124,13 @@ class Condition:
     floors: dict[str, int] = field(default_factory=lambda: {"success": 2, "failure": 2})
     rollouts: int = 1
     extraction: str = "best"
-    decoding: str = "free"  # "grammar": every agent step constrained to the step grammar
+    decoding: str = "grammar"  # every agent step constrained to the step grammar; "free" to turn it off
     templates: bool = False  # the injected L2 items' code templates join the grammar (needs L2)
     samples: int = 1  # > 1: that many sampled rollouts per task, the answer by majority vote (no judge)
-    temperature: float = 0.7  # sampling temperature of the rollouts when samples > 1
+    temperature: float = 0.7  # sampling temperature of voted samples, explored samples and rollouts after the first
+    judge: Any = "reference"  # "reference", a JUDGES name, or {suite: name}: who decides success for learning
+    explore: int = 1  # > 1: up to that many runs per task (the first greedy, then sampled), stop at the first accepted
+    resample: bool = False  # rollouts > 1: rollouts after the first sampled at temperature, seeds 2..N (MaTTS)
     plugin_options: dict[str, dict[str, Any]] = field(default_factory=dict)  # {"extractor": {...}, ...} from config
 
     @property
@@ -130,8 +140,9 @@ class Condition:
 
     @property
     def runs_per_task(self) -> int:
-        """Agent runs per task: ``samples`` when voting, else ``rollouts`` (the two never combine)."""
-        return self.samples if self.samples > 1 else self.rollouts
+        """Agent runs per task at most: ``samples`` when voting, ``explore`` when exploring, else ``rollouts``
+        (the three never combine)."""
+        return self.samples if self.samples > 1 else self.explore if self.explore > 1 else self.rollouts
 
     @property
     def selection(self) -> str:
@@ -142,6 +153,7 @@ class Condition:
         d = asdict(self)
         d["layers"], d["budgets"] = self.layers.to_dict(), self.budgets.to_dict()
         d["seed_packs"] = list(self.seed_packs)
+        d["judge"] = dict(self.judge) if isinstance(self.judge, dict) else self.judge
         return d
 
 
@@ -178,6 +190,8 @@ def _condition(name: str, values: dict[str, Any], where: str) -> Condition:
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
     floors = learning.pop("floors", None)
+    if values.get("templates") and "retrieval" not in values:  # one template, found by shape and words (issue 25)
+        values["retrieval"] = {"policy": "templates"}
     plugin_options = _plugins(values, learning, where)
     if "temperature" in values:  # YAML 1 is an int
         values["temperature"] = float(values["temperature"])
@@ -195,15 +209,27 @@ def _condition(name: str, values: dict[str, Any], where: str) -> Condition:
     if cond.samples > 1 and cond.rollouts > 1:
         raise ConfigError(f"{where}: samples: {cond.samples} cannot be combined with rollouts {cond.rollouts}; "
                           "a task runs either judged rollouts or voted samples")
+    if cond.explore > 1 and (cond.samples > 1 or cond.rollouts > 1):
+        raise ConfigError(f"{where}: explore: {cond.explore} cannot be combined with samples or rollouts; "
+                          "exploring is its own way to run a task several times")
+    _check_judge(cond.judge, where)
     if cond.runs_per_task == 1 and cond.extraction == "contrastive":
         raise ConfigError(f"{where}: extraction: contrastive needs rollouts > 1")
-    if cond.retrieval.get("policy") == "success_only" and "k_failure" in cond.retrieval:
-        raise ConfigError(f"{where}: retrieval: k_failure does not apply to policy success_only (it retrieves no "
-                          "failures); leave it out")
+    if cond.retrieval.get("policy") in ("success_only", "templates") and "k_failure" in cond.retrieval:
+        raise ConfigError(f"{where}: retrieval: k_failure does not apply to policy {cond.retrieval['policy']} (it "
+                          "retrieves no failures); leave it out")
     if cond.templates and not cond.layers.L2:
         raise ConfigError(f"{where}: templates: on needs the L2 layer (templates arrive with L2 memory items); "
                           "add layers: {L2: true}")
     return cond
+
+
+def _check_judge(judge: Any, where: str) -> None:
+    from rlmlab.learning import JUDGES
+
+    for name in (judge.values() if isinstance(judge, dict) else [judge]):
+        if name != "reference" and name not in JUDGES:
+            raise ConfigError(f"{where}: judge: unknown {name!r}; use reference or one of {', '.join(JUDGES.names())}")
 
 
 def _registries() -> dict[str, Any]:

@@ -31,6 +31,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "exp_closed_loop.ipynb": ("E9", "E10", "E11"),
     "exp_matts.ipynb": ("E12",),
     "exp_small_model.ipynb": ("E13",),
+    "exp_learning.ipynb": ("E14",),
 }
 
 

@@ -45,6 +45,8 @@ from rlmlab.errors import ConfigError
 from rlmlab.experiments._backends import BACKENDS
 from rlmlab.experiments._config import Condition, ExperimentConfig, load_experiment, resolve_pack
 from rlmlab.experiments._env import environment
+from rlmlab.experiments._learning import bank_figures
+from rlmlab.experiments._phases import load_test_suite, make_judge, task_kind
 from rlmlab.experiments._summary import read_results, summarise, summary_columns, summary_table
 from rlmlab.memory import (
     BASE_INSTRUCTIONS, PLAIN_INSTRUCTIONS, Artifact, ContextBuilder, MemoryStore, MemoryTask, import_pack,
@@ -112,13 +114,14 @@ def _executor(cond: Condition, lm: Any, traj_dir: Path) -> Callable[..., Any]:
         raise ConfigError(f"condition {cond.name}: naive tools are defined for the rlm executor only")
 
     def execute(task: MemoryTask, instructions: str, workspace: Any, trajectory_id: str) -> Any:
-        rollout = _rollout_index(trajectory_id) if cond.samples > 1 else None
-        run_lm = lm if rollout is None else sample_lm(lm, cond.temperature, rollout + 1)
+        rollout = _rollout_index(trajectory_id) if cond.runs_per_task > 1 else None
+        # voted samples are all sampled; explored samples after the first greedy one, and judged rollouts with resample
+        sampled = rollout is not None and (cond.samples > 1 or (rollout > 0 and (cond.explore > 1 or cond.resample)))
+        run_lm = sample_lm(lm, cond.temperature, rollout + 1) if sampled else lm
         kwargs: dict[str, Any] = dict(lm=run_lm, workspace=workspace, instructions=instructions,
                                       run_id=trajectory_id, max_iters=cond.max_iters, runs_dir=traj_dir,
                                       source_path=task.meta.get("source_path"))
-        if cond.decoding != "free":  # the executors' default; only passed when it differs
-            kwargs["decoding"] = cond.decoding
+        kwargs["decoding"] = cond.decoding
         if cond.tools == "naive":  # E7 condition A: the context as a plain string, no bounded tools
             kwargs.update(tools=ToolRegistry(), context_mode="string")
         if rollout is None:
@@ -184,18 +187,23 @@ def _golden_check(traj_dir: Path) -> Callable[[MemoryTask, str], bool | None]:
 
 
 def _rows(exp: ExperimentConfig, cond: Condition, task: MemoryTask, o: TaskOutcome, lm_name: str,
-          golden: Callable[[MemoryTask, str], bool | None] | None = None) -> list[dict]:
+          golden: Callable[[MemoryTask, str], bool | None] | None = None, phase: str = "stream") -> list[dict]:
+    """One row per rollout. ``success`` is by the task's own check (the answer key) even when a key-free judge
+    decided what the bank learnt: that judge's decision is ``accepted``."""
     rows = []
     for i, (tid, verdict, metrics) in enumerate(zip(o.trajectory_ids, o.verdicts, o.rollouts)):
+        scored = o.reference[i] if o.reference else verdict
         rows.append({
-            "experiment": exp.id, "condition": cond.name, "task_id": task.id, "suite": task.meta.get("suite"),
-            "level": task.meta.get("level"), "rollout": i, "best": i == o.best, "trajectory_id": tid,
+            "experiment": exp.id, "condition": cond.name, "phase": phase, "task_id": task.id,
+            "suite": task.meta.get("suite"), "level": task.meta.get("level"), "kind": task_kind(task),
+            "rollout": i, "best": i == o.best, "trajectory_id": tid,
             "lm": lm_name, "executor": cond.executor, "mode": cond.mode, "tools": cond.tools,
-            "layers": cond.layers.enabled(), "answer": o.answers[i], "success": verdict["success"],
-            "score": verdict["score"], "judge": verdict["judge"], "rationale": verdict["rationale"],
+            "layers": cond.layers.enabled(), "answer": o.answers[i], "success": scored["success"],
+            "accepted": verdict["success"], "judge_used": verdict["judge"],
+            "score": scored["score"], "judge": scored["judge"], "rationale": scored["rationale"],
             "context_chars": o.context_chars, "injected": o.injected, "extracted": o.extracted if i == o.best else [],
-            "decoding": cond.decoding, "templates": cond.templates, "samples": cond.samples,
-            "selected_by": cond.selection, "golden": golden(task, tid) if golden else None,
+            "decoding": cond.decoding, "decoding_asked": cond.decoding, "templates": cond.templates, "samples": cond.samples,
+            "selected_by": cond.selection, "explore": cond.explore, "golden": golden(task, tid) if golden else None,
             **metrics,
         })
     return rows
@@ -207,7 +215,9 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
                    run_dir: str | Path | None = None, backend: str = "threads", progress: bool | str = True,
                    max_iters: int | None = None, lm_options: dict[str, Any] | None = None,
                    task_list: list[MemoryTask] | None = None, levels: list[int] | None = None,
-                   parity: str | None = None) -> ExperimentRun:
+                   parity: str | None = None, test_suite: str | Path | None = None,
+                   test_tasks: int | None = None, decoding: str | None = None,
+                   explore: int | None = None) -> ExperimentRun:
     """Run ``experiment`` (an id like "E7", a path, or a loaded config).
 
     ``lm`` is an LM spec ("local", "scripted:<name>", a LiteLLM model) or an LM object; ``suite``, ``tasks``
@@ -219,6 +229,10 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
     ``backend`` is "threads" or "ray" (see ``_backends``). ``progress``: True a live bar, "lines" a printed
     line per finished task, False nothing. ``task_list`` replaces the suite (tests). ``levels`` and ``parity``
     ("odd"/"even": the templates' training or held-out half, see :func:`task_numbers`) filter each suite first.
+    ``test_suite`` (a task file; default the config's ``defaults.test_suite``) runs after each condition's stream
+    with its bank frozen (:mod:`._phases`); its rows keep the file's task ids and have ``phase`` "test";
+    ``test_tasks`` keeps its first N. ``decoding`` ("grammar" or "free") overrides every condition's; ``explore``
+    the budget of every condition that explores (a short demo).
     """
     from rlmlab.executors import new_run_id
 
@@ -229,7 +243,22 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
               "conditions": conditions or [c.name for c in exp.conditions], "max_iters": max_iters,
               "lm_options": lm_options or None,
               **({"levels": sorted(levels)} if levels else {}), **({"parity": parity} if parity else {})}
+    test_suite = test_suite or exp.defaults.get("test_suite")
+    if test_suite:  # only when set: a run without one keeps the parameters (and resumes) of earlier runs
+        params.update(test_suite=str(test_suite), test_tasks=test_tasks)
+    if decoding is not None:
+        params["decoding"] = decoding
+    if explore is not None:
+        params["explore"] = explore
     conds = [exp.condition(name) for name in params["conditions"]]
+    if decoding is not None:
+        if decoding not in ("grammar", "free"):
+            raise ConfigError(f"decoding: {decoding!r}; use grammar or free")
+        conds = [replace(c, decoding=decoding) for c in conds]
+    if explore is not None:
+        if isinstance(explore, bool) or not isinstance(explore, int) or not 1 <= explore <= 16:
+            raise ConfigError(f"explore: {explore!r}; use an integer from 1 to 16")
+        conds = [replace(c, explore=explore) if c.explore > 1 else c for c in conds]
     if rollouts is not None:
         voting = [c.name for c in conds if c.samples > 1]
         if rollouts > 1 and voting:
@@ -278,21 +307,29 @@ def _run_locked(exp: ExperimentConfig, params: dict[str, Any], conds: list[Condi
         # "code,ontology": the first N tasks of each suite, one after the other.
         task_list = [t for name in params["suite"].split(",")
                      for t in load_suite(name.strip(), limit=params["tasks"], levels=levels, parity=parity)]
+    test_list = load_test_suite(params["test_suite"], params.get("test_tasks")) if params.get("test_suite") else []
     run_dir.mkdir(parents=True, exist_ok=True)
     write_atomic(config_path, json.dumps({"experiment": exp.to_dict(), "params": params, "backend": backend,
                                           "conditions": [c.to_dict() for c in conds]}, indent=2))
     write_atomic(run_dir / "env.json", json.dumps(environment(lm_obj), indent=2))
     results = run_dir / RESULTS
     finished = read_results(results)
-    # A task is done when all its rollouts' rows are there; rows of a task cut short by a kill are dropped.
-    counts = Counter((r["condition"], r["task_id"]) for r in finished)
+    # A task is done when all its rollouts' rows are there (an exploring task: or one accepted); rows of a task cut
+    # short by a kill are dropped. Rows written before phases existed are the stream's.
+    def key(r: dict[str, Any]) -> tuple[str, str, str]:
+        return r["condition"], r.get("phase", "stream"), r["task_id"]
+
+    counts = Counter(key(r) for r in finished)
+    accepted = {key(r) for r in finished if r.get("accepted", r["success"])}
     need = {c.name: c.runs_per_task for c in conds}
-    done = {key for key, n in counts.items() if n >= need.get(key[0], 1)}
-    complete = [r for r in finished if (r["condition"], r["task_id"]) in done]
+    explores = {c.name for c in conds if c.explore > 1}
+    done = {k for k, n in counts.items() if n >= need.get(k[0], 1) or (k[0] in explores and k in accepted)}
+    complete = [r for r in finished if key(r) in done]
     if len(complete) != len(finished) or (results.exists() and not results.read_bytes().endswith(b"\n")):
         write_jsonl(results, complete)
     lock = threading.Lock()
-    todo = [(c, t) for c in conds for t in task_list if (c.name, t.id) not in done]
+    todo = [(c, phase, t) for c in conds for phase, tasks in (("stream", task_list), ("test", test_list))
+            for t in tasks if (c.name, phase, t.id) not in done]
 
     finished_count = [len(done)]
 
@@ -316,15 +353,19 @@ def _run_locked(exp: ExperimentConfig, params: dict[str, Any], conds: list[Condi
     golden = _golden_check(run_dir / "trajectories")
     try:
         for cond in conds:
-            pending = [t for c, t in todo if c is cond]
+            pending = [t for c, phase, t in todo if c is cond and phase == "stream"]
             _run_condition(exp, cond, pending, lm_obj, params, run_id, run_dir, append,
                            lambda: bar.update(job, advance=1) if bar else None, backend_obj,
-                           lm_spec=(lm_spec, lm_options or {}) if lm_spec is not None else None, golden=golden)
+                           lm_spec=(lm_spec, lm_options or {}) if lm_spec is not None else None, golden=golden,
+                           test=[t for c, phase, t in todo if c is cond and phase == "test"])
     finally:
         if bar:
             bar.stop()
     rows = read_results(results)
     summary = summarise(rows)
+    for cond in conds:  # what each condition's bank holds after its stream (learning experiments report it)
+        if cond.name in summary and (run_dir / f"health.{cond.name}.json").is_file():
+            summary[cond.name]["bank"] = bank_figures(run_dir / f"memory.{cond.name}.sqlite")
     write_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
     return ExperimentRun(run_id, run_dir, summary, len(rows))
 
@@ -346,7 +387,8 @@ def _open_store(cond: Condition, run_dir: Path) -> MemoryStore:
     return store
 
 
-def _loop(cond: Condition, store: MemoryStore, lm: Any, run_id: str, run_dir: Path) -> ReasoningBankLoop:
+def _loop(cond: Condition, store: MemoryStore, lm: Any, run_id: str, run_dir: Path,
+          frozen: bool = False) -> ReasoningBankLoop:
     retrieval = dict(cond.retrieval)
     base = PLAIN_INSTRUCTIONS if cond.tools == "naive" else BASE_INSTRUCTIONS
     builder = ContextBuilder(store, toggles=cond.layers, budgets=cond.budgets, mode=cond.mode,
@@ -357,15 +399,21 @@ def _loop(cond: Condition, store: MemoryStore, lm: Any, run_id: str, run_dir: Pa
                             if cond.consolidator == "consolidate" else {}) | extra.get("consolidator", {})
     forgetter_options = ({"max_items": cond.max_bank, "floors": cond.floors} if cond.forgetter == "bounded"
                          else {}) | extra.get("forgetter", {})
-    extractor_options = {"max_items": cond.max_items, **extra.get("extractor", {})} if cond.learns else None
+    learns = cond.learns and not frozen
+    extractor_options = {"max_items": cond.max_items, **extra.get("extractor", {})} if learns else None
     # only when on: ReasoningBankLoop's templates parameter is new, and off is its default
     templates = {"templates": True} if cond.templates else {}
+    judge = make_judge(cond.judge, lm)
+    # the test phase runs each task once, greedy, under a run id of its own (its task ids may repeat the stream's)
     return ReasoningBankLoop(
         store, lm=lm, builder=builder, executor=_executor(cond, lm, run_dir / "trajectories"),
-        extractor=cond.extractor, extractor_options=extractor_options,
-        consolidator=cond.consolidator, consolidator_options=consolidator_options, forgetter=cond.forgetter,
-        forgetter_options=forgetter_options, rollouts=cond.runs_per_task, extraction=cond.extraction,
-        selection=cond.selection, run_id=f"{run_id}-{cond.name}", **templates)
+        extractor=cond.extractor if learns else "none", extractor_options=extractor_options,
+        consolidator=cond.consolidator, consolidator_options=consolidator_options,
+        forgetter="none" if frozen else cond.forgetter, forgetter_options={} if frozen else forgetter_options,
+        rollouts=(cond.samples if frozen else cond.runs_per_task), extraction="best" if frozen else cond.extraction,
+        selection=cond.selection, run_id=f"{run_id}-{cond.name}" + ("-test" if frozen else ""),
+        judge=judge, reference=judge is not None, until_accepted=cond.explore > 1 and not frozen, frozen=frozen,
+        **templates)
 
 
 @dataclass(frozen=True)
@@ -407,11 +455,12 @@ def _merge(parts: list[TaskOutcome], selection: str = "score") -> TaskOutcome:
 def _run_condition(exp: ExperimentConfig, cond: Condition, pending: list[MemoryTask], lm: Any, params: dict,
                    run_id: str, run_dir: Path, append: Callable[[list[dict]], None], tick: Callable[[], Any],
                    backend: Any, lm_spec: tuple[str, dict[str, Any]] | None,
-                   golden: Callable[[MemoryTask, str], bool | None] | None = None) -> None:
+                   golden: Callable[[MemoryTask, str], bool | None] | None = None,
+                   test: list[MemoryTask] = ()) -> None:
     with _open_store(cond, run_dir) as store:
-        if cond.layers.L3 and pending:
-            _materialise_guides(store, pending, cond, lm, run_dir / "trajectories")
-        if cond.learns or (backend.name == "threads" and backend.workers == 1):
+        if cond.layers.L3 and (pending or test):
+            _materialise_guides(store, [*pending, *test], cond, lm, run_dir / "trajectories")
+        if cond.learns or cond.explore > 1 or (backend.name == "threads" and backend.workers == 1):
             loop = _loop(cond, store, lm, run_id, run_dir)
             for task in pending:
                 append(_rows(exp, cond, task, loop.run_task(task), params["lm"], golden))
@@ -430,3 +479,8 @@ def _run_condition(exp: ExperimentConfig, cond: Condition, pending: list[MemoryT
                     tick()
         if cond.layers.L2 or cond.learns:
             write_atomic(run_dir / f"health.{cond.name}.json", json.dumps(memory_health(store), indent=2))
+        if test:  # after the stream, against the bank it left; the frozen loop writes nothing to it
+            frozen = _loop(cond, store, lm, run_id, run_dir, frozen=True)
+            for task in test:
+                append(_rows(exp, cond, task, frozen.run_task(task), params["lm"], golden, phase="test"))
+                tick()

@@ -53,16 +53,19 @@ TASK_SCHEMA: dict[str, Any] = {
         "query": {"type": "string", "minLength": 1},
         "checker": {"enum": list(CHECKERS)},
         "expected": {"anyOf": [_ANSWER, {"type": "array", "items": _ANSWER, "minItems": 1}]},
-        "domain": {"type": "string", "minLength": 1, "description": "'prov', 'skos' or 'crate:<name>'"},
+        "domain": {"type": "string", "minLength": 1,
+                   "description": "'prov', 'skos', 'crate:<name>' or 'dir:<path>' (any directory of Rust sources)"},
         "source": {"type": "string", "minLength": 1, "description": "file or directory under the crate's src"},
+        "kind": {"type": "string", "pattern": r"^[a-z][a-z0-9_]*$",
+                 "description": "the question's kind (generated tasks: 'signature', 'count_unsafe_blocks', ...)"},
         "origin": {"type": "string", "description": "where the task came from (dataset and row)"},
         "note": {"type": "string", "description": "how the expected answer was computed"},
     },
     "allOf": [
-        {"if": {"required": ["domain"], "properties": {"domain": {"pattern": "^crate:"}}},
+        {"if": {"required": ["domain"], "properties": {"domain": {"pattern": "^(crate|dir):"}}},
          "then": {"required": ["source"]}},
         {"if": {"properties": {"checker": {"const": "code"}}},
-         "then": {"required": ["domain", "source"], "properties": {"domain": {"pattern": "^crate:"}}}},
+         "then": {"required": ["domain", "source"], "properties": {"domain": {"pattern": "^(crate|dir):"}}}},
         {"if": {"properties": {"checker": {"const": "sparql"}}},
          "then": {"required": ["domain"], "properties": {"expected": {"type": "string"}}}},
         {"if": {"properties": {"checker": {"const": "numeric"}}},
@@ -97,6 +100,7 @@ class Task:
     source: str | None = None
     origin: str | None = None
     note: str | None = None
+    kind: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}
@@ -112,7 +116,8 @@ class Task:
         return None if self.domain is None else resolve_domain(self.domain)
 
     def crate_root(self) -> Path | None:
-        """The ``src`` directory of a task with a ``source``, else None.
+        """The ``src`` directory of a task with a ``source`` (``crate:<name>``), or the directory ``dir:<path>``
+        names; None for a task without a source.
 
         ConfigError for an unknown crate, or a ``source`` whose domain is not a crate.
         """
@@ -120,7 +125,8 @@ class Task:
             return None
         domain = self._domain()
         if domain is None or domain.kind != "crate":
-            raise ConfigError(f"{self.domain!r}: a task with a source needs a crate domain ('crate:<name>')")
+            raise ConfigError(f"{self.domain!r}: a task with a source needs a crate domain ('crate:<name>' or "
+                              "'dir:<path>')")
         return domain.source
 
     def source_path(self) -> Path | None:
@@ -138,12 +144,14 @@ class Task:
     def to_memory_task(self) -> MemoryTask:
         """The MemoryTask the loop and the judges take: context read (cached), meta filled.
 
-        meta: ``suite``, ``level``; ``ontology`` (path) for ontology tasks; ``source_path`` (absolute) and
-        ``source`` for crate tasks. A ``code`` task keeps its reference answer in ``meta["reference"]`` and
+        meta: ``suite``, ``level``, ``kind`` when given; ``ontology`` (path) for ontology tasks; ``source_path``
+        (absolute) and ``source`` for crate tasks. A ``code`` task keeps its reference answer in ``meta["reference"]`` and
         has ``expected=None``: the oracle alone decides, since CodeJudge would otherwise also demand the
         reference's exact wording, failing a correct list given in another order or layout.
         """
         meta: dict[str, Any] = {"suite": self.suite, "level": self.level}
+        if self.kind:
+            meta["kind"] = self.kind
         if self.origin:
             meta["origin"] = self.origin
         ontology, source = self.ontology_path(), self.source_path()
@@ -208,7 +216,7 @@ def _validator() -> Any:
 
 
 _PATTERN_HINTS = {
-    "domain": "{v!r}: a {checker} task needs a crate domain ('crate:<name>')",
+    "domain": "{v!r}: a {checker} task needs a crate domain ('crate:<name>' or 'dir:<path>')",
     "expected": "{v!r} is not a number; a numeric task expects a number or a numeric string such as '-2.5'",
     "id": "{v!r}: expected letters, digits and _ . : - (starting with a letter or digit)",
 }
@@ -291,6 +299,8 @@ def _suite_path(name_or_path: str | Path) -> Path:
     path = Path(name_or_path)
     if path.is_file():
         return path
+    if not path.is_absolute() and (PROJECT_ROOT / path).is_file():  # a config's data/tasks/... from anywhere
+        return PROJECT_ROOT / path
     raise ConfigError(f"suite: unknown {str(name_or_path)!r}; known: {', '.join(SUITES)}, or a path to a .jsonl file")
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from rlmlab._files import read_jsonl
+from rlmlab.experiments._learning import learning_figures
 from rlmlab.learning import majority
 
 __all__ = ["read_results", "summarise", "summary_table", "summary_columns"]
@@ -50,10 +51,14 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     records) are None for rows written before they were recorded. ``errors`` counts rows whose run ended in an
     error (``first_error`` quotes one); ``all_failed`` is True when every row did (e.g. every LM call failed), so
     the condition's other figures measure nothing.
+
+    Rows of a run with phases (``phase`` "stream" or "test") add :func:`learning_figures`: the figures above are
+    the stream's, and ``test`` holds the frozen test phase's pass@1 with its Wilson interval.
     """
     out: dict[str, Any] = {}
     for cond in dict.fromkeys(r["condition"] for r in rows):
-        mine = [r for r in rows if r["condition"] == cond]
+        everything = [r for r in rows if r["condition"] == cond]
+        mine = [r for r in everything if r.get("phase", "stream") == "stream"] or everything
         best = [r for r in mine if r["best"]]
         tasks = _per_task(mine)
         out[cond] = {
@@ -74,7 +79,12 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "pass_at_n": _mean([float(any(r["success"] for r in g)) for g in tasks]),
             "mean_salvaged": _mean([float(r["salvaged"]) for r in mine if r.get("salvaged") is not None]),
             "golden_yield": _mean([float(r["golden"]) for r in mine if r.get("golden") is not None]),
+            # what the runs used (the metrics' value overrides the condition's): "free" where the LM cannot constrain
+            "decoding": ",".join(sorted({str(r["decoding"]) for r in mine if r.get("decoding")})) or None,
+            "decoding_asked": mine[0].get("decoding_asked", mine[0].get("decoding")),
         }
+        if "phase" in mine[0]:
+            out[cond].update(learning_figures(mine, [r for r in everything if r.get("phase") == "test"]))
     return out
 
 

@@ -41,6 +41,7 @@ _RLM_ARGS.add_argument("--runs-dir", default="runs")
 _RLM_ARGS.add_argument("--trace-budget", type=int, default=8000)
 _RLM_ARGS.add_argument("--no-live", dest="live", action="store_false")
 _RLM_ARGS.add_argument("--traceback", action="store_true")
+_RLM_ARGS.add_argument("--decoding", choices=("grammar", "free"), default="grammar")
 
 
 @magics_class
@@ -57,7 +58,8 @@ class RLMLabMagics(Magics):
         """Run the cell's text as an RLM task, with a live token-budget timeline, and show the trajectory explorer.
 
         ``%%rlm [--lm local|scripted:NAME|MODEL] [--context VAR_OR_FILE] [--max-iters 4] [--runs-dir runs]
-        [--trace-budget 8000] [--no-live] [--traceback]``.
+        [--trace-budget 8000] [--no-live] [--traceback] [--decoding grammar|free]``.
+        Steps follow the step grammar by default (the local model; other LMs run free and the trajectory notes it).
         The context is a namespace variable (a BlobRef or a string) or a file path; the run uses the
         namespace's workspace, so handles made in the notebook resolve. The trajectory is kept as ``rlm_last``.
         With the Turing Protocol on, every round is logged to ``<runs-dir>/interaction_log.sqlite`` (``%turing log``).
@@ -72,7 +74,8 @@ class RLMLabMagics(Magics):
             args = _RLM_ARGS.parse_args(shlex.split(line))
         except (argparse.ArgumentError, SystemExit) as exc:
             raise MagicError(f"%%rlm: {exc}; usage: %%rlm [--lm SPEC] [--context VAR_OR_FILE] [--max-iters N] "
-                             "[--runs-dir DIR] [--trace-budget TOKENS] [--no-live] [--traceback]") from None
+                             "[--runs-dir DIR] [--trace-budget TOKENS] [--no-live] [--traceback] "
+                             "[--decoding grammar|free]") from None
         try:
             return self._rlm(args, cell)
         except RLMLabError as exc:
@@ -113,7 +116,7 @@ class RLMLabMagics(Magics):
         timeline = _show_live(trace) if args.live else None
         try:
             traj = run_rlm(cell.strip(), context, lm=lm, workspace=ns.get("workspace"), max_iters=args.max_iters,
-                           runs_dir=args.runs_dir, turing=turing, trace=trace)
+                           runs_dir=args.runs_dir, turing=turing, trace=trace, decoding=args.decoding)
         finally:
             if timeline is not None:
                 timeline.close()  # unsubscribe, render the final state and update its output (static HTML too)

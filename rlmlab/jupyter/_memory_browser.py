@@ -8,7 +8,7 @@ from typing import Any
 import ipywidgets as W
 
 from rlmlab.jupyter._widget import RLMLabWidget, esc, html_fields, html_table
-from rlmlab.memory import LAYERS, POLARITIES, STATUSES, MemoryItem, MemoryStore
+from rlmlab.memory import LAYERS, POLARITIES, STATUSES, MemoryItem, MemoryStore, admission_summary
 from rlmlab.learning import memory_health
 
 __all__ = ["MemoryBrowser"]
@@ -189,7 +189,8 @@ class MemoryBrowser(RLMLabWidget):
             return "<p><i>select an item to see its record</i></p>"
         fields = [("id", it.id), ("polarity", it.polarity), ("role", it.role), ("scope", it.scope),
                   ("layer", it.layer), ("tags", ", ".join(it.tags) or None),
-                  ("uses / wins", f"{it.uses} / {it.wins}"), ("win rate", _percent(win_rate(it)))]
+                  ("uses / wins", f"{it.uses} / {it.wins}"), ("win rate", _percent(win_rate(it))),
+                  ("admission", admission_summary(it))]
         provenance = [("run id", it.run_id), ("trajectory id", it.trajectory_id), ("domain", it.domain),
                       ("source", it.source), ("created at", it.created_at), ("updated at", it.updated_at),
                       ("status", it.status), ("superseded by", it.superseded_by)]
@@ -201,7 +202,9 @@ class MemoryBrowser(RLMLabWidget):
                 f"<h4 style='margin:6px 0 2px'>{esc(it.title)}</h4>"
                 f"<div style='color:#555'>{esc(it.description)}</div>"
                 f"<pre style='{_PRE}'>{esc(it.content)}</pre>"
-                f"{html_fields(fields, css_class='rlmlab-memory-fields')}"
+                + (f"<h5 style='margin:6px 0 2px'>Template</h5><pre style='{_PRE}'>{esc(it.template)}</pre>"
+                   if it.template else "")
+                + f"{html_fields(fields, css_class='rlmlab-memory-fields')}"
                 f"<h5 style='margin:6px 0 2px'>Provenance</h5>{html_fields(provenance, css_class='rlmlab-memory-provenance')}"
                 f"<h5 style='margin:6px 0 2px'>Usage ({len(self.selected_usage)})</h5>{usage}</div>")
 

@@ -5,9 +5,20 @@ are plug-ins in registries (``JUDGES.make("numeric", rel_tol=1e-3)``); a vote or
 rollout a task keeps (MaTTS)."""
 
 from rlmlab.learning._judge import CodeJudge, ExactJudge, JUDGES, Judge, NumericJudge, SparqlJudge, judge_for
+from rlmlab.learning._judge_oracle import CANNOT_JUDGE, OracleJudge
+from rlmlab.learning._judge_keyfree import (  # registers "oracle", "constraints", "vote"
+    KEYFREE_JUDGES, ConstraintsJudge, VoteJudge, judge_rollouts, keyfree_judge_for, keyfree_kind,
+)
 from rlmlab.learning._judge_llm import DEFAULT_RUBRIC, RUBRICS, LLMJudge, parse_llm_verdict  # registers "llm"
 from rlmlab.learning._extract import EXTRACTORS, MAX_EXTRACT_ITEMS, ExtractionReport, Extractor, HeuristicExtractor
 from rlmlab.learning._extract_llm import EXTRACT_PROMPTS, LLMExtractor  # registers the "llm" extractor
+from rlmlab.learning._abstract import (
+    Abstraction, SlotBinding, abstract_code, abstract_trajectory, fill_slots, minimal_code, query_literals,
+)
+from rlmlab.learning._replay import (
+    Intervention, ReplayResult, Sibling, intervention, replay_code, replay_template, replay_workspace,
+)
+from rlmlab.learning._extract_template import TemplateExtractor  # registers the "template" extractor
 from rlmlab.learning._consolidate import (
     CONSOLIDATION_ACTIONS, CONSOLIDATORS, AppendConsolidator, ConsolidationAction, Consolidator,
     SimilarityConsolidator, merge_contents, similarity,
@@ -16,16 +27,27 @@ from rlmlab.learning._forget import (
     FORGETTERS, BoundedForgetter, ForgetAction, Forgetter, NoForgetter, memory_health, retention_score,
 )
 from rlmlab.learning._vote import SELECTIONS, majority, select_rollout
+from rlmlab.learning._agreement import AgreementCase, JudgeAgreement, judge_agreement
+from rlmlab.learning._recall import (
+    AFTER_RETRIEVAL, BEFORE_RETRIEVAL, RecallReport, right_templates, run_template, solves, task_kind, template_fills,
+    template_recall,
+)
 from rlmlab.learning._loop import EXTRACTION_MODES, RESULTS_FILE, ReasoningBankLoop, TaskOutcome, rlm_executor
 
 __all__ = [
     "Judge", "JUDGES", "judge_for", "ExactJudge", "NumericJudge", "SparqlJudge", "CodeJudge", "LLMJudge", "RUBRICS",
+    "OracleJudge", "ConstraintsJudge", "VoteJudge", "KEYFREE_JUDGES", "keyfree_judge_for", "keyfree_kind",
+    "judge_rollouts", "CANNOT_JUDGE", "judge_agreement", "JudgeAgreement", "AgreementCase",
     "DEFAULT_RUBRIC", "parse_llm_verdict",
     "Extractor", "EXTRACTORS", "HeuristicExtractor", "LLMExtractor", "ExtractionReport", "EXTRACT_PROMPTS",
-    "MAX_EXTRACT_ITEMS",
+    "MAX_EXTRACT_ITEMS", "TemplateExtractor", "Abstraction", "SlotBinding", "abstract_trajectory", "abstract_code",
+    "minimal_code", "fill_slots", "query_literals", "ReplayResult", "Sibling", "Intervention",
+    "replay_code", "replay_template", "replay_workspace", "intervention",
     "Consolidator", "CONSOLIDATORS", "AppendConsolidator", "SimilarityConsolidator", "ConsolidationAction",
     "CONSOLIDATION_ACTIONS", "similarity", "merge_contents",
     "Forgetter", "FORGETTERS", "NoForgetter", "BoundedForgetter", "ForgetAction", "retention_score", "memory_health",
     "SELECTIONS", "majority", "select_rollout",
+    "template_recall", "right_templates", "run_template", "template_fills", "solves", "task_kind", "RecallReport",
+    "BEFORE_RETRIEVAL", "AFTER_RETRIEVAL",
     "ReasoningBankLoop", "TaskOutcome", "EXTRACTION_MODES", "RESULTS_FILE", "rlm_executor",
 ]

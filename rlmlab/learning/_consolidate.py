@@ -7,6 +7,10 @@ replaces the old item) or ``merge`` (similar: a combined item replaces the old o
 replaced items get status "superseded" with ``superseded_by``, and a discarded candidate is stored with
 status "discarded", so the L4 log's ids always resolve and the audit trail keeps every candidate. Each
 decision is a :class:`ConsolidationAction`, logged as a "consolidation" event.
+
+Items with a code template are procedures, not prose: two of them are the same when their templates are
+(:func:`rlmlab.memory.normalise_template`: the same code whatever its quoting, spacing and slot names), however
+alike their words; a merge keeps the template and sums uses, wins and the admission counts in ``meta``.
 """
 
 from __future__ import annotations
@@ -14,17 +18,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from rlmlab.errors import ConfigError
 from rlmlab.registry import PolicyRegistry
-from rlmlab.memory import LIMITS, MemoryItem
+from rlmlab.memory import LIMITS, MemoryItem, normalise_template
 from rlmlab.memory import MemoryStore
 from rlmlab.memory import STOPWORDS, tokenize
 from rlmlab.records import Record
 
 __all__ = ["CONSOLIDATORS", "Consolidator", "ConsolidationAction", "AppendConsolidator",
-           "SimilarityConsolidator", "similarity", "merge_contents", "CONSOLIDATION_ACTIONS"]
+           "SimilarityConsolidator", "similarity", "merge_contents", "merge_meta", "CONSOLIDATION_ACTIONS"]
 
 CONSOLIDATORS: PolicyRegistry = PolicyRegistry("consolidator")
 
@@ -170,6 +174,8 @@ class SimilarityConsolidator:
             status = store.get(cand.id).status
             return act("duplicate", [cand.id], 1.0, f"same content id already stored (status {status})", cand.id)
         pool = [it for it in store.items(polarity=cand.polarity, layer=cand.layer) if it.domain == cand.domain]
+        if cand.template is not None:
+            return self._one_template(store, cand, pool, act)
         scored = sorted(((similarity(cand, it), it) for it in pool), key=lambda p: (-p[0], p[1].id))
         best_sim, best = scored[0] if scored else (0.0, None)
         if best is not None and best_sim >= self.dup_threshold:
@@ -180,12 +186,13 @@ class SimilarityConsolidator:
         same = [(s, it) for s, it in scored if _norm_title(it.title) == title]
         if same:
             sim, old = same[0]
-            if not self._protected(old):
+            if not self._protected(old) and old.template is None:
                 store.add(replace(cand, status="active", superseded_by=None))
                 store.set_status([old.id], "superseded", superseded_by=cand.id)
                 return act("supersede", [old.id], best_sim,
                            f"same title as {old.id}, revised content (similarity {sim:.2f})", cand.id)
-        if best is not None and best_sim >= self.merge_threshold and not self._protected(best):
+        if best is not None and best_sim >= self.merge_threshold and not self._protected(best) \
+                and best.template is None:  # prose does not rewrite a procedure
             merged = self._merge(best, cand)
             if merged is not None:
                 created = store.add(merged).created
@@ -210,9 +217,33 @@ class SimilarityConsolidator:
         return act("add", [], best_sim if best is not None else None,
                    f"new (best similarity {best_sim:.2f}){note}", cand.id)
 
+    def _one_template(self, store: MemoryStore, cand: MemoryItem, pool: list[MemoryItem], act: Any
+                      ) -> ConsolidationAction:
+        """A candidate with a template: merged into (or, adding no sentence, discarded beside) an active item with
+        the same normalised template, the most used first; else added, whatever its words' similarity."""
+        key = normalise_template(cand.template or "")
+        same = sorted((it for it in pool if it.template is not None and normalise_template(it.template) == key),
+                      key=lambda it: (-it.uses, -it.wins, it.id))
+        if not same:
+            store.add(replace(cand, status="active", superseded_by=None))
+            return act("add", [], None, "new template", cand.id)
+        old = same[0]
+        merged = None if self._protected(old) else self._merge(old, cand)
+        if merged is None:
+            store.add(replace(cand, status="discarded", superseded_by=None))
+            why = "protected" if self._protected(old) else "it adds no sentence"
+            return act("discard", [old.id], 1.0, f"same template as {old.id} ({why})", old.id)
+        created = store.add(merged).created
+        if not created and store.get(merged.id).status != "active":
+            store.set_status([merged.id], "active")
+        store.set_status([old.id], "superseded", superseded_by=merged.id)
+        store.add(replace(cand, status="superseded", superseded_by=merged.id))
+        return act("merge", [old.id], 1.0, f"same template as {old.id}: merged", merged.id)
+
     @staticmethod
     def _merge(old: MemoryItem, cand: MemoryItem) -> MemoryItem | None:
-        """The merged item, or None when the candidate adds no sentence that fits."""
+        """The merged item (the old one's template, or the candidate's if the old has none), or None when the
+        candidate adds no sentence that fits."""
         content = merge_contents(old.content, cand.content)
         if content == old.content:
             return None
@@ -221,7 +252,24 @@ class SimilarityConsolidator:
             title=old.title, description=old.description, content=content, polarity=old.polarity, role=old.role,
             scope=old.scope, layer=old.layer, tags=tags, domain=old.domain, source="merge",
             run_id=cand.run_id or old.run_id, trajectory_id=cand.trajectory_id or old.trajectory_id,
-            uses=old.uses + cand.uses, wins=old.wins + cand.wins)
+            uses=old.uses + cand.uses, wins=old.wins + cand.wins, template=old.template or cand.template,
+            meta=merge_meta(old.meta, cand.meta))
+
+
+_COUNTS = ("siblings", "applicable", "repairs", "regressions")
+
+
+def merge_meta(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """The old item's meta with the new one's keys it lacks, and the admission counts (siblings, applicable,
+    repairs, regressions) summed; ``merged`` counts the candidates merged in. Per-sibling results are dropped
+    (they would outgrow the meta limit)."""
+    out = {**new, **old}
+    a, b = old.get("admission"), new.get("admission")
+    if isinstance(a, dict) and isinstance(b, dict):
+        out["admission"] = {**{k: v for k, v in a.items() if k != "results"},
+                            **{k: int(a.get(k) or 0) + int(b.get(k) or 0) for k in _COUNTS}}
+    out["merged"] = int(old.get("merged", 0)) + 1 + int(new.get("merged", 0))
+    return out
 
 
 @CONSOLIDATORS.register("append")

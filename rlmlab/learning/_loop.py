@@ -12,6 +12,7 @@ point replays a committed task instead of running it twice.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Callable, Iterable
@@ -71,6 +72,9 @@ class TaskOutcome(Record):
     actions: list[dict[str, Any]] = field(default_factory=list)
     forgotten: list[str] = field(default_factory=list)
     rollouts: list[dict[str, Any]] = field(default_factory=list)  # per rollout: trajectory_metrics()
+    # per rollout, the task's own check (the answer key) when the loop's judge is another one (a key-free judge):
+    # what a report scores, while ``verdicts`` are what the loop learnt from; empty when they are the same judge
+    reference: list[dict[str, Any]] = field(default_factory=list)
     input_tokens: int = 0
     output_tokens: int = 0
     iterations: int = 0
@@ -85,6 +89,17 @@ class TaskOutcome(Record):
         return {**asdict(self), "success": self.success}  # from_dict (Record's) drops the derived success
 
 
+class _AgainstAnswer:
+    """Judges a replay by whether it reproduces an accepted answer (``agreed.expected``), whatever task it is given."""
+
+    def __init__(self, judge: Any, agreed: MemoryTask):
+        self.inner, self.agreed = judge, agreed
+        self.name = f"reproduces {judge.name}"
+
+    def judge(self, task: MemoryTask, trajectory: Any) -> Verdict:
+        return self.inner.judge(self.agreed, trajectory)
+
+
 class ReasoningBankLoop:
     """Closed-loop memory over a sequence of tasks.
 
@@ -94,6 +109,11 @@ class ReasoningBankLoop:
     "bounded" (with ``forgetter_options``) is E11; ``rollouts`` > 1 with ``extraction`` "best" or
     "contrastive" is E12; ``selection`` "vote" keeps the rollout with the majority answer instead of the judge's
     best (E13's voted samples). ``judge_lm`` and ``extractor_lm`` serve the LLM judge/extractor (default: ``lm``).
+    ``until_accepted`` (exploration) runs the rollouts one after another and stops at the first the judge accepts,
+    so ``rollouts`` is a budget per task. With a ``judge`` other than the tasks' own checks, ``reference=True`` also
+    scores every rollout by the task's check (the answer key) into ``TaskOutcome.reference``, for reports only.
+    ``frozen=True`` is a test phase: the bank is read, never written (no extraction, usage, outcomes, events or
+    forgetting), so a frozen task leaves no trace to resume from: its caller keeps the results.
 
     A task runs once per ``run_id`` (see :meth:`run_task`): running it again, in this process or after a kill,
     returns the outcome recorded in the store. Writes an agent makes itself through memory tools (tool-mediated
@@ -108,7 +128,8 @@ class ReasoningBankLoop:
                  consolidator_options: dict[str, Any] | None = None, forgetter: Any = "none",
                  forgetter_options: dict[str, Any] | None = None, rollouts: int = 1, extraction: str = "best",
                  run_id: str | None = None, runs_dir: str | Path | None = None, max_iters: int = 6,
-                 templates: bool = False, selection: str = "score"):
+                 templates: bool = False, selection: str = "score", until_accepted: bool = False,
+                 reference: bool = False, frozen: bool = False):
         if selection not in ("score", "vote"):
             raise ConfigError(f"selection: {selection!r}; use score (the judge's best) or vote (the majority answer)")
         if isinstance(rollouts, bool) or not isinstance(rollouts, int) or rollouts < 1:
@@ -144,6 +165,9 @@ class ReasoningBankLoop:
         if not isinstance(templates, bool):
             raise ConfigError(f"templates: {templates!r}; use true or false")
         self.templates = templates
+        if frozen and self.extractor is not None:
+            raise ConfigError("frozen: a frozen bank learns nothing; use extractor none")
+        self.until_accepted, self.reference, self.frozen = bool(until_accepted), bool(reference), bool(frozen)
         self.outcomes: list[TaskOutcome] = []
 
     # -- one task ----------------------------------------------------------------------------------------
@@ -174,9 +198,32 @@ class ReasoningBankLoop:
             ws.extras[STEP_TEMPLATES_KEY] = [dict(t) for t in built.templates] if built is not None else []
         return ws
 
-    def _judge(self, task: MemoryTask, trajectory: Any) -> Verdict:
+    def _task_judge(self, task: MemoryTask) -> Any:
+        """The judge of ``task``: the loop's (resolved per task when it has ``for_task``, as a judge per suite
+        does), else the task's own check."""
         judge = self.judge or judge_for(task, lm=self.judge_lm)
-        return judge.judge(task, trajectory)
+        return judge.for_task(task) if hasattr(judge, "for_task") else judge
+
+    def _replay_options(self, task: MemoryTask, judge: Any, accepted: str | None) -> dict[str, Any]:
+        """What an extractor that replays (``template``) needs to replay under this loop: the loop's judge (a key-free
+        one when learning runs without the answer key) and its workspaces. A judge that needs several rollouts (a
+        vote) cannot judge one replay: the replay must then reproduce the answer the vote accepted."""
+        import inspect
+
+        params = inspect.signature(self.extractor.extract).parameters
+        if "judge" not in params or self.judge is None:
+            return {}
+        if hasattr(judge, "judge_rollouts"):
+            from rlmlab.learning._judge import NumericJudge
+
+            agreed = dataclasses.replace(task, expected=accepted, check="numeric")
+            replay_judge: Any = _AgainstAnswer(NumericJudge(), agreed)
+        else:
+            replay_judge = judge
+        out: dict[str, Any] = {"judge": replay_judge}
+        if "workspace" in params:
+            out["workspace"] = lambda t: self._workspace(t, f"{self.run_id}-{t.id}-replay")
+        return out
 
     def run_task(self, task: MemoryTask, rollout: int | None = None) -> TaskOutcome:
         """Run ``task`` (``rollouts`` times), judge, extract, persist and forget; returns the outcome.
@@ -195,22 +242,33 @@ class ReasoningBankLoop:
         t0 = time.perf_counter()
         indices = range(self.rollouts) if rollout is None else [rollout]
         ids = [f"{self.run_id}-{task.id}-r{i}" for i in indices]
-        recorded = self.recorded(task.id, ids)
+        recorded = None if self.frozen else self.recorded(task.id, ids)
         if recorded is not None:
             self.outcomes.append(recorded)
             self._append_result(recorded)
             return recorded
         self.store.bind(run_id=self.run_id, domain=task.domain)
         built = self.builder.build(task, trajectory_id=ids[0], record=False)
-        rollouts: list[tuple[Any, Verdict]] = []
-        errors = []
+        judge = self._task_judge(task)
+        # a judge that needs every rollout's answer (a vote) judges them together, so it cannot stop early
+        together = hasattr(judge, "judge_rollouts")
+        trajectories: list[Any] = []
+        verdicts: list[Verdict] = []
         for tid in ids:
             self.store.bind(run_id=self.run_id, trajectory_id=tid, domain=task.domain)
-            traj = self.executor(task, built.text, self._workspace(task, tid, built), tid)
+            trajectories.append(self.executor(task, built.text, self._workspace(task, tid, built), tid))
             write_point("loop:rollout")
-            rollouts.append((traj, self._judge(task, traj)))
-            if traj.error:
-                errors.append(traj.error)
+            if not together:
+                verdicts.append(judge.judge(task, trajectories[-1]))
+                if self.until_accepted and verdicts[-1].success:
+                    break
+        if together:
+            verdicts = list(judge.judge_rollouts(task, trajectories))
+        ids = ids[:len(trajectories)]
+        errors = [t.error for t in trajectories if t.error]
+        rollouts: list[tuple[Any, Verdict]] = list(zip(trajectories, verdicts))
+        reference = ([judge_for(task, lm=self.judge_lm).judge(task, t).to_dict() for t in trajectories]
+                     if self.reference and self.judge is not None else [])
         if self.selection == "vote":
             # no reference needed; lazy: rlmlab.experiments sits above memory (the runner's _merge uses the same rule)
             from rlmlab.learning._vote import majority
@@ -224,15 +282,27 @@ class ReasoningBankLoop:
             context_chars=built.chars, injected=built.injected_ids,
             input_tokens=sum(t.input_tokens for t, _ in rollouts), output_tokens=sum(t.output_tokens for t, _ in rollouts),
             iterations=sum(len(t.iterations) for t, _ in rollouts), error="; ".join(errors) or None,
-            rollouts=[trajectory_metrics(t) for t, _ in rollouts])
+            rollouts=[trajectory_metrics(t) for t, _ in rollouts], reference=reference)
+        if self.frozen:  # a test phase: nothing of the task reaches the bank
+            outcome.elapsed_ms = int((time.perf_counter() - t0) * 1000)
+            self.store.bind(run_id=self.run_id)
+            self.outcomes.append(outcome)
+            self._append_result(outcome)
+            return outcome
         items = None
+        admission: dict[str, int] = {}
         if self.extractor is not None:  # may call an LM: before the transaction, which holds the write lock
+            extra = self._replay_options(task, judge, rollouts[best][0].answer)
+            stats = dict(getattr(self.extractor, "stats", None) or {})
             if self.extraction == "contrastive" and len(rollouts) > 1:
-                items = self.extractor.contrastive(task, rollouts)
+                items = self.extractor.contrastive(task, rollouts, **extra)
             else:
-                items = self.extractor.extract(task, *rollouts[best])
+                items = self.extractor.extract(task, *rollouts[best], **extra)
             for it in items:  # the extractor names the trajectory; the loop's run id is the run's provenance
                 it.run_id = self.run_id
+            after = getattr(self.extractor, "stats", None) or {}
+            admission = {k: int(after.get(f"templates_{k}", 0)) - int(stats.get(f"templates_{k}", 0))
+                         for k in ("admitted", "rejected") if f"templates_{k}" in after}
         with self.store.transaction():
             self.builder.record(built, trajectory_id=ids[0])
             for other in ids[1:]:  # every rollout saw the same injected items
@@ -245,7 +315,9 @@ class ReasoningBankLoop:
             self.store.bind(run_id=self.run_id, trajectory_id=ids[best], domain=task.domain)
             if items is not None:
                 self.store.log_event("extract", {"task_id": task.id, "mode": self.extraction,
-                                                 "items": [it.to_dict() for it in items]}, trajectory_id=ids[best])
+                                                 "items": [it.to_dict() for it in items],
+                                                 **({"admission": admission} if admission else {})},
+                                     trajectory_id=ids[best])
                 actions = self.consolidator.persist(self.store, items)
                 outcome.extracted = [it.id for it in items]
                 outcome.actions = [a.to_dict() for a in actions]
@@ -266,7 +338,9 @@ class ReasoningBankLoop:
             " ORDER BY id", [self.run_id, task_id])
         for row in rows:
             payload = json.loads(row["payload"])
-            if payload.get("trajectory_ids") == trajectory_ids:
+            ran = payload.get("trajectory_ids") or []
+            # an exploring loop stops at the first accepted rollout: its record holds a prefix of the ids
+            if ran == trajectory_ids or (self.until_accepted and ran and ran == trajectory_ids[:len(ran)]):
                 return TaskOutcome.from_dict(payload)
         return None
 

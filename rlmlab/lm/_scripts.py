@@ -6,7 +6,8 @@ executes the experiment notebooks with it): in a code-writing step it measures t
 SUBMITs "unknown"; a ReAct step finishes at once; any other prompt (judge, extractor) gets "[]".
 ``arith`` is a teacher-learner learner for the user-guide notebooks: it evaluates "What is <arithmetic>?"
 exactly, except that its first answer to a product is 10 too high (a reprompt fixes it); a word problem
-gets its first number, hedged, whatever the turn.
+gets its first number, hedged, whatever the turn. ``solver`` is ``probe`` that computes a bare "What is A op B?"
+query in code (``answer = A op B``), so a smoke run of a learning experiment has successes to learn from.
 """
 
 from __future__ import annotations
@@ -52,6 +53,21 @@ def _probe(messages: list[dict[str, str]]) -> str | dict[str, Any]:
     return out
 
 
+# the RLM prompt shows the query as a REPL variable with a preview
+_QUERY = re.compile(r"Variable: `query`.*?Preview:\n\s*```\n\s*(.*?)\n", re.S)
+_BARE = re.compile(r"What is (-?\d+(?:\.\d+)?) ([-+*/]) (-?\d+(?:\.\d+)?)\?")
+
+
+def _solver(messages: list[dict[str, str]]) -> str | dict[str, Any]:
+    out = _probe(messages)
+    user = next((m["content"] for m in messages if m.get("role") == "user"), "")
+    found = _QUERY.search(user)
+    bare = _BARE.fullmatch(found.group(1).strip()) if found else None
+    if isinstance(out, dict) and "code" in out and bare:
+        out["code"] = f"answer = {bare.group(1)} {bare.group(2)} {bare.group(3)}\nSUBMIT(answer=answer)"
+    return out
+
+
 def _arith(messages: list[dict[str, str]]) -> str:
     from fractions import Fraction
 
@@ -76,7 +92,7 @@ def _fail(messages: list[dict[str, str]]) -> str:
 
 # name -> script(messages) -> reply; ``make_lm("scripted:<name>")``
 SCRIPTS: Registry = Registry("named script")
-for _name, _script in (("probe", _probe), ("arith", _arith), ("fail", _fail)):
+for _name, _script in (("probe", _probe), ("arith", _arith), ("fail", _fail), ("solver", _solver)):
     SCRIPTS.register(_name, _script)
 
 

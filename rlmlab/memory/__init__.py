@@ -17,21 +17,24 @@ from rlmlab.memory._retrieval import RETRIEVAL_POLICIES, SCOPES, MixedRetrieval,
 from rlmlab.memory._tasks import MemoryTask, Verdict
 from rlmlab.memory._packs import PACK_FIELDS, ImportReport, export_pack, import_pack, read_pack
 from rlmlab.memory._records import (
-    FILTERS, LAYERS, LIMITS, POLARITIES, STATUSES, AddResult, Artifact, Event, Hit, MemoryItem, StoreStats, artifact_id,
-    item_id,
+    FILTERS, LAYERS, LIMITS, POLARITIES, STATUSES, AddResult, Artifact, Event, Hit, MemoryItem, StoreStats, admission_summary,
+    artifact_id, item_id,
 )
 from rlmlab.memory._retrieve import (
     RETRIEVERS, BM25Retriever, EmbeddingRetriever, FTS5Retriever, Retriever, make_retriever, register_retriever,
 )
 from rlmlab.memory._schema import MIGRATIONS, Migration
 from rlmlab.memory._templates import (
-    SLOT_TYPES, STEP_TEMPLATES_KEY, Slot, TemplateError, check_template, fill_template, parse_template, template_slots,
+    SLOT_TYPES, STEP_TEMPLATES_KEY, Slot, TemplateError, check_template, fill_template, normalise_template,
+    parse_template, template_slots,
 )
 from rlmlab.memory._store import MemoryStore
+from rlmlab.memory._literals import query_shape, query_slots, shape_similarity, shape_tokens, numbers_in
+from rlmlab.memory._shape import ShapeRetriever
 from rlmlab.memory._tokens import FIELD_WEIGHTS, STOPWORDS, fts_query, query_tokens, tokenize
 
 __all__ = [
-    "MemoryStore", "MemoryItem", "Event", "Hit", "AddResult", "StoreStats", "item_id",
+    "MemoryStore", "MemoryItem", "admission_summary", "Event", "Hit", "AddResult", "StoreStats", "item_id",
     "POLARITIES", "LAYERS", "LIMITS", "FILTERS", "STATUSES", "Artifact", "artifact_id",
     "Packed", "DEFAULT_BUDGETS", "pack_text", "pack_l2", "pack_l3", "summarise_markdown", "clip_words",
     "ContextBuilder", "BuiltContext", "LayerReport", "Toggles", "Budgets", "MODES", "BASE_INSTRUCTIONS",
@@ -40,13 +43,14 @@ __all__ = [
     "Domain", "DOMAINS", "register_domain", "resolve_domain",
     "RetrievalPolicy", "Retrieved", "MixedRetrieval", "RETRIEVAL_POLICIES", "SCOPES", "PolicyRegistry",
     "MemoryTask", "Verdict",
-    "Retriever", "FTS5Retriever", "BM25Retriever", "EmbeddingRetriever", "RETRIEVERS", "register_retriever",
-    "make_retriever",
+    "Retriever", "FTS5Retriever", "BM25Retriever", "EmbeddingRetriever", "ShapeRetriever", "RETRIEVERS",
+    "register_retriever", "make_retriever",
+    "query_shape", "query_slots", "shape_similarity", "shape_tokens", "numbers_in",
     "import_pack", "export_pack", "read_pack", "ImportReport", "PACK_FIELDS",
     "tokenize", "query_tokens", "fts_query", "FIELD_WEIGHTS", "STOPWORDS",
     "Migration", "MIGRATIONS",
     "parse_template", "fill_template", "template_slots", "check_template", "Slot", "SLOT_TYPES", "TemplateError",
-    "STEP_TEMPLATES_KEY",
+    "STEP_TEMPLATES_KEY", "normalise_template",
     "MemoryStoreError", "ItemValidationError", "PackError", "StoreBusyError",
 ]
 

@@ -2,7 +2,8 @@
 
 An ontology domain is a Turtle/RDF file (built in: ``prov`` and ``skos``, vendored under data/ontology/);
 a crate domain is a Rust source directory (``crate:<name>`` finds the newest Debian ``librust-<name>-dev``
-sources under /usr/share/cargo/registry). ``register_domain`` adds others; a path works as an id too.
+sources under /usr/share/cargo/registry; ``dir:<path>`` names any directory, relative to the current one).
+``register_domain`` adds others; a path works as an id too.
 """
 
 from __future__ import annotations
@@ -79,7 +80,8 @@ def _version_key(path: str) -> tuple[int, ...]:
 
 
 def resolve_domain(domain_id: str) -> Domain:
-    """The Domain for an id: a registered one, ``crate:<name>``, an ontology file path or a crate directory.
+    """The Domain for an id: a registered one, ``crate:<name>``, ``dir:<path>``, an ontology file path or a crate
+    directory.
 
     ConfigError says what was tried when nothing matches.
     """
@@ -94,10 +96,16 @@ def resolve_domain(domain_id: str) -> Domain:
             raise ConfigError(f"domain {domain_id!r}: no {CARGO_REGISTRY}/{name}-<version>/src; "
                               f"install it with: apt-get install librust-{name.replace('_', '-')}-dev")
         return Domain(domain_id, "crate", Path(found[-1]))
+    if domain_id.startswith("dir:"):
+        where = Path(domain_id[len("dir:"):]).expanduser()
+        if not where.is_dir():
+            raise ConfigError(f"domain {domain_id!r}: {where} is not a directory; 'dir:<path>' names a directory "
+                              "of Rust sources")
+        return Domain(domain_id, "crate", where)
     path = Path(domain_id)
     if path.is_file() and path.suffix.lower() in _ONTOLOGY_SUFFIXES:
         return Domain(domain_id, "ontology", path)
     if path.is_dir():
         return Domain(domain_id, "crate", path)
     raise ConfigError(f"domain: unknown {domain_id!r}; registered: {', '.join(sorted(DOMAINS))}; "
-                      "or use 'crate:<name>', an ontology file or a Rust source directory")
+                      "or use 'crate:<name>', 'dir:<path>', an ontology file or a Rust source directory")

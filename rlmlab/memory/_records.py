@@ -7,15 +7,17 @@ itself on construction and raises :class:`ItemValidationError` naming the field 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from rlmlab.memory._errors import ItemValidationError
+from rlmlab.memory._literals import query_shape
 from rlmlab.memory._templates import TEMPLATE_MAX, TemplateError, check_template
 from rlmlab.records import Record
 
-__all__ = ["MemoryItem", "Artifact", "Event", "Hit", "AddResult", "StoreStats", "item_id", "artifact_id",
+__all__ = ["MemoryItem", "admission_summary", "Artifact", "Event", "Hit", "AddResult", "StoreStats", "item_id", "artifact_id",
            "check_filters", "check_k", "POLARITIES", "LAYERS", "LIMITS", "FILTERS", "STATUSES"]
 
 POLARITIES = ("success", "failure")
@@ -23,7 +25,7 @@ POLARITIES = ("success", "failure")
 LAYERS = ("L1", "L2", "L3")
 # Characters, except tags (a count). Items are short strategies, not documents (L3 artifacts have their own table).
 LIMITS = {"title": 200, "description": 500, "content": 4000, "tags": 16, "tag": 40, "domain": 200, "id": 200,
-          "template": TEMPLATE_MAX}
+          "template": TEMPLATE_MAX, "shape": 4000, "meta": 2000}
 
 # An item's lifecycle: only active items are searched and injected. Consolidation marks an item
 # "superseded" (by the merged item named in ``superseded_by``) or "discarded" (a near-duplicate of an
@@ -62,7 +64,13 @@ class MemoryItem:
     ``domain`` is the domain/ontology id (None: applies anywhere); ``scope`` a free slug such as "global"
     or "task"; ``source`` says where the item came from ("mem_add", "pack:<name>", "extract"). ``template`` is
     optional code with ``{{name:type}}`` slots (see :mod:`rlmlab.memory._templates`) that a step grammar lets
-    the model copy with the slots filled from the query; it does not enter the id.
+    the model copy with the slots filled from the query; it does not enter the id. ``shape`` holds the query
+    shapes (:func:`rlmlab.memory.query_shape`, one per line) of the tasks the item was learned from or written
+    for, so a task of the same shape retrieves it (see :class:`rlmlab.memory.ShapeRetriever`); not in the id.
+    ``meta`` is a small JSON object
+    (at most ``LIMITS["meta"]`` characters as JSON) of structured facts about the item, such as a learnt
+    template's replay admission (``{"admission": {"replay": ..., "repairs": ..., "regressions": ...}}``); it does
+    not enter the id either.
     """
 
     title: str
@@ -84,6 +92,8 @@ class MemoryItem:
     status: str = "active"
     superseded_by: str | None = None
     template: str | None = None
+    shape: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
     id: str = ""
 
     def __post_init__(self) -> None:
@@ -132,6 +142,8 @@ class MemoryItem:
                 self.template = check_template(self.template)
             except TemplateError as exc:
                 raise ItemValidationError("template", str(exc)) from None
+        self.shape = _check_shape(self.shape)
+        self.meta = _check_meta(self.meta)
         if not self.id:
             self.id = item_id(self.title, self.content)
 
@@ -151,6 +163,39 @@ class MemoryItem:
             if key not in data:
                 raise ItemValidationError(key, "missing; title, description, content and polarity are required")
         return cls(**data)
+
+
+def _check_shape(shape: Any) -> str | None:
+    """Shapes one per line, each normalised by query_shape (a raw query becomes its shape), deduplicated in order;
+    None for no shape."""
+    if shape is None:
+        return None
+    if not isinstance(shape, str):
+        raise ItemValidationError("shape", f"expected a string (query shapes, one per line) or None, "
+                                           f"got {type(shape).__name__}")
+    lines = list(dict.fromkeys(s for s in (query_shape(line) for line in shape.splitlines()) if s))
+    text = "\n".join(lines)
+    if len(text) > LIMITS["shape"]:
+        raise ItemValidationError("shape", f"{len(text)} characters, over the limit of {LIMITS['shape']}")
+    return text or None
+
+
+def admission_summary(item: MemoryItem) -> str | None:
+    """One line on how a learnt item was admitted (``meta["admission"]``, written by the template extractor):
+    "replay passed (exact) · 3 siblings tested: 1 repair, 0 regressions"; None for an item without one."""
+    adm = item.meta.get("admission")
+    if not isinstance(adm, dict):
+        return None
+    replay = adm.get("replay")
+    parts = ["not replayed" if replay is None else f"replay {'passed' if replay else 'failed'}"
+             + (f" ({adm['judge']})" if adm.get("judge") else "")]
+    if adm.get("applicable"):
+        repairs, regressions = int(adm.get("repairs") or 0), int(adm.get("regressions") or 0)
+        parts.append(f"{adm['applicable']} sibling(s) tested: {repairs} repair{'s' * (repairs != 1)}, "
+                     f"{regressions} regression{'s' * (regressions != 1)}")
+    if item.meta.get("merged"):
+        parts.append(f"{item.meta['merged']} merged in")
+    return " · ".join(parts)
 
 
 def artifact_id(kind: str, content: str) -> str:
@@ -279,6 +324,22 @@ def check_k(k: Any) -> None:
     """ItemValidationError unless ``k`` (a result count) is an integer >= 1."""
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ItemValidationError("k", f"{k!r} is not allowed; use an integer >= 1")
+
+
+def _check_meta(meta: Any) -> dict[str, Any]:
+    """``meta`` as a JSON-safe dict (None gives {}); ItemValidationError for another type, a value JSON cannot hold
+    or more than ``LIMITS["meta"]`` characters of JSON."""
+    if meta is None:
+        return {}
+    if not isinstance(meta, dict) or not all(isinstance(k, str) for k in meta):
+        raise ItemValidationError("meta", f"expected a JSON object with string keys, got {type(meta).__name__}")
+    try:
+        text = json.dumps(meta, allow_nan=False, sort_keys=True)
+    except (TypeError, ValueError) as exc:
+        raise ItemValidationError("meta", f"not JSON: {exc}") from None
+    if len(text) > LIMITS["meta"]:
+        raise ItemValidationError("meta", f"{len(text)} characters of JSON, over the limit of {LIMITS['meta']}")
+    return json.loads(text)  # a copy: the item does not share nested objects with the caller
 
 
 def _check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:

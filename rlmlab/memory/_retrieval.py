@@ -103,3 +103,11 @@ def _mixed(**options: Any) -> MixedRetrieval:
 def _success_only(k_success: int = 3, **options: Any) -> MixedRetrieval:
     """Only success strategies (ReasoningBank without guardrails), for ablations."""
     return MixedRetrieval(k_success, 0, **options)
+
+
+@RETRIEVAL_POLICIES.register("templates")
+def _templates(k_success: int = 1, **options: Any) -> MixedRetrieval:
+    """Code templates for a constrained step: the one best success strategy (k=1, as ReasoningBank retrieves
+    best), ranked by query shape as well as words (retriever "shape"); no guardrails."""
+    options.setdefault("retriever", "shape")
+    return MixedRetrieval(k_success, 0, **options)

@@ -15,6 +15,7 @@ from rank_bm25 import BM25Okapi
 from rlmlab.errors import ConfigError
 from rlmlab.registry import Registry
 from rlmlab.memory._records import Hit, MemoryItem, check_filters, check_k
+from rlmlab.memory._shape import ShapeRetriever
 from rlmlab.memory._store import MemoryStore
 from rlmlab.memory._tokens import FIELD_WEIGHTS, query_tokens, tokenize
 
@@ -176,3 +177,10 @@ def _bm25(store: MemoryStore) -> Retriever:
 def _embedding(store: MemoryStore, *, embed: Embed, min_score: float = 0.0) -> Retriever:
     """Cosine over ``embed(texts)`` vectors of a snapshot of the store's items."""
     return EmbeddingRetriever(store.items(), embed, min_score=min_score)
+
+
+@register_retriever("shape")
+def _shape(store: MemoryStore, *, min_similarity: float = 0.6, word_weight: float = 0.5) -> Retriever:
+    """Items whose stored query shape (MemoryItem.shape) is close to the query's first, words fill in; plain FTS5
+    word search when no stored shape is close."""
+    return ShapeRetriever(store, min_similarity=min_similarity, word_weight=word_weight)

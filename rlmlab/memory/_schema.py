@@ -16,17 +16,23 @@ from rlmlab._sqlite import apply_migrations as _apply
 from rlmlab._sqlite import connect as open_sqlite
 from rlmlab.memory._errors import MemoryStoreError
 
-__all__ = ["Migration", "MIGRATIONS", "connect", "apply_migrations", "applied_migrations", "utc_now"]
+__all__ = ["Migration", "MIGRATIONS", "SHAPE_TOKENIZE", "connect", "apply_migrations", "applied_migrations", "utc_now"]
 
 
-def _external_fts(table: str, tokenize: str) -> tuple[str, ...]:
-    """An external-content FTS5 index of the items' text columns, the triggers that keep it in step with ``items``
-    (a delete passes the old values, or the index keeps stale terms), and its first build."""
-    cols = "title, description, content, tags"
-    old, new = "old.title, old.description, old.content, old.tags", "new.title, new.description, new.content, new.tags"
+# The shape index's tokenizer: unicode61, with slot braces and arithmetic operators kept as token characters.
+SHAPE_TOKENIZE = "unicode61 remove_diacritics 2 tokenchars '{}+*/%=<>'"
+
+
+def _external_fts(table: str, tokenize: str,
+                  columns: Sequence[str] = ("title", "description", "content", "tags")) -> tuple[str, ...]:
+    """An external-content FTS5 index of the items' text ``columns``, the triggers that keep it in step with
+    ``items`` (a delete passes the old values, or the index keeps stale terms), and its first build."""
+    cols = ", ".join(columns)
+    old, new = ", ".join(f"old.{c}" for c in columns), ", ".join(f"new.{c}" for c in columns)
+    quoted = '"' + tokenize + '"' if "'" in tokenize else f"'{tokenize}'"
     return (
         f"CREATE VIRTUAL TABLE {table} USING fts5({cols}, content = 'items', content_rowid = 'n', "
-        f"tokenize = '{tokenize}')",
+        f"tokenize = {quoted})",
         f"CREATE TRIGGER {table}_insert AFTER INSERT ON items BEGIN "
         f"INSERT INTO {table} (rowid, {cols}) VALUES (new.n, {new}); END",
         f"CREATE TRIGGER {table}_delete AFTER DELETE ON items BEGIN "
@@ -158,6 +164,18 @@ MIGRATIONS: list[Migration] = [
         # idf between forms, so a rare word ("arguments") loses to a common form of it ("argument") and recall
         # falls (see memory/_search.py). Its own triggers keep it in step with items, as migration 8's do.
         *_external_fts("items_fts_exact", "unicode61 remove_diacritics 2"),
+    )),
+    Migration(10, "item_shape", (
+        # The query shapes an item was learned from (MemoryItem.shape; NULL for most items) and their own index:
+        # slot markers and arithmetic operators are tokens ("{number}", "+"), so "What is 2 + 2?" finds a shape
+        # with no content word in it. Ranked by shape similarity in memory/_shape.py, words fill in.
+        "ALTER TABLE items ADD COLUMN shape TEXT CHECK (shape IS NULL OR length(shape) <= 4000)",
+        *_external_fts("items_fts_shape", SHAPE_TOKENIZE, ("shape",)),
+    )),
+    Migration(11, "item_meta", (
+        # Structured facts about an item as a JSON object (a learnt template's replay admission, its slots' order);
+        # not searched: retrieval ranks on what the item says.
+        "ALTER TABLE items ADD COLUMN meta TEXT NOT NULL DEFAULT '{}'",
     )),
 ]
 

@@ -96,6 +96,7 @@ class MemoryStore:
         row["created_at"] = row["created_at"] or now
         row["updated_at"] = row["updated_at"] or row["created_at"]
         row["tags"] = json.dumps(row["tags"])
+        row["meta"] = json.dumps(row["meta"], sort_keys=True)
         return row
 
     def get(self, item_id: str) -> MemoryItem:
@@ -398,6 +399,7 @@ class MemoryStore:
 def _item(row: sqlite3.Row) -> MemoryItem:
     data = {c: row[c] for c in _ITEM_COLUMNS}
     data["tags"] = json.loads(data["tags"])
+    data["meta"] = json.loads(data["meta"])
     return MemoryItem(**data)
 
 

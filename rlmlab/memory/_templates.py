@@ -10,6 +10,7 @@ must be a Python token (a number or an identifier). This is the rule of the step
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 from typing import Any, Union
@@ -18,7 +19,7 @@ from rlmlab.errors import RLMLabError
 from rlmlab.records import Record
 
 __all__ = ["SLOT_TYPES", "TEMPLATE_MAX", "STEP_TEMPLATES_KEY", "Slot", "TemplateError", "parse_template",
-           "template_slots", "fill_template", "check_template"]
+           "template_slots", "fill_template", "check_template", "normalise_template"]
 
 # What a slot may hold, read off the query: a word as written or lower-cased; an identifier-like token
 # (CamelCase, snake_case, any word); a ``prefix:Local`` CURIE; a number ("25%" gives 25); a path or file name;
@@ -177,3 +178,25 @@ def check_template(text: Any) -> str:
     except SyntaxError as exc:
         raise TemplateError(f"line {exc.lineno}: not valid Python once the slots are filled: {exc.msg}") from None
     return text
+
+
+def normalise_template(text: str) -> str:
+    """The template's code as ``ast.unparse`` writes it, with its slots renamed ``s0, s1, ...`` in order of first
+    appearance: two templates are the same procedure when these are equal, whatever their quoting, spacing and
+    slot names. A slot outside a string literal stands in the code as the identifier ``__s<i>_<type>``. Text that
+    is not Python once its slots are filled is compared with its runs of whitespace collapsed instead.
+    TemplateError for a malformed slot."""
+    parts = parse_template(text)
+    names: dict[str, int] = {}
+    out = []
+    for p in parts:
+        if isinstance(p, str):
+            out.append(p)
+            continue
+        i = names.setdefault(p.name, len(names))
+        out.append(f"{{{{s{i}:{p.type}}}}}" if _in_string(text, p.offset) else f"__s{i}_{p.type}")
+    code = "".join(out)
+    try:
+        return ast.unparse(ast.parse(code))
+    except SyntaxError:
+        return "\n".join(" ".join(line.split()) for line in code.splitlines() if line.strip())

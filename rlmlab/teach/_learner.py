@@ -19,6 +19,8 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import math
 import random
 import re
@@ -134,6 +136,12 @@ def _off_by_one(right: str) -> str:
 _CONF = re.compile(r"confidence\s*[:=]\s*([01](?:\.\d+)?)", re.I)
 
 LEARNER_INSTRUCTIONS = ("Solve the problem. Show short working, then end with a line 'Answer: <number>'.")
+# The reply format of LEARNER_INSTRUCTIONS as GBNF: up to 6 lines of working (200 characters each, so a reply
+# cannot run on until the token cap cuts off its answer), then the answer line with a number.
+LEARNER_GRAMMAR = r"""root ::= line{0,6} "Answer: " num
+line ::= [^\n]{1,200} "\n"
+num ::= "-"? [0-9] [0-9,]{0,15} ("." [0-9]{1,6})?
+"""
 
 
 class LMLearner:
@@ -145,8 +153,14 @@ class LMLearner:
     """
 
     def __init__(self, lm: Any, *, temperature: float = 0.0, max_tokens: int = 256, seed: int = 0,
-                 turing: Any = None, memo: bool = True):
+                 turing: Any = None, memo: bool = True, decoding: str = "grammar"):
+        from rlmlab.lm import can_constrain
+
+        if decoding not in ("grammar", "free"):
+            raise ValueError(f"decoding: {decoding!r}; use grammar or free")
         self.lm, self.temperature, self.max_tokens, self.seed = lm, temperature, max_tokens, seed
+        # what the learner really uses: an LM that cannot follow a grammar (LiteLLM, scripted) runs free
+        self.decoding = decoding if decoding == "free" or can_constrain(lm) else "free"
         self.turing = turing
         self._memo: dict[tuple, LearnerAnswer] | None = {} if memo else None
 
@@ -183,10 +197,13 @@ class LMLearner:
 
     def _generate(self, msgs: list[dict[str, str]], seed: int) -> tuple[str, list[float], list[str], int, int]:
         """Text, per-token log-probabilities and token texts (when the engine gives them), tokens in and out."""
+        from rlmlab.lm import constrained
+
         engine = getattr(self.lm, "rlmlab_engine", None)
         if engine is not None and hasattr(engine, "generate"):
             kwargs = {"logprobs": True} if "logprobs" in engine.generate.__code__.co_varnames else {}
-            done = engine.generate(msgs, _Config(self.temperature, self.max_tokens, seed=seed), **kwargs)
+            with constrained(grammar=LEARNER_GRAMMAR) if self.decoding == "grammar" else nullcontext():
+                done = engine.generate(msgs, _Config(self.temperature, self.max_tokens, seed=seed), **kwargs)
             return (done.text, list(done.token_logprobs or []), list(getattr(done, "tokens", None) or []),
                     done.input_tokens, done.output_tokens)
         # any other DSPy LM: the conversation as one prompt (lm(str) is DSPy's stable call)

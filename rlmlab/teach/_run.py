@@ -71,6 +71,7 @@ class TeachReport:
     traces: dict[tuple[str, str], list[ItemTrace]] = field(default_factory=dict)
     seconds: float = 0.0
     outputs: list[Path] = field(default_factory=list)
+    decoding: str = "free"  # what the learner used: "grammar" on the embedded model, else free (demo, LiteLLM)
 
     @property
     def turns(self) -> int:
@@ -82,7 +83,8 @@ class TeachReport:
     def to_dict(self) -> dict[str, Any]:
         return {"config": self.config.to_dict(), "provider": self.config.effective_provider, "items": self.items,
                 "rows": [r.to_dict() for r in self.rows], "turns": self.turns, "seconds": round(self.seconds, 3),
-                "turns_per_second": round(self.turns / self.seconds, 1) if self.seconds else None}
+                "turns_per_second": round(self.turns / self.seconds, 1) if self.seconds else None,
+                "decoding": self.decoding}
 
     def __rich__(self) -> Any:
         from rlmlab.teach._render import summary_table
@@ -117,7 +119,8 @@ def run_teach(config: RunConfig, *, lm: Any = None, turing: Any = None, write: b
     gains = ExpectedGain.from_traces(config.history)
     templates = load_templates()
     learner = make_learner(config, items, lm=lm, turing=turing)
-    report = TeachReport(config, len(items))
+    report = TeachReport(config, len(items),
+                         decoding=getattr(getattr(learner, "base", learner), "decoding", "free"))
     t0 = time.perf_counter()
     # One run writes a traces folder at a time: a second one is refused (RunLockedError), not interleaved.
     with lock_run_dir(Path(config.traces_out).parent) if write else nullcontext():

@@ -53,7 +53,7 @@ def _item_chars() -> int:
     from rlmlab.memory import LIMITS
 
     return _JSON * (LIMITS["title"] + LIMITS["description"] + LIMITS["content"] + LIMITS["domain"]
-                    + LIMITS["template"] + LIMITS["tags"] * (LIMITS["tag"] + 4)) + 400
+                    + LIMITS["template"] + LIMITS["meta"] + LIMITS["tags"] * (LIMITS["tag"] + 4)) + 400
 
 _default_store: MemoryStore | None = None
 

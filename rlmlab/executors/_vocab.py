@@ -1,0 +1,136 @@
+"""Closed vocabularies for tool arguments a small model cannot write freely: GBNF rules that replace a free string.
+
+A 135M model asked to write a tree-sitter query or a SPARQL query as free text misspells node kinds, invents
+prefixes and unbalances parentheses, so the call fails and nothing is learnt. Under the step grammar those
+arguments instead come from what the oracles define:
+
+- ``ast_query(..., query)``: an s-expression over tree-sitter-rust's named node kinds and field names, three
+  levels deep, with captures and an optional ``(#eq? @cap "name")`` on an identifier of the query;
+- ``sparql_query(query)``: ``SELECT ... WHERE { ... }`` with up to four triple patterns over the attached
+  ontology's own terms (as CURIEs of its declared prefixes), the query's CURIEs and a few variables.
+
+Numbers in arithmetic already come from the query (see :mod:`._step_grammar`). Each vocabulary is a dict of
+GBNF rules whose first entry is the argument's rule; :func:`argument_vocabularies` gives them by ``tool.arg``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+__all__ = ["argument_vocabularies", "ts_query_rules", "sparql_rules", "rust_node_kinds", "ontology_terms",
+           "CAPTURES", "SPARQL_VARS"]
+
+CAPTURES = ("name", "type", "field", "param", "item", "x")
+SPARQL_VARS = ("x", "y", "z", "c", "p", "label", "d", "r")
+_SPARQL_BASICS = ("rdfs:label", "rdfs:comment", "rdfs:subClassOf", "rdfs:subPropertyOf", "rdfs:domain",
+                  "rdfs:range", "rdf:type", "owl:inverseOf", "owl:Class", "owl:ObjectProperty",
+                  "owl:DatatypeProperty", "skos:definition", "skos:prefLabel", "skos:broader", "skos:narrower")
+
+
+def _lit(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _alt(options: list[str]) -> str:
+    return "(" + " | ".join(options) + ")"
+
+
+@lru_cache(maxsize=1)
+def rust_node_kinds() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """tree-sitter-rust's named, visible node kinds and its field names (sorted, each once); empty without it."""
+    try:
+        import tree_sitter_rust
+        from tree_sitter import Language
+    except ImportError:
+        return (), ()
+    lang = Language(tree_sitter_rust.language())
+    kinds = {lang.node_kind_for_id(i) for i in range(lang.node_kind_count)
+             if lang.node_kind_is_named(i) and lang.node_kind_is_visible(i)}
+    fields = {lang.field_name_for_id(i) for i in range(1, lang.field_count + 1)}
+    return tuple(sorted(k for k in kinds if k)), tuple(sorted(f for f in fields if f))
+
+
+def ts_query_rules(idents: list[str]) -> dict[str, str] | None:
+    """GBNF rules of a Python string literal holding a tree-sitter query (single-quoted, so the ``#eq?`` value can
+    be double-quoted); ``idents`` are the names an ``#eq?`` may compare with. None without tree-sitter-rust."""
+    kinds, fields = rust_node_kinds()
+    if not kinds:
+        return None
+    cap = _alt([_lit(c) for c in CAPTURES])
+    rules = {
+        "ts-q": "\"'\" ts-pat1 \"'\"",
+        "ts-pat1": '"(" ts-kind (" " ts-child1){0,3} ts-pred? ")" (" @" ts-cap)?',
+        "ts-child1": '(ts-field ": ")? ts-pat2',
+        "ts-pat2": '"(" ts-kind (" " ts-child2){0,2} ")" (" @" ts-cap)?',
+        "ts-child2": '(ts-field ": ")? ts-pat3',
+        "ts-pat3": '"(" ts-kind ")" (" @" ts-cap)?',
+        "ts-kind": _alt(['"_"', *(_lit(k) for k in kinds)]),
+        "ts-field": _alt([_lit(f) for f in fields]),
+        "ts-cap": cap,
+    }
+    if idents:
+        rules["ts-pred"] = '" (#eq? @" ts-cap " \\"" ts-ident "\\")"'
+        rules["ts-ident"] = _alt([_lit(i) for i in idents])
+    else:
+        rules["ts-pat1"] = rules["ts-pat1"].replace(" ts-pred?", "")
+    return rules
+
+
+def ontology_terms(graph: Any, limit: int = 600) -> tuple[str, ...]:
+    """The graph's terms as CURIEs of its declared prefixes (subjects, predicates and IRI objects whose namespace
+    has a prefix), sorted, at most ``limit``; terms without a prefix are left out (the tool resolves prefixes only)."""
+    from rdflib import URIRef
+
+    prefixes = sorted(((str(ns), p) for p, ns in graph.namespaces() if p), key=lambda x: -len(x[0]))
+    out: set[str] = set()
+    for triple in graph:
+        for node in triple:
+            if not isinstance(node, URIRef):
+                continue
+            iri = str(node)
+            for ns, prefix in prefixes:
+                local = iri[len(ns):]
+                if iri.startswith(ns) and local and local.replace("_", "a").replace("-", "a").isalnum():
+                    out.add(f"{prefix}:{local}")
+                    break
+    return tuple(sorted(out)[:limit])
+
+
+def sparql_rules(terms: tuple[str, ...], curies: list[str]) -> dict[str, str]:
+    """GBNF rules of a Python string literal holding a SELECT over ``terms`` (and the query's ``curies``)."""
+    words = list(dict.fromkeys([*curies, *_SPARQL_BASICS, *terms]))
+    return {
+        "sq-q": '"\\"SELECT " ("DISTINCT ")? sq-var (" " sq-var){0,2} " WHERE { " sq-tp (" . " sq-tp){0,3} " }" '
+                '(" LIMIT " [1-9] [0-9]{0,2})? "\\""',
+        "sq-tp": 'sq-node " " sq-pred " " sq-node',
+        "sq-node": "sq-var | sq-term",
+        "sq-pred": 'sq-var | "a" | sq-term',
+        "sq-var": '"?" ' + _alt([_lit(v) for v in SPARQL_VARS]),
+        "sq-term": _alt([_lit(w) for w in words]),
+    }
+
+
+@lru_cache(maxsize=8)
+def _graph_terms(graph_id: int, graph: Any) -> tuple[str, ...]:  # graph_id: the cache key (graphs are unhashable)
+    return ontology_terms(graph)
+
+
+def argument_vocabularies(workspace: Any, slots: dict[str, list[str]]) -> dict[str, dict[str, str]]:
+    """The closed vocabularies of the workspace's tools, by ``"tool.arg"``: tree-sitter queries when ``ast_query``
+    is registered, SPARQL when ``sparql_query`` is and an ontology is attached. ``slots`` are the query's literals
+    by type (``query_slots``): identifiers for ``#eq?``, CURIEs for SPARQL terms."""
+    names = {spec.name for spec in workspace.registry}
+    out: dict[str, dict[str, str]] = {}
+    if "ast_query" in names:
+        rules = ts_query_rules(list(slots.get("ident") or [])[:24])
+        if rules is not None:
+            out["ast_query.query"] = rules
+    if "sparql_query" in names:
+        from rdflib import Graph
+
+        # attach_ontology keeps the loaded Graph under "ontology"; none (a code or arith task): nothing to offer
+        graph = workspace.extras.get("ontology")
+        if isinstance(graph, Graph) and len(graph):
+            out["sparql_query.query"] = sparql_rules(_graph_terms(id(graph), graph), list(slots.get("curie") or []))
+    return out

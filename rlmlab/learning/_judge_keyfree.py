@@ -1,0 +1,281 @@
+"""Judges without the answer key: ``constraints`` for SPARQL, ``vote`` for arithmetic, and the choice per task.
+
+``constraints`` passes a SPARQL answer that parses and runs on the task's ontology (at most ``max_rows`` rows
+read), passes the L1 checks of :func:`rlmlab.ontology.validate_sparql` (no invented term other than one the
+question itself names, no domain or range violation, no cartesian product, no IRI compared as a string),
+uses every term the question names, in the relations the question states ("the rdfs:label of prov:Activity"
+needs ``prov:Activity rdfs:label ?x``; "whose rdfs:domain is prov:Entity" needs ``?x rdfs:domain prov:Entity``),
+has as many columns as the question asks for ("(two columns: ...)"), and returns rows. No rows pass only when
+a term the question names is not in the ontology: that is why there are none.
+
+``vote`` needs every rollout's answer (:meth:`VoteJudge.judge_rollouts`): a rollout passes when its answer
+(normalised as :func:`rlmlab.numbers.vote_key` does) is the unique most frequent one and at least ``min_votes``
+rollouts gave it. Alone (``judge``) it sees one answer and cannot judge.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from rlmlab.errors import ConfigError
+from rlmlab.memory import MemoryTask, Verdict
+from rlmlab.numbers import vote_key
+from rlmlab.learning._judge import JUDGES, strip_fences
+from rlmlab.learning._judge_oracle import OracleJudge, cannot_judge
+
+if TYPE_CHECKING:
+    from rlmlab.executors import Trajectory
+
+__all__ = ["ConstraintsJudge", "VoteJudge", "keyfree_judge_for", "judge_rollouts", "KEYFREE_JUDGES"]
+
+# The key-free judge of each kind of task (see keyfree_judge_for); the reference judges are the upper bound.
+KEYFREE_JUDGES = {"code": "oracle", "ontology": "constraints", "arith": "vote"}
+# L1 findings that make an answer wrong; missing_prefix (the graph supplies them) and missing_limit (advice on
+# cost, and reference queries have no LIMIT) do not.
+_BLOCKING = ("type_is_property", "domain_violation", "range_violation", "cartesian_product", "string_iri_filter")
+_UNKNOWN = ("unknown_property", "unknown_class")
+_C = r"[a-z][a-z0-9]*:[A-Za-z_][\w.-]*[\w]"  # a CURIE, as rlmlab.memory's literal reader takes it
+_CURIE = re.compile(rf"(?<![\w/#])({_C})")
+_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
+_COLUMNS = re.compile(r"\((one|two|three|four|five|\d)\s+columns?\b", re.I)
+_OF = re.compile(r"\b(?:the|every|each)\s+(?:distinct\s+)?({c})(?:\s+and\s+(?:the\s+)?({c}))?(?:\s+values?)?\s+of\s+"
+                 r"(?:the\s+(?:class|property)\s+)?({c})".format(c=_C))
+_WHOSE = re.compile(r"\bwhose\s+({c})\s+is\s+(?:exactly\s+)?({c})".format(c=_C))
+
+
+def _verdict(name: str, success: bool, rationale: str) -> Verdict:
+    return Verdict(success=success, score=1.0 if success else 0.0, rationale=rationale, judge=name, confidence=1.0)
+
+
+def _no_answer(trajectory: "Trajectory") -> str | None:
+    if trajectory.error:
+        return f"The run ended with an error ({str(trajectory.error)[:80]})."
+    if trajectory.answer is None or not str(trajectory.answer).strip():
+        return "The run gave no answer to judge."
+    return None
+
+
+# -- constraints --------------------------------------------------------------------------------------------
+
+def _triples(query: str, graph: Any) -> list[tuple[str, str, str]]:
+    """The query's triple patterns as (subject, predicate, object) strings: IRIs in full, variables as ``?v``;
+    a property path's predicate is the text of its IRIs."""
+    from rdflib.plugins.sparql import prepareQuery
+    from rdflib.plugins.sparql.parserutils import CompValue
+
+    prepared = prepareQuery(query, initNs=dict(graph.namespaces()))
+    out: list[tuple[str, str, str]] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, CompValue):
+            if node.name == "BGP":
+                out.extend(tuple(_term(x) for x in t) for t in node.triples)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, (list, tuple)):
+            for value in node:
+                walk(value)
+
+    walk(prepared.algebra)
+    return out
+
+
+def _term(x: Any) -> str:
+    from rdflib import Variable
+
+    if isinstance(x, Variable):
+        return f"?{x}"
+    text = x.n3() if hasattr(x, "n3") else str(x)
+    return text
+
+
+@dataclass
+class ConstraintsJudge:
+    """SPARQL answers checked on ``meta["ontology"]`` without the reference query; see the module docstring."""
+
+    max_rows: int = 10_000
+    name: str = field(default="constraints", init=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.max_rows, bool) or not isinstance(self.max_rows, int) or self.max_rows < 1:
+            raise ConfigError(f"judge constraints: max_rows {self.max_rows!r} must be a positive integer")
+
+    def judge(self, task: MemoryTask, trajectory: "Trajectory") -> Verdict:
+        from rlmlab.ontology import load_ontology, validate_sparql
+
+        path = task.meta.get("ontology")
+        if not path:
+            raise ConfigError(f"task {task.id}: the constraints judge needs meta['ontology'] (a .ttl path)")
+        graph = load_ontology(path)
+        why = _no_answer(trajectory)
+        if why:
+            return _verdict(self.name, False, why)
+        query = strip_fences(str(trajectory.answer))
+        try:
+            result = graph.query(query)
+            if result.type != "SELECT":
+                return _verdict(self.name, False, f"The query is a {result.type}; the task asks for a SELECT.")
+            width = len(result.vars or [])
+            rows = list(itertools.islice(iter(result), self.max_rows + 1))
+            triples = _triples(query, graph)
+        except Exception as exc:  # pyparsing ParseException, rdflib's plain Exception for unknown prefixes
+            return _verdict(self.name, False, f"The query does not parse or run: {' '.join(str(exc).split())[:160]}.")
+        named = list(dict.fromkeys(_CURIE.findall(task.query)))
+        expand = {c: _expand(graph, c) for c in named}
+        findings = validate_sparql(query, graph)
+        absent = [c for c in named if expand[c] and not _in_graph(graph, expand[c])]
+        blocking = [f for f in findings if f.kind in _BLOCKING or
+                    (f.kind in _UNKNOWN and not any(c in (f.term or "") or (expand[c] or "") in (f.term or "")
+                                                    for c in absent))]
+        if blocking:
+            return _verdict(self.name, False, f"L1 check {blocking[0].kind}: {blocking[0].message[:160]}.")
+        used = " ".join(" ".join(t) for t in triples) + " " + query
+        missing = [c for c in named if not re.search(rf"(?<![\w:]){re.escape(c)}(?![\w.-])", used)
+                   and (expand[c] is None or f"<{expand[c]}>" not in used)]
+        if missing:
+            return _verdict(self.name, False, f"The query does not use {', '.join(missing[:3])}, which the question "
+                                              f"names.")
+        relation = _relations_missing(task.query, triples, expand)
+        if relation:
+            return _verdict(self.name, False, f"The question asks for {relation}; no triple pattern of the query "
+                                              f"states it (a reversed direction or another property).")
+        m = _COLUMNS.search(task.query)
+        want = None if m is None else _WORDS.get(m.group(1).lower()) or int(m.group(1))
+        if want is not None and width != want:
+            return _verdict(self.name, False, f"The query returns {width} column(s); the question asks for {want}.")
+        if len(rows) > self.max_rows:
+            return _verdict(self.name, False, f"The query returns more than {self.max_rows} rows (max_rows).")
+        if not rows:
+            if absent:
+                return _verdict(self.name, True, f"No rows, and none can exist: {', '.join(absent)} is not in the "
+                                                 f"ontology; the query passes the L1 checks.")
+            return _verdict(self.name, False, "The query returns no rows, though every term the question names is "
+                                              "in the ontology.")
+        return _verdict(self.name, True, f"The query runs ({len(rows)} row(s), {width} column(s)), uses the terms "
+                                         f"and relations the question names, and passes the L1 checks.")
+
+
+def _expand(graph: Any, curie: str) -> str | None:
+    prefix, local = curie.split(":", 1)
+    ns = dict(graph.namespaces()).get(prefix)
+    return None if ns is None else f"{ns}{local}"
+
+
+def _in_graph(graph: Any, iri: str) -> bool:
+    from rdflib import URIRef
+
+    ref = URIRef(iri)
+    return (ref, None, None) in graph or (None, ref, None) in graph or (None, None, ref) in graph
+
+
+def _relations_missing(question: str, triples: list[tuple[str, str, str]], expand: dict[str, str | None]) -> str:
+    """The first relation the question states that no triple pattern has, as text; "" when all are there."""
+    def iri(c: str) -> str:
+        return f"<{expand.get(c) or c}>"
+
+    def has(s: str | None, p: str, o: str | None) -> bool:
+        return any(p in tp and (s is None or ts == s) and (o is None or to == o) for ts, tp, to in triples)
+
+    for m in _OF.finditer(question):
+        subject = m.group(3)
+        for prop in (m.group(1), m.group(2)):
+            if prop and not has(iri(subject), iri(prop), None):
+                return f"{subject} {prop} ?value"
+    for m in _WHOSE.finditer(question):
+        target = iri(m.group(2))
+        # "whose rdfs:range is prov:Agent or a class below it": the value may reach the class through a variable
+        reach = {target} | {ts for ts, _, to in triples if to == target and ts.startswith("?")}
+        if not any(iri(m.group(1)) in tp and to in reach for _, tp, to in triples):
+            return f"?x {m.group(1)} {m.group(2)}"
+    return ""
+
+
+# -- vote -----------------------------------------------------------------------------------------------------
+
+@dataclass
+class VoteJudge:
+    """Agreement of the rollouts of one task (MaTTS samples): see the module docstring. ``min_votes`` >= 2."""
+
+    min_votes: int = 3
+    name: str = field(default="vote", init=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.min_votes, bool) or not isinstance(self.min_votes, int) or self.min_votes < 2:
+            raise ConfigError(f"judge vote: min_votes {self.min_votes!r}; use an integer >= 2 (one vote agrees "
+                              "with nothing)")
+
+    def judge(self, task: MemoryTask, trajectory: "Trajectory") -> Verdict:
+        return self.judge_rollouts(task, [trajectory])[0]
+
+    def judge_rollouts(self, task: MemoryTask, trajectories: Sequence["Trajectory"]) -> list[Verdict]:
+        """One verdict per rollout, from the answers of all of them."""
+        keys = [None if _no_answer(t) else vote_key(t.answer) for t in trajectories]
+        counts = Counter(k for k in keys if k is not None)
+        ranked = counts.most_common(2)
+        if len(keys) < self.min_votes:
+            return [cannot_judge(self.name, f"{len(keys)} rollout(s); a vote needs at least {self.min_votes}.")
+                    for _ in keys]
+        top = ranked[0] if ranked else None
+        unique = top is not None and (len(ranked) == 1 or ranked[1][1] < top[1])
+        out = []
+        for key in keys:
+            if key is None:
+                out.append(_verdict(self.name, False, "The rollout gave no answer, so it has no vote."))
+            elif not unique or top[1] < self.min_votes:
+                best = f"{top[1]} of {len(keys)}" if top else "none"
+                out.append(_verdict(self.name, False, f"No answer has a clear majority of at least {self.min_votes} "
+                                                      f"(the most agreeing: {best}{'' if unique else ', tied'})."))
+            else:
+                ok = key == top[0]
+                out.append(_verdict(self.name, ok, f"{counts[key]} of {len(keys)} rollouts gave this answer; the "
+                                                   f"majority ({top[1]}) {'agrees' if ok else 'gave another'}."))
+        return out
+
+
+# -- choice per task --------------------------------------------------------------------------------------
+
+def judge_rollouts(judge: Any, task: MemoryTask, trajectories: Sequence["Trajectory"]) -> list[Verdict]:
+    """Verdicts for all rollouts of a task: ``judge.judge_rollouts`` when the judge needs them together (a vote),
+    else ``judge.judge`` on each."""
+    if hasattr(judge, "judge_rollouts"):
+        return list(judge.judge_rollouts(task, trajectories))
+    return [judge.judge(task, t) for t in trajectories]
+
+
+def keyfree_kind(task: MemoryTask) -> str:
+    """"code" (a task with a source), "ontology" (with an ontology or a SPARQL check) or "arith" (anything else)."""
+    if task.meta.get("source_path"):
+        return "code"
+    if task.meta.get("ontology") or task.check == "sparql":
+        return "ontology"
+    return "arith"
+
+
+def keyfree_judge_for(task: MemoryTask, **options: Any) -> Any:
+    """The key-free judge of the task's kind (:data:`KEYFREE_JUDGES`), built with ``options``."""
+    return JUDGES.make(KEYFREE_JUDGES[keyfree_kind(task)], **options)
+
+
+# -- registry -------------------------------------------------------------------------------------------------
+
+@JUDGES.register("oracle")
+def _oracle(source_root: str | None = None) -> OracleJudge:
+    """Code answers against meta['source_path'] by the oracles and tree-sitter facts; no answer key."""
+    return OracleJudge(source_root)
+
+
+@JUDGES.register("constraints")
+def _constraints(max_rows: int = 10_000) -> ConstraintsJudge:
+    """SPARQL that runs on meta['ontology'], uses the question's terms and relations, passes L1; no answer key."""
+    return ConstraintsJudge(max_rows)
+
+
+@JUDGES.register("vote")
+def _vote(min_votes: int = 3) -> VoteJudge:
+    """A rollout agrees with the unique majority of at least min_votes rollouts; no answer key."""
+    return VoteJudge(min_votes)

@@ -1,0 +1,149 @@
+"""The ``oracle`` judge: code answers judged without the answer key, by what the source says.
+
+:class:`rlmlab.oracle.TraceValidator` computes the truth from the task's source (counts and listings by the grep
+oracle, signatures, parameters, fields, implementations by tree-sitter): Golden passes, Failed fails. For the
+kinds it cannot classify, tree-sitter facts decide: the return type of a function ("What does fn X return?")
+and whether a file defines an item ("Does P define a [pub] struct named X?"). Anything else is judged "cannot
+judge": a failure with confidence 0, never a guess. ``task.expected`` and ``meta["reference"]`` are not read.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from rlmlab.errors import ConfigError
+from rlmlab.memory import MemoryTask, Verdict
+from rlmlab.numbers import normalise_text
+
+if TYPE_CHECKING:
+    from rlmlab.executors import Trajectory
+
+__all__ = ["OracleJudge", "CANNOT_JUDGE", "cannot_judge"]
+
+CANNOT_JUDGE = "Cannot judge"  # how the rationale of an abstention starts
+
+_RETURN = re.compile(r"\bwhat\s+does\s+(?:the\s+)?(?:(?:async\s+)?(?:fn|function|method)\s+)?`?(\w+)`?\b.*?\breturn\b",
+                     re.I | re.S)
+_DEFINES = re.compile(r"\bdoes\s+\S+\s+define\s+(?:an?\s+)?(pub\s+)?(struct|enum|trait|type|fn|function|item|union)"
+                      r"\w*\s+(?:named\s+|called\s+)?`?(\w+)`?", re.I)
+# Questions over many constructs at once (an argmax, distinct names): the grep and tree-sitter oracles read them
+# as a count or list of one construct and would judge another question.
+_AGGREGATE = re.compile(r"\b(most|fewest|least|largest|smallest|distinct|each\s+\w+\s+(?:name\s+)?once)\b", re.I)
+_YES_NO = re.compile(r"^\W*(yes|no)\b", re.I)
+
+
+def _verdict(success: bool, rationale: str, confidence: float = 1.0) -> Verdict:
+    return Verdict(success=success, score=1.0 if success else 0.0, rationale=rationale, judge="oracle",
+                   confidence=confidence)
+
+
+def cannot_judge(judge: str, why: str) -> Verdict:
+    """An abstention: not a success, confidence 0, the rationale says why nothing could decide."""
+    return Verdict(success=False, score=0.0, rationale=f"{CANNOT_JUDGE}: {why}", judge=judge, confidence=0.0)
+
+
+def _norm_type(text: str) -> str:
+    return re.sub(r"\s+", "", text.replace("`", "")).rstrip(".;")
+
+
+@dataclass
+class OracleJudge:
+    """Code answers checked against the task's source (``meta["source_path"]``, a file or a directory, relative
+    to ``source_root`` if given) by the code oracles, then by tree-sitter facts; see the module docstring."""
+
+    source_root: str | None = None
+    name: str = field(default="oracle", init=False)
+    _validator: Any = field(default=None, init=False, repr=False, compare=False)
+
+    def _sources(self, task: MemoryTask) -> Any:
+        from rlmlab.oracle import SourceMissing, TraceValidator
+
+        if self._validator is None:  # one validator per judge: its parse cache spans the rollouts of a task
+            self._validator = TraceValidator(self.source_root)
+        source_path = task.meta.get("source_path")
+        if not source_path:
+            raise ConfigError(f"task {task.id}: the oracle judge needs meta['source_path'] (a Rust file or crate)")
+        try:
+            return self._validator.resolve(source_path)[0]
+        except SourceMissing as exc:
+            raise ConfigError(f"task {task.id}: {exc}") from None
+
+    def judge(self, task: MemoryTask, trajectory: "Trajectory") -> Verdict:
+        from rlmlab.oracle import AnalysisResult
+
+        sources = self._sources(task)
+        answer = trajectory.answer
+        if trajectory.error or answer is None or not str(answer).strip():
+            return _verdict(False, "The run gave no answer to judge." if not trajectory.error
+                            else f"The run ended with an error ({str(trajectory.error)[:80]}).")
+        facts = self._facts(task.query, str(answer), sources)  # the narrower question first (see _facts)
+        if facts is not None:
+            return facts
+        if _AGGREGATE.search(task.query):
+            return cannot_judge(self.name, "the question asks for an aggregate (most, largest, distinct, ...) the "
+                                           "oracles do not compute; they count and list one construct.")
+        outcome = self._validator.validate(AnalysisResult(task.query, str(answer),
+                                                          source_path=task.meta["source_path"]))
+        if outcome.status == "Golden":
+            return _verdict(True, f"{outcome.method} verified the answer ({outcome.verdict}).")
+        if outcome.status == "Failed":
+            return _verdict(False, f"The oracle contradicts the answer: {str(outcome.reason)[:240]}.")
+        return cannot_judge(self.name, f"the oracles could not decide ({str(outcome.reason)[:160]}) and no "
+                                       "tree-sitter fact answers this kind of question.")
+
+    def _facts(self, query: str, answer: str, sources: list[tuple[str | None, str]]) -> Verdict | None:
+        """A verdict from tree-sitter facts for a return-type or defines question, else None. Asked before the
+        oracles: "does P define a pub struct named X" reads to the grep oracle as a count of structs."""
+        from rlmlab.oracle import TreeSitterOracle
+
+        facts = [TreeSitterOracle(text, path) for path, text in sources]
+        m = _RETURN.search(query)
+        if m:
+            name = m.group(1)
+            found = [f for o in facts for f in o.get_functions() if f.name == name]
+            types = {_norm_type(f.return_type or "()") for f in found}
+            if not found:
+                return None
+            if len(types) > 1:  # several fns of that name disagree: the question is ambiguous here
+                return cannot_judge(self.name, f"{len(found)} functions named {name} return different types.")
+            want = types.pop()
+            ok = _norm_type(answer) == want
+            return _verdict(ok, f"tree-sitter: fn {name} returns {want}; the answer "
+                                f"{'matches' if ok else 'does not match'}.")
+        m = _DEFINES.search(query)
+        if m:
+            said = _YES_NO.match(answer)
+            if said is None:
+                return _verdict(False, "The question asks yes or no; the answer is neither.")
+            pub, kind, name = bool(m.group(1)), m.group(2).lower(), m.group(3)
+            defined = _defined(facts, kind, name, pub)
+            ok = (said.group(1).lower() == "yes") == defined
+            what = f"{'a pub ' if pub else ''}{kind} named {name}"
+            return _verdict(ok, f"tree-sitter: the source {'defines' if defined else 'does not define'} {what}; "
+                                f"the answer {said.group(1).lower()!r} {'agrees' if ok else 'disagrees'}.")
+        return None
+
+
+def _defined(facts: list[Any], kind: str, name: str, pub: bool) -> bool:
+    """Whether any source defines an item of ``kind`` ("item": any kind) named ``name`` (with ``pub``: public)."""
+    items: list[Any] = []
+    for o in facts:
+        if kind in ("struct", "item", "union"):
+            items += o.get_structs()
+        if kind in ("enum", "item"):
+            items += o.get_enums()
+        if kind in ("trait", "item"):
+            items += o.get_traits()
+        if kind in ("fn", "function", "item"):
+            items += o.get_functions()
+        if kind in ("type", "item"):
+            items += [s for s in o.get_structs()] + o.get_enums()
+    for it in items:
+        if it.name != name:
+            continue
+        vis = normalise_text(str(getattr(it, "visibility", "") or ""))
+        if not pub or vis.startswith("pub"):
+            return True
+    return False

@@ -1,0 +1,151 @@
+"""Retrieval by query shape: the shapes of real queries, one literal reader for the grammar and for shapes, the
+shape column's migration on an existing store file, the hand-pack template found for a query with no content
+word, and recall@1 of the right template on a real bank."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from rlmlab._paths import PROJECT_ROOT
+from rlmlab.experiments import SUITES, load_suite, read_tasks
+from rlmlab.learning import AFTER_RETRIEVAL, BEFORE_RETRIEVAL, right_templates, template_recall
+from rlmlab.memory import (
+    MIGRATIONS, RETRIEVAL_POLICIES, MemoryItem, MemoryStore, MemoryTask, import_pack, make_retriever, query_shape,
+    query_slots, read_pack, shape_similarity,
+)
+from rlmlab.memory._schema import connect
+
+PACK = PROJECT_ROOT / "data" / "packs" / "step_templates.jsonl"
+SUITE_QUERIES = {t.id: t.query for s in ("code", "ontology", "arith") for t in read_tasks(SUITES[s])}
+
+
+@pytest.mark.parametrize("task_id, shape", [
+    ("arith-math20-q1", "What is {number} + {number}?"),
+    ("arith-math20-q5", "What is ({number} + {number}) * {number}?"),
+    ("arith-math20-q11", "What is {number}% of {number}?"),
+    ("code-l1-01", "What is the signature of {ident} in {path}?"),
+    ("code-l1-06", "Does {ident} implement {ident}? Answer yes or no."),
+    ("code-l2-02", "How many unsafe blocks are there in {path}?"),
+    ("onto-l2-04", "Write a SPARQL SELECT query over PROV-O (prov:, the W3C PROV ontology) that returns the "
+                   "{property} of {property} ({number} column)."),
+    ("arith-math20-q13", "A shop sells pencils at {number} for ${number}. How many dollars do {number} pencils cost?"),
+])
+def test_shapes_of_real_queries(task_id, shape):
+    assert query_shape(SUITE_QUERIES[task_id]) == shape
+
+
+def test_a_shape_is_read_with_the_grammars_literals():
+    """Every slot marker of a shape stands for a value the step grammar offers for that slot type, and a shape
+    is its own shape (stored shapes and query shapes compare alike)."""
+    from rlmlab.executors._step_grammar import query_slots as grammar_slots
+
+    assert grammar_slots is query_slots  # one definition, in rlmlab.memory
+    for query in SUITE_QUERIES.values():
+        shape = query_shape(query)
+        slots = query_slots(query)
+        for kind in ("number", "path", "property", "class"):
+            if "{" + kind + "}" in shape:
+                assert slots[kind], (kind, query)
+        assert query_shape(shape) == shape, query
+    assert query_shape("Count 'async fn' in lib.rs") == "Count {quoted} in {path}"
+    assert shape_similarity(query_shape("What is 2 + 2?"), query_shape("What is 125 + 389?")) == 1.0
+    assert shape_similarity("What is {number} + {number}?", "What is {number} / {number}?") < 1.0
+    assert shape_similarity("", "What is {number}?") == 0.0
+
+
+@pytest.fixture
+def bank(tmp_path):
+    store = MemoryStore(tmp_path / "bank.sqlite")
+    import_pack(store, PACK)
+    import_pack(store, PROJECT_ROOT / "data" / "packs" / "rlm_procedures.jsonl")  # strategies without code compete
+    yield store
+    store.close()
+
+
+def _first_template(store, query, **policy):
+    options = dict(policy)
+    found = RETRIEVAL_POLICIES.make(options.pop("policy"), **options).retrieve(store, query, None)
+    return next((it.title for it in found.successes if it.template), None)
+
+
+def test_a_query_without_content_words_finds_its_template_by_shape(bank):
+    # "What is 7 + 15?" has no searchable word (stopwords and numbers): words alone find nothing
+    assert bank.search("What is 7 + 15?") == []
+    assert _first_template(bank, "What is 7 + 15?", **BEFORE_RETRIEVAL) is None
+    assert _first_template(bank, "What is 7 + 15?", **AFTER_RETRIEVAL).startswith("Add two numbers")
+    assert _first_template(bank, "What is (3 + 4) * 6?", **AFTER_RETRIEVAL).startswith("Sum then multiply")
+    assert _first_template(bank, "What is 81 / 9?", **AFTER_RETRIEVAL).startswith("Divide a total by a rate")
+    # same shape as every "How many X are there in P?" template: the words pick the construct
+    title = _first_template(bank, "How many unsafe blocks are there in sync/oneshot.rs?", **AFTER_RETRIEVAL)
+    assert title.startswith("Count unsafe blocks")
+    policy = RETRIEVAL_POLICIES.make("templates")
+    assert policy.k_success == 1 and policy.k_failure == 0 and policy.retriever == "shape"
+    assert RETRIEVAL_POLICIES.make("templates", k_success=3).k_success == 3  # the option stays
+
+
+def test_shape_retriever_falls_back_to_words_when_no_shape_fits(bank):
+    words = [h.id for h in bank.search("SPARQL anti-pattern guardrail", 5)]
+    assert [h.id for h in make_retriever("shape", bank).search("SPARQL anti-pattern guardrail", 5)] == words
+
+
+def test_an_existing_store_file_gains_the_shape_column_and_index(tmp_path):
+    path = tmp_path / "old.sqlite"
+    conn = connect(path, MIGRATIONS[:9])  # the schema before shapes
+    assert "shape" not in [r[1] for r in conn.execute("PRAGMA table_info(items)")]
+    old = MemoryItem(title="Add two numbers", description="what is a + b", content="answer = a + b",
+                     polarity="success", template="answer = {{a:number}} + {{b:number}}\nSUBMIT(answer=answer)")
+    row = {**old.to_dict(), "tags": "[]", "created_at": "2026-01-01T00:00:00.000Z",
+           "updated_at": "2026-01-01T00:00:00.000Z"}
+    row.pop("shape"), row.pop("meta")  # meta came later (migration 11)
+    conn.execute(f"INSERT INTO items ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", list(row.values()))
+    conn.close()
+    with MemoryStore(path) as store:
+        assert [m["version"] for m in store.migrations()][-1] == MIGRATIONS[-1].version
+        assert store.get(old.id).shape is None and store.get(old.id).template == old.template
+        assert store.search("add two numbers")[0].id == old.id  # the old item is still found by words
+        shaped = MemoryItem(title="Divide", description="a / b", content="answer = a / b", polarity="success",
+                            shape="What is 8 / 2?\nHow many days does she need to read a 156-page book?")
+        store.add(shaped)
+        assert store.get(shaped.id).shape == ("What is {number} / {number}?\n"
+                                              "How many days does she need to read a {number}-page book?")
+        hits = make_retriever("shape", store).search("What is 9 / 3?", 2)
+        assert hits[0].id == shaped.id
+    with sqlite3.connect(path) as raw:  # the index answers on its own, slot markers and operators as tokens
+        assert raw.execute("SELECT count(*) FROM items_fts_shape WHERE items_fts_shape MATCH '\"/\"'").fetchone() == (1,)
+
+
+def test_shape_must_be_text():
+    from rlmlab.memory import ItemValidationError
+
+    with pytest.raises(ItemValidationError, match="^shape: expected a string"):
+        MemoryItem(title="t", description="d", content="c", polarity="success", shape=3)
+    assert MemoryItem(title="t", description="d", content="c", polarity="success", shape="\n \n").shape is None
+
+
+def test_recall_at_1_on_a_real_bank(bank):
+    tasks = {t.id: t for t in load_suite("arith", levels=[1])}
+    chosen = [tasks[i] for i in ("arith-math20-q1", "arith-math20-q3", "arith-math20-q7", "arith-math20-q15")]
+    templated = [it for it in bank.items() if it.template]
+    right = {t.id: right_templates(t, templated) for t in chosen}
+    titles = {it.id: it.title for it in templated}
+    assert any(titles[i].startswith("Add two numbers") for i in right["arith-math20-q3"])  # 125 + 389 = 514
+    assert any(titles[i].startswith("Divide a total") for i in right["arith-math20-q7"])  # 144 / 12
+    before = template_recall(chosen, bank, retrieval=BEFORE_RETRIEVAL, right=right)
+    after = template_recall(chosen, bank, retrieval=AFTER_RETRIEVAL, right=right)
+    rows = {r["task_id"]: r for r in after.rows}
+    assert rows["arith-math20-q3"]["hit"] and rows["arith-math20-q7"]["hit"]
+    assert {r["task_id"]: r["hit"] for r in before.rows}["arith-math20-q3"] is False  # no word to search with
+    assert after.recall() > before.recall()
+    covered = sum(bool(v) for v in right.values())
+    assert after.kinds["arith-l1"]["covered"] == covered and after.kinds["arith-l1"]["tasks"] == 4
+
+
+def test_right_templates_reject_a_template_that_does_not_solve(bank):
+    task = MemoryTask("t", "What is 2 + 3?", expected="5", check="numeric")
+    wrong = MemoryItem(title="Multiply", description="a * b", content="x", polarity="success",
+                       template="answer = {{a:number}} * {{b:number}}\nSUBMIT(answer=answer)")
+    right = MemoryItem(title="Add", description="a + b", content="y", polarity="success",
+                       template="answer = {{a:number}} + {{b:number}}\nSUBMIT(answer=answer)")
+    assert right_templates(task, [wrong, right]) == [right.id]

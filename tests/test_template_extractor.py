@@ -1,0 +1,335 @@
+"""The template extractor on real trajectories: scripted-LM RLM runs through the real executor and REPL worker over
+tokio sources, arithmetic questions and PROV-O/SKOS, judged by the real judges; replay, the intervention test,
+failure items and consolidation of templates."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rlmlab.errors import ConfigError
+from rlmlab.executors import query_slots, template_rule
+from rlmlab.experiments import load_suite
+from rlmlab.learning import (
+    EXTRACTORS, ReasoningBankLoop, Sibling, TemplateExtractor, abstract_trajectory, fill_slots, judge_for,
+    minimal_code, replay_code, rlm_executor,
+)
+from rlmlab.learning._abstract import query_shape
+from rlmlab.learning._replay import replay_workspace
+from rlmlab.lm import make_lm
+from rlmlab.memory import ContextBuilder, MemoryItem, MemoryStore, MemoryTask, check_template, normalise_template
+from rlmlab.tools import TOOLS
+
+TOOL_NAMES = frozenset(spec.name for spec in TOOLS)
+
+
+def _step(code: str) -> dict[str, str]:
+    return {"reasoning": "step", "code": code}
+
+
+def _run(task: MemoryTask, steps) -> object:
+    """A trajectory of the registered rlm executor with a scripted LM, in the loop's workspace for the task."""
+    return rlm_executor(make_lm("scripted", script=steps))(task, "", replay_workspace(task), f"t-{task.id}")
+
+
+def _judged(task, steps):
+    traj = _run(task, steps)
+    return traj, judge_for(task).judge(task, traj)
+
+
+@pytest.fixture(scope="module")
+def tokio(tokio_src):
+    def task(tid: str, rel: str, query: str, expected: str) -> MemoryTask:
+        path = tokio_src / rel
+        return MemoryTask(tid, query, path.read_text(), "crate:tokio", expected, "exact", {"source_path": str(path)})
+
+    return {
+        "wait": task("wait", "sync/barrier.rs", "What does fn wait in sync/barrier.rs return? Answer with the return "
+                     "type only.", "BarrierWaitResult"),
+        "deadline": task("deadline", "time/sleep.rs", "What does fn deadline in time/sleep.rs return? Answer with "
+                         "the return type only.", "Instant"),
+        "is_leader": task("is_leader", "sync/barrier.rs", "What does fn is_leader in sync/barrier.rs return? Answer "
+                          "with the return type only.", "bool"),
+    }
+
+
+RETURN_TYPE = [
+    _step("print(ctx_stats(context))"),
+    _step("x = ctx_slice(context, 10, 5)"),  # a failed call: ToolError
+    _step("hits = ast_query(context, '(function_item name: (identifier) @name return_type: (_) @type "
+          "(#eq? @name \"wait\"))', k=1)\nprint(hits)"),
+    _step("answer = hits['matches'][0]['captures']['type']\nSUBMIT(answer=answer)"),
+]
+
+
+def _arith(tid: str, query: str, expected: str) -> MemoryTask:
+    return MemoryTask(tid, query, "", None, expected, "numeric")
+
+
+# -- abstraction -----------------------------------------------------------------------------------------
+
+
+def test_a_rust_trajectory_becomes_the_minimal_template_with_the_name_as_a_slot(tokio):
+    task = tokio["wait"]
+    traj, verdict = _judged(task, RETURN_TYPE)
+    assert verdict.success and "ToolError" in traj.iterations[1].output
+    ab = abstract_trajectory(traj, task.query, task.context, tool_names=TOOL_NAMES)
+    # The exploration print, the failed ctx_slice and the print of the hits are gone: the code that made the SUBMIT.
+    assert ab.template == (
+        'hits = ast_query(context, "(function_item name: (identifier) @name return_type: (_) @type '
+        '(#eq? @name \\"{{name:ident}}\\"))", k=1)\n'
+        "answer = hits['matches'][0]['captures']['type']\nSUBMIT(answer=answer)")
+    assert [(b.name, b.type, b.value) for b in ab.slots] == [("name", "ident", "wait")]
+    assert ab.tools == ["ast_query"] and ab.dropped == 3
+    assert check_template(ab.template) == ab.template
+    # The step grammar fills it from a sibling query (its own file as context) ...
+    sibling = tokio["deadline"]
+    rule = template_rule(ab.template, query_slots(sibling.query, sibling.context))
+    assert rule is not None and "deadline" in rule
+    # ... and so does the replay, which the real judge accepts there.
+    code = fill_slots(ab.template, ab.slots, sibling.query, sibling.context)
+    assert '@name \\"deadline\\"' in code
+    assert replay_code(code, sibling).answer == "Instant"
+    assert query_shape(task.query, task.context) == ("What does fn {ident} in {path} return? Answer with the return "
+                                                      "type only.")
+
+
+def test_arithmetic_numbers_become_slots_in_the_query_order_repeats_included():
+    task = _arith("a1", "What is 125 + 389?", "514")
+    traj, _ = _judged(task, [_step("print('adding')\nx = 125\ny = 389"), _step("answer = x + y\nSUBMIT(answer=answer)")])
+    ab = abstract_trajectory(traj, task.query, tool_names=TOOL_NAMES)
+    assert ab.template == "x = {{a:number}}\ny = {{b:number}}\nanswer = x + y\nSUBMIT(answer=answer)"
+    assert [(b.name, b.ordinal) for b in ab.slots] == [("a", 0), ("b", 1)]
+    # "2 + 2": two occurrences of one number are two slots, so "3 + 5" fills them apart.
+    twice = _arith("a2", "What is 2 + 2?", "4")
+    ab2 = abstract_trajectory(_run(twice, [_step("SUBMIT(answer=2 + 2)")]), twice.query, tool_names=TOOL_NAMES)
+    assert ab2.template == "SUBMIT(answer={{a:number}} + {{b:number}})"
+    assert fill_slots(ab2.template, ab2.slots, "What is 3 + 5?") == "SUBMIT(answer=3 + 5)"
+    assert fill_slots(ab2.template, ab2.slots, "What is 3?") is None  # too few numbers: not applicable
+    # A number the query names by its unit gets the unit's name.
+    apples = _arith("a3", "Tom has 12 apples and eats 5 apples. How many are left?", "7")
+    ab3 = abstract_trajectory(_run(apples, [_step("SUBMIT(answer=12 - 5)")]), apples.query, tool_names=TOOL_NAMES)
+    assert ab3.template == "SUBMIT(answer={{apples:number}} - {{apples2:number}})"
+
+
+def test_sparql_curies_become_class_and_property_slots_inside_the_string():
+    onto = {t.id: t for t in load_suite("ontology")}
+    task = onto["onto-l1-01"]
+    traj, verdict = _judged(task, [
+        _step('q = "SELECT ?label WHERE { prov:Activity rdfs:label ?label }"\nrows = sparql_query(q)\nprint(rows)'),
+        _step("SUBMIT(answer=q)")])
+    assert verdict.success
+    ab = abstract_trajectory(traj, task.query, task.context, tool_names=TOOL_NAMES)
+    # ?label stays: the Turtle context mentions rdfs:label, but a CURIE's word is not a name of code.
+    assert ab.template == 'q = "SELECT ?label WHERE { {{class:class}} {{property:property}} ?label }"\nSUBMIT(answer=q)'
+    sibling = onto["onto-l1-06"]  # skos:definition of skos:Concept
+    assert "skos:Concept skos:definition" in fill_slots(ab.template, ab.slots, sibling.query, sibling.context)
+
+
+def test_minimal_code_follows_names_across_steps_and_names_what_is_missing():
+    task = _arith("a1", "What is 6 * 7?", "42")
+    traj = _run(task, [_step("x = 6\nunused = 99\nprint(x)"), _step("y = x * 7\ny += 0"),
+                       _step("print(y)\nSUBMIT(answer=y)")])
+    stmts, dropped, why = minimal_code(traj, TOOL_NAMES)
+    assert why is None and dropped == 3
+    assert [len(s.targets) if hasattr(s, "targets") else type(s).__name__ for s in stmts] == [1, 1, "AugAssign", "Expr"]
+    # A name assigned only in a step that failed is not kept: the slice says what it lacks.
+    traj = _run(task, [_step("x = 6\nprint(undefined_name)"), _step("SUBMIT(answer=x * 7)")])
+    _, _, why = minimal_code(traj, TOOL_NAMES)
+    assert why == "the code reads x, which no step that ran assigned"
+
+
+# -- admission: replay and the intervention test ----------------------------------------------------------
+
+
+def test_a_template_is_admitted_after_replay_with_its_record_in_meta(tokio):
+    task = tokio["wait"]
+    traj, verdict = _judged(task, RETURN_TYPE)
+    ext = EXTRACTORS.make("template")
+    report = ext.extract_with_report(task, traj, verdict, siblings=[Sibling(tokio["deadline"], False),
+                                                                   Sibling(tokio["is_leader"], True)])
+    [item] = report.items
+    assert item.polarity == "success" and item.template.startswith("hits = ast_query(")
+    adm = item.meta["admission"]
+    assert adm["replay"] is True and adm["answer"] == "BarrierWaitResult" and adm["judge"] == "exact"
+    assert (adm["siblings"], adm["applicable"], adm["repairs"], adm["regressions"]) == (2, 2, 1, 0)
+    assert item.meta["slots"] == [{"name": "name", "type": "ident", "ordinal": 0, "value": "wait"}]
+    assert ext.stats["templates_admitted"] == 1 and ext.stats["replays"] == 3
+    # meta round-trips through JSON and the store.
+    assert MemoryItem.from_dict(json.loads(json.dumps(item.to_dict()))) == item
+
+
+def test_replay_rejects_a_template_that_needs_the_model():
+    """The run asked a sub-LLM for the answer; the template keeps that call, which replay (no model) cannot
+    repeat: it does not re-solve its own task, so it is not admitted."""
+    task = _arith("a1", "What is 125 + 389?", "514")
+
+    def script(messages):
+        if "[[ ## code ## ]]" in messages[0]["content"]:
+            return _step("answer = llm_query('What is 125 + 389? Reply with the number only.')\nSUBMIT(answer=answer)")
+        return "514"  # the sub-LLM's reply in the run
+
+    traj = rlm_executor(make_lm("scripted", script=script))(task, "", replay_workspace(task), "t")
+    verdict = judge_for(task).judge(task, traj)
+    assert verdict.success and traj.subcalls == 1
+    ext = TemplateExtractor(fallback="none")
+    report = ext.extract_with_report(task, traj, verdict)
+    assert report.items == [] and ext.stats["templates_rejected"] == 1
+    [dropped] = report.dropped
+    assert dropped["reason"].startswith("replay did not re-solve a1") and "llm_query(" in dropped["template"]
+
+
+def test_the_intervention_test_counts_repairs_and_regressions_on_real_siblings():
+    """"5 + 5" solved as 5 * 2: the 2 is no number of the query, so it stays literal and the template doubles
+    the first number. It re-solves its own task, repairs the sibling it happens to fit and regresses two."""
+    task = _arith("s", "What is 5 + 5?", "10")
+    traj, verdict = _judged(task, [_step("answer = 5 * 2\nSUBMIT(answer=answer)")])
+    siblings = [Sibling(_arith("s1", "What is 3 + 4?", "7"), True), Sibling(_arith("s2", "What is 6 + 6?", "12"), False),
+                Sibling(_arith("s3", "What is 1 + 8?", "9"), True), Sibling(_arith("s4", "What is the sum?", "40"), True)]
+    ext = TemplateExtractor(fallback="none")
+    report = ext.extract_with_report(task, traj, verdict, siblings=siblings)
+    assert report.items == []
+    assert report.dropped[0]["reason"] == "intervention: 2 regressions > 1 repairs on 3 siblings"
+    assert report.dropped[0]["template"] == "answer = {{a:number}} * 2\nSUBMIT(answer=answer)"
+    # The right procedure passes the same test: it repairs s2 and regresses nothing.
+    good, v = _judged(task, [_step("answer = 5 + 5\nSUBMIT(answer=answer)")])
+    [item] = ext.extract(task, good, v, siblings=siblings)
+    adm = item.meta["admission"]
+    assert (adm["applicable"], adm["repairs"], adm["regressions"]) == (3, 1, 0)
+    assert [r["task_id"] for r in adm["results"]] == ["s1", "s2", "s3"]
+
+
+# -- failures ---------------------------------------------------------------------------------------------
+
+
+def test_a_failed_rollout_gives_a_guardrail_naming_the_wrong_slot_order():
+    task = _arith("f", "What is 10 - 3?", "7")
+    traj, verdict = _judged(task, [_step("answer = 3 - 10\nSUBMIT(answer=answer)")])
+    assert not verdict.success
+    [item] = TemplateExtractor().extract(task, traj, verdict)
+    assert item.polarity == "failure" and item.title == "Wrong slot order for: What is {number} - {number}?"
+    assert item.meta["kind"] == "misfire" and item.meta["filled"] == "answer = 3 - 10\nSUBMIT(answer=answer)"
+    assert item.meta["slot_order"] == {"a": "10", "b": "3"} and "the order that solves it is a=10, b=3" in item.content
+
+
+def test_a_misfired_code_template_is_named_for_its_query_shape(tokio):
+    """A signature procedure used on a return-type question: the judge rejects it; the guardrail names the code
+    and the shape, and the context builder never shows a failure item's code as something to copy."""
+    task = tokio["wait"]
+    traj, verdict = _judged(task, [_step(
+        "hits = ast_query(context, '(function_item name: (identifier) @name (#eq? @name \"wait\")) @fn', k=1)\n"
+        "n = hits['matches'][0]['line']\nanswer = ctx_slice(context, n, n + 1, unit='lines')['text'].strip()\n"
+        "SUBMIT(answer=answer)")])
+    assert not verdict.success
+    [item] = TemplateExtractor().extract(task, traj, verdict)
+    assert item.title == ("Template misfired (ast_query, ctx_slice) for: What does fn {ident} in {path} return? "
+                          "Answer with the return type only.")
+    assert '\\"{{name:ident}}\\"' in item.template and "pub async fn wait" in item.content
+    assert '(#eq? @name \\"wait\\")) @fn"' in item.meta["filled"]
+
+
+def test_contrastive_rollouts_give_the_winner_and_a_guardrail_for_the_loser():
+    task = _arith("c", "What is 10 - 3?", "7")
+    lose, win = (_judged(task, [_step(f"answer = {c}\nSUBMIT(answer=answer)")]) for c in ("3 - 10", "10 - 3"))
+    items = TemplateExtractor().contrastive(task, [lose, win])
+    assert [i.polarity for i in items] == ["success", "failure"]
+    assert items[0].template == "answer = {{a:number}} - {{b:number}}\nSUBMIT(answer=answer)"
+    assert items[1].meta["slot_order"] == {"a": "10", "b": "3"}
+
+
+def test_without_code_a_failure_falls_back_to_the_heuristic_guardrails():
+    task = _arith("n", "What is 10 - 3?", "7")
+    traj, verdict = _judged(task, [_step("print(ctx_slice(context, 10, 5))"), _step("print('still thinking')")])
+    report = TemplateExtractor().extract_with_report(task, traj, verdict)
+    assert report.fallback and report.items and all(i.template is None for i in report.items)
+    assert TemplateExtractor(fallback="none").extract(task, traj, verdict) == []
+
+
+def test_extractor_options_are_checked_by_the_registry():
+    for opts, match in (({"fallback": "some"}, "fallback"), ({"max_siblings": -1}, "max_siblings"),
+                        ({"replay": "yes"}, "replay"), ({"step_timeout": 0}, "step_timeout"),
+                        ({"siblings": 3}, "siblings")):
+        with pytest.raises(ConfigError, match=match):
+            EXTRACTORS.make("template", **opts)
+
+
+# -- consolidation and the loop ----------------------------------------------------------------------------
+
+
+def _template_item(query: str, template: str, **kw) -> MemoryItem:
+    return MemoryItem(title=f"Template for: {query}", description="Copyable code", content=f"Learnt from '{query}'.",
+                      polarity="success", template=template, **kw)
+
+
+def test_consolidation_dedupes_by_normalised_template_and_sums_counts(tmp_path):
+    from rlmlab.learning import CONSOLIDATORS
+
+    cons = CONSOLIDATORS.make("consolidate")
+    adm = {"admission": {"replay": True, "siblings": 2, "applicable": 2, "repairs": 1, "regressions": 0}}
+    a = _template_item("What is 125 + 389?", "answer = {{a:number}} + {{b:number}}\nSUBMIT(answer=answer)",
+                       uses=3, wins=2, meta=adm)
+    # The same procedure written with other quotes, spaces and slot names; and another procedure worded alike.
+    b = _template_item("What is 17 + 25?", "answer = {{x:number}}+{{y:number}}\nSUBMIT(answer = answer)",
+                       uses=1, wins=1, meta=adm)
+    c = _template_item("What is 17 - 25?", "answer = {{x:number}} - {{y:number}}\nSUBMIT(answer=answer)")
+    assert normalise_template(a.template) == normalise_template(b.template) != normalise_template(c.template)
+    with MemoryStore(tmp_path / "b.db") as store:
+        actions = cons.persist(store, [a, b, c, b])
+        assert [x.action for x in actions] == ["add", "merge", "add", "duplicate"]
+        active = store.items()
+        assert len(active) == 2 and all(it.template for it in active)
+        merged = store.get(actions[1].result_id)
+        assert merged.template == a.template and (merged.uses, merged.wins) == (4, 3)
+        assert merged.meta["admission"]["repairs"] == 2 and merged.meta["merged"] == 1
+        assert "17 + 25" in merged.content and store.get(a.id).superseded_by == merged.id
+        # A prose candidate that reads like a template item is not merged into it (the template would be lost).
+        prose = MemoryItem(title="Template for: What is 125 + 389?", description="Copyable code",
+                           content="Learnt from 'What is 125 + 389?'. Add them.", polarity="success")
+        [act] = cons.persist(store, [prose])
+        assert act.action != "merge" and store.get(merged.id).status == "active"
+
+
+def test_the_loop_learns_a_template_and_injects_it_into_the_next_task(tmp_path):
+    steps = [_step("x = 125\ny = 389\nanswer = x + y\nSUBMIT(answer=answer)"),
+             _step("x = 17\ny = 25\nanswer = x + y\nSUBMIT(answer=answer)")]
+    tasks = [_arith("t1", "What is 125 plus 389 apples?", "514"), _arith("t2", "What is 17 plus 25 apples?", "42")]
+    with MemoryStore(tmp_path / "bank.db") as store:
+        loop = ReasoningBankLoop(store, lm=make_lm("scripted", script=steps), extractor="template",
+                                 consolidator="consolidate", builder=ContextBuilder(store, toggles=["L2"]),
+                                 templates=True)
+        first, second = loop.run(tasks)
+        [learnt] = first.extracted
+        item = store.get(learnt)
+        assert item.template.startswith("x = {{") and item.meta["admission"]["replay"] is True
+        assert second.injected == [learnt] and second.success
+        assert [t["id"] for t in loop.builder.last.templates] == [learnt]
+        # The second task's template is the same procedure: merged into the first, not a second copy.
+        assert [a["action"] for a in second.actions] == ["merge"] and len(store.items()) == 1
+        assert store.items()[0].template == item.template
+
+
+def test_the_admission_record_round_trips_and_shows_in_the_cli(tmp_path):
+    from click.testing import CliRunner
+
+    from rlmlab.cli import main
+    from rlmlab.memory import ItemValidationError, admission_summary
+
+    task = _arith("a1", "What is 125 + 389?", "514")
+    traj, verdict = _judged(task, [_step("answer = 125 + 389\nSUBMIT(answer=answer)")])
+    siblings = [Sibling(_arith("s1", "What is 17 + 25?", "42"), False)]
+    [item] = TemplateExtractor().extract(task, traj, verdict, siblings=siblings)
+    assert admission_summary(item) == "replay passed (numeric) · 1 sibling(s) tested: 1 repair, 0 regressions"
+    db = tmp_path / "bank.db"
+    with MemoryStore(db) as store:
+        store.add(item)
+        assert store.get(item.id).meta == item.meta
+    shown = CliRunner().invoke(main, ["memory", "show", item.id, "--db", str(db)])
+    assert shown.exit_code == 0 and "admission: replay passed (numeric)" in shown.output
+    assert "answer = {{a:number}} + {{b:number}}" in shown.output
+    as_json = CliRunner().invoke(main, ["memory", "show", item.id, "--db", str(db), "--json"])
+    assert MemoryItem.from_dict(json.loads(as_json.output)).meta["admission"]["repairs"] == 1
+    for bad, match in (([1], "expected a JSON object"), ({"x": float("nan")}, "not JSON"),
+                       ({"x": "y" * 3000}, "over the limit")):
+        with pytest.raises(ItemValidationError, match=match):
+            MemoryItem(title="t", description="d", content="c", polarity="success", meta=bad)

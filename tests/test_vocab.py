@@ -1,0 +1,74 @@
+"""Closed vocabularies in the step grammar: tree-sitter queries over tree-sitter-rust's node kinds and SPARQL over
+the ontology's terms, instead of free strings; checked by llama.cpp's own parser and, on the local model, its
+acceptance of whole steps."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlmlab.executors._step_grammar import query_slots, step_grammar
+from rlmlab.executors._vocab import argument_vocabularies, ontology_terms, rust_node_kinds
+from rlmlab.lm import make_lm
+from rlmlab.ontology import PROV_TTL, load_ontology
+from rlmlab.tools import TOOLS, ToolCaps, Workspace, attach_ontology
+
+
+def _parse(grammar: str) -> None:
+    from llama_cpp import LlamaGrammar
+
+    LlamaGrammar.from_string(grammar, verbose=False)  # raises on a grammar llama.cpp cannot parse
+
+
+def test_rust_node_kinds_come_from_tree_sitter_rust():
+    kinds, fields = rust_node_kinds()
+    assert {"function_item", "struct_item", "impl_item", "enum_variant", "identifier"} <= set(kinds)
+    assert {"name", "return_type", "body", "trait", "type"} <= set(fields)
+
+
+def test_ontology_terms_are_curies_of_the_graphs_prefixes():
+    terms = set(ontology_terms(load_ontology(PROV_TTL)))
+    assert {"prov:Activity", "prov:wasGeneratedBy", "rdfs:label", "owl:inverseOf"} <= terms
+    assert not any(t.startswith("http") for t in terms)
+
+
+def _grammar(query: str, ontology: bool = False) -> str:
+    ws = Workspace(registry=TOOLS)
+    if ontology:
+        attach_ontology(ws, PROV_TTL)
+    vocab = argument_vocabularies(ws, query_slots(query))
+    assert ("sparql_query.query" in vocab) is ontology and "ast_query.query" in vocab
+    return step_grammar(TOOLS, ToolCaps(), query=query, vocab=vocab)
+
+
+def test_the_query_arguments_take_closed_vocabularies_and_llama_cpp_parses_the_grammar():
+    code = _grammar("What does fn spawn_blocking return?")
+    call = next(x for x in code.splitlines() if x.startswith("call-ast-query ::="))
+    assert "ts-q" in call and '"spawn_blocking"' in code and '"function_item"' in code
+    onto = _grammar("What is the domain of prov:wasGeneratedBy?", ontology=True)
+    call = next(x for x in onto.splitlines() if x.startswith("call-sparql-query ::="))
+    assert "sq-q" in call and '"prov:wasGeneratedBy"' in onto
+    free = step_grammar(TOOLS, ToolCaps(), query="What does fn spawn return?")
+    assert "ts-q" not in free  # without vocabularies the argument stays a free string
+    for g in (code, onto):
+        _parse(g)
+
+
+@pytest.mark.local_model
+def test_the_local_model_accepts_vocabulary_queries_and_rejects_made_up_node_kinds():
+    engine = make_lm("local", max_tokens=64).rlmlab_engine
+    query = "What does fn spawn_blocking return?"
+    grammar = _grammar(query)
+
+    def step(code: str) -> str:
+        return (f"[[ ## reasoning ## ]]\nQuestion: {query} Plan: q\n\n[[ ## code ## ]]\n{code}\n\n"
+                "[[ ## completed ## ]]")
+
+    good = ("hits = ast_query(context, '(function_item name: (identifier) @name return_type: (_) @type "
+            "(#eq? @name \"spawn_blocking\"))')")
+    assert engine.accepts(grammar, step(good))
+    assert not engine.accepts(grammar, step("hits = ast_query(context, '(function_definition name: (identifier))')"))
+    onto = _grammar("What is the domain of prov:wasGeneratedBy?", ontology=True)
+    sparql = 'rows = sparql_query("SELECT ?d WHERE { prov:wasGeneratedBy rdfs:domain ?d }")'
+    assert engine.accepts(onto, step(sparql).replace(query, "What is the domain of prov:wasGeneratedBy?"))
+    assert not engine.accepts(onto, step('rows = sparql_query("SELECT ?d WHERE { prov:madeUp rdfs:domain ?d }")')
+                              .replace(query, "What is the domain of prov:wasGeneratedBy?"))
