@@ -275,12 +275,26 @@ RELATIONS = {
                                                   "how many distinct properties have rdfs:domain {t} (one row, one "
                                                   "column: the count)"],
                                      "SELECT (COUNT(DISTINCT ?property) AS ?n) WHERE {{ ?property rdfs:domain {t} }}"),
+    "count_properties_with_range": (5, "class", ["the number of distinct properties whose rdfs:range is exactly {t} "
+                                                 "(one column, one row: the count)",
+                                                 "how many distinct properties have rdfs:range {t} (one row, one "
+                                                 "column: the count)"],
+                                    "SELECT (COUNT(DISTINCT ?property) AS ?n) WHERE {{ ?property rdfs:range {t} }}"),
+    "count_direct_subclasses": (5, "class", ["the number of direct subclasses of {t} (one column, one row: the "
+                                             "count)", "how many classes are a direct rdfs:subClassOf {t} (one row, "
+                                             "one column: the count)"],
+                                "SELECT (COUNT(DISTINCT ?class) AS ?n) WHERE {{ ?class rdfs:subClassOf {t} }}"),
     "count_subclasses_transitive": (5, "class", ["the number of distinct classes below {t} at any depth, via "
                                                  "rdfs:subClassOf+ (one column, one row: the count)",
                                                  "how many distinct subclasses {t} has, direct or indirect "
                                                  "(rdfs:subClassOf+; one row, one column: the count)"],
                                     "SELECT (COUNT(DISTINCT ?class) AS ?n) WHERE {{ ?class rdfs:subClassOf+ {t} }}"),
 }
+
+
+COUNTED = {"count_properties_with_domain": "properties_with_domain", "count_properties_with_range":
+           "properties_with_range", "count_direct_subclasses": "subclasses",
+           "count_subclasses_transitive": "subclasses_transitive"}  # a count kind -> the set it counts
 
 
 def _relation_stream(onto: Onto, kind: str):
@@ -292,9 +306,8 @@ def _relation_stream(onto: Onto, kind: str):
         g = load_ontology(onto.path)
         for term in terms:
             t = _curie(onto, term)
-            if kind.startswith("count_"):  # a count of zero still returns one row; ask only about non-empty sets
-                inner = RELATIONS["properties_with_domain" if "domain" in kind else "subclasses_transitive"][3]
-                if not run_reference(onto.path, header(onto) + inner.format(t=t)):
+            if kind in COUNTED:  # a count of zero still returns one row; ask only about non-empty sets
+                if not run_reference(onto.path, header(onto) + RELATIONS[COUNTED[kind]][3].format(t=t)):
                     continue
             if kind == "subclasses_transitive" and not set(g.subjects(RDFS.subClassOf, term)):
                 continue
