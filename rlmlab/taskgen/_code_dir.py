@@ -59,10 +59,10 @@ MOST_UNSAFE = ["Which file of {where} contains the most unsafe blocks? Answer wi
                "In {where}, which file has the largest number of unsafe blocks? Give its path relative to {root}."]
 DISTINCT_TRAITS = ["How many distinct traits are implemented by impl blocks in {where}? Count each trait name once.",
                    "Count the distinct trait names that impl blocks in {where} implement (each name once)."]
-MOST_IMPLEMENTED = ["Which trait is implemented by the largest number of distinct types in {where}? Answer with the "
-                    "trait name.",
-                    "In {where}, which trait has the most implementing types (distinct types, impl blocks only)? "
-                    "Give the trait name."]
+MOST_IMPLEMENTED = ["Which trait is implemented by the largest number of distinct types in {where}, counting impl "
+                    "blocks only (not derives) and not counting Future? Answer with the trait name.",
+                    "In {where}, which trait has the most implementing types (distinct types, impl blocks only, not "
+                    "derives; Future aside)? Give the trait name."]
 
 
 def modules(tree: SourceTree) -> list[str]:
@@ -93,6 +93,12 @@ def _impls_agree(tree: SourceTree, scope: str) -> bool:
     then use only pairs whose type is a plain name (see :func:`_named_impls`)."""
     ts = Counter((i.type_name, i.trait_name) for i in _named_impls(tree, scope))
     return not invokes_impl_macro(tree, scope) and ts == Counter(ctags_impls(tree, scope))
+
+
+def _generic(name: str) -> bool:
+    """A name that is most likely a type parameter (``impl<F: Fn()> Matcher for F``): a blanket impl, which a
+    "which types implement" answer should not list as a type."""
+    return bool(re.fullmatch(r"[A-Z][A-Z0-9]?", name))
 
 
 def _named_impls(tree: SourceTree, scope: str) -> list:
@@ -182,7 +188,8 @@ def _relation_stream(tree: SourceTree, kind: str, level: int, scopes) -> Callabl
             else:
                 groups = {x: list(dict.fromkeys(i.trait_name for i in impls if i.type_name == x))
                           for x in {i.type_name for i in impls}}
-            pool = sorted(k for k, v in groups.items() if 2 <= len(v) <= 10 and len(k) > 2
+            pool = sorted(k for k, v in groups.items() if 2 <= len(v) <= 10 and not _generic(k)
+                          and not any(map(_generic, v))
                           and (kind != "implementors" or (k not in unnamed and k not in NOT_ASKED_TRAITS)))
             if not pool:
                 continue
