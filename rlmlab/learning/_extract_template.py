@@ -26,7 +26,9 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rlmlab.errors import ConfigError
-from rlmlab.learning._abstract import Abstraction, SlotBinding, abstract_trajectory, fill_slots, query_shape
+from rlmlab.learning._abstract import (
+    Abstraction, SlotBinding, abstract_trajectory, fill_slots, hard_coded_answer, query_shape,
+)
 from rlmlab.learning._extract import (
     EXTRACT_LIMITS, EXTRACTORS, MAX_EXTRACT_ITEMS, ExtractionReport, HeuristicExtractor, Rollout, _answer_form,
     _check_max_items, _clip, _split, _tags,
@@ -163,6 +165,9 @@ class TemplateExtractor:
         ab = abstract_trajectory(traj, task.query, task.context, tool_names=_tool_names())
         if ab.template is None:
             return self._reject(report, f"no template: {ab.reason}", None)
+        typed = hard_coded_answer(ab.code, ab.slots)
+        if typed is not None:  # it would pass its own replay and fit no sibling: AWM keeps only what generalises
+            return self._reject(report, f"the code submits the literal {_clip(typed, 60)}", ab.template)
         admission: dict[str, Any] = {"replay": None, "siblings": 0, "applicable": 0, "repairs": 0, "regressions": 0}
         if self.replay:
             filled = fill_slots(ab.template, ab.slots, task.query, task.context)
