@@ -182,10 +182,10 @@ class TemplateExtractor:
                                     ab.template)
             others = [s for s in siblings if s.task.id != task.id][: self.max_siblings]
             if others:
-                self.stats["replays"] += len(others)
                 judges = {s.task.id: judge or judge_for(s.task, lm=self.lm) for s in others}
                 iv: Intervention = intervention(ab.template, ab.slots, others, judge=judges, workspace=workspace,
                                                 step_timeout=self.step_timeout)
+                self.stats["replays"] += iv.applicable
                 admission.update(siblings=iv.siblings, applicable=iv.applicable, repairs=iv.repairs,
                                  regressions=iv.regressions, results=iv.results)
                 if not iv.admitted:
