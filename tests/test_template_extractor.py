@@ -342,3 +342,17 @@ def test_the_admission_record_round_trips_and_shows_in_the_cli(tmp_path):
                        ({"x": "y" * 3000}, "over the limit")):
         with pytest.raises(ItemValidationError, match=match):
             MemoryItem(title="t", description="d", content="c", polarity="success", meta=bad)
+
+
+def test_a_regex_piece_naming_the_querys_identifier_becomes_a_slot_in_the_raw_string(tokio):
+    import ast
+
+    from rlmlab.learning import abstract_code
+
+    task = tokio["wait"]
+    code = 'total = ctx_find(context, r"\\bfn\\s+wait\\b", k=5)["total"]\nSUBMIT(answer=total)'
+    ab = abstract_code(ast.parse(code).body, task.query, task.context)
+    assert ab.template == 'total = ctx_find(context, r"\\bfn\\s+{{name:ident}}\\b", k=5)[\'total\']\nSUBMIT(answer=total)'
+    sibling = tokio["deadline"]
+    assert "deadline" in template_rule(ab.template, query_slots(sibling.query, sibling.context))
+    assert 'r"\\bfn\\s+deadline\\b"' in fill_slots(ab.template, ab.slots, sibling.query, sibling.context)
