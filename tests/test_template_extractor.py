@@ -180,6 +180,15 @@ def test_replay_rejects_a_template_that_needs_the_model():
     assert dropped["reason"].startswith("replay did not re-solve a1") and "llm_query(" in dropped["template"]
 
 
+def test_a_typed_in_answer_is_not_a_template(tokio):
+    """The model read the return type off a print and typed it into SUBMIT: that re-solves its own task only."""
+    task = tokio["wait"]
+    traj, verdict = _judged(task, [RETURN_TYPE[2], _step("answer = 'BarrierWaitResult'\nSUBMIT(answer=answer)")])
+    assert verdict.success
+    report = TemplateExtractor(fallback="none").extract_with_report(task, traj, verdict)
+    assert report.items == [] and report.dropped[0]["reason"] == "the code submits the literal 'BarrierWaitResult'"
+
+
 def test_the_intervention_test_counts_repairs_and_regressions_on_real_siblings():
     """"5 + 5" solved as 5 * 2: the 2 is no number of the query, so it stays literal and the template doubles
     the first number. It re-solves its own task, repairs the sibling it happens to fit and regresses two."""
@@ -333,3 +342,17 @@ def test_the_admission_record_round_trips_and_shows_in_the_cli(tmp_path):
                        ({"x": "y" * 3000}, "over the limit")):
         with pytest.raises(ItemValidationError, match=match):
             MemoryItem(title="t", description="d", content="c", polarity="success", meta=bad)
+
+
+def test_a_regex_piece_naming_the_querys_identifier_becomes_a_slot_in_the_raw_string(tokio):
+    import ast
+
+    from rlmlab.learning import abstract_code
+
+    task = tokio["wait"]
+    code = 'total = ctx_find(context, r"\\bfn\\s+wait\\b", k=5)["total"]\nSUBMIT(answer=total)'
+    ab = abstract_code(ast.parse(code).body, task.query, task.context)
+    assert ab.template == 'total = ctx_find(context, r"\\bfn\\s+{{name:ident}}\\b", k=5)[\'total\']\nSUBMIT(answer=total)'
+    sibling = tokio["deadline"]
+    assert "deadline" in template_rule(ab.template, query_slots(sibling.query, sibling.context))
+    assert 'r"\\bfn\\s+deadline\\b"' in fill_slots(ab.template, ab.slots, sibling.query, sibling.context)

@@ -26,11 +26,14 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rlmlab.errors import ConfigError
-from rlmlab.learning._abstract import Abstraction, SlotBinding, abstract_trajectory, fill_slots, query_shape
+from rlmlab.learning._abstract import (
+    Abstraction, SlotBinding, abstract_trajectory, fill_slots, hard_coded_answer, query_shape,
+)
 from rlmlab.learning._extract import (
     EXTRACT_LIMITS, EXTRACTORS, MAX_EXTRACT_ITEMS, ExtractionReport, HeuristicExtractor, Rollout, _answer_form,
     _check_max_items, _clip, _split, _tags,
 )
+from rlmlab.learning._judge import judge_for
 from rlmlab.learning._replay import Intervention, ReplayResult, Sibling, intervention, replay_code
 from rlmlab.memory import LIMITS, MemoryItem, MemoryTask, Verdict, normalise_template
 
@@ -63,7 +66,8 @@ def _meta(data: dict[str, Any]) -> dict[str, Any]:
 
 class TemplateExtractor:
     """See the module docstring. ``replay`` False admits without replaying (for tests of the abstraction only);
-    ``max_siblings`` bounds the intervention test's replays per item; ``fallback`` is where the heuristic
+    ``max_siblings`` bounds the intervention test's replays per item; ``lm`` serves a task's LLM judge in a replay
+    (the loop passes its LM); ``fallback`` is where the heuristic
     extractor is used: "failures" (a failed rollout with no code to name), "all" (also a success whose template
     was rejected) or "none". ``step_timeout`` (seconds) bounds each replay. ``stats`` counts what happened
     over the extractor's life: templates admitted and rejected, failure items, replays."""
@@ -71,7 +75,7 @@ class TemplateExtractor:
     name = "template"
 
     def __init__(self, max_items: int = MAX_EXTRACT_ITEMS, replay: bool = True, max_siblings: int = 4,
-                 fallback: str = "failures", step_timeout: float = 30.0):
+                 fallback: str = "failures", step_timeout: float = 30.0, lm: Any = None):
         self.max_items = _check_max_items(max_items)
         if not isinstance(replay, bool):
             raise ConfigError(f"extractor replay: {replay!r}; use true or false")
@@ -83,6 +87,7 @@ class TemplateExtractor:
             raise ConfigError(f"extractor step_timeout: {step_timeout!r}; use a number of seconds > 0")
         self.replay, self.max_siblings, self.fallback = replay, max_siblings, fallback
         self.step_timeout = float(step_timeout)
+        self.lm = lm  # for a replay judged by a task's LLM judge (the loop passes its LM)
         self.heuristic = HeuristicExtractor(max_items=max_items)
         self.stats: Counter[str] = Counter()
 
@@ -143,7 +148,7 @@ class TemplateExtractor:
         if item is not None:
             report.items.append(item)
         win = abstract_trajectory(win_traj, task.query, task.context, tool_names=_tool_names())
-        seen = {normalise_template(win.template)} if win.template and item is None else set()
+        seen: set[str] = set()
         for traj, verdict in losses:
             if len(report.items) >= self.max_items:
                 break
@@ -156,13 +161,17 @@ class TemplateExtractor:
 
     def _replay(self, code: str, task: MemoryTask, judge: Any, workspace: Any) -> ReplayResult:
         self.stats["replays"] += 1
-        return replay_code(code, task, judge=judge, workspace=workspace, step_timeout=self.step_timeout)
+        return replay_code(code, task, judge=judge or judge_for(task, lm=self.lm), workspace=workspace,
+                           step_timeout=self.step_timeout)
 
     def _success(self, task: MemoryTask, traj: "Trajectory", verdict: Verdict, siblings: Sequence[Sibling],
                  report: ExtractionReport, *, judge: Any, workspace: Any) -> MemoryItem | None:
         ab = abstract_trajectory(traj, task.query, task.context, tool_names=_tool_names())
         if ab.template is None:
             return self._reject(report, f"no template: {ab.reason}", None)
+        typed = hard_coded_answer(ab.code, ab.slots)
+        if typed is not None:  # it would pass its own replay and fit no sibling: AWM keeps only what generalises
+            return self._reject(report, f"the code submits the literal {_clip(typed, 60)}", ab.template)
         admission: dict[str, Any] = {"replay": None, "siblings": 0, "applicable": 0, "repairs": 0, "regressions": 0}
         if self.replay:
             filled = fill_slots(ab.template, ab.slots, task.query, task.context)
@@ -173,9 +182,10 @@ class TemplateExtractor:
                                     ab.template)
             others = [s for s in siblings if s.task.id != task.id][: self.max_siblings]
             if others:
-                self.stats["replays"] += len(others)
-                iv: Intervention = intervention(ab.template, ab.slots, others, judge=judge, workspace=workspace,
+                judges = {s.task.id: judge or judge_for(s.task, lm=self.lm) for s in others}
+                iv: Intervention = intervention(ab.template, ab.slots, others, judge=judges, workspace=workspace,
                                                 step_timeout=self.step_timeout)
+                self.stats["replays"] += iv.applicable
                 admission.update(siblings=iv.siblings, applicable=iv.applicable, repairs=iv.repairs,
                                  regressions=iv.regressions, results=iv.results)
                 if not iv.admitted:
@@ -296,8 +306,8 @@ def _fill(template: str, values: dict[str, str]) -> str | None:
 
 @EXTRACTORS.register("template")
 def _template(max_items: int = MAX_EXTRACT_ITEMS, replay: bool = True, max_siblings: int = 4,
-              fallback: str = "failures", step_timeout: float = 30.0) -> TemplateExtractor:
+              fallback: str = "failures", step_timeout: float = 30.0, lm: Any = None) -> TemplateExtractor:
     """Copyable code templates from successful trajectories, admitted after replay (and the intervention test on
     siblings); failure items naming code that misfired (no LM)."""
     return TemplateExtractor(max_items=max_items, replay=replay, max_siblings=max_siblings, fallback=fallback,
-                             step_timeout=step_timeout)
+                             step_timeout=step_timeout, lm=lm)
