@@ -120,7 +120,7 @@ def test_auto_inject_hides_the_memory_tools(tmp_path, file_text):
 def test_loop_options_are_validated(tmp_path):
     with MemoryStore(tmp_path / "b.db") as store:
         for kwargs, match in (({"rollouts": 0}, "rollouts"), ({"extraction": "all"}, "extraction"),
-                              ({"judge": "oracle"}, "judge: unknown 'oracle'"), ({}, "give an lm"),
+                              ({"judge": "fuzzy"}, "judge: unknown 'fuzzy'"), ({}, "give an lm"),
                               ({"extractor": "magic"}, "extractor: unknown")):
             with pytest.raises(ConfigError, match=match):
                 ReasoningBankLoop(store, **({"lm": object()} if kwargs else {}), **kwargs)
