@@ -113,7 +113,8 @@ def test_an_existing_store_file_gains_the_shape_column_and_index(tmp_path):
         hits = make_retriever("shape", store).search("What is 9 / 3?", 2)
         assert hits[0].id == shaped.id
     with sqlite3.connect(path) as raw:  # the index answers on its own, slot markers and operators as tokens
-        assert raw.execute("SELECT count(*) FROM items_fts_shape WHERE items_fts_shape MATCH '\"/\"'").fetchone() == (1,)
+        found = raw.execute("SELECT count(*) FROM items_fts_shape WHERE items_fts_shape MATCH '\"/\"'").fetchone()
+        assert found == (1,)
 
 
 def test_shape_must_be_text():
