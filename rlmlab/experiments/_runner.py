@@ -124,7 +124,7 @@ def _executor(cond: Condition, lm: Any, traj_dir: Path) -> Callable[..., Any]:
         kwargs["decoding"] = cond.decoding
         if cond.tools == "naive":  # E7 condition A: the context as a plain string, no bounded tools
             kwargs.update(tools=ToolRegistry(), context_mode="string")
-        if rollout is None:
+        if rollout is None or cond.samples < 2:  # judged or explored rollouts are not a vote: nothing shared
             return run(task.query, task.context, **kwargs)
         # The rollouts' first steps share their whole prompt: one batch decodes all of them (rlmlab.lm._samples);
         # later steps hold each rollout's own history and are decoded one by one.
