@@ -70,7 +70,7 @@ def test_the_compact_prompt_sends_one_shared_prefix_and_the_task_after_it():
 def test_free_decoding_keeps_dspys_full_prompt_with_the_task_on_top():
     lm = _constrainable()
     query, notes = TASKS[0]
-    traj = run_rlm(query, "x", lm=lm, max_iters=2, instructions=notes)
+    traj = run_rlm(query, "x", lm=lm, max_iters=2, instructions=notes, decoding="free")
     assert traj.prompt == "full"
     system, _ = _system_and_user(recorder_of(lm).calls[0])
     assert notes.splitlines()[0] in system and "llm_query_batched" in system
