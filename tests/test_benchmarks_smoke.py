@@ -4,8 +4,9 @@ A benchmark is any ``benchmarks/*.py`` whose name does not start with ``_`` (a h
 later is covered without touching this file. The contract for a script's ``--smoke`` mode: tiny sizes, the
 scripted LM or no LM, seconds, exit status 0, and at least one JSON (or JSON Lines) file written during the run,
 either under the working directory (scripts here write to ``runs/bench_smoke/`` relative to it) or under the
-checkout's ``runs/bench*/`` (where the full runs write). Each script runs in its own temporary working directory, so runs in parallel do not share
-files. Timing figures are never asserted: only that the run completes and its output parses.
+checkout's ``runs/bench*/`` (where the full runs write). Each script runs in its own temporary working directory,
+so runs in parallel do not share files. Timing figures are never asserted: only that the run completes and its
+output parses.
 
 A script whose smoke run cannot do without something the unit tier leaves out says so in a comment line of its
 own, ``# smoke-marks: local_model`` (pytest marks, comma-separated): its smoke test then carries those marks, so
