@@ -4,8 +4,9 @@ A benchmark is any ``benchmarks/*.py`` whose name does not start with ``_`` (a h
 later is covered without touching this file. The contract for a script's ``--smoke`` mode: tiny sizes, the
 scripted LM or no LM, seconds, exit status 0, and at least one JSON (or JSON Lines) file written during the run,
 either under the working directory (scripts here write to ``runs/bench_smoke/`` relative to it) or under the
-checkout's ``runs/``. Each script runs in its own temporary working directory, so runs in parallel do not share
-files. Timing figures are never asserted: only that the run completes and its output parses.
+checkout's ``runs/bench*/`` (where the full runs write). Each script runs in its own temporary working directory,
+so runs in parallel do not share files. Timing figures are never asserted: only that the run completes and its
+output parses.
 
 A script whose smoke run cannot do without something the unit tier leaves out says so in a comment line of its
 own, ``# smoke-marks: local_model`` (pytest marks, comma-separated): its smoke test then carries those marks, so
@@ -41,6 +42,11 @@ def written_json(roots: list[Path], since: float) -> list[Path]:
     """JSON and JSON Lines files under ``roots`` modified at or after ``since`` (seconds since the epoch)."""
     return sorted(p for root in roots if root.is_dir() for pattern in ("*.json", "*.jsonl")
                   for p in root.rglob(pattern) if p.is_file() and p.stat().st_mtime >= since - 1)
+
+
+def bench_dirs(runs: Path) -> list[Path]:
+    """The benchmark output folders under a checkout's ``runs/`` (not its many experiment runs)."""
+    return sorted(runs.glob("bench*")) if runs.is_dir() else []
 
 
 def test_there_are_benchmarks():
@@ -81,8 +87,8 @@ def check_smoke(script: Path, tmp_path: Path, runs: Path = PROJECT / "runs") -> 
                          text=True, timeout=SMOKE_TIMEOUT_S)
     tail = "\n".join((run.stdout + run.stderr).strip().splitlines()[-15:])
     assert run.returncode == 0, f"{script.name} --smoke exited {run.returncode}:\n{tail}"
-    found = written_json([tmp_path, runs], start)
-    assert found, f"{script.name} --smoke wrote no JSON under its working directory or runs/:\n{tail}"
+    found = written_json([tmp_path, *bench_dirs(runs)], start)
+    assert found, f"{script.name} --smoke wrote no JSON under its working directory or runs/bench*/:\n{tail}"
     for path in found:
         text = path.read_text(encoding="utf-8")
         if path.suffix == ".jsonl":

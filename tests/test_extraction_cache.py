@@ -175,3 +175,20 @@ def test_cache_true_uses_the_cache_directory(files, tmp_path, monkeypatch):
     with ExtractionCache() as cache:
         assert cache.path == tmp_path / "cachedir" / "extractions.sqlite"
         assert records(extract_files(files, WHAT, cache=cache)) == records(first) and cache.misses == 0
+
+
+def test_a_file_damaged_past_its_header_is_rebuilt_when_read(files, tmp_path, caplog):
+    path = tmp_path / "x.sqlite"
+    extract_files(files, WHAT, cache=path)  # closed: the WAL is checkpointed into the file
+    data = bytearray(path.read_bytes())
+    assert len(data) > 16 * 4096
+    data[8 * 4096:len(data) - 4096] = b"\xa5" * (len(data) - 9 * 4096)  # every page but the first and last
+    path.write_bytes(bytes(data))
+    with caplog.at_level(logging.WARNING, logger="rlmlab.oracle"):
+        again = extract_files(files, WHAT, cache=path)
+    assert records(again) == records(extract_files(files, WHAT))
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert warnings and all("\n" not in w for w in warnings) and "rebuilt" in warnings[0]
+    with ExtractionCache(path) as cache:  # the rebuilt file serves the next run
+        extract_files(files, WHAT, cache=cache)
+        assert cache.misses == 0

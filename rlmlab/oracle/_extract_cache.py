@@ -18,7 +18,7 @@ and refuses every other class or function, so loading a row runs no code. (JSON 
 Python, took 3x as long to load for tokio's 3,600 records; that load is most of a warm extraction.)
 
 Several processes may share one file (WAL, rlmlab's busy timeout, the migration runner). A file SQLite cannot
-read is moved aside and rebuilt with a one-line warning; a row that does not load is extracted again (a
+read, when opened or later, is moved aside and rebuilt with a one-line warning (what it held is extracted again); a row that does not load is extracted again (a
 warning); a write that cannot get the lock in time is skipped with a warning (the records are returned all the
 same).
 """
@@ -193,20 +193,35 @@ class ExtractionCache:
         except sqlite3.DatabaseError as exc:
             if is_busy(exc):
                 raise
-            aside = self.path.with_name(self.path.name + ".corrupt")
-            log.warning("%s: not a readable extraction cache (%s); moved to %s and rebuilt", self.path, exc, aside)
-            for suffix in ("", "-wal", "-shm"):
-                src = Path(str(self.path) + suffix)
-                if src.exists():
-                    os.replace(src, Path(str(aside) + suffix))
-            self._conn = self._open()
+            self._conn = self._rebuild(exc)
+
+    def _rebuild(self, exc: BaseException) -> sqlite3.Connection:
+        """Move the unreadable file aside (``.corrupt``) with a one-line warning and open a new one."""
+        aside = self.path.with_name(self.path.name + ".corrupt")
+        log.warning("%s: not a readable extraction cache (%s); moved to %s and rebuilt", self.path,
+                    str(exc).replace("\n", " "), aside)
+        for suffix in ("", "-wal", "-shm"):
+            src = Path(str(self.path) + suffix)
+            if src.exists():
+                os.replace(src, Path(str(aside) + suffix))
+        return self._open()
+
+    def _damaged(self, exc: sqlite3.DatabaseError) -> bool:
+        """True (and the file rebuilt) if ``exc`` says the file is damaged; False for a busy lock."""
+        if is_busy(exc):
+            return False
+        self._conn.close()
+        self._conn = self._rebuild(exc)
+        return True
 
     def _open(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = connect(self.path, busy_timeout=self._busy_timeout, isolation_level=None, check_same_thread=False)
         try:
             conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")  # a lost last commit after a power cut only costs a re-parse
+            # No fsync: this is a cache (fsyncs doubled a cold tokio run's write time); a file a crash damaged is
+            # moved aside and rebuilt when opened or used.
+            conn.execute("PRAGMA synchronous=OFF")
             apply_migrations(conn, MIGRATIONS, what=f"extraction cache {self.path}")
             # Range conditions use the primary key, so a file holding only this fingerprint is not scanned, and
             # no write lock is taken unless there is something to delete.
@@ -231,9 +246,15 @@ class ExtractionCache:
             for start in range(0, len(wanted), _CHUNK):
                 chunk = wanted[start:start + _CHUNK]
                 # Filtering names here, not in SQL, measured faster: one index seek per hash instead of three.
-                rows = self._conn.execute(
-                    f"SELECT sha256, name, records FROM extractions WHERE fingerprint = ?"
-                    f" AND sha256 IN ({','.join('?' * len(chunk))})", (self.fingerprint, *chunk)).fetchall()
+                try:
+                    rows = self._conn.execute(
+                        f"SELECT sha256, name, records FROM extractions WHERE fingerprint = ?"
+                        f" AND sha256 IN ({','.join('?' * len(chunk))})", (self.fingerprint, *chunk)).fetchall()
+                except sqlite3.DatabaseError as exc:
+                    if not self._damaged(exc):
+                        raise
+                    found.clear()
+                    break
                 for sha, name, blob in rows:
                     if name not in wanted_names:
                         continue
@@ -251,8 +272,13 @@ class ExtractionCache:
 
     def get_tree(self, key: str, files: int) -> list[dict[str, list[Any]]] | None:
         """The per-file records stored for tree ``key`` (one dict per file, in order), or None."""
-        row = self._conn.execute("SELECT records FROM trees WHERE fingerprint = ? AND key = ?",
-                                 (self.fingerprint, key)).fetchone()
+        try:
+            row = self._conn.execute("SELECT records FROM trees WHERE fingerprint = ? AND key = ?",
+                                     (self.fingerprint, key)).fetchone()
+        except sqlite3.DatabaseError as exc:
+            if self._damaged(exc):
+                return None
+            raise
         if row is None:
             return None
         collecting = gc.isenabled()
@@ -276,10 +302,9 @@ class ExtractionCache:
                                    (self.fingerprint, key, blob, time.time()))
                 self._conn.execute("DELETE FROM trees WHERE key NOT IN (SELECT key FROM trees ORDER BY stored_at DESC"
                                    " LIMIT ?)", (TREES_KEPT,))
-        except sqlite3.OperationalError as exc:
-            if not is_busy(exc):
-                raise
-            log.warning("%s: busy past the timeout; the tree's row not stored this time", self.path)
+        except sqlite3.DatabaseError as exc:
+            if not self._damaged(exc):
+                log.warning("%s: busy past the timeout; the tree's row not stored this time", self.path)
 
     def put_many(self, rows: Mapping[str, Mapping[str, Iterable[Any]]]) -> None:
         """Store {sha256: {name: records}} in one transaction; skipped with a warning if the lock stays taken."""
@@ -291,10 +316,9 @@ class ExtractionCache:
             with self._conn:
                 self._conn.execute("BEGIN IMMEDIATE")
                 self._conn.executemany("INSERT OR REPLACE INTO extractions VALUES (?, ?, ?, ?)", data)
-        except sqlite3.OperationalError as exc:
-            if not is_busy(exc):
-                raise
-            log.warning("%s: busy past the timeout; %d extractions not cached this time", self.path, len(data))
+        except sqlite3.DatabaseError as exc:
+            if not self._damaged(exc):
+                log.warning("%s: busy past the timeout; %d extractions not cached this time", self.path, len(data))
 
     def __len__(self) -> int:
         return self._conn.execute("SELECT count(*) FROM extractions").fetchone()[0]
