@@ -119,3 +119,19 @@ def test_experiment_show_and_the_run_browser_print_where_the_time_went(tmp_path)
 
     html = RunBrowser(run.run_dir).static_html()
     assert "where the time went, per task" in html and "grammar" in html
+
+
+@pytest.mark.local_model
+def test_llama_cpp_reports_prefill_decode_and_the_prefix_it_reused():
+    lm = make_lm("local", max_tokens=8)
+    engine = lm.rlmlab_engine
+    system = {"role": "system", "content": "You answer arithmetic questions with one number. " * 8}
+    config = type("C", (), {"temperature": 0.0, "max_tokens": 8, "stop": None, "seed": None})()
+    engine.generate([system, {"role": "user", "content": "What is 2 + 2?"}], config)
+    out = engine.generate([system, {"role": "user", "content": "What is 30 + 12?"}], config)
+    t = out.timing
+    assert t.cached_tokens > 60  # the shared system message came from the previous call's KV cache
+    assert t.prefill_tokens + t.cached_tokens <= out.input_tokens + 1  # llama.cpp may re-evaluate one token
+    assert t.prefill_tokens < out.input_tokens - 60
+    assert 1 <= t.decode_tokens <= out.output_tokens and t.prefill_ms > 0 and t.decode_ms > 0
+    assert t.prefill_ms + t.decode_ms <= t.engine_ms
