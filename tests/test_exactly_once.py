@@ -32,7 +32,7 @@ SUBMIT = "SUBMIT(answer=str(hits['total']))"
 QUERIES = ("How many public async functions does file.rs define?", "How many public async functions are in file.rs?",
            "Count the public async functions of file.rs")
 # Values that differ between two uninterrupted runs: clock times and durations.
-VOLATILE = {"created_at", "updated_at", "retrieved_at", "elapsed_ms", "ts", "timing"}  # timing: wall-clock parts
+VOLATILE = {"created_at", "updated_at", "retrieved_at", "elapsed_ms", "ts", "timing"}  # timing: wall times
 
 
 class Killed(BaseException):

@@ -138,7 +138,8 @@ def test_demo_command_runs_the_main_job_notebook_and_prints_where_it_is(kernel, 
     assert {r["task_id"] for r in rows} == {r["task_id"] for r in free} == {"code-l1-02", "onto-l1-02", "arith-math20-q3"}
     assert str(notebook.parent / "E13" / "results.jsonl") in out and str(notebook.parent / "E13-free") in out
     table = out.split("executed notebook:")[0]
-    assert "\nfree " in table and "\ngrammar_templates " in table and "off-format" in table  # the summary
+    # the summary, a line per run and condition
+    assert "\nE13-free / free " in table and "\nE13 / grammar_templates " in table and "off-format" in table
     html = "".join("".join(o["data"]["text/html"]) for o in outputs(notebook) if "text/html" in o.get("data", {}))
     assert "rlmlab-per-task" in html and "arith-math20-q3" in html
     # learning from scratch: the held-out test before (empty bank) and after a 2-task stream, bank frozen both times
