@@ -289,15 +289,16 @@ def module_kinds(tree: SourceTree) -> list[Kind]:
     for kind in ("async_fns", "unsafe_blocks", "unwrap_calls", "pub_fns", "structs", "impl_blocks", "unsafe_fns",
                  "todo_comments"):
         kinds.append(Kind(f"module_count_{kind}", 3, count_stream(tree, kind, 3, in_modules, COUNT_MODULE,
-                                                                  lambda s: {"mod": s})))
+                                                                  lambda s: {"mod": s}, f"module_count_{kind}")))
     kinds += [Kind("signature_in_module", 3, _item_stream(tree, "signature_in_module", 3, in_modules)),
               Kind("fields_in_module", 3, _item_stream(tree, "fields_in_module", 3, in_modules))]
     kinds += [Kind(f"find_all_{k}", 3, _find_all_stream(tree, k, 3, in_modules)) for k in FIND_WHAT]
     kinds += [Kind("implementors", 4, _relation_stream(tree, "implementors", 4, in_modules)),
               Kind("traits_of", 4, _relation_stream(tree, "traits_of", 4, in_modules))]
     for kind in ("unsafe_blocks", "structs", "impl_blocks", "pub_fns"):
-        kinds.append(Kind(f"crate_count_{kind}", 5, count_stream(tree, kind, 5, crate, COUNT_CRATE,
-                                                                 lambda s: {"crate": tree.label})))
+        name = f"crate_count_{kind}"
+        kinds.append(Kind(name, 5, count_stream(tree, kind, 5, crate, COUNT_CRATE, lambda s: {"crate": tree.label},
+                                                name)))
     kinds += [Kind(k, 5, _aggregate_stream(tree, k, 5, big))
               for k in ("pub_async_fns", "most_unsafe_file", "distinct_traits", "most_implemented_trait")]
     return kinds
