@@ -25,7 +25,7 @@ from rlmlab.learning._consolidate import CONSOLIDATORS
 from rlmlab.learning._extract import EXTRACTORS
 from rlmlab.learning._forget import FORGETTERS
 from rlmlab.learning._judge import JUDGES, judge_for
-from rlmlab.memory import ContextBuilder, MemoryStore, MemoryTask, Verdict, resolve_domain
+from rlmlab.memory import ContextBuilder, MemoryStore, MemoryTask, Verdict, query_shape, resolve_domain
 from rlmlab.records import Record
 
 __all__ = ["ReasoningBankLoop", "TaskOutcome", "EXTRACTION_MODES", "RESULTS_FILE", "rlm_executor"]
@@ -232,8 +232,11 @@ class ReasoningBankLoop:
                 items = self.extractor.contrastive(task, rollouts)
             else:
                 items = self.extractor.extract(task, *rollouts[best])
+            shape = query_shape(task.query)
             for it in items:  # the extractor names the trajectory; the loop's run id is the run's provenance
                 it.run_id = self.run_id
+                if it.shape is None:  # retrieval by shape finds it for tasks asked the same way
+                    it.shape = shape
         with self.store.transaction():
             self.builder.record(built, trajectory_id=ids[0])
             for other in ids[1:]:  # every rollout saw the same injected items
