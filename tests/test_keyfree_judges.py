@@ -155,3 +155,24 @@ def test_the_loop_judges_a_tasks_rollouts_together(tmp_path):
         outcome = loop.run_task(task)
     assert [v["success"] for v in outcome.verdicts] == [True, True, False, True, False]
     assert outcome.success and outcome.answers[outcome.best] == "514"
+
+
+def test_items_the_loop_extracts_carry_the_tasks_shape(tmp_path):
+    from rlmlab.learning import ReasoningBankLoop
+    from rlmlab.memory import MemoryItem, MemoryStore, query_shape
+
+    task = TASKS["arith-math20-q3"]
+
+    def executor(task, instructions, workspace, trajectory_id):
+        return Trajectory(run_id=trajectory_id, query=task.query, lm="given", context_mode="handle",
+                          answer="514", submitted=True)
+
+    class OneTemplate:  # an extractor that learns one template and says nothing of shapes
+        def extract(self, task, trajectory, verdict):
+            return [MemoryItem(title="Add two numbers", description="a + b", content="add them", polarity="success",
+                               template="answer = {{a:number}} + {{b:number}}\nSUBMIT(answer=answer)")]
+
+    with MemoryStore(tmp_path / "m.sqlite") as store:
+        outcome = ReasoningBankLoop(store, executor=executor, extractor=OneTemplate()).run_task(task)
+        items = store.get_many(outcome.extracted)
+    assert len(items) == 1 and items[0].shape == query_shape(task.query) == "What is {number} + {number}?"

@@ -26,7 +26,7 @@ from rlmlab.learning._consolidate import CONSOLIDATORS
 from rlmlab.learning._extract import EXTRACTORS
 from rlmlab.learning._forget import FORGETTERS
 from rlmlab.learning._judge import JUDGES, judge_for
-from rlmlab.memory import ContextBuilder, MemoryStore, MemoryTask, Verdict, resolve_domain
+from rlmlab.memory import ContextBuilder, MemoryStore, MemoryTask, Verdict, query_shape, resolve_domain
 from rlmlab.records import Record
 
 __all__ = ["ReasoningBankLoop", "TaskOutcome", "EXTRACTION_MODES", "RESULTS_FILE", "rlm_executor"]
@@ -298,8 +298,11 @@ class ReasoningBankLoop:
                 items = self.extractor.contrastive(task, rollouts, **extra)
             else:
                 items = self.extractor.extract(task, *rollouts[best], **extra)
+            shape = query_shape(task.query)
             for it in items:  # the extractor names the trajectory; the loop's run id is the run's provenance
                 it.run_id = self.run_id
+                if it.shape is None:  # retrieval by shape finds it for tasks asked the same way
+                    it.shape = shape
             after = getattr(self.extractor, "stats", None) or {}
             admission = {k: int(after.get(f"templates_{k}", 0)) - int(stats.get(f"templates_{k}", 0))
                          for k in ("admitted", "rejected") if f"templates_{k}" in after}

@@ -22,7 +22,7 @@ from rlmlab.memory._store import MemoryStore
 __all__ = ["ShapeRetriever", "SHAPE_INDEX"]
 
 SHAPE_INDEX = "items_fts_shape"
-_WORD_DEPTH = 64  # word hits read per query, enough to give each shape-close item its word score
+_WORD_DEPTH = 16  # word hits read per query (at least): enough to give the shape-close items their word scores
 _CANDIDATES = 256  # shape candidates FTS5 ranks before the exact similarity is computed
 
 
