@@ -125,6 +125,9 @@ def test_sparql_curies_become_class_and_property_slots_inside_the_string():
     assert ab.template == 'q = "SELECT ?label WHERE { {{class:class}} {{property:property}} ?label }"\nSUBMIT(answer=q)'
     sibling = onto["onto-l1-06"]  # skos:definition of skos:Concept
     assert "skos:Concept skos:definition" in fill_slots(ab.template, ab.slots, sibling.query, sibling.context)
+    # The submitted query is code the judge runs, not an answer typed in: the template is admitted.
+    [item] = TemplateExtractor().extract(task, traj, verdict, siblings=[Sibling(sibling, False)])
+    assert item.template == ab.template and item.meta["admission"]["repairs"] == 1
 
 
 def test_minimal_code_follows_names_across_steps_and_names_what_is_missing():

@@ -454,6 +454,9 @@ def abstract_trajectory(trajectory: "Trajectory", query: str | None = None, cont
     return out
 
 
+_QUERY_TEXT = re.compile(r"(?is)\s*(?:PREFIX\s|BASE\s|SELECT\b|ASK\b|CONSTRUCT\b|DESCRIBE\b)")
+
+
 def hard_coded_answer(code: str, slots: list[SlotBinding]) -> str | None:
     """The literal the code SUBMITs, when it submits a constant (directly or through one variable) that is no slot:
     a value the model read off an output and typed in, which re-solves its own task and no other. None
@@ -473,6 +476,8 @@ def hard_coded_answer(code: str, slots: list[SlotBinding]) -> str | None:
         value = assigned[-1] if assigned else value
     if not isinstance(value, ast.Constant) or value.value is None:
         return None
+    if isinstance(value.value, str) and (_QUERY_TEXT.match(value.value) or any(b.value in value.value for b in slots)):
+        return None  # a query the judge runs (SPARQL is code), or text built around the task's literals
     if any(_same_number(value.value, b.value) if b.type == "number" else str(value.value) == b.value for b in slots):
         return None
     return repr(value.value)
