@@ -206,7 +206,14 @@ def test_the_intervention_test_counts_repairs_and_regressions_on_real_siblings()
     assert report.dropped[0]["template"] == "answer = {{a:number}} * 2\nSUBMIT(answer=answer)"
     # The right procedure passes the same test: it repairs s2 and regresses nothing.
     good, v = _judged(task, [_step("answer = 5 + 5\nSUBMIT(answer=answer)")])
-    [item] = ext.extract(task, good, v, siblings=siblings)
+    asked = []  # a loop without the answer key passes its own judge per sibling
+
+    def sibling_judge(t):
+        asked.append(t.id)
+        return judge_for(t)
+
+    [item] = ext.extract(task, good, v, siblings=siblings, sibling_judge=sibling_judge)
+    assert asked == ["s1", "s2", "s3", "s4"]
     adm = item.meta["admission"]
     assert (adm["applicable"], adm["repairs"], adm["regressions"]) == (3, 1, 0)
     assert [r["task_id"] for r in adm["results"]] == ["s1", "s2", "s3"]

@@ -95,18 +95,22 @@ class TemplateExtractor:
 
     def extract(self, task: MemoryTask, trajectory: "Trajectory", verdict: Verdict, *,
                 siblings: Sequence[Sibling] | None = None, judge: Any = None,
-                workspace: Callable[[MemoryTask], Any] | None = None) -> list[MemoryItem]:
+                workspace: Callable[[MemoryTask], Any] | None = None,
+                sibling_judge: Callable[[MemoryTask], Any] | None = None) -> list[MemoryItem]:
         return self.extract_with_report(task, trajectory, verdict, siblings=siblings, judge=judge,
-                                        workspace=workspace).items
+                                        workspace=workspace, sibling_judge=sibling_judge).items
 
     def extract_with_report(self, task: MemoryTask, trajectory: "Trajectory", verdict: Verdict, *,
                             siblings: Sequence[Sibling] | None = None, judge: Any = None,
-                            workspace: Callable[[MemoryTask], Any] | None = None) -> ExtractionReport:
+                            workspace: Callable[[MemoryTask], Any] | None = None,
+                            sibling_judge: Callable[[MemoryTask], Any] | None = None) -> ExtractionReport:
         """Items from one judged trajectory. ``siblings`` (tasks of the same query shape with their outcomes under
-        the bank as it is) enable the intervention test; ``judge`` replays are judged by (default: the one
-        ``task.check`` names); ``workspace`` makes a task's workspace for a replay (default: the loop's tools)."""
+        the bank as it is) enable the intervention test; ``judge`` judges the replay on ``task`` (default: the one
+        ``task.check`` names) and ``sibling_judge(sibling_task)`` gives each sibling's (default: the one its
+        ``check`` names; a loop without the answer key passes its key-free judges); ``workspace`` makes a task's
+        workspace for a replay (default: the loop's tools)."""
         report = ExtractionReport([], self.name)
-        run = dict(judge=judge, workspace=workspace)
+        run = dict(judge=judge, workspace=workspace, sibling_judge=sibling_judge)
         if verdict.success:
             item = self._success(task, trajectory, verdict, siblings or (), report, **run)
             if item is not None:
@@ -114,7 +118,7 @@ class TemplateExtractor:
             elif self.fallback == "all":
                 self._fall_back(task, trajectory, verdict, report)
             return report
-        items = self._failure(task, trajectory, verdict, report, **run)
+        items = self._failure(task, trajectory, verdict, report, judge=judge, workspace=workspace)
         if items:
             report.items += items[: self.max_items]
         elif self.fallback != "none":
@@ -122,13 +126,15 @@ class TemplateExtractor:
         return report
 
     def contrastive(self, task: MemoryTask, rollouts: list[Rollout], *, siblings: Sequence[Sibling] | None = None,
-                    judge: Any = None, workspace: Callable[[MemoryTask], Any] | None = None) -> list[MemoryItem]:
-        return self.contrastive_with_report(task, rollouts, siblings=siblings, judge=judge,
-                                            workspace=workspace).items
+                    judge: Any = None, workspace: Callable[[MemoryTask], Any] | None = None,
+                    sibling_judge: Callable[[MemoryTask], Any] | None = None) -> list[MemoryItem]:
+        return self.contrastive_with_report(task, rollouts, siblings=siblings, judge=judge, workspace=workspace,
+                                            sibling_judge=sibling_judge).items
 
     def contrastive_with_report(self, task: MemoryTask, rollouts: list[Rollout], *,
                                 siblings: Sequence[Sibling] | None = None, judge: Any = None,
-                                workspace: Callable[[MemoryTask], Any] | None = None) -> ExtractionReport:
+                                workspace: Callable[[MemoryTask], Any] | None = None,
+                                sibling_judge: Callable[[MemoryTask], Any] | None = None) -> ExtractionReport:
         """MaTTS: the best successful rollout's template (replayed and tested as in :meth:`extract`), then a
         guardrail per distinct template the failed rollouts misfired with, each set against the successful one
         (same template with other slot values: the slot order or values were wrong)."""
@@ -137,14 +143,15 @@ class TemplateExtractor:
             best = (wins or losses or [None])[0]
             if best is None:
                 return ExtractionReport([], self.name, notes=["no rollouts"])
-            out = self.extract_with_report(task, *best, siblings=siblings, judge=judge, workspace=workspace)
+            out = self.extract_with_report(task, *best, siblings=siblings, judge=judge, workspace=workspace,
+                                           sibling_judge=sibling_judge)
             out.notes.insert(0, "one-sided rollouts: extracted from the best one")
             return out
         report = ExtractionReport([], self.name, notes=[f"contrast of {len(wins)} successful and "
                                                         f"{len(losses)} failed"])
         run = dict(judge=judge, workspace=workspace)
         win_traj, win_verdict = wins[0]
-        item = self._success(task, win_traj, win_verdict, siblings or (), report, **run)
+        item = self._success(task, win_traj, win_verdict, siblings or (), report, sibling_judge=sibling_judge, **run)
         if item is not None:
             report.items.append(item)
         win = abstract_trajectory(win_traj, task.query, task.context, tool_names=_tool_names())
@@ -165,7 +172,8 @@ class TemplateExtractor:
                            step_timeout=self.step_timeout)
 
     def _success(self, task: MemoryTask, traj: "Trajectory", verdict: Verdict, siblings: Sequence[Sibling],
-                 report: ExtractionReport, *, judge: Any, workspace: Any) -> MemoryItem | None:
+                 report: ExtractionReport, *, judge: Any, workspace: Any,
+                 sibling_judge: Callable[[MemoryTask], Any] | None = None) -> MemoryItem | None:
         ab = abstract_trajectory(traj, task.query, task.context, tool_names=_tool_names())
         if ab.template is None:
             return self._reject(report, f"no template: {ab.reason}", None)
@@ -182,7 +190,8 @@ class TemplateExtractor:
                                     ab.template)
             others = [s for s in siblings if s.task.id != task.id][: self.max_siblings]
             if others:
-                judges = {s.task.id: judge or judge_for(s.task, lm=self.lm) for s in others}
+                judges = {s.task.id: sibling_judge(s.task) if sibling_judge else judge_for(s.task, lm=self.lm)
+                          for s in others}
                 iv: Intervention = intervention(ab.template, ab.slots, others, judge=judges, workspace=workspace,
                                                 step_timeout=self.step_timeout)
                 self.stats["replays"] += iv.applicable
