@@ -19,15 +19,17 @@ rollout without a SUBMIT gets the ``heuristic`` extractor's guardrails (``fallba
 
 from __future__ import annotations
 
+import ast
 import itertools
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rlmlab.errors import ConfigError
 from rlmlab.learning._abstract import (
-    Abstraction, SlotBinding, abstract_trajectory, fill_slots, hard_coded_answer, query_shape,
+    Abstraction, SlotBinding, _same_number, abstract_trajectory, fill_slots, query_shape,
 )
 from rlmlab.learning._extract import (
     EXTRACT_LIMITS, EXTRACTORS, MAX_EXTRACT_ITEMS, ExtractionReport, HeuristicExtractor, Rollout, _answer_form,
@@ -260,7 +262,8 @@ class TemplateExtractor:
             used = ", ".join(f"{b.name}={b.value}" for b in ab.slots)
             right = ", ".join(f"{b.name}={b.value}" for b in win.slots)
             title = f"Right template, wrong slot values for: {shape}"
-            what = f"the template was right but its slots took {used or 'no values'}; the successful rollout used {right}"
+            what = (f"the template was right but its slots took {used or 'no values'}; the successful rollout "
+                    f"used {right}")
         else:
             title = f"Template misfired ({', '.join(ab.tools) or 'REPL code'}) for: {shape}"
             what = "this code does not answer queries of this shape" + (
@@ -271,7 +274,8 @@ class TemplateExtractor:
                    f"queries like '{shape}'.\n{_clip(filled, 400)}")
         return [MemoryItem(
             title=_clip(title, EXTRACT_LIMITS["title"]),
-            description=_clip(f"A guardrail: code that misfired on a query like '{shape}'", EXTRACT_LIMITS["description"]),
+            description=_clip(f"A guardrail: code that misfired on a query like '{shape}'",
+                              EXTRACT_LIMITS["description"]),
             content=content[: EXTRACT_LIMITS["content"]], polarity="failure", layer="L2", source="extract",
             domain=task.domain, run_id=traj.run_id, trajectory_id=traj.run_id,
             tags=_tags([task.domain, verdict.judge, "template", "misfire"], ab.tools[:5]), template=ab.template,
@@ -311,6 +315,35 @@ def _fill(template: str, values: dict[str, str]) -> str | None:
         return fill_template(template, values)
     except TemplateError:
         return None
+
+
+_QUERY_TEXT = re.compile(r"(?is)\s*(?:PREFIX\s|BASE\s|SELECT\b|ASK\b|CONSTRUCT\b|DESCRIBE\b)")
+
+
+def hard_coded_answer(code: str, slots: list[SlotBinding]) -> str | None:
+    """The literal the code SUBMITs, when it submits a constant (directly or through one variable) that is no slot:
+    a value the model read off an output and typed in, which re-solves its own task and no other. None
+    otherwise."""
+    try:
+        body = ast.parse(code).body
+    except SyntaxError:
+        return None
+    call = next((n for s in reversed(body) for n in ast.walk(s)
+                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "SUBMIT"), None)
+    if call is None or not (call.args or call.keywords):
+        return None
+    value = call.args[0] if call.args else call.keywords[0].value
+    if isinstance(value, ast.Name):
+        assigned = [s.value for s in body if isinstance(s, ast.Assign)
+                    and any(isinstance(t, ast.Name) and t.id == value.id for t in s.targets)]
+        value = assigned[-1] if assigned else value
+    if not isinstance(value, ast.Constant) or value.value is None:
+        return None
+    if isinstance(value.value, str) and (_QUERY_TEXT.match(value.value) or any(b.value in value.value for b in slots)):
+        return None  # a query the judge runs (SPARQL is code), or text built around the task's literals
+    if any(_same_number(value.value, b.value) if b.type == "number" else str(value.value) == b.value for b in slots):
+        return None
+    return repr(value.value)
 
 
 @EXTRACTORS.register("template")
