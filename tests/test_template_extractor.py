@@ -93,6 +93,9 @@ def test_a_rust_trajectory_becomes_the_minimal_template_with_the_name_as_a_slot(
     assert replay_code(code, sibling).answer == "Instant"
     assert query_shape(task.query, task.context) == ("What does fn {ident} in {path} return? Answer with the return "
                                                       "type only.")
+    # It is the hand pack's return-type template, written with other quotes: the same procedure once normalised.
+    pack = [json.loads(line)["template"] for line in open("data/packs/step_templates.jsonl")]
+    assert normalise_template(ab.template) in {normalise_template(t) for t in pack if t}
 
 
 def test_arithmetic_numbers_become_slots_in_the_query_order_repeats_included():
