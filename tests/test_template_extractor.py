@@ -128,6 +128,18 @@ def test_sparql_curies_become_class_and_property_slots_inside_the_string():
     assert ab.template == 'q = "SELECT ?label WHERE { {{class:class}} {{property:property}} ?label }"\nSUBMIT(answer=q)'
     sibling = onto["onto-l1-06"]  # skos:definition of skos:Concept
     assert "skos:Concept skos:definition" in fill_slots(ab.template, ab.slots, sibling.query, sibling.context)
+    # A query with a string literal inside: its quotes are written \x22, so the step grammar still sees both slots
+    # inside the string literal; filled from its own query the template gives back the reference.
+    import ast
+
+    from rlmlab.learning import abstract_code
+
+    ref = onto["onto-l4-02"]
+    select = ref.expected[ref.expected.index("SELECT"):]
+    ab2 = abstract_code(ast.parse(f"q = {json.dumps(select)}\nSUBMIT(answer=q)").body, ref.query, ref.context)
+    assert [b.type for b in ab2.slots] == ["class", "path"] and "\\x22http://www.{{path:path}}#" in ab2.template
+    assert template_rule(ab2.template, query_slots(ref.query, ref.context)) is not None
+    assert ast.parse(fill_slots(ab2.template, ab2.slots, ref.query, ref.context)).body[0].value.value == select
     # The submitted query is code the judge runs, not an answer typed in: the template is admitted.
     [item] = TemplateExtractor().extract(task, traj, verdict, siblings=[Sibling(sibling, False)])
     assert item.template == ab.template and item.meta["admission"]["repairs"] == 1

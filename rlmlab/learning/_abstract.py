@@ -325,10 +325,12 @@ def _string_pieces(text: str, lits: dict[str, list[str]], slots: _Slots
     return out
 
 
-def _escape(text: str, quote: str) -> str:
+def _escape(text: str, quote: str, hex_quote: bool = False) -> str:
     out = []
     for ch in text:
-        if ch == "\\" or ch == quote:
+        if ch == quote and hex_quote:
+            out.append("\\x22")
+        elif ch == "\\" or ch == quote:
             out.append("\\" + ch)
         elif ch in "\n\r\t":
             out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t"}[ch])
@@ -342,7 +344,9 @@ def _escape(text: str, quote: str) -> str:
 def _literal(pieces: list[tuple[str, SlotBinding | None]], style: str) -> str | None:
     """A Python string literal of the pieces with slots as ``{{name:type}}``, or None if ``style`` cannot write
     it: "raw" (r"..." as regexes are written; no quote, control character or trailing backslash, no quoted-text
-    slot, whose value might hold a backslash), "double" or "single" (escaped)."""
+    slot, whose value might hold a backslash), "double" or "single" (escaped), or "hex" (double quotes, an inner
+    ``"`` written ``\\x22``: the step grammar tells a slot inside a string literal by the number of ``"`` before it
+    on its line, which an escaped ``\\"`` would change)."""
     if style == "raw":
         literal = "".join(t for t, b in pieces if b is None)
         if ('"' in literal or any(ord(c) < 32 for c in literal) or "\\" not in literal
@@ -351,7 +355,8 @@ def _literal(pieces: list[tuple[str, SlotBinding | None]], style: str) -> str | 
             return None
         return 'r"' + "".join(t if b is None else f"{{{{{b.name}:{b.type}}}}}" for t, b in pieces) + '"'
     quote = "'" if style == "single" else '"'
-    return quote + "".join(_escape(t, quote) if b is None else f"{{{{{b.name}:{b.type}}}}}" for t, b in pieces) + quote
+    return quote + "".join(_escape(t, quote, style == "hex") if b is None else f"{{{{{b.name}:{b.type}}}}}"
+                           for t, b in pieces) + quote
 
 
 def abstract_code(stmts: list[ast.stmt], query: str, context: str | None = None, *,
@@ -413,7 +418,7 @@ def abstract_code(stmts: list[ast.stmt], query: str, context: str | None = None,
     tools = sorted({n.func.id for n in ast.walk(module) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
                    - _REPL_NAMES)
     reasons = []
-    for style in ("raw", "double", "single"):
+    for style in ("raw", "double", "single", "hex"):
         text = lines
         for key, pieces in strings.items():
             text = text.replace(key, _literal(pieces, style) or _literal(pieces, "double") or "")
