@@ -93,6 +93,9 @@ def test_a_rust_trajectory_becomes_the_minimal_template_with_the_name_as_a_slot(
     assert replay_code(code, sibling).answer == "Instant"
     assert query_shape(task.query, task.context) == ("What does fn {ident} in {path} return? Answer with the return "
                                                       "type only.")
+    # It is the hand pack's return-type template, written with other quotes: the same procedure once normalised.
+    pack = [json.loads(line)["template"] for line in open("data/packs/step_templates.jsonl")]
+    assert normalise_template(ab.template) in {normalise_template(t) for t in pack if t}
 
 
 def test_arithmetic_numbers_become_slots_in_the_query_order_repeats_included():
@@ -125,6 +128,21 @@ def test_sparql_curies_become_class_and_property_slots_inside_the_string():
     assert ab.template == 'q = "SELECT ?label WHERE { {{class:class}} {{property:property}} ?label }"\nSUBMIT(answer=q)'
     sibling = onto["onto-l1-06"]  # skos:definition of skos:Concept
     assert "skos:Concept skos:definition" in fill_slots(ab.template, ab.slots, sibling.query, sibling.context)
+    # A query with a string literal inside: its quotes are written \x22, so the step grammar still sees both slots
+    # inside the string literal; filled from its own query the template gives back the reference.
+    import ast
+
+    from rlmlab.learning import abstract_code
+
+    ref = onto["onto-l4-02"]
+    select = ref.expected[ref.expected.index("SELECT"):]
+    ab2 = abstract_code(ast.parse(f"q = {json.dumps(select)}\nSUBMIT(answer=q)").body, ref.query, ref.context)
+    assert [b.type for b in ab2.slots] == ["class", "path"] and "\\x22http://www.{{path:path}}#" in ab2.template
+    assert template_rule(ab2.template, query_slots(ref.query, ref.context)) is not None
+    assert ast.parse(fill_slots(ab2.template, ab2.slots, ref.query, ref.context)).body[0].value.value == select
+    # The submitted query is code the judge runs, not an answer typed in: the template is admitted.
+    [item] = TemplateExtractor().extract(task, traj, verdict, siblings=[Sibling(sibling, False)])
+    assert item.template == ab.template and item.meta["admission"]["repairs"] == 1
 
 
 def test_minimal_code_follows_names_across_steps_and_names_what_is_missing():
@@ -203,7 +221,14 @@ def test_the_intervention_test_counts_repairs_and_regressions_on_real_siblings()
     assert report.dropped[0]["template"] == "answer = {{a:number}} * 2\nSUBMIT(answer=answer)"
     # The right procedure passes the same test: it repairs s2 and regresses nothing.
     good, v = _judged(task, [_step("answer = 5 + 5\nSUBMIT(answer=answer)")])
-    [item] = ext.extract(task, good, v, siblings=siblings)
+    asked = []  # a loop without the answer key passes its own judge per sibling
+
+    def sibling_judge(t):
+        asked.append(t.id)
+        return judge_for(t)
+
+    [item] = ext.extract(task, good, v, siblings=siblings, sibling_judge=sibling_judge)
+    assert asked == ["s1", "s2", "s3", "s4"]
     adm = item.meta["admission"]
     assert (adm["applicable"], adm["repairs"], adm["regressions"]) == (3, 1, 0)
     assert [r["task_id"] for r in adm["results"]] == ["s1", "s2", "s3"]

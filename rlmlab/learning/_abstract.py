@@ -33,8 +33,8 @@ from rlmlab.records import Record
 if TYPE_CHECKING:
     from rlmlab.executors import Trajectory
 
-__all__ = ["SlotBinding", "Abstraction", "query_literals", "code_idents", "query_shape", "minimal_code", "abstract_code",
-           "abstract_trajectory", "fill_slots", "submitted_code", "hard_coded_answer"]
+__all__ = ["SlotBinding", "Abstraction", "query_literals", "code_idents", "query_shape", "minimal_code",
+           "abstract_code", "abstract_trajectory", "fill_slots", "submitted_code"]
 
 # Names the REPL provides besides the tools: a slice that still reads one of these is complete.
 _REPL_NAMES = frozenset(dir(builtins)) | {"SUBMIT", "context", "query", "llm_query", "llm_query_batched", "BlobRef"}
@@ -325,10 +325,12 @@ def _string_pieces(text: str, lits: dict[str, list[str]], slots: _Slots
     return out
 
 
-def _escape(text: str, quote: str) -> str:
+def _escape(text: str, quote: str, hex_quote: bool = False) -> str:
     out = []
     for ch in text:
-        if ch == "\\" or ch == quote:
+        if ch == quote and hex_quote:
+            out.append("\\x22")
+        elif ch == "\\" or ch == quote:
             out.append("\\" + ch)
         elif ch in "\n\r\t":
             out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t"}[ch])
@@ -342,7 +344,9 @@ def _escape(text: str, quote: str) -> str:
 def _literal(pieces: list[tuple[str, SlotBinding | None]], style: str) -> str | None:
     """A Python string literal of the pieces with slots as ``{{name:type}}``, or None if ``style`` cannot write
     it: "raw" (r"..." as regexes are written; no quote, control character or trailing backslash, no quoted-text
-    slot, whose value might hold a backslash), "double" or "single" (escaped)."""
+    slot, whose value might hold a backslash), "double" or "single" (escaped), or "hex" (double quotes, an inner
+    ``"`` written ``\\x22``: the step grammar tells a slot inside a string literal by the number of ``"`` before it
+    on its line, which an escaped ``\\"`` would change)."""
     if style == "raw":
         literal = "".join(t for t, b in pieces if b is None)
         if ('"' in literal or any(ord(c) < 32 for c in literal) or "\\" not in literal
@@ -351,7 +355,8 @@ def _literal(pieces: list[tuple[str, SlotBinding | None]], style: str) -> str | 
             return None
         return 'r"' + "".join(t if b is None else f"{{{{{b.name}:{b.type}}}}}" for t, b in pieces) + '"'
     quote = "'" if style == "single" else '"'
-    return quote + "".join(_escape(t, quote) if b is None else f"{{{{{b.name}:{b.type}}}}}" for t, b in pieces) + quote
+    return quote + "".join(_escape(t, quote, style == "hex") if b is None else f"{{{{{b.name}:{b.type}}}}}"
+                           for t, b in pieces) + quote
 
 
 def abstract_code(stmts: list[ast.stmt], query: str, context: str | None = None, *,
@@ -413,7 +418,7 @@ def abstract_code(stmts: list[ast.stmt], query: str, context: str | None = None,
     tools = sorted({n.func.id for n in ast.walk(module) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
                    - _REPL_NAMES)
     reasons = []
-    for style in ("raw", "double", "single"):
+    for style in ("raw", "double", "single", "hex"):
         text = lines
         for key, pieces in strings.items():
             text = text.replace(key, _literal(pieces, style) or _literal(pieces, "double") or "")
@@ -452,30 +457,6 @@ def abstract_trajectory(trajectory: "Trajectory", query: str | None = None, cont
     out = abstract_code(stmts, trajectory.query if query is None else query, context)
     out.dropped = dropped
     return out
-
-
-def hard_coded_answer(code: str, slots: list[SlotBinding]) -> str | None:
-    """The literal the code SUBMITs, when it submits a constant (directly or through one variable) that is no slot:
-    a value the model read off an output and typed in, which re-solves its own task and no other. None
-    otherwise."""
-    try:
-        body = ast.parse(code).body
-    except SyntaxError:
-        return None
-    call = next((n for s in reversed(body) for n in ast.walk(s)
-                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "SUBMIT"), None)
-    if call is None or not (call.args or call.keywords):
-        return None
-    value = call.args[0] if call.args else call.keywords[0].value
-    if isinstance(value, ast.Name):
-        assigned = [s.value for s in body if isinstance(s, ast.Assign)
-                    and any(isinstance(t, ast.Name) and t.id == value.id for t in s.targets)]
-        value = assigned[-1] if assigned else value
-    if not isinstance(value, ast.Constant) or value.value is None:
-        return None
-    if any(_same_number(value.value, b.value) if b.type == "number" else str(value.value) == b.value for b in slots):
-        return None
-    return repr(value.value)
 
 
 def fill_slots(template: str, slots: list[SlotBinding], query: str, context: str | None = None) -> str | None:

@@ -19,15 +19,17 @@ rollout without a SUBMIT gets the ``heuristic`` extractor's guardrails (``fallba
 
 from __future__ import annotations
 
+import ast
 import itertools
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rlmlab.errors import ConfigError
 from rlmlab.learning._abstract import (
-    Abstraction, SlotBinding, abstract_trajectory, fill_slots, hard_coded_answer, query_shape,
+    Abstraction, SlotBinding, _same_number, abstract_trajectory, fill_slots, query_shape,
 )
 from rlmlab.learning._extract import (
     EXTRACT_LIMITS, EXTRACTORS, MAX_EXTRACT_ITEMS, ExtractionReport, HeuristicExtractor, Rollout, _answer_form,
@@ -95,18 +97,22 @@ class TemplateExtractor:
 
     def extract(self, task: MemoryTask, trajectory: "Trajectory", verdict: Verdict, *,
                 siblings: Sequence[Sibling] | None = None, judge: Any = None,
-                workspace: Callable[[MemoryTask], Any] | None = None) -> list[MemoryItem]:
+                workspace: Callable[[MemoryTask], Any] | None = None,
+                sibling_judge: Callable[[MemoryTask], Any] | None = None) -> list[MemoryItem]:
         return self.extract_with_report(task, trajectory, verdict, siblings=siblings, judge=judge,
-                                        workspace=workspace).items
+                                        workspace=workspace, sibling_judge=sibling_judge).items
 
     def extract_with_report(self, task: MemoryTask, trajectory: "Trajectory", verdict: Verdict, *,
                             siblings: Sequence[Sibling] | None = None, judge: Any = None,
-                            workspace: Callable[[MemoryTask], Any] | None = None) -> ExtractionReport:
+                            workspace: Callable[[MemoryTask], Any] | None = None,
+                            sibling_judge: Callable[[MemoryTask], Any] | None = None) -> ExtractionReport:
         """Items from one judged trajectory. ``siblings`` (tasks of the same query shape with their outcomes under
-        the bank as it is) enable the intervention test; ``judge`` replays are judged by (default: the one
-        ``task.check`` names); ``workspace`` makes a task's workspace for a replay (default: the loop's tools)."""
+        the bank as it is) enable the intervention test; ``judge`` judges the replay on ``task`` (default: the one
+        ``task.check`` names) and ``sibling_judge(sibling_task)`` gives each sibling's (default: the one its
+        ``check`` names; a loop without the answer key passes its key-free judges); ``workspace`` makes a task's
+        workspace for a replay (default: the loop's tools)."""
         report = ExtractionReport([], self.name)
-        run = dict(judge=judge, workspace=workspace)
+        run = dict(judge=judge, workspace=workspace, sibling_judge=sibling_judge)
         if verdict.success:
             item = self._success(task, trajectory, verdict, siblings or (), report, **run)
             if item is not None:
@@ -114,7 +120,7 @@ class TemplateExtractor:
             elif self.fallback == "all":
                 self._fall_back(task, trajectory, verdict, report)
             return report
-        items = self._failure(task, trajectory, verdict, report, **run)
+        items = self._failure(task, trajectory, verdict, report, judge=judge, workspace=workspace)
         if items:
             report.items += items[: self.max_items]
         elif self.fallback != "none":
@@ -122,13 +128,15 @@ class TemplateExtractor:
         return report
 
     def contrastive(self, task: MemoryTask, rollouts: list[Rollout], *, siblings: Sequence[Sibling] | None = None,
-                    judge: Any = None, workspace: Callable[[MemoryTask], Any] | None = None) -> list[MemoryItem]:
-        return self.contrastive_with_report(task, rollouts, siblings=siblings, judge=judge,
-                                            workspace=workspace).items
+                    judge: Any = None, workspace: Callable[[MemoryTask], Any] | None = None,
+                    sibling_judge: Callable[[MemoryTask], Any] | None = None) -> list[MemoryItem]:
+        return self.contrastive_with_report(task, rollouts, siblings=siblings, judge=judge, workspace=workspace,
+                                            sibling_judge=sibling_judge).items
 
     def contrastive_with_report(self, task: MemoryTask, rollouts: list[Rollout], *,
                                 siblings: Sequence[Sibling] | None = None, judge: Any = None,
-                                workspace: Callable[[MemoryTask], Any] | None = None) -> ExtractionReport:
+                                workspace: Callable[[MemoryTask], Any] | None = None,
+                                sibling_judge: Callable[[MemoryTask], Any] | None = None) -> ExtractionReport:
         """MaTTS: the best successful rollout's template (replayed and tested as in :meth:`extract`), then a
         guardrail per distinct template the failed rollouts misfired with, each set against the successful one
         (same template with other slot values: the slot order or values were wrong)."""
@@ -137,14 +145,15 @@ class TemplateExtractor:
             best = (wins or losses or [None])[0]
             if best is None:
                 return ExtractionReport([], self.name, notes=["no rollouts"])
-            out = self.extract_with_report(task, *best, siblings=siblings, judge=judge, workspace=workspace)
+            out = self.extract_with_report(task, *best, siblings=siblings, judge=judge, workspace=workspace,
+                                           sibling_judge=sibling_judge)
             out.notes.insert(0, "one-sided rollouts: extracted from the best one")
             return out
         report = ExtractionReport([], self.name, notes=[f"contrast of {len(wins)} successful and "
                                                         f"{len(losses)} failed"])
         run = dict(judge=judge, workspace=workspace)
         win_traj, win_verdict = wins[0]
-        item = self._success(task, win_traj, win_verdict, siblings or (), report, **run)
+        item = self._success(task, win_traj, win_verdict, siblings or (), report, sibling_judge=sibling_judge, **run)
         if item is not None:
             report.items.append(item)
         win = abstract_trajectory(win_traj, task.query, task.context, tool_names=_tool_names())
@@ -165,7 +174,8 @@ class TemplateExtractor:
                            step_timeout=self.step_timeout)
 
     def _success(self, task: MemoryTask, traj: "Trajectory", verdict: Verdict, siblings: Sequence[Sibling],
-                 report: ExtractionReport, *, judge: Any, workspace: Any) -> MemoryItem | None:
+                 report: ExtractionReport, *, judge: Any, workspace: Any,
+                 sibling_judge: Callable[[MemoryTask], Any] | None = None) -> MemoryItem | None:
         ab = abstract_trajectory(traj, task.query, task.context, tool_names=_tool_names())
         if ab.template is None:
             return self._reject(report, f"no template: {ab.reason}", None)
@@ -182,7 +192,8 @@ class TemplateExtractor:
                                     ab.template)
             others = [s for s in siblings if s.task.id != task.id][: self.max_siblings]
             if others:
-                judges = {s.task.id: judge or judge_for(s.task, lm=self.lm) for s in others}
+                judges = {s.task.id: sibling_judge(s.task) if sibling_judge else judge_for(s.task, lm=self.lm)
+                          for s in others}
                 iv: Intervention = intervention(ab.template, ab.slots, others, judge=judges, workspace=workspace,
                                                 step_timeout=self.step_timeout)
                 self.stats["replays"] += iv.applicable
@@ -251,7 +262,8 @@ class TemplateExtractor:
             used = ", ".join(f"{b.name}={b.value}" for b in ab.slots)
             right = ", ".join(f"{b.name}={b.value}" for b in win.slots)
             title = f"Right template, wrong slot values for: {shape}"
-            what = f"the template was right but its slots took {used or 'no values'}; the successful rollout used {right}"
+            what = (f"the template was right but its slots took {used or 'no values'}; the successful rollout "
+                    f"used {right}")
         else:
             title = f"Template misfired ({', '.join(ab.tools) or 'REPL code'}) for: {shape}"
             what = "this code does not answer queries of this shape" + (
@@ -262,7 +274,8 @@ class TemplateExtractor:
                    f"queries like '{shape}'.\n{_clip(filled, 400)}")
         return [MemoryItem(
             title=_clip(title, EXTRACT_LIMITS["title"]),
-            description=_clip(f"A guardrail: code that misfired on a query like '{shape}'", EXTRACT_LIMITS["description"]),
+            description=_clip(f"A guardrail: code that misfired on a query like '{shape}'",
+                              EXTRACT_LIMITS["description"]),
             content=content[: EXTRACT_LIMITS["content"]], polarity="failure", layer="L2", source="extract",
             domain=task.domain, run_id=traj.run_id, trajectory_id=traj.run_id,
             tags=_tags([task.domain, verdict.judge, "template", "misfire"], ab.tools[:5]), template=ab.template,
@@ -302,6 +315,35 @@ def _fill(template: str, values: dict[str, str]) -> str | None:
         return fill_template(template, values)
     except TemplateError:
         return None
+
+
+_QUERY_TEXT = re.compile(r"(?is)\s*(?:PREFIX\s|BASE\s|SELECT\b|ASK\b|CONSTRUCT\b|DESCRIBE\b)")
+
+
+def hard_coded_answer(code: str, slots: list[SlotBinding]) -> str | None:
+    """The literal the code SUBMITs, when it submits a constant (directly or through one variable) that is no slot:
+    a value the model read off an output and typed in, which re-solves its own task and no other. None
+    otherwise."""
+    try:
+        body = ast.parse(code).body
+    except SyntaxError:
+        return None
+    call = next((n for s in reversed(body) for n in ast.walk(s)
+                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "SUBMIT"), None)
+    if call is None or not (call.args or call.keywords):
+        return None
+    value = call.args[0] if call.args else call.keywords[0].value
+    if isinstance(value, ast.Name):
+        assigned = [s.value for s in body if isinstance(s, ast.Assign)
+                    and any(isinstance(t, ast.Name) and t.id == value.id for t in s.targets)]
+        value = assigned[-1] if assigned else value
+    if not isinstance(value, ast.Constant) or value.value is None:
+        return None
+    if isinstance(value.value, str) and (_QUERY_TEXT.match(value.value) or any(b.value in value.value for b in slots)):
+        return None  # a query the judge runs (SPARQL is code), or text built around the task's literals
+    if any(_same_number(value.value, b.value) if b.type == "number" else str(value.value) == b.value for b in slots):
+        return None
+    return repr(value.value)
 
 
 @EXTRACTORS.register("template")

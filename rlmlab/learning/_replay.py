@@ -20,7 +20,8 @@ from rlmlab.learning._judge import judge_for
 from rlmlab.memory import MemoryTask, Verdict, resolve_domain
 from rlmlab.records import Record
 
-__all__ = ["ReplayResult", "Sibling", "Intervention", "replay_code", "replay_template", "replay_workspace", "intervention"]
+__all__ = ["ReplayResult", "Sibling", "Intervention", "replay_code", "replay_template", "replay_workspace",
+           "intervention"]
 
 _FIELDS = re.compile(r"Your output fields are:\n(.*?)(?:\n\n|All interactions)", re.S)
 _FIELD = re.compile(r"^\d+\. `(\w+)`", re.M)

@@ -17,7 +17,8 @@ from rlmlab.memory._literals import query_shape
 from rlmlab.memory._templates import TEMPLATE_MAX, TemplateError, check_template
 from rlmlab.records import Record
 
-__all__ = ["MemoryItem", "admission_summary", "Artifact", "Event", "Hit", "AddResult", "StoreStats", "item_id", "artifact_id",
+__all__ = ["MemoryItem", "admission_summary",
+           "Artifact", "Event", "Hit", "AddResult", "StoreStats", "item_id", "artifact_id",
            "check_filters", "check_k", "POLARITIES", "LAYERS", "LIMITS", "FILTERS", "STATUSES"]
 
 POLARITIES = ("success", "failure")

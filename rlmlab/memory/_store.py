@@ -403,7 +403,7 @@ class MemoryStore:
 def _item(row: sqlite3.Row) -> MemoryItem:
     data = {c: row[c] for c in _ITEM_COLUMNS if c in row.keys()}
     data["tags"] = json.loads(data["tags"])
-    data["meta"] = json.loads(data["meta"])
+    data["meta"] = json.loads(data.get("meta") or "{}")
     return MemoryItem(**data)
 
 

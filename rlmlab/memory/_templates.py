@@ -181,20 +181,19 @@ def check_template(text: Any) -> str:
 
 
 def normalise_template(text: str) -> str:
-    """The template's code as ``ast.unparse`` writes it, with its slots renamed ``s0, s1, ...`` in order of first
-    appearance: two templates are the same procedure when these are equal, whatever their quoting, spacing and
-    slot names. A slot outside a string literal stands in the code as the identifier ``__s<i>_<type>``. Text that
-    is not Python once its slots are filled is compared with its runs of whitespace collapsed instead.
-    TemplateError for a malformed slot."""
-    parts = parse_template(text)
+    """The template's code as ``ast.unparse`` writes it, with its slots renamed in order of first appearance:
+    two templates are the same procedure when these are equal, whatever their quoting, spacing and slot names.
+    Each slot stands as the identifier ``__s<i>_<type>__``, in a string literal or outside one alike, so a slot in
+    ``'... "{{n:ident}}"'`` and in ``"... \\"{{n:ident}}\\""`` normalise the same. Text that is not Python once
+    its slots are replaced is compared with its runs of whitespace collapsed instead. TemplateError for a
+    malformed slot."""
     names: dict[str, int] = {}
     out = []
-    for p in parts:
+    for p in parse_template(text):
         if isinstance(p, str):
             out.append(p)
-            continue
-        i = names.setdefault(p.name, len(names))
-        out.append(f"{{{{s{i}:{p.type}}}}}" if _in_string(text, p.offset) else f"__s{i}_{p.type}")
+        else:
+            out.append(f"__s{names.setdefault(p.name, len(names))}_{p.type}__")
     code = "".join(out)
     try:
         return ast.unparse(ast.parse(code))
