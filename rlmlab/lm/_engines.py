@@ -13,7 +13,7 @@ from typing import Any, Callable
 from dspy.lm15 import Message, Response, TextPart, Usage, response_to_events
 
 from rlmlab.errors import MissingExtraError, RLMLabError
-from rlmlab.lm._batch import BatchDecoder, GbnfRule, SamplerParams, chat_prompt
+from rlmlab.lm._batched import BatchedSampling, close_decoders
 from rlmlab.lm._constraints import Constraint, GrammarCache, active_constraint
 from rlmlab.lm._samples import SampleShare, claim_shared_call
 from rlmlab.tokens import count_tokens
@@ -126,7 +126,6 @@ def default_gguf_path() -> Path:
 
 
 _MODELS: dict[tuple[str, int, int], Any] = {}
-_DECODERS: dict[tuple[str, int, int], BatchDecoder] = {}  # one low-level context per model, beside Llama's own
 _MODELS_LOCK = threading.Lock()
 
 
@@ -164,9 +163,7 @@ class _ForceText:
 def _close_models() -> None:
     """Free the cached models while llama_cpp's module is still intact (its ``__del__`` fails at teardown)."""
     with _MODELS_LOCK:
-        for decoder in _DECODERS.values():
-            decoder.close()
-        _DECODERS.clear()
+        close_decoders()
         for llm, _ in _MODELS.values():
             llm.close()
         _MODELS.clear()
@@ -200,7 +197,7 @@ class _TokenLogprobs:
         return logits
 
 
-class LlamaEngine(_TextEngine):
+class LlamaEngine(BatchedSampling, _TextEngine):
     """Runs a GGUF model in-process with llama-cpp-python. Calls are serialised (llama.cpp is not re-entrant).
 
     Constrained decoding: a request whose options carry ``grammar`` (GBNF) or ``json_schema``, or that is made
@@ -297,58 +294,6 @@ class LlamaEngine(_TextEngine):
         usage = out.get("usage") or {}
         return Completion(choice["message"].get("content") or "", int(usage.get("prompt_tokens", 0)),
                           int(usage.get("completion_tokens", 0)), lps, pieces)
-
-    def generate_n(self, messages: list[dict[str, str]], config: Any, seeds: list[int]) -> list[Completion]:
-        """One completion of ``messages`` per seed, decoded as ``len(seeds)`` sequences of one llama.cpp batch that
-        share the prompt's KV cache (1..8 seeds), each under its own copy of the active constraint.
-
-        ``config`` gives temperature (0: greedy, every sequence alike), max_tokens and stop as in :meth:`generate`.
-        A seed gives the same completion in any batch it is decoded in up to llama.cpp's arithmetic: rows of a
-        batch are not bitwise equal to a one-row decode, so a sampled sequence may branch off where two tokens were
-        nearly tied (see benchmarks/decode.py). Raises RLMLabError when the prompt does not fit.
-        """
-        temperature = config.temperature if config is not None and config.temperature is not None else 0.0
-        max_tokens = config.max_tokens if config is not None and config.max_tokens else self.max_tokens
-        stop = list(config.stop) if config is not None and config.stop else []
-        constraint = active_constraint(self.constraint)
-        grammar = GRAMMARS.get(constraint) if constraint is not None else None
-        with self._lock:
-            decoder = self._decoder()
-            prompt = chat_prompt(self.llm, messages)
-            outs = decoder.decode(prompt, seeds, SamplerParams(temperature), max_tokens,
-                                  grammar=grammar._grammar if grammar is not None else None,
-                                  root=grammar._root if grammar is not None else "root", stop=stop,
-                                  reuse=self.prompt_cache, rule=self._rule())
-        self.prompt_cache_tokens += outs[0].cached_tokens
-        self.last_timing = outs[0].timing
-        return [Completion(o.text, o.prompt_tokens, len(o.tokens), finish_reason=o.finish_reason) for o in outs]
-
-    def _rule(self) -> Any:
-        if self.constraint_engine == "llguidance":
-            from rlmlab.lm._guidance import GuidanceRule
-
-            return GuidanceRule
-        return GbnfRule
-
-    def _decoder(self) -> BatchDecoder:
-        decoder = _DECODERS.get(self._key)
-        if decoder is None:
-            decoder = _DECODERS[self._key] = BatchDecoder(self.llm)
-        return decoder
-
-    def _shared(self, messages: list[dict[str, str]], config: Any, share: Any, seed: int) -> Completion:
-        """A vote's shared call: this seed's completion from an earlier batch, else one batch for every seed."""
-        constraint = active_constraint(self.constraint)
-        key = (tuple((m["role"], m["content"]) for m in messages), constraint, config.temperature,
-               config.max_tokens or self.max_tokens, tuple(config.stop or ()))
-        with self._lock:  # one rollout decodes the batch; the others wait here and then find theirs
-            found = self.shared.take(key, seed)
-            if found is not None:
-                share.served += 1
-                return found
-            outs = self.generate_n(messages, config, list(share.seeds))
-            self.shared.put(key, {s: c for s, c in zip(share.seeds, outs) if s != seed})
-        return outs[share.seeds.index(seed)]
 
     def _reused(self, before: Any, out: dict[str, Any]) -> int:
         """Prompt tokens this call took from the previous call's KV cache (their longest common prefix)."""
