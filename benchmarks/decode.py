@@ -85,7 +85,7 @@ def _timed(fn, cpu: list | None = None):
 
 def decode_speed(engines: dict, steps: list[dict], max_tokens: int) -> dict:
     """Tokens/s per engine over the steps' prompts (prompt KV cached first), alternating engines per prompt."""
-    totals = {name: {"tokens": 0, "seconds": 0.0, "cpu_seconds": 0.0} for name in engines}
+    totals = {name: {"tokens": 0, "seconds": 0.0, "cpu_seconds": 0.0, "grammar_s": 0.0} for name in engines}
     samples: dict[str, list[str]] = {name: [] for name in engines}
     cfg = _Config(0.7, max_tokens, seed=1)
     for step in steps:
@@ -98,10 +98,14 @@ def decode_speed(engines: dict, steps: list[dict], max_tokens: int) -> dict:
             totals[name]["tokens"] += out.output_tokens
             totals[name]["seconds"] += secs
             totals[name]["cpu_seconds"] += cpu[0]
+            if name in ("gbnf", "llguidance"):  # the low-level path times its grammar work
+                totals[name]["grammar_s"] += eng.last_timing.get("grammar_s", 0.0)
             samples[name].append(out.text)
     result = {name: {"tokens": t["tokens"], "seconds": round(t["seconds"], 2),
                      "tokens_per_s": round(t["tokens"] / t["seconds"], 1) if t["seconds"] else None,
-                     "tokens_per_cpu_s": round(t["tokens"] / t["cpu_seconds"], 1) if t["cpu_seconds"] else None}
+                     "tokens_per_cpu_s": round(t["tokens"] / t["cpu_seconds"], 1) if t["cpu_seconds"] else None,
+                     **({"grammar_ms_per_token": round(1000 * t["grammar_s"] / t["tokens"], 2)}
+                        if t["grammar_s"] and t["tokens"] else {})}
               for name, t in totals.items()}
     for name in engines:
         for rate in ("tokens_per_s", "tokens_per_cpu_s"):
