@@ -39,9 +39,13 @@ def tokenizer_for(vocab: Any) -> Any:
     with _LOCK:
         if key not in _TOKENIZERS:
             _llguidance()
+            import warnings
+
             from llguidance.llamacpp import lltokenizer_from_vocab
 
-            _TOKENIZERS[key] = lltokenizer_from_vocab(vocab)
+            with warnings.catch_warnings():  # it reads each token's attributes by a name llama-cpp-python deprecated
+                warnings.simplefilter("ignore", DeprecationWarning)
+                _TOKENIZERS[key] = lltokenizer_from_vocab(vocab)
         return _TOKENIZERS[key]
 
 
