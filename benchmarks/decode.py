@@ -194,14 +194,14 @@ def acceptance(engine, steps: list[dict], max_tokens: int) -> dict:
             "llguidance_rejects_invalid": sum(not l for _, l, e in rows if not e), "differ": differ[:10]}
 
 
-def e13_votes(per_suite: int, options: dict, runs_dir: str) -> dict:
+def e13_votes(per_suite: int, options: dict, runs_dir: str, suites=SUITES) -> dict:
     """Seconds per task of E13's grammar_templates (one sample) and vote5 with its first steps batched and, for
     the before figure, one by one (the engine's sharing switched off), on the same tasks, one after another."""
     import rlmlab.lm._engines as engines
     from rlmlab.experiments import run_experiment
     from rlmlab.experiments._suites import load_suite
 
-    tasks = [t for s in SUITES for t in load_suite(s, limit=per_suite, levels=[1, 2], parity="even")]
+    tasks = [t for s in suites for t in load_suite(s, limit=per_suite, levels=[1, 2], parity="even")]
     lm = make_lm("local", **options)
     share = engines.claim_shared_call
     out = {"tasks": len(tasks)}
@@ -240,6 +240,7 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: every core)")
     ap.add_argument("--e13-per-suite", type=int, default=1,
                     help="even level-1/2 tasks per suite for E13's one sample vs vote5 per task (0: skip)")
+    ap.add_argument("--e13-suites", default=",".join(SUITES), help="suites of the E13 phase (comma-separated)")
     ap.add_argument("--skip-decode", action="store_true", help="only the E13 phase")
     args = ap.parse_args()
     if args.smoke:
@@ -284,7 +285,7 @@ def main() -> int:
         save()
     if args.e13_per_suite and not args.smoke:
         with tempfile.TemporaryDirectory() as tmp:
-            out["e13"] = e13_votes(args.e13_per_suite, options, tmp)
+            out["e13"] = e13_votes(args.e13_per_suite, options, tmp, args.e13_suites.split(","))
         print("e13:", json.dumps(out["e13"]), flush=True)
         save()
     if "llguidance" in engines and steps:
