@@ -259,14 +259,15 @@ def main() -> int:
     save()
     options = {"max_tokens": args.max_tokens, "n_threads": args.threads}
     try:
-        base = make_lm("local", **options).rlmlab_engine
+        base = make_lm("local", **options).rlmlab_engine  # votes and E13 use the default constraint engine
+        out["default_constraint_engine"] = base.constraint_engine
     except Exception as exc:  # the local extra is not installed: the smoke run still proves the capture
         out.update(complete=True, skipped=f"no local model: {exc}")
         save()
         return 0
     engines = {"free": base,
                "gbnf-full": make_lm("local", constraint_engine="gbnf-full", **options).rlmlab_engine,
-               "gbnf": base}
+               "gbnf": make_lm("local", constraint_engine="gbnf", **options).rlmlab_engine}
     try:
         import llguidance  # noqa: F401
 
@@ -289,7 +290,7 @@ def main() -> int:
         print("e13:", json.dumps(out["e13"]), flush=True)
         save()
     if "llguidance" in engines and steps:
-        out["acceptance"] = acceptance(base, steps, 8 if args.smoke else 512)
+        out["acceptance"] = acceptance(engines["gbnf"], steps, 8 if args.smoke else 512)
         print("acceptance:", json.dumps({k: v for k, v in out["acceptance"].items() if k != "differ"}), flush=True)
     out["load_after"] = os.getloadavg()
     out["complete"] = True

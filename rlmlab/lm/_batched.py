@@ -60,9 +60,9 @@ class BatchedSampling:
 
     def _rule(self) -> Any:
         if self.constraint_engine == "llguidance":
-            from rlmlab.lm._guidance import GuidanceRule
+            from rlmlab.lm._guidance import GuidanceRule, guidance_or_gbnf
 
-            return GuidanceRule
+            return guidance_or_gbnf if self._fallback else GuidanceRule
         return GbnfRule
 
     def _decoder(self) -> BatchDecoder:

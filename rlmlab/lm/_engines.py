@@ -201,10 +201,10 @@ class LlamaEngine(BatchedSampling, _TextEngine):
     """Runs a GGUF model in-process with llama-cpp-python. Calls are serialised (llama.cpp is not re-entrant).
 
     Constrained decoding: a request whose options carry ``grammar`` (GBNF) or ``json_schema``, or that is made
-    inside :func:`rlmlab.lm.constrained`, is sampled under that grammar by :class:`~rlmlab.lm._batch.BatchDecoder`
-    (llama.cpp's grammar sampler, applied only when the freely sampled token breaks the grammar);
-    ``constraint_engine="gbnf-full"`` keeps llama-cpp-python's chain, which masks the whole vocabulary on every
-    token. :meth:`generate_n` decodes N seeded samples of one prompt in one batch; the experiment runner's votes
+    inside :func:`rlmlab.lm.constrained`, is sampled under that grammar by :class:`~rlmlab.lm._batch.BatchDecoder`:
+    the grammar (llguidance's matcher when installed, else llama.cpp's grammar sampler) checks the freely sampled
+    token and masks the vocabulary only when it breaks the grammar; ``constraint_engine="gbnf-full"`` keeps
+    llama-cpp-python's chain, which masks the whole vocabulary on every token. :meth:`generate_n` decodes N seeded samples of one prompt in one batch; the experiment runner's votes
     use it through :func:`rlmlab.lm.shared_samples`. llama.cpp keeps the previous call's tokens and their KV cache and
     evaluates only what follows the longest common prefix, so an RLM task whose every prompt extends the
     previous one pays for its shared prefix once (``prompt_cache_tokens`` counts the tokens reused).
@@ -220,17 +220,18 @@ class LlamaEngine(BatchedSampling, _TextEngine):
             False evaluates every prompt from its first token (for measuring what the cache saves).
         grammar, json_schema: a constraint for every call (GBNF text, or a JSON Schema); one set with
             :func:`rlmlab.lm.constrained` takes precedence for the calls in its block.
-        constraint_engine: "gbnf" (llama.cpp's grammar sampler, lazily applied; the default), "gbnf-full"
-            (llama-cpp-python's high-level chain, grammar over the whole vocabulary on every token) or
-            "llguidance" (llguidance's token masks over the same GBNF, lazily applied; see ``_guidance``).
+        constraint_engine: "auto" (the default: "llguidance" when it is installed, else "gbnf"; a grammar
+            llguidance cannot take falls back to "gbnf"), "llguidance" (llguidance's token masks over the GBNF,
+            lazily applied; see ``_guidance``), "gbnf" (llama.cpp's grammar sampler, lazily applied) or "gbnf-full"
+            (llama-cpp-python's high-level chain, grammar over the whole vocabulary on every token).
     """
 
-    CONSTRAINT_ENGINES = ("gbnf", "gbnf-full", "llguidance")
+    CONSTRAINT_ENGINES = ("auto", "llguidance", "gbnf", "gbnf-full")
 
     def __init__(self, model_path: str | Path | None = None, n_threads: int | None = None, n_ctx: int = 8192,
                  max_tokens: int = 512, seed: int = 0, grammar: str | None = None,
                  json_schema: dict[str, Any] | str | None = None, prompt_cache: bool = True,
-                 constraint_engine: str = "gbnf"):
+                 constraint_engine: str = "auto"):
         try:
             import llama_cpp
         except ImportError:
@@ -254,7 +255,12 @@ class LlamaEngine(BatchedSampling, _TextEngine):
         self.prompt_cache = prompt_cache
         if constraint_engine not in self.CONSTRAINT_ENGINES:
             raise RLMLabError(f"constraint_engine: {constraint_engine!r}; use one of {', '.join(self.CONSTRAINT_ENGINES)}")
-        self.constraint_engine = constraint_engine
+        self._fallback = constraint_engine == "auto"
+        if constraint_engine == "auto":
+            import importlib.util
+
+            constraint_engine = "llguidance" if importlib.util.find_spec("llguidance") else "gbnf"
+        self.constraint_engine = constraint_engine  # the one in use ("auto" resolved)
         self._key = key
         self.shared = SampleShare()  # completions batched for votes' other seeds (see rlmlab.lm._samples)
 
