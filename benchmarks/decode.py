@@ -189,7 +189,8 @@ def acceptance(engine, steps: list[dict], max_tokens: int) -> dict:
             if gbnf != llg:
                 differ.append({"task_id": step["task_id"], "text": text, "gbnf": gbnf, "llguidance": llg})
     return {"texts": len(rows), "agree": sum(g == l for g, l, _ in rows),
-            "gbnf_accepts_valid": sum(g for g, _, e in rows if e), "llguidance_accepts_valid": sum(l for _, l, e in rows if e),
+            "gbnf_accepts_valid": sum(g for g, _, e in rows if e),
+            "llguidance_accepts_valid": sum(l for _, l, e in rows if e),
             "valid": sum(e for *_, e in rows), "gbnf_rejects_invalid": sum(not g for g, _, e in rows if not e),
             "llguidance_rejects_invalid": sum(not l for _, l, e in rows if not e), "differ": differ[:10]}
 

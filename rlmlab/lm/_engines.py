@@ -204,8 +204,8 @@ class LlamaEngine(BatchedSampling, _TextEngine):
     inside :func:`rlmlab.lm.constrained`, is sampled under that grammar by :class:`~rlmlab.lm._batch.BatchDecoder`:
     the grammar (llguidance's matcher when installed, else llama.cpp's grammar sampler) checks the freely sampled
     token and masks the vocabulary only when it breaks the grammar; ``constraint_engine="gbnf-full"`` keeps
-    llama-cpp-python's chain, which masks the whole vocabulary on every token. :meth:`generate_n` decodes N seeded samples of one prompt in one batch; the experiment runner's votes
-    use it through :func:`rlmlab.lm.shared_samples`. llama.cpp keeps the previous call's tokens and their KV cache and
+    llama-cpp-python's chain, which masks the whole vocabulary on every token. :meth:`generate_n` decodes N seeded
+    samples of one prompt in one batch; the experiment runner's votes use it through :func:`rlmlab.lm.shared_samples`. llama.cpp keeps the previous call's tokens and their KV cache and
     evaluates only what follows the longest common prefix, so an RLM task whose every prompt extends the
     previous one pays for its shared prefix once (``prompt_cache_tokens`` counts the tokens reused).
 
@@ -254,7 +254,8 @@ class LlamaEngine(BatchedSampling, _TextEngine):
         self.constraint = Constraint.of(grammar, json_schema)
         self.prompt_cache = prompt_cache
         if constraint_engine not in self.CONSTRAINT_ENGINES:
-            raise RLMLabError(f"constraint_engine: {constraint_engine!r}; use one of {', '.join(self.CONSTRAINT_ENGINES)}")
+            raise RLMLabError(f"constraint_engine: {constraint_engine!r}; use one of "
+                              f"{', '.join(self.CONSTRAINT_ENGINES)}")
         self._fallback = constraint_engine == "auto"
         if constraint_engine == "auto":
             import importlib.util

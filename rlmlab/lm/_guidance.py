@@ -120,8 +120,8 @@ def guidance_or_gbnf(decoder: Any, grammar: str, root: str = "root") -> Any:
             first = grammar not in _WARNED
             _WARNED.add(grammar)
         if first:
-            _log.warning("constraint engine: llguidance cannot take a grammar (%s); llama.cpp's GBNF sampler decodes it",
-                         exc)
+            _log.warning("constraint engine: llguidance cannot take a grammar (%s); llama.cpp's GBNF sampler "
+                         "decodes it", exc)
         return GbnfRule(decoder, grammar, root)
 
 
