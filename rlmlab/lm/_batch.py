@@ -12,8 +12,9 @@ The grammar is applied lazily, as llama.cpp's own ``common_sampler_sample`` does
 the grammar, then checked alone against it; only when the grammar rejects it is the whole vocabulary masked and
 the token sampled again. Checking one candidate costs a grammar step; llama.cpp's GBNF sampler masking all 49,152
 candidates on every token (4-7 ms of CPU on the step grammars) was what made constrained decoding slower than free.
-At temperature 0 (greedy) the lazy rule picks exactly the token the grammar-first chain picks; at temperature > 0 it samples from a slightly different
-distribution than grammar-first (a token the grammar allows keeps its unmasked probability), like llama.cpp.
+At temperature 0 (greedy) the lazy rule picks exactly the token the grammar-first chain picks; at temperature > 0
+it samples from a slightly different distribution than grammar-first (a token the grammar allows keeps its
+unmasked probability), like llama.cpp.
 
 Sequence 0's KV cells stay in the context after a call, so the next call reuses the longest common prefix of
 its prompt (``cached_tokens``), like ``Llama``'s own prompt cache.
