@@ -196,7 +196,7 @@ def acceptance(engine, steps: list[dict], max_tokens: int) -> dict:
             "llguidance_rejects_invalid": sum(not l for _, l, e in rows if not e), "differ": differ[:10]}
 
 
-def e13_votes(per_suite: int, options: dict, runs_dir: str, suites=SUITES) -> dict:
+def e13_votes(per_suite: int, options: dict, runs_dir: str, suites=SUITES, fresh: bool = True) -> dict:
     """Seconds per task of E13's grammar_templates (one sample) and vote5 with its first steps batched and, for
     the before figure, one by one (the engine's sharing switched off), on the same tasks, one after another."""
     import rlmlab.lm._engines as engines
@@ -212,6 +212,9 @@ def e13_votes(per_suite: int, options: dict, runs_dir: str, suites=SUITES) -> di
             ("vote5_batched", "vote5", True), ("vote5_sequential", "vote5", False),
             ("one_sample_again", "grammar_templates", True)]
     for label, cond, shared in plan:
+        if fresh:  # each run prefills its prompts as a new task would, not from the run before's KV cache
+            lm.rlmlab_engine._decoder().forget()
+            lm.rlmlab_engine.llm.reset()
         engines.claim_shared_call = share if shared else (lambda seed, temperature: None)
         try:
             t0 = time.perf_counter()
@@ -250,6 +253,8 @@ def main() -> int:
                     help="even level-1/2 tasks per suite for E13's one sample vs vote5 per task (0: skip)")
     ap.add_argument("--e13-suites", default=",".join(SUITES), help="suites of the E13 phase (comma-separated)")
     ap.add_argument("--skip-decode", action="store_true", help="only the E13 phase")
+    ap.add_argument("--e13-cached", action="store_true",
+                    help="let each E13 run reuse the KV cache of the run before (default: every run prefills afresh)")
     args = ap.parse_args()
     if args.smoke:
         args.per_suite, args.max_tokens, args.samples, args.threads = 1, 8, 2, 1
@@ -294,7 +299,8 @@ def main() -> int:
         save()
     if args.e13_per_suite and not args.smoke:
         with tempfile.TemporaryDirectory() as tmp:
-            out["e13"] = e13_votes(args.e13_per_suite, options, tmp, args.e13_suites.split(","))
+            out["e13"] = e13_votes(args.e13_per_suite, options, tmp, args.e13_suites.split(","),
+                                   fresh=not args.e13_cached)
         print("e13:", json.dumps(out["e13"]), flush=True)
         save()
     if "llguidance" in engines and steps:
