@@ -14,8 +14,9 @@ One run, one process, the embedded SmolLM2-135M (llama-cpp-python), ratios measu
    the later four reuse the prompt's KV) and five samples as one batch (``generate_n``), each from a fresh prefill
    (a new task); also how many batched completions equal the sequential ones at the same seeds, and where they
    first differ.
-4. E13 per task (``--e13-per-suite``): seconds per task of ``grammar_templates`` (one sample) and ``vote5`` with
-   its first steps batched and one by one (sharing switched off: the runner before), same tasks.
+4. E13 per task (``--e13-per-suite``): seconds per task of ``grammar_templates`` (one sample, the mean of a run
+   before and one after the votes, after an untimed warm-up run) and ``vote5`` with its first steps batched and
+   one by one (sharing switched off: the runner before), same tasks.
 5. Acceptance: ``LlamaEngine.accepts`` (llama.cpp's GBNF) vs llguidance on the same texts, valid (completions
    sampled under the grammar) and invalid (each cut short, and with one character changed).
 
@@ -85,7 +86,7 @@ def _timed(fn, cpu: list | None = None):
 
 def decode_speed(engines: dict, steps: list[dict], max_tokens: int) -> dict:
     """Tokens/s per engine over the steps' prompts (prompt KV cached first), alternating engines per prompt."""
-    totals = {name: {"tokens": 0, "seconds": 0.0, "cpu_seconds": 0.0} for name in engines}
+    totals = {name: {"tokens": 0, "seconds": 0.0, "cpu_seconds": 0.0, "grammar_s": 0.0} for name in engines}
     samples: dict[str, list[str]] = {name: [] for name in engines}
     cfg = _Config(0.7, max_tokens, seed=1)
     for step in steps:
@@ -98,10 +99,14 @@ def decode_speed(engines: dict, steps: list[dict], max_tokens: int) -> dict:
             totals[name]["tokens"] += out.output_tokens
             totals[name]["seconds"] += secs
             totals[name]["cpu_seconds"] += cpu[0]
+            if name in ("gbnf", "llguidance"):  # the low-level path times its grammar work
+                totals[name]["grammar_s"] += eng.last_timing.get("grammar_s", 0.0)
             samples[name].append(out.text)
     result = {name: {"tokens": t["tokens"], "seconds": round(t["seconds"], 2),
                      "tokens_per_s": round(t["tokens"] / t["seconds"], 1) if t["seconds"] else None,
-                     "tokens_per_cpu_s": round(t["tokens"] / t["cpu_seconds"], 1) if t["cpu_seconds"] else None}
+                     "tokens_per_cpu_s": round(t["tokens"] / t["cpu_seconds"], 1) if t["cpu_seconds"] else None,
+                     **({"grammar_ms_per_token": round(1000 * t["grammar_s"] / t["tokens"], 2)}
+                        if t["grammar_s"] and t["tokens"] else {})}
               for name, t in totals.items()}
     for name in engines:
         for rate in ("tokens_per_s", "tokens_per_cpu_s"):
@@ -185,24 +190,31 @@ def acceptance(engine, steps: list[dict], max_tokens: int) -> dict:
             if gbnf != llg:
                 differ.append({"task_id": step["task_id"], "text": text, "gbnf": gbnf, "llguidance": llg})
     return {"texts": len(rows), "agree": sum(g == l for g, l, _ in rows),
-            "gbnf_accepts_valid": sum(g for g, _, e in rows if e), "llguidance_accepts_valid": sum(l for _, l, e in rows if e),
+            "gbnf_accepts_valid": sum(g for g, _, e in rows if e),
+            "llguidance_accepts_valid": sum(l for _, l, e in rows if e),
             "valid": sum(e for *_, e in rows), "gbnf_rejects_invalid": sum(not g for g, _, e in rows if not e),
             "llguidance_rejects_invalid": sum(not l for _, l, e in rows if not e), "differ": differ[:10]}
 
 
-def e13_votes(per_suite: int, options: dict, runs_dir: str) -> dict:
+def e13_votes(per_suite: int, options: dict, runs_dir: str, suites=SUITES, fresh: bool = True) -> dict:
     """Seconds per task of E13's grammar_templates (one sample) and vote5 with its first steps batched and, for
     the before figure, one by one (the engine's sharing switched off), on the same tasks, one after another."""
     import rlmlab.lm._engines as engines
     from rlmlab.experiments import run_experiment
     from rlmlab.experiments._suites import load_suite
 
-    tasks = [t for s in SUITES for t in load_suite(s, limit=per_suite, levels=[1, 2], parity="even")]
+    tasks = [t for s in suites for t in load_suite(s, limit=per_suite, levels=[1, 2], parity="even")]
     lm = make_lm("local", **options)
     share = engines.claim_shared_call
-    out = {"tasks": len(tasks)}
-    for label, cond, shared in (("one_sample", "grammar_templates", True), ("vote5_batched", "vote5", True),
-                                ("vote5_sequential", "vote5", False)):
+    out: dict = {"tasks": len(tasks)}
+    # A first, untimed run warms the model's contexts; then one sample is timed before and after the votes.
+    plan = [("warm_up", "grammar_templates", True), ("one_sample", "grammar_templates", True),
+            ("vote5_batched", "vote5", True), ("vote5_sequential", "vote5", False),
+            ("one_sample_again", "grammar_templates", True)]
+    for label, cond, shared in plan:
+        if fresh:  # each run prefills its prompts as a new task would, not from the run before's KV cache
+            lm.rlmlab_engine._decoder().forget()
+            lm.rlmlab_engine.llm.reset()
         engines.claim_shared_call = share if shared else (lambda seed, temperature: None)
         try:
             t0 = time.perf_counter()
@@ -213,6 +225,9 @@ def e13_votes(per_suite: int, options: dict, runs_dir: str) -> dict:
             engines.claim_shared_call = share
         out[label] = {"s_per_task": round(secs / len(tasks), 1), "maj_at_n": run.summary[cond].get("maj_at_n"),
                       "pass_at_1": run.summary[cond].get("pass_at_1")}
+        print(label, out[label], flush=True)
+    out["one_sample"]["s_per_task"] = round((out["one_sample"]["s_per_task"]
+                                             + out.pop("one_sample_again")["s_per_task"]) / 2, 1)
     one = out["one_sample"]["s_per_task"]
     out["vote5_batched_over_one"] = round(out["vote5_batched"]["s_per_task"] / one, 2)
     out["vote5_sequential_over_one"] = round(out["vote5_sequential"]["s_per_task"] / one, 2)
@@ -236,7 +251,10 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: every core)")
     ap.add_argument("--e13-per-suite", type=int, default=1,
                     help="even level-1/2 tasks per suite for E13's one sample vs vote5 per task (0: skip)")
+    ap.add_argument("--e13-suites", default=",".join(SUITES), help="suites of the E13 phase (comma-separated)")
     ap.add_argument("--skip-decode", action="store_true", help="only the E13 phase")
+    ap.add_argument("--e13-cached", action="store_true",
+                    help="let each E13 run reuse the KV cache of the run before (default: every run prefills afresh)")
     args = ap.parse_args()
     if args.smoke:
         args.per_suite, args.max_tokens, args.samples, args.threads = 1, 8, 2, 1
@@ -254,14 +272,15 @@ def main() -> int:
     save()
     options = {"max_tokens": args.max_tokens, "n_threads": args.threads}
     try:
-        base = make_lm("local", **options).rlmlab_engine
+        base = make_lm("local", **options).rlmlab_engine  # votes and E13 use the default constraint engine
+        out["default_constraint_engine"] = base.constraint_engine
     except Exception as exc:  # the local extra is not installed: the smoke run still proves the capture
         out.update(complete=True, skipped=f"no local model: {exc}")
         save()
         return 0
     engines = {"free": base,
                "gbnf-full": make_lm("local", constraint_engine="gbnf-full", **options).rlmlab_engine,
-               "gbnf": base}
+               "gbnf": make_lm("local", constraint_engine="gbnf", **options).rlmlab_engine}
     try:
         import llguidance  # noqa: F401
 
@@ -280,11 +299,12 @@ def main() -> int:
         save()
     if args.e13_per_suite and not args.smoke:
         with tempfile.TemporaryDirectory() as tmp:
-            out["e13"] = e13_votes(args.e13_per_suite, options, tmp)
+            out["e13"] = e13_votes(args.e13_per_suite, options, tmp, args.e13_suites.split(","),
+                                   fresh=not args.e13_cached)
         print("e13:", json.dumps(out["e13"]), flush=True)
         save()
     if "llguidance" in engines and steps:
-        out["acceptance"] = acceptance(base, steps, 8 if args.smoke else 512)
+        out["acceptance"] = acceptance(engines["gbnf"], steps, 8 if args.smoke else 512)
         print("acceptance:", json.dumps({k: v for k, v in out["acceptance"].items() if k != "differ"}), flush=True)
     out["load_after"] = os.getloadavg()
     out["complete"] = True

@@ -132,7 +132,32 @@ def test_batched_votes_of_the_local_model_are_valid_seeded_and_shared():
     assert len(set(texts)) >= 2                                                # the seeds differ at temperature 1
     assert all(c.finish_reason == "stop" and c.output_tokens > 3 for c in batch)
     assert shared == texts and served == [0, 1, 1]
-    # the lazy grammar picks what the grammar-first chain picks when decoding is greedy
+    # llama.cpp's grammar checked on the sampled token picks what the grammar-first chain picks, greedily
+    lazy = make_lm("local", max_tokens=24, n_threads=1, constraint_engine="gbnf").rlmlab_engine
     full = make_lm("local", max_tokens=24, n_threads=1, constraint_engine="gbnf-full").rlmlab_engine
     with constrained(grammar=WORD):
-        assert full.generate(ASK, _Cfg(0.0)).text == greedy.text
+        assert lazy.generate(ASK, _Cfg(0.0)).text == full.generate(ASK, _Cfg(0.0)).text
+
+
+@pytest.mark.local_model
+def test_gbnf_and_llguidance_accept_the_same_step_texts():
+    pytest.importorskip("llguidance")
+    from rlmlab.executors._step_grammar import step_grammar
+    from rlmlab.lm._guidance import guidance_accepts
+    from rlmlab.tools import TOOLS, ToolCaps
+
+    query = "What is 125 + 38?"
+    grammar = step_grammar(TOOLS, ToolCaps(), query=query)
+    engine = make_lm("local", max_tokens=160, n_threads=1, constraint_engine="llguidance").rlmlab_engine
+    with constrained(grammar=grammar):
+        reply = engine.generate([{"role": "user", "content": query}], _Cfg(0.0, max_tokens=160))
+    assert reply.finish_reason == "stop"
+    mid = len(reply.text) // 2
+    assert "## code ##" in reply.text
+    texts = [reply.text, reply.text[:mid], reply.text.replace("## code ##", "## kode ##"), reply.text + " more"]
+    verdicts = []
+    for text in texts:
+        tokens = engine.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+        verdicts.append((engine.accepts(grammar, text),
+                         guidance_accepts(engine._decoder(), grammar, tokens, engine.llm.token_eos())))
+    assert verdicts == [(True, True), (False, False), (False, False), (False, False)]

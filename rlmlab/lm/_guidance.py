@@ -10,17 +10,21 @@ of the same texts); the engine keeps GBNF unless that benchmark shows llguidance
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from typing import Any
 
 from rlmlab.errors import MissingExtraError, RLMLabError
 
-__all__ = ["GuidanceRule", "lark_grammar", "guidance_accepts"]
+__all__ = ["GuidanceRule", "lark_grammar", "guidance_accepts", "guidance_or_gbnf"]
+
+_log = logging.getLogger("rlmlab.lm")
 
 _LOCK = threading.Lock()
 _TOKENIZERS: dict[int, Any] = {}  # by address of the llama.cpp vocab: building one reads every token (~1 s)
 _GRAMMARS: OrderedDict[str, str] = OrderedDict()  # GBNF text -> llguidance grammar, LRU-bounded
+_WARNED: set[str] = set()  # grammars llguidance could not take, said once each
 
 
 def _llguidance() -> Any:
@@ -39,9 +43,13 @@ def tokenizer_for(vocab: Any) -> Any:
     with _LOCK:
         if key not in _TOKENIZERS:
             _llguidance()
+            import warnings
+
             from llguidance.llamacpp import lltokenizer_from_vocab
 
-            _TOKENIZERS[key] = lltokenizer_from_vocab(vocab)
+            with warnings.catch_warnings():  # it reads each token's attributes by a name llama-cpp-python deprecated
+                warnings.simplefilter("ignore", DeprecationWarning)
+                _TOKENIZERS[key] = lltokenizer_from_vocab(vocab)
         return _TOKENIZERS[key]
 
 
@@ -98,6 +106,23 @@ class GuidanceRule:
 
     def free(self) -> None:
         pass
+
+
+def guidance_or_gbnf(decoder: Any, grammar: str, root: str = "root") -> Any:
+    """A :class:`GuidanceRule`, or llama.cpp's :class:`~rlmlab.lm._batch.GbnfRule` when llguidance cannot take the
+    grammar (said once per grammar in the log): the engine's "auto" choice."""
+    from rlmlab.lm._batch import GbnfRule
+
+    try:
+        return GuidanceRule(decoder, grammar, root)
+    except RLMLabError as exc:
+        with _LOCK:
+            first = grammar not in _WARNED
+            _WARNED.add(grammar)
+        if first:
+            _log.warning("constraint engine: llguidance cannot take a grammar (%s); llama.cpp's GBNF sampler "
+                         "decodes it", exc)
+        return GbnfRule(decoder, grammar, root)
 
 
 def guidance_accepts(decoder: Any, grammar: str, tokens: list[int], eos: int) -> bool:
