@@ -87,6 +87,18 @@ def _ctags(ctags: str, path: Path) -> list[dict]:
     return [t for t in map(json.loads, proc.stdout.splitlines()) if t.get("_type") == "tag"]
 
 
+def _top_level_items(text: str) -> list[str]:
+    """``a: A<B, C>, b: D`` -> ``["a: A<B, C>", "b: D"]``: commas outside brackets only."""
+    items, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += ch in "<([{"
+        depth -= ch in ">)]}" and text[i - 1:i] != "-"
+        if ch == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+    return [*items, text[start:]]
+
+
 def _squash(text: str) -> str:
     return re.sub(r",(?=[)\]>])", "", re.sub(r"\s+", "", text))
 
@@ -127,14 +139,14 @@ def recheck_code(task: Task, ctags: str) -> None:
         if kind == "return_type":
             assert _squash(ret) == _squash(want), task.id
         elif kind == "parameters":
-            assert _squash(params) == _squash(want), task.id
+            assert _squash(params).rstrip(",") == _squash(want), task.id
         else:
             assert f"fn{name}" in _squash(want) and _squash(sig) in _squash(want), task.id
     elif kind in ("fields", "variants", "fields_in_module"):
         name = structural_target(task.query)[1][0]
         tag_kind = "enumerator" if kind == "variants" else "field"
         members = [t["name"] for t in _ctags(ctags, path) if t["kind"] == tag_kind and t.get("scope") == name]
-        assert members == [m.split(":")[0].strip() for m in re.split(r",\s*(?![^<(\[]*[>)\]])", want)], task.id
+        assert members == [m.split(":")[0].strip() for m in _top_level_items(want)], task.id
     elif kind == "defines_struct":
         name = re.search(r"struct (?:named |called )?(\w+)", task.query).group(1)
         found = any(t["kind"] == "struct" and t["name"] == name for t in _ctags(ctags, path))
@@ -358,8 +370,9 @@ def test_e14_files_sizes_levels_and_disjoint_sources(suite):
         assert hand.isdisjoint({t.origin for t in train + test})  # the hand suite's items are left out
 
 
-def test_e14_code_test_answers_recheck(ctags):
-    for task in read_tasks(E14 / "code_test.jsonl")[::4]:
+def test_e14_code_answers_recheck(ctags):
+    """Every test task and a quarter of the train stream (all 320 pass; the sample keeps the test short)."""
+    for task in read_tasks(E14 / "code_test.jsonl") + read_tasks(E14 / "code_train.jsonl")[::4]:
         recheck_code(task, ctags)
 
 

@@ -416,9 +416,9 @@ def _implements_stream(tree: SourceTree, level: int) -> Callable[[random.Random]
 
 
 def count_stream(tree: SourceTree, kind: str, level: int, scopes: Callable[[random.Random], list[str]],
-                 forms: list[str], where: Callable[[str], dict]) -> Callable[[random.Random], Iterator]:
-    """Count questions over each scope: the GrepOracle's lines, ``grep -P`` over the same files, and the
-    tree-sitter count of the same items must all give one number (at least 1)."""
+                 forms: list[str], where: Callable[[str], dict], name: str) -> Callable[[random.Random], Iterator]:
+    """Count questions (kind ``name``) over each scope: the GrepOracle's lines, ``grep -P`` over the same files,
+    and the tree-sitter count of the same items must all give one number (at least 1)."""
     words = COUNTS[kind][0]
 
     def stream(rng: random.Random) -> Iterator[Candidate | Drop]:
@@ -426,7 +426,7 @@ def count_stream(tree: SourceTree, kind: str, level: int, scopes: Callable[[rand
             query = phrase(rng, forms, what=words, **where(scope))
             pattern = pattern_for_query(query)
             if pattern is None or not is_count_query(query):
-                yield Drop(kind, "phrasing not read as a count", query)
+                yield Drop(name, "phrasing not read as a count", query)
                 continue
             n = len(tree.grep_oracle(scope).ground_truth_all(pattern))
             if n == 0:
@@ -434,13 +434,13 @@ def count_stream(tree: SourceTree, kind: str, level: int, scopes: Callable[[rand
             grep_n = tree.grep_count(scope, pattern)
             items = todo_count(tree, scope) if kind == "todo_comments" else struct_count(tree, scope, kind)
             if grep_n != n:
-                yield Drop(kind, "grep -P count differs", f"{scope}: oracle {n}, grep {grep_n}")
+                yield Drop(name, "grep -P count differs", f"{scope}: oracle {n}, grep {grep_n}")
                 continue
             if items != n:
-                yield Drop(kind, "tree-sitter item count differs (macros, strings or comments)",
+                yield Drop(name, "tree-sitter item count differs (macros, strings or comments)",
                            f"{scope}: lines {n}, items {items}")
                 continue
-            drop = _checked(tree, scope, f"count_{kind}", query, n)
+            drop = _checked(tree, scope, name, query, n)
             if drop:
                 yield drop
                 continue
@@ -465,5 +465,5 @@ def file_kinds(tree: SourceTree) -> list[Kind]:
     for kind in ("async_fns", "unsafe_blocks", "unwrap_calls", "pub_fns", "impl_blocks", "structs", "enums",
                  "unsafe_fns"):
         kinds.append(Kind(f"count_{kind}", 2, count_stream(tree, kind, 2, files, COUNT_FILE,
-                                                           lambda scope: {"path": scope})))
+                                                           lambda scope: {"path": scope}, f"count_{kind}")))
     return kinds

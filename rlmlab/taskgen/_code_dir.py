@@ -59,10 +59,10 @@ MOST_UNSAFE = ["Which file of {where} contains the most unsafe blocks? Answer wi
                "In {where}, which file has the largest number of unsafe blocks? Give its path relative to {root}."]
 DISTINCT_TRAITS = ["How many distinct traits are implemented by impl blocks in {where}? Count each trait name once.",
                    "Count the distinct trait names that impl blocks in {where} implement (each name once)."]
-MOST_IMPLEMENTED = ["Which trait is implemented by the largest number of distinct types in {where}? Answer with the "
-                    "trait name.",
-                    "In {where}, which trait has the most implementing types (distinct types, impl blocks only)? "
-                    "Give the trait name."]
+MOST_IMPLEMENTED = ["Which trait is implemented by the largest number of distinct types in {where}, counting impl "
+                    "blocks only (not derives) and not counting Future? Answer with the trait name.",
+                    "In {where}, which trait has the most implementing types (distinct types, impl blocks only, not "
+                    "derives; Future aside)? Give the trait name."]
 
 
 def modules(tree: SourceTree) -> list[str]:
@@ -93,6 +93,12 @@ def _impls_agree(tree: SourceTree, scope: str) -> bool:
     then use only pairs whose type is a plain name (see :func:`_named_impls`)."""
     ts = Counter((i.type_name, i.trait_name) for i in _named_impls(tree, scope))
     return not invokes_impl_macro(tree, scope) and ts == Counter(ctags_impls(tree, scope))
+
+
+def _generic(name: str) -> bool:
+    """A name that is most likely a type parameter (``impl<F: Fn()> Matcher for F``): a blanket impl, which a
+    "which types implement" answer should not list as a type."""
+    return bool(re.fullmatch(r"[A-Z][A-Z0-9]?", name))
 
 
 def _named_impls(tree: SourceTree, scope: str) -> list:
@@ -182,7 +188,8 @@ def _relation_stream(tree: SourceTree, kind: str, level: int, scopes) -> Callabl
             else:
                 groups = {x: list(dict.fromkeys(i.trait_name for i in impls if i.type_name == x))
                           for x in {i.type_name for i in impls}}
-            pool = sorted(k for k, v in groups.items() if 2 <= len(v) <= 10 and len(k) > 2
+            pool = sorted(k for k, v in groups.items() if 2 <= len(v) <= 10 and not _generic(k)
+                          and not any(map(_generic, v))
                           and (kind != "implementors" or (k not in unnamed and k not in NOT_ASKED_TRAITS)))
             if not pool:
                 continue
@@ -282,15 +289,16 @@ def module_kinds(tree: SourceTree) -> list[Kind]:
     for kind in ("async_fns", "unsafe_blocks", "unwrap_calls", "pub_fns", "structs", "impl_blocks", "unsafe_fns",
                  "todo_comments"):
         kinds.append(Kind(f"module_count_{kind}", 3, count_stream(tree, kind, 3, in_modules, COUNT_MODULE,
-                                                                  lambda s: {"mod": s})))
+                                                                  lambda s: {"mod": s}, f"module_count_{kind}")))
     kinds += [Kind("signature_in_module", 3, _item_stream(tree, "signature_in_module", 3, in_modules)),
               Kind("fields_in_module", 3, _item_stream(tree, "fields_in_module", 3, in_modules))]
     kinds += [Kind(f"find_all_{k}", 3, _find_all_stream(tree, k, 3, in_modules)) for k in FIND_WHAT]
     kinds += [Kind("implementors", 4, _relation_stream(tree, "implementors", 4, in_modules)),
               Kind("traits_of", 4, _relation_stream(tree, "traits_of", 4, in_modules))]
     for kind in ("unsafe_blocks", "structs", "impl_blocks", "pub_fns"):
-        kinds.append(Kind(f"crate_count_{kind}", 5, count_stream(tree, kind, 5, crate, COUNT_CRATE,
-                                                                 lambda s: {"crate": tree.label})))
+        name = f"crate_count_{kind}"
+        kinds.append(Kind(name, 5, count_stream(tree, kind, 5, crate, COUNT_CRATE, lambda s: {"crate": tree.label},
+                                                name)))
     kinds += [Kind(k, 5, _aggregate_stream(tree, k, 5, big))
               for k in ("pub_async_fns", "most_unsafe_file", "distinct_traits", "most_implemented_trait")]
     return kinds

@@ -126,7 +126,8 @@ LOOKUPS = {
                                       "the prov:category of {t}; one column"], "category"),
     "inverse_name": (1, "prov:inverse", ["the name of the inverse property recorded with prov:inverse for {t} "
                                          "(one column)", "the prov:inverse name of {t} (one column)"], "inverse"),
-    "scope_note": (1, "skos:scopeNote", ["the skos:scopeNote of {t} (one column: the note)"], "note"),
+    "scope_note": (1, "skos:scopeNote", ["the skos:scopeNote of {t} (one column: the note)",
+                                         "the scope note (skos:scopeNote) given for {t}; one column"], "note"),
     "types": (1, "rdf:type", ["every rdf:type of {t} (one column: the type)",
                               "the types (rdf:type) of {t}; one column"], "type"),
     "domain": (2, "rdfs:domain", ["the rdfs:domain of {t} (one column)", "the domain (rdfs:domain) of the "
@@ -137,7 +138,9 @@ LOOKUPS = {
                                                    "column)", "the properties {t} is a direct rdfs:subPropertyOf of "
                                                    "(one column)"], "super"),
     "inverse_of": (2, "owl:inverseOf", ["the property declared as owl:inverseOf of {t}, i.e. {t} owl:inverseOf "
-                                        "?inverse (one column)"], "inverse"),
+                                        "?inverse (one column)",
+                                        "the value of owl:inverseOf on {t} (the triple {t} owl:inverseOf ?inverse; "
+                                        "one column)"], "inverse"),
 }
 _PRED = {"rdfs:label": RDFS.label, "rdfs:comment": RDFS.comment, "rdf:type": RDF.type, "rdfs:domain": RDFS.domain,
          "rdfs:range": RDFS.range, "rdfs:subPropertyOf": RDFS.subPropertyOf, "owl:inverseOf": OWL.inverseOf}
@@ -166,6 +169,10 @@ def _lookup_stream(onto: Onto, kind: str):
     return stream
 
 
+DOMAIN_RANGE = ["the rdfs:domain and rdfs:range of {t} (two columns: ?domain then ?range)",
+                "the domain and the range of the property {t}, in that order (two columns: domain, range)"]
+
+
 def _missing_stream(onto: Onto, kind: str):
     def stream(rng: random.Random) -> Iterator[Candidate | Drop]:
         g = load_ontology(onto.path)
@@ -178,14 +185,15 @@ def _missing_stream(onto: Onto, kind: str):
                 yield Drop(kind, "the made-up term exists", name)
                 continue
             t = f"{onto.prefix}:{name}"
+            # asked as the kinds about real terms are, so the phrasing does not give the empty answer away
             if kind == "missing_label":
-                what, select = f"the rdfs:label of the class {t} (one column: the label)", \
-                    f"SELECT ?label WHERE {{ {t} rdfs:label ?label }}"
+                what = phrase(rng, LOOKUPS["label"][2], t=t)
+                select = f"SELECT ?label WHERE {{ {t} rdfs:label ?label }}"
             elif kind == "missing_definition":
-                what, select = f"the {onto.definition} of the class {t} (one column: the definition)", \
-                    f"SELECT ?definition WHERE {{ {t} {onto.definition} ?definition }}"
+                what = phrase(rng, LOOKUPS["definition"][2], t=t, dp=onto.definition)
+                select = f"SELECT ?definition WHERE {{ {t} {onto.definition} ?definition }}"
             else:
-                what = f"the rdfs:domain and rdfs:range of the property {t} (two columns: ?domain then ?range)"
+                what = phrase(rng, DOMAIN_RANGE, t=t)
                 select = f"SELECT ?domain ?range WHERE {{ {t} rdfs:domain ?domain ; rdfs:range ?range }}"
             yield _candidate(onto, kind, 1 if kind != "missing_domain_range" else 2, rng, what, select, (t,),
                              empty=True)
@@ -201,11 +209,9 @@ def _domain_range_stream(onto: Onto):
         inverse = {s for s, o in g.subject_objects(OWL.inverseOf)} | {o for s, o in g.subject_objects(OWL.inverseOf)}
         rng.shuffle(props)
         props.sort(key=lambda p: p not in inverse)
-        forms = ["the rdfs:domain and rdfs:range of {t} (two columns: ?domain then ?range)",
-                 "the domain and the range of the property {t}, in that order (two columns: domain, range)"]
         for p in props:
             t = _curie(onto, p)
-            yield _candidate(onto, "domain_range", 2, rng, phrase(rng, forms, t=t),
+            yield _candidate(onto, "domain_range", 2, rng, phrase(rng, DOMAIN_RANGE, t=t),
                              f"SELECT ?domain ?range WHERE {{ {t} rdfs:domain ?domain ; rdfs:range ?range . "
                              "FILTER(isIRI(?domain) && isIRI(?range)) }", (t,))
     return stream
@@ -220,7 +226,9 @@ RELATIONS = {
                                   "the direct superclasses of {t} that are IRIs, not blank nodes (one column)"],
                      "SELECT ?super WHERE {{ {t} rdfs:subClassOf ?super . FILTER(isIRI(?super)) }}"),
     "sub_properties": (2, "property", ["the direct sub-properties of {t}, i.e. ?property rdfs:subPropertyOf {t} "
-                                       "(one column)"],
+                                       "(one column)",
+                                       "every property that is a direct rdfs:subPropertyOf {t} (one column: the "
+                                       "property)"],
                        "SELECT ?property WHERE {{ ?property rdfs:subPropertyOf {t} }}"),
     "properties_with_domain": (2, "class", ["the properties whose rdfs:domain is exactly {t} (one column: the "
                                             "property)", "every property with rdfs:domain {t} (one column)"],
@@ -229,34 +237,64 @@ RELATIONS = {
                                            "property)", "every property with rdfs:range {t} (one column)"],
                               "SELECT ?property WHERE {{ ?property rdfs:range {t} }}"),
     "two_step_subclasses": (3, "class", ["the classes exactly two rdfs:subClassOf steps below {t}, i.e. a direct "
-                                         "subclass of a direct subclass (one column: the class)"],
+                                         "subclass of a direct subclass (one column: the class)",
+                                         "the direct subclasses of the direct subclasses of {t} (two rdfs:subClassOf "
+                                         "steps; one column: the class)"],
                             "SELECT ?class WHERE {{ ?class rdfs:subClassOf ?middle . ?middle rdfs:subClassOf {t} }}"),
     "subclasses_transitive": (3, "class", ["every distinct class below {t} at any depth, via one or more "
-                                           "rdfs:subClassOf steps (one column: the class, each once)"],
+                                           "rdfs:subClassOf steps (one column: the class, each once)",
+                                           "all the distinct subclasses of {t}, direct or indirect "
+                                           "(rdfs:subClassOf+; one column, each class once)"],
                               "SELECT DISTINCT ?class WHERE {{ ?class rdfs:subClassOf+ {t} }}"),
     "superclasses_transitive": (3, "class", ["every distinct named (IRI) superclass of {t} at any depth, via one or "
-                                             "more rdfs:subClassOf steps (one column, each once)"],
+                                             "more rdfs:subClassOf steps (one column, each once)",
+                                             "all the distinct superclasses of {t} that are IRIs, direct or indirect "
+                                             "(rdfs:subClassOf+; one column, each once)"],
                                 "SELECT DISTINCT ?super WHERE {{ {t} rdfs:subClassOf+ ?super . "
                                 "FILTER(isIRI(?super)) }}"),
     "sub_properties_transitive": (3, "property", ["every distinct property that is a sub-property of {t} at any "
                                                   "depth, via one or more rdfs:subPropertyOf steps (one column, "
-                                                  "each once)"],
+                                                  "each once)",
+                                                  "all the distinct sub-properties of {t}, direct or indirect "
+                                                  "(rdfs:subPropertyOf+; one column, each once)"],
                                   "SELECT DISTINCT ?property WHERE {{ ?property rdfs:subPropertyOf+ {t} }}"),
     "properties_domain_below": (3, "class", ["the properties whose rdfs:domain is a direct subclass of {t}, with "
-                                             "that domain (two columns: property, domain)"],
+                                             "that domain (two columns: property, domain)",
+                                             "each property together with its rdfs:domain, where that domain is a "
+                                             "direct subclass of {t} (two columns: property, domain)"],
                                 "SELECT ?property ?domain WHERE {{ ?property rdfs:domain ?domain . "
                                 "?domain rdfs:subClassOf {t} }}"),
     "properties_range_below": (3, "class", ["the distinct properties whose rdfs:range is {t} or a class below {t} "
-                                            "at any depth (one column: the property, each once)"],
+                                            "at any depth (one column: the property, each once)",
+                                            "every distinct property with an rdfs:range of {t} or of any subclass of "
+                                            "{t}, direct or indirect (one column, each property once)"],
                                "SELECT DISTINCT ?property WHERE {{ ?property rdfs:range ?range . "
                                "?range rdfs:subClassOf* {t} }}"),
     "count_properties_with_domain": (5, "class", ["the number of distinct properties whose rdfs:domain is exactly "
-                                                  "{t} (one column, one row: the count)"],
+                                                  "{t} (one column, one row: the count)",
+                                                  "how many distinct properties have rdfs:domain {t} (one row, one "
+                                                  "column: the count)"],
                                      "SELECT (COUNT(DISTINCT ?property) AS ?n) WHERE {{ ?property rdfs:domain {t} }}"),
+    "count_properties_with_range": (5, "class", ["the number of distinct properties whose rdfs:range is exactly {t} "
+                                                 "(one column, one row: the count)",
+                                                 "how many distinct properties have rdfs:range {t} (one row, one "
+                                                 "column: the count)"],
+                                    "SELECT (COUNT(DISTINCT ?property) AS ?n) WHERE {{ ?property rdfs:range {t} }}"),
+    "count_direct_subclasses": (5, "class", ["the number of direct subclasses of {t} (one column, one row: the "
+                                             "count)", "how many classes are a direct rdfs:subClassOf {t} (one row, "
+                                             "one column: the count)"],
+                                "SELECT (COUNT(DISTINCT ?class) AS ?n) WHERE {{ ?class rdfs:subClassOf {t} }}"),
     "count_subclasses_transitive": (5, "class", ["the number of distinct classes below {t} at any depth, via "
-                                                 "rdfs:subClassOf+ (one column, one row: the count)"],
+                                                 "rdfs:subClassOf+ (one column, one row: the count)",
+                                                 "how many distinct subclasses {t} has, direct or indirect "
+                                                 "(rdfs:subClassOf+; one row, one column: the count)"],
                                     "SELECT (COUNT(DISTINCT ?class) AS ?n) WHERE {{ ?class rdfs:subClassOf+ {t} }}"),
 }
+
+
+COUNTED = {"count_properties_with_domain": "properties_with_domain", "count_properties_with_range":
+           "properties_with_range", "count_direct_subclasses": "subclasses",
+           "count_subclasses_transitive": "subclasses_transitive"}  # a count kind -> the set it counts
 
 
 def _relation_stream(onto: Onto, kind: str):
@@ -268,9 +306,8 @@ def _relation_stream(onto: Onto, kind: str):
         g = load_ontology(onto.path)
         for term in terms:
             t = _curie(onto, term)
-            if kind.startswith("count_"):  # a count of zero still returns one row; ask only about non-empty sets
-                inner = RELATIONS["properties_with_domain" if "domain" in kind else "subclasses_transitive"][3]
-                if not run_reference(onto.path, header(onto) + inner.format(t=t)):
+            if kind in COUNTED:  # a count of zero still returns one row; ask only about non-empty sets
+                if not run_reference(onto.path, header(onto) + RELATIONS[COUNTED[kind]][3].format(t=t)):
                     continue
             if kind == "subclasses_transitive" and not set(g.subjects(RDFS.subClassOf, term)):
                 continue
@@ -326,22 +363,27 @@ def _filter_stream(onto: Onto, kind: str):
         rng.shuffle(params)
         for w in dict.fromkeys(params):
             if kind == "label_contains":
-                what = f"the owl:Class resources whose rdfs:label contains the text {w} (one column: the class)"
+                what = rng.choice([f"the owl:Class resources whose rdfs:label contains the text {w} (one column: "
+                                   "the class)", f"every owl:Class whose rdfs:label includes {w} (one column)"])
                 select = ("SELECT ?class WHERE { ?class a owl:Class ; rdfs:label ?label . "
                           f'FILTER(CONTAINS(STR(?label), "{w}")) }}')
             elif kind == "definition_mentions":
-                what = (f"the distinct owl:Class resources whose {onto.definition} mentions the word {w}, in any "
-                        "letter case (one column: the class, each once)")
+                what = rng.choice([f"the distinct owl:Class resources whose {onto.definition} mentions the word {w}, "
+                                   "in any letter case (one column: the class, each once)",
+                                   f"every owl:Class whose {onto.definition} contains {w}, ignoring case (one column, "
+                                   "each class once)"])
                 select = (f"SELECT DISTINCT ?class WHERE {{ ?class a owl:Class ; {onto.definition} ?definition . "
                           f'FILTER(REGEX(STR(?definition), "{w}", "i")) }}')
             elif kind == "iri_prefix":
-                what = (f"the owl:ObjectProperty resources whose IRI starts with {onto.ns}{w} (one column: the "
-                        "property)")
+                what = rng.choice([f"the owl:ObjectProperty resources whose IRI starts with {onto.ns}{w} (one "
+                                   "column: the property)", f"every owl:ObjectProperty whose IRI begins with "
+                                   f"{onto.ns}{w} (one column)"])
                 select = ("SELECT ?property WHERE { ?property a owl:ObjectProperty . "
                           f'FILTER(STRSTARTS(STR(?property), "{onto.ns}{w}")) }}')
             else:
-                what = (f"the owl:ObjectProperty resources that have the prov:category value {w} (one column: "
-                        "the property)")
+                what = rng.choice([f"the owl:ObjectProperty resources that have the prov:category value {w} (one "
+                                   "column: the property)", f"every owl:ObjectProperty whose prov:category is {w} "
+                                   "(one column)"])
                 select = ("SELECT ?property WHERE { ?property a owl:ObjectProperty ; prov:category ?category . "
                           f'FILTER(STR(?category) = "{w}") }}')
             yield _candidate(onto, kind, 4, rng, what, select, (f"{kind}:{onto.domain}:{w}",), names_term=False)
