@@ -113,7 +113,8 @@ def test_an_existing_store_file_gains_the_shape_column_and_index(tmp_path):
         hits = make_retriever("shape", store).search("What is 9 / 3?", 2)
         assert hits[0].id == shaped.id
     with sqlite3.connect(path) as raw:  # the index answers on its own, slot markers and operators as tokens
-        assert raw.execute("SELECT count(*) FROM items_fts_shape WHERE items_fts_shape MATCH '\"/\"'").fetchone() == (1,)
+        found = raw.execute("SELECT count(*) FROM items_fts_shape WHERE items_fts_shape MATCH '\"/\"'").fetchone()
+        assert found == (1,)
 
 
 def test_shape_must_be_text():
@@ -149,3 +150,28 @@ def test_right_templates_reject_a_template_that_does_not_solve(bank):
     right = MemoryItem(title="Add", description="a + b", content="y", polarity="success",
                        template="answer = {{a:number}} + {{b:number}}\nSUBMIT(answer=answer)")
     assert right_templates(task, [wrong, right]) == [right.id]
+
+
+@pytest.mark.local_model
+def test_local_model_copies_the_template_found_by_shape(tmp_path):
+    """The embedded model on a held-out query with no content word ("What is 125 + 389?"): the templates policy
+    injects the hand pack's a + b template (words alone inject nothing), and step 1 is that template filled."""
+    import dataclasses
+    import json
+
+    from rlmlab.executors import Trajectory
+    from rlmlab.experiments import load_experiment, run_experiment
+
+    task = next(t for t in load_suite("arith", levels=[1]) if t.id == "arith-math20-q3")
+    exp = load_experiment("E13")
+    cond = dataclasses.replace(exp.condition("grammar_templates"), retrieval={"policy": "templates"})
+    run = run_experiment(dataclasses.replace(exp, conditions=(cond,)), task_list=[task], lm="local",
+                         lm_options={"max_tokens": 160}, runs_dir=tmp_path, progress=False)
+    row = json.loads((run.run_dir / "results.jsonl").read_text().splitlines()[0])
+    with MemoryStore(run.run_dir / "memory.grammar_templates.sqlite") as store:
+        injected = store.get_many(row["injected"])
+    assert [it.title[:15] for it in injected] == ["Add two numbers"]
+    traj = Trajectory.read_jsonl(run.run_dir / "trajectories" / row["trajectory_id"] / "trajectory.jsonl")
+    assert traj.iterations[0].code.startswith("answer = 125 + 389") or traj.iterations[0].code.startswith(
+        "answer = 389 + 125"), traj.iterations[0].code
+    assert row["success"], row["answer"]

@@ -116,24 +116,28 @@ class ConstraintsJudge:
         if why:
             return _verdict(self.name, False, why)
         query = strip_fences(str(trajectory.answer))
-        try:
-            result = graph.query(query)
-            if result.type != "SELECT":
-                return _verdict(self.name, False, f"The query is a {result.type}; the task asks for a SELECT.")
-            width = len(result.vars or [])
-            rows = list(itertools.islice(iter(result), self.max_rows + 1))
-            triples = _triples(query, graph)
-        except Exception as exc:  # pyparsing ParseException, rdflib's plain Exception for unknown prefixes
-            return _verdict(self.name, False, f"The query does not parse or run: {' '.join(str(exc).split())[:160]}.")
         named = list(dict.fromkeys(_CURIE.findall(task.query)))
         expand = {c: _expand(graph, c) for c in named}
-        findings = validate_sparql(query, graph)
         absent = [c for c in named if expand[c] and not _in_graph(graph, expand[c])]
+        # the L1 checks first: a query they reject (a cartesian product, say) is not run at all
+        findings = validate_sparql(query, graph)
+        syntax = [f for f in findings if f.kind == "syntax_error"]
+        if syntax:
+            return _verdict(self.name, False, f"The query does not parse: {syntax[0].message[:160]}.")
         blocking = [f for f in findings if f.kind in _BLOCKING or
                     (f.kind in _UNKNOWN and not any(c in (f.term or "") or (expand[c] or "") in (f.term or "")
                                                     for c in absent))]
         if blocking:
             return _verdict(self.name, False, f"L1 check {blocking[0].kind}: {blocking[0].message[:160]}.")
+        try:
+            result = graph.query(query)
+            if result.type != "SELECT":
+                return _verdict(self.name, False, f"The query is a {result.type}; the task asks for a SELECT.")
+            width = len(result.vars or [])
+            rows = list(itertools.islice(iter(result), self.max_rows + 1))  # rdflib yields SELECT rows lazily
+            triples = _triples(query, graph)
+        except Exception as exc:  # rdflib's plain Exception for unknown prefixes, evaluation errors
+            return _verdict(self.name, False, f"The query does not run: {' '.join(str(exc).split())[:160]}.")
         used = " ".join(" ".join(t) for t in triples) + " " + query
         missing = [c for c in named if not re.search(rf"(?<![\w:]){re.escape(c)}(?![\w.-])", used)
                    and (expand[c] is None or f"<{expand[c]}>" not in used)]

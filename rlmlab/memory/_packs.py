@@ -22,8 +22,8 @@ from rlmlab.records import Record
 __all__ = ["PACK_FIELDS", "OMIT_WHEN_NONE", "ImportReport", "read_pack", "import_pack", "export_pack", "pack_record"]
 
 # Key order of an exported line. Counters (uses, wins) and updated_at belong to a bank, not to a pack.
-PACK_FIELDS = ("id", "title", "description", "content", "template", "shape", "polarity", "role", "scope", "layer", "tags",
-               "domain", "source", "run_id", "trajectory_id", "created_at")
+PACK_FIELDS = ("id", "title", "description", "content", "template", "shape", "polarity", "role", "scope", "layer",
+               "tags", "domain", "source", "run_id", "trajectory_id", "created_at")
 # Written only when set, so packs from before a field existed still export byte for byte.
 OMIT_WHEN_NONE = ("template", "shape")
 _REQUIRED = ("title", "description", "content", "polarity")

@@ -45,6 +45,10 @@ class MemoryStore:
         self._lock = threading.RLock()
         self._depth = 0  # open transaction()/write nesting; only the thread holding _lock touches it
         self._search = FtsSearch(self._conn)
+        # A database opened with fewer migrations (a test or benchmark of an older schema) lacks the newer columns:
+        # an item is written without them (they hold their defaults) and read with their defaults.
+        present = {r[1] for r in self._conn.execute("PRAGMA table_info(items)")}
+        self._columns = [c for c in _ITEM_COLUMNS if c in present]
         self.run_id, self.trajectory_id, self.domain = run_id, trajectory_id, domain
 
     def bind(self, *, run_id: str | None = None, trajectory_id: str | None = None, domain: str | None = None) -> None:
@@ -70,9 +74,9 @@ class MemoryStore:
         with self._tx("items") as conn:
             for row in rows:
                 cur = conn.execute(
-                    f"INSERT INTO items ({', '.join(_ITEM_COLUMNS)}) VALUES ({', '.join('?' * len(_ITEM_COLUMNS))})"
+                    f"INSERT INTO items ({', '.join(self._columns)}) VALUES ({', '.join('?' * len(self._columns))})"
                     " ON CONFLICT (id) DO NOTHING",
-                    [row[c] for c in _ITEM_COLUMNS],
+                    [row[c] for c in self._columns],
                 )
                 results.append(AddResult(row["id"], cur.rowcount == 1))
         return results
@@ -397,7 +401,7 @@ class MemoryStore:
 
 
 def _item(row: sqlite3.Row) -> MemoryItem:
-    data = {c: row[c] for c in _ITEM_COLUMNS}
+    data = {c: row[c] for c in _ITEM_COLUMNS if c in row.keys()}
     data["tags"] = json.loads(data["tags"])
     data["meta"] = json.loads(data["meta"])
     return MemoryItem(**data)
