@@ -125,6 +125,9 @@ def test_sparql_curies_become_class_and_property_slots_inside_the_string():
     assert ab.template == 'q = "SELECT ?label WHERE { {{class:class}} {{property:property}} ?label }"\nSUBMIT(answer=q)'
     sibling = onto["onto-l1-06"]  # skos:definition of skos:Concept
     assert "skos:Concept skos:definition" in fill_slots(ab.template, ab.slots, sibling.query, sibling.context)
+    # The submitted query is code the judge runs, not an answer typed in: the template is admitted.
+    [item] = TemplateExtractor().extract(task, traj, verdict, siblings=[Sibling(sibling, False)])
+    assert item.template == ab.template and item.meta["admission"]["repairs"] == 1
 
 
 def test_minimal_code_follows_names_across_steps_and_names_what_is_missing():
@@ -180,6 +183,15 @@ def test_replay_rejects_a_template_that_needs_the_model():
     assert dropped["reason"].startswith("replay did not re-solve a1") and "llm_query(" in dropped["template"]
 
 
+def test_a_typed_in_answer_is_not_a_template(tokio):
+    """The model read the return type off a print and typed it into SUBMIT: that re-solves its own task only."""
+    task = tokio["wait"]
+    traj, verdict = _judged(task, [RETURN_TYPE[2], _step("answer = 'BarrierWaitResult'\nSUBMIT(answer=answer)")])
+    assert verdict.success
+    report = TemplateExtractor(fallback="none").extract_with_report(task, traj, verdict)
+    assert report.items == [] and report.dropped[0]["reason"] == "the code submits the literal 'BarrierWaitResult'"
+
+
 def test_the_intervention_test_counts_repairs_and_regressions_on_real_siblings():
     """"5 + 5" solved as 5 * 2: the 2 is no number of the query, so it stays literal and the template doubles
     the first number. It re-solves its own task, repairs the sibling it happens to fit and regresses two."""
@@ -194,7 +206,14 @@ def test_the_intervention_test_counts_repairs_and_regressions_on_real_siblings()
     assert report.dropped[0]["template"] == "answer = {{a:number}} * 2\nSUBMIT(answer=answer)"
     # The right procedure passes the same test: it repairs s2 and regresses nothing.
     good, v = _judged(task, [_step("answer = 5 + 5\nSUBMIT(answer=answer)")])
-    [item] = ext.extract(task, good, v, siblings=siblings)
+    asked = []  # a loop without the answer key passes its own judge per sibling
+
+    def sibling_judge(t):
+        asked.append(t.id)
+        return judge_for(t)
+
+    [item] = ext.extract(task, good, v, siblings=siblings, sibling_judge=sibling_judge)
+    assert asked == ["s1", "s2", "s3", "s4"]
     adm = item.meta["admission"]
     assert (adm["applicable"], adm["repairs"], adm["regressions"]) == (3, 1, 0)
     assert [r["task_id"] for r in adm["results"]] == ["s1", "s2", "s3"]
@@ -333,3 +352,17 @@ def test_the_admission_record_round_trips_and_shows_in_the_cli(tmp_path):
                        ({"x": "y" * 3000}, "over the limit")):
         with pytest.raises(ItemValidationError, match=match):
             MemoryItem(title="t", description="d", content="c", polarity="success", meta=bad)
+
+
+def test_a_regex_piece_naming_the_querys_identifier_becomes_a_slot_in_the_raw_string(tokio):
+    import ast
+
+    from rlmlab.learning import abstract_code
+
+    task = tokio["wait"]
+    code = 'total = ctx_find(context, r"\\bfn\\s+wait\\b", k=5)["total"]\nSUBMIT(answer=total)'
+    ab = abstract_code(ast.parse(code).body, task.query, task.context)
+    assert ab.template == 'total = ctx_find(context, r"\\bfn\\s+{{name:ident}}\\b", k=5)[\'total\']\nSUBMIT(answer=total)'
+    sibling = tokio["deadline"]
+    assert "deadline" in template_rule(ab.template, query_slots(sibling.query, sibling.context))
+    assert 'r"\\bfn\\s+deadline\\b"' in fill_slots(ab.template, ab.slots, sibling.query, sibling.context)

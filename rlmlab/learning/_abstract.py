@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from rlmlab.executors import Trajectory
 
 __all__ = ["SlotBinding", "Abstraction", "query_literals", "code_idents", "query_shape", "minimal_code", "abstract_code",
-           "abstract_trajectory", "fill_slots", "submitted_code"]
+           "abstract_trajectory", "fill_slots", "submitted_code", "hard_coded_answer"]
 
 # Names the REPL provides besides the tools: a slice that still reads one of these is complete.
 _REPL_NAMES = frozenset(dir(builtins)) | {"SUBMIT", "context", "query", "llm_query", "llm_query_batched", "BlobRef"}
@@ -452,6 +452,35 @@ def abstract_trajectory(trajectory: "Trajectory", query: str | None = None, cont
     out = abstract_code(stmts, trajectory.query if query is None else query, context)
     out.dropped = dropped
     return out
+
+
+_QUERY_TEXT = re.compile(r"(?is)\s*(?:PREFIX\s|BASE\s|SELECT\b|ASK\b|CONSTRUCT\b|DESCRIBE\b)")
+
+
+def hard_coded_answer(code: str, slots: list[SlotBinding]) -> str | None:
+    """The literal the code SUBMITs, when it submits a constant (directly or through one variable) that is no slot:
+    a value the model read off an output and typed in, which re-solves its own task and no other. None
+    otherwise."""
+    try:
+        body = ast.parse(code).body
+    except SyntaxError:
+        return None
+    call = next((n for s in reversed(body) for n in ast.walk(s)
+                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "SUBMIT"), None)
+    if call is None or not (call.args or call.keywords):
+        return None
+    value = call.args[0] if call.args else call.keywords[0].value
+    if isinstance(value, ast.Name):
+        assigned = [s.value for s in body if isinstance(s, ast.Assign)
+                    and any(isinstance(t, ast.Name) and t.id == value.id for t in s.targets)]
+        value = assigned[-1] if assigned else value
+    if not isinstance(value, ast.Constant) or value.value is None:
+        return None
+    if isinstance(value.value, str) and (_QUERY_TEXT.match(value.value) or any(b.value in value.value for b in slots)):
+        return None  # a query the judge runs (SPARQL is code), or text built around the task's literals
+    if any(_same_number(value.value, b.value) if b.type == "number" else str(value.value) == b.value for b in slots):
+        return None
+    return repr(value.value)
 
 
 def fill_slots(template: str, slots: list[SlotBinding], query: str, context: str | None = None) -> str | None:

@@ -49,7 +49,8 @@ class Extractor(Protocol):
 @dataclass
 class ExtractionReport:
     """What an extraction did. ``dropped`` lists rejected LM items as ``{"index", "reason"}`` (index in the
-    reply's array); ``fallback`` is True when the heuristic replaced an LM reply without valid items."""
+    reply's array; the template extractor adds the rejected ``"template"``); ``fallback`` is True when the
+    heuristic replaced an LM reply without valid items (or a failure without code to name)."""
 
     items: list[MemoryItem]
     policy: str

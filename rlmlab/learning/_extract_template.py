@@ -26,11 +26,14 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rlmlab.errors import ConfigError
-from rlmlab.learning._abstract import Abstraction, SlotBinding, abstract_trajectory, fill_slots, query_shape
+from rlmlab.learning._abstract import (
+    Abstraction, SlotBinding, abstract_trajectory, fill_slots, hard_coded_answer, query_shape,
+)
 from rlmlab.learning._extract import (
     EXTRACT_LIMITS, EXTRACTORS, MAX_EXTRACT_ITEMS, ExtractionReport, HeuristicExtractor, Rollout, _answer_form,
     _check_max_items, _clip, _split, _tags,
 )
+from rlmlab.learning._judge import judge_for
 from rlmlab.learning._replay import Intervention, ReplayResult, Sibling, intervention, replay_code
 from rlmlab.memory import LIMITS, MemoryItem, MemoryTask, Verdict, normalise_template
 
@@ -63,7 +66,8 @@ def _meta(data: dict[str, Any]) -> dict[str, Any]:
 
 class TemplateExtractor:
     """See the module docstring. ``replay`` False admits without replaying (for tests of the abstraction only);
-    ``max_siblings`` bounds the intervention test's replays per item; ``fallback`` is where the heuristic
+    ``max_siblings`` bounds the intervention test's replays per item; ``lm`` serves a task's LLM judge in a replay
+    (the loop passes its LM); ``fallback`` is where the heuristic
     extractor is used: "failures" (a failed rollout with no code to name), "all" (also a success whose template
     was rejected) or "none". ``step_timeout`` (seconds) bounds each replay. ``stats`` counts what happened
     over the extractor's life: templates admitted and rejected, failure items, replays."""
@@ -71,7 +75,7 @@ class TemplateExtractor:
     name = "template"
 
     def __init__(self, max_items: int = MAX_EXTRACT_ITEMS, replay: bool = True, max_siblings: int = 4,
-                 fallback: str = "failures", step_timeout: float = 30.0):
+                 fallback: str = "failures", step_timeout: float = 30.0, lm: Any = None):
         self.max_items = _check_max_items(max_items)
         if not isinstance(replay, bool):
             raise ConfigError(f"extractor replay: {replay!r}; use true or false")
@@ -83,6 +87,7 @@ class TemplateExtractor:
             raise ConfigError(f"extractor step_timeout: {step_timeout!r}; use a number of seconds > 0")
         self.replay, self.max_siblings, self.fallback = replay, max_siblings, fallback
         self.step_timeout = float(step_timeout)
+        self.lm = lm  # for a replay judged by a task's LLM judge (the loop passes its LM)
         self.heuristic = HeuristicExtractor(max_items=max_items)
         self.stats: Counter[str] = Counter()
 
@@ -90,18 +95,22 @@ class TemplateExtractor:
 
     def extract(self, task: MemoryTask, trajectory: "Trajectory", verdict: Verdict, *,
                 siblings: Sequence[Sibling] | None = None, judge: Any = None,
-                workspace: Callable[[MemoryTask], Any] | None = None) -> list[MemoryItem]:
+                workspace: Callable[[MemoryTask], Any] | None = None,
+                sibling_judge: Callable[[MemoryTask], Any] | None = None) -> list[MemoryItem]:
         return self.extract_with_report(task, trajectory, verdict, siblings=siblings, judge=judge,
-                                        workspace=workspace).items
+                                        workspace=workspace, sibling_judge=sibling_judge).items
 
     def extract_with_report(self, task: MemoryTask, trajectory: "Trajectory", verdict: Verdict, *,
                             siblings: Sequence[Sibling] | None = None, judge: Any = None,
-                            workspace: Callable[[MemoryTask], Any] | None = None) -> ExtractionReport:
+                            workspace: Callable[[MemoryTask], Any] | None = None,
+                            sibling_judge: Callable[[MemoryTask], Any] | None = None) -> ExtractionReport:
         """Items from one judged trajectory. ``siblings`` (tasks of the same query shape with their outcomes under
-        the bank as it is) enable the intervention test; ``judge`` replays are judged by (default: the one
-        ``task.check`` names); ``workspace`` makes a task's workspace for a replay (default: the loop's tools)."""
+        the bank as it is) enable the intervention test; ``judge`` judges the replay on ``task`` (default: the one
+        ``task.check`` names) and ``sibling_judge(sibling_task)`` gives each sibling's (default: the one its
+        ``check`` names; a loop without the answer key passes its key-free judges); ``workspace`` makes a task's
+        workspace for a replay (default: the loop's tools)."""
         report = ExtractionReport([], self.name)
-        run = dict(judge=judge, workspace=workspace)
+        run = dict(judge=judge, workspace=workspace, sibling_judge=sibling_judge)
         if verdict.success:
             item = self._success(task, trajectory, verdict, siblings or (), report, **run)
             if item is not None:
@@ -109,7 +118,7 @@ class TemplateExtractor:
             elif self.fallback == "all":
                 self._fall_back(task, trajectory, verdict, report)
             return report
-        items = self._failure(task, trajectory, verdict, report, **run)
+        items = self._failure(task, trajectory, verdict, report, judge=judge, workspace=workspace)
         if items:
             report.items += items[: self.max_items]
         elif self.fallback != "none":
@@ -117,13 +126,15 @@ class TemplateExtractor:
         return report
 
     def contrastive(self, task: MemoryTask, rollouts: list[Rollout], *, siblings: Sequence[Sibling] | None = None,
-                    judge: Any = None, workspace: Callable[[MemoryTask], Any] | None = None) -> list[MemoryItem]:
-        return self.contrastive_with_report(task, rollouts, siblings=siblings, judge=judge,
-                                            workspace=workspace).items
+                    judge: Any = None, workspace: Callable[[MemoryTask], Any] | None = None,
+                    sibling_judge: Callable[[MemoryTask], Any] | None = None) -> list[MemoryItem]:
+        return self.contrastive_with_report(task, rollouts, siblings=siblings, judge=judge, workspace=workspace,
+                                            sibling_judge=sibling_judge).items
 
     def contrastive_with_report(self, task: MemoryTask, rollouts: list[Rollout], *,
                                 siblings: Sequence[Sibling] | None = None, judge: Any = None,
-                                workspace: Callable[[MemoryTask], Any] | None = None) -> ExtractionReport:
+                                workspace: Callable[[MemoryTask], Any] | None = None,
+                                sibling_judge: Callable[[MemoryTask], Any] | None = None) -> ExtractionReport:
         """MaTTS: the best successful rollout's template (replayed and tested as in :meth:`extract`), then a
         guardrail per distinct template the failed rollouts misfired with, each set against the successful one
         (same template with other slot values: the slot order or values were wrong)."""
@@ -132,18 +143,19 @@ class TemplateExtractor:
             best = (wins or losses or [None])[0]
             if best is None:
                 return ExtractionReport([], self.name, notes=["no rollouts"])
-            out = self.extract_with_report(task, *best, siblings=siblings, judge=judge, workspace=workspace)
+            out = self.extract_with_report(task, *best, siblings=siblings, judge=judge, workspace=workspace,
+                                           sibling_judge=sibling_judge)
             out.notes.insert(0, "one-sided rollouts: extracted from the best one")
             return out
         report = ExtractionReport([], self.name, notes=[f"contrast of {len(wins)} successful and "
                                                         f"{len(losses)} failed"])
         run = dict(judge=judge, workspace=workspace)
         win_traj, win_verdict = wins[0]
-        item = self._success(task, win_traj, win_verdict, siblings or (), report, **run)
+        item = self._success(task, win_traj, win_verdict, siblings or (), report, sibling_judge=sibling_judge, **run)
         if item is not None:
             report.items.append(item)
         win = abstract_trajectory(win_traj, task.query, task.context, tool_names=_tool_names())
-        seen = {normalise_template(win.template)} if win.template and item is None else set()
+        seen: set[str] = set()
         for traj, verdict in losses:
             if len(report.items) >= self.max_items:
                 break
@@ -156,13 +168,18 @@ class TemplateExtractor:
 
     def _replay(self, code: str, task: MemoryTask, judge: Any, workspace: Any) -> ReplayResult:
         self.stats["replays"] += 1
-        return replay_code(code, task, judge=judge, workspace=workspace, step_timeout=self.step_timeout)
+        return replay_code(code, task, judge=judge or judge_for(task, lm=self.lm), workspace=workspace,
+                           step_timeout=self.step_timeout)
 
     def _success(self, task: MemoryTask, traj: "Trajectory", verdict: Verdict, siblings: Sequence[Sibling],
-                 report: ExtractionReport, *, judge: Any, workspace: Any) -> MemoryItem | None:
+                 report: ExtractionReport, *, judge: Any, workspace: Any,
+                 sibling_judge: Callable[[MemoryTask], Any] | None = None) -> MemoryItem | None:
         ab = abstract_trajectory(traj, task.query, task.context, tool_names=_tool_names())
         if ab.template is None:
             return self._reject(report, f"no template: {ab.reason}", None)
+        typed = hard_coded_answer(ab.code, ab.slots)
+        if typed is not None:  # it would pass its own replay and fit no sibling: AWM keeps only what generalises
+            return self._reject(report, f"the code submits the literal {_clip(typed, 60)}", ab.template)
         admission: dict[str, Any] = {"replay": None, "siblings": 0, "applicable": 0, "repairs": 0, "regressions": 0}
         if self.replay:
             filled = fill_slots(ab.template, ab.slots, task.query, task.context)
@@ -173,9 +190,11 @@ class TemplateExtractor:
                                     ab.template)
             others = [s for s in siblings if s.task.id != task.id][: self.max_siblings]
             if others:
-                self.stats["replays"] += len(others)
-                iv: Intervention = intervention(ab.template, ab.slots, others, judge=judge, workspace=workspace,
+                judges = {s.task.id: sibling_judge(s.task) if sibling_judge else judge_for(s.task, lm=self.lm)
+                          for s in others}
+                iv: Intervention = intervention(ab.template, ab.slots, others, judge=judges, workspace=workspace,
                                                 step_timeout=self.step_timeout)
+                self.stats["replays"] += iv.applicable
                 admission.update(siblings=iv.siblings, applicable=iv.applicable, repairs=iv.repairs,
                                  regressions=iv.regressions, results=iv.results)
                 if not iv.admitted:
@@ -296,8 +315,8 @@ def _fill(template: str, values: dict[str, str]) -> str | None:
 
 @EXTRACTORS.register("template")
 def _template(max_items: int = MAX_EXTRACT_ITEMS, replay: bool = True, max_siblings: int = 4,
-              fallback: str = "failures", step_timeout: float = 30.0) -> TemplateExtractor:
+              fallback: str = "failures", step_timeout: float = 30.0, lm: Any = None) -> TemplateExtractor:
     """Copyable code templates from successful trajectories, admitted after replay (and the intervention test on
     siblings); failure items naming code that misfired (no LM)."""
     return TemplateExtractor(max_items=max_items, replay=replay, max_siblings=max_siblings, fallback=fallback,
-                             step_timeout=step_timeout)
+                             step_timeout=step_timeout, lm=lm)

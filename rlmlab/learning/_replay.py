@@ -120,14 +120,15 @@ def replay_template(template: str, slots: list[SlotBinding], task: MemoryTask, *
     return replay_code(code, task, **options)
 
 
-def intervention(template: str, slots: list[SlotBinding], siblings: Sequence[Sibling], **options: Any
-                 ) -> Intervention:
+def intervention(template: str, slots: list[SlotBinding], siblings: Sequence[Sibling], *, judge: Any = None,
+                 **options: Any) -> Intervention:
     """Replay the template on each sibling it can be filled for and count repairs and regressions (siblings it
-    cannot be filled for are not applicable: the grammar would not offer it there). ``options`` go to
-    :func:`replay_code`."""
+    cannot be filled for are not applicable: the grammar would not offer it there). ``judge`` is one judge, or a
+    dict of judges by task id (default: each task's own); ``options`` go to :func:`replay_code`."""
     out = Intervention(siblings=len(siblings))
     for sib in siblings:
-        result = replay_template(template, slots, sib.task, **options)
+        one = judge.get(sib.task.id) if isinstance(judge, dict) else judge
+        result = replay_template(template, slots, sib.task, judge=one, **options)
         if result.code is None:
             continue
         out.applicable += 1
