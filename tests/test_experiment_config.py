@@ -1,4 +1,4 @@
-"""configs/experiments/E1..E12.yaml: every config loads and says what the spec says; bad configs name file and key."""
+"""configs/experiments/E1..E14.yaml: every config loads and says what the spec says; bad configs name file and key."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from rlmlab.experiments._config import list_experiments, load_experiment
 
 
 def test_all_twelve_experiments_load_and_match_the_spec():
-    assert list_experiments() == [f"E{i}" for i in range(1, 14)]
+    assert list_experiments() == [f"E{i}" for i in range(1, 15)]
     e = {name: load_experiment(name) for name in list_experiments()}
     assert e["E1"].conditions[0].layers.enabled() == []
     assert [e[x].conditions[0].layers.enabled() for x in ("E2", "E3", "E4", "E5")] == [["L0"], ["L1"], ["L3"], ["L2"]]
