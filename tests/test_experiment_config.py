@@ -1,4 +1,4 @@
-"""configs/experiments/E1..E12.yaml: every config loads and says what the spec says; bad configs name file and key."""
+"""configs/experiments/E1..E14.yaml: every config loads and says what the spec says; bad configs name file and key."""
 
 from __future__ import annotations
 

@@ -218,7 +218,7 @@ class TemplateExtractor:
                           f"{replayed}{tested}.", EXTRACT_LIMITS["content"]),
             polarity="success", layer="L2", source="extract", domain=task.domain, run_id=traj.run_id,
             trajectory_id=traj.run_id, tags=_tags([task.domain, verdict.judge, "template"], ab.tools[:5]),
-            template=ab.template,
+            template=ab.template, shape=task.query,  # indexed as its shape: a sibling with no content word finds it
             meta=_meta({"kind": "template", "shape": shape, "source_task": task.id,
                         "slots": [b.to_dict() for b in ab.slots], "admission": admission}))
 
@@ -279,6 +279,7 @@ class TemplateExtractor:
             content=content[: EXTRACT_LIMITS["content"]], polarity="failure", layer="L2", source="extract",
             domain=task.domain, run_id=traj.run_id, trajectory_id=traj.run_id,
             tags=_tags([task.domain, verdict.judge, "template", "misfire"], ab.tools[:5]), template=ab.template,
+            shape=task.query,
             meta=_meta({"kind": "misfire", "shape": shape, "source_task": task.id, "filled": filled[:_CODE_CLIP],
                         "slots": [b.to_dict() for b in ab.slots], "slot_order": order}))]
 

@@ -223,6 +223,8 @@ class ReasoningBankLoop:
         out: dict[str, Any] = {"judge": replay_judge}
         if "workspace" in params:
             out["workspace"] = lambda t: self._workspace(t, f"{self.run_id}-{t.id}-replay")
+        if "sibling_judge" in params:  # siblings are judged without the key too (each by its own suite's judge)
+            out["sibling_judge"] = self._task_judge
         return out
 
     def run_task(self, task: MemoryTask, rollout: int | None = None) -> TaskOutcome:
