@@ -403,7 +403,8 @@ class MemoryStore:
 def _item(row: sqlite3.Row) -> MemoryItem:
     data = {c: row[c] for c in _ITEM_COLUMNS if c in row.keys()}
     data["tags"] = json.loads(data["tags"])
-    data["meta"] = json.loads(data.get("meta") or "{}")
+    if "meta" in data:  # a database opened with fewer migrations has no meta column (shape's rule for its columns)
+        data["meta"] = json.loads(data["meta"])
     return MemoryItem(**data)
 
 
