@@ -117,7 +117,9 @@ def bank_figures(db: str | Path, top: int = 10) -> dict[str, Any]:
 
     with MemoryStore(db) as store:
         items = store.items()
-        templates = [it for it in items if it.template]
+        # success templates only: a guardrail (failure item) carries the code that misfired, not one to copy
+        templates = [it for it in items if it.template and it.polarity == "success"]
+        guardrails = sum(1 for it in items if it.template and it.polarity != "success")
         admitted = rejected = 0
         for event in store.events(kind="extract"):
             for item in event.payload.get("items") or []:
@@ -136,7 +138,7 @@ def bank_figures(db: str | Path, top: int = 10) -> dict[str, Any]:
     return {"active": len(items), "templates": len(templates),
             # active templates that repeat another's normalised text: what consolidation should leave at 0
             "duplicate_templates": _round((len(templates) - len(distinct)) / len(templates)) if templates else None,
-            "templates_learnt": len(learnt),
+            "templates_learnt": len(learnt), "guardrails": guardrails,
             # learnt templates whose admission records a passing replay (the extractor admits none without one)
             "replay_passed": _round(sum(replayed) / len(replayed)) if replayed else None,
             "duplicate_rate": _round(health["duplicate_rate"]), "admitted": admitted, "rejected": rejected,
