@@ -24,8 +24,7 @@ One run, one process, the embedded SmolLM2-135M (llama-cpp-python), ratios measu
 JSON, never its figures). Numbers go to ``--json`` (default runs/bench/decode.json). Run idle:
 ``.venv/bin/python benchmarks/decode.py [--smoke]``.
 """
-# Its smoke run decodes a few tokens with the embedded model, so make test runs it and make check does not:
-# smoke-marks: local_model
+# Its smoke run decodes a few tokens with the embedded model (installed by make check too): seconds.
 
 from __future__ import annotations
 
