@@ -32,7 +32,10 @@ _configure = worker.Session.configure
 
 def _wrapped_tool(session, name):
     def call(*args, **kwargs):
-        return decode_handles(session.call_tool(name, *encode_handles(list(args)), **encode_handles(kwargs)))
+        # the protocol's call_tool takes the keywords as one dict: Session.call_tool(name, *args, **kwargs) would
+        # refuse a tool's own ``name`` keyword (``blob(text, name='mod.rs')``) as a second value for ``name``
+        return decode_handles(session.protocol.call_tool(name, tuple(encode_handles(list(args))),
+                                                         encode_handles(kwargs)))
 
     call.__name__ = name
     return call

@@ -24,13 +24,20 @@ BLOB_MIGRATIONS = [
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.:\-]{1,64}$")
 
 
+def _versioned(name: str, digest: str) -> str:
+    """The key of a payload put under a name that already holds other content. '@' is not allowed in names, so
+    it never collides with a name given by the caller."""
+    return f"{name}@{digest[:12]}"
+
+
 def content_key(payload: str) -> str:
     """Content-hash key: the same payload always gets the same key."""
     return "blob_" + hashlib.sha256(payload.encode("utf-8")).hexdigest()[:12]
 
 
 class BlobStore:
-    """Holds payloads by key. Keys are content hashes unless a name is given.
+    """Holds payloads by key. Keys are content hashes unless a name is given; a key never changes its payload
+    (see :meth:`put`), so a :class:`BlobRef` always measures the text it was made for.
 
     With ``path`` the payloads are also written to a SQLite file and read back
     from it, so handles survive a restart of the REPL. A write waits up to
@@ -51,25 +58,43 @@ class BlobStore:
                 apply_migrations(self._db, BLOB_MIGRATIONS, what=f"blob store {self.path}")
 
     def put(self, payload: str, name: str | None = None) -> BlobRef:
-        """Store ``payload`` and return its handle. A named put replaces an earlier payload of that name."""
+        """Store ``payload`` and return its handle; a key names one payload for good.
+
+        Without ``name`` the key is the content hash (``blob_<sha12>``). With ``name`` the key is ``name`` the first
+        time; putting the same payload under that name again returns the same handle, and putting another payload
+        under it returns a new handle ``name@<sha12>`` (the name's first payload, and every handle to it, keep
+        their data). ToolError if ``payload`` is not a str or ``name`` is not 1-64 characters of [A-Za-z0-9_.:-].
+        """
         if not isinstance(payload, str):
             raise ToolError(f"payload: expected a str, got {type(payload).__name__}")
         if name is not None and not _NAME_RE.match(name):
             raise ToolError(f"name: {name!r} is not allowed; use 1-64 characters from [A-Za-z0-9_.:-]")
-        key = name or content_key(payload)
+        digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()
+        key = name or "blob_" + digest[:12]
         with self._lock:
-            if self._db is not None:  # the file first: a write that fails leaves the store as it was
-                digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()
+            if self._db is not None:  # the file decides (another process may hold the name); the cache follows it
                 with busy_errors(self.path, self.busy_timeout):
                     try:
-                        self._db.execute("INSERT OR REPLACE INTO blobs (key, payload, sha256) VALUES (?, ?, ?)",
-                                         (key, payload, digest))
+                        key = self._claim(key, name, payload, digest)
                         self._db.commit()
                     except BaseException:
                         self._db.rollback()
                         raise
+            elif name is not None and self._mem.get(name, payload) != payload:
+                key = _versioned(name, digest)
             self._mem[key] = payload
         return BlobRef(key, len(payload))
+
+    def _claim(self, key: str, name: str | None, payload: str, digest: str) -> str:
+        """Write ``payload`` under ``key`` unless that key already holds other content (then under the name's
+        versioned key); returns the key used. Runs inside the caller's transaction."""
+        self._db.execute("INSERT OR IGNORE INTO blobs (key, payload, sha256) VALUES (?, ?, ?)", (key, payload, digest))
+        (held,) = self._db.execute("SELECT sha256 FROM blobs WHERE key = ?", (key,)).fetchone()
+        if held == digest or name is None:
+            return key
+        key = _versioned(name, digest)
+        self._db.execute("INSERT OR IGNORE INTO blobs (key, payload, sha256) VALUES (?, ?, ?)", (key, payload, digest))
+        return key
 
     def get(self, ref: BlobRef | str) -> str:
         """The payload for a handle or key; ToolError naming ``ref`` if it is unknown."""

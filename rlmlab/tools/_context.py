@@ -31,7 +31,7 @@ def blob(ws: Workspace, payload: str, name: str | None = None) -> BlobRef:
 
     Args:
         payload: the text to store.
-        name: key to store it under; default is a content hash.
+        name: key to store it under; default is a content hash. A name holding other text gives key name@<sha12>.
     """
     return ws.store.put(payload, name)
 
