@@ -11,7 +11,22 @@ __all__ = ["RLMLabError", "ToolError", "MissingExtraError", "ConfigError", "Inpu
 
 
 class RLMLabError(Exception):
-    """Base class for rlmlab's own errors."""
+    """Base class for rlmlab's own errors.
+
+    In IPython (any kernel, however rlmlab was imported) one shows as one line, ``ToolError: n: 99999 is out of
+    range; allowed 0 to 2000``: the message names the problem and the fix, and the frames inside rlmlab above it
+    would only bury it. ``%xmode Verbose``, or an error whose ``show_traceback`` is true, shows the traceback.
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        # IPython's hook for an exception's own display (InteractiveShell.showtraceback), so a plain kernel needs no
+        # extension loaded; the rlmlab kernel's handler (rlmlab.jupyter._extension.short_error) does the same
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        if shell is not None and (shell.InteractiveTB.mode == "Verbose" or getattr(self, "show_traceback", False)):
+            return shell.InteractiveTB.structured_traceback(type(self), self, self.__traceback__)
+        return [f"{type(self).__name__}: {self}"]
 
 
 class ToolError(RLMLabError):

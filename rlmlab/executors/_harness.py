@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Iterator, NamedTuple, Protocol
 
 from rlmlab.executors._constrain import check_decoding, decoding_note
 from rlmlab.executors._context_events import ToolTap, call_events
+from rlmlab.executors._dspy_log import dspy_warnings
 from rlmlab.executors._timing import RunClock, time_breakdown
 from rlmlab.executors._trajectory import TRAJECTORY_FILE, IterationRecord, Trajectory, clip_output
 from rlmlab.handles import BlobRef
@@ -317,10 +318,12 @@ def execute(loop: StepLoop, query: str, context: str | BlobRef, options: RunOpti
     run = Run(options, env, query, trace, workspace, recorder, meter, ref, text,
               make_guard(env.turing, workspace, run_id), traj)
     mark, t0 = recorder.mark(), time.perf_counter()
-    try:
-        loop.run(run)
-    except Exception as exc:  # recorded, not lost: the steps so far are kept
-        traj.error = f"{type(exc).__name__}: {exc}"
+    with dspy_warnings() as dspy_notes:  # DSPy's WARNING lines belong to this run's record, not to stderr
+        try:
+            loop.run(run)
+        except Exception as exc:  # recorded, not lost: the steps so far are kept
+            traj.error = f"{type(exc).__name__}: {exc}"
+    traj.notes.extend(dspy_notes)
     return close_trajectory(traj, run.records, recorder.since(mark), t0, trace, env.runs_dir, clock=run.clock)
 
 

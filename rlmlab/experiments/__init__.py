@@ -14,7 +14,10 @@ from rlmlab.experiments._phases import PHASES, SuiteJudge, load_test_suite, task
 from rlmlab.experiments._notebooks import (
     FAMILIES, MAIN_JOB, NOTEBOOKS_DIR, NotebookFailed, NotebookRun, notebook_for, parse_parameter, run_notebook,
 )
-from rlmlab.experiments._report import compare_table, plot_conditions, plot_learning_curve, plot_rollouts, results_table
+from rlmlab.experiments._report import (
+    compare_table, plot_conditions, plot_learning_curve, plot_rollouts, plot_tasks, results_table,
+)
+from rlmlab._figures import figure, summary_label  # the figures (label, unit, format) results tables use
 from rlmlab.experiments._runs import (
     TASK_COLUMNS, condition_stats, find_row, is_experiment_run, outcome, row_trajectory_dir, run_rows, task_runs_table,
     time_table,
@@ -37,7 +40,7 @@ __all__ = [
     "run_notebook", "notebook_for", "MAIN_JOB", "parse_parameter", "NotebookRun", "NotebookFailed", "FAMILIES", "NOTEBOOKS_DIR",
     "compare_table", "TASK_COLUMNS", "condition_stats", "find_row", "is_experiment_run", "outcome",
     "row_trajectory_dir", "run_rows", "task_runs_table", "time_table",
-    "results_table", "plot_conditions", "plot_learning_curve", "plot_rollouts",
+    "results_table", "plot_conditions", "plot_learning_curve", "plot_rollouts", "plot_tasks", "figure", "summary_label",
     "summary_columns", "sample_lm", "normalise_answer", "majority", "select_rollout", "SELECTIONS",
     "CURVE_WINDOW", "bank_figures", "learning_curve", "learning_figures", "learning_line", "learning_table", "fifths", "plot_learning", "PHASES", "SuiteJudge", "load_test_suite",
     "task_kind",
