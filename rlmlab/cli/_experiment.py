@@ -103,11 +103,13 @@ def run(name: str, lm: str | None, suite: str | None, tasks: int | None, rollout
         max_tokens: int | None, levels: tuple[int, ...], parity: str | None, api_base: str | None,
         test_suite: str | None, test_tasks: int | None, decoding: str | None) -> None:
     """Run experiment NAME (E1..E14 or a config path); writes runs/<run-id>/ and prints the summary."""
+    from rlmlab.cli._console import wide_console
     from rlmlab.errors import RLMLabError
     from rlmlab.experiments import run_experiment
 
-    try:
-        result = run_experiment(name, lm=lm, suite=suite, tasks=tasks, rollouts=rollouts, workers=workers,
+    console = wide_console()
+    try:  # a live bar at a terminal; piped to a log, a line per finished task (a bar there prints only at the end)
+        result = run_experiment(name, progress=True if console.is_terminal else "lines", lm=lm, suite=suite, tasks=tasks, rollouts=rollouts, workers=workers,
                                 conditions=list(conditions) or None, runs_dir=runs_dir, resume=resume,
                                 backend=backend, max_iters=max_iters, levels=list(levels) or None, parity=parity,
                                 test_suite=test_suite, test_tasks=test_tasks, decoding=decoding,
@@ -115,9 +117,6 @@ def run(name: str, lm: str | None, suite: str | None, tasks: int | None, rollout
                                             **({"api_base": api_base} if api_base else {})} or None)
     except (RLMLabError, ValueError) as exc:
         raise _fail(exc) from None
-    from rlmlab.cli._console import wide_console
-
-    console = wide_console()
     console.print(result)
     console.print(f"results: {result.run_dir / 'results.jsonl'}")
     for cond, s in result.summary.items():  # a learning run: the curve and the frozen test split, in one line each
@@ -144,9 +143,14 @@ def show(run: Path, task: str | None, condition: str | None, rollout: int | None
     from rlmlab.cli._console import wide_console
     from rlmlab.cli._run_show import run_overview, task_detail
 
+    from rlmlab.cli._run_show import single_run
+
     console = wide_console()
     try:
-        parts = run_overview(run) if task is None else task_detail(run, task, condition, rollout, prompts)
+        if task is None and not (run / "results.jsonl").is_file() and (run / "trajectory.jsonl").is_file():
+            parts = single_run(run, prompts)  # a directory of rlmlab rlm run: shown as rlmlab rlm show shows it
+        else:
+            parts = run_overview(run) if task is None else task_detail(run, task, condition, rollout, prompts)
     except (FileNotFoundError, ValueError) as exc:
         raise _fail(exc) from None
     for part in parts:

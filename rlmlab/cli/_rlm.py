@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from rlmlab.cli._errors import InputError
 
@@ -21,7 +20,9 @@ def run_and_show(query: str, path: Path, *, lm_spec: str, context_mode: str, max
     from rlmlab.executors import TRAJECTORY_FILE, run_rlm, trajectory_summary
     from rlmlab.lm import make_lm
 
-    console = Console()
+    from rlmlab.cli._console import wide_console
+
+    console = wide_console()  # piped to a log: tables at their natural width, numbers never split
     try:
         text = read_text(path)
     except InputFileError as exc:
@@ -101,3 +102,26 @@ def run(query: str, file: Path, lm_spec: str, context_mode: str, max_iters: int,
                                   runs_dir=runs_dir, step_timeout=step_timeout, n_threads=n_threads,
                                   turing_config=turing_config if turing_on else None, api_base=api_base,
                                   decoding=decoding))
+
+
+@rlm.command("show")
+@click.argument("run_dir", type=click.Path(exists=True, path_type=Path))
+@click.option("--prompts/--no-prompts", default=True, show_default=True,
+              help="Print the exact messages sent on every LM call.")
+def show(run_dir: Path, prompts: bool) -> None:
+    """One run written by ``rlmlab rlm run`` (RUN_DIR is runs/<run-id>, or its trajectory.jsonl): the summary
+    ``rlm run`` printed, how its token figures relate, then each iteration's code, output and figures with the
+    prompt and completion of its LM calls (as ``rlmlab experiment show RUN --task ID`` shows an experiment's)."""
+    from rlmlab.cli._console import wide_console
+    from rlmlab.cli._run_show import single_run
+    from rlmlab.errors import RLMLabError
+
+    if run_dir.is_file():
+        run_dir = run_dir.parent
+    try:
+        parts = single_run(run_dir, prompts)
+    except (RLMLabError, ValueError) as exc:
+        raise InputError(str(exc)) from None
+    console = wide_console()
+    for part in parts:
+        console.print(part)

@@ -16,7 +16,7 @@ from rich.text import Text
 
 from rlmlab._figures import FIGURES, RELATION_KEYS, fmt, fmt_seconds, resend_note, token_rows
 
-__all__ = ["run_overview", "task_detail"]
+__all__ = ["run_overview", "task_detail", "single_run", "trajectory_detail"]
 
 _COLOURS = {"pass": "green", "fail": "yellow", "error": "red"}
 
@@ -46,7 +46,7 @@ def run_overview(run_dir: Path) -> list[Any]:
     tasks = Table(title="tasks (rollout * = the selected one; open one with --task ID [--condition C])",
                   title_justify="left")
     for h in ["condition", "task", "rollout", "pass"]:
-        tasks.add_column(h)
+        tasks.add_column(h, no_wrap=True)  # a name is never cut: the figures' headers fold first
     for _, key in TASK_COLUMNS:
         tasks.add_column(FIGURES[key].heading, justify="right")
     tasks.add_column("error", overflow="fold")
@@ -102,19 +102,44 @@ def task_detail(run_dir: Path, task: str, condition: str | None, rollout: int | 
     output, figures) with its LM calls (exact prompt and completion unless ``prompts`` is False)."""
     from rlmlab.executors import TRAJECTORY_FILE, Trajectory
     from rlmlab.experiments import find_row, outcome, row_trajectory_dir
-    from rlmlab.lm import CALLS_FILE, read_calls
 
     row = find_row(run_dir, task, condition, rollout)
     where = row_trajectory_dir(run_dir, row)
     traj = Trajectory.read_jsonl(where / TRAJECTORY_FILE)
-    calls = read_calls(where / CALLS_FILE)
     verdict = outcome(row)
     head = Text.assemble(
         (f"{row['task_id']}", "bold"), f" · condition {row['condition']} · rollout {row.get('rollout', 0)} · ",
         (verdict, _COLOURS[verdict]), f" · answer {row.get('answer')!r}\n",
         f"query: {traj.query}\njudge: {row.get('rationale') or '-'}\ntrajectory: {where}")
+    return [head, *trajectory_detail(where, traj, prompts)]
+
+
+def single_run(run_dir: Path, prompts: bool = True) -> list[Any]:
+    """A directory written by ``rlmlab rlm run`` (its trajectory.jsonl and lm_calls.jsonl): the summary ``rlm run``
+    printed, then each iteration with its LM calls. ValueError naming the directory if it holds no trajectory
+    (an experiment run's directory says to use ``rlmlab experiment show``)."""
+    from rlmlab.executors import TRAJECTORY_FILE, Trajectory, trajectory_summary
+
+    if (run_dir / "results.jsonl").is_file() and not (run_dir / TRAJECTORY_FILE).is_file():
+        raise ValueError(f"{run_dir}: an experiment run (results.jsonl); show it with: rlmlab experiment show {run_dir}")
+    if not (run_dir / TRAJECTORY_FILE).is_file():
+        raise ValueError(f"{run_dir}: no {TRAJECTORY_FILE}; expected a directory written by rlmlab rlm run "
+                         f"(runs/<run-id>/)")
+    traj = Trajectory.read_jsonl(run_dir / TRAJECTORY_FILE)
+    head = Text(f"{traj.executor} run {traj.run_id} · {traj.lm} · decoding {traj.decoding}\n"
+                f"query: {traj.query}\ntrajectory: {run_dir / TRAJECTORY_FILE}")
+    notes = [Text(f"note: {n}", style="dim") for n in traj.notes]
+    return [head, *notes, trajectory_summary(traj), *trajectory_detail(run_dir, traj, prompts)]
+
+
+def trajectory_detail(where: Path, traj: Any, prompts: bool = True) -> list[Any]:
+    """How a trajectory's token figures relate, its time breakdown, then each iteration (reasoning, code, output,
+    figures) with its LM calls read from ``where`` (exact prompt and completion unless ``prompts`` is False)."""
+    from rlmlab.lm import CALLS_FILE, read_calls
+
+    calls = read_calls(where / CALLS_FILE)
     header, rows = token_rows(traj, calls)
-    out: list[Any] = [head, _table("how the token figures relate", header, rows), *_time_breakdown(traj.timing)]
+    out: list[Any] = [_table("how the token figures relate", header, rows), *_time_breakdown(traj.timing)]
     out += [Text(f"{FIGURES[k].label}: {FIGURES[k].means}", style="dim") for k in RELATION_KEYS]
     if resend_note(traj):
         out.append(Text(resend_note(traj)))

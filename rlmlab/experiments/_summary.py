@@ -114,7 +114,7 @@ def summary_table(summary: dict[str, Any], title: str = "") -> Any:
             "mean_prompt_chars_mean", "mean_large_returns", "mean_context_chars", "mean_elapsed_ms"]
     keys[1:1] = [k for k, _ in summary_columns(summary.values())]
     table = Table(title=title, title_justify="left")
-    table.add_column("condition")
+    table.add_column("condition", no_wrap=True)  # never cut to "grammar_te…": the headers fold first
     table.add_column("tasks", justify="right")
     for k in keys:
         table.add_column(summary_label(k), justify="right", overflow="fold")

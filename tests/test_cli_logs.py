@@ -1,0 +1,90 @@
+"""The CLI piped to a log: tables at their natural width, whole numbers and names, a line per finished task, and
+``rlmlab rlm show`` for one ``rlm run`` directory (issue 28, item 9). Every command runs as a real subprocess
+with its stdout a pipe, as under ``| tee log`` or a CI job."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rlmlab.executors import TRAJECTORY_FILE, Trajectory
+
+
+def _cli(*args: str, cwd: Path, ok: bool = True) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}  # what a cron job or a CI runner has
+    proc = subprocess.run([sys.executable, "-m", "rlmlab.cli", *args], capture_output=True, text=True, cwd=cwd,
+                          env=env, timeout=300)
+    assert (proc.returncode == 0) == ok, proc.stderr[-2000:]
+    return proc
+
+
+def _row(out: str, first_cell: str, tables: int = 1) -> list[str]:
+    """The cells of the first table row whose first cell is ``first_cell``; ``tables`` tables have one such row
+    (one line each: a row never wraps)."""
+    lines = [ln for ln in out.splitlines() if re.match(rf"│ {re.escape(first_cell)} +│", ln)]
+    assert len(lines) == tables, (first_cell, out)
+    return [c.strip() for c in lines[0].strip("│").split("│")]
+
+
+def _check_iteration_rows(out: str, traj: Trajectory, tables: int = 1) -> None:
+    """The iteration table's rows; ``tables`` 2 when "how the token figures relate" (a row per iteration) follows."""
+    for it in traj.iterations:
+        cells = _row(out, str(it.index), tables)
+        assert f"{it.leakage.prompt_chars:,}" in cells and f"{it.input_tokens:,}" in cells
+        assert f"{it.output_tokens:,}" in cells and len(it.code.splitlines()[0]) < 60 and it.code.splitlines()[0] in cells
+
+
+@pytest.fixture(scope="module")
+def rlm_run(tmp_path_factory, rust_file):
+    cwd = tmp_path_factory.mktemp("rlm")
+    proc = _cli("rlm", "run", "How many lines?", str(rust_file), "--lm", "scripted:probe", "--runs-dir", "runs",
+                cwd=cwd)
+    (run_dir,) = (cwd / "runs").iterdir()
+    return cwd, run_dir, proc.stdout
+
+
+def test_rlm_run_piped_prints_whole_numbers_in_one_line_per_iteration(rlm_run):
+    cwd, run_dir, out = rlm_run
+    traj = Trajectory.read_jsonl(run_dir / TRAJECTORY_FILE)
+    assert traj.iterations and traj.input_tokens >= 1000  # numbers with a thousands separator: "1,693", not "1,69"
+    _check_iteration_rows(out, traj)
+    assert f"prompt tokens sent {traj.input_tokens:,}" in out
+
+
+def test_rlm_show_shows_one_run_and_experiment_show_does_too(rlm_run):
+    cwd, run_dir, _ = rlm_run
+    traj = Trajectory.read_jsonl(run_dir / TRAJECTORY_FILE)
+    shown = _cli("rlm", "show", str(run_dir.relative_to(cwd)), cwd=cwd).stdout
+    assert f"query: {traj.query}" in shown and f"trajectory: {Path('runs', traj.run_id, TRAJECTORY_FILE)}" in shown
+    _check_iteration_rows(shown, traj, tables=2)
+    calls = [json.loads(line) for line in (run_dir / "lm_calls.jsonl").read_text().splitlines()]
+    assert calls and calls[0]["completion"].splitlines()[0] in shown  # the exact completions, as experiment show
+    assert _cli("rlm", "show", str(run_dir / TRAJECTORY_FILE), "--no-prompts", cwd=cwd).stdout.count("iteration 1") >= 1
+    also = _cli("experiment", "show", str(run_dir), cwd=cwd).stdout  # once refused: "no results.jsonl"
+    _check_iteration_rows(also, traj, tables=2)
+    bad = _cli("rlm", "show", str(cwd), ok=False, cwd=cwd)
+    assert bad.returncode == 2 and "no trajectory.jsonl" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_experiment_run_piped_prints_a_line_per_task_and_whole_condition_names(tmp_path):
+    proc = _cli("experiment", "run", "E13", "--lm", "scripted:probe", "--tasks", "1", "--runs-dir", "runs",
+                cwd=tmp_path)
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    best = [r for r in rows if r["best"]]
+    progress = [ln for ln in proc.stdout.splitlines() if re.match(r"\[\d+/\d+\] E13 ", ln)]
+    assert len(progress) == len(best) == 4, proc.stdout
+    assert {ln.split()[2] for ln in progress} == {"free", "grammar", "grammar_templates", "vote5"}
+    table_at = proc.stdout.index("┏")
+    assert all(proc.stdout.index(ln) < table_at for ln in progress)  # as the tasks finish, before the summary
+    for cond in ("free", "grammar", "grammar_templates", "vote5"):
+        cells = _row(proc.stdout, cond)
+        assert cells[0] == cond and cells[1] == "1"  # never "grammar_te…"
+    shown = _cli("experiment", "show", str(run_dir), cwd=tmp_path).stdout
+    assert _row(shown, "grammar_templates", tables=3)[:3] == ["grammar_templates", "1", "0"]  # summary, time, tasks
+    bad = _cli("rlm", "show", str(run_dir), ok=False, cwd=tmp_path)
+    assert "rlmlab experiment show" in bad.stderr
