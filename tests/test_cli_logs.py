@@ -35,7 +35,8 @@ def _check_iteration_rows(out: str, traj: Trajectory, tables: int = 1) -> None:
     for it in traj.iterations:
         cells = _row(out, str(it.index), tables)
         assert f"{it.leakage.prompt_chars:,}" in cells and f"{it.input_tokens:,}" in cells
-        assert f"{it.output_tokens:,}" in cells and len(it.code.splitlines()[0]) < 60 and it.code.splitlines()[0] in cells
+        first = it.code.splitlines()[0]
+        assert f"{it.output_tokens:,}" in cells and len(first) < 60 and first in cells
 
 
 @pytest.fixture(scope="module")

@@ -108,13 +108,16 @@ def run(name: str, lm: str | None, suite: str | None, tasks: int | None, rollout
     from rlmlab.experiments import run_experiment
 
     console = wide_console()
-    try:  # a live bar at a terminal; piped to a log, a line per finished task (a bar there prints only at the end)
-        result = run_experiment(name, progress=True if console.is_terminal else "lines", lm=lm, suite=suite, tasks=tasks, rollouts=rollouts, workers=workers,
+    # a live bar at a terminal; piped to a log, a line per finished task (a bar there prints only at the end)
+    progress = True if console.is_terminal else "lines"
+    try:
+        result = run_experiment(name, lm=lm, suite=suite, tasks=tasks, rollouts=rollouts, workers=workers,
                                 conditions=list(conditions) or None, runs_dir=runs_dir, resume=resume,
                                 backend=backend, max_iters=max_iters, levels=list(levels) or None, parity=parity,
                                 test_suite=test_suite, test_tasks=test_tasks, decoding=decoding,
                                 lm_options={**({"max_tokens": max_tokens} if max_tokens else {}),
-                                            **({"api_base": api_base} if api_base else {})} or None)
+                                            **({"api_base": api_base} if api_base else {})} or None,
+                                progress=progress)
     except (RLMLabError, ValueError) as exc:
         raise _fail(exc) from None
     console.print(result)
@@ -141,9 +144,7 @@ def show(run: Path, task: str | None, condition: str | None, rollout: int | None
     """A run's conditions (pass rate with its 95% Wilson interval) and one row per task; with --task, that
     task's trajectory: each iteration's code, output and figures, and the prompt and completion of its LM calls."""
     from rlmlab.cli._console import wide_console
-    from rlmlab.cli._run_show import run_overview, task_detail
-
-    from rlmlab.cli._run_show import single_run
+    from rlmlab.cli._run_show import run_overview, single_run, task_detail
 
     console = wide_console()
     try:

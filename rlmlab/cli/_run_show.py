@@ -121,7 +121,8 @@ def single_run(run_dir: Path, prompts: bool = True) -> list[Any]:
     from rlmlab.executors import TRAJECTORY_FILE, Trajectory, trajectory_summary
 
     if (run_dir / "results.jsonl").is_file() and not (run_dir / TRAJECTORY_FILE).is_file():
-        raise ValueError(f"{run_dir}: an experiment run (results.jsonl); show it with: rlmlab experiment show {run_dir}")
+        raise ValueError(f"{run_dir}: an experiment run (results.jsonl); show it with: "
+                         f"rlmlab experiment show {run_dir}")
     if not (run_dir / TRAJECTORY_FILE).is_file():
         raise ValueError(f"{run_dir}: no {TRAJECTORY_FILE}; expected a directory written by rlmlab rlm run "
                          f"(runs/<run-id>/)")
