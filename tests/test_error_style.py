@@ -105,3 +105,34 @@ def test_notebooks_import_only_public_names():
                     bad[f"{path.name} cell {i}"] = hits
     assert not bad, bad
     assert _private_imports("from rlmlab.experiments._runs import outcome\nimport rlmlab._figures")  # it can fail
+
+
+def test_concurrent_runs_each_keep_their_own_dspy_warnings_and_nothing_is_lost(capfd):
+    import logging
+    import threading
+
+    from rlmlab.executors._dspy_log import dspy_warnings
+
+    import dspy  # noqa: F401  (DSPy's stderr handler is installed on import)
+
+    log = logging.getLogger("dspy.predict.rlm")
+    inside, done, got = threading.Barrier(3), threading.Barrier(3), {}
+
+    def run(name: str) -> None:
+        with dspy_warnings() as notes:
+            inside.wait()
+            log.warning("from %s", name)
+            done.wait()
+        got[name] = notes
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in ("a", "b")]
+    for t in threads:
+        t.start()
+    inside.wait()
+    log.warning("from no run")  # two runs going, neither on this thread: printed as without rlmlab
+    done.wait()
+    for t in threads:
+        t.join()
+    assert got == {n: [f"dspy WARNING dspy.predict.rlm: from {n}"] for n in ("a", "b")}
+    err = capfd.readouterr().err
+    assert "from no run" in err and "from a" not in err and "from b" not in err

@@ -43,17 +43,26 @@ class _Router(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         with _lock:
-            own = [c for c in _active if c.thread == record.thread]
-            for capture in own or (_active if len(_active) == 1 else []):
+            for capture in _owners(record):
                 capture.add(record)
 
 
 _ROUTER = _Router()
 
 
+def _owners(record: logging.LogRecord) -> list[_Capture]:
+    """The captures a record belongs to: the run on its thread, else the only run going (none when several runs
+    go on and the record comes from none of their threads: then it prints, as it would without rlmlab)."""
+    own = [c for c in _active if c.thread == record.thread]
+    return own or (_active[:] if len(_active) == 1 else [])
+
+
 def _quiet(record: logging.LogRecord) -> bool:
-    """Filter for DSPy's stderr handler: a WARNING or worse goes to the run instead while a run is captured."""
-    return record.levelno < logging.WARNING or not _active
+    """Filter for DSPy's stderr handler: a WARNING or worse that a run captures is not printed too."""
+    if record.levelno < logging.WARNING:
+        return True
+    with _lock:
+        return not _owners(record)
 
 
 @contextlib.contextmanager
@@ -61,7 +70,8 @@ def dspy_warnings() -> Iterator[list[str]]:
     """Capture DSPy's WARNING-and-above records for the block; yields the list of notes, filled as they come.
 
     Nested and concurrent captures (runs in threads) are fine: each gets the records of its own thread, and a
-    record from another thread (a DSPy worker thread) when it is the only capture.
+    record from another thread (a DSPy worker thread) when it is the only capture; a record no capture takes is
+    printed as usual, so nothing is lost.
     """
     logger = logging.getLogger("dspy")
     capture = _Capture()
