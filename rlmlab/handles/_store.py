@@ -69,19 +69,22 @@ class BlobStore:
             raise ToolError(f"payload: expected a str, got {type(payload).__name__}")
         if name is not None and not _NAME_RE.match(name):
             raise ToolError(f"name: {name!r} is not allowed; use 1-64 characters from [A-Za-z0-9_.:-]")
-        digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()
-        key = name or "blob_" + digest[:12]
         with self._lock:
             if self._db is not None:  # the file decides (another process may hold the name); the cache follows it
+                digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()
                 with busy_errors(self.path, self.busy_timeout):
                     try:
-                        key = self._claim(key, name, payload, digest)
+                        key = self._claim(name or "blob_" + digest[:12], name, payload, digest)
                         self._db.commit()
                     except BaseException:
                         self._db.rollback()
                         raise
-            elif name is not None and self._mem.get(name, payload) != payload:
-                key = _versioned(name, digest)
+            elif name is None:
+                key = content_key(payload)
+            else:  # hashed only when the name holds other text: a named put stays a dict lookup
+                held = self._mem.get(name)
+                key = name if held is None or held == payload else _versioned(
+                    name, hashlib.sha256(payload.encode("utf-8")).hexdigest())
             self._mem[key] = payload
         return BlobRef(key, len(payload))
 
