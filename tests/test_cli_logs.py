@@ -54,6 +54,7 @@ def test_rlm_run_piped_prints_whole_numbers_in_one_line_per_iteration(rlm_run):
     assert traj.iterations and traj.input_tokens >= 1000  # numbers with a thousands separator: "1,693", not "1,69"
     _check_iteration_rows(out, traj)
     assert f"prompt tokens sent {traj.input_tokens:,}" in out
+    assert f"each step with its prompts: rlmlab rlm show {Path('runs', traj.run_id)}" in out
 
 
 def test_rlm_show_shows_one_run_and_experiment_show_does_too(rlm_run):

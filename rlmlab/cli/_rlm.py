@@ -61,6 +61,8 @@ def run_and_show(query: str, path: Path, *, lm_spec: str, context_mode: str, max
     console.print(f"decoding: {traj.decoding}" + "".join(f" ({n})" for n in traj.notes if "decoding" in n),
                   soft_wrap=True, highlight=False)
     console.print(f"trajectory: [bold]{Path(runs_dir) / traj.run_id / TRAJECTORY_FILE}[/]")
+    console.print(f"each step with its prompts: rlmlab rlm show {Path(runs_dir) / traj.run_id}", soft_wrap=True,
+                  highlight=False)
     if protocol is not None:
         fired = [h for it in traj.iterations for r in it.turing for h in r["hooks"]]
         console.print(f"turing: {len(fired)} violation(s) corrected ({', '.join(sorted(set(fired))) or 'none'}); "
