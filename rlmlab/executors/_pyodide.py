@@ -1,0 +1,202 @@
+"""PyodideInterpreter: the REPL's code runs as WebAssembly (Pyodide) inside Deno with no permissions.
+
+The host side is RLMLabInterpreter unchanged (tools through ``Workspace.call``, BlobRef handles, ``llm_query``
+counted, timeout and crash restarts with the setup replayed); only the process differs. Deno starts with
+``--cached-only`` (no download at run time), read access to Pyodide's files and the two Python files it loads,
+and nothing else; the runner revokes the read access before any model code runs. So the code cannot read or
+write host files, open sockets, read the environment, start processes or signal the host. Pyodide's file
+system is in memory: ``scratch_dir`` is None, and what the code writes there is lost at a restart.
+
+Deno comes from the ``deno`` package on PyPI (``pip install 'rlmlab[sandbox]'``); Pyodide comes from npm and
+Deno caches it on first use (:func:`warm_pyodide_cache`; ``make test`` does it once).
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import json
+import os
+import re
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+from dspy.primitives.code_interpreter import CodeInterpreterError
+from dspy.utils.callback import with_callbacks
+
+from rlmlab.executors._interpreter import RLMLabInterpreter
+
+__all__ = ["PyodideInterpreter", "pyodide_unavailable", "warm_pyodide_cache", "PYODIDE_VERSION"]
+
+PYODIDE_VERSION = "0.29.4"  # the version dspy's own runner.js pins; keep _pyodide_runner.js's import in step
+_RUNNER = Path(__file__).with_name("_pyodide_runner.js")
+_SESSION = Path(__file__).with_name("_pyodide_session.py")
+_BLOBREF = Path(__file__).resolve().parents[1] / "handles" / "_blobref.py"
+_DENO_FLAGS = ["--no-config", "--no-lock", "--node-modules-dir=false", "--no-prompt"]
+_START_TIMEOUT = 120.0  # seconds: loading Pyodide compiles 10 MB of WebAssembly, ~4 s idle, more on a busy machine
+_WARM_TIMEOUT = 600.0
+# The environment Deno gets: nothing of the host's but locale and time zone. DENO_DIR points at the cache the
+# user's own ``deno`` uses, so a scratch HOME does not mean a second download.
+_ENV_ALLOW = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
+
+
+def _deno() -> str | None:
+    try:
+        from deno import find_deno_bin
+
+        return find_deno_bin()
+    except (ImportError, FileNotFoundError):
+        return shutil.which("deno")
+
+
+@functools.cache
+def _deno_dir(deno: str) -> Path | None:
+    if os.environ.get("DENO_DIR"):
+        return Path(os.environ["DENO_DIR"])
+    try:
+        info = subprocess.run([deno, "info", "--json"], capture_output=True, text=True, timeout=30,
+                              env={**os.environ, "DENO_NO_PACKAGE_JSON": "1", "NO_COLOR": "1"})
+        return Path(json.loads(info.stdout)["denoDir"])
+    except (OSError, subprocess.TimeoutExpired, ValueError, KeyError):
+        return None
+
+
+def _pyodide_dir(deno_dir: Path) -> Path | None:
+    """Pyodide's files in Deno's npm cache (one folder per registry host), or None when not cached."""
+    for wasm in sorted(deno_dir.glob(f"npm/*/pyodide/{PYODIDE_VERSION}/pyodide.asm.wasm")):
+        return wasm.parent.resolve()
+    return None
+
+
+def _env(deno_dir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k in _ENV_ALLOW}
+    return {**env, "DENO_DIR": str(deno_dir), "DENO_NO_PACKAGE_JSON": "1", "DENO_NO_UPDATE_CHECK": "1",
+            "NO_COLOR": "1", "HOME": str(deno_dir)}
+
+
+def warm_pyodide_cache(timeout: float = _WARM_TIMEOUT) -> str | None:
+    """Download Pyodide from npm into Deno's cache if missing (about 13 MB); None on success, else the reason."""
+    deno = _deno()
+    if deno is None:
+        return "Deno is not installed (pip install 'rlmlab[sandbox]' installs the deno package)"
+    deno_dir = _deno_dir(deno)
+    if deno_dir is None:
+        return f"`{deno} info --json` did not name Deno's cache directory"
+    if _pyodide_dir(deno_dir) is not None:
+        return None
+    try:
+        done = subprocess.run([deno, "cache", *_DENO_FLAGS[:3], str(_RUNNER)], capture_output=True, text=True,
+                              timeout=timeout, env={**_env(deno_dir), "PATH": os.environ.get("PATH", "")})
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"fetching Pyodide {PYODIDE_VERSION} from npm failed: {exc}"
+    if _pyodide_dir(deno_dir) is None:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return f"fetching Pyodide {PYODIDE_VERSION} from npm into {deno_dir} failed: {last}"
+    return None
+
+
+@functools.cache
+def _deno_version(deno: str) -> tuple[int, ...] | None:
+    try:
+        out = subprocess.run([deno, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    match = re.match(r"deno (\d+)\.(\d+)\.(\d+)", out)
+    return tuple(map(int, match.groups())) if match else None
+
+
+def pyodide_unavailable() -> str | None:
+    """None when PyodideInterpreter can start here, else a one-line reason.
+
+    Downloads Pyodide into Deno's cache the first time (npm, bounded by 10 minutes); later calls only look.
+    """
+    deno = _deno()
+    if deno is None:
+        return "Deno is not installed (pip install 'rlmlab[sandbox]' installs the deno package)"
+    version = _deno_version(deno)
+    if version is None or not (2, 0, 0) <= version < (3, 0, 0):
+        return f"{deno} is not Deno 2.x (found {version}); Pyodide {PYODIDE_VERSION} is tested with Deno 2"
+    return warm_pyodide_cache()
+
+
+class PyodideInterpreter(RLMLabInterpreter):
+    """RLMLabInterpreter whose REPL is Pyodide in a Deno process without permissions (see the module doc).
+
+    Same constructor and contract as :class:`RLMLabInterpreter`. Starting takes seconds (Pyodide loads and
+    compiles its WebAssembly each time; a timeout restart pays it again). ``memory_limit_mb`` caps the Deno
+    process's data segment (RLIMIT_DATA, which counts WebAssembly memory as it grows), on top of WebAssembly's
+    own 4 GiB ceiling; an allocation past it ends the step as a WorkerCrash. ``start`` raises
+    CodeInterpreterError with :func:`pyodide_unavailable`'s reason when Deno or Pyodide is missing.
+    """
+
+    sandbox_used = "pyodide"
+    scratch_dir: Path | None = None  # nothing on the host is writable; Pyodide's own file system is in memory
+    execution_instructions = (
+        "Code runs as Python (Pyodide, WebAssembly) in a persistent sandboxed REPL. State, imports, functions and "
+        "JSON-compatible variables persist for this session. Host tools and SUBMIT are available as global "
+        "functions. Only the standard library is available; there are no subprocesses, threads, network, host "
+        "files or environment variables."
+    )
+
+    @with_callbacks  # DSPy's startup callbacks, also when a timeout restarts the REPL
+    def start(self) -> None:
+        if self._ended:
+            raise CodeInterpreterError("PyodideInterpreter session has been shut down.")
+        if self._process is not None:
+            return
+        reason = pyodide_unavailable()
+        deno = _deno()
+        deno_dir = _deno_dir(deno) if deno else None
+        pyodide_dir = _pyodide_dir(deno_dir) if deno_dir else None
+        if reason or pyodide_dir is None:
+            raise CodeInterpreterError(f"Pyodide sandbox unavailable: {reason or 'Pyodide is not cached'}")
+        readable = ",".join(str(p) for p in (pyodide_dir, _SESSION.resolve(), _BLOBREF))
+        command = [deno, "run", *_DENO_FLAGS, "--cached-only", f"--allow-read={readable}", str(_RUNNER),
+                   str(_SESSION.resolve()), str(_BLOBREF)]
+        try:
+            process = subprocess.Popen(command, env=_env(deno_dir), cwd=deno_dir, stdin=subprocess.PIPE,
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                                       text=True, encoding="utf-8")
+        except OSError as exc:
+            raise CodeInterpreterError(f"Unable to start Deno: {exc}") from exc
+        if self.memory_limit_mb:
+            _limit_data(process.pid, int(self.memory_limit_mb))
+        self._process = self._started = process
+        stderr_tail: collections.deque[str] = collections.deque(maxlen=5)
+        threading.Thread(target=self._read_responses, args=(process,), daemon=True).start()
+        threading.Thread(target=_drain, args=(process, stderr_tail), daemon=True).start()
+        try:
+            message = self._receive(time.monotonic() + _START_TIMEOUT,
+                                    f"Pyodide did not start within {_START_TIMEOUT:g} seconds.")
+        except CodeInterpreterError as exc:
+            process.wait(timeout=5)
+            tail = " | ".join(stderr_tail)
+            raise CodeInterpreterError(f"{exc} Deno said: {tail[-500:] or 'nothing'}") from exc
+        if message.get("type") != "ready":
+            self._raise_terminal_error(f"Pyodide REPL returned an invalid startup message: {message!r}")
+
+
+def _drain(process: subprocess.Popen[str], tail: collections.deque[str]) -> None:
+    assert process.stderr is not None
+    for line in process.stderr:  # Deno's own errors (a denied permission at boot, a missing module)
+        if line.strip():
+            tail.append(_ANSI.sub("", line.strip()))
+    process.stderr.close()
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _limit_data(pid: int, megabytes: int) -> None:
+    # Deno itself needs about 200 MB before Pyodide runs any code: the cap is on top of that baseline so
+    # memory_limit_mb means about the same here as in RLMLabInterpreter (the code's own allocations).
+    import resource
+
+    limit = (megabytes + 256) * 1024 * 1024
+    try:
+        resource.prlimit(pid, resource.RLIMIT_DATA, (limit, limit))
+    except (OSError, AttributeError):  # the process already ended, or prlimit is not on this platform
+        pass
