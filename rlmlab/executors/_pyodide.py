@@ -126,9 +126,9 @@ class PyodideInterpreter(RLMLabInterpreter):
     """RLMLabInterpreter whose REPL is Pyodide in a Deno process without permissions (see the module doc).
 
     Same constructor and contract as :class:`RLMLabInterpreter`. Starting takes seconds (Pyodide loads and
-    compiles its WebAssembly each time; a timeout restart pays it again). ``memory_limit_mb`` caps the Deno
-    process's data segment (RLIMIT_DATA, which counts WebAssembly memory as it grows), on top of WebAssembly's
-    own 4 GiB ceiling; an allocation past it ends the step as a WorkerCrash. ``start`` raises
+    compiles its WebAssembly each time; a timeout or crash restart pays it again). ``memory_limit_mb`` caps the
+    WebAssembly memory that holds all of the code's objects (without it, WebAssembly's own 4 GiB); an
+    allocation past it is a MemoryError the code sees, and the REPL goes on. ``start`` raises
     CodeInterpreterError with :func:`pyodide_unavailable`'s reason when Deno or Pyodide is missing.
     """
 
@@ -154,7 +154,10 @@ class PyodideInterpreter(RLMLabInterpreter):
         if reason or pyodide_dir is None:
             raise CodeInterpreterError(f"Pyodide sandbox unavailable: {reason or 'Pyodide is not cached'}")
         readable = ",".join(str(p) for p in (pyodide_dir, _SESSION.resolve(), _BLOBREF))
-        command = [deno, "run", *_DENO_FLAGS, "--cached-only", f"--allow-read={readable}", str(_RUNNER),
+        # memory_limit_mb caps the WebAssembly memory (64 KiB pages), where all of the code's objects live: past
+        # it an allocation fails inside Pyodide as a MemoryError and the REPL goes on.
+        v8 = [f"--v8-flags=--wasm-max-mem-pages={int(self.memory_limit_mb) * 16}"] if self.memory_limit_mb else []
+        command = [deno, "run", *_DENO_FLAGS, *v8, "--cached-only", f"--allow-read={readable}", str(_RUNNER),
                    str(_SESSION.resolve()), str(_BLOBREF)]
         try:
             process = subprocess.Popen(command, env=_env(deno_dir), cwd=deno_dir, stdin=subprocess.PIPE,
@@ -162,8 +165,6 @@ class PyodideInterpreter(RLMLabInterpreter):
                                        text=True, encoding="utf-8")
         except OSError as exc:
             raise CodeInterpreterError(f"Unable to start Deno: {exc}") from exc
-        if self.memory_limit_mb:
-            _limit_data(process.pid, int(self.memory_limit_mb))
         self._process = self._started = process
         stderr_tail: collections.deque[str] = collections.deque(maxlen=5)
         threading.Thread(target=self._read_responses, args=(process,), daemon=True).start()
@@ -188,15 +189,3 @@ def _drain(process: subprocess.Popen[str], tail: collections.deque[str]) -> None
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def _limit_data(pid: int, megabytes: int) -> None:
-    # Deno itself needs about 200 MB before Pyodide runs any code: the cap is on top of that baseline so
-    # memory_limit_mb means about the same here as in RLMLabInterpreter (the code's own allocations).
-    import resource
-
-    limit = (megabytes + 256) * 1024 * 1024
-    try:
-        resource.prlimit(pid, resource.RLIMIT_DATA, (limit, limit))
-    except (OSError, AttributeError):  # the process already ended, or prlimit is not on this platform
-        pass
