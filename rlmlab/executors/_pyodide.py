@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import hashlib
 import json
 import os
 import re
@@ -89,12 +90,16 @@ def warm_pyodide_cache(timeout: float = _WARM_TIMEOUT) -> str | None:
         return None
     try:
         done = subprocess.run([deno, "cache", *_DENO_FLAGS[:3], str(_RUNNER)], capture_output=True, text=True,
-                              timeout=timeout, env={**_env(deno_dir), "PATH": os.environ.get("PATH", "")})
+                              timeout=timeout,  # the host's environment: it runs no model code, and TLS
+                              # to npm may need the host's certificate settings
+                              env={**os.environ, "DENO_DIR": str(deno_dir), "DENO_NO_PACKAGE_JSON": "1",
+                                   "NO_COLOR": "1"})
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"fetching Pyodide {PYODIDE_VERSION} from npm failed: {exc}"
     if _pyodide_dir(deno_dir) is None:
-        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        return f"fetching Pyodide {PYODIDE_VERSION} from npm into {deno_dir} failed: {last}"
+        lines = [line.strip() for line in done.stderr.splitlines() if line.strip()] or ["no output"]
+        why = next((line for line in reversed(lines) if "error" in line.lower()), lines[-1])
+        return f"fetching Pyodide {PYODIDE_VERSION} from npm into {deno_dir} failed: {why[:300]}"
     return None
 
 
@@ -153,12 +158,13 @@ class PyodideInterpreter(RLMLabInterpreter):
         pyodide_dir = _pyodide_dir(deno_dir) if deno_dir else None
         if reason or pyodide_dir is None:
             raise CodeInterpreterError(f"Pyodide sandbox unavailable: {reason or 'Pyodide is not cached'}")
-        readable = ",".join(str(p) for p in (pyodide_dir, _SESSION.resolve(), _BLOBREF))
+        snapshot = _snapshot(deno, deno_dir, pyodide_dir)
+        readable = ",".join(str(p) for p in (pyodide_dir, _SESSION.resolve(), _BLOBREF, *([snapshot] if snapshot else [])))
         # memory_limit_mb caps the WebAssembly memory (64 KiB pages), where all of the code's objects live: past
         # it an allocation fails inside Pyodide as a MemoryError and the REPL goes on.
         v8 = [f"--v8-flags=--wasm-max-mem-pages={int(self.memory_limit_mb) * 16}"] if self.memory_limit_mb else []
         command = [deno, "run", *_DENO_FLAGS, *v8, "--cached-only", f"--allow-read={readable}", str(_RUNNER),
-                   str(_SESSION.resolve()), str(_BLOBREF)]
+                   "run", str(_SESSION.resolve()), str(_BLOBREF), *([str(snapshot)] if snapshot else [])]
         try:
             process = subprocess.Popen(command, env=_env(deno_dir), cwd=deno_dir, stdin=subprocess.PIPE,
                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
@@ -178,6 +184,35 @@ class PyodideInterpreter(RLMLabInterpreter):
             raise CodeInterpreterError(f"{exc} Deno said: {tail[-500:] or 'nothing'}") from exc
         if message.get("type") != "ready":
             self._raise_terminal_error(f"Pyodide REPL returned an invalid startup message: {message!r}")
+
+
+def _snapshot(deno: str, deno_dir: Path, pyodide_dir: Path) -> Path | None:
+    """Pyodide's memory snapshot after start-up, made once per runner version (about 20 MB beside Deno's cache).
+
+    Made by a Deno process that runs no model code and may write only that file; None when it cannot be made
+    (the REPL then starts the slow way).
+    """
+    key = hashlib.sha256(_RUNNER.read_bytes()).hexdigest()[:12]  # the runner names Pyodide's version and imports
+    path = deno_dir / "rlmlab" / f"pyodide-{PYODIDE_VERSION}-{key}.snapshot"
+    if path.is_file():
+        return path
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    partial = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        subprocess.run([deno, "run", *_DENO_FLAGS, "--cached-only", f"--allow-read={pyodide_dir}",
+                        f"--allow-write={partial}", str(_RUNNER), "snapshot", str(partial)], env=_env(deno_dir),
+                       cwd=deno_dir, capture_output=True, timeout=_START_TIMEOUT)
+        if partial.is_file() and partial.stat().st_size > 0:
+            os.replace(partial, path)  # atomic: a concurrent start sees the whole file or none
+            return path
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    finally:
+        partial.unlink(missing_ok=True)
+    return None
 
 
 def _drain(process: subprocess.Popen[str], tail: collections.deque[str]) -> None:
