@@ -7,15 +7,18 @@ nothing, the canary is not in the Deno process's environment), not only by the e
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 from pathlib import Path
 
 import pytest
-from dspy.primitives.code_interpreter import CodeExecutionError
+from dspy.primitives.code_interpreter import CodeExecutionError, FinalOutput
 
 from rlmlab.executors import PyodideInterpreter, pyodide_unavailable, run_rlm
+from rlmlab.experiments import run_experiment
 from rlmlab.lm import make_lm
+from rlmlab.memory import MemoryTask
 from rlmlab.tools import Workspace
 
 UNAVAILABLE = pyodide_unavailable()
@@ -130,6 +133,32 @@ def test_processes_cannot_be_started(repl):
     assert "uid=" not in out
 
 
+def test_dspy_interpreter_contract_holds_with_llm_query_counted():
+    async def mul(*, a, b):  # an async host tool, as dspy's interpreters accept
+        return a * b
+
+    counted = []
+    fields = [{"name": "answer", "type": "str"}, {"name": "n", "type": "int"}]
+    repl = PyodideInterpreter(Workspace(), tools={"mul": mul, "llm_query": lambda prompt: f"echo {prompt}"},
+                              output_fields=fields, sub_call_counter=counted.append)
+    try:
+        assert repl.execute("mul(a=6, b=7)") == 42
+        assert repl.execute("llm_query('hi')") == "echo hi" and counted == [1]
+        with pytest.raises(SyntaxError):
+            repl.execute("def")
+        with pytest.raises(CodeExecutionError, match="ZeroDivisionError"):
+            repl.execute("1 // 0")
+        repl.execute("__builtins__['len'] = None\nSUBMIT = 'x'\nmul = None")
+        assert repl.execute("len('abc')") == 3 and repl.execute("mul(a=2, b=3)") == 6
+        final = repl.execute("SUBMIT(answer='ok', n=mul(a=2, b=3))", variables={"given": [1, 2]})
+        assert isinstance(final, FinalOutput) and final.output == {"answer": "ok", "n": 6}
+        assert repl.execute("given") == [1, 2]
+        with pytest.raises(CodeExecutionError, match="thread"):  # no threads in WebAssembly
+            repl.execute("import threading\nthreading.Thread(target=print).start()")
+    finally:
+        repl.shutdown()
+
+
 def test_a_timeout_restarts_the_repl_and_replays_the_setup():
     repl = PyodideInterpreter(Workspace(), step_timeout=5)
     try:
@@ -160,21 +189,43 @@ def test_the_memory_limit_is_a_memory_error_and_the_repl_goes_on():
         repl.shutdown()
 
 
-def test_an_rlm_run_with_the_scripted_lm_goes_through_the_sandbox(tmp_path, monkeypatch):
-    # Until the executors take a sandbox option, swap the interpreter class the RLM's factory makes.
+def _pyodide_rlm_runs(monkeypatch) -> list[PyodideInterpreter]:
+    """Until the executors take a sandbox option: the RLM's interpreter factory makes Pyodide REPLs."""
     from rlmlab.executors import _context_events
 
     class TappedPyodide(_context_events._TappedInterpreter, PyodideInterpreter):
         pass
 
-    made = []
+    made: list[PyodideInterpreter] = []
     monkeypatch.setattr(_context_events, "_TappedInterpreter",
                         lambda *a, **kw: made.append(TappedPyodide(*a, **kw)) or made[-1])
+    return made
+
+
+def test_an_rlm_run_with_the_scripted_lm_goes_through_the_sandbox(tmp_path, monkeypatch):
+    made = _pyodide_rlm_runs(monkeypatch)
     lm = make_lm("scripted", script=[
         {"reasoning": "1", "code": "import sys\nprint(sys.platform, ctx_stats(context)['lines'])"},
         {"reasoning": "2", "code": "SUBMIT(answer=str(ctx_stats(context)['lines']))"},
     ])
     traj = run_rlm("How many lines?", "line one\nline two\nline three\n", lm=lm, runs_dir=tmp_path)
-    assert made and all(isinstance(r, PyodideInterpreter) for r in made)
-    assert traj.error is None and traj.answer == "3"
+    assert made and traj.error is None and traj.answer == "3"
     assert traj.iterations[0].output.strip() == "emscripten 3"
+
+
+def test_e13s_grammar_condition_passes_the_same_tasks_in_the_sandbox(tmp_path, monkeypatch):
+    from test_speed import _constrainable  # a scripted LM that takes the grammar path
+
+    tasks = [MemoryTask(f"t{n}", "How many lines does the context have?", "x\n" * n, None, n, "numeric",
+                        {"suite": "arith", "level": 1}) for n in (2, 3)]
+
+    def successes(runs_dir):
+        run = run_experiment("E13", lm=_constrainable(), task_list=tasks, conditions=["grammar"],
+                             runs_dir=runs_dir, progress=False)
+        rows = [json.loads(x) for x in (run.run_dir / "results.jsonl").read_text().splitlines()]
+        return sorted((r["task_id"], r["success"]) for r in rows)
+
+    plain = successes(tmp_path / "plain")
+    made = _pyodide_rlm_runs(monkeypatch)
+    assert successes(tmp_path / "pyodide") == plain == [("t2", True), ("t3", True)]
+    assert len(made) == 2
