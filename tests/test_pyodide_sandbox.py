@@ -109,6 +109,9 @@ def test_a_write_outside_scratch_fails(repl, tmp_path):
     _attempt(repl, f"import os\nos.makedirs({str(tmp_path)!r}, exist_ok=True)\nopen({str(target)!r}, 'w').write('x')")
     assert repl.execute(f"import os\nos.path.exists({str(target)!r})") is True
     assert not target.exists() and list(tmp_path.iterdir()) == []
+    # Deno keeps localStorage on disk without asking for a permission; the sandbox leaves it no directory
+    storage = _attempt(repl, "import js\njs.localStorage.setItem('planted', 'x')")
+    assert storage.startswith("raised") and "Not a directory" in storage
 
 
 def test_a_tcp_connection_to_a_host_listener_is_refused(repl):

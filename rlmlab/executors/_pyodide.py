@@ -14,6 +14,7 @@ Deno caches it on first use (:func:`warm_pyodide_cache`; ``make test`` does it o
 from __future__ import annotations
 
 import collections
+import contextlib
 import functools
 import hashlib
 import json
@@ -158,6 +159,7 @@ class PyodideInterpreter(RLMLabInterpreter):
         pyodide_dir = _pyodide_dir(deno_dir) if deno_dir else None
         if reason or pyodide_dir is None:
             raise CodeInterpreterError(f"Pyodide sandbox unavailable: {reason or 'Pyodide is not cached'}")
+        runtime = _runtime_dir(deno_dir)
         snapshot = _snapshot(deno, deno_dir, pyodide_dir)
         readable = ",".join(str(p) for p in (pyodide_dir, _SESSION.resolve(), _BLOBREF, *([snapshot] if snapshot else [])))
         # memory_limit_mb caps the WebAssembly memory (64 KiB pages), where all of the code's objects live: past
@@ -166,7 +168,7 @@ class PyodideInterpreter(RLMLabInterpreter):
         command = [deno, "run", *_DENO_FLAGS, *v8, "--cached-only", f"--allow-read={readable}", str(_RUNNER),
                    "run", str(_SESSION.resolve()), str(_BLOBREF), *([str(snapshot)] if snapshot else [])]
         try:
-            process = subprocess.Popen(command, env=_env(deno_dir), cwd=deno_dir, stdin=subprocess.PIPE,
+            process = subprocess.Popen(command, env=_env(runtime), cwd=runtime, stdin=subprocess.PIPE,
                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
                                        text=True, encoding="utf-8")
         except OSError as exc:
@@ -184,6 +186,25 @@ class PyodideInterpreter(RLMLabInterpreter):
             raise CodeInterpreterError(f"{exc} Deno said: {tail[-500:] or 'nothing'}") from exc
         if message.get("type") != "ready":
             self._raise_terminal_error(f"Pyodide REPL returned an invalid startup message: {message!r}")
+
+
+def _runtime_dir(deno_dir: Path) -> Path:
+    """The DENO_DIR the REPL's Deno runs with: Deno's npm cache linked in, and no web storage.
+
+    Deno keeps localStorage and the Cache API on disk under ``DENO_DIR/location_data`` with no permission
+    needed, and its internals stay reachable from Pyodide (``Deno[Deno.internal].core``), so hiding the
+    globals is not enough: here ``location_data`` is an empty file, so neither can be created.
+    """
+    runtime = deno_dir / "rlmlab" / "runtime"
+    runtime.mkdir(parents=True, exist_ok=True)
+    npm, blocker = runtime / "npm", runtime / "location_data"
+    with contextlib.suppress(FileExistsError):
+        npm.symlink_to(deno_dir / "npm", target_is_directory=True)
+    with contextlib.suppress(FileExistsError):
+        blocker.touch(exist_ok=False)
+    if not blocker.is_file():
+        raise CodeInterpreterError(f"{blocker} must be an empty file (it keeps web storage off the disk)")
+    return runtime
 
 
 def _snapshot(deno: str, deno_dir: Path, pyodide_dir: Path) -> Path | None:
