@@ -188,6 +188,10 @@ def test_the_memory_limit_is_a_memory_error_and_the_repl_goes_on():
         with pytest.raises(CodeExecutionError, match="MemoryError"):
             repl.execute("x = bytearray(512 * 1024 * 1024)")
         assert repl.execute("print('alive')") == "alive" and repl.crashes == 0
+        # memory taken through JavaScript, outside WebAssembly's pages, is capped as well
+        out = _attempt(repl, "import js\nbufs = [js.ArrayBuffer.new(256 * 1024 * 1024) for _ in range(4)]\nlen(bufs)")
+        assert out != "4" and ("raised" in out or "WorkerCrash" in out), out
+        assert repl.execute("print('alive')") == "alive"
     finally:
         repl.shutdown()
 

@@ -134,7 +134,8 @@ class PyodideInterpreter(RLMLabInterpreter):
     Same constructor and contract as :class:`RLMLabInterpreter`. Starting takes seconds (Pyodide loads and
     compiles its WebAssembly each time; a timeout or crash restart pays it again). ``memory_limit_mb`` caps the
     WebAssembly memory that holds all of the code's objects (without it, WebAssembly's own 4 GiB); an
-    allocation past it is a MemoryError the code sees, and the REPL goes on. ``start`` raises
+    allocation past it is a MemoryError the code sees, and the REPL goes on; memory allocated through
+    JavaScript is capped too (RLIMIT_DATA, Linux), failing as an error or, at worst, a WorkerCrash. ``start`` raises
     CodeInterpreterError with :func:`pyodide_unavailable`'s reason when Deno or Pyodide is missing.
     """
 
@@ -186,6 +187,8 @@ class PyodideInterpreter(RLMLabInterpreter):
             raise CodeInterpreterError(f"{exc} Deno said: {tail[-500:] or 'nothing'}") from exc
         if message.get("type") != "ready":
             self._raise_terminal_error(f"Pyodide REPL returned an invalid startup message: {message!r}")
+        if self.memory_limit_mb:
+            _cap_data(process.pid, int(self.memory_limit_mb))
 
 
 def _runtime_dir(deno_dir: Path) -> Path:
@@ -245,3 +248,16 @@ def _drain(process: subprocess.Popen[str], tail: collections.deque[str]) -> None
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _cap_data(pid: int, megabytes: int) -> None:
+    # The WebAssembly page cap bounds Python's objects, not memory the code allocates through JavaScript
+    # (js.ArrayBuffer.new(...)). RLIMIT_DATA bounds both, but V8 reserves more than that while it starts, so
+    # the cap is set once Pyodide is up: what the process uses now plus the limit (Linux only).
+    with contextlib.suppress(OSError, ValueError, AttributeError, StopIteration):
+        import resource
+
+        status = Path(f"/proc/{pid}/status").read_text()
+        data_kb = int(next(line for line in status.splitlines() if line.startswith("VmData:")).split()[1])
+        limit = data_kb * 1024 + megabytes * 1024 * 1024
+        resource.prlimit(pid, resource.RLIMIT_DATA, (limit, limit))
