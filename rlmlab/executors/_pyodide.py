@@ -2,10 +2,11 @@
 
 The host side is RLMLabInterpreter unchanged (tools through ``Workspace.call``, BlobRef handles, ``llm_query``
 counted, timeout and crash restarts with the setup replayed); only the process differs. Deno starts with
-``--cached-only`` (no download at run time), read access to Pyodide's files and the two Python files it loads,
-and nothing else; the runner revokes the read access before any model code runs. So the code cannot read or
-write host files, open sockets, read the environment, start processes or signal the host. Pyodide's file
-system is in memory: ``scratch_dir`` is None, and what the code writes there is lost at a restart.
+``--cached-only`` (no download at run time), read access to Pyodide's files, its start-up snapshot and the two
+Python files it loads, and nothing else; the runner revokes the read access before any model code runs. So
+the code cannot read or write host files, open sockets, read the environment, start processes or signal the
+host. Pyodide's file system is in memory: ``scratch_dir`` is None, and what the code writes there is lost at a
+restart.
 
 Deno comes from the ``deno`` package on PyPI (``pip install 'rlmlab[sandbox]'``); Pyodide comes from npm and
 Deno caches it on first use (:func:`warm_pyodide_cache`; ``make test`` does it once).
@@ -38,7 +39,7 @@ _RUNNER = Path(__file__).with_name("_pyodide_runner.js")
 _SESSION = Path(__file__).with_name("_pyodide_session.py")
 _BLOBREF = Path(__file__).resolve().parents[1] / "handles" / "_blobref.py"
 _DENO_FLAGS = ["--no-config", "--no-lock", "--node-modules-dir=false", "--no-prompt"]
-_START_TIMEOUT = 120.0  # seconds: loading Pyodide compiles 10 MB of WebAssembly, ~4 s idle, more on a busy machine
+_START_TIMEOUT = 120.0  # seconds: about 1 s from the snapshot, 5-15 s without it (CPython's start-up in WebAssembly)
 _WARM_TIMEOUT = 600.0
 # The environment Deno gets: nothing of the host's but locale and time zone. DENO_DIR points at the cache the
 # user's own ``deno`` uses, so a scratch HOME does not mean a second download.
@@ -131,8 +132,9 @@ def pyodide_unavailable() -> str | None:
 class PyodideInterpreter(RLMLabInterpreter):
     """RLMLabInterpreter whose REPL is Pyodide in a Deno process without permissions (see the module doc).
 
-    Same constructor and contract as :class:`RLMLabInterpreter`. Starting takes seconds (Pyodide loads and
-    compiles its WebAssembly each time; a timeout or crash restart pays it again). ``memory_limit_mb`` caps the
+    Same constructor and contract as :class:`RLMLabInterpreter`. Starting takes about a second (Pyodide
+    resumes from a memory snapshot, made by the first start on a machine, which takes 5-15 s); a timeout or
+    crash restart pays it again. ``memory_limit_mb`` caps the
     WebAssembly memory that holds all of the code's objects (without it, WebAssembly's own 4 GiB); an
     allocation past it is a MemoryError the code sees, and the REPL goes on; memory allocated through
     JavaScript is capped too (RLIMIT_DATA, Linux), failing as an error or, at worst, a WorkerCrash. ``start`` raises
@@ -162,7 +164,8 @@ class PyodideInterpreter(RLMLabInterpreter):
             raise CodeInterpreterError(f"Pyodide sandbox unavailable: {reason or 'Pyodide is not cached'}")
         runtime = _runtime_dir(deno_dir)
         snapshot = _snapshot(deno, deno_dir, pyodide_dir)
-        readable = ",".join(str(p) for p in (pyodide_dir, _SESSION.resolve(), _BLOBREF, *([snapshot] if snapshot else [])))
+        files = [pyodide_dir, _SESSION.resolve(), _BLOBREF, *([snapshot] if snapshot else [])]
+        readable = ",".join(map(str, files))
         # memory_limit_mb caps the WebAssembly memory (64 KiB pages), where all of the code's objects live: past
         # it an allocation fails inside Pyodide as a MemoryError and the REPL goes on.
         v8 = [f"--v8-flags=--wasm-max-mem-pages={int(self.memory_limit_mb) * 16}"] if self.memory_limit_mb else []
@@ -177,12 +180,13 @@ class PyodideInterpreter(RLMLabInterpreter):
         self._process = self._started = process
         stderr_tail: collections.deque[str] = collections.deque(maxlen=5)
         threading.Thread(target=self._read_responses, args=(process,), daemon=True).start()
-        threading.Thread(target=_drain, args=(process, stderr_tail), daemon=True).start()
+        drain = threading.Thread(target=_drain, args=(process, stderr_tail), daemon=True)
+        drain.start()
         try:
             message = self._receive(time.monotonic() + _START_TIMEOUT,
                                     f"Pyodide did not start within {_START_TIMEOUT:g} seconds.")
         except CodeInterpreterError as exc:
-            process.wait(timeout=5)
+            drain.join(timeout=5)  # Deno's last words (a denied permission, a missing module) name the cause
             tail = " | ".join(stderr_tail)
             raise CodeInterpreterError(f"{exc} Deno said: {tail[-500:] or 'nothing'}") from exc
         if message.get("type") != "ready":
@@ -199,12 +203,15 @@ def _runtime_dir(deno_dir: Path) -> Path:
     globals is not enough: here ``location_data`` is an empty file, so neither can be created.
     """
     runtime = deno_dir / "rlmlab" / "runtime"
-    runtime.mkdir(parents=True, exist_ok=True)
     npm, blocker = runtime / "npm", runtime / "location_data"
-    with contextlib.suppress(FileExistsError):
-        npm.symlink_to(deno_dir / "npm", target_is_directory=True)
-    with contextlib.suppress(FileExistsError):
-        blocker.touch(exist_ok=False)
+    try:
+        runtime.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            npm.symlink_to(deno_dir / "npm", target_is_directory=True)
+        with contextlib.suppress(FileExistsError):
+            blocker.touch(exist_ok=False)
+    except OSError as exc:
+        raise CodeInterpreterError(f"Cannot prepare the Pyodide sandbox's directory {runtime}: {exc}") from exc
     if not blocker.is_file():
         raise CodeInterpreterError(f"{blocker} must be an empty file (it keeps web storage off the disk)")
     return runtime
