@@ -236,3 +236,14 @@ def test_e13s_grammar_condition_passes_the_same_tasks_in_the_sandbox(tmp_path, m
     made = _pyodide_rlm_runs(monkeypatch)
     assert successes(tmp_path / "pyodide") == plain == [("t2", True), ("t3", True)]
     assert len(made) == 2
+
+
+def test_without_deno_the_reason_is_one_line_and_start_refuses(monkeypatch):
+    from rlmlab.executors import _pyodide
+
+    monkeypatch.setattr(_pyodide, "_deno", lambda: None)
+    reason = pyodide_unavailable()
+    assert reason is not None and "\n" not in reason and "rlmlab[sandbox]" in reason
+    repl = PyodideInterpreter(Workspace())
+    with pytest.raises(Exception, match=r"Pyodide sandbox unavailable: Deno is not installed"):
+        repl.execute("1")
