@@ -26,11 +26,13 @@ import subprocess
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from dspy.primitives.code_interpreter import CodeInterpreterError
 from dspy.utils.callback import with_callbacks
 
 from rlmlab.executors._interpreter import RLMLabInterpreter
+from rlmlab.tools import Workspace
 
 __all__ = ["PyodideInterpreter", "pyodide_unavailable", "warm_pyodide_cache", "PYODIDE_VERSION"]
 
@@ -141,8 +143,19 @@ class PyodideInterpreter(RLMLabInterpreter):
     CodeInterpreterError with :func:`pyodide_unavailable`'s reason when Deno or Pyodide is missing.
     """
 
-    sandbox_used = "pyodide"
-    scratch_dir: Path | None = None  # nothing on the host is writable; Pyodide's own file system is in memory
+    runs_pyodide = True  # the sandbox registry's hook (RLMLabInterpreter(ws, sandbox="pyodide")) looks for these
+    unavailable = staticmethod(pyodide_unavailable)
+
+    def __init__(self, workspace: Workspace | None = None, tools: dict[str, Any] | None = None,
+                 output_fields: list[dict[str, Any]] | None = None, *, step_timeout: float = 30.0,
+                 sub_call_counter: Any = None, callbacks: list[Any] | None = None,
+                 memory_limit_mb: int | None = None, **sandbox_options: Any):
+        # sandbox_options: whatever else RLMLabInterpreter's constructor takes (the sandbox registry's options)
+        super().__init__(workspace, tools, output_fields, step_timeout=step_timeout,
+                         sub_call_counter=sub_call_counter, callbacks=callbacks, memory_limit_mb=memory_limit_mb,
+                         **sandbox_options)
+        self.sandbox_used = "pyodide"
+        self.scratch_dir: Path | None = None  # nothing on the host is writable; Pyodide's file system is in memory
     execution_instructions = (
         "Code runs as Python (Pyodide, WebAssembly) in a persistent sandboxed REPL. State, imports, functions and "
         "JSON-compatible variables persist for this session. Host tools and SUBMIT are available as global "
