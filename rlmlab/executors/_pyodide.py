@@ -239,6 +239,8 @@ def _snapshot(deno: str, deno_dir: Path, pyodide_dir: Path) -> Path | None:
     key = hashlib.sha256(_RUNNER.read_bytes()).hexdigest()[:12]  # the runner names Pyodide's version and imports
     path = deno_dir / "rlmlab" / f"pyodide-{PYODIDE_VERSION}-{key}.snapshot"
     if path.is_file():
+        with contextlib.suppress(OSError):
+            os.utime(path)  # in use: see the clean-up below
         return path
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -251,6 +253,10 @@ def _snapshot(deno: str, deno_dir: Path, pyodide_dir: Path) -> Path | None:
                        cwd=deno_dir, capture_output=True, timeout=_START_TIMEOUT)
         if partial.is_file() and partial.stat().st_size > 0:
             os.replace(partial, path)  # atomic: a concurrent start sees the whole file or none
+            # Another runner's snapshot (20 MB) unused for a week: another checkout may still use a fresher one
+            for old in path.parent.glob("pyodide-*.snapshot"):
+                if old != path and time.time() - old.stat().st_mtime > 7 * 86400:
+                    old.unlink(missing_ok=True)
             return path
     except (OSError, subprocess.TimeoutExpired):
         pass
