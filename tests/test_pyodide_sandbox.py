@@ -21,7 +21,7 @@ from rlmlab.lm import make_lm
 from rlmlab.memory import MemoryTask
 from rlmlab.tools import Workspace
 
-UNAVAILABLE = pyodide_unavailable()
+UNAVAILABLE = pyodide_unavailable(fetch=False)  # no download while tests are collected: `make test` warms the cache
 pytestmark = [pytest.mark.sandbox,
               pytest.mark.skipif(UNAVAILABLE is not None, reason=f"pyodide sandbox unavailable: {UNAVAILABLE}")]
 

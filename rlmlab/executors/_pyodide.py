@@ -117,10 +117,11 @@ def _deno_version(deno: str) -> tuple[int, ...] | None:
     return tuple(map(int, match.groups())) if match else None
 
 
-def pyodide_unavailable() -> str | None:
+def pyodide_unavailable(fetch: bool = True) -> str | None:
     """None when PyodideInterpreter can start here, else a one-line reason.
 
     Downloads Pyodide into Deno's cache the first time (npm, bounded by 10 minutes); later calls only look.
+    With ``fetch=False`` it never downloads: Pyodide missing from the cache is a reason.
     """
     deno = _deno()
     if deno is None:
@@ -128,6 +129,11 @@ def pyodide_unavailable() -> str | None:
     version = _deno_version(deno)
     if version is None or not (2, 0, 0) <= version < (3, 0, 0):
         return f"{deno} is not Deno 2.x (found {version}); Pyodide {PYODIDE_VERSION} is tested with Deno 2"
+    if not fetch:
+        deno_dir = _deno_dir(deno)
+        if deno_dir is None or _pyodide_dir(deno_dir) is None:
+            return f"Pyodide {PYODIDE_VERSION} is not in Deno's cache ({deno_dir}); `make pyodide` fetches it"
+        return None
     return warm_pyodide_cache()
 
 
