@@ -5,7 +5,7 @@ STAMP    := $(VENV)/.rlmlab-installed
 RUST_SRC := /usr/share/cargo/registry
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test check install rust-src ctags chromium bench bench-smoke clean
+.PHONY: demo test check install rust-src ctags chromium pyodide bench bench-smoke clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -14,7 +14,7 @@ $(PY):
 # Reinstall when pyproject.toml changes. llama-cpp-python compiles from source the
 # first time (about 6 minutes on 2 cores); pip caches the wheel after that.
 $(STAMP): pyproject.toml | $(PY)
-	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PY) -m pip install -e '.[local,test,ray]'
+	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PY) -m pip install -e '.[local,test,ray,sandbox]'
 	$(VENV)/bin/rlmlab kernel install --sys-prefix  # also JupyterLab's widget saveState (lab/settings/overrides.json)
 	touch $@
 
@@ -39,10 +39,15 @@ chromium:
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core; }
 
+# Pyodide for the pyodide sandbox's tests (tests/test_pyodide_sandbox.py): Deno fetches it from npm into its cache
+# once (13 MB); the sandbox itself then runs with --cached-only and no network permission.
+pyodide: install
+	$(VENV)/bin/deno cache --no-config --no-lock --node-modules-dir=false rlmlab/executors/_pyodide_runner.js
+
 demo: install rust-src
 	$(VENV)/bin/rlmlab demo
 
-test: install rust-src ctags chromium
+test: install rust-src ctags chromium pyodide
 	env -u PYTHONDONTWRITEBYTECODE PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(PY) -m pytest
 
 # The unit tests only: no model, no notebooks, no browser, no Ray, no HTTP server, no JupyterLab; one worker per core

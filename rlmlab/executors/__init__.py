@@ -5,6 +5,7 @@ from rlmlab.executors._harness import (
     CodeRunOptions, NullGuard, Run, RunEnv, RunOptions, StepLoop, StepScope, execute, new_run_id,
 )
 from rlmlab.executors._interpreter import InterpreterFactory, RLMLabInterpreter
+from rlmlab.executors._pyodide import PyodideInterpreter, pyodide_unavailable
 from rlmlab.executors._rlm import RLM_SIGNATURE, MeteredRLM, RlmLoop, dspy_tools, run_rlm
 from rlmlab.executors._metrics import METRIC_FIELDS, trajectory_metrics
 from rlmlab.executors._render import trajectory_summary, trajectory_table
@@ -19,7 +20,7 @@ from rlmlab.executors._step_grammar import query_slots, template_rule
 __all__ = [
     "RunOptions", "CodeRunOptions", "ReactOptions", "ScratchpadOptions", "RunEnv", "Run", "StepScope", "StepLoop",
     "NullGuard", "execute", "RlmLoop", "ReactLoop", "ScratchpadLoop",
-    "InterpreterFactory", "RLMLabInterpreter", "MeteredRLM", "RLM_SIGNATURE", "dspy_tools", "new_run_id",
+    "InterpreterFactory", "RLMLabInterpreter", "PyodideInterpreter", "pyodide_unavailable", "MeteredRLM", "RLM_SIGNATURE", "dspy_tools", "new_run_id",
     "run_rlm", "IterationRecord", "Trajectory", "TRAJECTORY_FILE", "trajectory_table", "trajectory_summary",
     "MeteredReAct", "run_react", "run_scratchpad", "scratchpad_prompt", "parse_reply",
     "EXECUTORS", "Executor", "make_executor", "register_executor", "trajectory_metrics", "METRIC_FIELDS",
