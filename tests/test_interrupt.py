@@ -19,11 +19,13 @@ from pathlib import Path
 
 import pytest
 
+import rlmlab
 from rlmlab._lock import LOCK_FILE, lock_run_dir
 from rlmlab.executors import TRAJECTORY_FILE, Trajectory
-from rlmlab.experiments import INTERRUPTED_FILE, RunInterruption, read_interruption, read_results
+from rlmlab.experiments import read_results
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(rlmlab.__file__).resolve().parents[1]  # the checkout under test: the subprocesses run it too
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 PAUSE_S = 0.4  # how long each scripted call "generates": the signal lands inside one
 
 # Registers two named scripts, then runs the CLI (as `rlmlab ...` would). Each call appends "call" to $MARKS
@@ -55,7 +57,7 @@ def _ignore_sigint() -> None:  # what a shell without job control does to `cmd &
 def _start(args: list[str], tmp_path: Path, marks: Path, sigint_ignored: bool = False) -> subprocess.Popen:
     driver = tmp_path / "driver.py"
     driver.write_text(DRIVER)
-    env = {**os.environ, "MARKS": str(marks), "PYTHONPATH": str(ROOT)}
+    env = {**ENV, "MARKS": str(marks)}
     return subprocess.Popen([sys.executable, str(driver), *args], cwd=tmp_path, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
                             preexec_fn=_ignore_sigint if sigint_ignored else None)
@@ -115,6 +117,8 @@ def test_sigint_mid_experiment_keeps_the_finished_rows_and_the_run_resumes(tmp_p
     os.killpg(proc.pid, signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, (out, err)
+    from rlmlab.experiments import INTERRUPTED_FILE, RunInterruption, read_interruption
+
     run_dir = results().parent
     rows = read_results(run_dir / "results.jsonl")
     assert 2 <= len(rows) < 6 and len({r["task_id"] for r in rows}) == len(rows)
@@ -132,7 +136,7 @@ def test_sigint_mid_experiment_keeps_the_finished_rows_and_the_run_resumes(tmp_p
     with lock_run_dir(run_dir):  # released
         pass
     shown = subprocess.run([sys.executable, "-m", "rlmlab.cli", "experiment", "show", str(run_dir)], text=True,
-                           capture_output=True, env={**os.environ, "COLUMNS": "200"})
+                           capture_output=True, env={**ENV, "COLUMNS": "200"})
     assert shown.returncode == 0 and f"interrupted after {len(rows)} of 6 tasks" in shown.stdout, shown
     # The same command with --resume runs only what is left, and the run is no longer marked interrupted.
     proc = _start([*args, "--resume", run_dir.name], tmp_path, marks)
@@ -149,7 +153,7 @@ def test_a_run_that_fails_to_start_leaves_no_run_directory(tmp_path, bad):
     runs = tmp_path / "runs"
     args = ["experiment", "run", "E1", "--lm", "scripted:probe", "--suite", "arith", "--tasks", "1", *bad]
     res = subprocess.run([sys.executable, "-m", "rlmlab.cli", *args, "--runs-dir", str(runs)], text=True,
-                         capture_output=True, cwd=tmp_path)
+                         capture_output=True, cwd=tmp_path, env=ENV)
     assert res.returncode in (1, 2) and len(res.stderr.strip().splitlines()) == 1, res.stderr
     assert not runs.exists() or list(runs.iterdir()) == []
 
@@ -227,6 +231,8 @@ def slow(messages):
 @pytest.mark.notebook
 def test_kernel_interrupt_during_an_experiment_shows_one_line_and_leaves_the_run_saved_and_unlocked(
         tmp_path, rlmlab_kernel):
+    from rlmlab.experiments import read_interruption
+
     marks, run_dir = tmp_path / "marks", tmp_path / "run"
     km, kc = _kernel(rlmlab_kernel)
     try:
@@ -280,7 +286,7 @@ def test_sigint_to_the_group_during_a_local_generation_is_honoured(tmp_path, rus
     proc = subprocess.Popen(
         [sys.executable, str(driver), "rlm", "run", "How many pub async fn are there?", str(rust_file), "--lm",
          "local", "--threads", "2", "--max-iters", "6", "--runs-dir", str(runs)], cwd=tmp_path, text=True,
-        env={**os.environ, "MARKS": str(marks), "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
+        env={**ENV, "MARKS": str(marks)}, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, start_new_session=True)
     _wait_for(lambda: marks.exists() and marks.read_text().splitlines()[-1:] == ["start"], proc,
               "a generation of the embedded model")
