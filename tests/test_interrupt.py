@@ -181,28 +181,18 @@ def _kernel(kernel_name: str):
 
 def _run_cell(kc, code: str, timeout: float = 240) -> tuple[dict, list[dict]]:
     """Execute ``code``; (the execute_reply content, its iopub outputs)."""
-    msg_id = kc.execute(code)
-    outputs = []
-    deadline = time.monotonic() + timeout
-    while True:
-        msg = kc.get_iopub_msg(timeout=max(1, deadline - time.monotonic()))
-        if msg["parent_header"].get("msg_id") != msg_id:
-            continue
-        if msg["msg_type"] in ("stream", "error", "execute_result", "display_data"):
-            outputs.append(msg)
-        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
-            break
-    return kc.get_shell_msg(timeout=30)["content"], outputs
+    return _interrupt_when(None, kc, code, None, timeout)
 
 
 def _interrupt_when(km, kc, code: str, ready, timeout: float = 240) -> tuple[dict, list[dict]]:
-    """Start ``code``, interrupt the kernel once ``ready()`` holds, return the cell's reply and outputs."""
+    """Start ``code``, interrupt the kernel once ``ready()`` holds (if given), return the cell's reply and outputs."""
     msg_id = kc.execute(code)
     deadline = time.monotonic() + timeout
-    while not ready():
+    while ready is not None and not ready():
         assert time.monotonic() < deadline, "the cell never got to the point of the interrupt"
         time.sleep(0.05)
-    km.interrupt_kernel()
+    if km is not None:
+        km.interrupt_kernel()
     outputs = []
     while True:
         msg = kc.get_iopub_msg(timeout=max(1, deadline - time.monotonic()))
@@ -212,7 +202,10 @@ def _interrupt_when(km, kc, code: str, ready, timeout: float = 240) -> tuple[dic
             outputs.append(msg)
         if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
             break
-    return kc.get_shell_msg(timeout=30)["content"], outputs
+    while True:  # the reply to this request (start_new_kernel leaves its kernel_info reply in the queue)
+        reply = kc.get_shell_msg(timeout=30)
+        if reply["parent_header"].get("msg_id") == msg_id:
+            return reply["content"], outputs
 
 
 SLOW_SCRIPT = f"""

@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Iterator, NamedTuple, Protocol
 from rlmlab.executors._constrain import check_decoding, decoding_note
 from rlmlab.executors._context_events import ToolTap, call_events
 from rlmlab.executors._timing import RunClock, time_breakdown
-from rlmlab._interrupt import check_stop
+from rlmlab._interrupt import check_stop, noting_sigint
 from rlmlab.errors import RunInterrupted
 from rlmlab.executors._trajectory import TRAJECTORY_FILE, IterationRecord, Trajectory, clip_output
 from rlmlab.handles import BlobRef
@@ -323,7 +323,8 @@ def execute(loop: StepLoop, query: str, context: str | BlobRef, options: RunOpti
               make_guard(env.turing, workspace, run_id), traj)
     mark, t0 = recorder.mark(), time.perf_counter()
     try:
-        loop.run(run)
+        with noting_sigint():
+            loop.run(run)
     except Exception as exc:  # recorded, not lost: the steps so far are kept
         traj.error = f"{type(exc).__name__}: {exc}"
     except KeyboardInterrupt:  # Ctrl-C: the steps finished so far are written, marked, then the caller stops too

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from rlmlab._faults import write_point
+from rlmlab._interrupt import noting_sigint
 from rlmlab._files import write_atomic, write_jsonl
 from rlmlab._lock import lock_run_dir
 from rlmlab.errors import ConfigError
@@ -354,12 +355,13 @@ def _run_locked(exp: ExperimentConfig, params: dict[str, Any], conds: list[Condi
     bar, job = _progress(progress is True, len(todo), f"{exp.id} {run_id}")
     golden = _golden_check(run_dir / "trajectories")
     try:
-        for cond in conds:
-            pending = [t for c, phase, t in todo if c is cond and phase == "stream"]
-            _run_condition(exp, cond, pending, lm_obj, params, run_id, run_dir, append,
-                           lambda: bar.update(job, advance=1) if bar else None, backend_obj,
-                           lm_spec=(lm_spec, lm_options or {}) if lm_spec is not None else None, golden=golden,
-                           test=[t for c, phase, t in todo if c is cond and phase == "test"])
+        with noting_sigint():  # a Ctrl-C swallowed in a finalizer is raised again at the next step or LM call
+            for cond in conds:
+                pending = [t for c, phase, t in todo if c is cond and phase == "stream"]
+                _run_condition(exp, cond, pending, lm_obj, params, run_id, run_dir, append,
+                               lambda: bar.update(job, advance=1) if bar else None, backend_obj,
+                               lm_spec=(lm_spec, lm_options or {}) if lm_spec is not None else None,
+                               golden=golden, test=[t for c, phase, t in todo if c is cond and phase == "test"])
     except KeyboardInterrupt as exc:  # the rows so far are on disk; say so, and how to go on (see _interrupt)
         raise record_interruption(run_dir, exp.id, run_id, finished_count[0], len(done) + len(todo), exc) from None
     finally:
