@@ -148,6 +148,7 @@ def task_detail(run_dir: Path, task: str, condition: str | None, rollout: int | 
     outside = [c for c in calls if c.step is None]
     if outside:
         out += [Rule(f"LM calls outside any iteration ({len(outside)})", style="blue"), *_calls(outside, prompts)]
-    how = f"error: {traj.error}" if traj.error else ("SUBMIT" if traj.submitted else "extract fallback (no SUBMIT)")
+    how = f"error: {traj.error}" if traj.error else ("SUBMIT" if traj.submitted else "interrupted (Ctrl-C)"
+                                                     if traj.interrupted else "extract fallback (no SUBMIT)")
     out.append(Text.assemble(("final answer: ", "bold"), repr(traj.answer), f"  (ended by {how})"))
     return out
