@@ -80,8 +80,9 @@ def _calls(marks: Path) -> int:
 @pytest.mark.parametrize("target", ["process", "group", "group, started with SIGINT ignored"])
 def test_sigint_mid_rlm_run_saves_the_trajectory_so_far_marked_interrupted(tmp_path, rust_file, target):
     marks, runs = tmp_path / "marks", tmp_path / "runs"
-    proc = _start(["rlm", "run", "How many pub async fn are there?", str(rust_file), "--lm", "scripted:slow_loop", "--decoding", "free",
-                   "--max-iters", "12", "--runs-dir", str(runs)], tmp_path, marks, sigint_ignored="ignored" in target)
+    proc = _start(["rlm", "run", "How many pub async fn are there?", str(rust_file), "--lm", "scripted:slow_loop",
+                   "--decoding", "free", "--max-iters", "12", "--runs-dir", str(runs)], tmp_path, marks,
+                  sigint_ignored="ignored" in target)
     _wait_for(lambda: _calls(marks) >= 3, proc, "the third LM call")  # in its pause: the step is not done
     if target == "process":
         proc.send_signal(signal.SIGINT)
@@ -106,8 +107,8 @@ def test_sigint_mid_rlm_run_saves_the_trajectory_so_far_marked_interrupted(tmp_p
 @pytest.mark.parametrize("workers", [1, 2])
 def test_sigint_mid_experiment_keeps_the_finished_rows_and_the_run_resumes(tmp_path, workers):
     marks, runs = tmp_path / "marks", tmp_path / "runs"
-    args = ["experiment", "run", "E1", "--lm", "scripted:slow_solver", "--decoding", "free", "--suite", "arith", "--tasks", "6",
-            "--workers", str(workers), "--runs-dir", str(runs)]
+    args = ["experiment", "run", "E1", "--lm", "scripted:slow_solver", "--decoding", "free", "--suite", "arith",
+            "--tasks", "6", "--workers", str(workers), "--runs-dir", str(runs)]
     proc = _start(args, tmp_path, marks)
     results = lambda: next(runs.glob("*/results.jsonl"), None)  # noqa: E731
     _wait_for(lambda: results() is not None and len(read_results(results())) >= 2, proc, "two finished tasks")
