@@ -225,8 +225,6 @@ def slow(messages):
 @pytest.mark.notebook
 def test_kernel_interrupt_during_an_experiment_shows_one_line_and_leaves_the_run_saved_and_unlocked(
         tmp_path, rlmlab_kernel):
-    from rlmlab.experiments import read_interruption
-
     marks, run_dir = tmp_path / "marks", tmp_path / "run"
     km, kc = _kernel(rlmlab_kernel)
     try:
@@ -250,6 +248,8 @@ def test_kernel_interrupt_during_an_experiment_shows_one_line_and_leaves_the_run
         reply, _ = _run_cell(kc, f"run_experiment('E1', lm=make_lm('scripted', script=slow), suite='arith', "
                                  f"tasks=6, run_dir={str(run_dir)!r}, progress=False)")
         assert reply["status"] == "ok", reply
+        from rlmlab.experiments import read_interruption
+
         assert len(read_results(run_dir / "results.jsonl")) == 6 and read_interruption(run_dir) is None
     finally:
         kc.stop_channels()
