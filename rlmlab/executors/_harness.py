@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Iterator, NamedTuple, Protocol
 
+from rlmlab._interrupt import check_stop, noting_sigint
+from rlmlab.errors import RunInterrupted
 from rlmlab.executors._constrain import check_decoding, decoding_note
 from rlmlab.executors._context_events import ToolTap, call_events
 from rlmlab.executors._timing import RunClock, time_breakdown
-from rlmlab._interrupt import check_stop, noting_sigint
-from rlmlab.errors import RunInterrupted
 from rlmlab.executors._trajectory import TRAJECTORY_FILE, IterationRecord, Trajectory, clip_output
 from rlmlab.handles import BlobRef
 from rlmlab.lm import CALLS_FILE, CallRecorder, LMCall, recorder_of, write_calls

@@ -40,8 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from rlmlab._faults import write_point
-from rlmlab._interrupt import noting_sigint
 from rlmlab._files import write_atomic, write_jsonl
+from rlmlab._interrupt import noting_sigint
 from rlmlab._lock import lock_run_dir
 from rlmlab.errors import ConfigError
 from rlmlab.experiments._backends import BACKENDS
