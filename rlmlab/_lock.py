@@ -34,11 +34,14 @@ def lock_run_dir(directory: str | Path) -> Iterator[Path]:
     """Hold ``directory``'s lock (creating the directory) for the ``with`` block; yields the lock file's path.
 
     Never waits: if another process (or another thread of this one) holds it, raises RunLockedError naming the
-    directory and the holder's pid. Released when the block ends, however it ends.
+    directory and the holder's pid. Released when the block ends, however it ends. A block that raises (a bad
+    suite, model or config found after locking; Ctrl-C before anything was written) leaves no directory behind
+    when this call made it and it holds nothing but the lock file.
     """
     from filelock import FileLock, Timeout
 
     directory = Path(directory)
+    made = not directory.exists()
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / LOCK_FILE
     lock = FileLock(str(path), timeout=0)
@@ -51,5 +54,20 @@ def lock_run_dir(directory: str | Path) -> Iterator[Path]:
         with open(path, "w", encoding="ascii") as fh:
             fh.write(f"{os.getpid()}\n")
         yield path
-    finally:
+    except BaseException:
         lock.release()
+        if made:
+            _remove_if_only_lock(directory)
+        raise
+    finally:
+        lock.release()  # a second release of a released lock does nothing
+
+
+def _remove_if_only_lock(directory: Path) -> None:
+    """Remove ``directory`` if its one entry is the lock file (a run that failed before writing anything)."""
+    try:
+        if [p.name for p in directory.iterdir()] == [LOCK_FILE]:
+            (directory / LOCK_FILE).unlink()
+            directory.rmdir()
+    except OSError:  # someone else wrote there meanwhile: theirs to keep
+        pass

@@ -7,7 +7,7 @@ model and the agent loop goes on; any other exception ends the run.
 from __future__ import annotations
 
 __all__ = ["RLMLabError", "ToolError", "MissingExtraError", "ConfigError", "InputFileError", "RunLockedError",
-           "DatabaseBusyError"]
+           "DatabaseBusyError", "RunInterrupted"]
 
 
 class RLMLabError(Exception):
@@ -81,3 +81,21 @@ class InputFileError(ConfigError):
     def __init__(self, path: object, line: int | None, problem: str):
         self.path, self.line, self.problem = str(path), line, problem
         super().__init__(f"{self.path}:{line}: {problem}" if line is not None else f"{self.path}: {problem}")
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C (SIGINT) or Kernel → Interrupt ended a run after what it did was saved.
+
+    ``str()`` is the one line to show ("interrupted after 2 of up to 6 iterations; trajectory saved in ...");
+    ``directory`` is where the run is saved (None when nothing was written), ``trajectory`` the interrupted
+    run's Trajectory when one run was cut short. A KeyboardInterrupt, so code that stops on Ctrl-C still stops.
+    """
+
+    def __init__(self, message: str, directory: object = None, trajectory: object = None):
+        super().__init__(message)
+        self.directory, self.trajectory = directory, trajectory
+
+    def _render_traceback_(self) -> list[str]:
+        # IPython and ipykernel show this instead of the traceback: the frames (llama.cpp's decode loop, DSPy)
+        # say nothing about what was kept.
+        return [f"KeyboardInterrupt: {self}"]

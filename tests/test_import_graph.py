@@ -13,7 +13,8 @@ ROOT = Path(__file__).resolve().parents[1] / "rlmlab"
 # The layers, lowest first, as the README's architecture picture shows them. A package may import only
 # packages of lower layers (and top-level leaf modules such as rlmlab.errors).
 LAYERS = [
-    {"_leaf"},  # top-level modules: errors, registry, numbers, tokens, text, _files, _paths, _sqlite, _lock, _faults
+    {"_leaf"},  # top-level modules: errors, registry, numbers, tokens, text, _files, _paths, _sqlite, _lock, _faults,
+    # _interrupt
     {"handles", "lm"},
     {"oracle"},
     {"ontology"},

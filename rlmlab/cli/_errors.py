@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import click
 
 from rlmlab.errors import ConfigError, InputFileError, RunLockedError
 
-__all__ = ["InputError", "Interrupted", "EXIT_INTERRUPTED", "cli_error"]
+__all__ = ["InputError", "Interrupted", "EXIT_INTERRUPTED", "cli_error", "interrupts_in_one_line"]
 
 EXIT_INTERRUPTED = 130  # the shell's code for a process ended by SIGINT (128 + 2)
 _MAX_CHARS = 600  # a message, not a dump of the input
@@ -38,3 +41,19 @@ def cli_error(exc: Exception) -> click.ClickException:
     if isinstance(exc, (ConfigError, InputFileError, RunLockedError)):
         return InputError(exc)
     return click.ClickException(str(exc))
+
+
+@contextmanager
+def interrupts_in_one_line() -> Iterator[None]:
+    """A run command's body: Ctrl-C (SIGINT, also when the shell started the command with it ignored) ends it
+    with one line saying what was saved (exit code 130), not click's "Aborted!" or a traceback."""
+    from rlmlab._interrupt import honour_sigint
+    from rlmlab.errors import RunInterrupted
+
+    honour_sigint()
+    try:
+        yield
+    except RunInterrupted as exc:
+        raise Interrupted(str(exc)) from None
+    except KeyboardInterrupt:
+        raise Interrupted("interrupted before the run started; nothing was written") from None

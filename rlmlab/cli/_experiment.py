@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from rlmlab.cli._errors import InputError
+from rlmlab.cli._errors import InputError, interrupts_in_one_line
 from rlmlab.errors import InputFileError
 
 
@@ -98,6 +98,7 @@ def list_() -> None:
 @click.option("--api-base", default=None, metavar="URL",
               help="An OpenAI-compatible server for a LiteLLM model: --lm openai/<model> "
                    "--api-base http://host:port/v1.")
+@interrupts_in_one_line()  # Ctrl-C: one line saying what was saved, exit code 130
 def run(name: str, lm: str | None, suite: str | None, tasks: int | None, rollouts: int | None, workers: int | None,
         conditions: tuple[str, ...], runs_dir: Path, resume: str | None, backend: str, max_iters: int | None,
         max_tokens: int | None, levels: tuple[int, ...], parity: str | None, api_base: str | None,

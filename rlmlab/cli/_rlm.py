@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from rlmlab.cli._errors import InputError
+from rlmlab.cli._errors import InputError, interrupts_in_one_line
 
 LM_HELP = "scripted is for tests; local = embedded SmolLM2-135M; or a LiteLLM model string (openai/gpt-4o-mini)."
 
@@ -96,6 +96,7 @@ def rlm() -> None:
 @click.option("--decoding", type=click.Choice(["grammar", "free"]), default="grammar", show_default=True,
               help="grammar: every step follows the step grammar (the local model; other LMs run free, and the "
                    "trajectory says so); free: unconstrained replies.")
+@interrupts_in_one_line()  # Ctrl-C: one line saying what was saved, exit code 130
 def run(query: str, file: Path, lm_spec: str, context_mode: str, max_iters: int, step_timeout: float,
         n_threads: int | None, runs_dir: str, turing_on: bool, turing_config: Path, api_base: str | None,
         decoding: str) -> None:

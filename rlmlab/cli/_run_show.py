@@ -32,9 +32,14 @@ def _table(title: str, header: list[str], rows: list[list[str]], right_from: int
 
 def run_overview(run_dir: Path) -> list[Any]:
     """Each condition's pass rate with its 95% Wilson interval, then one row per condition x task x rollout."""
-    from rlmlab.experiments import TASK_COLUMNS, condition_stats, outcome, run_rows, time_table
+    from rlmlab.experiments import (
+        TASK_COLUMNS, condition_stats, is_experiment_run, outcome, read_interruption, run_rows, time_table,
+    )
 
-    rows = run_rows(run_dir)
+    stopped = read_interruption(run_dir)
+    note = [Text(stopped.line(run_dir), style="bold yellow")] if stopped else []
+    # cut short before its first task finished: no results file yet, and nothing else to show
+    rows = run_rows(run_dir) if stopped is None or is_experiment_run(run_dir) else []
     stats = condition_stats(rows)
     summary = _table(f"{run_dir.name}: {len(rows)} rows", [
         "condition", "tasks", "passed", FIGURES["pass_rate"].label, "95% CI (Wilson)", FIGURES["errors"].label,
@@ -58,7 +63,7 @@ def run_overview(run_dir: Path) -> list[Any]:
     header, times = time_table(rows)
     timing = [_table("where the time went, per task (mean s; cached share: prompt tokens from llama.cpp's prefix "
                      "cache / sent)", header, times)] if times else []
-    return [summary, *timing, tasks]
+    return [*note, summary, *timing, tasks]
 
 
 def _time_breakdown(timing: dict[str, Any] | None) -> list[Any]:
@@ -169,6 +174,7 @@ def trajectory_detail(where: Path, traj: Any, prompts: bool = True) -> list[Any]
     outside = [c for c in calls if c.step is None]
     if outside:
         out += [Rule(f"LM calls outside any iteration ({len(outside)})", style="blue"), *_calls(outside, prompts)]
-    how = f"error: {traj.error}" if traj.error else ("SUBMIT" if traj.submitted else "extract fallback (no SUBMIT)")
+    how = f"error: {traj.error}" if traj.error else ("SUBMIT" if traj.submitted else "interrupted (Ctrl-C)"
+                                                     if traj.interrupted else "extract fallback (no SUBMIT)")
     out.append(Text.assemble(("final answer: ", "bold"), repr(traj.answer), f"  (ended by {how})"))
     return out

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Iterator, NamedTuple, Protocol
 
+from rlmlab._interrupt import check_stop, noting_sigint
+from rlmlab.errors import RunInterrupted
 from rlmlab.executors._constrain import check_decoding, decoding_note
 from rlmlab.executors._context_events import ToolTap, call_events
 from rlmlab.executors._dspy_log import dspy_warnings
@@ -242,6 +244,7 @@ class StepScope:
     """One step from its prompt to its :class:`IterationRecord`: meter, tool tap, guard turn, LM-call mark."""
 
     def __init__(self, run: Run, n: int, shown_chars: int):
+        check_stop()  # a thread asked to stop (another thread got Ctrl-C) starts no further step
         self.run, self.n = run, n
         run.meter.begin(n, shown_chars)
         run.tap.drain()
@@ -300,7 +303,9 @@ def execute(loop: StepLoop, query: str, context: str | BlobRef, options: RunOpti
     """Run one task with ``loop`` and return its trajectory (written to ``runs_dir/<run-id>/trajectory.jsonl``).
 
     An exception inside the run is recorded in ``Trajectory.error`` and the steps done so far are kept and
-    written; it is not re-raised. Bad options raise before anything runs.
+    written; it is not re-raised. A KeyboardInterrupt (Ctrl-C, Kernel -> Interrupt) writes the steps finished so
+    far with ``interrupted`` set and raises :class:`~rlmlab.errors.RunInterrupted`. Bad options raise before
+    anything runs.
     """
     if not isinstance(options, loop.options):
         raise TypeError(f"{loop.name}: options must be {loop.options.__name__}, got {type(options).__name__}")
@@ -320,11 +325,25 @@ def execute(loop: StepLoop, query: str, context: str | BlobRef, options: RunOpti
     mark, t0 = recorder.mark(), time.perf_counter()
     with dspy_warnings() as dspy_notes:  # DSPy's WARNING lines belong to this run's record, not to stderr
         try:
-            loop.run(run)
+            with noting_sigint():
+                loop.run(run)
         except Exception as exc:  # recorded, not lost: the steps so far are kept
             traj.error = f"{type(exc).__name__}: {exc}"
+        except KeyboardInterrupt:  # Ctrl-C: the steps finished so far are written, marked, then the caller stops too
+            traj.interrupted = True
+            traj.notes.extend(dspy_notes)
+            close_trajectory(traj, run.records, recorder.since(mark), t0, trace, env.runs_dir, clock=run.clock)
+            raise _interrupted(traj, options.max_iters, env.runs_dir) from None
     traj.notes.extend(dspy_notes)
     return close_trajectory(traj, run.records, recorder.since(mark), t0, trace, env.runs_dir, clock=run.clock)
+
+
+def _interrupted(traj: Trajectory, max_iters: int, runs_dir: str | Path | None) -> RunInterrupted:
+    """The one-line RunInterrupted of a run cut short, saying how far it got and where it is saved."""
+    where = Path(runs_dir) / traj.run_id if runs_dir is not None else None
+    saved = f"trajectory saved in {where / TRAJECTORY_FILE}" if where is not None else "not saved (no runs_dir)"
+    return RunInterrupted(f"interrupted after {len(traj.iterations)} of up to {max_iters} iterations; {saved}",
+                          directory=where, trajectory=traj)
 
 
 def close_trajectory(traj: Trajectory, records: list[IterationRecord], calls: list[LMCall], t0: float,

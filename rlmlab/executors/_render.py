@@ -45,7 +45,8 @@ def trajectory_summary(traj: Trajectory) -> Any:
     from rich.panel import Panel
     from rich.text import Text
 
-    how = "SUBMIT" if traj.submitted else ("error" if traj.error else "extract fallback after max iterations")
+    how = "SUBMIT" if traj.submitted else ("error" if traj.error else "interrupted" if traj.interrupted
+                                           else "extract fallback after max iterations")
     lines = [
         f"query: {traj.query}",
         f"answer ({how}): {_clip(traj.answer)}" if traj.answer is not None else "answer: (none)",
@@ -56,5 +57,7 @@ def trajectory_summary(traj: Trajectory) -> Any:
     ]
     if traj.error:
         lines.append(f"error: {traj.error}")
+    if traj.interrupted:
+        lines.append("interrupted (Ctrl-C): the iterations above are those finished before it")
     trace = [traj.context_trace] if traj.context_trace is not None else []
     return Group(trajectory_table(traj), *trace, Panel(Text("\n".join(lines)), title="result"))

@@ -86,9 +86,12 @@ class Trajectory:
     # Where the wall time went (TimeBreakdown.to_dict(), see _timing); None in runs written before it was kept.
     timing: dict[str, Any] | None = None
     prompt: str = "full"  # the action prompt: "full" (DSPy's RLM instructions) or "compact" (see _prompt)
+    # True when Ctrl-C (or Kernel -> Interrupt) ended the run: ``iterations`` are the steps finished before it
+    interrupted: bool = False
 
-    # 1: files written before the header carried a version (read the same way); 3: "prompt" and "timing" added
-    SCHEMA_VERSION: ClassVar[int] = 3
+    # 1: files written before the header carried a version (read the same way); 3: "prompt" and "timing" added;
+    # 4: "interrupted" added
+    SCHEMA_VERSION: ClassVar[int] = 4
 
     def header(self) -> dict[str, Any]:
         return {"type": "run", "schema_version": self.SCHEMA_VERSION, "run_id": self.run_id, "query": self.query, "lm": self.lm,
@@ -102,7 +105,7 @@ class Trajectory:
                 "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
                 "lm_calls": self.lm_calls, "elapsed_ms": self.elapsed_ms,
                 "salvaged_replies": self.salvaged_replies, "error": self.error, "notes": list(self.notes),
-                "timing": self.timing}
+                "timing": self.timing, "interrupted": self.interrupted}
 
     def to_records(self) -> list[dict[str, Any]]:
         trace = [] if self.context_trace is None else [{"type": "context_trace", **self.context_trace.to_dict()}]

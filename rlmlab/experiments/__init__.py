@@ -6,6 +6,7 @@ from rlmlab.experiments._config import (
 )
 from rlmlab.experiments._backends import BACKENDS
 from rlmlab.experiments._env import environment
+from rlmlab.experiments._interrupt import INTERRUPTED_FILE, RunInterruption, read_interruption
 from rlmlab.experiments._learning import (
     CURVE_WINDOW, bank_figures, fifths, learning_curve, learning_figures, learning_line, learning_table,
     plot_learning,
@@ -43,5 +44,5 @@ __all__ = [
     "results_table", "plot_conditions", "plot_learning_curve", "plot_rollouts", "plot_tasks", "figure", "summary_label",
     "summary_columns", "sample_lm", "normalise_answer", "majority", "select_rollout", "SELECTIONS",
     "CURVE_WINDOW", "bank_figures", "learning_curve", "learning_figures", "learning_line", "learning_table", "fifths", "plot_learning", "PHASES", "SuiteJudge", "load_test_suite",
-    "task_kind",
+    "task_kind", "RunInterruption", "read_interruption", "INTERRUPTED_FILE",
 ]

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
+from rlmlab._interrupt import stopping_threads
 from rlmlab.errors import ConfigError
 from rlmlab.registry import PolicyRegistry
 
@@ -44,9 +45,14 @@ class ThreadBackend:
             try:
                 for f in as_completed(futures):
                     yield futures[f], f.result()
-            except BaseException:
+            except BaseException as exc:
                 for f in futures:
                     f.cancel()
+                if isinstance(exc, KeyboardInterrupt):
+                    # Ctrl-C reached this (main) thread only: the running units stop at their next token or step,
+                    # writing their trajectories as interrupted, instead of running to the end while we wait.
+                    with stopping_threads():
+                        pool.shutdown(wait=True)
                 raise
 
 

@@ -8,6 +8,7 @@
 - ``memory.<condition>.sqlite``: each condition's memory bank (items, artifacts, the L4 event log);
 - ``trajectories/<trajectory-id>/trajectory.jsonl``: every agent run;
 - ``summary.json``: per-condition metrics (also printed as a table);
+- ``interrupted.json``: written when Ctrl-C stops the run (:mod:`._interrupt`), removed when a resume finishes;
 - ``run.lock``: held while a runner writes the directory (:mod:`rlmlab._lock`): a second runner or resume of
   the same run is refused with RunLockedError instead of appending duplicate rows.
 
@@ -40,11 +41,13 @@ from typing import Any
 
 from rlmlab._faults import write_point
 from rlmlab._files import write_atomic, write_jsonl
+from rlmlab._interrupt import noting_sigint
 from rlmlab._lock import lock_run_dir
 from rlmlab.errors import ConfigError
 from rlmlab.experiments._backends import BACKENDS
 from rlmlab.experiments._config import Condition, ExperimentConfig, load_experiment, resolve_pack
 from rlmlab.experiments._env import environment
+from rlmlab.experiments._interrupt import clear_interruption, record_interruption
 from rlmlab.experiments._learning import bank_figures
 from rlmlab.experiments._phases import load_test_suite, make_judge, task_kind
 from rlmlab.experiments._summary import read_results, summarise, summary_columns, summary_table
@@ -352,15 +355,19 @@ def _run_locked(exp: ExperimentConfig, params: dict[str, Any], conds: list[Condi
     bar, job = _progress(progress is True, len(todo), f"{exp.id} {run_id}")
     golden = _golden_check(run_dir / "trajectories")
     try:
-        for cond in conds:
-            pending = [t for c, phase, t in todo if c is cond and phase == "stream"]
-            _run_condition(exp, cond, pending, lm_obj, params, run_id, run_dir, append,
-                           lambda: bar.update(job, advance=1) if bar else None, backend_obj,
-                           lm_spec=(lm_spec, lm_options or {}) if lm_spec is not None else None, golden=golden,
-                           test=[t for c, phase, t in todo if c is cond and phase == "test"])
+        with noting_sigint():  # a Ctrl-C swallowed in a finalizer is raised again at the next step or LM call
+            for cond in conds:
+                pending = [t for c, phase, t in todo if c is cond and phase == "stream"]
+                _run_condition(exp, cond, pending, lm_obj, params, run_id, run_dir, append,
+                               lambda: bar.update(job, advance=1) if bar else None, backend_obj,
+                               lm_spec=(lm_spec, lm_options or {}) if lm_spec is not None else None,
+                               golden=golden, test=[t for c, phase, t in todo if c is cond and phase == "test"])
+    except KeyboardInterrupt as exc:  # the rows so far are on disk; say so, and how to go on (see _interrupt)
+        raise record_interruption(run_dir, exp.id, run_id, finished_count[0], len(done) + len(todo), exc) from None
     finally:
         if bar:
             bar.stop()
+    clear_interruption(run_dir)
     rows = read_results(results)
     summary = summarise(rows)
     for cond in conds:  # what each condition's bank holds after its stream (learning experiments report it)

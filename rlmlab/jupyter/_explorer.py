@@ -261,7 +261,8 @@ def final_html(traj: "Trajectory", calls: "list[LMCall] | None" = None) -> str:
     if traj.error:
         how = f"<b style='color:#C00'>error</b>: {esc(traj.error)}"
     else:
-        how = "SUBMIT" if traj.submitted else "extract fallback (no SUBMIT)"
+        how = "SUBMIT" if traj.submitted else ("interrupted (Ctrl-C)" if traj.interrupted
+                                               else "extract fallback (no SUBMIT)")
     answer = _pre("", "(no answer)") if traj.answer is None else _pre(traj.answer)
     reasoning = _section("final reasoning", _pre(traj.final_reasoning)) if traj.final_reasoning else ""
     outside = [c for c in calls or [] if c.step is None]

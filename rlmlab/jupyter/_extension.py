@@ -15,7 +15,7 @@ from typing import Any
 
 from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, magics_class
 
-from rlmlab.errors import RLMLabError
+from rlmlab.errors import RLMLabError, RunInterrupted
 from rlmlab.namespace import build_namespace
 
 __all__ = ["load", "unload", "RLMLabMagics", "MagicError", "RunFailed", "short_error"]
@@ -117,6 +117,9 @@ class RLMLabMagics(Magics):
         try:
             traj = run_rlm(cell.strip(), context, lm=lm, workspace=ns.get("workspace"), max_iters=args.max_iters,
                            runs_dir=args.runs_dir, turing=turing, trace=trace, decoding=args.decoding)
+        except RunInterrupted as exc:  # Kernel -> Interrupt: the steps so far are saved; IPython shows one line
+            ns["rlm_last"] = exc.trajectory
+            raise
         finally:
             if timeline is not None:
                 timeline.close()  # unsubscribe, render the final state and update its output (static HTML too)

@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from rlmlab._interrupt import check_stop
 from rlmlab.errors import RLMLabError
 
 __all__ = ["BatchDecoder", "Decoded", "SamplerParams", "GbnfRule", "chat_prompt"]
@@ -202,6 +203,9 @@ class BatchDecoder:
         return keep
 
     def _decode(self) -> None:
+        # Between two decodes (a prompt chunk, or one token of every sequence) Ctrl-C gets through: SIGINT's
+        # KeyboardInterrupt in the main thread, check_stop in a thread asked to stop.
+        check_stop()
         rc = self.L.llama_decode(self.ctx, self.batch)
         if rc != 0:
             raise RLMLabError(f"llama_decode returned {rc} (KV cache full or batch invalid)")

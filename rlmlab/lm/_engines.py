@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from dspy.lm15 import Message, Response, TextPart, Usage, response_to_events
 
+from rlmlab._interrupt import check_stop
 from rlmlab.errors import MissingExtraError, RLMLabError
 from rlmlab.lm._batched import BatchedSampling, close_decoders
 from rlmlab.lm._calls import CallTiming, note_timing
@@ -57,6 +58,10 @@ class _TextEngine:
         raise NotImplementedError
 
     def complete(self, request: Any) -> Response:
+        # A thread asked to stop (the main thread got Ctrl-C) makes no further call. Constrained calls also check
+        # between tokens (BatchDecoder); a free call in a thread runs to its end (Llama's chat call takes no
+        # per-token hook but a logits processor, which would slow every token).
+        check_stop()
         out = self.generate(request_messages(request), request.config)
         note_timing(out.timing)  # DSPy's Usage has no place for it: the CallRecorder picks it up (same thread)
         return Response(
