@@ -400,11 +400,12 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
             b.add(f"primary-{i}", f"var-{i} subscript*")
             factors += [f'"len(" primary-{i} ")"', f"primary-{i}"]
         computable = bool(own) or has_numbers
-        b.add(f"factor-{i}", " | ".join((["number"] if has_numbers else []) + factors))
-        b.add(f"term-{i}", f'factor-{i} ((" * " | " / " | " // " | " % ") factor-{i}){{0,6}}')
-        b.add(f"expr-{i}", f'term-{i} ((" + " | " - ") term-{i}){{0,6}}')
-        b.add(f"opexpr-{i}", f'term-{i} ((" + " | " - ") term-{i}){{1,6}} | '
-                             f'factor-{i} ((" * " | " / " | " // " | " % ") factor-{i}){{1,6}}')
+        if computable:  # else an expression has no atom to start from: no expression rules at all
+            b.add(f"factor-{i}", " | ".join((["number"] if has_numbers else []) + factors))
+            b.add(f"term-{i}", f'factor-{i} ((" * " | " / " | " // " | " % ") factor-{i}){{0,6}}')
+            b.add(f"expr-{i}", f'term-{i} ((" + " | " - ") term-{i}){{0,6}}')
+            b.add(f"opexpr-{i}", f'term-{i} ((" + " | " - ") term-{i}){{1,6}} | '
+                                 f'factor-{i} ((" * " | " / " | " // " | " % ") factor-{i}){{1,6}}')
         b.add(f"rhs-{i}", " | ".join(x for x in (rhs_calls, f"expr-{i}" if computable else None, string_rule) if x))
         if own:  # print what a step computed; the inputs are handles, printing one shows nothing
             b.add(f"print-{i}", f'"print(" {_alt(_lit(n) for n in own)} subscript* ")"')
