@@ -175,3 +175,12 @@ def test_local_model_copies_the_template_found_by_shape(tmp_path):
     assert traj.iterations[0].code.startswith("answer = 125 + 389") or traj.iterations[0].code.startswith(
         "answer = 389 + 125"), traj.iterations[0].code
     assert row["success"], row["answer"]
+
+
+def test_an_ident_slot_takes_only_names_the_code_has_not_words_of_its_comments_or_strings():
+    from rlmlab.memory import query_slots
+
+    context = ('/// Call wait() to block. See also Notify::new(x).\n// let spawn = spawn_blocking(f);\n'
+               'fn wait(&self) -> u8 { let s = "call poll(x)"; 0 }\n')
+    slots = query_slots("What does fn wait return, or spawn_blocking or poll or Notify?", context)
+    assert slots["ident"] == ["wait"]

@@ -324,6 +324,22 @@ def test_consolidation_dedupes_by_normalised_template_and_sums_counts(tmp_path):
         assert act.action != "merge" and store.get(merged.id).status == "active"
 
 
+def test_a_template_learnt_on_another_crate_is_the_same_procedure_as_the_packs(tmp_path):
+    """Learnt copies of a pack template (domain "crate:...") once stayed beside it: 18% of E14's templates."""
+    from rlmlab.learning import CONSOLIDATORS
+
+    code = 'total = ctx_find(context, r"(?m)^(?![ \\t]*//).*\\.unwrap\\(\\)", k=1)["total"]\nSUBMIT(answer=total)'
+    pack = _template_item("Count the unwrap calls in {path}.", code, source="pack:step_templates")
+    learnt = [_template_item(f"Count the unwrap calls in {f}.", code.replace('r"', "r'").replace('", k', "', k"),
+                             domain=d, source="extract") for f, d in (("a.rs", "crate:tokio"), ("b.rs", "crate:bytes"))]
+    with MemoryStore(tmp_path / "b.db") as store:
+        store.add(pack)
+        actions = CONSOLIDATORS.make("consolidate").persist(store, learnt)
+        assert all(a.action in ("merge", "discard") for a in actions), [a.reason for a in actions]
+        active = [it for it in store.items() if it.template]
+        assert len(active) == 1
+
+
 def test_the_loop_learns_a_template_and_injects_it_into_the_next_task(tmp_path):
     steps = [_step("x = 125\ny = 389\nanswer = x + y\nSUBMIT(answer=answer)"),
              _step("x = 17\ny = 25\nanswer = x + y\nSUBMIT(answer=answer)")]
@@ -341,6 +357,28 @@ def test_the_loop_learns_a_template_and_injects_it_into_the_next_task(tmp_path):
         # The second task's template is the same procedure: merged into the first, not a second copy.
         assert [a["action"] for a in second.actions] == ["merge"] and len(store.items()) == 1
         assert store.items()[0].template == item.template
+
+
+def test_the_loop_gives_the_extractor_earlier_tasks_asked_alike_as_siblings(tmp_path):
+    """E14 never ran the intervention test: the loop passed no siblings. Now the stream so far supplies them."""
+    from rlmlab.learning import nearest_siblings
+
+    steps = [_step("answer = 0\nSUBMIT(answer=answer)"),  # t1: wrong (7 + 5 is not 0), so a repair is possible
+             _step("x = 17\ny = 25\nanswer = x + y\nSUBMIT(answer=answer)")]
+    tasks = [_arith("t1", "What is 7 plus 5 apples?", "12"), _arith("t2", "What is 17 plus 25 apples?", "42")]
+    history = [(tasks[0], False), (_arith("t9", "Name the members of struct Take.", "x"), True)]
+    assert [s.task.id for s in nearest_siblings(tasks[1], history)] == ["t1"]
+    with MemoryStore(tmp_path / "bank.db") as store:
+        loop = ReasoningBankLoop(store, lm=make_lm("scripted", script=steps), extractor="template",
+                                 consolidator="consolidate", builder=ContextBuilder(store, toggles=["L2"]),
+                                 templates=False)
+        first, second = loop.run(tasks)
+        assert not first.success and second.success
+        [learnt] = second.extracted
+        admission = store.get(learnt).meta["admission"]
+        # filled from t1's query the template answers 7 + 5 = 12: it repairs the sibling the bank failed
+        assert (admission["siblings"], admission["applicable"], admission["repairs"], admission["regressions"]) \
+            == (1, 1, 1, 0)
 
 
 def test_the_admission_record_round_trips_and_shows_in_the_cli(tmp_path):

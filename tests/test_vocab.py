@@ -4,6 +4,8 @@ acceptance of whole steps."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from rlmlab.executors._step_grammar import query_slots, step_grammar
@@ -72,3 +74,54 @@ def test_the_local_model_accepts_vocabulary_queries_and_rejects_made_up_node_kin
     assert engine.accepts(onto, step(sparql).replace(query, "What is the domain of prov:wasGeneratedBy?"))
     assert not engine.accepts(onto, step('rows = sparql_query("SELECT ?d WHERE { prov:madeUp rdfs:domain ?d }")')
                               .replace(query, "What is the domain of prov:wasGeneratedBy?"))
+
+
+# -- an answer is computed, never typed in ---------------------------------------------------------------
+
+def _step(query: str, code: str) -> str:
+    return f"[[ ## reasoning ## ]]\nQuestion: {query} Plan: count\n\n[[ ## code ## ]]\n{code}\n\n[[ ## completed ## ]]"
+
+
+def test_answer_choices_are_the_querys_own_words():
+    from rlmlab.executors._step_grammar import answer_choices
+
+    assert answer_choices("Does buf/chain.rs define a struct named Chain? Answer yes or no.") == ("yes", "no")
+    assert answer_choices("Is it sorted? Reply with 'true' or 'false'.") == ("true", "false")
+    assert answer_choices("How many structs does fmt/mod.rs contain?") == ()
+
+
+def test_the_grammar_has_no_free_text_answer_and_inputs_only_as_tool_arguments():
+    code = _grammar("How many structs does fmt/mod.rs contain?")
+    submits = [x for x in code.splitlines() if x.startswith("submit-")]
+    assert submits and not any("str-lit" in x for x in submits)
+    assert not any(re.match(r"var-\d", x) and '"context"' in x for x in code.splitlines())
+    # nothing computed yet: the first statement cannot submit (no numbers in the query, no variables)
+    assert "submit-0" not in code
+    last = step_grammar(TOOLS, ToolCaps(), query="How many structs does fmt/mod.rs contain?", must_submit=True,
+                        max_statements=1, vocab=argument_vocabularies(Workspace(registry=TOOLS), {}))
+    assert 'submit-0 ::= "SUBMIT(answer=None)"' in last
+    _parse(code)
+    _parse(last)
+
+
+@pytest.mark.local_model
+def test_the_local_model_cannot_submit_made_up_text_but_can_submit_what_code_computed():
+    engine = make_lm("local", max_tokens=64).rlmlab_engine
+    yes_no = "Does buf/chain.rs define a struct named Chain? Answer yes or no."
+    grammar = _grammar(yes_no)
+    typed = ['SUBMIT(answer=")")', 'SUBMIT(answer="yes")', 'SUBMIT(answer=context)',
+             'SUBMIT(answer=len(context) + len(context))', 'answer = "yes"\nSUBMIT(answer=answer)']
+    for code in typed:
+        assert not engine.accepts(grammar, _step(yes_no, code)), code
+    computed = 'hits = ctx_find(context, r"struct Chain", k=1)\nSUBMIT(answer="yes" if hits["total"] else "no")'
+    assert engine.accepts(grammar, _step(yes_no, computed))
+    arith = "What is 12 + 30?"
+    g = step_grammar(TOOLS, ToolCaps(), query=arith, vocab={})
+    assert engine.accepts(g, _step(arith, "SUBMIT(answer=12 + 30)"))
+    assert engine.accepts(g, _step(arith, "answer = 12 + 30\nSUBMIT(answer=answer)"))
+    assert not engine.accepts(g, _step(arith, 'SUBMIT(answer="42")'))
+    onto = "What is the domain of prov:wasGeneratedBy?"
+    g = _grammar(onto, ontology=True)
+    q = 'q = "SELECT ?d WHERE { prov:wasGeneratedBy rdfs:domain ?d }"\nrows = sparql_query(q)\nSUBMIT(answer=q)'
+    assert engine.accepts(g, _step(onto, q))
+    assert not engine.accepts(g, _step(onto, 'q = "the domain is Entity"\nSUBMIT(answer=q)'))

@@ -33,7 +33,7 @@ from rlmlab.memory import SLOT_TYPES, numbers_in, query_slots
 from rlmlab.tools import is_blobref_schema
 
 __all__ = ["step_grammar", "query_slots", "template_rule", "int_range", "SLOT_TYPES", "UNIT_CONSTANTS",
-           "STEP_FORMATS", "TARGET_NAMES", "assigned_names", "output_numbers", "fields_grammar", "PLAN_WORD_CHARS"]
+           "STEP_FORMATS", "TARGET_NAMES", "answer_choices", "assigned_names", "output_numbers", "fields_grammar", "PLAN_WORD_CHARS"]
 
 STEP_FORMATS = ("rlm", "react", "scratchpad")
 # Names a step may assign (a fixed pool, so the grammar stays context-free); variables of earlier steps and the
@@ -342,7 +342,11 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     calls = [_tool_call(spec, caps, b, vocab) for spec in specs]
     slots = query_slots(query or "", context)
     filled = [r for r in (template_rule(t, slots) for t in templates) if r is not None]
-    code = _sequence(b, scope, max_statements, must_submit, calls, output_field, numbers, inputs)
+    # a string a step assigns comes from the tools' closed vocabularies; free text only when vocabularies are off
+    strings = ["str-lit"] if vocab is None else [next(iter(rules)) for rules in vocab.values() if rules]
+    number = _numbers(query, literals, numbers)
+    code = _sequence(b, scope, max_statements, must_submit, calls, output_field, numbers, inputs,
+                     strings=strings, choices=answer_choices(query or ""), has_numbers=number is not None)
     if filled:
         named = [b.add(f"template-{i}", r) for i, r in enumerate(filled)]
         code = _alt(named if templates_first else [*named, code])
@@ -353,11 +357,7 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     b.add("thought", thought)
     b.add("code", code)
     b.add("subscript", '"[" (str-lit | [0-9]{1,3}) "]"')
-    number = _numbers(query, literals, numbers)
     b.add("number", number if number is not None else '"0"')
-    if number is None:  # no literal numbers in expressions
-        for name in [n for n in b.rules if n.startswith("factor-")]:
-            b.rules[name] = b.rules[name].replace("number | ", "")
     b.add("atom", "str-lit | number | var-ref")
     b.add("str-lit", '"r"? "\\"" ([^"\\\\\\n] | "\\\\" [^\\n]){0,120} "\\""')
     b.add("int-lit", '"-"? [0-9]{1,9}')
@@ -365,34 +365,59 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     return b.text()
 
 
+def answer_choices(query: str) -> tuple[str, ...]:
+    """The answer words a query offers ("Answer yes or no." gives ``("yes", "no")``), for a computed choice."""
+    m = re.search(r"\b(?:answer|reply|say)\s+(?:with\s+)?['\"]?(\w+)['\"]?\s+or\s+['\"]?(\w+)['\"]?", query, re.I)
+    return (m.group(1), m.group(2)) if m else ()
+
+
 def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submit: bool, calls: list[str],
-              output_field: str, seen: Sequence[str], inputs: Sequence[str]) -> str:
+              output_field: str, seen: Sequence[str], inputs: Sequence[str], *, strings: Sequence[str] = ("str-lit",),
+              choices: Sequence[str] = (), has_numbers: bool = True) -> str:
     """The statements of a step, tracking which names are assigned: an expression may read only the names in
     scope and those assigned by an earlier statement of the same step (so no step reads an unset variable).
-    ``SUBMIT`` takes a variable, an expression with an operator, a string, or a number an earlier step printed:
-    never a bare number the model computed in its head."""
+
+    An answer is computed, never typed in: ``SUBMIT`` takes a variable the code assigned (a tool's result, an
+    expression), an expression with an operator over the query's numbers, a number an earlier step printed, or
+    ``"a" if x else "b"`` over the query's own answer words (``choices``). The task's inputs (handles) appear only
+    as tool arguments. A string assigned to a name is one of ``strings`` (the closed vocabularies of the tools'
+    query arguments, e.g. a SPARQL SELECT; free text only when vocabularies are off). A step with nothing computed
+    that must submit submits ``None`` (no answer) rather than text the model made up."""
     states: dict[frozenset[str], int] = {}
     inputs = frozenset(inputs)
     rhs_calls = f"{_alt(calls)} subscript*" if calls else None
     seen_rule = _alt(_lit(v) for v in seen) if seen else None
+    string_rule = _alt(strings) if strings else None
 
     def state(names: frozenset[str]) -> int:
         if names in states:
             return states[names]
         i = states[names] = len(states)
-        b.add(f"var-{i}", _alt(_lit(n) for n in sorted(names)))
-        b.add(f"primary-{i}", f"var-{i} subscript*")
-        b.add(f"factor-{i}", f'number | "(" expr-{i} ")" | "len(" primary-{i} ")" | primary-{i}')
-        b.add(f"term-{i}", f'factor-{i} ((" * " | " / " | " // " | " % ") factor-{i}){{0,6}}')
-        b.add(f"expr-{i}", f'term-{i} ((" + " | " - ") term-{i}){{0,6}}')
-        b.add(f"opexpr-{i}", f'term-{i} ((" + " | " - ") term-{i}){{1,6}} | '
-                             f'factor-{i} ((" * " | " / " | " // " | " % ") factor-{i}){{1,6}}')
-        b.add(f"rhs-{i}", " | ".join(x for x in (rhs_calls, f"expr-{i}", "str-lit") if x))
         own = sorted(names - inputs)
+        factors = [f'"(" expr-{i} ")"']
+        if own:
+            b.add(f"var-{i}", _alt(_lit(n) for n in own))
+            b.add(f"primary-{i}", f"var-{i} subscript*")
+            factors += [f'"len(" primary-{i} ")"', f"primary-{i}"]
+        computable = bool(own) or has_numbers
+        if computable:  # else an expression has no atom to start from: no expression rules at all
+            b.add(f"factor-{i}", " | ".join((["number"] if has_numbers else []) + factors))
+            b.add(f"term-{i}", f'factor-{i} ((" * " | " / " | " // " | " % ") factor-{i}){{0,6}}')
+            b.add(f"expr-{i}", f'term-{i} ((" + " | " - ") term-{i}){{0,6}}')
+            b.add(f"opexpr-{i}", f'term-{i} ((" + " | " - ") term-{i}){{1,6}} | '
+                                 f'factor-{i} ((" * " | " / " | " // " | " % ") factor-{i}){{1,6}}')
+        b.add(f"rhs-{i}", " | ".join(x for x in (rhs_calls, f"expr-{i}" if computable else None, string_rule) if x))
         if own:  # print what a step computed; the inputs are handles, printing one shows nothing
             b.add(f"print-{i}", f'"print(" {_alt(_lit(n) for n in own)} subscript* ")"')
-        values = [f"primary-{i}", f"opexpr-{i}", "str-lit"] + ([seen_rule] if seen_rule else [])
-        b.add(f"submit-{i}", f'"SUBMIT({output_field}=" ({" | ".join(values)}) ")"')
+        values = ([f"primary-{i}"] if own else []) + ([f"opexpr-{i}"] if computable else [])
+        if seen_rule:
+            values.append(seen_rule)
+        if own and len(choices) == 2:
+            values.append(f'{_lit(repr(choices[0]))} " if " primary-{i} " else " {_lit(repr(choices[1]))}')
+        if values:
+            b.add(f"submit-{i}", f'"SUBMIT({output_field}=" ({" | ".join(values)}) ")"')
+        elif must_submit:
+            b.add(f"submit-{i}", _lit(f"SUBMIT({output_field}=None)"))
         return i
 
     def seq(names: frozenset[str], k: int) -> str:
@@ -402,12 +427,13 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
             return name
         b.rules[name] = ""  # reserve (the definitions below refer to other states only)
         printable = f"print-{i}" in b.rules
+        submit = [f"submit-{i}"] if f"submit-{i}" in b.rules else []
         if k == 1:
-            opts = [f"submit-{i}"] if must_submit else [f"submit-{i}", *([f"print-{i}"] if printable else []),
-                                                         f'{_alt(_lit(t) for t in TARGET_NAMES)} " = " rhs-{i}']
+            opts = submit if must_submit else [*submit, *([f"print-{i}"] if printable else []),
+                                               f'{_alt(_lit(t) for t in TARGET_NAMES)} " = " rhs-{i}']
         else:
             tail = "" if must_submit else "?"
-            opts = [f"submit-{i}"]
+            opts = list(submit)
             if printable:
                 opts.append(f'print-{i} ("\\n" {seq(names, k - 1)}){tail}')
             for t in TARGET_NAMES:

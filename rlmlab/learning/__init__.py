@@ -19,6 +19,7 @@ from rlmlab.learning._replay import (
     Intervention, ReplayResult, Sibling, intervention, replay_code, replay_template, replay_workspace,
 )
 from rlmlab.learning._extract_template import TemplateExtractor  # registers the "template" extractor
+from rlmlab.learning._siblings import SIBLING_SIMILARITY, nearest_siblings
 from rlmlab.learning._consolidate import (
     CONSOLIDATION_ACTIONS, CONSOLIDATORS, AppendConsolidator, ConsolidationAction, Consolidator,
     SimilarityConsolidator, merge_contents, similarity,
@@ -42,7 +43,7 @@ __all__ = [
     "Extractor", "EXTRACTORS", "HeuristicExtractor", "LLMExtractor", "ExtractionReport", "EXTRACT_PROMPTS",
     "MAX_EXTRACT_ITEMS", "TemplateExtractor", "Abstraction", "SlotBinding", "abstract_trajectory", "abstract_code",
     "minimal_code", "fill_slots", "query_literals", "ReplayResult", "Sibling", "Intervention",
-    "replay_code", "replay_template", "replay_workspace", "intervention",
+    "replay_code", "replay_template", "replay_workspace", "intervention", "nearest_siblings", "SIBLING_SIMILARITY",
     "Consolidator", "CONSOLIDATORS", "AppendConsolidator", "SimilarityConsolidator", "ConsolidationAction",
     "CONSOLIDATION_ACTIONS", "similarity", "merge_contents",
     "Forgetter", "FORGETTERS", "NoForgetter", "BoundedForgetter", "ForgetAction", "retention_score", "memory_health",

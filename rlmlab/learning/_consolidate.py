@@ -173,9 +173,10 @@ class SimilarityConsolidator:
         if cand.id in store:
             status = store.get(cand.id).status
             return act("duplicate", [cand.id], 1.0, f"same content id already stored (status {status})", cand.id)
-        pool = [it for it in store.items(polarity=cand.polarity, layer=cand.layer) if it.domain == cand.domain]
-        if cand.template is not None:
+        pool = store.items(polarity=cand.polarity, layer=cand.layer)
+        if cand.template is not None:  # a procedure is the same whatever crate or ontology it was learnt on
             return self._one_template(store, cand, pool, act)
+        pool = [it for it in pool if it.domain == cand.domain]
         scored = sorted(((similarity(cand, it), it) for it in pool), key=lambda p: (-p[0], p[1].id))
         best_sim, best = scored[0] if scored else (0.0, None)
         if best is not None and best_sim >= self.dup_threshold:

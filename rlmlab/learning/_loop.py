@@ -100,6 +100,15 @@ class _AgainstAnswer:
         return self.inner.judge(self.agreed, trajectory)
 
 
+class _NoEvidence:
+    """The judge of a replay nothing can check (a vote's sibling that never reached agreement): it fails."""
+
+    name = "no agreed answer"
+
+    def judge(self, task: MemoryTask, trajectory: Any) -> Verdict:
+        return Verdict(False, 0.0, "The sibling has no agreed answer to reproduce.", self.name)
+
+
 class ReasoningBankLoop:
     """Closed-loop memory over a sequence of tasks.
 
@@ -169,6 +178,9 @@ class ReasoningBankLoop:
             raise ConfigError("frozen: a frozen bank learns nothing; use extractor none")
         self.until_accepted, self.reference, self.frozen = bool(until_accepted), bool(reference), bool(frozen)
         self.outcomes: list[TaskOutcome] = []
+        # (task, solved) of the stream so far: the siblings of the template extractor's intervention test
+        self.history: list[tuple[MemoryTask, bool]] = []
+        self._agreed: dict[str, str] = {}  # task id -> the answer its judge accepted (a vote's, for siblings)
 
     # -- one task ----------------------------------------------------------------------------------------
 
@@ -211,8 +223,13 @@ class ReasoningBankLoop:
         import inspect
 
         params = inspect.signature(self.extractor.extract).parameters
+        out: dict[str, Any] = {}
+        if "siblings" in params:  # SkillGen's intervention test over earlier stream tasks asked alike
+            from rlmlab.learning._siblings import nearest_siblings
+
+            out["siblings"] = nearest_siblings(task, self.history, k=getattr(self.extractor, "max_siblings", 4))
         if "judge" not in params or self.judge is None:
-            return {}
+            return out
         if hasattr(judge, "judge_rollouts"):
             from rlmlab.learning._judge import NumericJudge
 
@@ -220,12 +237,24 @@ class ReasoningBankLoop:
             replay_judge: Any = _AgainstAnswer(NumericJudge(), agreed)
         else:
             replay_judge = judge
-        out: dict[str, Any] = {"judge": replay_judge}
+        out["judge"] = replay_judge
         if "workspace" in params:
             out["workspace"] = lambda t: self._workspace(t, f"{self.run_id}-{t.id}-replay")
         if "sibling_judge" in params:  # siblings are judged without the key too (each by its own suite's judge)
-            out["sibling_judge"] = self._task_judge
+            out["sibling_judge"] = self._sibling_judge
         return out
+
+    def _sibling_judge(self, sibling: MemoryTask) -> Any:
+        """A sibling's judge for one replay. A vote cannot judge one run: the replay must reproduce the answer the
+        sibling's vote agreed on, and a sibling with no agreed answer cannot be repaired (no evidence)."""
+        judge = self._task_judge(sibling)
+        if not hasattr(judge, "judge_rollouts"):
+            return judge
+        from rlmlab.learning._judge import NumericJudge
+
+        agreed = self._agreed.get(sibling.id)
+        return _AgainstAnswer(NumericJudge(), dataclasses.replace(sibling, expected=agreed, check="numeric")) \
+            if agreed is not None else _NoEvidence()
 
     def run_task(self, task: MemoryTask, rollout: int | None = None) -> TaskOutcome:
         """Run ``task`` (``rollouts`` times), judge, extract, persist and forget; returns the outcome.
@@ -293,6 +322,7 @@ class ReasoningBankLoop:
             return outcome
         items = None
         admission: dict[str, int] = {}
+        solved = bool(rollouts[best][1].success)
         if self.extractor is not None:  # may call an LM: before the transaction, which holds the write lock
             extra = self._replay_options(task, judge, rollouts[best][0].answer)
             stats = dict(getattr(self.extractor, "stats", None) or {})
@@ -308,6 +338,9 @@ class ReasoningBankLoop:
             after = getattr(self.extractor, "stats", None) or {}
             admission = {k: int(after.get(f"templates_{k}", 0)) - int(stats.get(f"templates_{k}", 0))
                          for k in ("admitted", "rejected") if f"templates_{k}" in after}
+        self.history.append((task, solved))
+        if solved and rollouts[best][0].answer is not None:
+            self._agreed[task.id] = str(rollouts[best][0].answer)
         with self.store.transaction():
             self.builder.record(built, trajectory_id=ids[0])
             for other in ids[1:]:  # every rollout saw the same injected items

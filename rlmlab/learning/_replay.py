@@ -103,7 +103,9 @@ def replay_code(code: str, task: MemoryTask, *, judge: Any = None,
     from rlmlab.lm import make_lm
 
     judge = judge if judge is not None else judge_for(task)
-    rlm = make_executor("rlm", lm=make_lm("scripted", script=_script(code)), max_iters=1, step_timeout=step_timeout)
+    # a replay executes given code: nothing to constrain (and no "grammar ignored" note for the scripted LM)
+    rlm = make_executor("rlm", lm=make_lm("scripted", script=_script(code)), max_iters=1, step_timeout=step_timeout,
+                        decoding="free")
     traj = rlm(task.query, task.context, workspace=(workspace or replay_workspace)(task),
                run_id=new_run_id("replay"), source_path=task.meta.get("source_path"))
     if not traj.submitted and traj.error is None:

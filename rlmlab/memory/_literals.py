@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from difflib import SequenceMatcher
+from functools import lru_cache
 
 from rlmlab.memory._templates import SLOT_TYPES
 
@@ -54,13 +55,24 @@ _RUST_KEYWORDS = frozenset(
     "mut pub ref return self Self static struct super trait true type unsafe use where while union".split())
 
 
+# Comments (``//`` to the end of the line, ``/* ... */``) and string literals: a word that is code only there
+# (a doc example, an error message) is not a name the code has.
+_NOT_CODE = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"', re.S)
+
+
+@lru_cache(maxsize=4)
+def _code_only(context: str) -> str:
+    return _NOT_CODE.sub(" ", context)
+
+
 def _names_something(word: str, context: str) -> bool:
-    """Whether ``word`` is an identifier the context defines or uses as code (not just a word of its prose)."""
+    """Whether ``word`` is an identifier the context's code defines or uses (not only a word of its prose, its
+    comments or its strings)."""
     if word in _RUST_KEYWORDS:
         return False
     w = re.escape(word)
     return re.search(rf"\b(?:fn|struct|enum|trait|type|impl|mod|const|static|let|union|macro_rules!)\s+{w}\b"
-                     rf"|\b{w}\s*(?:\(|<|::|\{{)|[.:]{w}\b", context) is not None
+                     rf"|\b{w}\s*(?:\(|<|::|\{{)|[.:]{w}\b", _code_only(context)) is not None
 
 
 def query_slots(query: str, context: str | None = None) -> dict[str, list[str]]:
