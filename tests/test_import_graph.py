@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1] / "rlmlab"
 # packages of lower layers (and top-level leaf modules such as rlmlab.errors).
 LAYERS = [
     {"_leaf"},  # top-level modules: errors, registry, numbers, tokens, text, _files, _paths, _sqlite, _lock, _faults
-    {"handles", "lm"},
+    {"handles", "lm", "sandbox"},  # sandbox: confinement backends and the scrubbed env (tools and executors use it)
     {"oracle"},
     {"ontology"},
     {"memory"},  # the store, retrieval, packers, ContextBuilder
