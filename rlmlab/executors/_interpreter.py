@@ -30,8 +30,8 @@ from dspy.utils.callback import with_callbacks
 from rlmlab.errors import ToolError
 from rlmlab.handles import decode_handles, encode_handles
 from rlmlab.lm import call_role
-from rlmlab.sandbox import (SANDBOXES, Backend, SandboxUnavailable, choose_sandbox, default_sandbox, print_warning,
-                            scrubbed_env)
+from rlmlab.sandbox import (SANDBOXES, Backend, SandboxChoice, SandboxUnavailable, choose_sandbox, default_sandbox,
+                            print_warning, scrubbed_env)
 from rlmlab.tools import DEADLINE_KEY, Workspace, exit_description
 
 __all__ = ["RLMLabInterpreter", "InterpreterFactory", "LOCAL_INTERPRETER_DIFFERENCES"]
@@ -86,6 +86,7 @@ class RLMLabInterpreter(LocalInterpreter):
     """
 
     execution_instructions = LocalInterpreter.execution_instructions
+    runs_pyodide = False  # True on the pyodide backend's interpreter class (rlmlab/executors/_pyodide.py)
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         # sandbox="pyodide" is another interpreter class (rlmlab/executors/_pyodide.py): the fixed constructor
@@ -110,6 +111,12 @@ class RLMLabInterpreter(LocalInterpreter):
         self.sub_call_counter = sub_call_counter
         self.memory_limit_mb = memory_limit_mb
         choice = choose_sandbox(sandbox or default_sandbox(), sandbox_policy)  # required + unavailable: raises here
+        if choice.name == "pyodide" and not getattr(type(self), "runs_pyodide", False):
+            # a subclass of this CPython-worker interpreter (the scratchpad's tapped one) cannot run under Pyodide
+            choice = choose_sandbox("confined", choice.policy)
+            choice = SandboxChoice(choice.backend, "pyodide", choice.policy, f"sandbox: pyodide is not available to "
+                                   f"{type(self).__name__}; running {choice.name}" + (f" ({choice.warning})" if
+                                                                                      choice.warning else ""))
         self._backend: Backend = choice.backend
         self.sandbox_used: str = choice.name  # the backend actually used ("confined", "none", "pyodide")
         self.sandbox_warning: str | None = choice.warning  # a fallback or "none": printed once, kept in ``notes``
@@ -181,7 +188,8 @@ class RLMLabInterpreter(LocalInterpreter):
                 raise
             self.crashes += 1
             self._restart()
-            return (f"[Error] WorkerCrash: the REPL process {_how_it_ended(exc, process)} during this step. "
+            how = _how_it_ended(exc, process, self._backend)
+            return (f"[Error] WorkerCrash: the REPL process {how} during this step. "
                     "The REPL restarted: your inputs and tools are back, variables you defined are gone.")
         finally:
             self.workspace.extras.pop(DEADLINE_KEY, None)
@@ -237,13 +245,13 @@ _TERMINAL = ("Python worker exited unexpectedly", "Python worker returned invali
              "Python worker failed", "Unable to send request to Python worker")
 
 
-def _how_it_ended(exc: CodeInterpreterError, process: subprocess.Popen[str]) -> str:
+def _how_it_ended(exc: CodeInterpreterError, process: subprocess.Popen[str], backend: Backend) -> str:
     message = str(exc)
     if not message.startswith("Python worker exited unexpectedly"):  # alive but broken: the host stopped it
         detail = message.removeprefix("Python worker failed: ")
         return f"was stopped ({detail[:200]})"
     code = process.poll()
-    return "stopped answering" if code is None else exit_description(code)
+    return "stopped answering" if code is None else exit_description(backend.exit_code(code))
 
 
 # LocalInterpreter's methods without their callback wrappers: RLMLabInterpreter's own wrappers fire the
@@ -268,7 +276,8 @@ class InterpreterFactory:
         self.workspace, self.step_timeout, self.sub_call_counter = workspace, step_timeout, sub_call_counter
         self.sandbox, self.sandbox_policy = sandbox or default_sandbox(), sandbox_policy
         self.notes = notes  # the run's trajectory notes: a sandbox fallback or "none" warning lands here
-        choose_sandbox(self.sandbox, self.sandbox_policy)  # required + unavailable: refuse before the run starts
+        # required + unavailable: refuse before the run starts
+        self.sandbox_used = choose_sandbox(self.sandbox, self.sandbox_policy).name
         self.last: RLMLabInterpreter | None = None
         has_handles = "ctx_peek" in workspace.registry
         self.execution_instructions = RLMLabInterpreter.execution_instructions + (_HANDLE_HINT if has_handles else "")

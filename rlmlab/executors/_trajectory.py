@@ -86,15 +86,17 @@ class Trajectory:
     # Where the wall time went (TimeBreakdown.to_dict(), see _timing); None in runs written before it was kept.
     timing: dict[str, Any] | None = None
     prompt: str = "full"  # the action prompt: "full" (DSPy's RLM instructions) or "compact" (see _prompt)
+    sandbox: str | None = None  # the sandbox backend the step code ran under (rlmlab.sandbox); None: no REPL, or older
 
-    # 1: files written before the header carried a version (read the same way); 3: "prompt" and "timing" added
-    SCHEMA_VERSION: ClassVar[int] = 3
+    # 1: files written before the header carried a version (read the same way); 3: "prompt" and "timing" added;
+    # 4: "sandbox" added
+    SCHEMA_VERSION: ClassVar[int] = 4
 
     def header(self) -> dict[str, Any]:
         return {"type": "run", "schema_version": self.SCHEMA_VERSION, "run_id": self.run_id, "query": self.query, "lm": self.lm,
                 "context_mode": self.context_mode, "context_ref": self.context_ref,
                 "source_path": self.source_path, "started": self.started, "executor": self.executor,
-                "decoding": self.decoding, "prompt": self.prompt}
+                "decoding": self.decoding, "prompt": self.prompt, "sandbox": self.sandbox}
 
     def final(self) -> dict[str, Any]:
         return {"type": "final", "answer": self.answer, "final_reasoning": self.final_reasoning,

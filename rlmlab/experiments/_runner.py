@@ -122,6 +122,9 @@ def _executor(cond: Condition, lm: Any, traj_dir: Path) -> Callable[..., Any]:
                                       run_id=trajectory_id, max_iters=cond.max_iters, runs_dir=traj_dir,
                                       source_path=task.meta.get("source_path"))
         kwargs["decoding"] = cond.decoding
+        for key in ("sandbox", "sandbox_policy"):  # only executors that run step code take them (not react)
+            if getattr(cond, key) is not None and EXECUTORS.accepts(cond.executor, key):
+                kwargs[key] = getattr(cond, key)
         if cond.tools == "naive":  # E7 condition A: the context as a plain string, no bounded tools
             kwargs.update(tools=ToolRegistry(), context_mode="string")
         if rollout is None or cond.samples < 2:  # judged or explored rollouts are not a vote: nothing shared

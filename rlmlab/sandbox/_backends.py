@@ -60,6 +60,10 @@ class Backend:
         """What the worker applies to itself after start-up (JSON for RLMLAB_SANDBOX_CONFINE), or None."""
         return None
 
+    def exit_code(self, code: int) -> int:
+        """The worker's own return code (negative: killed by that signal) from the wrapper process's."""
+        return code
+
     def describe(self) -> str:
         return self.name
 
@@ -145,6 +149,10 @@ class Confined(Backend):
 
     def describe(self) -> str:
         return f"confined ({self.tool or '?'} + Landlock ABI {landlock_abi()})"
+
+    def exit_code(self, code: int) -> int:
+        # bwrap exits 128 + N when the worker dies of signal N (a shell's convention); the worker never exits > 128
+        return -(code - 128) if self.tool == "bwrap" and 128 < code < 128 + 65 else code
 
     def wrap(self, argv: list[str], scratch: Path) -> list[str]:
         if self.tool is None and self.unavailable() is not None:
