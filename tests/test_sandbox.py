@@ -243,3 +243,30 @@ def test_a_worker_that_cannot_confine_itself_refuses_to_serve(monkeypatch):
     with pytest.raises((SandboxUnavailable, CodeInterpreterError), match="confinement failed"):
         repl.start()
     repl.shutdown()
+
+
+# -- experiment configs ----------------------------------------------------------------------------------------
+
+
+def test_experiment_conditions_choose_the_sandbox(tmp_path):
+    from rlmlab.errors import ConfigError
+    from rlmlab.experiments import load_experiment, run_experiment
+    from rlmlab.memory import MemoryTask
+
+    bad = tmp_path / "E98.yaml"
+    bad.write_text("id: E98\ntitle: t\nbase: {sandbox: docker}\n")
+    with pytest.raises(ConfigError, match=r"E98.yaml.*sandbox: 'docker' is not one of"):
+        load_experiment(bad)
+    path = tmp_path / "E97.yaml"
+    path.write_text("id: E97\ntitle: t\nbase: {executor: rlm, max_iters: 2}\n"
+                    "conditions: [{name: open, sandbox: none}, {name: shut, sandbox: required}]\n")
+    exp = load_experiment(path)
+    assert [(c.sandbox, c.sandbox_policy) for c in exp.conditions] == [("none", None), ("required", None)]
+    task = MemoryTask("t", "How many lines?", "a\nb\n", "prov", 2, "numeric", {"suite": "code", "level": 1})
+    run = run_experiment(exp, lm="scripted:probe", task_list=[task], runs_dir=tmp_path / "runs", progress=False)
+    used = {}
+    for traj in run.run_dir.rglob("trajectory.jsonl"):
+        header = json.loads(traj.read_text().splitlines()[0])
+        used[header["sandbox"]] = used.get(header["sandbox"], 0) + 1
+    expected = "confined" if CONFINED_MISSING is None else None
+    assert used.get("none") and (expected is None or used.get(expected)), used

@@ -112,6 +112,10 @@ def _executor(cond: Condition, lm: Any, traj_dir: Path) -> Callable[..., Any]:
     run = EXECUTORS.make(cond.executor, **cond.plugin_options.get("executor", {}))
     if cond.tools == "naive" and cond.executor != "rlm":
         raise ConfigError(f"condition {cond.name}: naive tools are defined for the rlm executor only")
+    if cond.sandbox is not None or cond.sandbox_policy is not None:  # required + unavailable: refuse before any task
+        from rlmlab.sandbox import choose_sandbox, default_sandbox
+
+        choose_sandbox(cond.sandbox or default_sandbox(), cond.sandbox_policy or "best_effort")
 
     def execute(task: MemoryTask, instructions: str, workspace: Any, trajectory_id: str) -> Any:
         rollout = _rollout_index(trajectory_id) if cond.runs_per_task > 1 else None
