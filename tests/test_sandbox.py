@@ -104,6 +104,36 @@ def test_host_process_cannot_be_signalled():
     assert "BLOCKED" in out and "ESCAPED" not in out
 
 
+@needs_confined
+def test_unshare_fallback_blocks_the_table_too(monkeypatch, tmp_path):
+    """Without bwrap, confined is unshare's namespaces with Landlock narrowing the host's file tree."""
+    import rlmlab.sandbox._backends as backends
+
+    real = backends._find
+    monkeypatch.setattr(backends, "_find", lambda program: None if program == "bwrap" else real(program))
+    if backends.Confined().unavailable() is not None:
+        pytest.skip("unshare cannot create the namespaces here either")
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    secret = tmp_path / "secret.txt"
+    secret.write_text(SECRET)
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    repl = RLMLabInterpreter(Workspace(), step_timeout=20)
+    try:
+        assert "unshare" in repl._backend.describe()
+        for body in ("import os\nassert 'OPENAI_API_KEY' not in os.environ\nraise SystemError('no key')",
+                     f"open({str(secret)!r}).read()", f"open({str(tmp_path / 'out.txt')!r}, 'w').write('x')",
+                     f"import socket\nsocket.create_connection(('127.0.0.1', {server.getsockname()[1]}), timeout=3)",
+                     "import subprocess\nsubprocess.run(['id'])", f"import os\nos.kill({os.getpid()}, 0)"):
+            out = repl.execute(guarded(body))
+            assert "BLOCKED" in out and SECRET not in out, (body, out)
+        assert not (tmp_path / "out.txt").exists()
+    finally:
+        repl.shutdown()
+        server.close()
+
+
 # -- the policies --------------------------------------------------------------------------------------------
 
 
