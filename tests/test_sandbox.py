@@ -300,3 +300,19 @@ def test_experiment_conditions_choose_the_sandbox(tmp_path):
         used[header["sandbox"]] = used.get(header["sandbox"], 0) + 1
     expected = "confined" if CONFINED_MISSING is None else None
     assert used.get("none") and (expected is None or used.get(expected)), used
+
+
+def test_cli_sandbox_option(monkeypatch, tmp_path):
+    from click.testing import CliRunner
+
+    from rlmlab.cli import main
+
+    source = tmp_path / "a.rs"
+    source.write_text("fn main() {}\n")
+    args = ["rlm", "run", "q", str(source), "--lm", "scripted:probe", "--runs-dir", str(tmp_path / "runs")]
+    res = CliRunner().invoke(main, [*args, "--sandbox", "none"])
+    assert "sandbox: none (sandbox: none: model-written code runs unconfined" in res.output
+    no_namespace_tools(monkeypatch, tmp_path)
+    res = CliRunner().invoke(main, [*args, "--sandbox", "required"])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert "--sandbox sandbox: confined is required but unavailable: bwrap not found" in res.output
