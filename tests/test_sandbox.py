@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import sys
 
 import pytest
 from dspy.primitives.code_interpreter import CodeInterpreterError
@@ -102,6 +103,25 @@ def test_subprocess_cannot_run_a_program():
 def test_host_process_cannot_be_signalled():
     out = attempt(guarded(f"import os\nos.kill({os.getpid()}, 0)"))
     assert "BLOCKED" in out and "ESCAPED" not in out
+
+
+@needs_confined
+def test_no_new_processes_and_no_host_file_changes_inside_confined():
+    """A fork storm is refused at the first fork (threads still work); the host's files cannot be chmod-ed even where
+    the worker's uid owns them (root in CI), because its view of them is read-only."""
+    target = os.path.realpath(sys.executable)
+    mode = os.stat(target).st_mode
+    repl = RLMLabInterpreter(Workspace(), step_timeout=20)
+    try:
+        out = repl.execute(guarded("import os\nfor _ in range(200):\n    if os.fork() == 0:\n        os._exit(0)"))
+        assert "BLOCKED" in out and "PermissionError" in out
+        out = repl.execute(guarded(f"import os\nos.chmod({target!r}, 0o777)"))
+        assert "BLOCKED" in out and os.stat(target).st_mode == mode
+        out = repl.execute("import threading\nt = threading.Thread(target=print, args=('threads work',))\n"
+                           "t.start()\nt.join()")
+        assert out.strip() == "threads work"
+    finally:
+        repl.shutdown()
 
 
 @needs_confined

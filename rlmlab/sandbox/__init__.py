@@ -10,12 +10,20 @@ use: the REPL worker imports this package for :func:`confine_self` alone, and it
 from typing import Any
 
 from rlmlab.sandbox._env import WORKER_VARIABLES, is_secret_name, scrub_environ, scrubbed_env
-from rlmlab.sandbox._landlock import apply_rlimits, confine_self, landlock_abi
+from rlmlab.sandbox._landlock import (
+    apply_rlimits,
+    confine_self,
+    drop_capabilities,
+    forbid_new_processes,
+    landlock_abi,
+    seal_host_tree,
+)
 
 __all__ = ["SANDBOXES", "SANDBOX_NAMES", "SANDBOX_POLICIES", "Backend", "Confined", "Unconfined", "SandboxChoice",
            "SandboxUnavailable", "check_sandbox", "choose_sandbox", "default_sandbox", "print_warning",
            "register_sandbox", "scrubbed_env", "scrub_environ", "is_secret_name", "WORKER_VARIABLES",
-           "confine_self", "apply_rlimits", "landlock_abi"]
+           "confine_self", "apply_rlimits", "landlock_abi", "seal_host_tree", "drop_capabilities",
+           "forbid_new_processes"]
 
 _LAZY = {"SANDBOXES", "SANDBOX_NAMES", "SANDBOX_POLICIES", "Backend", "Confined", "Unconfined", "SandboxChoice",
          "SandboxUnavailable", "check_sandbox", "choose_sandbox", "default_sandbox", "print_warning",

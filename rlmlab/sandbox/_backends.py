@@ -162,7 +162,7 @@ class Confined(Backend):
                     "--net", "--ipc", "--uts", "--mount", "--mount-proc", "--", *argv]
         cmd = [_find("bwrap") or "bwrap", "--die-with-parent", "--new-session", "--unshare-user", "--unshare-pid",
                "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--hostname", "rlmlab-sandbox",
-               "--ro-bind", "/usr", "/usr"]
+               "--disable-userns", "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr"]
         for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
             if os.path.islink(top):
                 cmd += ["--symlink", os.readlink(top), top]
@@ -179,10 +179,11 @@ class Confined(Backend):
         limits = dict(DEFAULT_RLIMITS)
         if memory_limit_mb:
             limits["AS"] = int(memory_limit_mb) * 1024 * 1024
-        write = [str(scratch), *_DEV]
-        if self.tool == "bwrap":  # fresh, size-capped tmpfs mounts: usable; under unshare they are the host's
-            write += ["/tmp", "/dev/shm"]
-        return {"read": ["/usr", "/proc", *_ETC, *python_paths()], "write": write, "rlimits": limits}
+        spec: dict[str, Any] = {"read": ["/usr", "/proc", *_ETC, *python_paths()],
+                                "write": [str(scratch), *_DEV, "/tmp", "/dev/shm"], "rlimits": limits}
+        if self.tool == "unshare":  # the host's tree: read-only, fresh /tmp /run /dev/shm (bwrap builds its own view)
+            spec["seal"] = {"scratch": str(scratch), "fresh": ["/tmp", "/run", "/dev/shm"], "tmpfs_bytes": _TMPFS_BYTES}
+        return spec
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ import resource
 import signal
 from collections.abc import Iterable
 
-__all__ = ["landlock_abi", "confine_self", "apply_rlimits"]
+__all__ = ["landlock_abi", "confine_self", "apply_rlimits", "seal_host_tree", "drop_capabilities",
+           "forbid_new_processes"]
 
 _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446  # the same on x86_64 and arm64
 _CREATE_RULESET_VERSION = 1
@@ -130,3 +131,115 @@ def apply_rlimits(limits: dict[str, int]) -> None:
         resource.setrlimit(which, (value, value))
     if "FSIZE" in limits:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
+_SYS_MOUNT_SETATTR = 442
+_MOUNT_ATTR_RDONLY, _MOUNT_ATTR_NOSUID, _MOUNT_ATTR_NODEV = 0x1, 0x2, 0x4
+_AT_FDCWD, _AT_RECURSIVE = -100, 0x8000
+_MS_BIND, _MS_REC = 4096, 16384
+_PR_CAPBSET_READ, _PR_CAPBSET_DROP = 23, 24
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64), ("propagation", ctypes.c_uint64),
+                ("userns_fd", ctypes.c_uint64)]
+
+
+def _mount_setattr(path: str, attr_set: int, attr_clr: int, flags: int) -> None:
+    attr = _MountAttr(attr_set, attr_clr, 0, 0)
+    if _syscall(_SYS_MOUNT_SETATTR, ctypes.c_int(_AT_FDCWD), path.encode(), ctypes.c_uint(flags), ctypes.byref(attr),
+                ctypes.c_size_t(ctypes.sizeof(attr))) != 0:
+        raise OSError(ctypes.get_errno(), f"mount_setattr {path}: {os.strerror(ctypes.get_errno())}")
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    enc = (lambda s: None if s is None else s.encode())
+    if _libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)) != 0:
+        raise OSError(ctypes.get_errno(), f"mount {target}: {os.strerror(ctypes.get_errno())}")
+
+
+def seal_host_tree(scratch: str, fresh: Iterable[str], tmpfs_bytes: int) -> None:
+    """For a worker that sees the host's file tree (``unshare`` in its own user and mount namespaces, root there):
+    make every mount read-only (Linux 5.12+), put fresh size-capped tmpfs over ``fresh`` (/tmp, /run, /dev/shm:
+    where other programs' unix sockets live, which Landlock does not cover) and bind ``scratch`` back writable.
+    Mounts stay private to the worker's namespace. Raises OSError when the kernel refuses."""
+    fd = os.open(scratch, os.O_PATH | os.O_DIRECTORY)
+    try:
+        _mount_setattr("/", _MOUNT_ATTR_RDONLY | _MOUNT_ATTR_NOSUID | _MOUNT_ATTR_NODEV, 0, _AT_RECURSIVE)
+        for path in fresh:
+            if os.path.isdir(path) and not os.path.islink(path):
+                _mount("tmpfs", path, "tmpfs", 0, f"size={tmpfs_bytes},mode=1777")
+        os.makedirs(scratch, exist_ok=True)
+        _mount(f"/proc/self/fd/{fd}", scratch, None, _MS_BIND)
+        _mount_setattr(scratch, 0, _MOUNT_ATTR_RDONLY, 0)
+        os.chdir(scratch)  # the cwd still pointed into the directory as mounted before (now read-only or hidden)
+    finally:
+        os.close(fd)
+
+
+def drop_capabilities() -> None:
+    """Drop every capability (bounding, effective, permitted, inheritable): what a user namespace's root holds
+    is gone for this process and its children. Raises OSError when the kernel refuses."""
+    for cap in range(64):
+        if _libc.prctl(_PR_CAPBSET_READ, cap, 0, 0, 0) != 1:  # not held (bwrap --cap-drop ALL), or no such cap
+            continue
+        if _libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), f"prctl(PR_CAPBSET_DROP, {cap})")
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+    header, data = Header(0x20080522, 0), (Data * 2)()  # _LINUX_CAPABILITY_VERSION_3: two 32-bit words
+    if _libc.capset(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "capset")
+
+
+# seccomp: new processes are refused (threads are not); on x86_64 and arm64, the architectures whose numbers are here
+_SECCOMP_ARCH = {"x86_64": (0xC000003E, {"fork": 57, "vfork": 58, "clone": 56, "clone3": 435}),
+                 "aarch64": (0xC00000B7, {"clone": 220, "clone3": 435})}
+_RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
+_EPERM, _ENOSYS = 1, 38
+_CLONE_THREAD = 0x00010000
+_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def forbid_new_processes() -> bool:
+    """Install a seccomp filter: fork, vfork and clone without CLONE_THREAD fail with EPERM, clone3 with ENOSYS
+    (so the C library creates threads with clone), syscalls of another ABI (i386, x32) with EPERM. Bounds a fork
+    storm where RLIMIT_NPROC does not (it never applies to the host's root). False on an architecture without a
+    table here; OSError when the kernel refuses."""
+    import platform
+
+    arch = _SECCOMP_ARCH.get(platform.machine())
+    if arch is None:
+        return False
+    audit_arch, nr = arch
+    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
+    deny, allow, nosys = _RET_ERRNO | _EPERM, _RET_ALLOW, _RET_ERRNO | _ENOSYS
+    refused = [nr[n] for n in ("fork", "vfork") if n in nr]
+    # instructions as (code, jt, jf, k); jumps are relative to the next instruction
+    prog = [(ld, 0, 0, 4), (jeq, 1, 0, audit_arch), (ret, 0, 0, deny), (ld, 0, 0, 0),
+            (jge, 0, 1, 0x40000000), (ret, 0, 0, deny)]
+    for n in refused:
+        prog += [(jeq, 0, 1, n), (ret, 0, 0, deny)]
+    prog += [(jeq, 0, 1, nr["clone3"]), (ret, 0, 0, nosys),
+             (jeq, 0, 3, nr["clone"]), (ld, 0, 0, 16), (jset, 1, 0, _CLONE_THREAD), (ret, 0, 0, deny),
+             (ret, 0, 0, allow)]
+    filters = (_SockFilter * len(prog))(*[_SockFilter(*ins) for ins in prog])
+    fprog = _SockFprog(len(prog), filters)
+    if _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+    if _libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), f"seccomp filter: {os.strerror(ctypes.get_errno())}")
+    return True
