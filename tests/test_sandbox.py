@@ -205,6 +205,37 @@ def test_pyodide_without_its_interpreter_refuses_or_falls_back():
     assert fallback.name in ("confined", "none") and "pyodide unavailable" in fallback.warning
 
 
+def test_pyodide_builds_the_pyodide_interpreter_when_its_module_is_there(monkeypatch):
+    """The one hook (rlmlab.executors._interpreter.pyodide_interpreter_class): RLMLabInterpreter(ws,
+    sandbox="pyodide") and the factory return the other helper's PyodideInterpreter once its module exists."""
+    import types
+
+    from rlmlab.executors import InterpreterFactory
+
+    class PyodideInterpreter:  # the constructor the pyodide backend promises (no ``notes``: left out for it)
+        runs_pyodide = True
+
+        def __init__(self, workspace=None, *, step_timeout=30.0, sub_call_counter=None, sandbox=None,
+                     sandbox_policy="best_effort"):
+            self.workspace, self.step_timeout, self.sandbox_used = workspace, step_timeout, "pyodide"
+
+        @staticmethod
+        def unavailable():
+            return None
+
+    module = types.ModuleType("rlmlab.executors._pyodide")
+    module.PyodideInterpreter = PyodideInterpreter
+    monkeypatch.setitem(sys.modules, "rlmlab.executors._pyodide", module)
+    ws = Workspace()
+    made = RLMLabInterpreter(ws, step_timeout=5, sandbox="pyodide", sandbox_policy="required")
+    assert isinstance(made, PyodideInterpreter) and made.workspace is ws and made.step_timeout == 5
+    factory = InterpreterFactory(ws, sandbox="pyodide", sandbox_policy="required", notes=[])
+    assert isinstance(factory(), PyodideInterpreter) and factory.sandbox_used == "pyodide"
+    PyodideInterpreter.unavailable = staticmethod(lambda: "deno not found")
+    with pytest.raises(SandboxUnavailable, match="pyodide is required but unavailable: deno not found"):
+        RLMLabInterpreter(ws, sandbox="pyodide", sandbox_policy="required")
+
+
 # -- the environment, under every backend --------------------------------------------------------------------
 
 

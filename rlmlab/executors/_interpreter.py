@@ -9,6 +9,7 @@ backend gets a scrubbed environment (no API keys) and a scratch directory as cwd
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import queue
@@ -97,6 +98,9 @@ class RLMLabInterpreter(LocalInterpreter):
                 other = pyodide_interpreter_class()
                 if issubclass(other, cls):
                     return super().__new__(other)  # Python then runs other.__init__ with the same arguments
+                params = inspect.signature(other).parameters
+                if not any(p.kind is p.VAR_KEYWORD for p in params.values()):  # e.g. no ``notes``: leave it out
+                    kwargs = {k: v for k, v in kwargs.items() if k in params}
                 return other(*args, **kwargs)
         return super().__new__(cls)
 
