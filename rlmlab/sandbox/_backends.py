@@ -91,7 +91,8 @@ def _works(argv: tuple[str, ...]) -> str | None:
     return (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
 
 
-def python_paths() -> list[str]:
+@functools.lru_cache(maxsize=1)
+def python_paths() -> tuple[str, ...]:
     """Directories the worker's Python needs to read: the venv, the base interpreter, the stdlib and
     site-packages, and the rlmlab package itself (not the project around it, whose runs/ hold memory stores)."""
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
@@ -102,7 +103,7 @@ def python_paths() -> list[str]:
     real = {os.path.realpath(p) for p in paths if p}
     # /usr is bound whole; keep only the outermost of nested paths
     kept = sorted(p for p in real if os.path.isdir(p) and not p.startswith("/usr/") and p != "/usr")
-    return [p for p in kept if not any(p != q and p.startswith(q + os.sep) for q in kept)]
+    return tuple(p for p in kept if not any(p != q and p.startswith(q + os.sep) for q in kept))
 
 
 _ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime", "/etc/nsswitch.conf", "/etc/mime.types",

@@ -219,9 +219,7 @@ def forbid_new_processes() -> bool:
     (so the C library creates threads with clone), syscalls of another ABI (i386, x32) with EPERM. Bounds a fork
     storm where RLIMIT_NPROC does not (it never applies to the host's root). False on an architecture without a
     table here; OSError when the kernel refuses."""
-    import platform
-
-    arch = _SECCOMP_ARCH.get(platform.machine())
+    arch = _SECCOMP_ARCH.get(os.uname().machine)
     if arch is None:
         return False
     audit_arch, nr = arch
