@@ -56,8 +56,6 @@ def _confine() -> None:
     spec = json.loads(os.environ.pop("RLMLAB_SANDBOX_CONFINE"))
     from rlmlab.sandbox import apply_rlimits, confine_self, drop_capabilities, forbid_new_processes, seal_host_tree
 
-    # Modules the REPL's code path needs later are loaded now, while Python's own files can still be opened freely.
-    import ast, codeop, traceback  # noqa: E401, F401
     if spec.get("seal"):  # unshare: the host's tree, made read-only here (bwrap built a read-only view instead)
         seal_host_tree(**spec["seal"])
     drop_capabilities()  # root of its user namespace no more: nothing to undo the mounts or limits with
