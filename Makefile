@@ -5,7 +5,7 @@ STAMP    := $(VENV)/.rlmlab-installed
 RUST_SRC := /usr/share/cargo/registry
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test check install rust-src ctags chromium pyodide bench bench-smoke clean
+.PHONY: demo test check install rust-src ctags chromium pyodide bubblewrap bench bench-smoke clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -33,6 +33,13 @@ ctags:
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends universal-ctags; }
 
+# Debian's bubblewrap: the default "confined" sandbox of the REPL worker (README "Sandbox"); without it rlmlab falls
+# back to unshare, then to none with a warning.
+bubblewrap:
+	@command -v bwrap >/dev/null 2>&1 || { \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends bubblewrap; }
+
 # Debian's Chromium for tests/test_browser.py (Playwright drives /usr/bin/chromium; it never downloads a browser).
 chromium:
 	@[ -x /usr/bin/chromium ] && [ -d /usr/share/fonts/truetype/dejavu ] || { \
@@ -44,21 +51,21 @@ chromium:
 pyodide: install
 	$(VENV)/bin/deno cache --no-config --no-lock --node-modules-dir=false rlmlab/executors/_pyodide_runner.js
 
-demo: install rust-src
+demo: install rust-src bubblewrap
 	$(VENV)/bin/rlmlab demo
 
-test: install rust-src ctags chromium pyodide
+test: install rust-src ctags chromium bubblewrap pyodide
 	env -u PYTHONDONTWRITEBYTECODE PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(PY) -m pytest
 
 # The unit tests only: no model, no notebooks, no browser, no Ray, no HTTP server, no JupyterLab; one worker per core
 # (pytest-xdist), about 50 s on 2 cores. PYTHONDONTWRITEBYTECODE is dropped so pytest keeps its rewritten test
 # modules and Python its bytecode between runs.
-check: install rust-src ctags
+check: install rust-src ctags bubblewrap
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n auto -m "not local_model and not notebook and not browser and not ray and not server and not lab"
 
 # Every benchmarks/*.py with --smoke (tiny sizes, scripted or no LM): it completes and writes its JSON. make check
 # runs the same test; this target runs only it. No timing is asserted; ctags is used when installed, not needed.
-bench-smoke: install rust-src
+bench-smoke: install rust-src bubblewrap
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n auto tests/test_benchmarks_smoke.py
 
 bench: install rust-src ctags

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1] / "rlmlab"
 LAYERS = [
     {"_leaf"},  # top-level modules: errors, registry, numbers, tokens, text, _files, _paths, _sqlite, _lock, _faults,
     # _interrupt
-    {"handles", "lm"},
+    {"handles", "lm", "sandbox"},  # sandbox: confinement backends and the scrubbed env (tools and executors use it)
     {"oracle"},
     {"ontology"},
     {"memory"},  # the store, retrieval, packers, ContextBuilder

@@ -3,6 +3,7 @@ conditions) in the run browser, the explorer opened on one task with the exact p
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -187,7 +188,9 @@ def test_tables_and_plots_show_readable_units_intervals_and_task_rows(run_dir):
 
     table = results_table(run_dir)
     text = repr(table)
-    assert "95% CI (Wilson)" in text and "6–79%" in text and "33%" in text and "0.1 s" in text
+    # time per task in seconds with one decimal; its value is wall-clock time (0.1 s unconfined, more when the
+    # worker starts in the confined sandbox or the machine is loaded), never asserted
+    assert "95% CI (Wilson)" in text and "6–79%" in text and "33%" in text and re.search(r"\b\d+\.\d s\b", text)
     assert "prompt tokens sent / task" in text and "mean_" not in text and "e+" not in text
     assert "prompt tokens sent / task" in table._repr_html_()
     tasks = repr(task_table(run_dir))

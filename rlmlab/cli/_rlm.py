@@ -13,7 +13,7 @@ LM_HELP = "scripted is for tests; local = embedded SmolLM2-135M; or a LiteLLM mo
 
 def run_and_show(query: str, path: Path, *, lm_spec: str, context_mode: str, max_iters: int, runs_dir: str,
                  step_timeout: float, n_threads: int | None, turing_config: Path | None = None,
-                 api_base: str | None = None, decoding: str = "grammar") -> int:
+                 api_base: str | None = None, decoding: str = "grammar", sandbox: str = "confined") -> int:
     """Run one task, print the summary, return the exit code (1 if the run recorded an error)."""
     from rlmlab._files import read_text
     from rlmlab.errors import ConfigError, InputFileError, RLMLabError
@@ -27,6 +27,12 @@ def run_and_show(query: str, path: Path, *, lm_spec: str, context_mode: str, max
         text = read_text(path)
     except InputFileError as exc:
         raise InputError(exc) from None
+    from rlmlab.sandbox import choose_sandbox
+
+    try:  # before the LM loads: `--sandbox required` where it cannot run is refused at once, in one line
+        choose_sandbox(sandbox)
+    except ConfigError as exc:
+        raise InputError(f"--sandbox {exc}") from None
     options: dict = {"n_threads": n_threads} if lm_spec.startswith("local") else {}
     if api_base:  # an OpenAI-compatible server (vLLM, ollama, llama.cpp's server): --lm openai/<model>
         options["api_base"] = api_base
@@ -56,9 +62,12 @@ def run_and_show(query: str, path: Path, *, lm_spec: str, context_mode: str, max
             console.print(f"[yellow]turing config:[/] {problem}", soft_wrap=True, highlight=False)
     with console.status(f"running RLM on {path.name} ({len(text):,} chars, up to {max_iters} iterations) ..."):
         traj = run_rlm(query, text, lm=lm, context_mode=context_mode, max_iters=max_iters, runs_dir=runs_dir,
-                       step_timeout=step_timeout, source_path=str(path), turing=protocol, decoding=decoding)
+                       step_timeout=step_timeout, source_path=str(path), turing=protocol, decoding=decoding,
+                       sandbox=sandbox)
     console.print(trajectory_summary(traj))
     console.print(f"decoding: {traj.decoding}" + "".join(f" ({n})" for n in traj.notes if "decoding" in n),
+                  soft_wrap=True, highlight=False)
+    console.print(f"sandbox: {traj.sandbox}" + "".join(f" ({n})" for n in traj.notes if "sandbox" in n),
                   soft_wrap=True, highlight=False)
     console.print(f"trajectory: [bold]{Path(runs_dir) / traj.run_id / TRAJECTORY_FILE}[/]")
     console.print(f"each step with its prompts: rlmlab rlm show {Path(runs_dir) / traj.run_id}", soft_wrap=True,
@@ -96,15 +105,19 @@ def rlm() -> None:
 @click.option("--decoding", type=click.Choice(["grammar", "free"]), default="grammar", show_default=True,
               help="grammar: every step follows the step grammar (the local model; other LMs run free, and the "
                    "trajectory says so); free: unconstrained replies.")
+@click.option("--sandbox", type=click.Choice(["confined", "pyodide", "none", "required", "best_effort"]),
+              default="confined", show_default=True,
+              help="Where the model's code runs (README 'The sandbox'): confined falls back with a warning where "
+                   "it cannot run; required refuses instead; none runs it unconfined.")
 @interrupts_in_one_line()  # Ctrl-C: one line saying what was saved, exit code 130
 def run(query: str, file: Path, lm_spec: str, context_mode: str, max_iters: int, step_timeout: float,
         n_threads: int | None, runs_dir: str, turing_on: bool, turing_config: Path, api_base: str | None,
-        decoding: str) -> None:
+        decoding: str, sandbox: str) -> None:
     """Answer QUERY about FILE with an RLM agent; writes runs/<run-id>/trajectory.jsonl (and lm_calls.jsonl)."""
     raise SystemExit(run_and_show(query, file, lm_spec=lm_spec, context_mode=context_mode, max_iters=max_iters,
                                   runs_dir=runs_dir, step_timeout=step_timeout, n_threads=n_threads,
                                   turing_config=turing_config if turing_on else None, api_base=api_base,
-                                  decoding=decoding))
+                                  decoding=decoding, sandbox=sandbox))
 
 
 @rlm.command("show")

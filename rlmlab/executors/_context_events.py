@@ -12,6 +12,7 @@ from typing import Any, Iterator
 from rlmlab.executors._interpreter import InterpreterFactory, RLMLabInterpreter
 from rlmlab.executors._timing import RunClock
 from rlmlab.lm import LMCall
+from rlmlab.sandbox import choose_sandbox
 from rlmlab.tools import ToolCallRecord, Workspace
 from rlmlab.trace import ContextEvent
 
@@ -99,13 +100,17 @@ class TappedFactory(InterpreterFactory):
     """The given factory's settings, making interpreters that report tool results to ``tap``."""
 
     def __init__(self, base: InterpreterFactory, tap: ToolTap, clock: RunClock | None = None):
-        super().__init__(base.workspace, step_timeout=base.step_timeout, sub_call_counter=base.sub_call_counter)
+        super().__init__(base.workspace, step_timeout=base.step_timeout, sub_call_counter=base.sub_call_counter,
+                         sandbox=base.sandbox, sandbox_policy=base.sandbox_policy, notes=base.notes)
         self.execution_instructions = base.execution_instructions
+        # a tapped interpreter is a CPython worker: pyodide falls back as in RLMLabInterpreter.__init__
+        self.sandbox_used = (choose_sandbox("confined", base.sandbox_policy).name if base.sandbox_used == "pyodide"
+                             else base.sandbox_used)
         self.tap, self.clock = tap, clock
 
     def __call__(self) -> RLMLabInterpreter:
         self.last = _TappedInterpreter(self.workspace, tap=self.tap, clock=self.clock, step_timeout=self.step_timeout,
-                                       sub_call_counter=self.sub_call_counter)
+                                       sub_call_counter=self.sub_call_counter, **self.sandbox_options())
         return self.last
 
 

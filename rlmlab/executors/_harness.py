@@ -26,6 +26,7 @@ from rlmlab.executors._timing import RunClock, time_breakdown
 from rlmlab.executors._trajectory import TRAJECTORY_FILE, IterationRecord, Trajectory, clip_output
 from rlmlab.handles import BlobRef
 from rlmlab.lm import CALLS_FILE, CallRecorder, LMCall, recorder_of, write_calls
+from rlmlab.sandbox import check_sandbox, default_sandbox
 from rlmlab.tools import ToolRegistry, Workspace
 from rlmlab.trace import ContextEvent, ContextTrace, LeakageMeter
 
@@ -33,6 +34,7 @@ __all__ = ["RunOptions", "CodeRunOptions", "RunEnv", "Run", "StepScope", "StepLo
            "start_run", "RunStart", "close_trajectory", "make_guard", "new_run_id", "CONTEXT_MODES", "KILLED"]
 
 CONTEXT_MODES = ("handle", "string")
+DEFAULT_SANDBOX = default_sandbox()  # confined on Linux
 KILLED = "[Turing] This step was not executed."
 
 
@@ -75,9 +77,13 @@ class CodeRunOptions(RunOptions):
     prompt: str = "auto"  # the rlm executor's action prompt: auto, full or compact (see executors._prompt)
     # under decoding="grammar": tree-sitter and SPARQL query arguments from closed vocabularies (see _vocab)
     vocab: bool = True
+    # where the step code runs (rlmlab.sandbox): confined | pyodide | none, or the shorthands required / best_effort
+    sandbox: str = DEFAULT_SANDBOX
+    sandbox_policy: str = "best_effort"  # required: refuse when the sandbox is unavailable; best_effort: warn, fall back
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        check_sandbox(self.sandbox, self.sandbox_policy)  # an unknown name fails here, before anything runs
         from rlmlab.executors._prompt import resolve_prompt
 
         resolve_prompt(self.prompt, self.decoding)  # an unknown name fails here, before anything runs

@@ -1,19 +1,25 @@
 """RLMLabInterpreter: generated code runs in a separate CPython process with a per-step timeout.
 
-This is process isolation for robustness (a crash or hang ends only the
-worker), not a security sandbox: the worker has the user's files, network
-and environment.
+The worker runs under a sandbox backend (rlmlab.sandbox): by default on Linux ``confined`` (namespaces via
+bubblewrap, Landlock, rlimits: no secrets, no network, no program execution, no writes outside its scratch
+directory); ``none`` is plain process isolation for robustness, with the user's files and network. Every
+backend gets a scrubbed environment (no API keys) and a scratch directory as cwd, HOME and TMPDIR. The README's
+"Sandbox" section says what each backend guarantees and what it does not.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import queue
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +31,8 @@ from dspy.utils.callback import with_callbacks
 from rlmlab.errors import ToolError
 from rlmlab.handles import decode_handles, encode_handles
 from rlmlab.lm import call_role
+from rlmlab.sandbox import (SANDBOXES, Backend, SandboxChoice, SandboxUnavailable, choose_sandbox, default_sandbox,
+                            print_warning, scrubbed_env)
 from rlmlab.tools import DEADLINE_KEY, Workspace, exit_description
 
 __all__ = ["RLMLabInterpreter", "InterpreterFactory", "LOCAL_INTERPRETER_DIFFERENCES"]
@@ -47,6 +55,10 @@ LOCAL_INTERPRETER_DIFFERENCES: dict[str, str] = {
     "crash_recovery": "A worker that dies during a step (os._exit, a signal such as the out-of-memory killer's "
                       "SIGKILL, a broken reply) is restarted like a timed-out one and the step returns an "
                       "'[Error] WorkerCrash: ...' string; LocalInterpreter raises CodeInterpreterError.",
+    "sandbox": "The worker runs under a sandbox backend (``sandbox``: confined by default on Linux, pyodide or "
+               "none) with a scrubbed environment and its own scratch directory as cwd, HOME and TMPDIR "
+               "(``scratch_dir``, removed at shutdown); LocalInterpreter inherits the whole environment, cwd and "
+               "the user's rights.",
     "replayed_setup_callbacks": "The setup replayed after a timeout restart runs without execute callbacks "
                                 "(the caller did not ask for it again); the restart's start() fires the startup "
                                 "callbacks.",
@@ -75,16 +87,48 @@ class RLMLabInterpreter(LocalInterpreter):
     """
 
     execution_instructions = LocalInterpreter.execution_instructions
+    runs_pyodide = False  # True on the pyodide backend's interpreter class (rlmlab/executors/_pyodide.py)
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        # sandbox="pyodide" is another interpreter class (rlmlab/executors/_pyodide.py): the fixed constructor
+        # RLMLabInterpreter(ws, sandbox="pyodide") returns one when it can run here (else the policy decides).
+        if cls is RLMLabInterpreter and kwargs.get("sandbox") == "pyodide":
+            choice = choose_sandbox("pyodide", kwargs.get("sandbox_policy", "best_effort"))
+            if choice.name == "pyodide":
+                other = pyodide_interpreter_class()
+                if issubclass(other, cls):
+                    return super().__new__(other)  # Python then runs other.__init__ with the same arguments
+                params = inspect.signature(other).parameters
+                if not any(p.kind is p.VAR_KEYWORD for p in params.values()):  # e.g. no ``notes``: leave it out
+                    kwargs = {k: v for k, v in kwargs.items() if k in params}
+                return other(*args, **kwargs)
+        return super().__new__(cls)
 
     def __init__(self, workspace: Workspace | None = None, tools: dict[str, Any] | None = None,
                  output_fields: list[dict[str, Any]] | None = None, *, step_timeout: float = 30.0,
                  sub_call_counter: Any = None, callbacks: list[Any] | None = None,
-                 memory_limit_mb: int | None = None):
+                 memory_limit_mb: int | None = None, sandbox: str | None = None,
+                 sandbox_policy: str = "best_effort", notes: list[str] | None = None):
         super().__init__(tools=tools, output_fields=output_fields, execution_timeout=step_timeout,
                          callbacks=callbacks)
         self.workspace = workspace if workspace is not None else Workspace()
         self.sub_call_counter = sub_call_counter
         self.memory_limit_mb = memory_limit_mb
+        choice = choose_sandbox(sandbox or default_sandbox(), sandbox_policy)  # required + unavailable: raises here
+        if choice.name == "pyodide" and not getattr(type(self), "runs_pyodide", False):
+            # a subclass of this CPython-worker interpreter (the scratchpad's tapped one) cannot run under Pyodide
+            choice = choose_sandbox("confined", choice.policy)
+            choice = SandboxChoice(choice.backend, "pyodide", choice.policy, f"sandbox: pyodide is not available to "
+                                   f"{type(self).__name__}; running {choice.name}" + (f" ({choice.warning})" if
+                                                                                      choice.warning else ""))
+        self._backend: Backend = choice.backend
+        self.sandbox_used: str = choice.name  # the backend actually used ("confined", "none", "pyodide")
+        self.sandbox_warning: str | None = choice.warning  # a fallback or "none": printed once, kept in ``notes``
+        if choice.warning and notes is not None and choice.warning not in notes:
+            notes.append(choice.warning)  # the run's trajectory notes
+        # The worker's cwd, HOME and TMPDIR (a host path, the same path inside the sandbox); kept across restarts.
+        self.scratch_dir = Path(tempfile.mkdtemp(prefix="rlmlab-scratch-"))
+        self._remove_scratch = weakref.finalize(self, shutil.rmtree, str(self.scratch_dir), True)
         self.recording_setup = False
         self._setup: list[tuple[str, dict[str, Any]]] = []
         self.restarts = 0
@@ -97,12 +141,18 @@ class RLMLabInterpreter(LocalInterpreter):
             raise CodeInterpreterError("RLMLabInterpreter session has been shut down.")
         if self._process is not None:
             return
-        env = None
+        if self.sandbox_warning and self.restarts == 0:
+            print_warning(self.sandbox_warning)
+        extra: dict[str, str] = {}
         if self.memory_limit_mb:
-            env = {**os.environ, "RLMLAB_WORKER_MEMORY_MB": str(int(self.memory_limit_mb))}
+            extra["RLMLAB_WORKER_MEMORY_MB"] = str(int(self.memory_limit_mb))
+        confinement = self._backend.worker_confinement(self.scratch_dir, self.memory_limit_mb)
+        if confinement is not None:
+            extra["RLMLAB_SANDBOX_CONFINE"] = json.dumps(confinement)
+        argv = self._backend.wrap([sys.executable, str(_WORKER), str(_DSPY_WORKER)], self.scratch_dir)
         try:
             process = subprocess.Popen(
-                [sys.executable, str(_WORKER), str(_DSPY_WORKER)], env=env,
+                argv, env=scrubbed_env(self.scratch_dir, extra), cwd=self.scratch_dir,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                 start_new_session=os.name == "posix", text=True,
             )
@@ -111,8 +161,16 @@ class RLMLabInterpreter(LocalInterpreter):
         self._process = self._started = process
         threading.Thread(target=self._read_responses, args=(process,), daemon=True).start()
         message = self._receive(time.monotonic() + 30, "Python worker did not start within 30 seconds.")
+        if message.get("type") == "sandbox_error":  # the worker would not serve unconfined
+            self._ended = True
+            self._kill()
+            raise SandboxUnavailable(str(message.get("error")))
         if message.get("type") != "ready":
             self._raise_terminal_error(f"Python worker returned an invalid startup message: {message!r}")
+
+    def shutdown(self) -> None:
+        super().shutdown()
+        self._remove_scratch()
 
     @with_callbacks  # callbacks see what the caller gets (the timeout message after a restart)
     def execute(self, code: str, variables: dict[str, Any] | None = None) -> Any:
@@ -134,7 +192,8 @@ class RLMLabInterpreter(LocalInterpreter):
                 raise
             self.crashes += 1
             self._restart()
-            return (f"[Error] WorkerCrash: the REPL process {_how_it_ended(exc, process)} during this step. "
+            how = _how_it_ended(exc, process, self._backend)
+            return (f"[Error] WorkerCrash: the REPL process {how} during this step. "
                     "The REPL restarted: your inputs and tools are back, variables you defined are gone.")
         finally:
             self.workspace.extras.pop(DEADLINE_KEY, None)
@@ -190,13 +249,13 @@ _TERMINAL = ("Python worker exited unexpectedly", "Python worker returned invali
              "Python worker failed", "Unable to send request to Python worker")
 
 
-def _how_it_ended(exc: CodeInterpreterError, process: subprocess.Popen[str]) -> str:
+def _how_it_ended(exc: CodeInterpreterError, process: subprocess.Popen[str], backend: Backend) -> str:
     message = str(exc)
     if not message.startswith("Python worker exited unexpectedly"):  # alive but broken: the host stopped it
         detail = message.removeprefix("Python worker failed: ")
         return f"was stopped ({detail[:200]})"
     code = process.poll()
-    return "stopped answering" if code is None else exit_description(code)
+    return "stopped answering" if code is None else exit_description(backend.exit_code(code))
 
 
 # LocalInterpreter's methods without their callback wrappers: RLMLabInterpreter's own wrappers fire the
@@ -216,13 +275,46 @@ class InterpreterFactory:
     the workspace offers the ctx_* tools.
     """
 
-    def __init__(self, workspace: Workspace, step_timeout: float = 30.0, sub_call_counter: Any = None):
+    def __init__(self, workspace: Workspace, step_timeout: float = 30.0, sub_call_counter: Any = None, *,
+                 sandbox: str | None = None, sandbox_policy: str = "best_effort", notes: list[str] | None = None):
         self.workspace, self.step_timeout, self.sub_call_counter = workspace, step_timeout, sub_call_counter
+        self.sandbox, self.sandbox_policy = sandbox or default_sandbox(), sandbox_policy
+        self.notes = notes  # the run's trajectory notes: a sandbox fallback or "none" warning lands here
+        # required + unavailable: refuse before the run starts
+        self.sandbox_used = choose_sandbox(self.sandbox, self.sandbox_policy).name
         self.last: RLMLabInterpreter | None = None
         has_handles = "ctx_peek" in workspace.registry
         self.execution_instructions = RLMLabInterpreter.execution_instructions + (_HANDLE_HINT if has_handles else "")
 
     def __call__(self) -> RLMLabInterpreter:
         self.last = RLMLabInterpreter(self.workspace, step_timeout=self.step_timeout,
-                                      sub_call_counter=self.sub_call_counter)
+                                      sub_call_counter=self.sub_call_counter, **self.sandbox_options())
         return self.last
+
+    def sandbox_options(self) -> dict[str, Any]:
+        """The keywords every interpreter this factory makes gets (TappedFactory's too)."""
+        return {"sandbox": self.sandbox, "sandbox_policy": self.sandbox_policy, "notes": self.notes}
+
+
+@SANDBOXES.register("pyodide")
+class PyodideSandbox(Backend):
+    """``pyodide``: dspy's Deno + Pyodide interpreter with rlmlab's tools (rlmlab/executors/_pyodide.py)."""
+
+    def __init__(self) -> None:
+        super().__init__("pyodide")
+
+    def unavailable(self) -> str | None:
+        try:
+            other = pyodide_interpreter_class()
+        except ImportError as exc:
+            return f"the pyodide interpreter is not installed ({exc})"
+        check = getattr(other, "unavailable", None)  # e.g. Deno missing: the class says why
+        return check() if callable(check) else None
+
+
+def pyodide_interpreter_class() -> type:
+    """The pyodide backend's interpreter class (same constructor as RLMLabInterpreter). ImportError when the
+    module is missing. The one place the pyodide backend is wired in."""
+    from rlmlab.executors._pyodide import PyodideInterpreter  # noqa: PLC0415 - optional module
+
+    return PyodideInterpreter

@@ -198,7 +198,9 @@ class RlmLoop:
 
     def run(self, run: Run) -> None:
         opts, ws = run.options, run.workspace
-        factory = InterpreterFactory(ws, step_timeout=opts.step_timeout, sub_call_counter=run.meter.record_sub_calls)
+        factory = InterpreterFactory(ws, step_timeout=opts.step_timeout, sub_call_counter=run.meter.record_sub_calls,
+                                     sandbox=opts.sandbox, sandbox_policy=opts.sandbox_policy, notes=run.traj.notes)
+        run.traj.sandbox = factory.sandbox_used
         run.traj.prompt = resolve_prompt(opts.prompt, opts.decoding)
         guidance = None
         if run.traj.prompt == "compact":  # the task's instructions go after the shared part (see _prompt)

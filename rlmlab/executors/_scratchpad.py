@@ -190,7 +190,10 @@ class ScratchpadLoop:
     def run(self, run: Run) -> None:
         opts, ws = run.options, run.workspace
         factory = TappedFactory(InterpreterFactory(ws, step_timeout=opts.step_timeout,
-                                                   sub_call_counter=run.meter.record_sub_calls), run.tap, run.clock)
+                                                   sub_call_counter=run.meter.record_sub_calls, sandbox=opts.sandbox,
+                                                   sandbox_policy=opts.sandbox_policy, notes=run.traj.notes),
+                                run.tap, run.clock)
+        run.traj.sandbox = factory.sandbox_used
         if run.ref is not None:
             setup = ("context = BlobRef(**__import__('json').loads(_raw_context))",
                      json.dumps({"key": run.ref.key, "n": run.ref.n}))

@@ -88,16 +88,17 @@ class Trajectory:
     prompt: str = "full"  # the action prompt: "full" (DSPy's RLM instructions) or "compact" (see _prompt)
     # True when Ctrl-C (or Kernel -> Interrupt) ended the run: ``iterations`` are the steps finished before it
     interrupted: bool = False
+    sandbox: str | None = None  # the sandbox backend the step code ran under (rlmlab.sandbox); None: no REPL, or older
 
     # 1: files written before the header carried a version (read the same way); 3: "prompt" and "timing" added;
-    # 4: "interrupted" added
+    # 4: "interrupted" and "sandbox" added
     SCHEMA_VERSION: ClassVar[int] = 4
 
     def header(self) -> dict[str, Any]:
         return {"type": "run", "schema_version": self.SCHEMA_VERSION, "run_id": self.run_id, "query": self.query, "lm": self.lm,
                 "context_mode": self.context_mode, "context_ref": self.context_ref,
                 "source_path": self.source_path, "started": self.started, "executor": self.executor,
-                "decoding": self.decoding, "prompt": self.prompt}
+                "decoding": self.decoding, "prompt": self.prompt, "sandbox": self.sandbox}
 
     def final(self) -> dict[str, Any]:
         return {"type": "final", "answer": self.answer, "final_reasoning": self.final_reasoning,

@@ -3,12 +3,16 @@
 Run as ``python _worker.py DSPY_WORKER_PATH``. It loads dspy's worker module
 from its file (without importing dspy itself, which is slow), defines
 ``BlobRef`` in the REPL namespace and wraps every host tool so that handles
-cross the JSON boundary in both directions.
+cross the JSON boundary in both directions. Under the ``confined`` sandbox
+(RLMLAB_SANDBOX_CONFINE set) it then locks itself in with Landlock and
+rlimits before reading the first request: from there on no model code can
+execute a program, write outside its scratch directory or open a TCP socket.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import sys
 from pathlib import Path
@@ -50,5 +54,24 @@ def configure(self, tool_names, output_fields):
 
 worker.Session.configure = configure
 
+
+def _confine() -> None:
+    spec = json.loads(os.environ.pop("RLMLAB_SANDBOX_CONFINE"))
+    from rlmlab.sandbox import apply_rlimits, confine_self, drop_capabilities, forbid_new_processes, seal_host_tree
+
+    if spec.get("seal"):  # unshare: the host's tree, made read-only here (bwrap built a read-only view instead)
+        seal_host_tree(**spec["seal"])
+    drop_capabilities()  # root of its user namespace no more: nothing to undo the mounts or limits with
+    apply_rlimits(spec["rlimits"])
+    confine_self(spec["read"], spec["write"])
+    forbid_new_processes()  # threads yes, processes no: RLIMIT_NPROC never binds the host's root
+
+
 if __name__ == "__main__":
+    if os.environ.get("RLMLAB_SANDBOX_CONFINE"):
+        try:
+            _confine()
+        except Exception as exc:  # noqa: BLE001 - refuse to serve unconfined: the host reports this message
+            worker.send({"type": "sandbox_error", "error": f"sandbox: confinement failed: {exc}"})
+            sys.exit(3)
     worker.main()

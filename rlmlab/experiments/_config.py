@@ -77,6 +77,10 @@ _CONDITION_PROPS: dict[str, Any] = {
     "judge": {"anyOf": [_PLUGIN_NAME, {"type": "object", "minProperties": 1,
                                        "additionalProperties": _PLUGIN_NAME}]},
     "explore": {"type": "integer", "minimum": 1, "maximum": 16},
+    # where step code runs (rlmlab.sandbox): confined (default on Linux), pyodide, none; required / best_effort are
+    # confined with that policy
+    "sandbox": {"enum": ["confined", "pyodide", "none", "required", "best_effort"]},
+    "sandbox_policy": {"enum": ["best_effort", "required"]},
     "resample": {"type": "boolean"},  # judged rollouts after the first sampled at temperature (off: all alike)  # samples per task, stopping at the first accepted
 }
 EXPERIMENT_SCHEMA: dict[str, Any] = {
@@ -131,6 +135,8 @@ class Condition:
     judge: Any = "reference"  # "reference", a JUDGES name, or {suite: name}: who decides success for learning
     explore: int = 1  # > 1: up to that many runs per task (the first greedy, then sampled), stop at the first accepted
     resample: bool = False  # rollouts > 1: rollouts after the first sampled at temperature, seeds 2..N (MaTTS)
+    sandbox: str | None = None  # None: the executor's default (confined on Linux); see rlmlab.sandbox
+    sandbox_policy: str | None = None  # None: best_effort
     plugin_options: dict[str, dict[str, Any]] = field(default_factory=dict)  # {"extractor": {...}, ...} from config
 
     @property

@@ -115,6 +115,10 @@ def _executor(cond: Condition, lm: Any, traj_dir: Path) -> Callable[..., Any]:
     run = EXECUTORS.make(cond.executor, **cond.plugin_options.get("executor", {}))
     if cond.tools == "naive" and cond.executor != "rlm":
         raise ConfigError(f"condition {cond.name}: naive tools are defined for the rlm executor only")
+    if cond.sandbox is not None or cond.sandbox_policy is not None:  # required + unavailable: refuse before any task
+        from rlmlab.sandbox import choose_sandbox, default_sandbox
+
+        choose_sandbox(cond.sandbox or default_sandbox(), cond.sandbox_policy or "best_effort")
 
     def execute(task: MemoryTask, instructions: str, workspace: Any, trajectory_id: str) -> Any:
         rollout = _rollout_index(trajectory_id) if cond.runs_per_task > 1 else None
@@ -125,6 +129,9 @@ def _executor(cond: Condition, lm: Any, traj_dir: Path) -> Callable[..., Any]:
                                       run_id=trajectory_id, max_iters=cond.max_iters, runs_dir=traj_dir,
                                       source_path=task.meta.get("source_path"))
         kwargs["decoding"] = cond.decoding
+        for key in ("sandbox", "sandbox_policy"):  # only executors that run step code take them (not react)
+            if getattr(cond, key) is not None and EXECUTORS.accepts(cond.executor, key):
+                kwargs[key] = getattr(cond, key)
         if cond.tools == "naive":  # E7 condition A: the context as a plain string, no bounded tools
             kwargs.update(tools=ToolRegistry(), context_mode="string")
         if rollout is None or cond.samples < 2:  # judged or explored rollouts are not a vote: nothing shared

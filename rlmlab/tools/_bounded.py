@@ -1,7 +1,7 @@
 """Bounded work for tools that can run long (SPARQL, tree-sitter queries): a child process with a time and
 memory limit, killed when either runs out, and a ToolError the model can read.
 
-The child is forked from the host, so it already holds the graph, the parsed-source cache and every module it
+The child is forked from the host (its environment scrubbed of credentials first), so it already holds the graph, the parsed-source cache and every module it
 needs (nothing is pickled on the way in, no start-up cost beyond the fork); it returns a picklable result
 through a pipe and leaves with ``os._exit``, touching none of the host's files, sockets or locks. On a
 platform without ``fork`` the work runs in the host, bounded only by the tools' own caps.
@@ -21,6 +21,7 @@ import time
 from typing import Any, Callable
 
 from rlmlab.errors import ToolError
+from rlmlab.sandbox import scrub_environ
 
 __all__ = ["run_bounded", "time_left", "exit_description", "DEADLINE_KEY"]
 
@@ -53,6 +54,7 @@ def run_bounded(fn: Callable[..., Any], /, *args: Any, seconds: float, memory_mb
         status = 0
         try:
             os.close(read_fd)
+            scrub_environ()  # the work follows the model's arguments: no credential in reach of a crafted query
             faulthandler.disable()  # a crash out of memory is reported by the host, not dumped on stderr
             _limit_memory(memory_mb)
             try:
