@@ -209,14 +209,14 @@ def _pyodide_rlm_runs(monkeypatch) -> list[PyodideInterpreter]:
     return made
 
 
-def test_an_rlm_run_with_the_scripted_lm_goes_through_the_sandbox(tmp_path, monkeypatch):
-    made = _pyodide_rlm_runs(monkeypatch)
+def test_an_rlm_run_with_the_scripted_lm_goes_through_the_sandbox(tmp_path):
     lm = make_lm("scripted", script=[
         {"reasoning": "1", "code": "import sys\nprint(sys.platform, ctx_stats(context)['lines'])"},
         {"reasoning": "2", "code": "SUBMIT(answer=str(ctx_stats(context)['lines']))"},
     ])
-    traj = run_rlm("How many lines?", "line one\nline two\nline three\n", lm=lm, runs_dir=tmp_path)
-    assert made and traj.error is None and traj.answer == "3"
+    traj = run_rlm("How many lines?", "line one\nline two\nline three\n", lm=lm, runs_dir=tmp_path,
+                   sandbox="pyodide", sandbox_policy="required")
+    assert traj.sandbox == "pyodide" and traj.error is None and traj.answer == "3"
     assert traj.iterations[0].output.strip() == "emscripten 3"
 
 

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from rlmlab.executors._interpreter import InterpreterFactory, RLMLabInterpreter
+from rlmlab.executors._pyodide import PyodideInterpreter
 from rlmlab.executors._timing import RunClock
 from rlmlab.lm import LMCall
-from rlmlab.sandbox import choose_sandbox
 from rlmlab.tools import ToolCallRecord, Workspace
 from rlmlab.trace import ContextEvent
 
@@ -96,6 +96,10 @@ class _TappedInterpreter(RLMLabInterpreter):
         return call.result
 
 
+class _TappedPyodide(_TappedInterpreter, PyodideInterpreter):
+    """A tapped interpreter whose REPL is Pyodide in Deno (``sandbox: pyodide``)."""
+
+
 class TappedFactory(InterpreterFactory):
     """The given factory's settings, making interpreters that report tool results to ``tap``."""
 
@@ -103,14 +107,13 @@ class TappedFactory(InterpreterFactory):
         super().__init__(base.workspace, step_timeout=base.step_timeout, sub_call_counter=base.sub_call_counter,
                          sandbox=base.sandbox, sandbox_policy=base.sandbox_policy, notes=base.notes)
         self.execution_instructions = base.execution_instructions
-        # a tapped interpreter is a CPython worker: pyodide falls back as in RLMLabInterpreter.__init__
-        self.sandbox_used = (choose_sandbox("confined", base.sandbox_policy).name if base.sandbox_used == "pyodide"
-                             else base.sandbox_used)
+        self.sandbox_used = base.sandbox_used
         self.tap, self.clock = tap, clock
 
     def __call__(self) -> RLMLabInterpreter:
-        self.last = _TappedInterpreter(self.workspace, tap=self.tap, clock=self.clock, step_timeout=self.step_timeout,
-                                       sub_call_counter=self.sub_call_counter, **self.sandbox_options())
+        cls = _TappedPyodide if self.sandbox_used == "pyodide" else _TappedInterpreter
+        self.last = cls(self.workspace, tap=self.tap, clock=self.clock, step_timeout=self.step_timeout,
+                        sub_call_counter=self.sub_call_counter, **self.sandbox_options())
         return self.last
 
 

@@ -284,7 +284,9 @@ class InterpreterFactory:
         self.sandbox_used = choose_sandbox(self.sandbox, self.sandbox_policy).name
         self.last: RLMLabInterpreter | None = None
         has_handles = "ctx_peek" in workspace.registry
-        self.execution_instructions = RLMLabInterpreter.execution_instructions + (_HANDLE_HINT if has_handles else "")
+        repl = pyodide_interpreter_class() if self.sandbox_used == "pyodide" else RLMLabInterpreter
+        instructions = getattr(repl, "execution_instructions", RLMLabInterpreter.execution_instructions)
+        self.execution_instructions = instructions + (_HANDLE_HINT if has_handles else "")
 
     def __call__(self) -> RLMLabInterpreter:
         self.last = RLMLabInterpreter(self.workspace, step_timeout=self.step_timeout,

@@ -169,11 +169,12 @@ class Confined(Backend):
                 cmd += ["--symlink", os.readlink(top), top]
             elif os.path.isdir(top):
                 cmd += ["--ro-bind", top, top]
+        cmd += ["--proc", "/proc", "--dev", "/dev",
+                "--size", str(_TMPFS_BYTES), "--tmpfs", "/tmp", "--size", str(_TMPFS_BYTES), "--tmpfs", "/dev/shm"]
+        # after the fresh /tmp: a checkout or venv under /tmp (a CI clone made with mktemp) stays visible
         for path in (*_ETC, *python_paths()):
             cmd += ["--ro-bind-try", path, path]
-        cmd += ["--proc", "/proc", "--dev", "/dev",
-                "--size", str(_TMPFS_BYTES), "--tmpfs", "/tmp", "--size", str(_TMPFS_BYTES), "--tmpfs", "/dev/shm",
-                "--bind", str(scratch), str(scratch), "--chdir", str(scratch), "--", *argv]
+        cmd += ["--bind", str(scratch), str(scratch), "--chdir", str(scratch), "--", *argv]
         return cmd
 
     def worker_confinement(self, scratch: Path, memory_limit_mb: int | None) -> dict[str, Any] | None:
