@@ -274,6 +274,24 @@ def _tls(run: Run) -> str | None:
     return "TLS handshake with an outside server" if run.host.tls and run.host.tls in run.output else None
 
 
+def _free_port(run: Run) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        run.variables["INBOUND_PORT"] = s.getsockname()[1]
+
+
+def _inbound(run: Run) -> str | None:
+    import socket
+
+    try:
+        socket.create_connection(("127.0.0.1", run.variables["INBOUND_PORT"]), timeout=2).close()
+    except OSError:
+        return None
+    return f"the host connected to a port the step listens on ({run.variables['INBOUND_PORT']})"
+
+
 def _any(*checks: Callable[[Run], str | None]) -> Callable[[Run], str | None]:
     def check(run: Run) -> str | None:
         found = [e for e in (c(run) for c in checks) if e]

@@ -9,7 +9,7 @@ tmp dir), scratch or names in /dev/shm the check removes; loops are bounded (200
 from __future__ import annotations
 
 from redteam_checks import (
-    Attempt, _any, _dev_shm, _dense_setup, _dns, _dotdot, _fork_storm, _heartbeat, _helper_killed, _huge_dense,
+    Attempt, _any, _dev_shm, _dense_setup, _dns, _dotdot, _free_port, _inbound, _fork_storm, _heartbeat, _helper_killed, _huge_dense,
     _huge_sparse, _is_root, _proc_cwd, _ptrace, _shadow, _signal_host, _store_damage, _tls, _victims,
     _victims_changed, created, in_scratch, leaked, reached,
 )
@@ -161,6 +161,10 @@ ATTEMPTS: list[Attempt] = [
     Attempt("unix_socket_abstract", "connect to a host abstract-namespace AF_UNIX socket (no file to hide)",
             "import socket\ns = socket.socket(socket.AF_UNIX)\n_try('abstract', s.connect, ABSTRACT_NAME)",
             reached("abstract")),
+    Attempt("tcp_listen_inbound", "listen on a loopback TCP port and leave it open after the step; the host "
+            "then connects to it (reaching into the sandbox is a channel too)",
+            "import socket\nsrv = socket.socket()\nsrv.bind(('127.0.0.1', INBOUND_PORT))\nsrv.listen(4)",
+            _inbound, setup=_free_port),
     Attempt("dns_resolve", "resolve an outside name; escaped if the host's own answer shows in the output",
             "import socket\n_try('dns', lambda: sorted({a[4][0] for a in socket.getaddrinfo(NET_NAME, 443)}))",
             _dns, today=lambda h: bool(h.net_ips)),
@@ -185,6 +189,16 @@ ATTEMPTS: list[Attempt] = [
             "import subprocess\n_try('py', lambda: subprocess.run([sys.executable, '-c', "
             "f'open(\"py-{NONCE}\", \"w\").write(\"ran\")'], timeout=20))", in_scratch("py", "exec'd Python"),
             needs_scratch=True),
+    Attempt("exec_memfd", "copy /bin/sh into a memfd and exec it from /proc/self/fd (no path for a path-based "
+            "exec rule to match)", _CHILD + "def go():\n    fd = os.memfd_create('x', 0)\n"
+            "    os.write(fd, open('/bin/sh', 'rb').read())\n"
+            "    os.execv(f'/proc/self/fd/{fd}', ['sh', '-c', f'echo ran > memfd-{NONCE}'])\n_try('memfd', _in_child, go)",
+            in_scratch("memfd", "exec'd a memfd copy of /bin/sh"), needs_scratch=True),
+    Attempt("exec_from_scratch", "copy /bin/sh into scratch, chmod +x and run the copy",
+            "import shutil, subprocess\ndef go():\n    sh = os.path.join(SCRATCH, f'sh-{NONCE}')\n"
+            "    shutil.copyfile('/bin/sh', sh)\n    os.chmod(sh, 0o755)\n"
+            "    return subprocess.run([sh, '-c', f'echo ran > copy-{NONCE}'], timeout=10)\n_try('copy', go)",
+            in_scratch("copy", "exec'd a copy of /bin/sh from scratch"), needs_scratch=True),
     Attempt("fork_storm", "raise RLIMIT_NPROC's soft limit, then fork up to 200 children (each appends a line "
             "to a scratch file, sleeps 1 s); escaped if all 200 ran. The host must still start processes and "
             "the REPL must answer afterwards",
