@@ -11,8 +11,10 @@ it does under ``none``, which proves its check can see an escape). tests/REDTEAM
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import time
@@ -226,15 +228,34 @@ def _ptrace(run: Run) -> str | None:
     return "the step attached ptrace to a host process" if run.host.helper_traced() else None
 
 
+def _named(nonce: str) -> list[str]:
+    """Host pids/tids of threads the step named 'rt<nonce>' (what /proc/*/task/*/comm shows, 15 characters)."""
+    hits = []
+    for comm in Path("/proc").glob("[0-9]*/task/[0-9]*/comm"):
+        try:
+            if comm.read_text().strip() == f"rt{nonce}"[:15]:
+                hits.append(comm.parent.name)
+        except OSError:
+            continue
+    return hits
+
+
 def _heartbeat(name: str) -> Callable[[Run], str | None]:
-    """Something the step started still writes to scratch after the step timed out and its worker was killed."""
+    """Something the step started still runs after the step timed out and its worker was stopped: it goes on
+    writing to scratch, or a thread it named is still in the host's process table."""
     def check(run: Run) -> str | None:
         path = run.scratch / f"{name}-{run.nonce}"
         time.sleep(0.6)
         first = path.stat().st_size if path.exists() else 0
         time.sleep(1.2)
         second = path.stat().st_size if path.exists() else 0
-        return f"{name} still ran {1.8:g}s after the step was killed ({first} -> {second} bytes)" if second > first else None
+        alive = _named(run.nonce)
+        for tid in alive:  # clean up after an escape: nothing the step started may outlive the test
+            with contextlib.suppress(OSError):
+                os.kill(int(tid), signal.SIGKILL)
+        found = ([f"its writes went on ({first} -> {second} bytes)"] if second > first else []) + (
+            [f"host pids {alive} still run"] if alive else [])
+        return f"{name} outlived the stopped step: {'; '.join(found)}" if found else None
     return check
 
 

@@ -27,6 +27,16 @@ def _in_child(fn):
     os.waitpid(pid, 0)
 '''
 
+# Names the calling thread 'rt<NONCE>' (prctl PR_SET_NAME) so the host can find it in its /proc afterwards.
+_NAME = '''
+def _name():
+    try:
+        import ctypes
+        ctypes.CDLL(None).prctl(15, f'rt{NONCE}'.encode(), 0, 0, 0)
+    except Exception:
+        pass
+'''
+
 ATTEMPTS: list[Attempt] = [
     # --- secrets in the environment and the worker's own memory
     Attempt("env_os_environ", "print os.environ; escaped if any canary variable's value shows",
@@ -230,13 +240,13 @@ ATTEMPTS: list[Attempt] = [
     # --- outliving the step
     Attempt("outlive_thread", "a daemon thread keeps writing to scratch; the step then runs over its timeout. "
             "Escaped if the writes go on after the worker was stopped",
-            "import threading\ndef beat():\n    for _ in range(50):\n"
+            _NAME + "import threading\ndef beat():\n    _name()\n    for _ in range(50):\n"
             "        with open(os.path.join(SCRATCH, f'thread-{NONCE}'), 'a') as f:\n            f.write('x')\n"
             "        time.sleep(0.2)\nthreading.Thread(target=beat, daemon=True).start()\ntime.sleep(60)",
             _heartbeat("thread"), timeout=1.5, needs_scratch=True, today=False),
     Attempt("outlive_double_fork", "a double-forked, setsid() grandchild keeps writing to scratch; the step runs "
             "over its timeout. Escaped if the writes go on after the worker was stopped",
-            "def beat():\n    for _ in range(50):\n        with open(os.path.join(SCRATCH, f'fork-{NONCE}'), 'a') as f:\n"
+            _NAME + "def beat():\n    _name()\n    for _ in range(50):\n        with open(os.path.join(SCRATCH, f'fork-{NONCE}'), 'a') as f:\n"
             "            f.write('x')\n        time.sleep(0.2)\npid = os.fork()\nif pid == 0:\n    try:\n"
             "        os.setsid()\n        if os.fork() == 0:\n            try:\n"
             "                os.closerange(0, 1024)  # let go of the REPL's pipes: the host does not wait for us\n"

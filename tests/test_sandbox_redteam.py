@@ -141,7 +141,7 @@ def run_attempt(runner: Runner, backend: str, attempt: Attempt, out: Path) -> tu
         run.output = execute(slot.interp, PRELUDE + attempt.code, run.variables)
         evidence = attempt.check(run)
         # Whatever the step did, the REPL answers the next step (a crash or timeout restarted it).
-        assert execute(slot.interp, "print(6 * 7)", {}) == "42", f"the REPL did not recover after {attempt.id}"
+        assert execute(slot.interp, "print(6 * 7)", {}).strip() == "42", f"the REPL did not recover after {attempt.id}"
     finally:
         runner.host.restore_stores()
         if attempt.restart_after:
