@@ -219,7 +219,8 @@ ATTEMPTS: list[Attempt] = [
             "        pids.append(pid)\nexcept BaseException as e:\n    err = e\nfor p in pids:\n    os.waitpid(p, 0)\n"
             "print(len(pids), err)", _fork_storm, needs_scratch=True, restart_after=True),
     Attempt("signal_host", "send SIGUSR1 to the host pid and the parent (the host counts them)",
-            "import signal\nfor p in (HOSTPID, os.getppid()):\n    _try(p, os.kill, p, signal.SIGUSR1)", _signal_host,
+            "import signal\nfor p in {HOSTPID, os.getppid()} - {0, 1}:  # never init or our own group\n"
+            "    _try(p, os.kill, p, signal.SIGUSR1)", _signal_host,
             issue_row="os.kill(os.getppid(), ...): the host can be signalled"),
     Attempt("signal_helper_kill", "SIGKILL a host process (the helper) by pid",
             "import signal\n_try('kill', os.kill, HELPER_PID, signal.SIGKILL)", _helper_killed),
