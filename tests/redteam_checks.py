@@ -79,7 +79,6 @@ class Run:
     output: str = ""
     before: dict[str, int] = field(default_factory=dict)
     usr1_before: int = 0
-    notes: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -257,10 +256,6 @@ def _heartbeat(name: str) -> Callable[[Run], str | None]:
             [f"host pids {alive} still run"] if alive else [])
         return f"{name} outlived the stopped step: {'; '.join(found)}" if found else None
     return check
-
-
-def _out_files(run: Run, names: tuple[str, ...]) -> list[str]:
-    return [n for n in names if os.path.lexists(run.out / n)]
 
 
 def _dotdot(run: Run) -> str | None:

@@ -15,7 +15,6 @@ import ssl
 import subprocess
 import sys
 import threading
-import time
 from dataclasses import dataclass, field
 from hashlib import sha256
 from pathlib import Path
@@ -156,7 +155,7 @@ class Host:
     def workspace(self) -> Any:
         """The run's Workspace: a blob store and a memory database on host files, each holding a canary."""
         from rlmlab.handles import BlobStore
-        from rlmlab.memory import MemoryItem, MemoryStore
+        from rlmlab.memory import MemoryStore
         from rlmlab.tools import Workspace, attach_memory
 
         run_dir = self.root / "run"
@@ -286,14 +285,3 @@ def scratch_files(scratch: Path, limit: int = 1 << 20) -> str:
         except OSError:
             continue
     return "\n".join(parts)
-
-
-def wait_until(predicate: Any, timeout: float) -> bool:
-    """True as soon as ``predicate()`` is; False after ``timeout`` seconds."""
-    end = time.monotonic() + timeout
-    while True:
-        if predicate():
-            return True
-        if time.monotonic() > end:
-            return False
-        time.sleep(0.05)

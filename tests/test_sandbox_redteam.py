@@ -86,7 +86,8 @@ class Runner:
         else:  # a build without sandboxes: give the unconfined worker a scratch dir of its own
             scratch = Path(tempfile.mkdtemp(prefix=f"scratch-{backend}-", dir=self.root))
         nonce = secrets.token_hex(6)
-        worker_scratch = execute(interp, _PROBE, {"HOST_SCRATCH": str(scratch), "NONCE": nonce}).strip()
+        printed = execute(interp, _PROBE, {"HOST_SCRATCH": str(scratch), "NONCE": nonce}).strip().splitlines()
+        worker_scratch = printed[-1] if printed else ""  # the last line: a backend may print a notice first
         probe = scratch / f".probe-{nonce}"
         shared = probe.exists()
         probe.unlink(missing_ok=True)
