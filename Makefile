@@ -57,11 +57,12 @@ demo: install rust-src bubblewrap
 test: install rust-src ctags chromium bubblewrap pyodide
 	env -u PYTHONDONTWRITEBYTECODE PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(PY) -m pytest
 
-# The unit tests only: no model, no notebooks, no browser, no Ray, no HTTP server, no JupyterLab; one worker per core
-# (pytest-xdist), about 50 s on 2 cores. PYTHONDONTWRITEBYTECODE is dropped so pytest keeps its rewritten test
-# modules and Python its bytecode between runs.
+# The unit tests only: no model, no notebooks, no browser, no Ray, no HTTP server, no JupyterLab, no real sandboxes
+# (the `sandbox` marker: the red-team corpus and the pyodide backend, about 2 min; make test runs them); one worker
+# per core (pytest-xdist), about 50 s on 2 cores. PYTHONDONTWRITEBYTECODE is dropped so pytest keeps its rewritten
+# test modules and Python its bytecode between runs.
 check: install rust-src ctags bubblewrap
-	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n auto -m "not local_model and not notebook and not browser and not ray and not server and not lab"
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n auto -m "not local_model and not notebook and not browser and not ray and not server and not lab and not sandbox"
 
 # Every benchmarks/*.py with --smoke (tiny sizes, scripted or no LM): it completes and writes its JSON. make check
 # runs the same test; this target runs only it. No timing is asserted; ctags is used when installed, not needed.
