@@ -102,15 +102,28 @@ class TeachReport:
                 f"max turns {c.max_turns}")
 
 
+def _line_printer(total: int, t0: float) -> Callable[..., None]:
+    """A progress callback printing ``[k/total] mode/arm qid: right|wrong after N turn(s), S s`` per item."""
+    done = [0]
+
+    def line(label: str, trace: ItemTrace) -> None:
+        done[0] += 1
+        print(f"[{done[0]}/{total}] {label} {trace.qid}: {'right' if trace.final_accuracy else 'wrong'} after "
+              f"{len(trace.turns)} turn(s), {time.perf_counter() - t0:.1f} s", flush=True)
+
+    return line
+
+
 def run_teach(config: RunConfig, *, lm: Any = None, turing: Any = None, write: bool = True,
-              progress: Callable[[str], None] | None = None) -> TeachReport:
+              progress: Callable[[str], None] | str | None = None) -> TeachReport:
     """Run every mode x arm; after each arm its traces are written, so an interrupted run keeps what it did.
 
     Files under ``traces_out``'s folder: ``traces.json`` (the spec's format: the RTS arm of the first mode),
     ``traces.<mode>.<arm>.json`` for every arm, and ``summary.json`` (the table, config, turns per second). An
     earlier run's files there (:func:`output_files`) are removed when the first arm is written, so a run that
     fails before it has anything to write leaves the earlier one as it was.
-    ``progress`` is called once per item answered, with the arm's label. Relative input paths are resolved as
+    ``progress`` is called once per item answered, with the arm's label; ``"lines"`` prints a line per item
+    instead (notebooks and logs, flushed as each item ends). Relative input paths are resolved as
     :func:`~rlmlab.teach.load_run_config` does (working directory first, then the project root).
     """
     config = config.with_paths_resolved()
@@ -122,6 +135,13 @@ def run_teach(config: RunConfig, *, lm: Any = None, turing: Any = None, write: b
     report = TeachReport(config, len(items),
                          decoding=getattr(getattr(learner, "base", learner), "decoding", "free"))
     t0 = time.perf_counter()
+    printer = _line_printer(len(items) * len(config.modes) * len(ARMS), t0) if progress == "lines" else None
+
+    def on_item(label: str) -> Callable[[ItemTrace], None] | None:
+        if printer is not None:
+            return lambda trace: printer(label, trace)
+        return (lambda trace: progress(label)) if callable(progress) else None
+
     # One run writes a traces folder at a time: a second one is refused (RunLockedError), not interleaved.
     with lock_run_dir(Path(config.traces_out).parent) if write else nullcontext():
         for mode in config.modes:
@@ -129,7 +149,7 @@ def run_teach(config: RunConfig, *, lm: Any = None, turing: Any = None, write: b
                 label = f"{mode}/{arm}"
                 traces, summary = run_arm(items, learner, arm=arm, mode=mode, rules=rules, gains=gains,
                                           templates=templates,
-                                          progress=(lambda: progress(label)) if progress else None)
+                                          progress=on_item(label))
                 report.traces[(mode, arm)] = traces
                 report.rows.append(summary)
                 report.seconds = time.perf_counter() - t0
