@@ -68,7 +68,7 @@ export default { render };
 _CSS = """
 .rlmlab-kernel-status { color: #8a1c1c; background: #f3e6e6; border-left: 3px solid #8a1c1c;
   padding: 2px 8px; margin-bottom: 4px; font-size: 12px; font-family: ui-sans-serif, system-ui, sans-serif; }
-.rlmlab-frame.rlmlab-disconnected > .rlmlab-widget { opacity: 0.45; filter: grayscale(1); }
+.rlmlab-frame.rlmlab-disconnected > :not(.rlmlab-kernel-status) { opacity: 0.45; filter: grayscale(1); }
 """
 
 
