@@ -183,6 +183,12 @@ def test_teacher_learner_guide_prints_a_line_per_item_and_arm(rlmlab_kernel, tmp
     assert lines[0].startswith("[1/6] reference/single q1: right after 1 turn(s)")
     assert any(line.startswith("[6/6] reference/rts q2: right after 2 turn(s)") for line in lines)  # 401, then 391
     assert (tmp_path / "teach" / "traces.json").is_file()  # a relative run_dir, under the notebook's folder
+    again = execute("02_teacher_learner", tmp_path, learner_lm="scripted:arith", items=2, run_dir="teach")
+    said = "\n".join(text_of(c) for c in again)
+    assert f"reusing {(tmp_path / 'teach').resolve()}" in said and not progress_outputs(again)
+    assert "rts        accuracy 100%" in said  # the comparison, read back from the run's files
+    fresh = execute("02_teacher_learner", tmp_path, learner_lm="scripted:arith", items=2, run_dir="teach", fresh=True)
+    assert len(progress_outputs(fresh)) == 6
 
 
 # The guides as shipped, on the embedded model (grammar decoding): they finish, print as they go and show their

@@ -112,3 +112,33 @@ def test_a_displayed_widget_carries_the_kernel_status_line_first(tmp_path):
     assert browser.view.children[0] is status and browser.view.children.count(status) == 1
     # an embedded widget (the explorer inside the browser) has no line of its own
     assert not any(isinstance(c, KernelStatus) for c in browser.explorer.view.children)
+
+
+def test_a_finished_teach_run_of_the_same_config_is_read_back_instead_of_run_again(tmp_path, capsys):
+    from rlmlab.teach import finished_teach, load_run_config, run_teach
+
+    config = load_run_config().with_overrides(provider="demo", limit=3, modes=["reference"], max_turns=2,
+                                              traces_out=str(tmp_path / "teach" / "traces.json"))
+    assert finished_teach(config) is None
+    first = run_teach(config, reuse=True)
+    assert "reusing" not in capsys.readouterr().out
+    again = run_teach(config, reuse=True)
+    assert f"reusing {tmp_path / 'teach'}" in capsys.readouterr().out
+    assert again.rows == first.rows and again.items == 3
+    assert {k: [(t.qid, [x.answer for x in t.turns]) for t in v] for k, v in again.traces.items()} == \
+        {k: [(t.qid, [x.answer for x in t.turns]) for t in v] for k, v in first.traces.items()}
+    assert finished_teach(config.with_overrides(limit=2)) is None  # another config: run it
+    (tmp_path / "teach" / "traces.reference.rts.json").unlink()  # cut short: run it
+    assert finished_teach(config) is None
+
+
+def test_the_teach_run_prints_a_flushed_line_per_item_and_arm(tmp_path, capsys):
+    from rlmlab.teach import load_run_config, run_teach
+
+    config = load_run_config().with_overrides(provider="demo", limit=2, modes=["reference"],
+                                              traces_out=str(tmp_path / "traces.json"))
+    run_teach(config, progress="lines")
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in lines] == [
+        f"[{i + 1}/6] reference/{arm} q{q}" for i, (arm, q) in enumerate(
+            (arm, q) for arm in ("single", "try_again", "rts") for q in (1, 2))]
