@@ -229,3 +229,22 @@ def test_tour_as_shipped_finishes_with_a_line_per_item_and_task(rlmlab_kernel, t
     text = "\n".join(text_of(c) for c in cells)
     assert len(re.findall(r"^q\d+: (right|wrong) after \d turn", text, re.M)) == 3  # the teacher-learner items
     assert {"rlmlab-explorer", "rlmlab-stepper", "rlmlab-runs"} <= set(widgets(cells))
+
+
+def test_experiment_notebooks_take_list_parameters_as_papermill_strings(rlmlab_kernel, tmp_path):
+    # `-p conditions '["grammar_templates"]' -p levels 1,2`, as papermill's command line passes them: strings
+    from rlmlab.experiments import run_notebook
+
+    done = run_notebook("E13", {"lm": "scripted:probe", "suite": "arith", "tasks": 1,
+                                "conditions": '["grammar_templates"]', "levels": "1,2"},
+                        runs_dir=tmp_path, progress=False)
+    rows = read_results(done.run_dir / "results.jsonl")
+    assert {r["condition"] for r in rows} == {"grammar_templates"} and {r["level"] for r in rows} <= {1, 2}
+    job = tmp_path / "main_job.out.ipynb"
+    papermill.execute_notebook(str(GUIDES / "main_job.ipynb"), str(job), kernel_name="rlmlab", cwd=str(tmp_path),
+                               progress_bar=False, parameters={
+                                   "lm": "scripted:probe", "suite": "arith", "tasks": 1, "free_tasks": 1,
+                                   "experiments": "E13", "conditions": "grammar,free", "learn_tasks": 0,
+                                   "run_dir": str(tmp_path / "job")})
+    ran = {r["condition"] for p in (tmp_path / "job").rglob("results.jsonl") for r in read_results(p)}
+    assert ran == {"grammar", "free"}

@@ -38,6 +38,19 @@ def test_as_list_refuses_other_values_in_one_line_naming_the_parameter(value, sa
     assert text.startswith("conditions: ") and says in text and "\n" not in text
 
 
+@pytest.mark.parametrize("value, expected", [
+    ([1, 2], [1, 2]), ("[1, 2]", [1, 2]), ("1,2", [1, 2]), ("2", [2]), (2, [2]), (None, None), ("", None),
+])
+def test_as_list_of_int_takes_levels_in_every_form(value, expected):
+    assert as_list(value, "levels", int) == expected
+
+
+@pytest.mark.parametrize("value", ["[1, \"a\"]", "a,b", "[1,", True, 1.5, {"a": 1}])
+def test_as_list_of_int_refuses_what_is_not_integers(value):
+    with pytest.raises(ConfigError, match=r"^levels: .*expected"):
+        as_list(value, "levels", int)
+
+
 def test_a_json_string_of_conditions_runs_those_conditions(tmp_path):
     run = run_experiment("E13", lm="scripted:probe", suite="arith", tasks=1, runs_dir=tmp_path, progress=False,
                          conditions=as_list('["grammar_templates"]', "conditions"))

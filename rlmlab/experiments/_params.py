@@ -17,15 +17,18 @@ from rlmlab.errors import ConfigError
 __all__ = ["as_list", "finished_run"]
 
 
-def as_list(value: Any, name: str = "value") -> list[str] | None:
+def as_list(value: Any, name: str = "value", of: type = str) -> list[Any] | None:
     """A list parameter from a list or tuple, a JSON list (``'["a", "b"]'``), a comma-separated string
-    (``"a, b"``) or one name (``"a"``); None, "" and [] give None (the caller's default).
+    (``"a, b"``) or one item (``"a"``); None, "" and [] give None (the caller's default). ``of=int`` makes a
+    list of integers (``levels``: ``[1, 2]``, ``"[1, 2]"``, ``"1,2"``, ``2``).
 
-    ConfigError in one line naming ``name`` for anything else (a number, a dict, JSON that is not a list of
-    strings, an empty item as in ``"a,,b"``).
+    ConfigError in one line naming ``name`` for anything else (a dict, JSON that is not a list, an item that is
+    not ``of``, an empty item as in ``"a,,b"``).
     """
     if value is None or (isinstance(value, (str, list, tuple)) and not value):
         return None
+    if of is int:
+        return _int_list(value, name)
     if isinstance(value, str):
         text = value.strip()
         if text.startswith("["):
@@ -39,6 +42,30 @@ def as_list(value: Any, name: str = "value") -> list[str] | None:
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and v.strip() for v in value):
         raise ConfigError(f"{name}: {value!r}; expected a list of names, a JSON list or a comma-separated string")
     return [v.strip() for v in value] or None
+
+
+def _int_list(value: Any, name: str) -> list[int]:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return [value]
+    if isinstance(value, str) and not value.strip().startswith("["):
+        value = [part.strip() for part in value.split(",")]
+    elif isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError as exc:
+            raise ConfigError(f"{name}: {value!r} is not a JSON list ({exc.msg} at column {exc.colno}); "
+                              "expected [1, 2] or 1,2") from None
+    if isinstance(value, (list, tuple)):
+        out = []
+        for v in value:
+            if isinstance(v, str) and v.strip().lstrip("-").isdigit():
+                v = int(v)
+            if not isinstance(v, int) or isinstance(v, bool):
+                break
+            out.append(v)
+        else:
+            return out
+    raise ConfigError(f"{name}: {value!r}; expected a list of integers, a JSON list or a comma-separated string")
 
 
 def finished_run(runs_dir: str | Path, experiment_id: str, params: dict[str, Any]) -> Path | None:
