@@ -224,7 +224,8 @@ def test_a_reopened_notebook_says_its_widgets_have_no_kernel_until_the_cell_runs
             status.wait_for(state="visible", timeout=15_000)
             assert status.inner_text() == DISCONNECTED
             frames = page.locator(".jp-OutputArea .widget-vbox.rlmlab-frame")
-            assert frames.count() >= 4 and page.locator(".rlmlab-frame.rlmlab-disconnected").count() == frames.count()
+            gone = page.locator(".rlmlab-frame.jupyter-widgets-disconnected")  # ipywidgets' class: no live comm
+            assert frames.count() >= 4 and gone.count() == frames.count()
             greyed = runs.evaluate("el => [...el.children].map(c => [c.classList.contains('rlmlab-kernel-status'),"
                                    " getComputedStyle(c).opacity])")
             assert all(float(o) < 1 for is_line, o in greyed if not is_line), greyed  # greyed, the line itself not
@@ -238,7 +239,7 @@ def test_a_reopened_notebook_says_its_widgets_have_no_kernel_until_the_cell_runs
             page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
             page.wait_for_function(
                 "() => { const f = [...document.querySelectorAll('.jp-OutputArea .widget-vbox.rlmlab-frame')];"
-                " return f.length >= 4 && f.every(e => !e.classList.contains('rlmlab-disconnected')); }",
+                " return f.length >= 4 && f.every(e => !e.classList.contains('jupyter-widgets-disconnected')); }",
                 timeout=180_000)
             page.wait_for_selector("text=rlmlab | Idle", timeout=120_000)
             assert page.locator(".rlmlab-kernel-status:visible").count() == 0

@@ -1,84 +1,33 @@
-"""KernelStatus: the line that tells a widget's viewer its kernel is gone.
+"""The line that tells a widget's viewer its kernel is gone.
 
-A notebook saved with its widget state reopens with every widget drawn from that state, but the models have no
-comm to a kernel: a click changes nothing and nothing says why. This anywidget sits at the top of every rlmlab
-widget; its front-end code finds its own model in the widget manager (``_model_ref``, its model id) and reads
-the model's ``comm_live``, which ipywidgets sets only for a model opened by a running kernel and clears when
-the comm closes. While it is false the widget is greyed and the line reads :data:`DISCONNECTED`. It checks on
-render, when ``comm_live`` changes, and on every click in the widget (a kernel shut down while the page stays
-open). No round trip to the kernel: a kernel busy with a long cell would not answer a ping in time, and a
-live widget must not be called dead.
+A notebook saved with its widget state reopens with every widget drawn from that state, but its models have no
+comm to a kernel: a click changes nothing and nothing says why. ipywidgets marks the view of such a model with
+the CSS class ``jupyter-widgets-disconnected`` (it follows the model's ``comm_live``: off for a model restored
+from saved state, off again when a live comm closes), so the line is plain CSS: a hidden first child of every
+displayed rlmlab widget that the class shows, greying the rest. No front-end code and no round trip to the
+kernel, which, busy with a long cell, would not answer in time and a live widget would be called dead.
 """
 
 from __future__ import annotations
 
-import json
+import ipywidgets as W
 
-import anywidget
-import traitlets
-
-__all__ = ["KernelStatus", "DISCONNECTED"]
+__all__ = ["DISCONNECTED", "kernel_status"]
 
 DISCONNECTED = "kernel not connected — run the cell to reconnect"
 
-_ESM = """
-const TEXT = %s;
-
-async function realModel(model) {
-  // the proxy anywidget hands us has no comm; the manager's own model (same id) has comm_live
-  const id = model.get("_model_ref");
-  try {
-    return id ? await model.widget_manager.get_model(id) : null;
-  } catch (e) {
-    return null;
-  }
-}
-
-async function render({ model, el }) {
-  el.classList.add("rlmlab-kernel-status");
-  const frame = () => el.closest(".rlmlab-frame");
-  const real = await realModel(model);
-  const check = () => {
-    const dead = !real || !real.comm || real.comm_live === false;
-    el.textContent = dead ? TEXT : "";
-    el.style.display = dead ? "block" : "none";
-    const f = frame();
-    if (f) f.classList.toggle("rlmlab-disconnected", dead);
-  };
-  check();
-  // the frame is attached after render returns: check again once it is in the page
-  requestAnimationFrame(check);
-  if (real) real.on("comm_live_update", check);
-  const onDown = () => check();
-  let f = null;
-  const attach = () => {
-    f = frame();
-    if (f) f.addEventListener("pointerdown", onDown, true);
-  };
-  requestAnimationFrame(attach);
-  return () => {
-    if (real) real.off("comm_live_update", check);
-    if (f) f.removeEventListener("pointerdown", onDown, true);
-  };
-}
-
-export default { render };
-"""
-
-_CSS = """
-.rlmlab-kernel-status { color: #8a1c1c; background: #f3e6e6; border-left: 3px solid #8a1c1c;
-  padding: 2px 8px; margin-bottom: 4px; font-size: 12px; font-family: ui-sans-serif, system-ui, sans-serif; }
-.rlmlab-frame.rlmlab-disconnected > :not(.rlmlab-kernel-status) { opacity: 0.45; filter: grayscale(1); }
-"""
+# A <style> inside a widget's HTML applies to the page (as the run browser's own styles do).
+_STYLE = """<style>
+.rlmlab-kernel-status { display: none !important; }
+.rlmlab-frame.jupyter-widgets-disconnected > .rlmlab-kernel-status { display: block !important;
+  color: #8a1c1c; background: #f3e6e6; border-left: 3px solid #8a1c1c; padding: 2px 8px; margin-bottom: 4px;
+  font-size: 12px; font-family: ui-sans-serif, system-ui, sans-serif; }
+.rlmlab-frame.jupyter-widgets-disconnected > :not(.rlmlab-kernel-status) { opacity: 0.45; filter: grayscale(1); }
+</style>"""
 
 
-class KernelStatus(anywidget.AnyWidget):
-    """Shows :data:`DISCONNECTED` (and greys its ``.rlmlab-frame``) when its model has no live kernel comm."""
-
-    _esm = _ESM % json.dumps(DISCONNECTED, ensure_ascii=False)
-    _css = _CSS
-    _model_ref = traitlets.Unicode("").tag(sync=True)
-
-    def __init__(self, **kwargs) -> None:
-        super().__init__(**kwargs)
-        self._model_ref = self.model_id  # known only once the comm is open
+def kernel_status() -> W.HTML:
+    """The line: hidden while the widget's comm is live, :data:`DISCONNECTED` (and the widget greyed) when not."""
+    line = W.HTML(_STYLE + f"<span>{DISCONNECTED}</span>")
+    line.add_class("rlmlab-kernel-status")
+    return line

@@ -15,7 +15,7 @@ first. A change made by a click in the live view is sent when the next cell runs
 an updated output, which would drop the list's keyboard focus and open ``<details>`` on every click. JupyterLab
 keeps the live widget's own last state in the notebook when the widget manager's ``saveState`` setting is on;
 ``rlmlab kernel install`` turns it on (see ``_kernelspec.install_lab_settings``). Such a reopened widget has no
-kernel behind it: the first line of a displayed widget (``_status.KernelStatus``) then greys it and says so.
+kernel behind it: the first line of a displayed widget (``_status``) then greys it and says so.
 """
 
 from __future__ import annotations
@@ -89,8 +89,8 @@ def _flush(*_: Any) -> None:
 
 
 class _Frame(W.VBox):
-    """The widget's outer box; once a :class:`KernelStatus` line is attached it stays the first child, whatever
-    children the widget sets later."""
+    """The widget's outer box; once the kernel-status line (``_status``) is attached it stays the first child,
+    whatever children the widget sets later."""
 
     status: Any = None
 
@@ -104,9 +104,9 @@ class _Frame(W.VBox):
     def attach_status(self) -> None:
         """Add the kernel-status line (once; a widget shown on its own, not one embedded in another)."""
         if self.status is None:
-            from rlmlab.jupyter._status import KernelStatus
+            from rlmlab.jupyter._status import kernel_status
 
-            self.status = KernelStatus()
+            self.status = kernel_status()
             self.add_class("rlmlab-frame")
             self.children = self.children  # the validator puts the line first
 
