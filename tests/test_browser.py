@@ -57,6 +57,16 @@ def lab(rlmlab_kernel, tmp_path, rust_file):
     server.stop()
 
 
+def missing_children(path) -> set[str]:
+    """Model ids that a saved widget's state refers to (children, layout, style) but the notebook did not save."""
+    nb = json.loads(path.read_text())
+    state = nb["metadata"].get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    refs = {v[len("IPY_MODEL_"):] for m in state.values() for value in m.get("state", {}).values()
+            for v in (value if isinstance(value, list) else [value])
+            if isinstance(v, str) and v.startswith("IPY_MODEL_")}
+    return refs - set(state)
+
+
 def saved_widget_state(path) -> tuple[set[str], set[str]]:
     """(model ids the notebook's outputs show, model ids whose state the notebook saved)."""
     nb = json.loads(path.read_text())
@@ -152,6 +162,7 @@ def test_tour_runs_in_jupyterlab_and_its_widgets_render_respond_and_survive_reop
                     break
                 time.sleep(0.5)
             assert shown and shown <= kept, f"saved without the state of {len(shown - kept)} displayed widget(s)"
+            assert not missing_children(saved), "saved widgets refer to models whose state was not saved"
             assert lab.shutdown_kernels() >= 1
             page.reload()
             page.wait_for_selector(".jp-Notebook", timeout=90_000)
