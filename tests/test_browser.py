@@ -37,6 +37,7 @@ WIDGETS = {
     "rlmlab-runs": "run browser of the tour's E1 run: pass rate with its 95% Wilson interval, one row per task",
 }
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+DISCONNECTED = "kernel not connected — run the cell to reconnect"  # what a widget with no kernel says (issue 28)
 
 
 @pytest.fixture
@@ -54,6 +55,16 @@ def lab(rlmlab_kernel, tmp_path, rust_file):
     server = LabServer(root, tmp_path / "jupyter-home", app_settings=settings).start()
     yield server
     server.stop()
+
+
+def missing_children(path) -> set[str]:
+    """Model ids that a saved widget's state refers to (children, layout, style) but the notebook did not save."""
+    nb = json.loads(path.read_text())
+    state = nb["metadata"].get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    refs = {v[len("IPY_MODEL_"):] for m in state.values() for value in m.get("state", {}).values()
+            for v in (value if isinstance(value, list) else [value])
+            if isinstance(v, str) and v.startswith("IPY_MODEL_")}
+    return refs - set(state)
 
 
 def saved_widget_state(path) -> tuple[set[str], set[str]]:
@@ -151,6 +162,7 @@ def test_tour_runs_in_jupyterlab_and_its_widgets_render_respond_and_survive_reop
                     break
                 time.sleep(0.5)
             assert shown and shown <= kept, f"saved without the state of {len(shown - kept)} displayed widget(s)"
+            assert not missing_children(saved), "saved widgets refer to models whose state was not saved"
             assert lab.shutdown_kernels() >= 1
             page.reload()
             page.wait_for_selector(".jp-Notebook", timeout=90_000)
@@ -161,6 +173,9 @@ def test_tour_runs_in_jupyterlab_and_its_widgets_render_respond_and_survive_reop
                   "the state saved in the notebook")
             stepper = page.locator(".jp-OutputArea .widget-vbox.rlmlab-stepper").first
             assert stepper.locator(".rlmlab-turn-index").inner_text().startswith("turn 2 of ")  # where it was left
+            # ... and none of them pretends to be live: each says its kernel is gone (the cells have not run again)
+            stepper.locator(".rlmlab-kernel-status").wait_for(state="visible", timeout=15_000)
+            assert DISCONNECTED in stepper.inner_text()
             runs = page.locator(".jp-OutputArea .widget-vbox.rlmlab-runs").first
             opened = runs.locator(".widget-vbox.rlmlab-explorer").first
             opened.wait_for(state="visible", timeout=30_000)  # the row opened before saving is still open
@@ -176,3 +191,71 @@ def test_tour_runs_in_jupyterlab_and_its_widgets_render_respond_and_survive_reop
     (SHOTS / "shots.json").write_text(json.dumps({"taken": time.strftime("%Y-%m-%d %H:%M:%S"), "shots": shots},
                                                  indent=2, ensure_ascii=False))
     assert len(shots) == 2 * len(WIDGETS) + 5
+
+
+@pytest.fixture
+def executed_guide(rlmlab_kernel, tmp_path):
+    """01_explore_traces executed by papermill (scripted model): its outputs and widget state saved, no kernel."""
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: `make test` installs Debian's chromium (apt-get install chromium)")
+    root = tmp_path / "lab"
+    root.mkdir()
+    papermill.execute_notebook(str(PROJECT_ROOT / "notebooks" / "01_explore_traces.ipynb"),
+                               str(root / "01_explore_traces.ipynb"),
+                               parameters={"lm": "scripted:probe", "runs_dir": str(tmp_path / "runs")},
+                               kernel_name="rlmlab", cwd=str(tmp_path), progress_bar=False)
+    shown, saved = saved_widget_state(root / "01_explore_traces.ipynb")
+    assert shown and shown <= saved  # nbclient stores the widget state, as Lab's save does
+    # Trusted, as a notebook the user saved in Lab is: an untrusted one shows the static HTML forms instead.
+    import nbformat
+    from nbformat.sign import NotebookNotary
+
+    home = tmp_path / "jupyter-home"
+    (home / "data").mkdir(parents=True)  # the server's JUPYTER_DATA_DIR (browser_lab), where trust is kept
+    NotebookNotary(data_dir=str(home / "data")).sign(nbformat.read(str(root / "01_explore_traces.ipynb"), 4))
+    settings = tmp_path / "lab-settings"
+    install_lab_settings(settings)
+    server = LabServer(root, home, app_settings=settings).start()
+    yield server
+    server.stop()
+
+
+def test_a_reopened_notebook_says_its_widgets_have_no_kernel_until_the_cell_runs_again(executed_guide):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(executed_guide.url("lab/tree/01_explore_traces.ipynb"))
+            page.wait_for_selector(".jp-Notebook", timeout=90_000)
+            runs = page.locator(".jp-OutputArea .widget-vbox.rlmlab-runs").first
+            runs.wait_for(state="visible", timeout=120_000)  # drawn from the saved state
+            status = runs.locator(".rlmlab-kernel-status")
+            status.wait_for(state="visible", timeout=15_000)
+            assert status.inner_text() == DISCONNECTED
+            frames = page.locator(".jp-OutputArea .widget-vbox.rlmlab-frame")
+            gone = page.locator(".rlmlab-frame.jupyter-widgets-disconnected")  # ipywidgets' class: no live comm
+            assert frames.count() >= 4 and gone.count() == frames.count()
+            greyed = runs.evaluate("el => [...el.children].map(c => [c.classList.contains('rlmlab-kernel-status'),"
+                                   " getComputedStyle(c).opacity])")
+            assert all(float(o) < 1 for is_line, o in greyed if not is_line), greyed  # greyed, the line itself not
+            status.scroll_into_view_if_needed()
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SHOTS / "reopened_disconnected_runs.png"))  # the line and the greyed browser
+
+            # Running the cells again gives live widgets: no line, not greyed.
+            page.wait_for_selector("text=rlmlab | Idle", timeout=90_000)
+            page.get_by_role("menuitem", name="Run", exact=True).click()
+            page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+            page.wait_for_function(
+                "() => { const f = [...document.querySelectorAll('.jp-OutputArea .widget-vbox.rlmlab-frame')];"
+                " return f.length >= 4 && f.every(e => !e.classList.contains('jupyter-widgets-disconnected')); }",
+                timeout=180_000)
+            page.wait_for_selector("text=rlmlab | Idle", timeout=120_000)
+            assert page.locator(".rlmlab-kernel-status:visible").count() == 0
+            live = page.locator(".jp-OutputArea .widget-vbox.rlmlab-runs").first
+            live.locator(".rlmlab-runs-rows select").select_option(index=1)
+            live.locator(".widget-vbox.rlmlab-explorer").first.wait_for(state="visible", timeout=60_000)
+        finally:
+            browser.close()

@@ -4,6 +4,8 @@ rlmlab kernel with the scripted models, from a working directory outside the che
 from __future__ import annotations
 
 import json
+import re
+import time
 from pathlib import Path
 
 import papermill
@@ -57,8 +59,9 @@ def widgets(cells: list[dict]) -> dict[str, str]:
 
 def test_every_guide_has_a_literal_parameters_cell():
     for name, wanted in [("00_tour", {"lm", "learner_lm", "rust_source", "runs_dir"}),
-                         ("01_explore_traces", {"lm", "experiment", "suite", "tasks", "run_dir"}),
-                         ("02_teacher_learner", {"learner_lm", "items", "mode", "run_dir"})]:
+                         ("01_explore_traces", {"lm", "experiment", "conditions", "suite", "tasks", "parity",
+                                                "run_dir", "runs_dir", "fresh"}),
+                         ("02_teacher_learner", {"learner_lm", "items", "mode", "max_turns", "run_dir"})]:
         params = notebook_parameters(GUIDES / f"{name}.ipynb")
         assert wanted <= params.keys(), name
         nb = json.loads((GUIDES / f"{name}.ipynb").read_text())
@@ -94,7 +97,8 @@ def test_tour_shows_handles_ast_query_a_checked_rlm_step_memory_and_the_stepper(
 
 def test_explore_traces_opens_a_run_its_trajectory_oracle_check_and_memory(rlmlab_kernel, tmp_path):
     run_dir = tmp_path / "E6-guide"
-    cells = execute("01_explore_traces", tmp_path, lm="scripted:probe", experiment="E6", tasks=2, run_dir=str(run_dir))
+    cells = execute("01_explore_traces", tmp_path, lm="scripted:probe", experiment="E6", conditions="", parity="",
+                    tasks=2, run_dir=str(run_dir))
     rows = read_results(run_dir / "results.jsonl")
     assert [r["task_id"] for r in rows] == ["code-l1-01", "code-l2-01"]
     found = widgets(cells)
@@ -125,3 +129,124 @@ def test_teacher_learner_guide_compares_arms_and_runs_a_live_turn(rlmlab_kernel,
     text = "\n".join(text_of(c) for c in cells)
     assert "('q7', '" in text  # the live turn answered the first item after the loaded ones
     assert "single     accuracy 50%" in text and "rts        accuracy 100%" in text
+
+
+PROGRESS = re.compile(r"^\[\d+/\d+\] ")
+
+
+def progress_outputs(cells: list[dict]) -> list[str]:
+    """The stream outputs that are progress lines ("[k/n] ..."), one output per message the kernel sent."""
+    return ["".join(o["text"]) for c in cells for o in c.get("outputs", [])
+            if o["output_type"] == "stream" and PROGRESS.match("".join(o["text"]))]
+
+
+def assert_one_line_per_message(lines: list[str], expected: int) -> None:
+    # Each line is its own stream message: flushed as its task ended, not held back until the cell's end.
+    assert len(lines) == expected, lines
+    assert all(text.count("\n") == 1 and text.endswith("\n") for text in lines), lines
+
+
+def test_explore_traces_takes_papermill_strings_stores_run_dir_absolute_and_reuses_a_finished_run(
+        rlmlab_kernel, tmp_path):
+    # papermill -p conditions '["grammar_templates"]' passes a string; runs_dir is relative to the notebook's cwd
+    params = dict(lm="scripted:probe", conditions='["grammar_templates"]', runs_dir="runs")
+    cells = execute("01_explore_traces", tmp_path, **params)
+    [run_dir] = (tmp_path / "runs").glob("E13-*")
+    absolute = str(run_dir.resolve())
+    text = "\n".join(text_of(c) for c in cells)
+    assert f"run_dir = {absolute!r}" in text and "reusing" not in text
+    rows = read_results(run_dir / "results.jsonl")
+    assert [(r["condition"], r["task_id"]) for r in rows] == [("grammar_templates", "code-l1-02"),
+                                                              ("grammar_templates", "code-l2-02")]
+    lines = progress_outputs(cells)
+    assert_one_line_per_message(lines, 2)
+    assert lines[0].startswith("[1/2] E13 grammar_templates code-l1-02: ")
+    # the executed notebook's run browser says how to open each row, with the absolute run_dir
+    runs = widgets(cells)["rlmlab-runs"]
+    for r in rows:
+        code = f"TrajectoryExplorer({absolute!r}, {r['task_id']!r}, condition='grammar_templates')"
+        assert code.replace("'", "&#x27;") in runs
+    assert f"· {absolute}</div>" in runs
+    # Run again as shipped (run_dir ""): the finished run is reopened, not run again; fresh=True runs a new one.
+    again = execute("01_explore_traces", tmp_path, **params)
+    said = "\n".join(text_of(c) for c in again)
+    assert f"reusing {absolute}" in said and f"run_dir = {absolute!r}" in said and not progress_outputs(again)
+    assert list((tmp_path / "runs").glob("E13-*")) == [run_dir]
+    fresh = execute("01_explore_traces", tmp_path, fresh=True, **params)
+    assert len(list((tmp_path / "runs").glob("E13-*"))) == 2 and len(progress_outputs(fresh)) == 2
+
+
+def test_teacher_learner_guide_prints_a_line_per_item_and_arm(rlmlab_kernel, tmp_path):
+    cells = execute("02_teacher_learner", tmp_path, learner_lm="scripted:arith", items=2, run_dir="teach")
+    lines = progress_outputs(cells)
+    assert_one_line_per_message(lines, 2 * 3)  # 2 items x 3 arms, one mode
+    assert lines[0].startswith("[1/6] reference/single q1: right after 1 turn(s)")
+    assert any(line.startswith("[6/6] reference/rts q2: right after 2 turn(s)") for line in lines)  # 401, then 391
+    assert (tmp_path / "teach" / "traces.json").is_file()  # a relative run_dir, under the notebook's folder
+    again = execute("02_teacher_learner", tmp_path, learner_lm="scripted:arith", items=2, run_dir="teach")
+    said = "\n".join(text_of(c) for c in again)
+    assert f"reusing {(tmp_path / 'teach').resolve()}" in said and not progress_outputs(again)
+    assert "rts        accuracy 100%" in said  # the comparison, read back from the run's files
+    fresh = execute("02_teacher_learner", tmp_path, learner_lm="scripted:arith", items=2, run_dir="teach", fresh=True)
+    assert len(progress_outputs(fresh)) == 6
+
+
+# The guides as shipped, on the embedded model (grammar decoding): they finish, print as they go and show their
+# point. Each run's wall time is printed (pytest -s) for the README's figures; tests never assert times.
+
+def run_as_shipped(name: str, tmp_path: Path, **paths) -> list[dict]:
+    t0 = time.perf_counter()
+    cells = execute(name, tmp_path, **paths)
+    print(f"{name} as shipped: {time.perf_counter() - t0:.0f} s")
+    return cells
+
+
+@pytest.mark.local_model
+def test_explore_traces_as_shipped_passes_a_task_under_grammar_decoding(rlmlab_kernel, tmp_path):
+    cells = run_as_shipped("01_explore_traces", tmp_path, runs_dir=str(tmp_path / "runs"))
+    [run_dir] = (tmp_path / "runs").glob("E13-*")
+    rows = read_results(run_dir / "results.jsonl")
+    assert {r["lm"] for r in rows} == {"local"} and {r["decoding"] for r in rows} == {"grammar"}
+    assert_one_line_per_message(progress_outputs(cells), len(rows))
+    assert any(r["success"] for r in rows), [(r["task_id"], r["answer"]) for r in rows]
+    assert "rlmlab-runs" in widgets(cells) and "rlmlab-oracle" in widgets(cells)
+
+
+@pytest.mark.local_model
+def test_teacher_learner_as_shipped_compares_the_arms_and_runs_a_live_turn(rlmlab_kernel, tmp_path):
+    cells = run_as_shipped("02_teacher_learner", tmp_path, run_dir=str(tmp_path / "teach"))
+    assert_one_line_per_message(progress_outputs(cells), 3 * 3)
+    text = "\n".join(text_of(c) for c in cells)
+    assert re.search(r"\('q4',\s+'", text)  # the live turn: the learner answered the next item, the teacher judged it
+    [rts] = re.findall(r"^rts +accuracy.*$", text, re.M)
+    assert "turns/item 1.00" not in rts  # the teacher reprompted at least once: a turn after the first
+    assert all(f"{arm:10} accuracy" in text for arm in ("single", "try_again", "rts"))
+
+
+@pytest.mark.local_model
+def test_tour_as_shipped_finishes_with_a_line_per_item_and_task(rlmlab_kernel, tmp_path, rust_file):
+    cells = run_as_shipped("00_tour", tmp_path, runs_dir=str(tmp_path / "runs"), rust_source=str(rust_file))
+    lines = progress_outputs(cells)
+    assert_one_line_per_message(lines, 2)  # E1's two tasks
+    text = "\n".join(text_of(c) for c in cells)
+    assert len(re.findall(r"^q\d+: (right|wrong) after \d turn", text, re.M)) == 3  # the teacher-learner items
+    assert {"rlmlab-explorer", "rlmlab-stepper", "rlmlab-runs"} <= set(widgets(cells))
+
+
+def test_experiment_notebooks_take_list_parameters_as_papermill_strings(rlmlab_kernel, tmp_path):
+    # `-p conditions '["grammar_templates"]' -p levels 1,2`, as papermill's command line passes them: strings
+    from rlmlab.experiments import run_notebook
+
+    done = run_notebook("E13", {"lm": "scripted:probe", "suite": "arith", "tasks": 1,
+                                "conditions": '["grammar_templates"]', "levels": "1,2"},
+                        runs_dir=tmp_path, progress=False)
+    rows = read_results(done.run_dir / "results.jsonl")
+    assert {r["condition"] for r in rows} == {"grammar_templates"} and {r["level"] for r in rows} <= {1, 2}
+    job = tmp_path / "main_job.out.ipynb"
+    papermill.execute_notebook(str(GUIDES / "main_job.ipynb"), str(job), kernel_name="rlmlab", cwd=str(tmp_path),
+                               progress_bar=False, parameters={
+                                   "lm": "scripted:probe", "suite": "arith", "tasks": 1, "free_tasks": 1,
+                                   "experiments": "E13", "conditions": "grammar,free", "learn_tasks": 0,
+                                   "run_dir": str(tmp_path / "job")})
+    ran = {r["condition"] for p in (tmp_path / "job").rglob("results.jsonl") for r in read_results(p)}
+    assert ran == {"grammar", "free"}

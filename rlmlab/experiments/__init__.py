@@ -11,6 +11,7 @@ from rlmlab.experiments._learning import (
     CURVE_WINDOW, bank_figures, fifths, learning_curve, learning_figures, learning_line, learning_table,
     plot_learning,
 )
+from rlmlab.experiments._params import as_list, finished_run
 from rlmlab.experiments._phases import PHASES, SuiteJudge, load_test_suite, task_kind
 from rlmlab.experiments._notebooks import (
     FAMILIES, MAIN_JOB, NOTEBOOKS_DIR, NotebookFailed, NotebookRun, notebook_for, parse_parameter, run_notebook,
@@ -44,5 +45,5 @@ __all__ = [
     "results_table", "plot_conditions", "plot_learning_curve", "plot_rollouts", "plot_tasks", "figure", "summary_label",
     "summary_columns", "sample_lm", "normalise_answer", "majority", "select_rollout", "SELECTIONS",
     "CURVE_WINDOW", "bank_figures", "learning_curve", "learning_figures", "learning_line", "learning_table", "fifths", "plot_learning", "PHASES", "SuiteJudge", "load_test_suite",
-    "task_kind", "RunInterruption", "read_interruption", "INTERRUPTED_FILE",
+    "task_kind", "RunInterruption", "read_interruption", "INTERRUPTED_FILE", "as_list", "finished_run",
 ]

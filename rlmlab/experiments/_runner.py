@@ -49,6 +49,7 @@ from rlmlab.experiments._config import Condition, ExperimentConfig, load_experim
 from rlmlab.experiments._env import environment
 from rlmlab.experiments._interrupt import clear_interruption, record_interruption
 from rlmlab.experiments._learning import bank_figures
+from rlmlab.experiments._params import finished_run
 from rlmlab.experiments._phases import load_test_suite, make_judge, task_kind
 from rlmlab.experiments._summary import read_results, summarise, summary_columns, summary_table
 from rlmlab.memory import (
@@ -227,7 +228,7 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
                    task_list: list[MemoryTask] | None = None, levels: list[int] | None = None,
                    parity: str | None = None, test_suite: str | Path | None = None,
                    test_tasks: int | None = None, decoding: str | None = None,
-                   explore: int | None = None) -> ExperimentRun:
+                   explore: int | None = None, reuse: bool = False) -> ExperimentRun:
     """Run ``experiment`` (an id like "E7", a path, or a loaded config).
 
     ``lm`` is an LM spec ("local", "scripted:<name>", a LiteLLM model) or an LM object; ``suite``, ``tasks``
@@ -242,7 +243,8 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
     ``test_suite`` (a task file; default the config's ``defaults.test_suite``) runs after each condition's stream
     with its bank frozen (:mod:`._phases`); its rows keep the file's task ids and have ``phase`` "test";
     ``test_tasks`` keeps its first N. ``decoding`` ("grammar" or "free") overrides every condition's; ``explore``
-    the budget of every condition that explores (a short demo).
+    the budget of every condition that explores (a short demo). ``reuse`` (with no ``run_dir`` or ``resume``)
+    reopens the newest finished run under ``runs_dir`` of the same parameters instead of starting one (printed).
     """
     from rlmlab.executors import new_run_id
 
@@ -282,6 +284,10 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
         run_dir = Path(run_dir)
         runs_dir, run_id = run_dir.parent, run_dir.name
         resume = run_id if (run_dir / "config.json").exists() else None
+    elif reuse and not resume and (previous := finished_run(runs_dir, exp.id, params)) is not None:
+        print(f"reusing {previous.resolve()}: a finished {exp.id} run of the same parameters "
+              "(reuse=False, a notebook's fresh=True, starts a new one)", flush=True)
+        run_dir, run_id, resume = previous, previous.name, previous.name
     else:
         run_id = resume or new_run_id(exp.id)
         run_dir = Path(runs_dir) / run_id

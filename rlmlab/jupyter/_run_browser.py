@@ -80,7 +80,8 @@ class RunBrowser(RLMLabWidget):
         from rlmlab.experiments import run_rows
 
         super().__init__()
-        self.run_dir = Path(run_dir)
+        # absolute, so the static form's "how to open" lines work from wherever the saved notebook is opened
+        self.run_dir = Path(run_dir).resolve()
         self.rows = run_rows(self.run_dir)
         if sort not in SORT_KEYS:
             raise ValueError(f"sort: {sort!r}; use one of {', '.join(SORT_KEYS)}")
@@ -257,7 +258,21 @@ class RunBrowser(RLMLabWidget):
             body = (self.explorer.static_html() if self.explorer is not None
                     else f"<div style='color:#C00'>{esc(self.problem)}</div>")
             opened = what + f"<div class='rlmlab-explorer'>{body}</div>"
-        return summary_html(self.run_dir, self.rows) + filters + table + opened
+        return summary_html(self.run_dir, self.rows) + filters + table + self._open_hint(shown) + opened
+
+    def open_code(self, index: int) -> str:
+        """The Python that opens row ``index``'s trajectory in a kernel (what the static form prints per row)."""
+        r = self.rows[index]
+        several = sum(o["condition"] == r["condition"] and o["task_id"] == r["task_id"] for o in self.rows) > 1
+        extra = f", rollout={r.get('rollout', 0)}" if several else ""
+        return f"TrajectoryExplorer({str(self.run_dir)!r}, {r['task_id']!r}, condition={r['condition']!r}{extra})"
+
+    def _open_hint(self, shown: list[int]) -> str:
+        # Rows cannot be clicked in a saved or static notebook; say how to open each one from code instead.
+        lines = "\n".join(self.open_code(i) for i in shown)
+        return ("<div class='rlmlab-runs-hint' style='color:#555'>To open a row's trajectory, run in a cell "
+                "(<code>from rlmlab.jupyter import TrajectoryExplorer</code>):</div>"
+                f"<pre class='rlmlab-runs-open-code' style='font-size:12px;margin:2px 0'>{esc(lines)}</pre>")
 
     def __repr__(self) -> str:
         return (f"<RunBrowser {self.run_dir.name}: {len(self.rows)} rows, {len(self.visible())} shown"

@@ -14,7 +14,8 @@ cells moved the widget (papermill, nbclient, ``jupyter nbconvert --execute``) ho
 first. A change made by a click in the live view is sent when the next cell runs instead: JupyterLab re-renders
 an updated output, which would drop the list's keyboard focus and open ``<details>`` on every click. JupyterLab
 keeps the live widget's own last state in the notebook when the widget manager's ``saveState`` setting is on;
-``rlmlab kernel install`` turns it on (see ``_kernelspec.install_lab_settings``).
+``rlmlab kernel install`` turns it on (see ``_kernelspec.install_lab_settings``). Such a reopened widget has no
+kernel behind it: the first line of a displayed widget (``_status``) then greys it and says so.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import weakref
 from typing import Any
 
 import ipywidgets as W
+import traitlets
 
 __all__ = ["RLMLabWidget", "esc", "html_table", "html_fields", "CSS"]
 
@@ -86,6 +88,29 @@ def _flush(*_: Any) -> None:
         widget.sync_static()
 
 
+class _Frame(W.VBox):
+    """The widget's outer box; once the kernel-status line (``_status``) is attached it stays the first child,
+    whatever children the widget sets later."""
+
+    status: Any = None
+
+    @traitlets.validate("children")
+    def _status_first(self, proposal: Any) -> tuple:
+        kids = tuple(proposal["value"])
+        if self.status is not None and (not kids or kids[0] is not self.status):
+            kids = (self.status, *(k for k in kids if k is not self.status))
+        return kids
+
+    def attach_status(self) -> None:
+        """Add the kernel-status line (once; a widget shown on its own, not one embedded in another)."""
+        if self.status is None:
+            from rlmlab.jupyter._status import kernel_status
+
+            self.status = kernel_status()
+            self.add_class("rlmlab-frame")
+            self.children = self.children  # the validator puts the line first
+
+
 class RLMLabWidget:
     """Base of the rlmlab widgets: ``view`` (ipywidgets) plus ``static_html()`` in one MIME bundle."""
 
@@ -93,7 +118,7 @@ class RLMLabWidget:
     css_name = "rlmlab-widget"
 
     def __init__(self) -> None:
-        self.view = W.VBox()
+        self.view = _Frame()
         self.view.add_class("rlmlab-widget")
         self.view.add_class(self.css_name)
         self._displays: list[Any] = []  # DisplayHandles of the outputs showing this widget
@@ -165,6 +190,8 @@ class RLMLabWidget:
         self.show()
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        if isinstance(self.view, _Frame):  # says "kernel not connected" when the notebook is reopened without one
+            self.view.attach_status()
         bundle = self.view._repr_mimebundle_(include=include, exclude=exclude) or {}
         data = bundle[0] if isinstance(bundle, tuple) else bundle
         data = dict(data)

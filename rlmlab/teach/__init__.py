@@ -17,7 +17,7 @@ from rlmlab.teach._policy import (
     DEFAULT_TEMPLATES, RTS_RULES, TEMPLATE_SCHEMA, Decision, Template, TemplateNotFound, load_templates, rts_rule,
     select_template,
 )
-from rlmlab.teach._run import TeachReport, make_learner, run_teach
+from rlmlab.teach._run import TeachReport, finished_teach, make_learner, run_teach
 from rlmlab.teach._stop import DEFAULT_STOP_RULES, ExpectedGain, StopRules, load_stop_rules
 from rlmlab.teach._teacher import BIASES, TEACHER_CONFIDENCE, BiasResult, bucket, combine_confidence, detect_bias
 
@@ -25,7 +25,7 @@ __all__ = [
     "solve_arithmetic", "DEFAULT_RUN_CONFIG", "RunConfig", "load_run_config", "DemoLearner", "Exchange",
     "LearnerAnswer", "LMLearner", "VotingLearner", "ARMS", "MODES", "TRACES_SCHEMA", "ArmSummary", "ItemTrace",
     "TurnRecord", "JudgedTurn", "judge_turn", "apply_turn", "check_arm_mode", "read_traces", "run_arm",
-    "run_item", "write_traces", "TeachReport", "make_learner", "run_teach",
+    "run_item", "write_traces", "TeachReport", "make_learner", "run_teach", "finished_teach",
     "DEFAULT_TEMPLATES", "RTS_RULES", "TEMPLATE_SCHEMA", "Decision", "Template", "TemplateNotFound",
     "load_templates", "rts_rule", "select_template", "DEFAULT_STOP_RULES", "ExpectedGain", "StopRules",
     "load_stop_rules", "DatasetError", "Item", "answers_match", "load_csv", "load_dataset", "load_gsm8k",

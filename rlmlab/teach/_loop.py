@@ -213,14 +213,15 @@ class ArmSummary(Record):
 
 def run_arm(items: Sequence[Item], learner: Any, *, arm: str, mode: str,
             rules: StopRules = StopRules(), gains: ExpectedGain | None = None, templates: dict | None = None,
-            progress: Callable[[], None] | None = None) -> tuple[list[ItemTrace], ArmSummary]:
-    """Run one arm over ``items`` with one learner (anything with ``answer(Exchange) -> LearnerAnswer``)."""
+            progress: Callable[[ItemTrace], None] | None = None) -> tuple[list[ItemTrace], ArmSummary]:
+    """Run one arm over ``items`` with one learner (anything with ``answer(Exchange) -> LearnerAnswer``);
+    ``progress`` is called with each item's trace as it finishes."""
     templates = templates if templates is not None else load_templates()
     traces = []
     for item in items:
         traces.append(run_item(item, learner, arm=arm, mode=mode, rules=rules, templates=templates, gains=gains))
         if progress:
-            progress()
+            progress(traces[-1])
     n = max(1, len(traces))
     summary = ArmSummary(
         arm, mode, len(traces), sum(t.final_accuracy for t in traces) / n,

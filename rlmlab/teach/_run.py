@@ -12,14 +12,15 @@ from typing import Any
 
 from rlmlab._files import write_atomic
 from rlmlab._lock import lock_run_dir
+from rlmlab.errors import RLMLabError
 from rlmlab.teach._config import RunConfig
 from rlmlab.teach._data import Item, load_dataset
 from rlmlab.teach._learner import DemoLearner, LMLearner, VotingLearner
-from rlmlab.teach._loop import ARMS, MODES, ArmSummary, ItemTrace, run_arm, write_traces
+from rlmlab.teach._loop import ARMS, MODES, ArmSummary, ItemTrace, read_traces, run_arm, write_traces
 from rlmlab.teach._policy import load_templates
 from rlmlab.teach._stop import ExpectedGain, load_stop_rules
 
-__all__ = ["TeachReport", "make_learner", "run_teach", "arm_traces_path", "output_files"]
+__all__ = ["TeachReport", "make_learner", "run_teach", "arm_traces_path", "output_files", "finished_teach"]
 
 
 def make_learner(config: RunConfig, items: list[Item] = (), *, lm: Any = None, turing: Any = None) -> Any:
@@ -102,18 +103,60 @@ class TeachReport:
                 f"max turns {c.max_turns}")
 
 
+def finished_teach(config: RunConfig) -> TeachReport | None:
+    """The run in ``traces_out``'s folder if it finished with this same config (every mode x arm written), read
+    back from its files; None otherwise (no run, another config, a run cut short, an unreadable file).
+
+    Traces read back are in the spec's format: turns and final accuracy, not the stop reason.
+    """
+    config = config.with_paths_resolved()
+    summary = Path(config.traces_out).with_name("summary.json")
+    try:
+        doc = json.loads(summary.read_text(encoding="utf-8"))
+        if doc.get("config") != json.loads(json.dumps(config.to_dict())):  # tuples are lists in the file
+            return None
+        rows = [ArmSummary.from_dict(r) for r in doc["rows"]]
+        wanted = [(m, a) for m in config.modes for a in ARMS]
+        if sorted((r.mode, r.arm) for r in rows) != sorted(wanted):
+            return None
+        traces = {(m, a): read_traces(arm_traces_path(config.traces_out, m, a)) for m, a in wanted}
+    except (OSError, ValueError, KeyError, TypeError, RLMLabError):
+        return None
+    outputs = [arm_traces_path(config.traces_out, m, a) for m, a in wanted] + [Path(config.traces_out), summary]
+    return TeachReport(config, int(doc["items"]), rows, traces, float(doc.get("seconds") or 0), outputs,
+                       decoding=doc.get("decoding", "free"))
+
+
+def _line_printer(total: int, t0: float) -> Callable[..., None]:
+    """A progress callback printing ``[k/total] mode/arm qid: right|wrong after N turn(s), S s`` per item."""
+    done = [0]
+
+    def line(label: str, trace: ItemTrace) -> None:
+        done[0] += 1
+        print(f"[{done[0]}/{total}] {label} {trace.qid}: {'right' if trace.final_accuracy else 'wrong'} after "
+              f"{len(trace.turns)} turn(s), {time.perf_counter() - t0:.1f} s", flush=True)
+
+    return line
+
+
 def run_teach(config: RunConfig, *, lm: Any = None, turing: Any = None, write: bool = True,
-              progress: Callable[[str], None] | None = None) -> TeachReport:
+              progress: Callable[[str], None] | str | None = None, reuse: bool = False) -> TeachReport:
     """Run every mode x arm; after each arm its traces are written, so an interrupted run keeps what it did.
 
     Files under ``traces_out``'s folder: ``traces.json`` (the spec's format: the RTS arm of the first mode),
     ``traces.<mode>.<arm>.json`` for every arm, and ``summary.json`` (the table, config, turns per second). An
     earlier run's files there (:func:`output_files`) are removed when the first arm is written, so a run that
     fails before it has anything to write leaves the earlier one as it was.
-    ``progress`` is called once per item answered, with the arm's label. Relative input paths are resolved as
+    ``progress`` is called once per item answered, with the arm's label; ``"lines"`` prints a line per item
+    instead (notebooks and logs, flushed as each item ends). ``reuse``: when ``traces_out``'s folder holds a
+    finished run of the same config (:func:`finished_teach`), return it instead of running again (printed). Relative input paths are resolved as
     :func:`~rlmlab.teach.load_run_config` does (working directory first, then the project root).
     """
     config = config.with_paths_resolved()
+    if reuse and lm is None and (done := finished_teach(config)) is not None:
+        print(f"reusing {Path(config.traces_out).parent}: a finished run of the same config "
+              "(reuse=False, a notebook's fresh=True, runs it again)", flush=True)
+        return done
     items = load_dataset(config.dataset, limit=config.limit)
     rules = load_stop_rules(config.stop_rules, max_turns=config.max_turns)
     gains = ExpectedGain.from_traces(config.history)
@@ -122,6 +165,13 @@ def run_teach(config: RunConfig, *, lm: Any = None, turing: Any = None, write: b
     report = TeachReport(config, len(items),
                          decoding=getattr(getattr(learner, "base", learner), "decoding", "free"))
     t0 = time.perf_counter()
+    printer = _line_printer(len(items) * len(config.modes) * len(ARMS), t0) if progress == "lines" else None
+
+    def on_item(label: str) -> Callable[[ItemTrace], None] | None:
+        if printer is not None:
+            return lambda trace: printer(label, trace)
+        return (lambda trace: progress(label)) if callable(progress) else None
+
     # One run writes a traces folder at a time: a second one is refused (RunLockedError), not interleaved.
     with lock_run_dir(Path(config.traces_out).parent) if write else nullcontext():
         for mode in config.modes:
@@ -129,7 +179,7 @@ def run_teach(config: RunConfig, *, lm: Any = None, turing: Any = None, write: b
                 label = f"{mode}/{arm}"
                 traces, summary = run_arm(items, learner, arm=arm, mode=mode, rules=rules, gains=gains,
                                           templates=templates,
-                                          progress=(lambda: progress(label)) if progress else None)
+                                          progress=on_item(label))
                 report.traces[(mode, arm)] = traces
                 report.rows.append(summary)
                 report.seconds = time.perf_counter() - t0
