@@ -23,7 +23,6 @@ import json
 import logging
 import os
 import threading
-import urllib.error
 import urllib.request
 from typing import Any
 from urllib.parse import urlsplit
