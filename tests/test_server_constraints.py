@@ -34,7 +34,7 @@ def _reply(body: dict) -> str:
 @pytest.fixture
 def stub(request):
     """(base URL, requests): each request as (path, Authorization header, JSON body or None)."""
-    owned_by, version = getattr(request, "param", ("me", None))
+    owned_by, version, *title = getattr(request, "param", ("me", None))
     seen: list[tuple[str, str | None, dict | None]] = []
 
     class Handler(BaseHTTPRequestHandler):
@@ -55,6 +55,8 @@ def stub(request):
                 self._send({"object": "list", "data": [{"id": "m", "object": "model", "owned_by": owned_by}]})
             elif self.path == "/version" and version:
                 self._send({"version": version})
+            elif self.path == "/openapi.json" and title:
+                self._send({"openapi": "3.1.0", "info": {"title": title[0]}, "paths": {}})
             else:
                 self._send({"error": "not found"}, 404)
 
@@ -102,6 +104,12 @@ def test_auto_finds_a_llama_cpp_server_by_one_grammar_probe_and_sends_the_gramma
     assert "grammar" not in outside and outside["repeat_penalty"] == 1.0  # sampled as the embedded model is
     make_lm("openai/m", api_base=url)
     assert len(_posts(seen)) == 3  # the server's kind is remembered: no second probe
+
+
+@pytest.mark.parametrize("stub", [("me", None, "🦙 llama.cpp Python API")], indirect=True)
+def test_auto_knows_llama_cpp_python_by_its_openapi_title_without_a_model_call(stub):
+    url, seen = stub  # a model call would queue behind a busy server's generation
+    assert make_lm("openai/m", api_base=url).rlmlab_constrain == "llamacpp" and not _posts(seen)
 
 
 @pytest.mark.parametrize("stub", [("vllm", "0.11.0")], indirect=True)

@@ -12,7 +12,8 @@ server reads (``constrain``):
   step grammars run free there;
 - ``none``: nothing is sent; the executors run free and say so in the run's notes;
 - ``auto`` (default): read from the server once per address: ``owned_by`` in ``/v1/models`` (``llamacpp``,
-  ``vllm``, ``library``), else one two-token request under a trivial ``grammar`` that only a llama.cpp server obeys.
+  ``vllm``, ``library``), else the title of its OpenAPI schema (llama_cpp.server's names llama.cpp), else one
+  two-token request under a trivial ``grammar`` that only a llama.cpp server obeys.
   Without an ``api_base`` (a hosted API) nothing is probed: ``none``.
 """
 
@@ -110,7 +111,7 @@ def _vllm_kind(root: str, key: str | None) -> str:
     return "vllm-guided" if parts and parts < (0, 10, 2) else "vllm"
 
 
-def detect_constraint(api_base: str, model: str, key: str | None = None, timeout: float = 60.0) -> str:
+def detect_constraint(api_base: str, model: str, key: str | None = None, timeout: float = 180.0) -> str:
     """What the server at ``api_base`` (an OpenAI-compatible ``.../v1``) constrains with: one of
     :data:`SERVER_CONSTRAINTS` but ``auto``. Read once per (address, model); a server that cannot be reached is
     ``none`` (said in the log). ``timeout``: seconds for the probe request (a loaded server is slow)."""
@@ -139,7 +140,13 @@ def _detect(base: str, model: str, key: str | None, timeout: float) -> str:
         return _vllm_kind(root, key)
     if owners & {"library", "ollama"}:
         return "ollama"
-    try:  # llama_cpp.server lists its models as owned by "me": ask it to follow a grammar once
+    try:  # llama_cpp.server lists its models as owned by "me", but names itself in its OpenAPI schema
+        title = str(_http_json(f"{root}/openapi.json", key, None, min(timeout, 10.0))["info"]["title"])
+        if "llama.cpp" in title:
+            return "llamacpp"
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    try:  # any other server: ask it to follow a grammar once (queued behind a busy server's work: a long timeout)
         out = _http_json(f"{base}/chat/completions", key, {
             "model": model, "messages": [{"role": "user", "content": "Reply."}], "max_tokens": 4,
             "temperature": 0, "grammar": _PROBE_GRAMMAR}, timeout)
