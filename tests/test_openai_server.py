@@ -251,19 +251,20 @@ def test_the_readme_server_recipe_runs_as_written_without_a_key(tmp_path):
     command = command.replace(".venv/bin/", bin_dir).replace(":8000/", f":{port}/")
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_API_BASE", "OPENAI_BASE_URL")}
     env["PYTHONPATH"] = os.pathsep.join([str(PROJECT_ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    server = subprocess.Popen(["bash", "-c", f"exec {start}"], cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True)
+    log = tmp_path / "server.log"  # a file, not a pipe: the model-loading log would fill a pipe and stall it
+    with open(log, "w") as sink:
+        server = subprocess.Popen(["bash", "-c", f"exec {start}"], cwd=tmp_path, env=env, stdout=sink, stderr=sink)
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 180
         while True:
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2):
                     break
             except OSError:
                 if server.poll() is not None:
-                    pytest.fail(f"the README's server command exited: {server.stderr.read()[-2000:]}")
+                    pytest.fail(f"the README's server command exited: {log.read_text()[-2000:]}")
                 if time.monotonic() > deadline:
-                    pytest.fail("the README's server command did not answer within 120 s")
+                    pytest.fail(f"the README's server command did not answer within 180 s: {log.read_text()[-2000:]}")
                 time.sleep(0.3)
         proc = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True,
                               timeout=1800)
