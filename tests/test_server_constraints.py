@@ -216,3 +216,19 @@ def _literal_head(template: str) -> str:
     import re
 
     return re.split(r"[{\"'\\]", template, maxsplit=1)[0][:20]
+
+
+@pytest.mark.parametrize("stub", [("me", None)], indirect=True)
+def test_lm_constrain_on_the_command_line_picks_the_field_without_asking_the_server(stub, tmp_path):
+    from click.testing import CliRunner
+
+    from rlmlab.cli import main
+
+    url, seen = stub
+    (tmp_path / "f.txt").write_text("a\nb\n")
+    res = CliRunner().invoke(main, ["rlm", "run", "How many lines?", str(tmp_path / "f.txt"), "--lm", "openai/m",
+                                    "--api-base", url, "--lm-constrain", "vllm", "--max-iters", "1",
+                                    "--runs-dir", str(tmp_path / "runs")])
+    assert "decoding: grammar (decoding: grammar sent to the server in each request (vllm))" in res.output, res.output
+    assert not [p for p, _, _ in seen if p == "/v1/models"]  # told, not probed
+    assert "grammar" in _posts(seen)[0]["structured_outputs"]
