@@ -178,3 +178,106 @@ def test_rlm_run_against_llama_cpp_server_serving_the_embedded_model(llama_serve
     assert all(c.input_tokens > 500 and c.output_tokens > 0 for c in calls)  # the server's usage, via LiteLLM
     assert traj.input_tokens == sum(c.input_tokens for c in calls)
     assert "Your input fields are" in calls[0].messages[0]["content"] and calls[0].completion
+
+
+@pytest.mark.local_model
+def test_e13_grammar_templates_through_llama_cpp_server_matches_the_in_process_run(llama_server, tmp_path,
+                                                                                    monkeypatch):
+    """Issue 28 item 2: the step grammar and the injected templates reach llama_cpp.server, so a constrained E13
+    run through it sends the prompts the in-process run sends and gets the same replies at temperature 0, none
+    off-format. In-process decodes with llama.cpp's GBNF sampler here, as the server does (the default engine,
+    llguidance, admits slightly different tokens, so greedy paths can part)."""
+    from rlmlab.experiments import read_results, run_experiment
+    from rlmlab.lm import read_calls
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    common = dict(conditions=["grammar_templates"], tasks=1, suite="code", max_iters=3, progress=False)
+    runs = {"served": run_experiment("E13", lm="openai/smollm2", lm_options={"api_base": llama_server},
+                                     runs_dir=tmp_path / "served", **common),
+            "local": run_experiment("E13", lm="local", lm_options={"constraint_engine": "gbnf"},
+                                    runs_dir=tmp_path / "local", **common)}
+    rows = {k: read_results(r.run_dir / "results.jsonl")[0] for k, r in runs.items()}
+    calls = {k: read_calls(next(r.run_dir.rglob("lm_calls.jsonl"))) for k, r in runs.items()}
+    for k, row in rows.items():
+        assert row["error"] is None and row["decoding"] == "grammar" and row["salvaged"] == 0, (k, row)
+        assert calls[k] and all(c.error is None for c in calls[k]), (k, [c.error for c in calls[k]])
+    assert [c.messages for c in calls["served"]] == [c.messages for c in calls["local"]]  # templates injected alike
+    assert [c.completion for c in calls["served"]] == [c.completion for c in calls["local"]]
+    assert rows["served"]["answer"] == rows["local"]["answer"]
+    traj = next(runs["served"].run_dir.rglob("trajectory.jsonl")).read_text()
+    assert "grammar sent to the server in each request (llamacpp)" in traj
+
+
+def _readme_recipe() -> tuple[str, str]:
+    """The README's two recipe lines: the server start and the rlmlab command that uses it."""
+    import re
+
+    text = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```sh\n(.*?)```", text, re.DOTALL)
+    [block] = [b for b in blocks if "llama_cpp.server" in b]
+    lines = [ln for ln in block.splitlines() if ln.strip() and not ln.startswith("#")]
+    [start] = [ln for ln in lines if "-m llama_cpp.server" in ln]
+    [command] = [ln for ln in lines if ln.startswith(".venv/bin/rlmlab ")]
+    return start, command
+
+
+@pytest.mark.local_model
+def test_the_readme_server_recipe_runs_as_written_without_a_key(tmp_path):
+    """Issue 28 item 3: the README's server command and rlmlab command, run as written with OPENAI_API_KEY unset,
+    finish the run with no context-window error. ``.venv/bin/`` is this interpreter's; the port moves only if
+    8000 is taken."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+    from pathlib import Path
+
+    from rlmlab.executors import TRAJECTORY_FILE, Trajectory
+    from rlmlab.lm import CALLS_FILE, read_calls
+
+    start, command = _readme_recipe()
+    assert "--n_ctx" in start and "OPENAI_API_KEY" not in command
+    port = 8000
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+    bin_dir = str(Path(sys.executable).parent) + "/"
+    start = start.replace(".venv/bin/", bin_dir).replace("--port 8000", f"--port {port}")
+    command = command.replace(".venv/bin/", bin_dir).replace(":8000/", f":{port}/")
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_API_BASE", "OPENAI_BASE_URL")}
+    env["PYTHONPATH"] = os.pathsep.join([str(PROJECT_ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    log = tmp_path / "server.log"  # a file, not a pipe: the model-loading log would fill a pipe and stall it
+    with open(log, "w") as sink:
+        server = subprocess.Popen(["bash", "-c", f"exec {start}"], cwd=tmp_path, env=env, stdout=sink, stderr=sink)
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2):
+                    break
+            except OSError:
+                if server.poll() is not None:
+                    pytest.fail(f"the README's server command exited: {log.read_text()[-2000:]}")
+                if time.monotonic() > deadline:
+                    pytest.fail(f"the README's server command did not answer within 180 s: {log.read_text()[-2000:]}")
+                time.sleep(0.3)
+        proc = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=1800)
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "ContextWindowExceeded" not in out and "LMNotConfigured" not in out, out[-3000:]
+    [run] = [d for d in (tmp_path / "runs").iterdir() if (d / TRAJECTORY_FILE).exists()]
+    traj = Trajectory.read_jsonl(run / TRAJECTORY_FILE)
+    calls = read_calls(run / CALLS_FILE)
+    assert traj.error is None and traj.answer is not None and traj.decoding == "grammar", out[-3000:]
+    assert calls and all(c.error is None for c in calls) and len(calls) == traj.lm_calls

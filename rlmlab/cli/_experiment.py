@@ -9,6 +9,7 @@ import click
 from rich.table import Table
 
 from rlmlab.cli._errors import InputError, interrupts_in_one_line
+from rlmlab.cli._rlm import LM_CONSTRAIN, LM_CONSTRAIN_HELP
 from rlmlab.errors import InputFileError
 
 
@@ -98,11 +99,13 @@ def list_() -> None:
 @click.option("--api-base", default=None, metavar="URL",
               help="An OpenAI-compatible server for a LiteLLM model: --lm openai/<model> "
                    "--api-base http://host:port/v1.")
+@click.option("--lm-constrain", type=click.Choice(LM_CONSTRAIN), default="auto", show_default=True,
+              help=LM_CONSTRAIN_HELP)
 @interrupts_in_one_line()  # Ctrl-C: one line saying what was saved, exit code 130
 def run(name: str, lm: str | None, suite: str | None, tasks: int | None, rollouts: int | None, workers: int | None,
         conditions: tuple[str, ...], runs_dir: Path, resume: str | None, backend: str, max_iters: int | None,
         max_tokens: int | None, levels: tuple[int, ...], parity: str | None, api_base: str | None,
-        test_suite: str | None, test_tasks: int | None, decoding: str | None) -> None:
+        test_suite: str | None, test_tasks: int | None, decoding: str | None, lm_constrain: str) -> None:
     """Run experiment NAME (E1..E14 or a config path); writes runs/<run-id>/ and prints the summary."""
     from rlmlab.cli._console import wide_console
     from rlmlab.errors import RLMLabError
@@ -117,7 +120,8 @@ def run(name: str, lm: str | None, suite: str | None, tasks: int | None, rollout
                                 backend=backend, max_iters=max_iters, levels=list(levels) or None, parity=parity,
                                 test_suite=test_suite, test_tasks=test_tasks, decoding=decoding,
                                 lm_options={**({"max_tokens": max_tokens} if max_tokens else {}),
-                                            **({"api_base": api_base} if api_base else {})} or None,
+                                            **({"api_base": api_base} if api_base else {}),
+                                            **({"constrain": lm_constrain} if lm_constrain != "auto" else {})} or None,
                                 progress=progress)
     except (RLMLabError, ValueError) as exc:
         raise _fail(exc) from None

@@ -8,12 +8,18 @@ import click
 
 from rlmlab.cli._errors import InputError, interrupts_in_one_line
 
+# rlmlab.lm.SERVER_CONSTRAINTS, spelled out so --help needs no import of the LM stack
+LM_CONSTRAIN = ("auto", "llamacpp", "vllm", "vllm-guided", "ollama", "none")
+LM_CONSTRAIN_HELP = ("How a LiteLLM model's server takes the step grammar: auto asks the server (--api-base); "
+                     "llamacpp (grammar), vllm (structured_outputs), vllm-guided (guided_grammar, vLLM < 0.10.2), "
+                     "ollama (JSON schemas only), none (steps run free).")
 LM_HELP = "scripted is for tests; local = embedded SmolLM2-135M; or a LiteLLM model string (openai/gpt-4o-mini)."
 
 
 def run_and_show(query: str, path: Path, *, lm_spec: str, context_mode: str, max_iters: int, runs_dir: str,
                  step_timeout: float, n_threads: int | None, turing_config: Path | None = None,
-                 api_base: str | None = None, decoding: str = "grammar", sandbox: str = "confined") -> int:
+                 api_base: str | None = None, decoding: str = "grammar", sandbox: str = "confined",
+                 lm_constrain: str = "auto") -> int:
     """Run one task, print the summary, return the exit code (1 if the run recorded an error)."""
     from rlmlab._files import read_text
     from rlmlab.errors import ConfigError, InputFileError, RLMLabError
@@ -36,6 +42,8 @@ def run_and_show(query: str, path: Path, *, lm_spec: str, context_mode: str, max
     options: dict = {"n_threads": n_threads} if lm_spec.startswith("local") else {}
     if api_base:  # an OpenAI-compatible server (vLLM, ollama, llama.cpp's server): --lm openai/<model>
         options["api_base"] = api_base
+    if "/" in lm_spec and not lm_spec.startswith("local"):  # a LiteLLM model: how its server takes a grammar
+        options["constrain"] = lm_constrain
     if turing_config is not None:
         from rlmlab._paths import PROJECT_ROOT
 
@@ -109,15 +117,17 @@ def rlm() -> None:
               default="confined", show_default=True,
               help="Where the model's code runs (README 'The sandbox'): confined falls back with a warning where "
                    "it cannot run; required refuses instead; none runs it unconfined.")
+@click.option("--lm-constrain", type=click.Choice(LM_CONSTRAIN), default="auto", show_default=True,
+              help=LM_CONSTRAIN_HELP)
 @interrupts_in_one_line()  # Ctrl-C: one line saying what was saved, exit code 130
 def run(query: str, file: Path, lm_spec: str, context_mode: str, max_iters: int, step_timeout: float,
         n_threads: int | None, runs_dir: str, turing_on: bool, turing_config: Path, api_base: str | None,
-        decoding: str, sandbox: str) -> None:
+        decoding: str, sandbox: str, lm_constrain: str) -> None:
     """Answer QUERY about FILE with an RLM agent; writes runs/<run-id>/trajectory.jsonl (and lm_calls.jsonl)."""
     raise SystemExit(run_and_show(query, file, lm_spec=lm_spec, context_mode=context_mode, max_iters=max_iters,
                                   runs_dir=runs_dir, step_timeout=step_timeout, n_threads=n_threads,
                                   turing_config=turing_config if turing_on else None, api_base=api_base,
-                                  decoding=decoding, sandbox=sandbox))
+                                  decoding=decoding, sandbox=sandbox, lm_constrain=lm_constrain))
 
 
 @rlm.command("show")

@@ -26,17 +26,21 @@ def check_decoding(decoding: str) -> None:
 
 
 def decoding_note(decoding: str, lm: Any) -> tuple[str, str | None]:
-    """The decoding a run really uses with ``lm``, and a note when a grammar was asked for but cannot apply
-    (LiteLLM models ignore grammars; said once per model in the log, and in every such run's notes)."""
+    """The decoding a run really uses with ``lm``, and a note: the server a grammar is sent to, or why a grammar
+    asked for cannot apply (a model whose server takes none; said once per model in the log, and in every such
+    run's notes)."""
+    server = getattr(lm, "rlmlab_constrain", "none")
     if decoding != "grammar" or can_constrain(lm):
+        if decoding == "grammar" and server != "none":
+            return decoding, f"decoding: grammar sent to the server in each request ({server})"
         return decoding, None
     model = str(getattr(lm, "model", lm))
-    note = f"decoding: grammar ignored; {model} cannot constrain its output (only the embedded llama.cpp model can)"
+    note = (f"decoding: grammar ignored; {model} cannot constrain its output (the embedded llama.cpp model can, and "
+            "a server that takes grammars: --lm-constrain llamacpp|vllm)")
     if model not in _WARNED:
         _WARNED.add(model)
         _log.warning(note)
     return "free", note
-
 
 class StepConstraint(BaseCallback):
     """While the predictor it is attached to runs, its LM calls follow ``make_grammar(instance, inputs)``.

@@ -4,8 +4,9 @@ A constraint reaches the engine through the LM's options: ``make_lm("local", gra
 ``json_schema=...``) binds one to the LM for every call, and :func:`constrained` sets one for every call made
 inside a ``with`` block, which is how the executors constrain each step (DSPy's request carries no
 provider-specific keys, so a per-call keyword cannot reach the engine). Engines that can constrain (:class:`~rlmlab.lm.LlamaEngine`) say so with
-``supports_constraints = True``; any other model (LiteLLM's, the scripted one) ignores the constraint, and
-:func:`can_constrain` lets a caller say so once in its run's log.
+``supports_constraints = True``; a LiteLLM model on a server that constrains (:class:`~rlmlab.lm.ServerLM`)
+sends the constraint in each request's body; any other model ignores it, and :func:`can_constrain` lets a
+caller say so once in its run's log.
 """
 
 from __future__ import annotations
@@ -62,11 +63,13 @@ def active_constraint(default: Constraint | None = None) -> Constraint | None:
     return current if current is not None else default
 
 
-def can_constrain(lm: Any) -> bool:
-    """True when ``lm``'s engine applies grammars (the embedded llama.cpp model); False for LiteLLM models."""
+def can_constrain(lm: Any, kind: str = "grammar") -> bool:
+    """True when ``lm`` applies a ``kind`` constraint ("grammar" or "json_schema"): the embedded llama.cpp model,
+    or a LiteLLM model whose server takes one (:class:`rlmlab.lm.ServerLM`); False otherwise."""
     engine = getattr(lm, "rlmlab_engine", None)
-    return bool(getattr(engine, "supports_constraints", False))
-
+    if getattr(engine, "supports_constraints", False):
+        return True
+    return kind in (getattr(lm, "constrains", None) or ())
 
 class GrammarCache:
     """Compiled grammars by constraint, built once (llama.cpp parses a GBNF text on construction); LRU-bounded."""

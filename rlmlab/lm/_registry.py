@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -70,7 +69,9 @@ def make_lm(spec: str = "local", *, temperature: float = 0.0, max_tokens: int = 
 
     ``spec`` is ``scripted`` (pass ``script=[...]``), ``local`` or
     ``local:/path/model.gguf``, or any LiteLLM model string such as
-    ``openai/gpt-4o-mini`` or ``ollama_chat/llama3``, passed to ``dspy.LM``.
+    ``openai/gpt-4o-mini`` or ``ollama_chat/llama3``, passed to ``dspy.LM``. For those, ``constrain``
+    ("auto" default, "llamacpp", "vllm", "vllm-guided", "ollama", "none") says how a grammar reaches their server
+    and a local ``api_base`` gets a placeholder key (see :mod:`rlmlab.lm._server`).
     """
     recorder = recorder or CallRecorder()
     name, _, arg = spec.partition(":")
@@ -89,12 +90,9 @@ def make_lm(spec: str = "local", *, temperature: float = 0.0, max_tokens: int = 
         import litellm  # noqa: F401
     except ImportError:
         raise MissingExtraError(f"LM {spec!r}", "api", "litellm") from None
-    dropped = [key for key in ("grammar", "json_schema") if options.pop(key, None) is not None]
-    if dropped:
-        logging.getLogger("rlmlab.lm").warning("%s: %s ignored; only the embedded llama.cpp model constrains "
-                                               "decoding", spec, " and ".join(dropped))
-    return dspy.LM(spec, temperature=temperature, max_tokens=max_tokens, callbacks=[recorder], **options)
+    from rlmlab.lm._server import server_lm
 
+    return server_lm(spec, temperature=temperature, max_tokens=max_tokens, callbacks=[recorder], **options)
 
 def recorder_of(lm: Any) -> CallRecorder:
     """The CallRecorder attached to an LM made by :func:`make_lm` (one is attached if missing)."""
