@@ -47,6 +47,7 @@ from rlmlab.errors import ConfigError
 from rlmlab.experiments._backends import BACKENDS
 from rlmlab.experiments._config import Condition, ExperimentConfig, load_experiment, resolve_pack
 from rlmlab.experiments._env import environment
+from rlmlab.experiments._golden import golden_check
 from rlmlab.experiments._interrupt import clear_interruption, record_interruption
 from rlmlab.experiments._learning import bank_figures
 from rlmlab.experiments._params import finished_run
@@ -170,31 +171,6 @@ def _materialise_guides(store: MemoryStore, tasks: list[MemoryTask], cond: Condi
             store.put_artifact(art)
             store.log_event("guide", {"artifact": art.id, "chars": len(text), "how": cond.l3_guide, **cost,
                                       "elapsed_ms": int((time.perf_counter() - t0) * 1000)}, domain=domain_id)
-
-
-def _golden_check(traj_dir: Path) -> Callable[[MemoryTask, str], bool | None]:
-    """Whether a code-suite trajectory is a golden record by the code oracles (None for other suites).
-
-    The trajectory is read back from its file, as ``rlmlab oracle validate`` would; a missing file is False.
-    One validator per run, so a source's parse is cached across its rollouts.
-    """
-    validator: Any = None
-
-    def check(task: MemoryTask, trajectory_id: str) -> bool | None:
-        nonlocal validator
-        if task.meta.get("suite") != "code":
-            return None
-        from rlmlab.executors import TRAJECTORY_FILE
-        from rlmlab.oracle import AnalysisResult, TraceValidator, read_analysis_results
-
-        path = traj_dir / trajectory_id / TRAJECTORY_FILE
-        if not path.is_file():
-            return False
-        found = [r for r in read_analysis_results(path) if isinstance(r, AnalysisResult)]
-        validator = validator or TraceValidator()
-        return bool(found) and validator.validate(found[-1]).is_golden
-
-    return check
 
 
 def _rows(exp: ExperimentConfig, cond: Condition, task: MemoryTask, o: TaskOutcome, lm_name: str,
@@ -366,7 +342,7 @@ def _run_locked(exp: ExperimentConfig, params: dict[str, Any], conds: list[Condi
                       f"{best['elapsed_ms'] / 1000:.1f} s", flush=True)
 
     bar, job = _progress(progress is True, len(todo), f"{exp.id} {run_id}")
-    golden = _golden_check(run_dir / "trajectories")
+    golden = golden_check(run_dir / "trajectories")
     try:
         with noting_sigint():  # a Ctrl-C swallowed in a finalizer is raised again at the next step or LM call
             for cond in conds:
