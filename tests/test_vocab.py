@@ -106,7 +106,17 @@ def test_the_grammar_has_no_free_text_answer_and_inputs_only_as_tool_arguments()
 
 @pytest.mark.local_model
 def test_the_local_model_cannot_submit_made_up_text_but_can_submit_what_code_computed():
-    engine = make_lm("local", max_tokens=64).rlmlab_engine
+    pytest.importorskip("llguidance")  # the engine grammar decoding uses ("auto"); llama.cpp's sampler is far slower
+    from rlmlab.lm._guidance import guidance_accepts
+
+    lm = make_lm("local", max_tokens=64).rlmlab_engine
+
+    class engine:  # noqa: N801 - the accepts() of the engine that decodes
+        @staticmethod
+        def accepts(grammar: str, text: str) -> bool:
+            tokens = lm.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+            return guidance_accepts(lm._decoder(), grammar, tokens, lm.llm.token_eos())
+
     yes_no = "Does buf/chain.rs define a struct named Chain? Answer yes or no."
     grammar = _grammar(yes_no)
     typed = ['SUBMIT(answer=")")', 'SUBMIT(answer="yes")', 'SUBMIT(answer=context)',
@@ -122,6 +132,7 @@ def test_the_local_model_cannot_submit_made_up_text_but_can_submit_what_code_com
     assert not engine.accepts(g, _step(arith, 'SUBMIT(answer="42")'))
     onto = "What is the domain of prov:wasGeneratedBy?"
     g = _grammar(onto, ontology=True)
-    q = 'q = "SELECT ?d WHERE { prov:wasGeneratedBy rdfs:domain ?d }"\nrows = sparql_query(q)\nSUBMIT(answer=q)'
-    assert engine.accepts(g, _step(onto, q))
-    assert not engine.accepts(g, _step(onto, 'q = "the domain is Entity"\nSUBMIT(answer=q)'))
+    select = '"SELECT ?d WHERE { prov:wasGeneratedBy rdfs:domain ?d }"'
+    assert engine.accepts(g, _step(onto, f"answer = {select}\nSUBMIT(answer=answer)"))  # the query is the answer
+    assert engine.accepts(g, _step(onto, f"rows = sparql_query({select})\nprint(rows)"))
+    assert not engine.accepts(g, _step(onto, 'answer = "the domain is Entity"\nSUBMIT(answer=answer)'))

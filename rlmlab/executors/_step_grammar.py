@@ -413,7 +413,7 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
         if seen_rule:
             values.append(seen_rule)
         if own and len(choices) == 2:
-            values.append(f'{_lit(repr(choices[0]))} " if " primary-{i} " else " {_lit(repr(choices[1]))}')
+            values.append(f'{_lit(json.dumps(choices[0]))} " if " primary-{i} " else " {_lit(json.dumps(choices[1]))}')
         if values:
             b.add(f"submit-{i}", f'"SUBMIT({output_field}=" ({" | ".join(values)}) ")"')
         elif must_submit:
