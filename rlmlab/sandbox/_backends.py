@@ -127,25 +127,20 @@ class Confined(Backend):
         if abi < 1:
             return "Landlock is not enabled in this kernel (needs Linux 5.13+ with lsm=landlock)"
         reasons = []
-        bwrap = _find("bwrap")
-        if bwrap:
-            why = _works((bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--", "/bin/true"))
+        probes = (("bwrap", ("--unshare-all", "--die-with-parent", "--ro-bind", "/", "/"),
+                   "bwrap not found (apt-get install bubblewrap)"),
+                  ("unshare", ("--user", "--map-root-user", "--pid", "--fork", "--net", "--ipc", "--uts", "--mount",
+                               "--mount-proc"), "unshare not found"))
+        for tool, args, missing in probes:  # bubblewrap first; unshare when bwrap is missing or cannot run
+            found = _find(tool)
+            if not found:
+                reasons.append(missing)
+                continue
+            why = _works((found, *args, "--", "/bin/true"))
             if why is None:
-                self.tool = "bwrap"
+                self.tool = tool
                 return None
-            reasons.append(f"bwrap fails ({why})")
-        else:
-            reasons.append("bwrap not found (apt-get install bubblewrap)")
-        unshare = _find("unshare")
-        if unshare:
-            why = _works((unshare, "--user", "--map-root-user", "--pid", "--fork", "--net", "--ipc", "--uts", "--mount",
-                          "--mount-proc", "--", "/bin/true"))
-            if why is None:
-                self.tool = "unshare"
-                return None
-            reasons.append(f"unshare fails ({why})")
-        else:
-            reasons.append("unshare not found")
+            reasons.append(f"{tool} fails ({why})")
         return "; ".join(reasons)
 
     def describe(self) -> str:
