@@ -367,3 +367,39 @@ def test_cli_sandbox_option(monkeypatch, tmp_path):
     res = CliRunner().invoke(main, [*args, "--sandbox", "required"])
     assert res.exit_code == 2 and "Traceback" not in res.output
     assert "--sandbox sandbox: confined is required but unavailable: bwrap not found" in res.output
+
+
+def test_the_scratch_quota_stops_a_worker_that_fills_its_directory(tmp_path):
+    """RLIMIT_FSIZE caps one file; the red team filled scratch with 64 MiB files up to 1 GiB (huge_dense)."""
+    import subprocess
+    import sys
+
+    from rlmlab.sandbox import scratch_bytes, watch_scratch
+
+    writer = ("import os\nfor n in range(200):\n    open(f'f{n}', 'wb').write(os.urandom(1 << 20))\n"
+              "import time\ntime.sleep(30)")
+    proc = subprocess.Popen([sys.executable, "-c", writer], cwd=tmp_path, start_new_session=True)
+    seen = []
+    watch_scratch(proc, tmp_path, quota=8 << 20, on_exceeded=seen.append).join(timeout=60)
+    assert proc.poll() is not None and seen and seen[0] > 8 << 20
+    assert scratch_bytes(tmp_path) == 0 and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.sandbox
+def test_a_step_over_the_scratch_quota_is_a_worker_crash_and_the_repl_goes_on():
+    from rlmlab.executors import RLMLabInterpreter
+    from rlmlab.sandbox import SCRATCH_QUOTA_BYTES
+    from rlmlab.tools import Workspace
+
+    notes: list[str] = []
+    repl = RLMLabInterpreter(Workspace(), sandbox="confined", sandbox_policy="required", notes=notes)
+    try:
+        repl.start()
+        n = SCRATCH_QUOTA_BYTES // (64 << 20) + 4
+        out = repl.execute(f"chunk = b'x' * (16 << 20)\nfor n in range({n}):\n    f = open(f'f{{n}}', 'wb')\n"
+                           "    [f.write(chunk) for _ in range(4)]\n    f.close()\nprint('all written')")
+        assert "WorkerCrash" in out and "quota" in out and "all written" not in out
+        assert any("quota" in x for x in notes) and list(repl.scratch_dir.iterdir()) == []
+        assert repl.execute("print(6 * 7)").strip() == "42"
+    finally:
+        repl.shutdown()

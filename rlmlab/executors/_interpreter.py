@@ -32,7 +32,7 @@ from rlmlab.errors import ToolError
 from rlmlab.handles import decode_handles, encode_handles
 from rlmlab.lm import call_role
 from rlmlab.sandbox import (SANDBOXES, Backend, SandboxChoice, SandboxUnavailable, choose_sandbox, default_sandbox,
-                            print_warning, scrubbed_env)
+                            SCRATCH_QUOTA_BYTES, print_warning, scrubbed_env, watch_scratch)
 from rlmlab.tools import DEADLINE_KEY, Workspace, exit_description
 
 __all__ = ["RLMLabInterpreter", "InterpreterFactory", "LOCAL_INTERPRETER_DIFFERENCES"]
@@ -123,6 +123,8 @@ class RLMLabInterpreter(LocalInterpreter):
                                                                                       choice.warning else ""))
         self._backend: Backend = choice.backend
         self.sandbox_used: str = choice.name  # the backend actually used ("confined", "none", "pyodide")
+        self.notes = notes  # the run's trajectory notes (a fallback warning, a scratch quota stop)
+        self._quota_stop: str | None = None  # why the scratch watch stopped the worker, for the step's error
         self.sandbox_warning: str | None = choice.warning  # a fallback or "none": printed once, kept in ``notes``
         if choice.warning and notes is not None and choice.warning not in notes:
             notes.append(choice.warning)  # the run's trajectory notes
@@ -160,6 +162,7 @@ class RLMLabInterpreter(LocalInterpreter):
             raise CodeInterpreterError(f"Unable to start Python worker: {exc}") from exc
         self._process = self._started = process
         threading.Thread(target=self._read_responses, args=(process,), daemon=True).start()
+        watch_scratch(process, self.scratch_dir, on_exceeded=self._over_quota)
         message = self._receive(time.monotonic() + 30, "Python worker did not start within 30 seconds.")
         if message.get("type") == "sandbox_error":  # the worker would not serve unconfined
             self._ended = True
@@ -171,6 +174,13 @@ class RLMLabInterpreter(LocalInterpreter):
     def shutdown(self) -> None:
         super().shutdown()
         self._remove_scratch()
+
+    def _over_quota(self, used: int) -> None:
+        self._quota_stop = f"was stopped: its scratch directory held {used >> 20} MB, over the " \
+                           f"{SCRATCH_QUOTA_BYTES >> 20} MB quota (the directory was emptied)"
+        if self.notes is not None:
+            self.notes.append(f"sandbox: the REPL's scratch directory reached {used >> 20} MB, over its "
+                              f"{SCRATCH_QUOTA_BYTES >> 20} MB quota: the worker was stopped and the directory emptied")
 
     @with_callbacks  # callbacks see what the caller gets (the timeout message after a restart)
     def execute(self, code: str, variables: dict[str, Any] | None = None) -> Any:
@@ -193,6 +203,8 @@ class RLMLabInterpreter(LocalInterpreter):
             self.crashes += 1
             self._restart()
             how = _how_it_ended(exc, process, self._backend)
+            if self._quota_stop is not None:  # the host stopped it: not the out-of-memory killer
+                how, self._quota_stop = self._quota_stop, None
             return (f"[Error] WorkerCrash: the REPL process {how} during this step. "
                     "The REPL restarted: your inputs and tools are back, variables you defined are gone.")
         finally:

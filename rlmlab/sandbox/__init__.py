@@ -10,6 +10,7 @@ use: the REPL worker imports this package for :func:`confine_self` alone, and it
 from typing import Any
 
 from rlmlab.sandbox._env import WORKER_VARIABLES, is_secret_name, scrub_environ, scrubbed_env
+from rlmlab.sandbox._quota import SCRATCH_QUOTA_BYTES, scratch_bytes, watch_scratch
 from rlmlab.sandbox._landlock import (
     apply_rlimits,
     confine_self,
@@ -23,7 +24,7 @@ __all__ = ["SANDBOXES", "SANDBOX_NAMES", "SANDBOX_POLICIES", "Backend", "Confine
            "SandboxUnavailable", "check_sandbox", "choose_sandbox", "default_sandbox", "print_warning",
            "register_sandbox", "scrubbed_env", "scrub_environ", "is_secret_name", "WORKER_VARIABLES",
            "confine_self", "apply_rlimits", "landlock_abi", "seal_host_tree", "drop_capabilities",
-           "forbid_new_processes"]
+           "forbid_new_processes", "SCRATCH_QUOTA_BYTES", "scratch_bytes", "watch_scratch"]
 
 _LAZY = {"SANDBOXES", "SANDBOX_NAMES", "SANDBOX_POLICIES", "Backend", "Confined", "Unconfined", "SandboxChoice",
          "SandboxUnavailable", "check_sandbox", "choose_sandbox", "default_sandbox", "print_warning",
