@@ -93,6 +93,8 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
     numbers = [n for it in run.records for n in output_numbers(it.output)]
     templates = [t["template"] for t in ws.extras.get("step_templates", []) if t.get("template")]
     vocab = argument_vocabularies(ws, query_slots(run.query or "", run.context_text)) if opts.vocab else None
-    return step_grammar(ws.registry, ws.caps, fmt=fmt, scope=scope, max_statements=opts.max_statements,
+    # sparql_query without an attached ontology can only fail: a code or arithmetic step is not offered it
+    tools = [t for t in ws.registry if t.name != "sparql_query" or ws.extras.get("ontology") is not None]
+    return step_grammar(tools, ws.caps, fmt=fmt, scope=scope, max_statements=opts.max_statements,
                         query=run.query, templates=templates, numbers=numbers, must_submit=must_submit,
                         templates_first=not run.records, context=run.context_text, vocab=vocab)

@@ -342,8 +342,10 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     calls = [_tool_call(spec, caps, b, vocab) for spec in specs]
     slots = query_slots(query or "", context)
     filled = [r for r in (template_rule(t, slots) for t in templates) if r is not None]
-    # a string a step assigns comes from the tools' closed vocabularies; free text only when vocabularies are off
-    strings = ["str-lit"] if vocab is None else [next(iter(rules)) for rules in vocab.values() if rules]
+    # a string a step assigns is a SPARQL query over the ontology's terms (the ontology suite's answer is the query's
+    # text); any other string is a tool argument only. Free text only when vocabularies are off.
+    strings = ["str-lit"] if vocab is None else [next(iter(rules)) for key, rules in vocab.items()
+                                                  if rules and key == "sparql_query.query"]
     number = _numbers(query, literals, numbers)
     code = _sequence(b, scope, max_statements, must_submit, calls, output_field, numbers, inputs,
                      strings=strings, choices=answer_choices(query or ""), has_numbers=number is not None)
