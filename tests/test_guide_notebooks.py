@@ -212,25 +212,8 @@ def test_explore_traces_as_shipped_passes_a_task_under_grammar_decoding(rlmlab_k
     assert "rlmlab-runs" in widgets(cells) and "rlmlab-oracle" in widgets(cells)
 
 
-@pytest.mark.local_model
-def test_teacher_learner_as_shipped_compares_the_arms_and_runs_a_live_turn(rlmlab_kernel, tmp_path):
-    cells = run_as_shipped("02_teacher_learner", tmp_path, run_dir=str(tmp_path / "teach"))
-    assert_one_line_per_message(progress_outputs(cells), 3 * 3)
-    text = "\n".join(text_of(c) for c in cells)
-    assert re.search(r"\('q4',\s+'", text)  # the live turn: the learner answered the next item, the teacher judged it
-    [rts] = re.findall(r"^rts +accuracy.*$", text, re.M)
-    assert "turns/item 1.00" not in rts  # the teacher reprompted at least once: a turn after the first
-    assert all(f"{arm:10} accuracy" in text for arm in ("single", "try_again", "rts"))
-
-
-@pytest.mark.local_model
-def test_tour_as_shipped_finishes_with_a_line_per_item_and_task(rlmlab_kernel, tmp_path, rust_file):
-    cells = run_as_shipped("00_tour", tmp_path, runs_dir=str(tmp_path / "runs"), rust_source=str(rust_file))
-    lines = progress_outputs(cells)
-    assert_one_line_per_message(lines, 2)  # E1's two tasks
-    text = "\n".join(text_of(c) for c in cells)
-    assert len(re.findall(r"^q\d+: (right|wrong) after \d turn", text, re.M)) == 3  # the teacher-learner items
-    assert {"rlmlab-explorer", "rlmlab-stepper", "rlmlab-runs"} <= set(widgets(cells))
+# 02 and 00 as shipped run for minutes on the embedded model: benchmarks/guides.py times them (make test's
+# budget); their scripted runs above check what they print.
 
 
 def test_experiment_notebooks_take_list_parameters_as_papermill_strings(rlmlab_kernel, tmp_path):
