@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import glob
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -48,3 +51,19 @@ def tokio_src() -> Path:
 @pytest.fixture(scope="session")
 def rust_file(tokio_src: Path) -> Path:
     return tokio_src / "fs" / "file.rs"
+
+
+@contextlib.contextmanager
+def serving(handler: type) -> Iterator[str]:
+    """An HTTP server on 127.0.0.1 (a free port) answering with ``handler`` in a thread; yields its ``/v1`` base
+    URL and shuts it down after. The stub OpenAI-compatible servers of the server tests."""
+    from http.server import ThreadingHTTPServer
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    finally:
+        httpd.shutdown()
+        thread.join(timeout=10)

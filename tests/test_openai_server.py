@@ -8,10 +8,10 @@ reports its own usage numbers, so the test checks that what the server counted i
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
+from conftest import serving
 
 pytestmark = pytest.mark.server  # three CLI runs through LiteLLM (about 30 s): make test, not make check
 
@@ -52,12 +52,8 @@ def server():
             self.end_headers()
             self.wfile.write(data)
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", usages
-    httpd.shutdown()
-    thread.join(timeout=10)
+    with serving(Handler) as url:
+        yield url, usages
 
 
 class _Result:

@@ -9,10 +9,10 @@ grammar, as a llama.cpp server that follows grammars does). The real llama_cpp.s
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
+from conftest import serving
 
 pytestmark = pytest.mark.server  # HTTP servers on 127.0.0.1 and an E13 run through one (about 1 min): make test
 
@@ -69,12 +69,8 @@ def stub(request):
                         "choices": [{"index": 0, "finish_reason": "stop",
                                      "message": {"role": "assistant", "content": text}}]})
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", seen
-    httpd.shutdown()
-    thread.join(timeout=10)
+    with serving(Handler) as url:
+        yield url, seen
 
 
 @pytest.fixture(autouse=True)
