@@ -54,15 +54,20 @@ pyodide: install
 demo: install rust-src bubblewrap
 	$(VENV)/bin/rlmlab demo
 
+# Two passes: the unit tier on one worker per core (pytest-xdist), then the marked end-to-end tests one at a time
+# (they hold both cores: the model's threads, JupyterLab, the browser). Together they are every test; a marker added
+# to pyproject.toml must be added to SLOW_MARKERS too (tests/test_makefile.py checks it).
+SLOW_MARKERS := local_model or notebook or browser or ray or server or lab or sandbox
 test: install rust-src ctags chromium bubblewrap pyodide
-	env -u PYTHONDONTWRITEBYTECODE PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(PY) -m pytest
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n auto -m "not ($(SLOW_MARKERS))"
+	env -u PYTHONDONTWRITEBYTECODE PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(PY) -m pytest -m "$(SLOW_MARKERS)"
 
 # The unit tests only: no model, no notebooks, no browser, no Ray, no HTTP server, no JupyterLab, no real sandboxes
 # (the `sandbox` marker: the red-team corpus and the pyodide backend, about 2 min; make test runs them); one worker
 # per core (pytest-xdist), about 50 s on 2 cores. PYTHONDONTWRITEBYTECODE is dropped so pytest keeps its rewritten
 # test modules and Python its bytecode between runs.
 check: install rust-src ctags bubblewrap
-	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n auto -m "not local_model and not notebook and not browser and not ray and not server and not lab and not sandbox"
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n auto -m "not ($(SLOW_MARKERS))"
 
 # Every benchmarks/*.py with --smoke (tiny sizes, scripted or no LM): it completes and writes its JSON. make check
 # runs the same test; this target runs only it. No timing is asserted; ctags is used when installed, not needed.

@@ -11,6 +11,7 @@ import os
 import shutil
 import signal
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +65,7 @@ def watch_scratch(process: Any, scratch: Path, quota: int = SCRATCH_QUOTA_BYTES,
                     else:
                         child.unlink(missing_ok=True)
                 return
-            threading.Event().wait(_POLL_SECONDS)
+            time.sleep(_POLL_SECONDS)
 
     thread = threading.Thread(target=run, name="scratch-quota", daemon=True)
     thread.start()
