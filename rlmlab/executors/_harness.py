@@ -363,6 +363,10 @@ def close_trajectory(traj: Trajectory, records: list[IterationRecord], calls: li
     traj.input_tokens = sum(c.input_tokens for c in calls)
     traj.output_tokens = sum(c.output_tokens for c in calls)
     traj.lm_calls = len(calls)
+    cached = sum(c.cached for c in calls)
+    if cached:  # a figure that does not count every call says so
+        traj.notes.append(f"{cached} of {len(calls)} LM calls were answered from DSPy's cache (cache=True): nothing "
+                          "was sent for them, so their tokens are not counted and their time is a lookup's")
     traj.subcalls = sum(it.leakage.sub_llm_calls for it in records)
     if traj.answer is not None:
         trace.log_event(ContextEvent.final(traj.answer, iteration=len(records)))

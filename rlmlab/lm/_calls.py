@@ -88,6 +88,7 @@ class LMCall(Record):
     completion: str | None = None
     step: int | None = None
     timing: dict[str, Any] | None = None  # CallTiming.to_dict() when the engine measured it (llama.cpp), else None
+    cached: bool = False  # answered from DSPy's cache (opt-in, cache=True): nothing was sent, tokens are not counted
 
 
 def _messages(inputs: dict[str, Any]) -> list[dict[str, str]]:
@@ -137,8 +138,11 @@ class CallRecorder(BaseCallback):
         timing = _TIMING.get()
         usage: dict[str, Any] = {}
         history = getattr(instance, "history", None)
+        cached = False
         if exception is None and history:
             usage = history[-1].get("usage") or {}
+            # DSPy marks no cache hit in its history; a hit is the one reply of a caching LM without usage
+            cached = bool(getattr(instance, "cache", False)) and not usage
         call = LMCall(
             model=str(getattr(instance, "model", "?")),
             role=role,
@@ -150,6 +154,7 @@ class CallRecorder(BaseCallback):
             messages=messages if self.keep_text else None,
             completion=_completion(outputs) if self.keep_text and exception is None else None,
             timing=timing.to_dict() if timing is not None else None,
+            cached=cached,
         )
         with self._lock:
             self.calls.append(call)
