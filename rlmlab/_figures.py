@@ -75,7 +75,9 @@ _LIST = [
     Figure("elapsed_ms", "time", "s", "wall-clock time of the run"),
     Figure("latency_s", "latency", "s", "wall-clock time of one LM call"),
     Figure("pass_rate", "pass rate", "share", "tasks whose selected answer the judge passed"),
-    Figure("convergence", "converged", "share", "runs that ended with an answer and no error"),
+    Figure("convergence", "converged", "share", "runs whose answer the model SUBMITted, with no error"),
+    Figure("fallback", "extract fallback", "share",
+           "runs answered only by DSPy's extract fallback (no SUBMIT by the iteration limit)"),
     Figure("success", "pass", "text", "the judge's verdict on the task's selected answer"),
     Figure("tasks", "tasks", "count", "tasks run"),
     Figure("errors", "errors", "count", "runs that ended in an error"),
@@ -84,7 +86,8 @@ _LIST = [
     Figure("maj_at_n", "maj@N", "share", "success of the majority answer per task"),
     Figure("pass_at_n", "pass@N", "share", "tasks with any rollout right (an upper bound)"),
     Figure("salvaged", "off-format replies", "count", "replies off DSPy's format that were salvaged"),
-    Figure("golden_yield", "golden yield", "share", "code-suite rollouts the oracles accept as golden records"),
+    Figure("golden_yield", "golden yield (code)", "share",
+           "code-suite rollouts the oracles accept as golden records (other suites have none)"),
 ]
 FIGURES: dict[str, Figure] = {f.key: f for f in _LIST}
 
