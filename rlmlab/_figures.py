@@ -213,8 +213,11 @@ def resend_note(traj: Any) -> str:
     if traj.context_trace is None or not traj.input_tokens:
         return ""
     total = traj.context_trace.summary().total_tokens
+    ratio = traj.input_tokens / max(1, total)
+    # the explanation holds only when more was sent than traced; below 1 the numbers stand alone
+    why = " (every call re-sends the system prompt and the history)" if ratio > 1 else ""
     return (f"This run sent {traj.input_tokens:,} prompt tokens for {total:,} context-trace tokens: "
-            f"{traj.input_tokens / max(1, total):.1f}× (every call re-sends the system prompt and the history).")
+            f"{ratio:.1f}×{why}.")
 
 
 RELATION_KEYS = ("prompt_tokens", "completion_tokens", "lm_tokens", "trace_tokens")  # the figures token_rows relates
