@@ -25,7 +25,7 @@ from rlmlab.executors._dspy_log import dspy_warnings
 from rlmlab.executors._timing import RunClock, time_breakdown
 from rlmlab.executors._trajectory import TRAJECTORY_FILE, IterationRecord, Trajectory, clip_output
 from rlmlab.handles import BlobRef
-from rlmlab.lm import CALLS_FILE, CallRecorder, LMCall, recorder_of, write_calls
+from rlmlab.lm import CALLS_FILE, CallRecorder, LMCall, call_scope, recorder_of, write_calls
 from rlmlab.sandbox import check_sandbox, default_sandbox
 from rlmlab.tools import ToolRegistry, Workspace
 from rlmlab.trace import ContextEvent, ContextTrace, LeakageMeter
@@ -313,6 +313,11 @@ def execute(loop: StepLoop, query: str, context: str | BlobRef, options: RunOpti
     far with ``interrupted`` set and raises :class:`~rlmlab.errors.RunInterrupted`. Bad options raise before
     anything runs.
     """
+    with call_scope():  # the run counts its own LM calls only, whatever other runs share its LM on other threads
+        return _execute(loop, query, context, options, env)
+
+
+def _execute(loop: StepLoop, query: str, context: str | BlobRef, options: RunOptions, env: RunEnv) -> Trajectory:
     if not isinstance(options, loop.options):
         raise TypeError(f"{loop.name}: options must be {loop.options.__name__}, got {type(options).__name__}")
     trace, workspace, recorder, meter, ref, text = start_run(
