@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Iterator, NamedTuple, Protocol
 
+from rlmlab._files import write_atomic
 from rlmlab._interrupt import check_stop, noting_sigint
 from rlmlab.errors import RunInterrupted
 from rlmlab.executors._constrain import check_decoding, decoding_note
@@ -26,6 +28,7 @@ from rlmlab.executors._timing import RunClock, time_breakdown
 from rlmlab.executors._trajectory import TRAJECTORY_FILE, IterationRecord, Trajectory, clip_output
 from rlmlab.handles import BlobRef
 from rlmlab.lm import CALLS_FILE, CallRecorder, LMCall, call_scope, recorder_of, write_calls
+from rlmlab.provenance import PROVENANCE_FILE, provenance, recording, recording_active
 from rlmlab.sandbox import check_sandbox, default_sandbox
 from rlmlab.tools import ToolRegistry, Workspace
 from rlmlab.trace import ContextEvent, ContextTrace, LeakageMeter
@@ -314,7 +317,18 @@ def execute(loop: StepLoop, query: str, context: str | BlobRef, options: RunOpti
     anything runs.
     """
     with call_scope():  # the run counts its own LM calls only, whatever other runs share its LM on other threads
-        return _execute(loop, query, context, options, env)
+        if env.runs_dir is None or recording_active():  # inside an experiment: its provenance.json covers the run
+            return _execute(loop, query, context, options, env)
+        env = dataclasses.replace(env, run_id=env.run_id or new_run_id(loop.name))
+        where = Path(env.runs_dir) / env.run_id
+        with recording() as collected:
+            try:
+                return _execute(loop, query, context, options, env)
+            finally:  # also for an interrupted run, whose steps so far are saved
+                if where.is_dir():
+                    write_atomic(where / PROVENANCE_FILE, json.dumps(provenance(
+                        collected, lm=env.lm, command=f"run_{loop.name}", run_id=env.run_id,
+                        options=dataclasses.asdict(options)), indent=2, default=str))
 
 
 def _execute(loop: StepLoop, query: str, context: str | BlobRef, options: RunOptions, env: RunEnv) -> Trajectory:

@@ -1,0 +1,77 @@
+"""Issue 30: a run directory says exactly what ran (provenance.json): every plug-in with its options, the LM
+and its weights, the data files by sha256, the grammars sent, rlmlab's commit and the libraries' versions."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from types import SimpleNamespace
+
+from rlmlab import PROJECT_ROOT
+from rlmlab.executors import TRAJECTORY_FILE, run_rlm
+from rlmlab.experiments import run_experiment
+from rlmlab.lm import make_lm
+from rlmlab.provenance import PROVENANCE_FILE, file_sha256, lm_provenance
+
+
+def _sha(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _constrainable():
+    """A scripted LM that says it applies grammars, so the run takes the grammar path and sends them."""
+    lm = make_lm("scripted:probe")
+    lm.rlmlab_engine.supports_constraints = True
+    return lm
+
+
+def test_an_experiment_run_directory_says_what_ran(tmp_path):
+    run = run_experiment("E13", lm=_constrainable(), suite="arith", tasks=2, conditions=["grammar_templates"],
+                         runs_dir=tmp_path, progress=False)
+    prov = json.loads((run.run_dir / PROVENANCE_FILE).read_text())
+    made = {(p["kind"], p["name"]) for p in prov["plugins"]}
+    assert {("executor", "rlm"), ("backend", "threads"), ("judge", "numeric")} <= made
+    assert all(isinstance(p["options"], dict) for p in prov["plugins"])
+    files = {f["path"]: f for f in prov["files"]}
+    tasks = PROJECT_ROOT / "data" / "tasks" / "arith.jsonl"
+    pack = PROJECT_ROOT / "data" / "packs" / "step_templates.jsonl"
+    assert files[str(tasks)]["sha256"] == _sha(tasks) and files[str(tasks)]["role"] == "tasks"
+    assert files[str(pack)]["sha256"] == _sha(pack) and files[str(pack)]["role"] == "pack"
+    assert prov["grammars"] and all(len(h) == 64 and n >= 1 for h, n in prov["grammars"].items())
+    assert prov["lm"]["sampling"]["temperature"] == 0.0 and prov["lm"]["engine"]["class"] == "ScriptedEngine"
+    assert prov["params"]["suite"] == "arith" and [c["name"] for c in prov["conditions"]] == ["grammar_templates"]
+    assert prov["conditions"][0]["decoding"] == "grammar"
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=PROJECT_ROOT, capture_output=True, text=True)
+    if head.returncode == 0:  # a checkout (an installed copy has no git)
+        assert prov["environment"]["git_commit"] == head.stdout.strip()
+        assert isinstance(prov["environment"]["git_dirty"], bool)
+    assert prov["environment"]["libraries"]["dspy"]
+    # one record per run: the tasks' trajectories inside it do not each carry one
+    assert not list((run.run_dir / "trajectories").rglob(PROVENANCE_FILE))
+
+
+def test_a_standalone_run_writes_its_own_provenance_beside_the_trajectory(tmp_path):
+    traj = run_rlm("How many lines?", "a\nb\n", lm=_constrainable(), runs_dir=tmp_path, max_iters=2)
+    where = tmp_path / traj.run_id
+    prov = json.loads((where / PROVENANCE_FILE).read_text())
+    assert (where / TRAJECTORY_FILE).is_file() and prov["run_id"] == traj.run_id
+    assert prov["command"] == "run_rlm" and prov["options"]["max_iters"] == 2
+    assert {(p["kind"], p["name"]) for p in prov["plugins"]} == {("sandbox", "confined")}  # the worker's confinement
+    assert prov["grammars"] and prov["lm"]["model"] == "rlmlab/scripted"
+
+
+def test_a_gguf_is_recorded_by_its_sha256_and_an_unreadable_file_by_its_error(tmp_path):
+    weights = tmp_path / "tiny.gguf"
+    weights.write_bytes(b"GGUF" + bytes(range(256)) * 4000)
+    engine = SimpleNamespace(model_path=weights, n_ctx=8192, n_threads=2, seed=7, constraint_engine="llguidance")
+    lm = SimpleNamespace(model="rlmlab/local/tiny", kwargs={"temperature": 0.7, "max_tokens": 256,
+                                                          "api_key": "sk-secret"}, cache=False,
+                         rlmlab_engine=engine)
+    rec = lm_provenance(lm)
+    assert rec["engine"]["gguf"] == {"path": str(weights), "bytes": weights.stat().st_size,
+                                     "sha256": _sha(weights)}
+    assert rec["engine"]["seed"] == 7 and rec["engine"]["constraint_engine"] == "llguidance"
+    assert "api_key" not in rec["sampling"] and "sk-secret" not in json.dumps(rec)
+    missing = file_sha256(tmp_path / "gone.gguf")
+    assert "sha256" not in missing and missing["error"].startswith("FileNotFoundError")
