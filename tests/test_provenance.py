@@ -75,3 +75,17 @@ def test_a_gguf_is_recorded_by_its_sha256_and_an_unreadable_file_by_its_error(tm
     assert "api_key" not in rec["sampling"] and "sk-secret" not in json.dumps(rec)
     missing = file_sha256(tmp_path / "gone.gguf")
     assert "sha256" not in missing and missing["error"].startswith("FileNotFoundError")
+
+
+def test_a_teach_run_folder_says_what_ran(tmp_path):
+    from rlmlab.teach import RunConfig, run_teach
+
+    config = RunConfig(demo_mode=False, provider="scripted:arith", limit=2, max_turns=1, modes=("reference",),
+                       dataset=str(PROJECT_ROOT / "data" / "math20.csv"), traces_out=str(tmp_path / "t" / "traces.json"))
+    run_teach(config)
+    prov = json.loads((tmp_path / "t" / PROVENANCE_FILE).read_text())
+    files = {f["path"]: f for f in prov["files"]}
+    dataset = PROJECT_ROOT / "data" / "math20.csv"
+    assert files[str(dataset)]["sha256"] == _sha(dataset) and files[str(dataset)]["role"] == "dataset"
+    assert prov["command"] == "teach run" and prov["config"]["limit"] == 2
+    assert prov["lm"]["model"] and prov["environment"]["python"]
