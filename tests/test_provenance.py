@@ -8,6 +8,8 @@ import json
 import subprocess
 from types import SimpleNamespace
 
+import pytest
+
 from rlmlab import PROJECT_ROOT
 from rlmlab.executors import TRAJECTORY_FILE, run_rlm
 from rlmlab.experiments import run_experiment
@@ -89,3 +91,57 @@ def test_a_teach_run_folder_says_what_ran(tmp_path):
     assert files[str(dataset)]["sha256"] == _sha(dataset) and files[str(dataset)]["role"] == "dataset"
     assert prov["command"] == "teach run" and prov["config"]["limit"] == 2
     assert prov["lm"]["model"] and prov["environment"]["python"]
+
+
+def test_experiment_rerun_runs_a_run_again_from_its_files_and_names_what_differs(tmp_path):
+    """Issue 30: ``rlmlab experiment rerun RUN`` re-executes a run from config.json and provenance.json alone
+    and compares per task; a differing environment (another commit, another data file) is named."""
+    from click.testing import CliRunner
+
+    from rlmlab.cli import main
+    from rlmlab.errors import ConfigError
+    from rlmlab.experiments import compare_runs, rerun_experiment
+
+    first = run_experiment("E13", lm="scripted:probe", suite="arith", tasks=2, conditions=["grammar_templates"],
+                           runs_dir=tmp_path / "a", progress=False)
+    res = CliRunner().invoke(main, ["experiment", "rerun", str(first.run_dir), "--runs-dir", str(tmp_path / "b"),
+                                    "--json"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.output[res.output.index("{"):])
+    assert report["identical"] and len(report["rows"]) == 2 and report["differences"] == []
+    assert {r["task_id"] for r in report["rows"]} == {r["task_id"] for r in
+                                                     map(json.loads, (first.run_dir / "results.jsonl").open())}
+    # the original recorded another commit and another tasks file: the comparison says so
+    prov_path = first.run_dir / PROVENANCE_FILE
+    prov = json.loads(prov_path.read_text())
+    prov["environment"]["git_commit"] = "0" * 40
+    prov["files"][-1]["sha256"] = "f" * 64
+    prov_path.write_text(json.dumps(prov))
+    [rerun_dir] = list((tmp_path / "b").iterdir())
+    again = compare_runs(first.run_dir, rerun_dir)
+    assert any(d.startswith("rlmlab commit: " + "0" * 40) for d in again.differences)
+    assert any(prov["files"][-1]["path"] in d and "f" * 64 in d for d in again.differences)
+    # a run whose tasks were passed in code cannot be rerun from its files, and says why in one line
+    from rlmlab.memory import MemoryTask
+
+    task = MemoryTask("t0", "What is 2 + 2?", "", None, 4, "numeric", {"suite": "arith", "level": 1})
+    coded = run_experiment("E1", lm="scripted:probe", task_list=[task], runs_dir=tmp_path / "c", progress=False)
+    with pytest.raises(ConfigError, match="passed in code"):
+        rerun_experiment(coded.run_dir)
+
+
+@pytest.mark.local_model
+def test_a_seeded_embedded_model_run_reruns_to_identical_answers_and_records_its_gguf(tmp_path):
+    """Issue 30's goal on the real model: temperature 0, the same seed, a run directory alone reproduces every
+    answer and verdict; provenance.json names the GGUF by its sha256 and the grammars the steps sent."""
+    from rlmlab.experiments import rerun_experiment
+    from rlmlab.lm import default_gguf_path
+
+    first = run_experiment("E13", lm="local", suite="arith", tasks=1, conditions=["grammar_templates"], max_iters=2,
+                           runs_dir=tmp_path, progress=False)
+    prov = json.loads((first.run_dir / PROVENANCE_FILE).read_text())
+    assert prov["lm"]["engine"]["gguf"]["sha256"] == _sha(default_gguf_path())
+    assert prov["grammars"] and prov["lm"]["engine"]["seed"] == 0
+    report = rerun_experiment(first.run_dir, progress=False)
+    assert report.rows and report.identical, report.rows
+    assert report.differences == []
