@@ -156,7 +156,7 @@ def test_a_run_that_fails_to_start_leaves_no_run_directory(tmp_path, bad):
     res = subprocess.run([sys.executable, "-m", "rlmlab.cli", *args, "--runs-dir", str(runs)], text=True,
                          capture_output=True, cwd=tmp_path, env=ENV)
     assert res.returncode in (1, 2) and len(res.stderr.strip().splitlines()) == 1, res.stderr
-    assert not runs.exists() or list(runs.iterdir()) == []
+    assert not runs.exists()  # nor the runs folder it would have made
 
 
 def test_an_existing_directory_is_never_removed_by_a_failed_start(tmp_path):
