@@ -57,6 +57,17 @@ def test_rlm_run_piped_prints_whole_numbers_in_one_line_per_iteration(rlm_run):
     assert f"each step with its prompts: rlmlab rlm show {Path('runs', traj.run_id)}" in out
 
 
+def test_rlm_run_piped_prints_a_line_per_iteration_as_it_finishes(rlm_run):
+    # A step of the embedded model takes seconds to minutes; piped to a log, rich's spinner shows nothing.
+    cwd, run_dir, out = rlm_run
+    traj = Trajectory.read_jsonl(run_dir / TRAJECTORY_FILE)
+    lines = [ln for ln in out.splitlines() if re.match(r"\[\d+/6\] ", ln)]
+    assert len(traj.iterations) >= 2 and len(lines) == len(traj.iterations), out
+    for line, it in zip(lines, traj.iterations):
+        assert re.fullmatch(rf"\[{it.index}/6\] {re.escape(it.code.splitlines()[0])} · \d+\.\d s", line), line
+    assert out.index(lines[-1]) < out.index("┏")  # before the summary table: printed as the run went
+
+
 def test_rlm_show_shows_one_run_and_experiment_show_does_too(rlm_run):
     cwd, run_dir, _ = rlm_run
     traj = Trajectory.read_jsonl(run_dir / TRAJECTORY_FILE)
