@@ -154,6 +154,9 @@ def test_explore_traces_takes_papermill_strings_stores_run_dir_absolute_and_reus
     absolute = str(run_dir.resolve())
     text = "\n".join(text_of(c) for c in cells)
     assert f"run_dir = {absolute!r}" in text and "reusing" not in text
+    # every path it prints is absolute: the golden traces' file and the memory bank too
+    assert f"golden trace(s) written to {absolute}/golden.jsonl" in text
+    assert f"{absolute}/memory.grammar_templates.sqlite" in widgets(cells)["rlmlab-memory"]
     rows = read_results(run_dir / "results.jsonl")
     assert [(r["condition"], r["task_id"]) for r in rows] == [("grammar_templates", "code-l1-02"),
                                                               ("grammar_templates", "code-l2-02")]
