@@ -392,8 +392,7 @@ def test_ctrl_c_during_a_notebook_run_interrupts_its_kernel_and_the_run_is_saved
     assert proc.returncode == 130 and "Aborted" not in err, (out, err)
     # stderr also holds papermill's progress bar and ipykernel's start-up warning; the error is one line
     assert "Traceback" not in err and [line for line in err.splitlines() if "Error" in line] == [
-        f"Error: interrupted after {len(rows)} of 6 tasks; run saved in {run_dir}; continue it with the same "
-        f"command and --resume {run_dir.name} (Python: resume={run_dir.name!r}); the executed notebook is "
+        f"Error: interrupted after {len(rows)} of 6 tasks; run saved in {run_dir}; the executed notebook is "
         f"{run_dir / 'slow.ipynb'}"], err
     from rlmlab.experiments import read_interruption
 
