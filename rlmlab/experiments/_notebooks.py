@@ -114,7 +114,8 @@ def run_notebook(experiment: str, parameters: dict[str, Any] | None = None, *, r
                  kernel: str = "rlmlab", progress: bool = True, log_output: bool = False) -> NotebookRun:
     """Execute ``experiment``'s notebook with ``parameters``; returns where the executed notebook is.
 
-    Unknown parameter names are a ConfigError listing the notebook's. ``run_dir`` defaults to a new
+    ``progress`` shows papermill's progress bar, except with ``log_output``, which streams the cells' output here
+    instead. Unknown parameter names are a ConfigError listing the notebook's. ``run_dir`` defaults to a new
     ``<runs_dir>/<experiment>-<time>-<id>/``; ``experiment`` is passed on unless it names a notebook file.
     """
     import papermill as pm
@@ -137,8 +138,11 @@ def run_notebook(experiment: str, parameters: dict[str, Any] | None = None, *, r
     out = run_dir / path.name
     kernels: list = []
     try:
-        # log_output streams the cells' stdout/stderr here as they run (papermill's own logging needs a handler).
+        # log_output streams the cells' stdout/stderr here as they run (papermill's own logging needs a handler);
+        # then papermill's progress bar is left out: its carriage returns run into the cells' lines (a log gets one
+        # long line of "Executing: 25%|..." with the progress lines glued on)
         streams = {"stdout_file": sys.stdout, "stderr_file": sys.stderr} if log_output else {}
+        progress = progress and not log_output
         with _interrupting_the_kernel(kernels, run_dir, out) as interrupted:
             pm.execute_notebook(str(path), str(out), parameters=params, kernel_name=kernel, progress_bar=progress,
                                 cwd=str(run_dir), kernel_manager_class=_tracked_kernel_manager(kernels), **streams)
