@@ -115,7 +115,9 @@ def run_notebook(experiment: str, parameters: dict[str, Any] | None = None, *, r
     """Execute ``experiment``'s notebook with ``parameters``; returns where the executed notebook is.
 
     ``progress`` shows papermill's progress bar, except with ``log_output``, which streams the cells' output here
-    instead. Unknown parameter names are a ConfigError listing the notebook's. ``run_dir`` defaults to a new
+    instead. Ctrl-C (in the main thread) interrupts the kernel's cell, so the run in it saves what it did, then
+    raises RunInterrupted naming the run and the executed notebook; a second Ctrl-C stops waiting. Unknown
+    parameter names are a ConfigError listing the notebook's. ``run_dir`` defaults to a new
     ``<runs_dir>/<experiment>-<time>-<id>/``; ``experiment`` is passed on unless it names a notebook file.
     """
     import papermill as pm
