@@ -41,7 +41,8 @@ def lock_run_dir(directory: str | Path) -> Iterator[Path]:
     from filelock import FileLock, Timeout
 
     directory = Path(directory)
-    made = not directory.exists()
+    # the outermost directory this call creates: a failed start removes it (``runs/`` too in a fresh folder)
+    made = next((d for d in reversed((directory, *directory.parents)) if not d.exists()), None)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / LOCK_FILE
     lock = FileLock(str(path), timeout=0)
@@ -56,18 +57,22 @@ def lock_run_dir(directory: str | Path) -> Iterator[Path]:
         yield path
     except BaseException:
         lock.release()
-        if made:
-            _remove_if_only_lock(directory)
+        if made is not None:
+            _remove_if_only_lock(directory, made)
         raise
     finally:
         lock.release()  # a second release of a released lock does nothing
 
 
-def _remove_if_only_lock(directory: Path) -> None:
-    """Remove ``directory`` if its one entry is the lock file (a run that failed before writing anything)."""
+def _remove_if_only_lock(directory: Path, made: Path) -> None:
+    """Remove ``directory`` if its one entry is the lock file (a run that failed before writing anything), then
+    its parents up to ``made`` while they are empty."""
     try:
         if [p.name for p in directory.iterdir()] == [LOCK_FILE]:
             (directory / LOCK_FILE).unlink()
             directory.rmdir()
+            while directory != made:
+                directory = directory.parent
+                directory.rmdir()  # OSError when not empty: another run's, or someone else's
     except OSError:  # someone else wrote there meanwhile: theirs to keep
         pass

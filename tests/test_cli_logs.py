@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import rlmlab
 from rlmlab.executors import TRAJECTORY_FILE, Trajectory
 
 
@@ -57,6 +58,17 @@ def test_rlm_run_piped_prints_whole_numbers_in_one_line_per_iteration(rlm_run):
     assert f"each step with its prompts: rlmlab rlm show {Path('runs', traj.run_id)}" in out
 
 
+def test_rlm_run_piped_prints_a_line_per_iteration_as_it_finishes(rlm_run):
+    # A step of the embedded model takes seconds to minutes; piped to a log, rich's spinner shows nothing.
+    cwd, run_dir, out = rlm_run
+    traj = Trajectory.read_jsonl(run_dir / TRAJECTORY_FILE)
+    lines = [ln for ln in out.splitlines() if re.match(r"\[\d+/6\] ", ln)]
+    assert len(traj.iterations) >= 2 and len(lines) == len(traj.iterations), out
+    for line, it in zip(lines, traj.iterations):
+        assert re.fullmatch(rf"\[{it.index}/6\] {re.escape(it.code.splitlines()[0])} · \d+\.\d s", line), line
+    assert out.index(lines[-1]) < out.index("┏")  # before the summary table: printed as the run went
+
+
 def test_rlm_show_shows_one_run_and_experiment_show_does_too(rlm_run):
     cwd, run_dir, _ = rlm_run
     traj = Trajectory.read_jsonl(run_dir / TRAJECTORY_FILE)
@@ -90,3 +102,24 @@ def test_experiment_run_piped_prints_a_line_per_task_and_whole_condition_names(t
     assert _row(shown, "grammar_templates", tables=3)[:3] == ["grammar_templates", "1", "0"]  # summary, time, tasks
     bad = _cli("rlm", "show", str(run_dir), ok=False, cwd=tmp_path)
     assert "rlmlab experiment show" in bad.stderr
+
+
+@pytest.mark.notebook
+def test_a_notebook_run_with_log_output_prints_its_cells_lines_without_the_progress_bar(tmp_path, rlmlab_kernel):
+    # `rlmlab demo` and `experiment notebook --log-output` stream the cells' lines; papermill's bar, written with
+    # carriage returns on the same terminal or log, glued them into one line ("Executing: 25%|...[1/6] E13 ...").
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "rlmlab", "display_name": "rlmlab",
+                                                           "language": "python"}})
+    nb.cells = [nbformat.v4.new_code_cell('run_dir = ""', metadata={"tags": ["parameters"]}),
+                nbformat.v4.new_code_cell('for k in (1, 2, 3):\n    print(f"[{k}/3] task {k}: pass", flush=True)')]
+    nbformat.write(nb, tmp_path / "lines.ipynb")
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    proc = subprocess.run([sys.executable, "-m", "rlmlab.cli", "experiment", "notebook", str(tmp_path / "lines.ipynb"),
+                           "--log-output", "--runs-dir", str(tmp_path / "runs")], capture_output=True, text=True,
+                          cwd=tmp_path, env={**env, "PYTHONPATH": str(Path(rlmlab.__file__).resolve().parents[1])},
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert [ln for ln in proc.stdout.splitlines() if ln.startswith("[")] == [f"[{k}/3] task {k}: pass" for k in (1, 2, 3)]
+    assert "Executing:" not in proc.stderr + proc.stdout and "\r" not in proc.stderr + proc.stdout, proc.stderr

@@ -154,6 +154,9 @@ def test_explore_traces_takes_papermill_strings_stores_run_dir_absolute_and_reus
     absolute = str(run_dir.resolve())
     text = "\n".join(text_of(c) for c in cells)
     assert f"run_dir = {absolute!r}" in text and "reusing" not in text
+    # every path it prints is absolute: the golden traces' file and the memory bank too
+    assert f"golden trace(s) written to {absolute}/golden.jsonl" in text
+    assert f"{absolute}/memory.grammar_templates.sqlite" in widgets(cells)["rlmlab-memory"]
     rows = read_results(run_dir / "results.jsonl")
     assert [(r["condition"], r["task_id"]) for r in rows] == [("grammar_templates", "code-l1-02"),
                                                               ("grammar_templates", "code-l2-02")]
@@ -179,7 +182,7 @@ def test_teacher_learner_guide_prints_a_line_per_item_and_arm(rlmlab_kernel, tmp
     cells = execute("02_teacher_learner", tmp_path, learner_lm="scripted:arith", items=2, run_dir="teach")
     lines = progress_outputs(cells)
     assert_one_line_per_message(lines, 2 * 3)  # 2 items x 3 arms, one mode
-    assert lines[0].startswith("[1/6] reference/single q1: right after 1 turn(s)")
+    assert re.fullmatch(r"\[1/6\] reference/single q1: right after 1 turn\(s\), \d+\.\d s elapsed\n", lines[0])
     assert any(line.startswith("[6/6] reference/rts q2: right after 2 turn(s)") for line in lines)  # 401, then 391
     assert (tmp_path / "teach" / "traces.json").is_file()  # a relative run_dir, under the notebook's folder
     again = execute("02_teacher_learner", tmp_path, learner_lm="scripted:arith", items=2, run_dir="teach")

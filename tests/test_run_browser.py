@@ -210,3 +210,18 @@ def test_tables_and_plots_show_readable_units_intervals_and_task_rows(run_dir):
     assert (run_dir / "plots" / "conditions.png").stat().st_size > 5000
     grid = plot_tasks(run_dir).axes[0]
     assert [t.get_text() for t in grid.get_yticklabels()] == ["two", "three", "broken"]
+
+
+def test_a_widgets_plain_text_form_is_its_content_not_the_box_repr(run_dir):
+    # What `papermill --log-output`, `jupyter nbconvert --to markdown` and a terminal IPython print for a widget:
+    # was "_Frame(children=(HTML(value='<style>\n.rlmlab-kernel-status ..." for every widget.
+    from rlmlab.jupyter import RunBrowser, TrajectoryExplorer
+
+    text = RunBrowser(run_dir)._repr_mimebundle_()["text/plain"]
+    lines = text.splitlines()
+    assert lines[0] == "RunBrowser" and not re.search(r"<[a-z/]|_Frame|&#x27;|&lt;", text), text
+    assert any(line.startswith("naive 3 1 33%") for line in lines), text  # a table row on a line of its own
+    for task in ("two", "three", "broken"):
+        assert f"TrajectoryExplorer({str(run_dir)!r}, {task!r}, condition='naive')" in lines, text
+    explorer = TrajectoryExplorer(run_dir, "two", condition="naive")._repr_mimebundle_()["text/plain"]
+    assert explorer.startswith("TrajectoryExplorer\n") and "print(len(str(context)))" in explorer.splitlines()

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from rlmlab.cli._errors import interrupts_in_one_line
 from rlmlab.cli._rlm import LM_HELP
 
 RUST_REGISTRY = "/usr/share/cargo/registry"
@@ -46,6 +47,7 @@ def demo_rust_file() -> Path:
 @click.option("--learn-tasks", default=4, show_default=True, type=click.IntRange(0),
               help="Stream tasks of the learning part (0 skips it); 3 held-out test tasks run before and after.")
 @click.option("--runs-dir", default=Path("runs"), show_default=True, type=click.Path(file_okay=False, path_type=Path))
+@interrupts_in_one_line()  # Ctrl-C interrupts the kernel's cell (its run saves what it did), then one line, 130
 def demo(lm_spec: str, experiments: str, conditions: str, suite: str, tasks: int, levels: str, parity: str,
          free_tasks: int, max_iters: int, max_tokens: int, learn_suite: str, learn_tasks: int,
          runs_dir: Path) -> None:

@@ -235,6 +235,7 @@ def compare(run_a: Path, run_b: Path) -> None:
 @click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"), show_default=True)
 @click.option("--kernel", default="rlmlab", show_default=True, help="Jupyter kernel to execute on.")
 @click.option("--log-output/--no-log-output", default=False, help="Stream the cells' output to the terminal.")
+@interrupts_in_one_line()  # Ctrl-C interrupts the kernel's cell (its run saves what it did), then one line, 130
 def notebook(name: str, parameters: tuple[tuple[str, str], ...], runs_dir: Path, kernel: str, log_output: bool) -> None:
     """Execute the notebook of experiment NAME (E1..E12, or a .ipynb path) through papermill.
 

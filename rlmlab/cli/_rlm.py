@@ -68,10 +68,11 @@ def run_and_show(query: str, path: Path, *, lm_spec: str, context_mode: str, max
         protocol = TuringProtocol.from_config(config, lm=lm, log=Path(runs_dir) / "turing.sqlite")
         for problem in protocol.problems:
             console.print(f"[yellow]turing config:[/] {problem}", soft_wrap=True, highlight=False)
+    trace = _progress_trace(console, max_iters)
     with console.status(f"running RLM on {path.name} ({len(text):,} chars, up to {max_iters} iterations) ..."):
         traj = run_rlm(query, text, lm=lm, context_mode=context_mode, max_iters=max_iters, runs_dir=runs_dir,
                        step_timeout=step_timeout, source_path=str(path), turing=protocol, decoding=decoding,
-                       sandbox=sandbox)
+                       sandbox=sandbox, trace=trace)
     console.print(trajectory_summary(traj))
     console.print(f"decoding: {traj.decoding}" + "".join(f" ({n})" for n in traj.notes if "decoding" in n),
                   soft_wrap=True, highlight=False)
@@ -86,6 +87,28 @@ def run_and_show(query: str, path: Path, *, lm_spec: str, context_mode: str, max
                       f"log: rlmlab turing log --db {Path(runs_dir) / 'turing.sqlite'} --session {traj.run_id}",
                       soft_wrap=True, highlight=False)
     return 1 if traj.error else 0
+
+
+def _progress_trace(console, max_iters: int):
+    """The run's ContextTrace, printing a line per finished iteration (``[2/6] print(x) · 14.2 s``): a step of the
+    embedded model takes seconds to minutes, and piped to a log the status spinner shows nothing."""
+    import time
+
+    from rlmlab.trace import ContextTrace, EventKind
+
+    trace, code, t0 = ContextTrace(), {}, [time.perf_counter()]
+
+    def line(event) -> None:
+        if event.kind is EventKind.AssistantCode:
+            code[event.iteration] = next(iter(event.preview.strip().splitlines()), "")[:100]
+        elif event.kind is EventKind.ExecutionOutput:
+            now = time.perf_counter()
+            console.print(f"[{event.iteration}/{max_iters}] {code.get(event.iteration, '')} · {now - t0[0]:.1f} s",
+                          soft_wrap=True, highlight=False, markup=False)
+            t0[0] = now
+
+    trace.subscribe(line)
+    return trace
 
 
 @click.group()

@@ -9,7 +9,10 @@ results it produced. A failing cell still leaves the executed notebook (with the
 from __future__ import annotations
 
 import ast
+import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -111,7 +114,10 @@ def run_notebook(experiment: str, parameters: dict[str, Any] | None = None, *, r
                  kernel: str = "rlmlab", progress: bool = True, log_output: bool = False) -> NotebookRun:
     """Execute ``experiment``'s notebook with ``parameters``; returns where the executed notebook is.
 
-    Unknown parameter names are a ConfigError listing the notebook's. ``run_dir`` defaults to a new
+    ``progress`` shows papermill's progress bar, except with ``log_output``, which streams the cells' output here
+    instead. Ctrl-C (in the main thread) interrupts the kernel's cell, so the run in it saves what it did, then
+    raises RunInterrupted naming the run and the executed notebook; a second Ctrl-C stops waiting. Unknown
+    parameter names are a ConfigError listing the notebook's. ``run_dir`` defaults to a new
     ``<runs_dir>/<experiment>-<time>-<id>/``; ``experiment`` is passed on unless it names a notebook file.
     """
     import papermill as pm
@@ -132,12 +138,73 @@ def run_notebook(experiment: str, parameters: dict[str, Any] | None = None, *, r
     run_dir.mkdir(parents=True, exist_ok=True)
     _check_kernel(kernel)
     out = run_dir / path.name
+    kernels: list = []
     try:
-        # log_output streams the cells' stdout/stderr here as they run (papermill's own logging needs a handler).
+        # log_output streams the cells' stdout/stderr here as they run (papermill's own logging needs a handler);
+        # then papermill's progress bar is left out: its carriage returns run into the cells' lines (a log gets one
+        # long line of "Executing: 25%|..." with the progress lines glued on)
         streams = {"stdout_file": sys.stdout, "stderr_file": sys.stderr} if log_output else {}
-        pm.execute_notebook(str(path), str(out), parameters=params, kernel_name=kernel, progress_bar=progress,
-                            cwd=str(run_dir), **streams)
+        progress = progress and not log_output
+        with _interrupting_the_kernel(kernels, run_dir, out) as interrupted:
+            pm.execute_notebook(str(path), str(out), parameters=params, kernel_name=kernel, progress_bar=progress,
+                                cwd=str(run_dir), kernel_manager_class=_tracked_kernel_manager(kernels), **streams)
     except pm.PapermillExecutionError as exc:
+        if interrupted:
+            from rlmlab.errors import RunInterrupted
+
+            # the kernel's line, less its "continue it with the same command and --resume": no notebook command
+            # takes --resume (the notebook's run_dir parameter names the run to continue)
+            said = exc.evalue.strip().split("; continue it with", 1)[0] or "interrupted"
+            raise RunInterrupted(f"{said}; the executed notebook is {out}", directory=run_dir) from None
         raise NotebookFailed(f"{path.name}: cell {exc.exec_count} failed: {exc.ename}: {exc.evalue}\n"
                              f"the executed notebook, with the traceback, is {out}") from None
     return NotebookRun(out, run_dir, params)
+
+
+def _tracked_kernel_manager(kernels: list) -> type:
+    """nbclient's kernel manager class, noting each instance in ``kernels`` so Ctrl-C can reach the kernel."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class TrackedKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs: Any):
+            super().__init__(**kwargs)
+            kernels.append(self)
+
+    return TrackedKernelManager
+
+
+@contextmanager
+def _interrupting_the_kernel(kernels: list, run_dir: Path, out: Path) -> Iterator[list]:
+    """Ctrl-C while a notebook runs becomes Kernel -> Interrupt: the kernel sits in a session of its own
+    (jupyter_client starts it so), so a terminal's Ctrl-C never reaches it, and papermill's reaction to the
+    KeyboardInterrupt is to shut the kernel down mid-cell, losing the task in flight and its interruption record.
+    Forwarding the signal lets the cell end as an interrupted run does (trajectory so far, interrupted.json, lock
+    released); the cell's error then ends the notebook. A second Ctrl-C stops waiting. Yields a list that is
+    non-empty once an interrupt was forwarded. Main thread only (signal's rule); elsewhere nothing changes."""
+    import signal
+    import threading
+
+    forwarded: list = []
+    if threading.current_thread() is not threading.main_thread():
+        yield forwarded
+        return
+
+    def forward(signum: int, frame: object) -> None:
+        provisioner = kernels[-1].provisioner if kernels else None
+        pgid = getattr(provisioner, "pgid", None)
+        if forwarded or not pgid:
+            from rlmlab.errors import RunInterrupted
+
+            raise RunInterrupted(f"interrupted without waiting for the notebook's kernel; what its runs saved is "
+                                 f"in {run_dir}, the executed notebook so far is {out}", directory=run_dir)
+        forwarded.append(signum)
+        try:
+            os.killpg(pgid, signal.SIGINT)
+        except ProcessLookupError:  # the kernel is gone already: nothing to wait for
+            raise KeyboardInterrupt from None
+
+    previous = signal.signal(signal.SIGINT, forward)
+    try:
+        yield forwarded
+    finally:
+        signal.signal(signal.SIGINT, previous)

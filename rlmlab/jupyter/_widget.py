@@ -88,6 +88,21 @@ def _flush(*_: Any) -> None:
         widget.sync_static()
 
 
+def plain_text(html_text: str, max_lines: int = 40) -> str:
+    """``html_text`` as text: a line per table row or block, no styles or tags, entities decoded; at most
+    ``max_lines`` lines (then a line saying how many more)."""
+    import re
+
+    text = re.sub(r"<(style|script)\b.*?</\1>", " ", html_text, flags=re.S | re.I)
+    text = re.sub(r"<br\s*/?>|</(tr|div|p|li|h\d|summary|caption|pre)>", "\n", text, flags=re.I)
+    text = re.sub(r"</t[dh]>|<(td|th|span class='rlmlab-key')\b", " \\g<0>", text, flags=re.I)  # cells apart
+    lines = [" ".join(html.unescape(re.sub(r"<[^>]+>", "", line)).split()) for line in text.splitlines()]
+    lines = [line for line in lines if line]
+    if len(lines) > max_lines:
+        lines = [*lines[:max_lines], f"... {len(lines) - max_lines} more line(s)"]
+    return "\n".join(lines)
+
+
 class _Frame(W.VBox):
     """The widget's outer box; once the kernel-status line (``_status``) is attached it stays the first child,
     whatever children the widget sets later."""
@@ -195,8 +210,11 @@ class RLMLabWidget:
         bundle = self.view._repr_mimebundle_(include=include, exclude=exclude) or {}
         data = bundle[0] if isinstance(bundle, tuple) else bundle
         data = dict(data)
-        data["text/html"] = f"<div class='{self.css_name}' style='{CSS}'>{self.static_html()}</div>"
-        data.setdefault("text/plain", repr(self))
+        static = self.static_html()
+        data["text/html"] = f"<div class='{self.css_name}' style='{CSS}'>{static}</div>"
+        # ipywidgets' text/plain is the VBox's repr (`_Frame(children=(HTML(value='<style>...`), which is what
+        # `papermill --log-output`, nbconvert --to markdown and a terminal show: the static form as text instead
+        data["text/plain"] = f"{type(self).__name__}\n{plain_text(static)}"
         return data
 
     def __repr__(self) -> str:

@@ -129,13 +129,14 @@ def finished_teach(config: RunConfig) -> TeachReport | None:
 
 
 def _line_printer(total: int, t0: float) -> Callable[..., None]:
-    """A progress callback printing ``[k/total] mode/arm qid: right|wrong after N turn(s), S s`` per item."""
+    """A progress callback printing ``[k/total] mode/arm qid: right|wrong after N turn(s), S s elapsed`` per item
+    (S since the run started: the arms share an item's first answer, so one item's own time means little)."""
     done = [0]
 
     def line(label: str, trace: ItemTrace) -> None:
         done[0] += 1
         print(f"[{done[0]}/{total}] {label} {trace.qid}: {'right' if trace.final_accuracy else 'wrong'} after "
-              f"{len(trace.turns)} turn(s), {time.perf_counter() - t0:.1f} s", flush=True)
+              f"{len(trace.turns)} turn(s), {time.perf_counter() - t0:.1f} s elapsed", flush=True)
 
     return line
 
