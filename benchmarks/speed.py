@@ -13,8 +13,8 @@ tasks are charged the run's measured cache share.
 Printed and written to ``--json`` (default runs/bench/speed.json): per tree, seconds per task, pass@1,
 prompt and completion tokens per task, cached-token share, wall / floor, wall / a fresh 2,000-token prefill,
 and this tree's mean time breakdown; then the goals table (after / before).
-``--demo`` also runs ``rlmlab demo``'s default job (its conditions and task selection, each tree's own defaults)
-through the runner and reports agent tasks per minute.
+``--demo`` also runs ``rlmlab demo`` (what ``make demo`` runs, each tree's own defaults, in a process of its own)
+and reports agent runs per minute of its wall time.
 
 ``--smoke``: the scripted LM, two tasks, this tree only, no rates: checks the script runs end to end and writes
 its JSON, in seconds. Figures from a loaded machine are noisy; read the ratios, measured in one run.
@@ -113,37 +113,30 @@ def worker(args) -> int:
     out["rows"] = [{k: r.get(k) for k in ("task_id", "success", "elapsed_ms", "input_tokens", "output_tokens",
                                           "iterations", "timing", "error")} for r in rows]
     out["cache_tokens"] = getattr(engine, "prompt_cache_tokens", 0) - cache_before
-    if args.demo:
-        out["demo"] = demo_job(lm, args.runs_dir)
     out["rates"] = None if args.smoke else llama_rates(engine)
+    if args.demo and not args.smoke:
+        out["demo"] = demo_job(args.runs_dir)
     Path(args.out).write_text(json.dumps(out, indent=1))
     return 0
 
 
-def demo_job(lm, runs_dir: str) -> dict:
-    """``rlmlab demo``'s default job through the runner (this tree's defaults): agent tasks per minute."""
-    import inspect
-
-    from rlmlab.cli._demo import demo
-
-    params = {p.name: p.default for p in demo.params}
-    conditions = [c.strip() for c in params["conditions"].split(",")] if params["conditions"] != "all" else None
-    kwargs = {k: params[k] for k in ("free_tasks",) if k in params}  # this branch's cap on the free baseline
-    from rlmlab.experiments import run_experiment
+def demo_job(runs_dir: str) -> dict:
+    """``rlmlab demo`` as ``make demo`` runs it (this tree's defaults: the main job notebook, model load, E13's
+    comparison and E14's learning part), in a process of its own: agent runs (result rows) per minute of wall time."""
+    import re
 
     t0 = time.perf_counter()
-    n = 0
-    for cond in conditions:
-        tasks = params["tasks"]
-        if cond == "free" and kwargs.get("free_tasks") is not None:
-            tasks = kwargs["free_tasks"]
-        run = run_experiment("E13", lm=lm, suite=params["suite"], tasks=tasks, conditions=[cond],
-                             levels=[int(x) for x in params["levels"].split(",")], parity=params["parity"],
-                             max_iters=params["max_iters"], runs_dir=runs_dir, progress="lines")
-        n += run.rows
+    proc = subprocess.run([sys.executable, "-m", "rlmlab.cli", "demo", "--runs-dir", runs_dir], capture_output=True,
+                          text=True)
     wall = time.perf_counter() - t0
-    return {"conditions": conditions, "tasks": n, "wall_s": round(wall, 1),
-            "tasks_per_min": round(n / wall * 60, 2), "source": inspect.getsourcefile(demo)}
+    if proc.returncode != 0:
+        raise SystemExit(f"rlmlab demo failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    notebook = Path(re.search(r"executed notebook: (\S+)", proc.stdout).group(1))
+    counts = {f.parent.name: sum(1 for x in f.read_text().splitlines() if x.strip())
+              for f in sorted(notebook.parent.glob("*/results.jsonl"))}
+    n = sum(counts.values())
+    return {"runs": counts, "tasks": n, "wall_s": round(wall, 1), "tasks_per_min": round(n / wall * 60, 2),
+            "run_dir": str(notebook.parent)}
 
 
 def _figures(w: dict) -> dict:

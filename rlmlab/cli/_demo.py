@@ -40,6 +40,9 @@ def demo_rust_file() -> Path:
 @click.option("--free-tasks", default=1, show_default=True, type=click.IntRange(0),
               help="Tasks per suite for the free baseline, its own run (0: as many as --tasks). It is the slow "
                    "condition: its steps run to the token cap and fail on held-out tasks.")
+@click.option("--free-suites", default=1, show_default=True, type=click.IntRange(0),
+              help="The free baseline runs on the first N suites of --suite only (0: all): the demo shows one "
+                   "comparison, and the free steps are most of its minutes.")
 @click.option("--max-iters", default=3, show_default=True, type=click.IntRange(1, 50), help="Per agent run.")
 @click.option("--max-tokens", default=256, show_default=True, type=click.IntRange(16), help="Per LM call.")
 @click.option("--learn-suite", default="code", show_default=True, type=click.Choice(["code", "ontology", "arith"]),
@@ -49,7 +52,7 @@ def demo_rust_file() -> Path:
 @click.option("--runs-dir", default=Path("runs"), show_default=True, type=click.Path(file_okay=False, path_type=Path))
 @interrupts_in_one_line()  # Ctrl-C interrupts the kernel's cell (its run saves what it did), then one line, 130
 def demo(lm_spec: str, experiments: str, conditions: str, suite: str, tasks: int, levels: str, parity: str,
-         free_tasks: int, max_iters: int, max_tokens: int, learn_suite: str, learn_tasks: int,
+         free_tasks: int, free_suites: int, max_iters: int, max_tokens: int, learn_suite: str, learn_tasks: int,
          runs_dir: Path) -> None:
     """The main job: can the embedded SmolLM2 solve tasks? E13's free vs grammar+templates, then learning from
     scratch on a short stream (the bank growing, a held-out test before and after), as a notebook."""
@@ -68,6 +71,7 @@ def demo(lm_spec: str, experiments: str, conditions: str, suite: str, tasks: int
         raise click.BadParameter(f"{levels!r}: give levels as 1,2 or 'all'", param_hint="--levels") from None
     params = {"experiments": ids, "lm": lm_spec, "suite": suite, "tasks": tasks, "max_iters": max_iters,
               "max_tokens": max_tokens, "levels": level_list, "free_tasks": free_tasks or None,
+              "free_suites": free_suites or None,
               "parity": None if parity == "all" else parity,
               "conditions": None if conditions == "all" else [c.strip() for c in conditions.split(",") if c.strip()],
               "learn_suite": learn_suite, "learn_tasks": learn_tasks}

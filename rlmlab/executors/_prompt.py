@@ -7,7 +7,10 @@ step. Under ``prompt="compact"`` the action prompt is
 - system message, the same for every task and sample of a run: DSPy's field listing, :data:`COMPACT_INSTRUCTIONS`
   and the workspace's tool listing;
 - user message: the task's own part: ``guidance`` (the run's instructions: base text and what memory injected,
-  different per task), then the REPL variables (the query's preview), the history and the iteration.
+  different per task), then the REPL variables, one line each (:class:`CompactVariable`: a handle's size, a
+  value's preview; DSPy's five-line blocks repeat what the system message says), the history and the iteration.
+  Under a grammar the adapter leaves out its closing reminder of the output fields' order: the grammar writes
+  the field markers itself (see :class:`rlmlab.lm.LenientChatAdapter`).
 
 llama.cpp reuses the KV cache of the previous call's longest common prefix, so with the shared part first every
 task after the first prefills only its own part (see :class:`rlmlab.lm.CallTiming` ``cached_tokens``).
@@ -18,9 +21,10 @@ from __future__ import annotations
 from typing import Any
 
 import dspy
+from dspy.primitives.repl_types import REPLVariable
 
 __all__ = ["PROMPTS", "COMPACT_INSTRUCTIONS", "GUIDANCE_FIELD", "resolve_prompt", "compact_action_signature",
-           "GuidedPredict"]
+           "GuidedPredict", "CompactVariable", "best_last"]
 
 PROMPTS = ("auto", "full", "compact")
 GUIDANCE_FIELD = "guidance"
@@ -59,18 +63,65 @@ def compact_action_signature(rlm: Any) -> Any:
     )
 
 
+class CompactVariable(REPLVariable):
+    """A REPL variable on one line of the compact prompt: a handle's name and size (``handle_chars``: how to read
+    it is in the system message), else name, type, length and DSPy's preview of the value (500 characters at most,
+    head and tail of a longer one)."""
+
+    handle_chars: int | None = None
+
+    @classmethod
+    def of(cls, var: REPLVariable, handle_chars: int | None = None) -> "CompactVariable":
+        return cls.model_construct(**{k: getattr(var, k) for k in REPLVariable.model_fields},
+                                   handle_chars=handle_chars)
+
+    def format(self) -> str:
+        if self.handle_chars is not None:
+            return f"`{self.name}`: a handle (BlobRef) to {self.handle_chars:,} characters"
+        return f"`{self.name}` ({self.type_name}, {self.total_length:,} characters): {self.preview}"
+
+
+def best_last(guidance: str) -> str:
+    """``guidance`` with each bulleted list (items ``- ...`` with their indented lines) in reverse order.
+
+    Memory lists strategies best-ranked first. A 135M model copies the code template it read last: with the
+    task's guidance right before the step (the compact layout) the last-listed template wins near ties whatever
+    the ranking, so the best-ranked goes last, nearest the step. Other lines keep their places.
+    """
+    out: list[str] = []
+    items: list[list[str]] = []
+    lines = guidance.split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith("- "):
+            items.append([line])
+        elif items and (line.startswith(" ") or  # an item's lines; a blank one inside its code block too
+                        (not line and i + 1 < len(lines) and lines[i + 1].startswith("    "))):
+            items[-1].append(line)
+        else:
+            out += [x for item in reversed(items) for x in item]
+            items = []
+            out.append(line)
+    out += [x for item in reversed(items) for x in item]
+    return "\n".join(out)
+
+
 class GuidedPredict(dspy.Predict):
-    """dspy.Predict that fills the ``guidance`` input with a fixed text (the run's instructions) on every call,
-    so DSPy's RLM loop, which passes only its own inputs, need not know the field exists."""
+    """dspy.Predict that fills the ``guidance`` input with a fixed text (the run's instructions, bulleted lists
+    best-ranked last: :func:`best_last`) on every call, so DSPy's RLM loop, which passes only its own inputs, need
+    not know the field exists."""
 
     def __init__(self, signature: Any, guidance: str, **kwargs: Any):
         super().__init__(signature, **kwargs)
-        self.guidance = guidance
+        self.guidance = best_last(guidance)
 
     def forward(self, **kwargs: Any) -> Any:
-        kwargs.setdefault(GUIDANCE_FIELD, self.guidance)
-        return super().forward(**kwargs)
+        return super().forward(**self._inputs(kwargs))
 
     async def aforward(self, **kwargs: Any) -> Any:
+        return await super().aforward(**self._inputs(kwargs))
+
+    def _inputs(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         kwargs.setdefault(GUIDANCE_FIELD, self.guidance)
-        return await super().aforward(**kwargs)
+        if isinstance(kwargs.get("variables_info"), list):  # one line per variable, not DSPy's numbered blocks
+            kwargs["variables_info"] = "\n".join(str(v) for v in kwargs["variables_info"])
+        return kwargs

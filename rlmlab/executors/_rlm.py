@@ -15,7 +15,7 @@ from rlmlab.executors._context_events import TappedFactory
 from rlmlab.executors._entry import entry_point
 from rlmlab.executors._harness import CodeRunOptions, Run, StepScope
 from rlmlab.executors._interpreter import InterpreterFactory
-from rlmlab.executors._prompt import GuidedPredict, compact_action_signature, resolve_prompt
+from rlmlab.executors._prompt import CompactVariable, GuidedPredict, compact_action_signature, resolve_prompt
 from rlmlab.executors._step_grammar import fields_grammar
 from rlmlab.executors._trajectory import IterationRecord
 from rlmlab.handles import BlobRef
@@ -84,6 +84,7 @@ class MeteredRLM(dspy.RLM):
         self.run_state = run
         factory = TappedFactory(factory, run.tap, run.clock)
         super().__init__(signature, tools=dspy_tools(run.workspace), interpreter_factory=factory, **kwargs)
+        self._compact = guidance is not None
         if guidance is not None:
             self._action_signature = compact_action_signature(self)
             self.generate_action = GuidedPredict(self._action_signature, guidance)
@@ -123,6 +124,13 @@ class MeteredRLM(dspy.RLM):
         if killed is not None:  # the step is discarded: its code does not run, the model answers again
             return killed
         return self.run_state.with_corrections(super()._execute_code(repl, code, input_args))
+
+    def _build_variables(self, **input_args: Any) -> list[Any]:
+        variables = super()._build_variables(**input_args)
+        if not self._compact:
+            return variables
+        return [CompactVariable.of(v, input_args[v.name].ref.n if isinstance(input_args.get(v.name), _HandleInput)
+                                   else None) for v in variables]
 
     def _prepare_serializable_vars(self, input_args: dict[str, Any], repl: Any) -> dict[str, Any]:
         repl.recording_setup = True

@@ -69,7 +69,8 @@ class TimeBreakdown(Record):
     step code's time in the worker (sub-LLM calls, counted under the LM parts, excluded); ``worker_start_ms``;
     ``overhead_ms``: the remainder (DSPy's adapter formatting and parsing, the harness), never below 0.
     Token counts cover the run's LM calls (main and sub): ``cached_tokens`` of ``prompt_tokens`` came from
-    llama.cpp's prefix cache.
+    llama.cpp's prefix cache; ``forced_tokens`` of the completion tokens were forced by the grammar and
+    fast-forwarded (evaluated in batches), the other ``decode_tokens`` sampled.
     """
 
     wall_ms: float
@@ -86,6 +87,7 @@ class TimeBreakdown(Record):
     cached_tokens: int = 0
     prefill_tokens: int = 0
     decode_tokens: int = 0
+    forced_tokens: int = 0
     timed_calls: int = 0  # calls with the engine's perf counters (the rest count whole under lm_other_ms)
 
     @property
@@ -119,4 +121,5 @@ def time_breakdown(wall_ms: float, calls: list[LMCall], clock: RunClock | None) 
                          lm_calls=len(calls), prompt_tokens=sum(c.input_tokens for c in calls),
                          cached_tokens=sum(t["cached_tokens"] for t in timed),
                          prefill_tokens=sum(t["prefill_tokens"] for t in timed),
-                         decode_tokens=sum(t["decode_tokens"] for t in timed), timed_calls=len(timed))
+                         decode_tokens=sum(t["decode_tokens"] for t in timed),
+                         forced_tokens=sum(t.get("forced_tokens", 0) for t in timed), timed_calls=len(timed))

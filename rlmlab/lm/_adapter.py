@@ -9,6 +9,8 @@ from typing import Any
 from dspy.adapters.chat_adapter import ChatAdapter
 from dspy.utils.exceptions import AdapterParseError
 
+from rlmlab.lm._constraints import active_constraint
+
 __all__ = ["LenientChatAdapter"]
 
 _FENCE = re.compile(r"```(?:python|py|python3)?[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
@@ -17,7 +19,8 @@ _FENCE = re.compile(r"```(?:python|py|python3)?[ \t]*\n(.*?)(?:```|\Z)", re.DOTA
 class LenientChatAdapter(ChatAdapter):
     """ChatAdapter without the JSON retry; a reply missing the ``[[ ## field ## ]]`` markers is salvaged.
 
-    Salvage rules: ``code`` is the first fenced code block (empty if none);
+    Under a grammar (:func:`rlmlab.lm.constrained`) the closing reminder of the output fields is left out of the
+    user message. Salvage rules: ``code`` is the first fenced code block (empty if none);
     ``reasoning`` is the text outside it; any other text field gets the
     whole reply. ``salvaged`` counts how often that happened, so a run can
     report how many model steps were off-format.
@@ -27,6 +30,13 @@ class LenientChatAdapter(ChatAdapter):
         super().__init__(use_json_adapter_fallback=False)
         self.salvaged = 0
         self._lock = threading.Lock()
+
+    def user_message_output_requirements(self, signature: Any) -> str | None:
+        # Under a grammar the reply's field markers are the grammar's, not the model's to remember: the reminder
+        # would be prompt tokens (prefilled on every step) that change nothing.
+        if active_constraint() is not None:
+            return None
+        return super().user_message_output_requirements(signature)
 
     def parse(self, signature: Any, completion: str) -> dict[str, Any]:
         try:

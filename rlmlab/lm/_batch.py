@@ -16,6 +16,16 @@ At temperature 0 (greedy) the lazy rule picks exactly the token the grammar-firs
 it samples from a slightly different distribution than grammar-first (a token the grammar allows keeps its
 unmasked probability), like llama.cpp.
 
+Fast-forward: where the grammar forces a run of tokens (DSPy's field markers, the echoed question, a template's
+fixed text), the rule names them (``forced()``: llguidance's ``compute_ff_tokens``, the canonical tokens of the
+forced bytes) and they are evaluated in the next ``llama_decode`` together with the sampled token, at prefill
+speed, instead of one decode and one sample each; the run the grammar forces before the first token is prefilled
+with the prompt. The grammar accepts the same texts either way. Greedy decoding gives the same text with and
+without it unless the model, token by token, would have spelled a forced text with other tokens than llguidance's
+canonical ones, or a near tie flips (a token evaluated in a batch is not bitwise equal to one evaluated alone);
+at temperature > 0 a forced token draws no random number, so the samples after it differ from a run without
+fast-forward at the same seed. llama.cpp's GBNF sampler cannot name forced tokens: :class:`GbnfRule` forces none.
+
 Sequence 0's KV cells stay in the context after a call, so the next call reuses the longest common prefix of
 its prompt (``cached_tokens``), like ``Llama``'s own prompt cache.
 """
@@ -55,6 +65,7 @@ class Decoded:
     prompt_tokens: int = 0
     cached_tokens: int = 0  # prompt tokens whose KV cells the previous call left (not prefilled again)
     timing: dict[str, float] = field(default_factory=dict)  # prefill_s, decode_s, grammar_s (seconds)
+    forced_tokens: int = 0  # tokens of ``tokens`` the grammar forced, fast-forwarded (evaluated in batches)
 
 
 class GbnfRule:
@@ -85,6 +96,10 @@ class GbnfRule:
         self.L.llama_sampler_accept(self.sampler, tok)
         return False
 
+    def forced(self) -> list[int]:
+        """The tokens the grammar forces next: none known (llama.cpp's grammar sampler has no such query)."""
+        return []
+
     def free(self) -> None:
         if self.sampler:
             self.L.llama_sampler_free(self.sampler)
@@ -111,6 +126,7 @@ class _Sequence:
         self.data = bytearray()
         self.finish: str | None = None
         self.stop_at: int | None = None  # byte offset of a stop string found in the text
+        self.forced = 0  # tokens fast-forwarded
 
     def free(self) -> None:
         if self.chain:
@@ -242,13 +258,14 @@ class BatchDecoder:
 
     def decode(self, prompt: Sequence[int], seeds: Sequence[int], params: SamplerParams, max_tokens: int,
                grammar: str | None = None, root: str = "root", stop: Sequence[str] = (),
-               reuse: bool = True, rule: Any = GbnfRule) -> list[Decoded]:
+               reuse: bool = True, rule: Any = GbnfRule, fast_forward: bool = True) -> list[Decoded]:
         """``len(seeds)`` completions of ``prompt`` (token ids, chat template applied), one per seed, in order.
 
         ``max_tokens`` caps each completion (lowered so that the prompt plus every sequence fits the context);
         ``grammar`` is GBNF text whose start rule is ``root``, enforced by ``rule(decoder, grammar, root)`` per
         sequence (:class:`GbnfRule`, or :class:`rlmlab.lm._guidance.GuidanceRule`); ``stop`` strings end a
-        completion (not included).
+        completion (not included). ``fast_forward`` evaluates the tokens the grammar forces in batches (see the
+        module docstring); False samples every token.
         Raises RLMLabError when the prompt does not fit, more sequences than ``n_seq_max`` are asked for, or the
         grammar does not parse. The context is left with sequence 0 only, whatever happens.
         """
@@ -270,42 +287,73 @@ class BatchDecoder:
                 state = rule(self, grammar, root) if grammar is not None else None
                 seqs.append(_Sequence(L, params, int(seed), state))
             t0 = time.perf_counter()
-            cached = self._prefill(prompt, reuse)
+            # the grammar's opening run (field marker, echoed question) is the same for every sequence: prefilled
+            head = list(seqs[0].rule.forced()) if fast_forward and seqs[0].rule is not None else []
+            cached = min(self._prefill(list(prompt) + head, reuse), len(prompt))
             for i in range(1, n):
                 L.llama_memory_seq_cp(self.mem, 0, i, -1, -1)
+            for seq in seqs:
+                self._take_forced(seq, head, max_tokens, stops)
             timing["prefill_s"] = time.perf_counter() - t0
             t0 = time.perf_counter()
-            outs = {i: -1 for i in range(n)}  # each sequence's first token comes from the prompt's last output
-            pos = len(prompt)
+            # each sequence's first sampled token comes from the prefill's last output
+            outs = {i: -1 for i in range(n) if seqs[i].finish is None}
+            pos = [len(prompt) + len(head)] * n
+            cap = max(0, self.n_batch // n - 1)  # forced tokens one sequence may add to one decode
             while outs:
-                live = []
+                feeds: dict[int, list[int]] = {}
                 for i, out in outs.items():
                     seq = seqs[i]
                     tok, spent = self._sample(seq, out)
-                    timing["grammar_s"] += spent
                     if self._finished(seq, tok, max_tokens, stops):
+                        timing["grammar_s"] += spent
                         continue
-                    live.append(i)
-                if not live:
+                    feed = [tok]
+                    if fast_forward and seq.rule is not None:
+                        t1 = time.perf_counter()
+                        run = list(seq.rule.forced())[:cap]
+                        ended = self._take_forced(seq, run, max_tokens, stops)
+                        spent += time.perf_counter() - t1
+                        if ended:
+                            timing["grammar_s"] += spent
+                            continue
+                        feed += run
+                    timing["grammar_s"] += spent
+                    feeds[i] = feed
+                if not feeds:
                     break
-                b = self.batch
-                for j, i in enumerate(live):
-                    b.token[j], b.pos[j], b.n_seq_id[j], b.logits[j] = seqs[i].tokens[-1], pos, 1, True
-                    b.seq_id[j][0] = i
-                b.n_tokens = len(live)
+                b, j, outs = self.batch, 0, {}
+                for i, feed in feeds.items():
+                    for k, tok in enumerate(feed):  # only a sequence's last token needs logits
+                        b.token[j], b.pos[j], b.n_seq_id[j], b.logits[j] = tok, pos[i] + k, 1, k == len(feed) - 1
+                        b.seq_id[j][0] = i
+                        j += 1
+                    outs[i] = j - 1
+                    pos[i] += len(feed)
+                b.n_tokens = j
                 self._decode()
-                if 0 in live:
-                    self.cached.append(seqs[0].tokens[-1])
-                pos += 1
-                outs = {i: j for j, i in enumerate(live)}
+                if 0 in feeds:
+                    self.cached.extend(feeds[0])
             timing["decode_s"] = time.perf_counter() - t0 - timing["grammar_s"]
         finally:
             for i in range(1, self.n_seq_max):
                 L.llama_memory_seq_rm(self.mem, i, -1, -1)
             for seq in seqs:
                 seq.free()
-        return [Decoded(s.tokens, self._text(s), s.finish or "length", len(prompt), cached, dict(timing))
+        return [Decoded(s.tokens, self._text(s), s.finish or "length", len(prompt), cached, dict(timing), s.forced)
                 for s in seqs]
+
+    def _take_forced(self, seq: _Sequence, run: Sequence[int], max_tokens: int, stops: Sequence[bytes]) -> bool:
+        """Append the forced ``run`` to ``seq`` (its grammar advanced past each token); True when ``seq`` ends
+        inside it (grammar ended, a stop string, or ``max_tokens``): its remaining tokens are dropped."""
+        for tok in run:
+            if seq.rule.accept(tok):
+                seq.finish = "stop"
+            self.L.llama_sampler_accept(seq.chain, tok)
+            seq.forced += 1
+            if self._finished(seq, tok, max_tokens, stops):
+                return True
+        return False
 
     def _finished(self, seq: _Sequence, tok: int, max_tokens: int, stops: Sequence[bytes]) -> bool:
         """Record ``tok`` for ``seq``; True when the sequence ends here (and needs no further decode)."""

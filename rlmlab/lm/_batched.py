@@ -33,12 +33,14 @@ def batch_timing(out: Any) -> CallTiming:
     prefill, decode, grammar = (1000.0 * t.get(k, 0.0) for k in ("prefill_s", "decode_s", "grammar_s"))
     return CallTiming(engine_ms=round(prefill + decode + grammar, 2), prefill_ms=round(prefill, 2),
                       decode_ms=round(decode, 2), prefill_tokens=max(0, out.prompt_tokens - out.cached_tokens),
-                      decode_tokens=len(out.tokens), cached_tokens=out.cached_tokens)
+                      decode_tokens=len(out.tokens) - out.forced_tokens, cached_tokens=out.cached_tokens,
+                      forced_tokens=out.forced_tokens)
 
 
 class BatchedSampling:
     """What LlamaEngine gets from this module; it needs ``llm``, ``_lock``, ``_key``, ``constraint``,
-    ``constraint_engine``, ``max_tokens``, ``prompt_cache``, ``prompt_cache_tokens`` and ``shared``."""
+    ``constraint_engine``, ``max_tokens``, ``prompt_cache``, ``prompt_cache_tokens``, ``shared`` and
+    ``fast_forward``."""
 
     last_timing: dict[str, float] = {}  # seconds of the last low-level call: prefill_s, decode_s, grammar_s
 
@@ -65,7 +67,8 @@ class BatchedSampling:
             outs = decoder.decode(prompt, seeds, SamplerParams(temperature), max_tokens,
                                   grammar=grammar._grammar if grammar is not None else None,
                                   root=grammar._root if grammar is not None else "root", stop=stop,
-                                  reuse=self.prompt_cache, rule=self._rule())
+                                  reuse=self.prompt_cache, rule=self._rule(),
+                                  fast_forward=self.fast_forward)
         self.prompt_cache_tokens += outs[0].cached_tokens
         self.last_timing = outs[0].timing
         return [Completion(o.text, o.prompt_tokens, len(o.tokens), timing=batch_timing(o), finish_reason=o.finish_reason)

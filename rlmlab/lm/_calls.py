@@ -65,8 +65,10 @@ class CallTiming(Record):
 
     ``engine_ms``: the engine's wall time for the call; ``prefill_ms`` over ``prefill_tokens`` prompt tokens
     evaluated (the rest of the prompt, ``cached_tokens``, came from the KV cache of the previous call);
-    ``decode_ms`` over ``decode_tokens`` single-token evaluations. ``engine_ms - prefill_ms - decode_ms`` is
-    sampling (with grammar masking under a constraint) and the binding's per-token Python.
+    ``decode_ms`` over ``decode_tokens`` completion tokens the model sampled, and ``forced_tokens`` completion
+    tokens the grammar forced, fast-forwarded (evaluated in batches with the sampled ones, or with the prompt).
+    ``engine_ms - prefill_ms - decode_ms`` is sampling (with grammar masking under a constraint) and the binding's
+    per-token Python.
     """
 
     engine_ms: float
@@ -75,6 +77,7 @@ class CallTiming(Record):
     prefill_tokens: int
     decode_tokens: int
     cached_tokens: int
+    forced_tokens: int = 0
 
     @property
     def sampling_ms(self) -> float:

@@ -254,6 +254,9 @@ class LlamaEngine(BatchedSampling, _TextEngine):
             llguidance cannot take falls back to "gbnf"), "llguidance" (llguidance's token masks over the GBNF,
             lazily applied; see ``_guidance``), "gbnf" (llama.cpp's grammar sampler, lazily applied) or "gbnf-full"
             (llama-cpp-python's high-level chain, grammar over the whole vocabulary on every token).
+        fast_forward: evaluate the tokens a grammar forces (field markers, the echoed question, a template's fixed
+            text) in batches at prefill speed instead of sampling each (llguidance only; see ``_batch``); False
+            samples every token (for comparing).
     """
 
     CONSTRAINT_ENGINES = ("auto", "llguidance", "gbnf", "gbnf-full")
@@ -261,7 +264,7 @@ class LlamaEngine(BatchedSampling, _TextEngine):
     def __init__(self, model_path: str | Path | None = None, n_threads: int | None = None, n_ctx: int = 8192,
                  max_tokens: int = 512, seed: int = 0, grammar: str | None = None,
                  json_schema: dict[str, Any] | str | None = None, prompt_cache: bool = True,
-                 constraint_engine: str = "auto"):
+                 constraint_engine: str = "auto", fast_forward: bool = True):
         try:
             import llama_cpp
         except ImportError:
@@ -282,7 +285,7 @@ class LlamaEngine(BatchedSampling, _TextEngine):
         self._llama_cpp = llama_cpp
         self.prompt_cache_tokens = 0  # prompt tokens served from the KV cache of the previous call
         self.constraint = Constraint.of(grammar, json_schema)
-        self.prompt_cache = prompt_cache
+        self.prompt_cache, self.fast_forward = prompt_cache, fast_forward
         if constraint_engine not in self.CONSTRAINT_ENGINES:
             raise RLMLabError(f"constraint_engine: {constraint_engine!r}; use one of "
                               f"{', '.join(self.CONSTRAINT_ENGINES)}")

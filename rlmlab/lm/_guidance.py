@@ -104,6 +104,11 @@ class GuidanceRule:
         self.matcher.consume_token(tok)
         return self.matcher.is_stopped()
 
+    def forced(self) -> list[int]:
+        """The tokens the grammar forces next (llguidance's fast-forward tokens: the canonical tokens of the
+        forced bytes, short of any last bytes a free token could extend); [] when the next token is a choice."""
+        return self.matcher.compute_ff_tokens()
+
     def free(self) -> None:
         pass
 

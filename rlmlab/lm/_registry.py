@@ -57,10 +57,10 @@ def _scripted(arg: str | None, script: Any = None, **_: Any) -> ScriptedEngine:
 @lm_provider("local", "embedded SmolLM2-135M-Instruct (or any GGUF path after 'local:') via llama-cpp-python")
 def _local(arg: str | None, n_threads: int | None = None, n_ctx: int = 8192, max_tokens: int = 512,
            seed: int = 0, grammar: str | None = None, json_schema: Any = None, prompt_cache: bool = True,
-           constraint_engine: str = "auto", **_: Any) -> LlamaEngine:
+           constraint_engine: str = "auto", fast_forward: bool = True, **_: Any) -> LlamaEngine:
     return LlamaEngine(arg or None, n_threads=n_threads, n_ctx=n_ctx, max_tokens=max_tokens, seed=seed,
                        grammar=grammar, json_schema=json_schema, prompt_cache=prompt_cache,
-                       constraint_engine=constraint_engine)
+                       constraint_engine=constraint_engine, fast_forward=fast_forward)
 
 
 def make_lm(spec: str = "local", *, temperature: float = 0.0, max_tokens: int = 512,
