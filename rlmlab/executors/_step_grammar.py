@@ -325,7 +325,7 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     templates when any fills (a task's first step copies a retrieved procedure; later steps are free to differ).
     ``context`` (the task's text) grounds ``ident`` slots (see :func:`query_slots`). ``vocab`` gives required
     arguments closed vocabularies by ``"tool.arg"`` (GBNF rules, the first the argument's; see :mod:`._vocab`).
-    ``keys`` limits a subscript to those string keys and indexes 0-9 (None: any string or index up to 999), and
+    ``keys`` limits a subscript to those string keys and the first item (None: any string or index up to 999), and
     then a whole tool result (a name assigned a call, this step or, listed in ``raw``, an earlier one) is read
     only through a key: ``SUBMIT(answer=hits)`` of a result's dict is not a step.
     """
@@ -375,7 +375,7 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     b.add("thought", thought)
     b.add("code", code)
     if keys:
-        b.add("subscript", f'"[" ({" | ".join(_lit(json.dumps(k)) for k in dict.fromkeys(keys))} | [0-9]) "]"')
+        b.add("subscript", f'"[" ({" | ".join(_lit(json.dumps(k)) for k in dict.fromkeys(keys))} | "0") "]"')
     else:
         b.add("subscript", '"[" (str-lit | [0-9]{1,3}) "]"')
     b.add("number", number if number is not None else '"0"')
@@ -407,7 +407,8 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
 
     With ``raw`` (names in scope holding a whole tool result; None: not tracked), a whole result is only printed:
     an expression, a condition or ``SUBMIT`` reads it through a key (``hits["total"]``), so a step cannot submit
-    the result's dict or test a dict that is always true."""
+    the result's dict or test a dict that is always true; and a printed number is not retyped as the answer while a
+    variable holds a result (``SUBMIT(answer=1)`` after printing a dict with a 1 in it)."""
     states: dict[tuple[frozenset[str], frozenset[str]], int] = {}
     inputs = frozenset(inputs)
     track = raw is not None
@@ -446,7 +447,7 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
         if own:  # print what a step computed; the inputs are handles, printing one shows nothing
             b.add(f"print-{i}", f'"print(" {_alt(_lit(n) for n in own)} subscript* ")"')
         values = ([f"primary-{i}"] if own else []) + ([f"opexpr-{i}"] if computable else [])
-        if seen_rule:
+        if seen_rule and not (track and own):  # a number a variable holds is submitted through it, not retyped
             values.append(seen_rule)
         if own and len(choices) == 2:
             values.append(f'{_lit(json.dumps(choices[0]))} " if " primary-{i} " else " {_lit(json.dumps(choices[1]))}')
