@@ -142,3 +142,20 @@ def test_a_printed_number_is_not_retyped_while_a_variable_holds_the_result(train
     assert _accepts(g, _step(task, 'SUBMIT(answer=total["total"])'))
     assert not _accepts(g, _step(task, "SUBMIT(answer=24)"))  # a line number it printed
     assert not _accepts(g, _step(task, 'SUBMIT(answer=total[1])'))  # a dict has no index 1
+
+
+def test_ast_query_explores_the_item_kinds_the_query_names_and_what_the_oracle_reads(train):
+    """"Which type does get_mut return?": outer patterns are function items, #eq? takes get_mut, and a query in
+    that space, run by the real ast_query over the task's real file, gives the verified return type."""
+    task = _first(train, "return_type")
+    name = next(i for i in query_slots(task.query, task_context(task))["ident"] if "_" in i)
+    g = run_step_grammar(_run(task), fmt="rlm", must_submit=False)
+    assert "ts-top ::= (\"_\" | \"function_item\" | \"function_signature_item\")" in g
+    ts = f"(function_item name: (identifier) @name return_type: (_) @type (#eq? @name \"{name}\"))"
+    assert _accepts(g, _step(task, f"rows = ast_query(context, '{ts}')\n"
+                                   'SUBMIT(answer=rows["matches"][0]["captures"]["type"])'))
+    assert not _accepts(g, _step(task, "rows = ast_query(context, '(async_block)')"))  # not an item kind
+    assert not _accepts(g, _step(task, "rows = ast_query(context, '(function_item (line_comment))')"))
+    ws = Workspace(registry=TOOLS)
+    ws.store.put(task_context(task), name="context")
+    assert ws.call("ast_query", "context", ts)["matches"][0]["captures"]["type"] == task.expected

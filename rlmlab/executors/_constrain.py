@@ -10,8 +10,8 @@ from typing import Any
 from dspy.utils.callback import BaseCallback
 
 from rlmlab.executors._step_grammar import assigned_names, output_numbers, query_slots, step_grammar, whole_results
-from rlmlab.executors._offer import RESULT_KEYS, context_kind, grep_rules, offered_tools
-from rlmlab.executors._vocab import argument_vocabularies
+from rlmlab.executors._offer import RESULT_KEYS, ast_vocabulary, context_kind, grep_rules, item_names, offered_tools
+from rlmlab.executors._vocab import argument_vocabularies, ts_query_rules
 from rlmlab.lm import can_constrain, pop_constraint, push_constraint
 
 __all__ = ["StepConstraint", "DECODINGS", "check_decoding", "decoding_note", "output_fields", "grammar_lm",
@@ -117,6 +117,10 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
         grep = grep_rules(run.query or "", slots.get("ident") or []) if kind == "rust" else None
         if grep is not None:
             vocab["ctx_find.pattern"] = grep
+        if kind == "rust" and "ast_query.query" in vocab:
+            names = item_names(run.query or "", slots.get("ident") or [])[:24]
+            vocab["ast_query.query"] = ts_query_rules(names, **ast_vocabulary(run.query or "")) or \
+                vocab["ast_query.query"]
         keys = RESULT_KEYS if kind != "text" else None
     return step_grammar(tools, ws.caps, fmt=fmt, scope=scope, max_statements=opts.max_statements,
                         query=run.query, templates=templates, numbers=numbers, must_submit=must_submit,

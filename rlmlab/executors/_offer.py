@@ -10,7 +10,9 @@ success to learn from. Under the step grammar with vocabularies on, a step is in
   also narrowed to an item named in the query, and "impl Trait for Type" for a query about implementing
   (:func:`grep_patterns`); these are the regexes the oracle counts with, so a count the step makes is one the
   oracle can confirm;
-- as subscripts, the keys the tools' results have (:data:`RESULT_KEYS`) and small indexes.
+- for ``ast_query``'s tree-sitter query, outer patterns over the item kinds the query names, nested ones and fields
+  over what the tree-sitter oracle reads (:func:`ast_vocabulary`), ``#eq?`` on the names the query gives an item;
+- as subscripts, the keys the tools' results have (:data:`RESULT_KEYS`) and the first item.
 
 A context of another kind (the user's own text) keeps every tool and free strings.
 """
@@ -23,7 +25,8 @@ from typing import Any
 
 from rlmlab.oracle import INTENT_PATTERNS, is_count_query
 
-__all__ = ["context_kind", "offered_tools", "grep_patterns", "grep_rules", "RESULT_KEYS", "CONTEXT_KINDS"]
+__all__ = ["context_kind", "offered_tools", "grep_patterns", "grep_rules", "ast_vocabulary", "item_names",
+           "RESULT_KEYS", "CONTEXT_KINDS", "AST_INNER", "AST_FIELDS"]
 
 CONTEXT_KINDS = ("none", "rust", "ontology", "text")
 # Keys of ctx_find / ast_query / sparql_query results and of their matches (see rlmlab.tools), and the capture
@@ -105,6 +108,37 @@ def grep_patterns(query: str, idents: Sequence[str] = ()) -> list[str]:
                     for b in names if b != a]
         out.append(_line_regex(r"^\s*(unsafe\s+)?impl\b"))
     return list(dict.fromkeys(out))
+
+
+# The node kinds and fields the tree-sitter oracle's extractors read (rlmlab.oracle: functions, structs, enums,
+# impls, traits; their names, parameters, return types, fields and variants): the space an ast_query over Rust
+# explores. Outer patterns are items; an item kind is offered when the query's words name it.
+_ITEM_WORDS = (
+    (re.compile(r"\b(fn|fns|functions?|methods?|signatures?|returns?|arguments?|args|param(eter)?s?|take)\b", re.I),
+     ("function_item", "function_signature_item")),
+    (re.compile(r"\b(structs?|members|fields?)\b", re.I), ("struct_item",)),
+    (re.compile(r"\b(enums?|variants?)\b", re.I), ("enum_item",)),
+    (re.compile(r"\b(impl|implement(s|ed|ing|ors?)?|traits?)\b", re.I), ("impl_item", "trait_item")),
+)
+AST_INNER = ("identifier", "type_identifier", "field_identifier", "parameters", "parameter", "self_parameter",
+             "field_declaration_list", "field_declaration", "enum_variant_list", "enum_variant", "declaration_list",
+             "generic_type", "scoped_type_identifier", "primitive_type", "reference_type", "visibility_modifier",
+             "function_modifiers")
+AST_FIELDS = ("name", "type", "trait", "return_type", "parameters", "pattern", "body")
+
+
+def ast_vocabulary(query: str) -> dict[str, tuple[str, ...]]:
+    """The narrowing of ``ast_query``'s vocabulary for ``query`` (keyword arguments of ``ts_query_rules``): outer
+    patterns over the item kinds the query names (every item kind when it names none), nested ones and fields
+    over what the tree-sitter oracle reads."""
+    top = tuple(dict.fromkeys(k for rx, kinds in _ITEM_WORDS if rx.search(query) for k in kinds))
+    return {"top": top or tuple(k for _, kinds in _ITEM_WORDS for k in kinds), "inner": AST_INNER,
+            "fields": AST_FIELDS}
+
+
+def item_names(query: str, idents: Sequence[str]) -> list[str]:
+    """The query identifiers that can name an item (see :func:`grep_patterns`), else all of ``idents``."""
+    return [i for i in idents if _names_item(i, query)] or list(idents)
 
 
 def _py_raw(regex: str) -> str:
