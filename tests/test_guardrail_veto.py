@@ -62,3 +62,26 @@ def test_the_loop_stops_injecting_a_template_after_it_misfired_on_a_near_shape(t
         third = loop.run_task(tasks[2])
         assert learnt not in third.injected and loop.builder.last.templates == []
         assert third.success  # its own code, nothing copied
+
+
+def test_exploration_stops_forcing_a_template_the_judge_rejected_on_this_task(tmp_path):
+    """An injected template is copied by the first sample and rejected; the next samples of the same task are not
+    made to copy it again (its guardrail only commits after the task), and one of them solves the task."""
+    from rlmlab.learning import rlm_executor
+
+    steps = [_step("x = 125\ny = 39\nanswer = x + y\nSUBMIT(answer=answer)"),  # the copied template
+             _step("x = 125\ny = 39\nanswer = x - y\nSUBMIT(answer=answer)")]
+    inner = rlm_executor(make_lm("scripted", script=steps))
+    offered: list[list[str]] = []
+
+    def executor(task, instructions, workspace, trajectory_id):
+        offered.append([t["id"] for t in workspace.extras.get("step_templates", [])])
+        return inner(task, instructions, workspace, trajectory_id)
+
+    with MemoryStore(tmp_path / "bank.db") as store:
+        plus = store.add(_item("Add two numbers of apples", PLUS, "What is 125 plus 389 apples?")).id
+        loop = ReasoningBankLoop(store, executor=executor, extractor="none", templates=True, rollouts=4,
+                                 until_accepted=True, builder=ContextBuilder(store, toggles=["L2"],
+                                                                             retrieval="templates"))
+        out = loop.run_task(MemoryTask("t", "What is 125 minus 39 apples?", "", None, "86", "numeric"))
+    assert offered == [[plus], []] and out.success and len(out.trajectory_ids) == 2

@@ -159,3 +159,13 @@ def test_ast_query_explores_the_item_kinds_the_query_names_and_what_the_oracle_r
     ws = Workspace(registry=TOOLS)
     ws.store.put(task_context(task), name="context")
     assert ws.call("ast_query", "context", ts)["matches"][0]["captures"]["type"] == task.expected
+
+
+def test_llama_cpp_parses_the_closed_step_grammars(train):
+    from llama_cpp import LlamaGrammar
+
+    for kind in ("count_unwrap_calls", "return_type", "does_implement", "variants"):
+        task = _first(train, kind)
+        for records in ([], [SimpleNamespace(code='hits = ctx_find(context, r"x")', output="{'total': 3}")]):
+            LlamaGrammar.from_string(run_step_grammar(_run(task, records), fmt="rlm", must_submit=bool(records)),
+                                     verbose=False)  # raises on a grammar llama.cpp cannot parse
