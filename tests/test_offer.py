@@ -169,3 +169,12 @@ def test_llama_cpp_parses_the_closed_step_grammars(train):
         for records in ([], [SimpleNamespace(code='hits = ctx_find(context, r"x")', output="{'total': 3}")]):
             LlamaGrammar.from_string(run_step_grammar(_run(task, records), fmt="rlm", must_submit=bool(records)),
                                      verbose=False)  # raises on a grammar llama.cpp cannot parse
+
+
+def test_a_whole_result_is_read_by_a_top_level_key_first(train):
+    task = _first(train, "count_unwrap_calls")
+    printed = SimpleNamespace(code='answer = ctx_find(context, r"x")', output="(no output)")
+    g = run_step_grammar(_run(task, [printed]), fmt="rlm", must_submit=True)
+    assert not _accepts(g, _step(task, "SUBMIT(answer=answer[0])"))  # KeyError: 0 on the result's dict
+    assert _accepts(g, _step(task, 'SUBMIT(answer=answer["matches"][0]["line"])'))
+    assert _accepts(g, _step(task, 'SUBMIT(answer=len(answer["matches"]))'))

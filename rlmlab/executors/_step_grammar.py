@@ -39,6 +39,8 @@ STEP_FORMATS = ("rlm", "react", "scratchpad")
 # Names a step may assign (a fixed pool, so the grammar stays context-free); variables of earlier steps and the
 # task's inputs are added per step as ``scope``.
 TARGET_NAMES = ("answer", "hits", "rows", "n", "total")
+# The top-level keys of a tool result a step computes from (ctx_find / ast_query: total, matches; sparql_query: rows).
+TOP_KEYS = ("total", "matches", "rows")
 # Unit conversions a word problem may need without writing them: a constant is allowed when the query has one
 # of its words (minutes per hour, percent, ...).
 UNIT_CONSTANTS = {
@@ -376,6 +378,8 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     b.add("code", code)
     if keys:
         b.add("subscript", f'"[" ({" | ".join(_lit(json.dumps(k)) for k in dict.fromkeys(keys))} | "0") "]"')
+        # a tool's result is a dict: its first key is one of its top-level ones, never an index
+        b.add("top-key", f'"[" ({" | ".join(_lit(json.dumps(k)) for k in TOP_KEYS)}) "]"')
     else:
         b.add("subscript", '"[" (str-lit | [0-9]{1,3}) "]"')
     b.add("number", number if number is not None else '"0"')
@@ -428,7 +432,7 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
         if own:
             b.add(f"var-{i}", _alt(_lit(n) for n in own))
             reads = ([f"{_alt(_lit(n) for n in cooked)} subscript*"] if cooked else []) + \
-                    ([f"{_alt(_lit(n) for n in whole)} subscript+"] if whole else [])
+                    ([f"{_alt(_lit(n) for n in whole)} top-key subscript*"] if whole else [])
             b.add(f"primary-{i}", " | ".join(reads))
             factors += [f'"len(" primary-{i} ")"', f"primary-{i}"]
         computable = bool(own) or has_numbers
@@ -438,7 +442,7 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
             b.add(f"expr-{i}", f'term-{i} ((" + " | " - ") term-{i}){{0,6}}')
             b.add(f"opexpr-{i}", f'term-{i} ((" + " | " - ") term-{i}){{1,6}} | '
                                  f'factor-{i} ((" * " | " / " | " // " | " % ") factor-{i}){{1,6}}')
-        cooked_rhs = [f"{call_alt} subscript+" if track and call_alt else rhs_calls,
+        cooked_rhs = [f"{call_alt} top-key subscript*" if track and call_alt else rhs_calls,
                       f"expr-{i}" if computable else None, string_rule]
         b.add(f"rhs-{i}", " | ".join(x for x in ([rhs_calls] + cooked_rhs[1:] if not track else
                                                  [call_alt, *cooked_rhs]) if x))
@@ -446,7 +450,7 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
             b.add(f"crhs-{i}", " | ".join(x for x in cooked_rhs if x))
         if own:  # print what a step computed; the inputs are handles, printing one shows nothing
             b.add(f"print-{i}", f'"print(" {_alt(_lit(n) for n in own)} subscript* ")"')
-        values = ([f"primary-{i}"] if own else []) + ([f"opexpr-{i}"] if computable else [])
+        values = ([f"primary-{i}", f'"len(" primary-{i} ")"'] if own else []) + ([f"opexpr-{i}"] if computable else [])
         if seen_rule and not (track and own):  # a number a variable holds is submitted through it, not retyped
             values.append(seen_rule)
         if own and len(choices) == 2:
