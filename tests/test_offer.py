@@ -178,3 +178,12 @@ def test_a_whole_result_is_read_by_a_top_level_key_first(train):
     assert not _accepts(g, _step(task, "SUBMIT(answer=answer[0])"))  # KeyError: 0 on the result's dict
     assert _accepts(g, _step(task, 'SUBMIT(answer=answer["matches"][0]["line"])'))
     assert _accepts(g, _step(task, 'SUBMIT(answer=len(answer["matches"]))'))
+
+
+def test_over_rust_a_printed_number_is_not_retyped_into_arithmetic(train):
+    task = _first(train, "count_unwrap_calls")
+    printed = SimpleNamespace(code='answer = ctx_find(context, r"x")\nprint(answer)',
+                              output="{'key': 'context', 'total': 10, 'matches': [{'offset': 5232, 'line': 24}]}")
+    g = run_step_grammar(_run(task, [printed]), fmt="rlm", must_submit=True)
+    assert not _accepts(g, _step(task, "SUBMIT(answer=10 * 5232)"))
+    assert _accepts(g, _step(task, 'SUBMIT(answer=answer["total"])'))

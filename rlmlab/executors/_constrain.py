@@ -113,6 +113,8 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
     keys = None
     if vocab is not None:  # closed vocabularies close the tools and a result's keys too (see _offer)
         kind = context_kind(run.context_text, ws.extras.get("ontology"))
+        if kind == "rust":  # the answer comes from a tool: numbers a step printed are not retyped into arithmetic
+            numbers = []
         tools = offered_tools(tools, run.query or "", kind)
         grep = grep_rules(run.query or "", slots.get("ident") or []) if kind == "rust" else None
         if grep is not None:
