@@ -98,6 +98,7 @@ def main() -> None:
     ap.add_argument("--lm", default="local")
     ap.add_argument("--max-tokens", type=int, default=None)
     ap.add_argument("--max-iters", type=int, default=None)
+    ap.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: all cores; 1 on a shared machine)")
     ap.add_argument("--data", default=str(DATA), help="directory of <suite>_train.jsonl and <suite>_test.jsonl")
     ap.add_argument("--runs-dir", default=str(ROOT / "runs" / "bench"))
     ap.add_argument("--json", default=str(ROOT / "runs" / "bench" / "learning.json"))
@@ -114,7 +115,7 @@ def main() -> None:
             "E14", lm=args.lm, suite=str(Path(args.data) / f"{suite}_train.jsonl"), tasks=args.tasks,
             test_suite=str(Path(args.data) / f"{suite}_test.jsonl"), test_tasks=args.test_tasks,
             conditions=args.conditions.split(",") if args.conditions else None, max_iters=args.max_iters,
-            lm_options={"max_tokens": args.max_tokens} if args.max_tokens else None, run_dir=run_root / suite,
+            lm_options={k: v for k, v in (("max_tokens", args.max_tokens), ("n_threads", args.threads)) if v} or None, run_dir=run_root / suite,
             progress="lines" if not args.smoke else False)
         summaries[suite] = run.summary
         for cond, s in run.summary.items():

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
 
 from dspy.utils.callback import BaseCallback
 
-from rlmlab.executors._step_grammar import assigned_names, output_numbers, query_slots, step_grammar
-from rlmlab.executors._vocab import argument_vocabularies
+from rlmlab.executors._step_grammar import assigned_names, output_numbers, query_slots, step_grammar, whole_results
+from rlmlab.executors._offer import RESULT_KEYS, ast_vocabulary, context_kind, grep_rules, item_names, offered_tools
+from rlmlab.executors._vocab import argument_vocabularies, ts_query_rules
 from rlmlab.lm import can_constrain, pop_constraint, push_constraint
 
 __all__ = ["StepConstraint", "DECODINGS", "check_decoding", "decoding_note", "output_fields", "grammar_lm",
@@ -85,16 +87,44 @@ def grammar_lm(lm: Any, floor: int = GRAMMAR_MIN_TOKENS) -> Any:
     return lm.copy(max_tokens=floor)
 
 
+def _raised(output: str | None) -> bool:
+    """Whether a step's output reports an exception (the REPL prints ``[Error] <type>: ...``)."""
+    return bool(output) and re.search(r"(?m)^\[Error\] ", output) is not None
+
+
 def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
-    """The step grammar of the next step of ``run`` in an executor's format: the workspace's tools, the variables
+    """The step grammar of the next step of ``run`` in an executor's format: the workspace's tools (with
+    vocabularies on, only those that can answer the query over its context: :func:`offered_tools`), the variables
     earlier steps assigned, the numbers they printed, the injected templates (first step)."""
     ws, opts = run.workspace, run.options
-    scope = ["context"] + [n for it in run.records for n in assigned_names(it.code)]
+    # a step that raised may have left its names unset: reading one next only repeats a NameError until the end
+    scope = ["context"] + [n for it in run.records if not _raised(it.output) for n in assigned_names(it.code)]
+    raw: set[str] = set()
+    for it in run.records:
+        if not _raised(it.output):
+            whole, other = whole_results(it.code, [t.name for t in ws.registry])
+            raw = (raw - set(other)) | set(whole)
     numbers = [n for it in run.records for n in output_numbers(it.output)]
     templates = [t["template"] for t in ws.extras.get("step_templates", []) if t.get("template")]
-    vocab = argument_vocabularies(ws, query_slots(run.query or "", run.context_text)) if opts.vocab else None
+    slots = query_slots(run.query or "", run.context_text)
+    vocab = argument_vocabularies(ws, slots) if opts.vocab else None
     # sparql_query without an attached ontology can only fail: a code or arithmetic step is not offered it
     tools = [t for t in ws.registry if t.name != "sparql_query" or ws.extras.get("ontology") is not None]
+    keys = None
+    if vocab is not None:  # closed vocabularies close the tools and a result's keys too (see _offer)
+        kind = context_kind(run.context_text, ws.extras.get("ontology"))
+        if kind == "rust":  # the answer comes from a tool: numbers a step printed are not retyped into arithmetic
+            numbers = []
+        tools = offered_tools(tools, run.query or "", kind)
+        grep = grep_rules(run.query or "", slots.get("ident") or []) if kind == "rust" else None
+        if grep is not None:
+            vocab["ctx_find.pattern"] = grep
+        if kind == "rust" and "ast_query.query" in vocab:
+            names = item_names(run.query or "", slots.get("ident") or [])[:24]
+            vocab["ast_query.query"] = ts_query_rules(names, **ast_vocabulary(run.query or "")) or \
+                vocab["ast_query.query"]
+        keys = RESULT_KEYS if kind != "text" else None
     return step_grammar(tools, ws.caps, fmt=fmt, scope=scope, max_statements=opts.max_statements,
                         query=run.query, templates=templates, numbers=numbers, must_submit=must_submit,
-                        templates_first=not run.records, context=run.context_text, vocab=vocab)
+                        templates_first=not run.records, context=run.context_text, vocab=vocab, keys=keys,
+                        raw=sorted(raw))

@@ -33,12 +33,14 @@ from rlmlab.memory import SLOT_TYPES, numbers_in, query_slots
 from rlmlab.tools import is_blobref_schema
 
 __all__ = ["step_grammar", "query_slots", "template_rule", "int_range", "SLOT_TYPES", "UNIT_CONSTANTS",
-           "STEP_FORMATS", "TARGET_NAMES", "answer_choices", "assigned_names", "output_numbers", "fields_grammar", "PLAN_WORD_CHARS"]
+           "STEP_FORMATS", "TARGET_NAMES", "answer_choices", "assigned_names", "whole_results", "output_numbers", "fields_grammar", "PLAN_WORD_CHARS"]
 
 STEP_FORMATS = ("rlm", "react", "scratchpad")
 # Names a step may assign (a fixed pool, so the grammar stays context-free); variables of earlier steps and the
 # task's inputs are added per step as ``scope``.
 TARGET_NAMES = ("answer", "hits", "rows", "n", "total")
+# The top-level keys of a tool result a step computes from (ctx_find / ast_query: total, matches; sparql_query: rows).
+TOP_KEYS = ("total", "matches", "rows")
 # Unit conversions a word problem may need without writing them: a constant is allowed when the query has one
 # of its words (minutes per hour, percent, ...).
 UNIT_CONSTANTS = {
@@ -179,6 +181,17 @@ def assigned_names(code: str) -> list[str]:
     return list(dict.fromkeys(m.group(1) for m in re.finditer(r"(?m)^([A-Za-z_]\w*)\s*=(?!=)", code)))
 
 
+def whole_results(code: str, tools: Iterable[str]) -> tuple[list[str], list[str]]:
+    """(names the code leaves holding a whole tool result, names it assigns anything else), by each name's last
+    assignment at the start of a line: ``hits = ctx_find(...)`` is whole, ``n = ctx_find(...)["total"]`` is not."""
+    call = re.compile(r"(?:%s)\(.*\)" % "|".join(map(re.escape, tools))) if tools else None
+    last: dict[str, bool] = {}
+    for m in re.finditer(r"(?m)^([A-Za-z_]\w*)\s*=(?!=)\s*(.*)$", code):
+        last.pop(m.group(1), None)
+        last[m.group(1)] = bool(call and call.fullmatch(m.group(2).strip()))
+    return [n for n, w in last.items() if w], [n for n, w in last.items() if not w]
+
+
 # -- argument types from JSON Schema -----------------------------------------------------------------------
 
 def _value_rule(schema: dict[str, Any], ctx: "_Builder", json_mode: bool) -> str:
@@ -297,7 +310,8 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
                  literals: str = "query", numbers: Sequence[str] = (), must_submit: bool = False,
                  output_field: str = "answer", plan_words: int = 8, inputs: Sequence[str] = ("context",),
                  echo_query: bool = True, templates_first: bool = False, context: str | None = None,
-                 vocab: dict[str, dict[str, str]] | None = None) -> str:
+                 vocab: dict[str, dict[str, str]] | None = None, keys: Sequence[str] | None = None,
+                 raw: Sequence[str] = ()) -> str:
     """The GBNF grammar of one step of an executor, over the tools of ``registry`` (ToolSpecs) with ``caps``.
 
     ``scope`` names the variables the step may read besides the assignable :data:`TARGET_NAMES`;
@@ -313,6 +327,9 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     templates when any fills (a task's first step copies a retrieved procedure; later steps are free to differ).
     ``context`` (the task's text) grounds ``ident`` slots (see :func:`query_slots`). ``vocab`` gives required
     arguments closed vocabularies by ``"tool.arg"`` (GBNF rules, the first the argument's; see :mod:`._vocab`).
+    ``keys`` limits a subscript to those string keys and the first item (None: any string or index up to 999), and
+    then a whole tool result (a name assigned a call, this step or, listed in ``raw``, an earlier one) is read
+    only through a key: ``SUBMIT(answer=hits)`` of a result's dict is not a step.
     """
     if fmt not in STEP_FORMATS:
         raise ValueError(f"fmt: {fmt!r}; use one of {', '.join(STEP_FORMATS)}")
@@ -348,7 +365,8 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
                                                   if rules and key == "sparql_query.query"]
     number = _numbers(query, literals, numbers)
     code = _sequence(b, scope, max_statements, must_submit, calls, output_field, numbers, inputs,
-                     strings=strings, choices=answer_choices(query or ""), has_numbers=number is not None)
+                     strings=strings, choices=answer_choices(query or ""), has_numbers=number is not None,
+                     raw=(raw or ()) if keys else None)
     if filled:
         named = [b.add(f"template-{i}", r) for i, r in enumerate(filled)]
         code = _alt(named if templates_first else [*named, code])
@@ -358,7 +376,12 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
         b.add("step", 'thought "\\n```python\\n" code "\\n```"')
     b.add("thought", thought)
     b.add("code", code)
-    b.add("subscript", '"[" (str-lit | [0-9]{1,3}) "]"')
+    if keys:
+        b.add("subscript", f'"[" ({" | ".join(_lit(json.dumps(k)) for k in dict.fromkeys(keys))} | "0") "]"')
+        # a tool's result is a dict: its first key is one of its top-level ones, never an index
+        b.add("top-key", f'"[" ({" | ".join(_lit(json.dumps(k)) for k in TOP_KEYS)}) "]"')
+    else:
+        b.add("subscript", '"[" (str-lit | [0-9]{1,3}) "]"')
     b.add("number", number if number is not None else '"0"')
     b.add("atom", "str-lit | number | var-ref")
     b.add("str-lit", '"r"? "\\"" ([^"\\\\\\n] | "\\\\" [^\\n]){0,120} "\\""')
@@ -375,7 +398,7 @@ def answer_choices(query: str) -> tuple[str, ...]:
 
 def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submit: bool, calls: list[str],
               output_field: str, seen: Sequence[str], inputs: Sequence[str], *, strings: Sequence[str] = ("str-lit",),
-              choices: Sequence[str] = (), has_numbers: bool = True) -> str:
+              choices: Sequence[str] = (), has_numbers: bool = True, raw: Sequence[str] | None = None) -> str:
     """The statements of a step, tracking which names are assigned: an expression may read only the names in
     scope and those assigned by an earlier statement of the same step (so no step reads an unset variable).
 
@@ -384,22 +407,33 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
     ``"a" if x else "b"`` over the query's own answer words (``choices``). The task's inputs (handles) appear only
     as tool arguments. A string assigned to a name is one of ``strings`` (the closed vocabularies of the tools'
     query arguments, e.g. a SPARQL SELECT; free text only when vocabularies are off). A step with nothing computed
-    that must submit submits ``None`` (no answer) rather than text the model made up."""
-    states: dict[frozenset[str], int] = {}
+    that must submit submits ``None`` (no answer) rather than text the model made up.
+
+    With ``raw`` (names in scope holding a whole tool result; None: not tracked), a whole result is only printed:
+    an expression, a condition or ``SUBMIT`` reads it through a key (``hits["total"]``), so a step cannot submit
+    the result's dict or test a dict that is always true; and a printed number is not retyped as the answer while a
+    variable holds a result (``SUBMIT(answer=1)`` after printing a dict with a 1 in it)."""
+    states: dict[tuple[frozenset[str], frozenset[str]], int] = {}
     inputs = frozenset(inputs)
+    track = raw is not None
     rhs_calls = f"{_alt(calls)} subscript*" if calls else None
+    call_alt = _alt(calls) if calls else None
     seen_rule = _alt(_lit(v) for v in seen) if seen else None
     string_rule = _alt(strings) if strings else None
 
-    def state(names: frozenset[str]) -> int:
-        if names in states:
-            return states[names]
-        i = states[names] = len(states)
+    def state(names: frozenset[str], raws: frozenset[str]) -> int:
+        key = (names, raws)
+        if key in states:
+            return states[key]
+        i = states[key] = len(states)
         own = sorted(names - inputs)
+        cooked, whole = [n for n in own if n not in raws], [n for n in own if n in raws]
         factors = [f'"(" expr-{i} ")"']
         if own:
             b.add(f"var-{i}", _alt(_lit(n) for n in own))
-            b.add(f"primary-{i}", f"var-{i} subscript*")
+            reads = ([f"{_alt(_lit(n) for n in cooked)} subscript*"] if cooked else []) + \
+                    ([f"{_alt(_lit(n) for n in whole)} top-key subscript*"] if whole else [])
+            b.add(f"primary-{i}", " | ".join(reads))
             factors += [f'"len(" primary-{i} ")"', f"primary-{i}"]
         computable = bool(own) or has_numbers
         if computable:  # else an expression has no atom to start from: no expression rules at all
@@ -408,11 +442,16 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
             b.add(f"expr-{i}", f'term-{i} ((" + " | " - ") term-{i}){{0,6}}')
             b.add(f"opexpr-{i}", f'term-{i} ((" + " | " - ") term-{i}){{1,6}} | '
                                  f'factor-{i} ((" * " | " / " | " // " | " % ") factor-{i}){{1,6}}')
-        b.add(f"rhs-{i}", " | ".join(x for x in (rhs_calls, f"expr-{i}" if computable else None, string_rule) if x))
+        cooked_rhs = [f"{call_alt} top-key subscript*" if track and call_alt else rhs_calls,
+                      f"expr-{i}" if computable else None, string_rule]
+        b.add(f"rhs-{i}", " | ".join(x for x in ([rhs_calls] + cooked_rhs[1:] if not track else
+                                                 [call_alt, *cooked_rhs]) if x))
+        if track:
+            b.add(f"crhs-{i}", " | ".join(x for x in cooked_rhs if x))
         if own:  # print what a step computed; the inputs are handles, printing one shows nothing
             b.add(f"print-{i}", f'"print(" {_alt(_lit(n) for n in own)} subscript* ")"')
-        values = ([f"primary-{i}"] if own else []) + ([f"opexpr-{i}"] if computable else [])
-        if seen_rule:
+        values = ([f"primary-{i}", f'"len(" primary-{i} ")"'] if own else []) + ([f"opexpr-{i}"] if computable else [])
+        if seen_rule and not (track and own):  # a number a variable holds is submitted through it, not retyped
             values.append(seen_rule)
         if own and len(choices) == 2:
             values.append(f'{_lit(json.dumps(choices[0]))} " if " primary-{i} " else " {_lit(json.dumps(choices[1]))}')
@@ -422,8 +461,8 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
             b.add(f"submit-{i}", _lit(f"SUBMIT({output_field}=None)"))
         return i
 
-    def seq(names: frozenset[str], k: int) -> str:
-        i = state(names)
+    def seq(names: frozenset[str], raws: frozenset[str], k: int) -> str:
+        i = state(names, raws)
         name = f"seq-{i}-{k}"
         if name in b.rules:
             return name
@@ -437,13 +476,17 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
             tail = "" if must_submit else "?"
             opts = list(submit)
             if printable:
-                opts.append(f'print-{i} ("\\n" {seq(names, k - 1)}){tail}')
+                opts.append(f'print-{i} ("\\n" {seq(names, raws, k - 1)}){tail}')
             for t in TARGET_NAMES:
-                opts.append(f'{_lit(t + " = ")} rhs-{i} ("\\n" {seq(names | {t}, k - 1)}){tail}')
+                if track and call_alt:
+                    opts.append(f'{_lit(t + " = ")} {call_alt} ("\\n" {seq(names | {t}, raws | {t}, k - 1)}){tail}')
+                rhs = f"crhs-{i}" if track else f"rhs-{i}"
+                if b.rules.get(rhs):
+                    opts.append(f'{_lit(t + " = ")} {rhs} ("\\n" {seq(names | {t}, raws - {t}, k - 1)}){tail}')
         b.rules[name] = " | ".join(opts)
         return name
 
-    return seq(frozenset(scope), max_statements)
+    return seq(frozenset(scope), frozenset(raw or ()) & frozenset(scope), max_statements)
 
 
 def fields_grammar(names: Sequence[str], thought_chars: int = 160, value_chars: int = 300) -> str:

@@ -16,6 +16,7 @@ GBNF rules whose first entry is the argument's rule; :func:`argument_vocabularie
 from __future__ import annotations
 
 from functools import lru_cache
+from collections.abc import Sequence
 from typing import Any
 
 __all__ = ["argument_vocabularies", "ts_query_rules", "sparql_rules", "rust_node_kinds", "ontology_terms",
@@ -51,21 +52,29 @@ def rust_node_kinds() -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(sorted(k for k in kinds if k)), tuple(sorted(f for f in fields if f))
 
 
-def ts_query_rules(idents: list[str]) -> dict[str, str] | None:
+def ts_query_rules(idents: list[str], *, top: Sequence[str] | None = None, inner: Sequence[str] | None = None,
+                   fields: Sequence[str] | None = None) -> dict[str, str] | None:
     """GBNF rules of a Python string literal holding a tree-sitter query (single-quoted, so the ``#eq?`` value can
-    be double-quoted); ``idents`` are the names an ``#eq?`` may compare with. None without tree-sitter-rust."""
-    kinds, fields = rust_node_kinds()
+    be double-quoted); ``idents`` are the names an ``#eq?`` may compare with. ``top`` (the outer pattern's node
+    kinds), ``inner`` (nested patterns' kinds) and ``fields`` narrow the vocabulary; a name tree-sitter-rust does
+    not have is dropped, and a list left empty means no narrowing. None without tree-sitter-rust."""
+    kinds, all_fields = rust_node_kinds()
     if not kinds:
         return None
+    real = set(kinds)
+    top_kinds = [k for k in (top or ()) if k in real] or list(kinds)
+    inner_kinds = [k for k in (inner or ()) if k in real] or list(kinds)
+    fields = [f for f in (fields or ()) if f in set(all_fields)] or list(all_fields)
     cap = _alt([_lit(c) for c in CAPTURES])
     rules = {
         "ts-q": "\"'\" ts-pat1 \"'\"",
-        "ts-pat1": '"(" ts-kind (" " ts-child1){0,3} ts-pred? ")" (" @" ts-cap)?',
+        "ts-pat1": '"(" ts-top (" " ts-child1){0,3} ts-pred? ")" (" @" ts-cap)?',
         "ts-child1": '(ts-field ": ")? ts-pat2',
         "ts-pat2": '"(" ts-kind (" " ts-child2){0,2} ")" (" @" ts-cap)?',
         "ts-child2": '(ts-field ": ")? ts-pat3',
         "ts-pat3": '"(" ts-kind ")" (" @" ts-cap)?',
-        "ts-kind": _alt(['"_"', *(_lit(k) for k in kinds)]),
+        "ts-top": _alt(['"_"', *(_lit(k) for k in top_kinds)]),
+        "ts-kind": _alt(['"_"', *(_lit(k) for k in inner_kinds)]),
         "ts-field": _alt([_lit(f) for f in fields]),
         "ts-cap": cap,
     }

@@ -26,7 +26,9 @@ from rlmlab.learning._consolidate import CONSOLIDATORS
 from rlmlab.learning._extract import EXTRACTORS
 from rlmlab.learning._forget import FORGETTERS
 from rlmlab.learning._judge import JUDGES, judge_for
-from rlmlab.memory import ContextBuilder, MemoryStore, MemoryTask, Verdict, query_shape, resolve_domain
+from rlmlab.memory import (
+    STEP_TEMPLATES_KEY, ContextBuilder, MemoryStore, MemoryTask, Verdict, query_shape, resolve_domain,
+)
 from rlmlab.records import Record
 
 __all__ = ["ReasoningBankLoop", "TaskOutcome", "EXTRACTION_MODES", "RESULTS_FILE", "rlm_executor"]
@@ -190,7 +192,6 @@ class ReasoningBankLoop:
         "title", "template"} in injection order, empty when none was injected), for an executor that constrains
         its steps to a grammar. ``built`` (a BuiltContext) defaults to the builder's last build if that was for
         this task."""
-        from rlmlab.memory import STEP_TEMPLATES_KEY
         from rlmlab.tools import TOOLS, Workspace, attach_memory, attach_ontology
 
         groups = {spec.group for spec in TOOLS}
@@ -285,14 +286,22 @@ class ReasoningBankLoop:
         together = hasattr(judge, "judge_rollouts")
         trajectories: list[Any] = []
         verdicts: list[Verdict] = []
+        forced = True  # whether a rollout's first step must copy an injected template (see _workspace)
         for tid in ids:
             self.store.bind(run_id=self.run_id, trajectory_id=tid, domain=task.domain)
-            trajectories.append(self.executor(task, built.text, self._workspace(task, tid, built), tid))
+            ws = self._workspace(task, tid, built)
+            if not forced:
+                ws.extras[STEP_TEMPLATES_KEY] = []
+            trajectories.append(self.executor(task, built.text, ws, tid))
             write_point("loop:rollout")
             if not together:
                 verdicts.append(judge.judge(task, trajectories[-1]))
                 if self.until_accepted and verdicts[-1].success:
                     break
+                # exploring: a template the judge just rejected is not forced on the next samples (its guardrail
+                # commits with the task, too late for them), so they search the step's own space instead
+                if self.until_accepted and ws.extras.get(STEP_TEMPLATES_KEY):
+                    forced = False
         if together:
             verdicts = list(judge.judge_rollouts(task, trajectories))
         ids = ids[:len(trajectories)]

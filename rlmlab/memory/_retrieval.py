@@ -11,15 +11,18 @@ from typing import Any, Protocol
 
 from rlmlab.errors import ConfigError
 from rlmlab.registry import PolicyRegistry
+from rlmlab.memory._literals import query_shape
 from rlmlab.memory._records import Hit, MemoryItem
 from rlmlab.memory._retrieve import make_retriever
 from rlmlab.memory._store import MemoryStore
+from rlmlab.memory._templates import TemplateError, normalise_template
 
 __all__ = ["RetrievalPolicy", "Retrieved", "MixedRetrieval", "RETRIEVAL_POLICIES", "SCOPES"]
 
 # "domain": the task's domain and items with no domain; "domain_only": the task's domain; "any": all items.
 SCOPES = ("domain", "domain_only", "any")
 _OVERFETCH = 5  # candidates per wanted item, before scoping by domain
+_GUARD_K = 20  # failure items read for guardrails against a misfired template
 
 
 @dataclass
@@ -30,6 +33,8 @@ class Retrieved:
     successes: list[MemoryItem] = field(default_factory=list)
     failures: list[MemoryItem] = field(default_factory=list)
     scores: dict[str, float] = field(default_factory=dict)
+    # success items left out because a guardrail names their template as one that misfired on this query's shape
+    vetoed: list[str] = field(default_factory=list)
 
     @property
     def ids(self) -> list[str]:
@@ -37,7 +42,7 @@ class Retrieved:
 
     def to_dict(self) -> dict[str, Any]:
         return {"query": self.query, "success": [it.id for it in self.successes],
-                "failure": [it.id for it in self.failures], "scores": self.scores}
+                "failure": [it.id for it in self.failures], "scores": self.scores, "vetoed": self.vetoed}
 
 
 class RetrievalPolicy(Protocol):
@@ -49,13 +54,16 @@ class RetrievalPolicy(Protocol):
 class MixedRetrieval:
     """Top ``k_success`` strategies and top ``k_failure`` guardrails of ``layer`` for the query.
 
-    ``retriever`` is a name in ``RETRIEVERS`` ("fts5" by default); ``scope`` one of ``SCOPES``.
+    ``retriever`` is a name in ``RETRIEVERS`` ("fts5" by default); ``scope`` one of ``SCOPES``. With ``guardrails``
+    (default), a success strategy whose template a guardrail names as having misfired on the query's shape
+    (a failure item of kind "misfire", see :mod:`rlmlab.learning`) is skipped for the next one, unless the strategy
+    was learnt from that very shape: a template copied onto a near shape it does not answer is not offered again.
     """
 
     name = "mixed"
 
     def __init__(self, k_success: int = 3, k_failure: int = 2, *, scope: str = "domain", retriever: str = "fts5",
-                 layer: str = "L2"):
+                 layer: str = "L2", guardrails: bool = True):
         for label, k in (("k_success", k_success), ("k_failure", k_failure)):
             if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= 20:
                 raise ConfigError(f"retrieval {label}: {k!r}; use an integer from 0 to 20")
@@ -63,6 +71,7 @@ class MixedRetrieval:
             raise ConfigError(f"retrieval scope: {scope!r}; use one of {', '.join(SCOPES)}")
         self.k_success, self.k_failure, self.scope, self.retriever, self.layer = (
             k_success, k_failure, scope, retriever, layer)
+        self.guardrails = bool(guardrails)
 
     def _in_scope(self, item: MemoryItem, domain: str | None) -> bool:
         if self.scope == "any":
@@ -74,6 +83,8 @@ class MixedRetrieval:
     def retrieve(self, store: MemoryStore, query: str, domain: str | None) -> Retrieved:
         out = Retrieved(query)
         retriever = make_retriever(self.retriever, store)
+        shape = query_shape(query)
+        misfired = self._misfired(store, retriever, query, shape) if self.guardrails and self.k_success else set()
         for polarity, k, bucket in (("success", self.k_success, out.successes), ("failure", self.k_failure, out.failures)):
             if k == 0:
                 continue
@@ -81,13 +92,43 @@ class MixedRetrieval:
             items = store.get_many([h.id for h in hits])
             for hit, item in zip(hits, items):
                 if len(bucket) < k and self._in_scope(item, domain):
+                    if polarity == "success" and misfired and _vetoed(item, shape, misfired):
+                        out.vetoed.append(item.id)
+                        continue
                     bucket.append(item)
                     out.scores[item.id] = round(hit.score, 4)
+        return out
+
+    def _misfired(self, store: MemoryStore, retriever: Any, query: str, shape: str) -> set[str]:
+        """Normalised templates that guardrails record as having misfired on ``shape`` (any domain: a procedure
+        that misfired is wrong for the shape wherever it was learnt)."""
+        hits = retriever.search(query, _GUARD_K, polarity="failure", layer=self.layer)
+        out: set[str] = set()
+        for item in store.get_many([h.id for h in hits]):
+            if item.template and (item.meta or {}).get("kind") == "misfire" and shape in (item.shape or "").split("\n"):
+                key = _normalised(item.template)
+                if key:
+                    out.add(key)
         return out
 
     def __repr__(self) -> str:
         return (f"MixedRetrieval(k_success={self.k_success}, k_failure={self.k_failure}, scope={self.scope!r}, "
                 f"retriever={self.retriever!r})")
+
+
+def _normalised(template: str) -> str | None:
+    try:
+        return normalise_template(template)
+    except TemplateError:
+        return None
+
+
+def _vetoed(item: MemoryItem, shape: str, misfired: set[str]) -> bool:
+    """Whether a guardrail vetoes ``item`` for a query of ``shape``: its template misfired there and the item was
+    not learnt from that shape itself (one miss on its own shape is evidence about that task, not the shape)."""
+    if not item.template or shape in (item.shape or "").split("\n"):
+        return False
+    return _normalised(item.template) in misfired
 
 
 RETRIEVAL_POLICIES: PolicyRegistry = PolicyRegistry("retrieval policy")

@@ -1,0 +1,158 @@
+"""Which tools, regexes and result keys a constrained step is offered: a closed space the oracles define.
+
+A 135M model offered every registered tool picks distractors (``agenda``, ``blob``, ``mem_*``, ``sparql_query`` on
+Rust), and asked for a regex it writes one that matches nothing, so exploration from an empty bank finds no
+success to learn from. Under the step grammar with vocabularies on, a step is instead offered
+
+- only the tools that can answer the query over its context (:func:`offered_tools`): decided from the query's
+  text and the kind of the attached context (:func:`context_kind`), never from a task id or an answer;
+- for ``ctx_find``'s pattern over Rust, the grep oracle's own intent regexes whose words the query uses, each
+  also narrowed to an item named in the query, and "impl Trait for Type" for a query about implementing
+  (:func:`grep_patterns`); these are the regexes the oracle counts with, so a count the step makes is one the
+  oracle can confirm;
+- for ``ast_query``'s tree-sitter query, outer patterns over the item kinds the query names, nested ones and fields
+  over what the tree-sitter oracle reads (:func:`ast_vocabulary`), ``#eq?`` on the names the query gives an item;
+- as subscripts, the keys the tools' results have (:data:`RESULT_KEYS`) and the first item.
+
+A context of another kind (the user's own text) keeps every tool and free strings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from rlmlab.oracle import INTENT_PATTERNS, is_count_query
+
+__all__ = ["context_kind", "offered_tools", "grep_patterns", "grep_rules", "ast_vocabulary", "item_names",
+           "RESULT_KEYS", "CONTEXT_KINDS", "AST_INNER", "AST_FIELDS"]
+
+CONTEXT_KINDS = ("none", "rust", "ontology", "text")
+# Keys of ctx_find / ast_query / sparql_query results and of their matches (see rlmlab.tools), and the capture
+# names of the tree-sitter vocabulary (executors._vocab.CAPTURES): what a step may subscript a result with.
+RESULT_KEYS = ("total", "matches", "line", "text", "captures", "rows", "name", "type", "field", "param", "item", "x")
+# Tools that answer a question about Rust source: grep-like counting and listing, tree-sitter structure.
+_RUST_TOOLS = ("ctx_find", "ast_query")
+_RUST_LINE = re.compile(r"^[ \t]*(pub(\([^)]*\))?[ \t]+)?(fn|struct|enum|impl|use|mod|trait|const|static|macro_rules!)\b",
+                        re.M)
+_LIST = re.compile(r"^\s*(list|find|show)\s+(all|every)\b", re.I)
+_IMPLEMENT = re.compile(r"\bimplement(s|ed|ing)?\b", re.I)
+_IDENT = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
+
+
+def context_kind(text: str | None, ontology: Any = None) -> str:
+    """"ontology" when an ontology is attached, "none" for an empty context, "rust" when the text holds Rust items
+    (at least 2 item lines), else "text"."""
+    if ontology is not None:
+        return "ontology"
+    if not text:
+        return "none"
+    return "rust" if len(_RUST_LINE.findall(text[:200_000])) >= 2 else "text"
+
+
+def _asks_choice(query: str) -> bool:
+    from rlmlab.executors._step_grammar import answer_choices
+
+    return len(answer_choices(query)) == 2
+
+
+def offered_tools(specs: Iterable[Any], query: str, kind: str) -> list[Any]:
+    """The specs a step over a context of ``kind`` may call for ``query`` (order kept).
+
+    Rust: a count, a list ("List all ...") or a yes/no question is answered by grep (``ctx_find``); any other
+    question (a signature, a type, the variants of an enum) by ``ast_query`` or grep. An ontology: ``sparql_query``.
+    No context (arithmetic): no tool, the answer is computed from the query's numbers. Other text: every tool.
+    """
+    specs = list(specs)
+    if kind == "text":
+        return specs
+    if kind == "none":
+        return []
+    if kind == "ontology":
+        return [s for s in specs if s.name == "sparql_query"]
+    grep_only = is_count_query(query) or bool(_LIST.search(query)) or _asks_choice(query)
+    names = ("ctx_find",) if grep_only else _RUST_TOOLS
+    return [s for s in specs if s.name in names]
+
+
+def _line_regex(regex: str) -> str:
+    """An oracle regex (matched per line, like grep -P) as one ``ctx_find`` runs over the whole text: multi-line
+    anchors, and blanks that cannot run on into the next line (``\\s`` would)."""
+    return "(?m)" + regex.replace(r"\s", r"[ \t]")
+
+
+def _names_item(ident: str, query: str) -> bool:
+    """Whether a query identifier can be an item's name: CamelCase or snake_case, and not the query's first word
+    (a capitalised "Count" or "How" is English; the grammar's ident slots take every word the code uses)."""
+    first = query.split(maxsplit=1)[0] if query.split() else ""
+    return bool(_IDENT.fullmatch(ident)) and ident != first and (ident[0].isupper() or "_" in ident.strip("_"))
+
+
+def grep_patterns(query: str, idents: Sequence[str] = ()) -> list[str]:
+    """The regexes a ``ctx_find`` over Rust may take for ``query``: the grep oracle's intent regex of every item
+    kind the query's words name, each also for an item whose name contains one of ``idents`` (the query's
+    identifiers defined in the context: its exact name); with "implement" and two identifiers, ``impl ... A for B`` both ways.
+    Empty when the query names no item kind."""
+    out: list[str] = []
+    intents = [regex for rx, regex in INTENT_PATTERNS if rx.search(query)]
+    names = [i for i in dict.fromkeys(idents) if _names_item(i, query)][:6]
+    for regex in intents:
+        out.append(_line_regex(regex))
+        stem = re.sub(r"(\\s\+\\w\+|\\s\*\\w\+|\\b)$", "", regex)
+        if stem != regex:  # an item kind with a name after it (struct X, unsafe fn X), not a call (.unwrap())
+            out += [_line_regex(rf"{stem}\s+{re.escape(n)}\b") for n in names]
+    if _IMPLEMENT.search(query) and len(names) >= 2:
+        for a in names:
+            out += [_line_regex(rf"^\s*(unsafe\s+)?impl\b.*\b{re.escape(a)}\b.*\bfor\s+{re.escape(b)}\b")
+                    for b in names if b != a]
+        out.append(_line_regex(r"^\s*(unsafe\s+)?impl\b"))
+    return list(dict.fromkeys(out))
+
+
+# The node kinds and fields the tree-sitter oracle's extractors read (rlmlab.oracle: functions, structs, enums,
+# impls, traits; their names, parameters, return types, fields and variants): the space an ast_query over Rust
+# explores. Outer patterns are items; an item kind is offered when the query's words name it.
+_ITEM_WORDS = (
+    (re.compile(r"\b(fn|fns|functions?|methods?|signatures?|returns?|arguments?|args|param(eter)?s?|take)\b", re.I),
+     ("function_item", "function_signature_item")),
+    (re.compile(r"\b(structs?|members|fields?)\b", re.I), ("struct_item",)),
+    (re.compile(r"\b(enums?|variants?)\b", re.I), ("enum_item",)),
+    (re.compile(r"\b(impl|implement(s|ed|ing|ors?)?|traits?)\b", re.I), ("impl_item", "trait_item")),
+)
+AST_INNER = ("identifier", "type_identifier", "field_identifier", "parameters", "parameter", "self_parameter",
+             "field_declaration_list", "field_declaration", "enum_variant_list", "enum_variant", "declaration_list",
+             "generic_type", "scoped_type_identifier", "primitive_type", "reference_type", "visibility_modifier",
+             "function_modifiers")
+AST_FIELDS = ("name", "type", "trait", "return_type", "parameters", "pattern", "body")
+
+
+def ast_vocabulary(query: str) -> dict[str, tuple[str, ...]]:
+    """The narrowing of ``ast_query``'s vocabulary for ``query`` (keyword arguments of ``ts_query_rules``): outer
+    patterns over the item kinds the query names (every item kind when it names none), nested ones and fields
+    over what the tree-sitter oracle reads."""
+    top = tuple(dict.fromkeys(k for rx, kinds in _ITEM_WORDS if rx.search(query) for k in kinds))
+    return {"top": top or tuple(k for _, kinds in _ITEM_WORDS for k in kinds), "inner": AST_INNER,
+            "fields": AST_FIELDS}
+
+
+def item_names(query: str, idents: Sequence[str]) -> list[str]:
+    """The query identifiers that can name an item (see :func:`grep_patterns`), else all of ``idents``."""
+    return [i for i in idents if _names_item(i, query)] or list(idents)
+
+
+def _py_raw(regex: str) -> str:
+    """``regex`` as a Python raw string literal (the step's text): r"...", double quotes escaped."""
+    return 'r"' + regex.replace('"', '\\"') + '"'
+
+
+def grep_rules(query: str, idents: Sequence[str] = ()) -> dict[str, str] | None:
+    """GBNF rules (the first the argument's) of ``ctx_find``'s pattern as one of :func:`grep_patterns`; None when
+    the query names no item kind (the pattern then stays a free string)."""
+    pats = grep_patterns(query, idents)
+    if not pats:
+        return None
+    from rlmlab.executors._step_grammar import _lit
+
+    return {"grep-pat": "(" + " | ".join(_lit(_py_raw(p)) for p in pats) + ")"}
+

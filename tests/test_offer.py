@@ -1,0 +1,189 @@
+"""The closed space a constrained step explores (rlmlab.executors._offer): the tools a query over its context can
+use, the grep oracle's regexes for ctx_find, result keys, and no whole tool result as an answer. Checked on the E14
+train stream's real tasks and contexts, the real tools, and the step grammar as a byte-level llguidance matcher
+(no model)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from rlmlab.executors import CodeRunOptions
+from rlmlab.executors._constrain import run_step_grammar
+from rlmlab.executors._offer import context_kind, grep_patterns, offered_tools
+from rlmlab.executors._step_grammar import query_slots, whole_results
+from rlmlab.experiments._suites import read_tasks, task_context
+from rlmlab.ontology import PROV_TTL
+from rlmlab.tools import TOOLS, Workspace, attach_ontology
+
+TRAIN = "data/tasks/e14/code_train.jsonl"  # the train stream only: the test split is not read here
+
+
+@pytest.fixture(scope="module")
+def train():
+    return read_tasks(TRAIN)
+
+
+def _accepts(grammar: str, text: str) -> bool:
+    """Whether the GBNF ``grammar`` accepts ``text`` whole, byte by byte (llguidance's byte tokenizer)."""
+    import llguidance
+
+    tok = llguidance.LLTokenizer("byte")
+    m = llguidance.LLMatcher(tok, llguidance.grammar_from("grammar", grammar), log_level=0)
+    assert not m.is_error(), m.get_error()
+    return m.consume_tokens(tok.tokenize_bytes(text.encode())) and m.is_accepting()
+
+
+def _run(task, records=(), ws=None):
+    ws = ws or Workspace(registry=TOOLS)
+    return SimpleNamespace(workspace=ws, options=CodeRunOptions(decoding="grammar"), records=list(records),
+                           query=task.query, context_text=task_context(task))
+
+
+def _step(task, code: str) -> str:
+    return (f"[[ ## reasoning ## ]]\nQuestion: {' '.join(task.query.split())} Plan: count it\n\n[[ ## code ## ]]\n"
+            f"{code}\n\n[[ ## completed ## ]]")
+
+
+def _first(train, kind: str):
+    return next(t for t in train if t.kind == kind)
+
+
+def test_the_context_kind_comes_from_the_text_and_the_attached_ontology(train):
+    assert context_kind(task_context(_first(train, "count_structs"))) == "rust"
+    assert context_kind("") == "none"
+    assert context_kind("Alice has 3 apples and buys 4 more.") == "text"
+    ws = Workspace(registry=TOOLS)
+    attach_ontology(ws, PROV_TTL)
+    assert context_kind(PROV_TTL.read_text(), ws.extras["ontology"]) == "ontology"
+
+
+def test_a_step_is_offered_only_the_tools_that_can_answer_the_query(train):
+    names = lambda query, kind: [s.name for s in offered_tools(TOOLS, query, kind)]  # noqa: E731
+    assert names(_first(train, "count_unwrap_calls").query, "rust") == ["ctx_find"]
+    assert names(_first(train, "defines_struct").query, "rust") == ["ctx_find"]  # yes/no: grep
+    assert sorted(names(_first(train, "return_type").query, "rust")) == ["ast_query", "ctx_find"]
+    assert names("What is 2 + 2?", "none") == []
+    assert names("What is the domain of prov:used?", "ontology") == ["sparql_query"]
+    assert len(names("Summarise the notes.", "text")) == len(list(TOOLS))  # someone's own text: every tool
+
+
+def test_one_offered_regex_counts_what_the_oracle_counted_on_every_train_count_task(train):
+    """The grep oracle's own regexes, run by the real ctx_find over the real context, give the train stream's
+    verified count for every count kind the oracle has an intent for (so exploration can find each)."""
+    counts = [t for t in train if t.kind.startswith(("count_", "module_count_", "crate_count_"))]
+    assert len(counts) >= 100
+    missed = []
+    for task in counts:
+        ws = Workspace(registry=TOOLS)
+        ctx = task_context(task)
+        ws.store.put(ctx, name="context")
+        pats = grep_patterns(task.query, query_slots(task.query, ctx)["ident"])
+        assert pats, task.query
+        totals = {ws.call("ctx_find", "context", p, k=1)["total"] for p in pats}
+        if int(task.expected) not in totals:
+            missed.append((task.id, task.expected, totals))
+    assert not missed, missed
+
+
+def test_a_yes_no_question_about_a_named_item_gets_its_exact_name_and_impl_pairs(train):
+    struct = _first(train, "defines_struct")  # "Does buf/chain.rs define a struct named Chain? ..."
+    assert any(p.endswith(r"\bstruct[ \t]+Chain\b") for p in grep_patterns(struct.query, ["Chain"]))
+    impl = _first(train, "does_implement")  # "Does the type Shared implement the trait Deref ...?"
+    pats = grep_patterns(impl.query, query_slots(impl.query, task_context(impl))["ident"])
+    assert any(r"\bDeref\b.*\bfor[ \t]+Shared\b" in p for p in pats)
+
+
+def test_the_grammar_takes_the_oracles_regex_and_refuses_distractors_made_up_regexes_and_whole_results(train):
+    task = _first(train, "count_unwrap_calls")
+    g = run_step_grammar(_run(task), fmt="rlm", must_submit=False)
+    regex = r'r"(?m)^(?![ \t]*//).*\.unwrap\(\)"'
+    assert _accepts(g, _step(task, f'total = ctx_find(context, {regex})["total"]\nSUBMIT(answer=total)'))
+    assert _accepts(g, _step(task, f'hits = ctx_find(context, {regex}, k=1)\nprint(hits)'))
+    assert not _accepts(g, _step(task, 'total = ctx_find(context, "test_code")["total"]'))  # a made-up regex
+    assert not _accepts(g, _step(task, "answer = agenda('add')"))  # a distractor tool
+    assert not _accepts(g, _step(task, 'answer = sparql_query("SELECT * WHERE { ?x ?p ?y }")'))
+    assert not _accepts(g, _step(task, f'hits = ctx_find(context, {regex})\nSUBMIT(answer=hits)'))  # the dict
+    assert not _accepts(g, _step(task, f'total = ctx_find(context, {regex})["bogus"]'))  # not a result key
+
+
+def test_a_later_step_reads_a_whole_result_through_a_key_and_never_a_name_whose_step_raised(train):
+    task = _first(train, "defines_struct")
+    regex = r'r"(?m)^(?![ \t]*//).*\bstruct[ \t]+Chain\b"'
+    done = SimpleNamespace(code=f"hits = ctx_find(context, {regex})", output="{'total': 1}")
+    failed = SimpleNamespace(code="n = ast_query(context, '(struct_item)')", output="[Error] RuntimeError: ToolError")
+    g = run_step_grammar(_run(task, [done, failed]), fmt="rlm", must_submit=True)
+    assert _accepts(g, _step(task, 'SUBMIT(answer="yes" if hits["total"] else "no")'))
+    assert not _accepts(g, _step(task, 'SUBMIT(answer="yes" if hits else "no")'))  # a dict is always true
+    assert not _accepts(g, _step(task, 'SUBMIT(answer=n)'))  # n was never set: its step raised
+
+
+def test_whole_results_follow_each_names_last_assignment():
+    code = 'hits = ctx_find(context, r"x")\nn = ctx_find(context, r"y")["total"]\nrows = len(hits["matches"])\n' \
+           'n = ast_query(context, "q")\ntotal = n["total"]'
+    assert whole_results(code, ["ctx_find", "ast_query"]) == (["hits", "n"], ["rows", "total"])
+
+
+def test_without_vocabularies_the_step_keeps_every_tool_and_free_strings(train):
+    task = _first(train, "count_unwrap_calls")
+    run = _run(task)
+    run.options = CodeRunOptions(decoding="grammar", vocab=False)
+    g = run_step_grammar(run, fmt="rlm", must_submit=False)
+    assert _accepts(g, _step(task, 'total = ctx_find(context, "test_code")["total"]'))
+    assert _accepts(g, _step(task, 'hits = ctx_find(context, "x")\nSUBMIT(answer=hits)'))
+
+
+def test_a_printed_number_is_not_retyped_while_a_variable_holds_the_result(train):
+    task = _first(train, "count_unwrap_calls")
+    printed = SimpleNamespace(code='total = ctx_find(context, r"x")\nprint(total)',
+                              output="{'key': 'context', 'total': 10, 'matches': [{'offset': 499, 'line': 24}]}")
+    g = run_step_grammar(_run(task, [printed]), fmt="rlm", must_submit=True)
+    assert _accepts(g, _step(task, 'SUBMIT(answer=total["total"])'))
+    assert not _accepts(g, _step(task, "SUBMIT(answer=24)"))  # a line number it printed
+    assert not _accepts(g, _step(task, 'SUBMIT(answer=total[1])'))  # a dict has no index 1
+
+
+def test_ast_query_explores_the_item_kinds_the_query_names_and_what_the_oracle_reads(train):
+    """"Which type does get_mut return?": outer patterns are function items, #eq? takes get_mut, and a query in
+    that space, run by the real ast_query over the task's real file, gives the verified return type."""
+    task = _first(train, "return_type")
+    name = next(i for i in query_slots(task.query, task_context(task))["ident"] if "_" in i)
+    g = run_step_grammar(_run(task), fmt="rlm", must_submit=False)
+    assert "ts-top ::= (\"_\" | \"function_item\" | \"function_signature_item\")" in g
+    ts = f"(function_item name: (identifier) @name return_type: (_) @type (#eq? @name \"{name}\"))"
+    assert _accepts(g, _step(task, f"rows = ast_query(context, '{ts}')\n"
+                                   'SUBMIT(answer=rows["matches"][0]["captures"]["type"])'))
+    assert not _accepts(g, _step(task, "rows = ast_query(context, '(async_block)')"))  # not an item kind
+    assert not _accepts(g, _step(task, "rows = ast_query(context, '(function_item (line_comment))')"))
+    ws = Workspace(registry=TOOLS)
+    ws.store.put(task_context(task), name="context")
+    assert ws.call("ast_query", "context", ts)["matches"][0]["captures"]["type"] == task.expected
+
+
+def test_llama_cpp_parses_the_closed_step_grammars(train):
+    from llama_cpp import LlamaGrammar
+
+    for kind in ("count_unwrap_calls", "return_type", "does_implement", "variants"):
+        task = _first(train, kind)
+        for records in ([], [SimpleNamespace(code='hits = ctx_find(context, r"x")', output="{'total': 3}")]):
+            LlamaGrammar.from_string(run_step_grammar(_run(task, records), fmt="rlm", must_submit=bool(records)),
+                                     verbose=False)  # raises on a grammar llama.cpp cannot parse
+
+
+def test_a_whole_result_is_read_by_a_top_level_key_first(train):
+    task = _first(train, "count_unwrap_calls")
+    printed = SimpleNamespace(code='answer = ctx_find(context, r"x")', output="(no output)")
+    g = run_step_grammar(_run(task, [printed]), fmt="rlm", must_submit=True)
+    assert not _accepts(g, _step(task, "SUBMIT(answer=answer[0])"))  # KeyError: 0 on the result's dict
+    assert _accepts(g, _step(task, 'SUBMIT(answer=answer["matches"][0]["line"])'))
+    assert _accepts(g, _step(task, 'SUBMIT(answer=len(answer["matches"]))'))
+
+
+def test_over_rust_a_printed_number_is_not_retyped_into_arithmetic(train):
+    task = _first(train, "count_unwrap_calls")
+    printed = SimpleNamespace(code='answer = ctx_find(context, r"x")\nprint(answer)',
+                              output="{'key': 'context', 'total': 10, 'matches': [{'offset': 5232, 'line': 24}]}")
+    g = run_step_grammar(_run(task, [printed]), fmt="rlm", must_submit=True)
+    assert not _accepts(g, _step(task, "SUBMIT(answer=10 * 5232)"))
+    assert _accepts(g, _step(task, 'SUBMIT(answer=answer["total"])'))
