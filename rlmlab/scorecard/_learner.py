@@ -17,7 +17,7 @@ from typing import Any
 from rlmlab.numbers import solve_arithmetic
 from rlmlab.teach import Exchange, LearnerAnswer
 
-__all__ = ["CodeFirstLearner", "CODE_FIRST_INSTRUCTIONS", "expression_grammar"]
+__all__ = ["CodeFirstLearner", "CODE_FIRST_INSTRUCTIONS", "expression_grammar", "question_numbers"]
 
 CODE_FIRST_INSTRUCTIONS = ("Write one Python line that computes the answer from the numbers in the question: "
                            "answer = <arithmetic expression>. Use + - * / and parentheses only.")
@@ -26,10 +26,23 @@ _LINE = re.compile(r"answer\s*=\s*([-+*/(). \d]+)")
 _ANSWER = re.compile(r"Answer:\s*(-?[\d,]*\.?\d+)")
 
 
+_WORDS = {w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
+
+
+def question_numbers(question: str) -> list[str]:
+    """The numbers an expression may use: the question's digits, its number words up to twelve ("Four friends"),
+    and 100 when it speaks of a percentage; longest first."""
+    found = {n.replace(",", "") for n in _NUMBER.findall(question)}
+    found |= {_WORDS[w] for w in re.findall(r"[a-z]+", question.lower()) if w in _WORDS}
+    if "%" in question or "percent" in question.lower():
+        found.add("100")
+    return sorted(found, key=lambda s: (-len(s), s))
+
+
 def expression_grammar(question: str) -> str:
-    """GBNF for ``answer = <expression>`` whose numbers are the question's own (any integer if it has none);
-    at most 5 operands, so a reply cannot run on."""
-    numbers = sorted({n.replace(",", "") for n in _NUMBER.findall(question)}, key=lambda s: (-len(s), s))
+    """GBNF for ``answer = <expression>`` whose numbers are :func:`question_numbers` (any integer if there are
+    none); at most 5 operands, so a reply cannot run on."""
+    numbers = question_numbers(question)
     num = " | ".join(f'"{n}"' for n in numbers) if numbers else '[0-9] [0-9]{0,6}'
     return (f'root ::= "answer = " expr\nexpr ::= term (" " op " " term){{0,4}}\n'
             f'term ::= num | "(" expr ")"\nop ::= "+" | "-" | "*" | "/"\nnum ::= {num}\n')
