@@ -209,3 +209,29 @@ def test_cli_table_and_bad_input(tmp_path):
     assert "s003.teach" in result.stdout and "95% interval" in result.stdout
     bad = CliRunner().invoke(main, ["scorecard", "--lm", "scripted:probe", "--seeds", "007"])
     assert bad.exit_code == 2 and "unknown seed(s) 007" in bad.output
+
+
+# -- the notebook --------------------------------------------------------------------------------------------------
+
+@pytest.mark.notebook
+def test_scorecard_notebook_runs_under_papermill_on_a_scripted_model(rlmlab_kernel, tmp_path):
+    import papermill
+
+    from rlmlab import PROJECT_ROOT
+
+    out = tmp_path / "scorecard.out.ipynb"
+    papermill.execute_notebook(str(PROJECT_ROOT / "notebooks" / "scorecard.ipynb"), str(out), kernel_name="rlmlab",
+                               cwd=str(tmp_path), progress_bar=False,
+                               parameters={"lm": "scripted:probe", "n": 1, "seeds": "003,004",
+                                           "claims": "s003.teach,s004.E7,s004.E4-breakeven", "quick": True})
+    cells = [c for c in json.loads(out.read_text())["cells"] if c["cell_type"] == "code"]
+    outputs = [o for c in cells for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o["output_type"] == "error"]
+    html = "".join("".join(o["data"]["text/html"]) for o in outputs if "text/html" in o.get("data", {}))
+    assert "s004.E7" in html and "not measured" in html
+    assert any("image/png" in o.get("data", {}) for o in outputs)
+    saved = read_scorecard(tmp_path / "runs" / "scorecard")
+    assert [r.name for r in saved.rows] == ["s003.teach", "s004.E4-breakeven", "s004.E7"]
+    assert (tmp_path / "runs" / "scorecard" / "scorecard.png").is_file()
+    printed = "".join("".join(o.get("text", "")) for o in outputs)
+    assert [json.loads(line)["seed"] for line in printed.splitlines() if line.startswith("{")] == ["003", "004", "004"]
