@@ -235,3 +235,15 @@ def test_scorecard_notebook_runs_under_papermill_on_a_scripted_model(rlmlab_kern
     assert (tmp_path / "runs" / "scorecard" / "scorecard.png").is_file()
     printed = "".join("".join(o.get("text", "")) for o in outputs)
     assert [json.loads(line)["seed"] for line in printed.splitlines() if line.startswith("{")] == ["003", "004", "004"]
+
+
+@pytest.mark.local_model
+def test_reprompting_row_on_the_embedded_model_with_the_code_first_learner(tmp_path):
+    # the smallest real input that proves the path: one row, two items; the grammar reaches the model
+    card = run_scorecard("local", n=2, claims=["s002.rts-vs-single"], out=tmp_path, progress=None)
+    row = card.rows[0]
+    assert row.n == 2 and row.verdict in VERDICTS and row.ci_low <= row.difference <= row.ci_high
+    for arm in ("rts", "single"):
+        traces = json.loads((tmp_path / "teach" / f"traces.code_first.{arm}.json").read_text())["traces"]
+        answers = [t["answer"] for trace in traces for t in trace["turns"]]
+        assert answers and all(re.fullmatch(r"answer = [-+*/() \d.]+\nAnswer: \S+", a) for a in answers), answers

@@ -138,7 +138,7 @@ def _load_rows() -> None:
     from rlmlab.scorecard import _rows_memory, _rows_teach, _rows_turing  # noqa: F401
 
 
-def run_scorecard(lm: Any = "scripted:probe", *, n: int | None = None, seeds: Sequence[str] | None = None,
+def run_scorecard(lm: Any = "local", *, n: int | None = None, seeds: Sequence[str] | None = None,
                   claims: Sequence[str] | None = None, quick: bool = False, out: str | Path = "runs/scorecard",
                   api_base: str | None = None, suite: str | None = None, seed: int = 0,
                   progress: Callable[[str], None] | None = print) -> Scorecard:
