@@ -247,3 +247,15 @@ def test_reprompting_row_on_the_embedded_model_with_the_code_first_learner(tmp_p
         traces = json.loads((tmp_path / "teach" / f"traces.code_first.{arm}.json").read_text())["traces"]
         answers = [t["answer"] for trace in traces for t in trace["turns"]]
         assert answers and all(re.fullmatch(r"answer = [-+*/() \d.]+\nAnswer: \S+", a) for a in answers), answers
+
+
+@pytest.mark.notebook
+def test_cli_notebook_flag_leaves_the_executed_notebook_beside_the_results(rlmlab_kernel, tmp_path):
+    result = CliRunner().invoke(main, ["scorecard", "--lm", "scripted:probe", "--n", "1", "--claims", "s004.E7",
+                                       "--out", str(tmp_path / "card"), "--notebook", "--json"])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.stdout.splitlines()]  # the cells' output went to stderr
+    assert len(rows) == 1 and rows[0]["claim"].startswith("Goal: validate that handle")
+    executed = json.loads((tmp_path / "card" / "scorecard.ipynb").read_text())
+    assert any("image/png" in o.get("data", {}) for c in executed["cells"] for o in c.get("outputs", []))
+    assert read_scorecard(tmp_path / "card").params["claims"] == ["s004.E7"]

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -28,28 +31,30 @@ def _split(values: tuple[str, ...]) -> list[str]:
               show_default=True, help="Folder for scorecard.json and the runs it read.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON object per row (seed, claim, comparison, n, difference, ci_low, ci_high, verdict).")
+@click.option("--notebook", is_flag=True,
+              help="Run notebooks/scorecard.ipynb under papermill instead: OUT also gets the executed notebook.")
 @click.option("--list", "list_only", is_flag=True, help="List the registered claims and exit.")
 def scorecard(lm: str, api_base: str | None, n: int | None, seeds: tuple[str, ...], claims: tuple[str, ...],
-              quick: bool, suite: str | None, out: Path, as_json: bool, list_only: bool) -> None:
+              quick: bool, suite: str | None, out: Path, as_json: bool, notebook: bool, list_only: bool) -> None:
     """Measure each seed claim on LM: two arms on the same items, the difference with its 95% interval
     (Newcombe for pass rates, paired bootstrap otherwise) and the verdict: holds, contradicted or cannot tell."""
-    from rich.console import Console
-
     from rlmlab.cli._console import wide_console
     from rlmlab.errors import RLMLabError
     from rlmlab.scorecard import run_scorecard, select_claims
 
     console = wide_console()
-    errors = Console(stderr=True, highlight=False)
     try:
         if list_only:
             for entry in select_claims(_split(seeds) or None, _split(claims) or None):
                 console.print(f"{entry.name}\t{entry.seed}\t{entry.comparison}")
             return
         with interrupts_in_one_line():
-            card = run_scorecard(lm, n=n, seeds=_split(seeds) or None, claims=_split(claims) or None, quick=quick,
-                                 out=out, api_base=api_base, suite=suite,
-                                 progress=lambda line: errors.print(line, markup=False))
+            if notebook:
+                card = _via_notebook(lm, api_base, n, seeds, claims, quick, suite, out)
+            else:
+                card = run_scorecard(lm, n=n, seeds=_split(seeds) or None, claims=_split(claims) or None,
+                                     quick=quick, out=out, api_base=api_base, suite=suite,
+                                     progress=lambda line: click.echo(line, err=True))
     except (RLMLabError, ValueError) as exc:
         raise cli_error(exc) from None
     if as_json:
@@ -57,4 +62,22 @@ def scorecard(lm: str, api_base: str | None, n: int | None, seeds: tuple[str, ..
             click.echo(json.dumps(row.summary(), ensure_ascii=False))
         return
     console.print(card)
-    errors.print(f"{len(card.rows)} claims in {card.seconds:.0f} s; results: {card.path}", markup=False)
+    click.echo(f"{len(card.rows)} claims in {card.seconds:.0f} s; results: {card.path}", err=True)
+
+
+def _via_notebook(lm: str, api_base: str | None, n: int | None, seeds: tuple[str, ...], claims: tuple[str, ...],
+                  quick: bool, suite: str | None, out: Path) -> Any:
+    """Execute the scorecard notebook with these parameters (its cells' output streamed to this terminal) and read
+    back the scorecard it wrote; the executed notebook is ``OUT/scorecard.ipynb``. The cells' output goes to stderr."""
+    from rlmlab.errors import ConfigError
+    from rlmlab.experiments import run_notebook
+    from rlmlab.scorecard import read_scorecard, select_claims
+
+    if suite:
+        raise ConfigError("--suite: the notebook has no suite parameter; run without --notebook")
+    select_claims(_split(seeds) or None, _split(claims) or None)  # a bad name fails here, before a kernel starts
+    params = {"lm": lm, "api_base": api_base, "n": n, "seeds": ",".join(_split(seeds)) or "001,002,003,004",
+              "claims": ",".join(_split(claims)) or None, "quick": quick, "run_dir": str(out)}
+    with contextlib.redirect_stdout(sys.stderr):  # the cells' output is progress: stdout keeps the table or JSON
+        done = run_notebook("scorecard.ipynb", params, progress=False, log_output=True)
+    return read_scorecard(done.run_dir)
