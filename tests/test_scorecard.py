@@ -259,3 +259,19 @@ def test_cli_notebook_flag_leaves_the_executed_notebook_beside_the_results(rlmla
     executed = json.loads((tmp_path / "card" / "scorecard.ipynb").read_text())
     assert any("image/png" in o.get("data", {}) for c in executed["cells"] for o in c.get("outputs", []))
     assert read_scorecard(tmp_path / "card").params["claims"] == ["s004.E7"]
+
+
+def test_ctrl_c_keeps_the_finished_rows_and_says_where(tmp_path):
+    from rlmlab.errors import RunInterrupted
+
+    def interrupted(ctx):
+        raise KeyboardInterrupt
+
+    claim("s004.zz-interrupted", seed="004", text="t", comparison="a vs b")(interrupted)
+    try:
+        with pytest.raises(RunInterrupted, match=r"interrupted at s004.zz-interrupted; 1 finished row\(s\) in "):
+            run_scorecard("scripted:probe", n=1, claims=["s004.E4-breakeven", "s004.zz-interrupted"], out=tmp_path,
+                          progress=None)
+    finally:
+        CLAIMS.unregister("s004.zz-interrupted")
+    assert [r.name for r in read_scorecard(tmp_path).rows] == ["s004.E4-breakeven"]

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rlmlab._files import write_atomic
-from rlmlab.errors import ConfigError
+from rlmlab.errors import ConfigError, RunInterrupted
 from rlmlab.scorecard._claims import CLAIMS, SEEDS, Claim, NotMeasured, Paired
 from rlmlab.scorecard._context import ScoreContext
 from rlmlab.scorecard._stats import paired_binary, paired_continuous
@@ -145,7 +145,8 @@ def run_scorecard(lm: Any = "local", *, n: int | None = None, seeds: Sequence[st
     """Measure every selected claim on ``lm`` (a spec such as "local", "scripted:probe", a LiteLLM model string
     with ``api_base``, or an LM object) over ``n`` paired items each (default 60; ``quick``: 4 items and at most
     3 agent steps). Writes ``<out>/scorecard.json`` after every row, so a run cut short keeps the rows done.
-    ``progress`` gets one line per row as it finishes (None: silent). ConfigError for an unknown seed or claim.
+    ``progress`` gets one line per row as it finishes (None: silent). ConfigError for an unknown seed or claim;
+    Ctrl-C raises RunInterrupted naming the rows kept.
     """
     entries = select_claims(seeds, claims)
     n = n or (QUICK_N if quick else DEFAULT_N)
@@ -166,7 +167,11 @@ def run_scorecard(lm: Any = "local", *, n: int | None = None, seeds: Sequence[st
     card = Scorecard([], params, path=out / RESULTS_FILE)
     t0 = time.perf_counter()
     for i, entry in enumerate(entries, 1):
-        row = score_claim(entry, ctx)
+        try:
+            row = score_claim(entry, ctx)
+        except KeyboardInterrupt as exc:  # Ctrl-C: say where the finished rows are, not only the cut agent run
+            kept = f"{len(card.rows)} finished row(s) in {card.path}" if card.rows else "no row finished"
+            raise RunInterrupted(f"scorecard interrupted at {entry.name}; {kept} ({exc})", out) from None
         card.rows.append(row)
         card.seconds = time.perf_counter() - t0
         write_atomic(card.path, json.dumps(card.to_dict(), indent=2))
