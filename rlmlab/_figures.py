@@ -75,7 +75,9 @@ _LIST = [
     Figure("elapsed_ms", "time", "s", "wall-clock time of the run"),
     Figure("latency_s", "latency", "s", "wall-clock time of one LM call"),
     Figure("pass_rate", "pass rate", "share", "tasks whose selected answer the judge passed"),
-    Figure("convergence", "converged", "share", "runs that ended with an answer and no error"),
+    Figure("convergence", "converged", "share", "runs whose answer the model SUBMITted, with no error"),
+    Figure("fallback", "extract fallback", "share",
+           "runs answered only by DSPy's extract fallback (no SUBMIT by the iteration limit)"),
     Figure("success", "pass", "text", "the judge's verdict on the task's selected answer"),
     Figure("tasks", "tasks", "count", "tasks run"),
     Figure("errors", "errors", "count", "runs that ended in an error"),
@@ -84,7 +86,8 @@ _LIST = [
     Figure("maj_at_n", "maj@N", "share", "success of the majority answer per task"),
     Figure("pass_at_n", "pass@N", "share", "tasks with any rollout right (an upper bound)"),
     Figure("salvaged", "off-format replies", "count", "replies off DSPy's format that were salvaged"),
-    Figure("golden_yield", "golden yield", "share", "code-suite rollouts the oracles accept as golden records"),
+    Figure("golden_yield", "golden yield (code)", "share",
+           "code-suite rollouts the oracles accept as golden records (other suites have none)"),
 ]
 FIGURES: dict[str, Figure] = {f.key: f for f in _LIST}
 
@@ -210,8 +213,11 @@ def resend_note(traj: Any) -> str:
     if traj.context_trace is None or not traj.input_tokens:
         return ""
     total = traj.context_trace.summary().total_tokens
+    ratio = traj.input_tokens / max(1, total)
+    # the explanation holds only when more was sent than traced; below 1 the numbers stand alone
+    why = " (every call re-sends the system prompt and the history)" if ratio > 1 else ""
     return (f"This run sent {traj.input_tokens:,} prompt tokens for {total:,} context-trace tokens: "
-            f"{traj.input_tokens / max(1, total):.1f}× (every call re-sends the system prompt and the history).")
+            f"{ratio:.1f}×{why}.")
 
 
 RELATION_KEYS = ("prompt_tokens", "completion_tokens", "lm_tokens", "trace_tokens")  # the figures token_rows relates

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Generic, Literal, TypeVar, Union, get_args, get_origin
 
 from rlmlab.errors import ConfigError
+from rlmlab.provenance import note_plugin
 
 __all__ = ["Registry", "PolicyRegistry", "PluginRef", "options_schema", "plugin_ref", "json_safe"]
 
@@ -184,8 +185,10 @@ class Registry(Generic[F]):
             made = factory(**options)
         except TypeError as exc:
             raise ConfigError(f"{self.kind} {name!r}: bad options {sorted(options)}: {exc}") from None
+        ref = PluginRef(self.kind, name, json_safe(options))
+        note_plugin(ref)  # into the provenance of the run being recorded, if any
         try:
-            object.__setattr__(made, "plugin_ref", PluginRef(self.kind, name, json_safe(options)))
+            object.__setattr__(made, "plugin_ref", ref)
         except (AttributeError, TypeError):
             pass  # a plug-in that cannot carry attributes (a builtin, a slotted class)
         return made

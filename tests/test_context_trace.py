@@ -184,3 +184,20 @@ def test_trajectory_without_trace_line_still_reads(tmp_path):
 def test_bad_trace_budget_fails_before_the_run():
     with pytest.raises(ValueError, match="budget_tokens"):
         run_rlm("q", "c", lm=make_lm("scripted", script=[]), trace_budget=0)
+
+
+def test_the_resend_note_explains_a_ratio_only_when_more_was_sent_than_traced():
+    """Issue 30: "every call re-sends the system prompt" was printed beside a ratio below 1, where it explains
+    nothing. The note states the numbers; the explanation comes only when the prompts outweigh the trace."""
+    from types import SimpleNamespace
+
+    from rlmlab._figures import resend_note
+    from rlmlab.trace import ContextEvent, ContextTrace
+
+    trace = ContextTrace()
+    trace.log_event(ContextEvent.tool_result("ctx_peek", "x" * 400, tokens=1000))
+    assert resend_note(SimpleNamespace(context_trace=trace, input_tokens=0)) == ""
+    below = resend_note(SimpleNamespace(context_trace=trace, input_tokens=500))
+    above = resend_note(SimpleNamespace(context_trace=trace, input_tokens=3000))
+    assert below.startswith("This run sent 500 prompt tokens for 1,000") and "0.5×" in below
+    assert "re-sends" not in below and "3.0× (every call re-sends the system prompt" in above

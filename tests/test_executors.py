@@ -260,3 +260,19 @@ def test_react_task_is_one_user_turn_for_the_turing_guard(rust_file):
     alone = [steps[1], {"reasoning": "none", "answer": "?"}]
     first = run_react(QUERY, text, lm=make_lm("scripted", script=alone), turing=TuringProtocol()).iterations[0]
     assert first.turing[0]["hooks"] == ["empty_promise"]
+
+
+def test_converged_counts_submitted_answers_and_the_extract_fallback_is_its_own_figure(rust_file):
+    """Issue 30: a run that hit the iteration limit and was answered only by DSPy's extract fallback counted as
+    converged. Now ``converged`` is SUBMIT with no error, and ``fallback`` marks the other kind of answer."""
+    from rlmlab.executors import run_rlm, trajectory_metrics
+
+    text = rust_file.read_text()
+    limit = [{"reasoning": "Look.", "code": "x = 1"}, {"reasoning": "Look again.", "code": "print(x + 1)"},
+             {"reasoning": "From the output.", "answer": "2"}]
+    fell_back = run_rlm(QUERY, text, lm=make_lm("scripted", script=limit), max_iters=2)
+    submitted = run_rlm(QUERY, text, lm=make_lm("scripted", script=[
+        {"reasoning": "Count.", "code": "n = ctx_find(context, r'async fn', k=1)['total']\nSUBMIT(answer=str(n))"}]))
+    assert fell_back.answer == "2" and not fell_back.submitted and submitted.submitted
+    metrics = [trajectory_metrics(t) for t in (fell_back, submitted)]
+    assert [(m["converged"], m["fallback"]) for m in metrics] == [(False, True), (True, False)]

@@ -152,3 +152,40 @@ def test_max_iters_and_lm_options_override_every_condition_and_are_recorded(tmp_
 
         run_experiment("E1", lm=make_lm("scripted:probe"), task_list=code_tasks[:1], runs_dir=tmp_path,
                        progress=False, lm_options={"max_tokens": 32})
+
+
+def test_with_four_worker_threads_each_task_records_only_its_own_lm_calls(tmp_path, rust_file):
+    """Issue 30: the runner shares one LM, and so one call recorder, across worker threads; a task's
+    lm_calls.jsonl could hold another task's calls. Each run now sees only the calls made in its own context."""
+    import time
+
+    from rlmlab.lm import make_lm, read_calls
+    from rlmlab.lm._scripts import _probe
+
+    text = rust_file.read_text()
+    meta = {"source_path": str(rust_file), "suite": "code", "level": 2}
+    words = ["async", "struct", "impl", "unsafe", "match", "enum", "trait", "where"]
+    tasks = [MemoryTask(w, f"How many times does {w} appear in file.rs?", text, "crate:tokio", text.count(w),
+                        "numeric", dict(meta)) for w in words]
+    order: list[str] = []  # the task of each call, in the order the LM served them
+
+    def slow_probe(messages):  # each call takes a while, as with a real model, so the tasks' calls interleave
+        text = " ".join(m["content"] for m in messages)
+        order.append(next(w for w in words if f"does {w} appear" in text))
+        time.sleep(0.02)
+        return _probe(messages)
+
+    run = run_experiment("E1", lm=make_lm("scripted", script=slow_probe), task_list=tasks, runs_dir=tmp_path,
+                         progress=False, workers=4)
+    runs_of_calls = [w for i, w in enumerate(order) if i == 0 or order[i - 1] != w]
+    assert len(runs_of_calls) > len(set(order))  # some task's calls were not contiguous: the tasks interleaved
+    rows = read_results(run.run_dir / "results.jsonl")
+    assert sorted(r["task_id"] for r in rows) == sorted(words)
+    for row in rows:
+        [calls_file] = list((run.run_dir / "trajectories").rglob(f"*-{row['task_id']}-*/lm_calls.jsonl")) or \
+            [p for p in (run.run_dir / "trajectories").rglob("lm_calls.jsonl") if f"-{row['task_id']}" in str(p)]
+        calls = read_calls(calls_file)
+        assert calls and len(calls) == row["lm_calls"]
+        for call in calls:
+            user = " ".join(m["content"] for m in call.messages if m["role"] == "user")
+            assert f"does {row['task_id']} appear" in user, (row["task_id"], user[:300])

@@ -262,3 +262,43 @@ def test_the_readme_server_recipe_runs_as_written_without_a_key(tmp_path):
     assert traj.lm == "openai/smollm2" and all(c.input_tokens > 500 and c.output_tokens > 0 for c in calls)
     assert traj.input_tokens == sum(c.input_tokens for c in calls)
     assert calls[0].messages[0]["content"] and calls[0].completion  # the prompt and reply as sent and received
+
+
+def test_a_rerun_reaches_the_server_again_unless_the_cache_is_asked_for_and_then_says_so(server, tmp_path,
+                                                                                          monkeypatch, rust_file):
+    """Issue 30: DSPy's on-disk cache answered a repeated `rlm run` with 0 tokens in 0.1 s and nothing said so.
+    By default every call is sent (the second run counts what the first counted); with cache=True the repeated
+    calls are marked cached and the run's notes say their tokens are not counted."""
+    import dspy
+    from dspy.clients.cache import Cache
+
+    from rlmlab.executors import TRAJECTORY_FILE, Trajectory
+    from rlmlab.lm import CALLS_FILE, make_lm, read_calls
+
+    monkeypatch.setattr(dspy, "cache", Cache(enable_disk_cache=True, enable_memory_cache=True,
+                                             disk_cache_dir=str(tmp_path / "dspy-cache")))
+    url, usages = server
+
+    def run(where, *extra):
+        proc = _cli("rlm", "run", "How many pub async fn?", str(rust_file), "--lm", "openai/stub-model",
+                    "--api-base", url, "--max-iters", "3", "--runs-dir", str(where), *extra)
+        assert proc.returncode == 0, proc.stderr + proc.stdout
+        [run_dir] = [d for d in where.iterdir() if (d / TRAJECTORY_FILE).exists()]
+        return Trajectory.read_jsonl(run_dir / TRAJECTORY_FILE), read_calls(run_dir / CALLS_FILE)
+
+    first, _ = run(tmp_path / "a")
+    sent = len(usages)
+    again, calls = run(tmp_path / "b")
+    assert len(usages) == 2 * sent and again.input_tokens == first.input_tokens > 0
+    assert not any(c.cached for c in calls) and not any("cache" in n for n in again.notes)
+
+    from rlmlab.executors import run_rlm
+
+    text = rust_file.read_text()
+    trajs = [run_rlm("How many pub async fn?", text, lm=make_lm("openai/stub-model", api_base=url, cache=True),
+                     max_iters=3, runs_dir=tmp_path / f"c{i}") for i in range(2)]
+    assert len(usages) == 3 * sent  # the second cached run sent nothing
+    cached = read_calls(next((tmp_path / "c1").rglob(CALLS_FILE)))
+    assert cached and all(c.cached for c in cached)
+    assert not any(c.cached for c in read_calls(next((tmp_path / "c0").rglob(CALLS_FILE))))
+    assert any(f"{len(cached)} of {len(cached)} LM calls were answered from DSPy's cache" in n for n in trajs[1].notes)

@@ -51,7 +51,8 @@ def test_full_demo_run_matches_the_expected_summary(tmp_path):
     jsonschema.validate(doc, TRACES_SCHEMA)
     assert doc["summary"] == {"items": 20, "final_accuracy_mean": 1.0}  # traces.json: RTS arm of the first mode
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        ["traces.json", "summary.json", "run.lock"] + [f"traces.{m}.{a}.json" for m in ("reference", "reference_free")
+        ["traces.json", "summary.json", "run.lock", "provenance.json"]
+        + [f"traces.{m}.{a}.json" for m in ("reference", "reference_free")
                                            for a in ("single", "try_again", "rts")])
 
 

@@ -109,7 +109,7 @@ def test_a_rerun_into_the_same_out_leaves_none_of_the_earlier_runs_files(tmp_pat
     again = CliRunner().invoke(main, [*args, "--mode", "reference_free"])
     assert again.exit_code == 0, again.output
     assert sorted(p.name for p in out.parent.iterdir()) == [
-        "notes.txt", "run.lock", "summary.json", "traces.json", "traces.reference_free.rts.json",
+        "notes.txt", "provenance.json", "run.lock", "summary.json", "traces.json", "traces.reference_free.rts.json",
         "traces.reference_free.single.json", "traces.reference_free.try_again.json"]
     summary = json.loads((out.parent / "summary.json").read_text())
     assert {r["mode"] for r in summary["rows"]} == {"reference_free"}

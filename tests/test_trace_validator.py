@@ -124,6 +124,11 @@ def test_cli_validate_writes_golden_and_review(tmp_path, tokio_src, async_lines)
     assert tuple(gold) == GOLDEN_FIELDS and gold["trace_id"] == "good"
     [failed] = [json.loads(line) for line in review.read_text().splitlines()]
     assert failed["trace"]["trace_id"] == "bad" and failed["verdict"] == "Mismatch"
+    # issue 30: beside the golden file, what validated it
+    prov = json.loads((tmp_path / "golden.provenance.json").read_text())
+    assert prov["command"] == "oracle validate" and prov["source_root"] == str(tokio_src) and prov["lm"] is None
+    [read] = prov["files"]
+    assert read["path"] == str(traces.resolve()) and read["role"] == "traces" and len(read["sha256"]) == 64
 
 
 def test_end_to_end_rlm_trajectory_to_golden_record(tmp_path, rust_file, tokio_src):

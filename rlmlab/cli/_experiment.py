@@ -163,6 +163,45 @@ def show(run: Path, task: str | None, condition: str | None, rollout: int | None
         console.print(part)
 
 
+@experiment.command("rerun")
+@click.argument("run", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where the new run goes (default: beside RUN).")
+@click.option("--json", "as_json", is_flag=True, help="The comparison as JSON.")
+@interrupts_in_one_line()  # Ctrl-C: one line saying what was saved, exit code 130
+def rerun(run: Path, runs_dir: Path | None, as_json: bool) -> None:
+    """Run RUN again from its files alone (config.json, provenance.json) and compare: per task, the same answer
+    and verdict or not, and what differs between the two environments. Exit status 1 when any task differs."""
+    import json
+
+    from rlmlab.cli._console import wide_console
+    from rlmlab.experiments import rerun_experiment
+
+    try:
+        report = rerun_experiment(run, runs_dir=runs_dir, progress="lines" if as_json else True)
+    except (FileNotFoundError, ValueError) as exc:
+        raise _fail(exc) from None
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=1, ensure_ascii=False, default=str))
+    else:
+        table = Table(title=f"{run} (original) and {report.rerun} (rerun)")
+        for col in ("condition", "phase", "task", "rollout", "answer", "rerun answer", "pass", "rerun pass", "same"):
+            table.add_column(col, overflow="fold")
+        for r in report.rows:
+            table.add_row(r["condition"], r["phase"], r["task_id"], str(r["rollout"]), str(r["answer"]),
+                          str(r["rerun_answer"]), str(r["success"]), str(r["rerun_success"]),
+                          "yes" if r["same_answer"] and r["same_verdict"] else "NO")
+        console = wide_console()
+        console.print(table)
+        same = sum(r["same_answer"] and r["same_verdict"] for r in report.rows)
+        console.print(f"{same} of {len(report.rows)} rows the same (answer and verdict)", highlight=False)
+        for line in report.differences or ["environment: no difference recorded"]:
+            console.print(f"differs: {line}" if report.differences else line, markup=False, highlight=False,
+                          soft_wrap=True)
+    if not report.identical:
+        raise SystemExit(1)
+
+
 @experiment.command("compare")
 @click.argument("run_a", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.argument("run_b", type=click.Path(exists=True, file_okay=False, path_type=Path))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -33,12 +34,25 @@ def validate(traces: Path, source_root: Path | None, out: Path, review: Path, no
 
     Golden and review records are written as each trace is decided (Ctrl-C keeps them). Exit status: 0 when every
     line was read, 2 when malformed lines were skipped (each named ``file:line`` on stderr), 130 on Ctrl-C.
+    ``<out stem>.provenance.json`` beside the golden file says what ran.
     """
+    from rlmlab.provenance import recording
+
+    with recording() as collected:
+        _validate(traces, source_root, out, review, no_cache, lm_spec, collected)
+
+
+def _validate(traces: Path, source_root: Path | None, out: Path, review: Path, no_cache: bool, lm_spec: str | None,
+              collected: Any) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from rlmlab._files import write_atomic
     from rlmlab.oracle import MalformedLine, ResultWriter, TraceValidator, read_analysis_results
+    from rlmlab.provenance import note_file, provenance
 
     console = Console(stderr=True)
+    if traces.is_file():
+        note_file(traces, "traces")
     items = list(read_analysis_results(traces))
     for bad in (i for i in items if isinstance(i, MalformedLine)):
         console.print(f"[yellow]skipped[/] {bad}", soft_wrap=True, highlight=False)
@@ -65,6 +79,11 @@ def validate(traces: Path, source_root: Path | None, out: Path, review: Path, no
             stats = validator.batch_validate(items, progress=decided)
         except KeyboardInterrupt:
             stats = None
+        finally:  # beside the golden file: what validated it (sources root, LM, commit, versions), however it ended
+            write_atomic(out.with_name(out.stem + ".provenance.json"), json.dumps(provenance(
+                collected, lm=lm, command="oracle validate", traces=str(traces.resolve()), golden=str(out),
+                review=str(review), source_root=str(source_root) if source_root else None,
+                cache=not no_cache), indent=2, default=str))
     if stats is None:
         raise Interrupted(f"interrupted after {done} of {todo} traces: {writer.golden} golden record(s) kept in "
                           f"{out}, {writer.review} for review in {review}")

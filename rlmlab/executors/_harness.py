@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Iterator, NamedTuple, Protocol
 
+from rlmlab._files import write_atomic
 from rlmlab._interrupt import check_stop, noting_sigint
 from rlmlab.errors import RunInterrupted
 from rlmlab.executors._constrain import check_decoding, decoding_note
@@ -25,7 +27,8 @@ from rlmlab.executors._dspy_log import dspy_warnings
 from rlmlab.executors._timing import RunClock, time_breakdown
 from rlmlab.executors._trajectory import TRAJECTORY_FILE, IterationRecord, Trajectory, clip_output
 from rlmlab.handles import BlobRef
-from rlmlab.lm import CALLS_FILE, CallRecorder, LMCall, recorder_of, write_calls
+from rlmlab.lm import CALLS_FILE, CallRecorder, LMCall, call_scope, recorder_of, write_calls
+from rlmlab.provenance import PROVENANCE_FILE, provenance, recording, recording_active
 from rlmlab.sandbox import check_sandbox, default_sandbox
 from rlmlab.tools import ToolRegistry, Workspace
 from rlmlab.trace import ContextEvent, ContextTrace, LeakageMeter
@@ -313,6 +316,22 @@ def execute(loop: StepLoop, query: str, context: str | BlobRef, options: RunOpti
     far with ``interrupted`` set and raises :class:`~rlmlab.errors.RunInterrupted`. Bad options raise before
     anything runs.
     """
+    with call_scope():  # the run counts its own LM calls only, whatever other runs share its LM on other threads
+        if env.runs_dir is None or recording_active():  # inside an experiment: its provenance.json covers the run
+            return _execute(loop, query, context, options, env)
+        env = dataclasses.replace(env, run_id=env.run_id or new_run_id(loop.name))
+        where = Path(env.runs_dir) / env.run_id
+        with recording() as collected:
+            try:
+                return _execute(loop, query, context, options, env)
+            finally:  # also for an interrupted run, whose steps so far are saved
+                if where.is_dir():
+                    write_atomic(where / PROVENANCE_FILE, json.dumps(provenance(
+                        collected, lm=env.lm, command=f"run_{loop.name}", run_id=env.run_id,
+                        options=dataclasses.asdict(options)), indent=2, default=str))
+
+
+def _execute(loop: StepLoop, query: str, context: str | BlobRef, options: RunOptions, env: RunEnv) -> Trajectory:
     if not isinstance(options, loop.options):
         raise TypeError(f"{loop.name}: options must be {loop.options.__name__}, got {type(options).__name__}")
     trace, workspace, recorder, meter, ref, text = start_run(
@@ -363,6 +382,10 @@ def close_trajectory(traj: Trajectory, records: list[IterationRecord], calls: li
     traj.input_tokens = sum(c.input_tokens for c in calls)
     traj.output_tokens = sum(c.output_tokens for c in calls)
     traj.lm_calls = len(calls)
+    cached = sum(c.cached for c in calls)
+    if cached:  # a figure that does not count every call says so
+        traj.notes.append(f"{cached} of {len(calls)} LM calls were answered from DSPy's cache (cache=True): nothing "
+                          "was sent for them, so their tokens are not counted and their time is a lookup's")
     traj.subcalls = sum(it.leakage.sub_llm_calls for it in records)
     if traj.answer is not None:
         trace.log_event(ContextEvent.final(traj.answer, iteration=len(records)))

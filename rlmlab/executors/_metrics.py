@@ -8,20 +8,23 @@ from rlmlab.executors._trajectory import Trajectory
 
 __all__ = ["trajectory_metrics", "METRIC_FIELDS"]
 
-METRIC_FIELDS = ("converged", "submitted", "iterations", "input_tokens", "output_tokens", "lm_calls", "tool_calls",
-                 "stdout_chars", "variables_info_chars", "large_returns", "sub_llm_calls", "prompt_chars_mean",
+METRIC_FIELDS = ("converged", "submitted", "fallback", "iterations", "input_tokens", "output_tokens", "lm_calls",
+                 "tool_calls", "stdout_chars", "variables_info_chars", "large_returns", "sub_llm_calls", "prompt_chars_mean",
                  "prompt_chars_max", "elapsed_ms", "salvaged", "error", "timing", "decoding")
 
 
 def trajectory_metrics(traj: Trajectory) -> dict[str, Any]:
-    """Counters of one run. ``converged``: an answer and no error; ``variables_info_chars``: the largest
-    variable listing shown; ``prompt_chars_mean``/``_max``: characters sent to the model per iteration."""
+    """Counters of one run. ``converged``: an answer the model SUBMITted, and no error; ``fallback``: an answer
+    only DSPy's extract fallback produced (the iteration limit was hit without SUBMIT);
+    ``variables_info_chars``: the largest variable listing shown; ``prompt_chars_mean``/``_max``: characters
+    sent to the model per iteration."""
     its = traj.iterations
     leaks = [it.leakage for it in its]
     prompts = [lk.prompt_chars for lk in leaks]
     return {
-        "converged": traj.answer is not None and traj.error is None,
+        "converged": traj.answer is not None and traj.error is None and bool(traj.submitted),
         "submitted": bool(traj.submitted),
+        "fallback": traj.answer is not None and traj.error is None and not traj.submitted,
         "iterations": len(its),
         "input_tokens": traj.input_tokens,
         "output_tokens": traj.output_tokens,

@@ -11,7 +11,7 @@ An unknown key or a value of the wrong type is a ConfigError naming the file and
 from __future__ import annotations
 
 import copy
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -162,6 +162,17 @@ class Condition:
         d["judge"] = dict(self.judge) if isinstance(self.judge, dict) else self.judge
         return d
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Condition":
+        """The condition :meth:`to_dict` wrote (a run's config.json); keys this version does not know are
+        ignored."""
+        names = {f.name for f in fields(cls)}
+        values = {k: v for k, v in d.items() if k in names}
+        values["layers"] = Toggles.parse(d.get("layers"))
+        values["budgets"] = Budgets.parse(d.get("budgets"))
+        values["seed_packs"] = tuple(d.get("seed_packs") or ())
+        return cls(**values)
+
 
 @dataclass(frozen=True)
 class ExperimentConfig:
@@ -185,6 +196,13 @@ class ExperimentConfig:
         return {"id": self.id, "title": self.title, "description": self.description, "phase": self.phase,
                 "conditions": [c.to_dict() for c in self.conditions], "defaults": dict(self.defaults),
                 "path": self.path}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ExperimentConfig":
+        """The experiment as a run's config.json recorded it (not as its YAML file reads today)."""
+        return cls(d["id"], d["title"], d.get("description", ""), int(d.get("phase", 0)),
+                   tuple(Condition.from_dict(c) for c in d["conditions"]), dict(d.get("defaults") or {}),
+                   d.get("path", ""))
 
 
 def _condition(name: str, values: dict[str, Any], where: str) -> Condition:

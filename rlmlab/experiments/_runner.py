@@ -44,6 +44,7 @@ from rlmlab._files import write_atomic, write_jsonl
 from rlmlab._interrupt import noting_sigint
 from rlmlab._lock import lock_run_dir
 from rlmlab.errors import ConfigError
+from rlmlab.provenance import PROVENANCE_FILE, Collected, provenance, recording
 from rlmlab.experiments._backends import BACKENDS
 from rlmlab.experiments._config import Condition, ExperimentConfig, load_experiment, resolve_pack
 from rlmlab.experiments._env import environment
@@ -267,19 +268,20 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
     else:
         run_id = resume or new_run_id(exp.id)
         run_dir = Path(runs_dir) / run_id
-    backend_obj = BACKENDS.make(backend, workers=params["workers"])
-    config_path = run_dir / "config.json"
-    if resume and not config_path.exists():
-        raise ConfigError(f"resume: no run {run_id!r} under {runs_dir} ({config_path} is missing)")
-    with lock_run_dir(run_dir):  # one writer per run: a second runner or resume is refused, not interleaved
-        return _run_locked(exp, params, conds, run_id, run_dir, resume, lm, lm_options, task_list, levels, parity,
-                           backend, backend_obj, progress)
+    with recording() as collected:  # every plug-in made and data file read from here on goes into provenance.json
+        backend_obj = BACKENDS.make(backend, workers=params["workers"])
+        config_path = run_dir / "config.json"
+        if resume and not config_path.exists():
+            raise ConfigError(f"resume: no run {run_id!r} under {runs_dir} ({config_path} is missing)")
+        with lock_run_dir(run_dir):  # one writer per run: a second runner or resume is refused, not interleaved
+            return _run_locked(exp, params, conds, run_id, run_dir, resume, lm, lm_options, task_list, levels,
+                               parity, backend, backend_obj, progress, collected)
 
 
 def _run_locked(exp: ExperimentConfig, params: dict[str, Any], conds: list[Condition], run_id: str, run_dir: Path,
                 resume: str | None, lm: Any, lm_options: dict[str, Any] | None, task_list: list[MemoryTask] | None,
                 levels: list[int] | None, parity: str | None, backend: str, backend_obj: Any,
-                progress: bool | str) -> ExperimentRun:
+                progress: bool | str, collected: Collected) -> ExperimentRun:
     """The part of :func:`run_experiment` done while holding the run directory's lock."""
     from rlmlab.lm import make_lm
 
@@ -304,6 +306,13 @@ def _run_locked(exp: ExperimentConfig, params: dict[str, Any], conds: list[Condi
     write_atomic(config_path, json.dumps({"experiment": exp.to_dict(), "params": params, "backend": backend,
                                           "conditions": [c.to_dict() for c in conds]}, indent=2))
     write_atomic(run_dir / "env.json", json.dumps(environment(lm_obj), indent=2))
+
+    def record_provenance() -> None:  # at the start, and again when the run ends however it ends
+        write_atomic(run_dir / PROVENANCE_FILE, json.dumps(provenance(
+            collected, lm=lm_obj, command="experiment run", experiment=exp.id, run_id=run_id, params=params,
+            backend=backend, conditions=[c.to_dict() for c in conds]), indent=2, default=str))
+
+    record_provenance()
     results = run_dir / RESULTS
     finished = read_results(results)
     # A task is done when all its rollouts' rows are there (an exploring task: or one accepted); rows of a task cut
@@ -356,6 +365,7 @@ def _run_locked(exp: ExperimentConfig, params: dict[str, Any], conds: list[Condi
     finally:
         if bar:
             bar.stop()
+        record_provenance()
     clear_interruption(run_dir)
     rows = read_results(results)
     summary = summarise(rows)

@@ -21,6 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from rlmlab.provenance import note_file
 from rlmlab._paths import PROJECT_ROOT
 from rlmlab.errors import ConfigError, RLMLabError
 from rlmlab.memory import MemoryTask
@@ -263,6 +264,7 @@ def read_tasks(path: str | Path) -> list[Task]:
     """Every task of a JSONL file, validated (schema, unique ids, known domain, existing source); blank lines
     and ``#`` comment lines are skipped. Raises SuiteError ``path:line: field: problem``."""
     path = Path(path)
+    note_file(path, "tasks")
     tasks: list[Task] = []
     seen: dict[str, int] = {}
     with path.open(encoding="utf-8") as fh:

@@ -68,6 +68,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "first_error": next((r["error"] for r in mine if r.get("error")), None),
             "pass_rate": _mean([float(r["success"]) for r in best]),
             "convergence": _mean([float(r["converged"]) for r in mine]),
+            "fallback": _mean([float(r["fallback"]) for r in mine if r.get("fallback") is not None]),
             **{f"mean_{k}": _mean([float(r[k]) for r in mine]) for k in (
                 "input_tokens", "output_tokens", "lm_calls", "iterations", "tool_calls", "stdout_chars",
                 "variables_info_chars", "large_returns", "sub_llm_calls", "prompt_chars_mean", "context_chars",
@@ -91,7 +92,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 # (summary key, label) of the columns a table shows only when its runs have them (see summary_columns).
 _ROLLOUT_COLUMNS = [("rollouts_per_task", "N"), ("pass_at_1", "pass@1"), ("maj_at_n", "maj@N"),
                     ("pass_at_n", "pass@N")]
-_RECORDED_COLUMNS = [("mean_salvaged", "off-format"), ("golden_yield", "golden")]
+_RECORDED_COLUMNS = [("mean_salvaged", "off-format"), ("golden_yield", "golden (code)")]
 
 
 def summary_columns(summaries: Any) -> list[tuple[str, str]]:

@@ -5,7 +5,8 @@ from rlmlab.lm._constraints import (
     Constraint, active_constraint, can_constrain, constrained, pop_constraint, push_constraint,
 )
 from rlmlab.lm._calls import (
-    CALLS_FILE, CallRecorder, CallTiming, LMCall, call_role, current_role, note_timing, read_calls, write_calls,
+    CALLS_FILE, CallRecorder, CallTiming, LMCall, call_role, call_scope, current_role, note_timing, read_calls,
+    write_calls,
 )
 from rlmlab.lm._engines import Completion, LlamaEngine, ScriptedEngine, default_gguf_path, format_fields
 from rlmlab.lm._samples import shared_samples
@@ -15,7 +16,8 @@ from rlmlab.tokens import count_tokens
 
 __all__ = [
     "Constraint", "active_constraint", "can_constrain", "constrained", "pop_constraint", "push_constraint",
-    "LenientChatAdapter", "salvage_fields", "CallRecorder", "CallTiming", "LMCall", "note_timing", "call_role", "current_role",
+    "LenientChatAdapter", "salvage_fields", "CallRecorder", "CallTiming", "LMCall", "note_timing", "call_role",
+    "call_scope", "current_role",
     "CALLS_FILE", "read_calls", "write_calls",
     "Completion", "LlamaEngine", "ScriptedEngine", "default_gguf_path", "format_fields",
     "shared_samples", "PLACEHOLDER_KEY", "SERVER_CONSTRAINTS", "ServerLM", "detect_constraint", "LM_PROVIDERS", "LMProvider", "lm_provider", "provider", "make_lm", "recorder_of", "count_tokens",

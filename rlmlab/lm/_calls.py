@@ -19,7 +19,8 @@ from typing import Any, Iterator
 from dspy.utils.callback import BaseCallback
 from rlmlab.records import Record
 
-__all__ = ["LMCall", "CallTiming", "note_timing", "CallRecorder", "call_role", "current_role", "write_calls", "read_calls", "CALLS_FILE"]
+__all__ = ["LMCall", "CallTiming", "note_timing", "CallRecorder", "call_role", "call_scope", "current_role",
+           "write_calls", "read_calls", "CALLS_FILE"]
 
 CALLS_FILE = "lm_calls.jsonl"  # beside trajectory.jsonl in a run directory
 
@@ -27,6 +28,21 @@ _ROLE: contextvars.ContextVar[str] = contextvars.ContextVar("rlmlab_lm_role", de
 # The engine's timing of the call in progress: set by the engine, read by the CallRecorder's on_lm_end, which
 # DSPy runs in the same thread and context as the call (a contextvar, so concurrent calls do not mix).
 _TIMING: contextvars.ContextVar["CallTiming | None"] = contextvars.ContextVar("rlmlab_lm_timing", default=None)
+# The run a call belongs to: runs on worker threads share one LM and so one recorder, and a run must not count
+# another's calls. DSPy runs a call's callbacks in the caller's context, and copies the context into the threads
+# of its batched sub-queries, so the scope follows every call a run makes.
+_SCOPE: contextvars.ContextVar[object | None] = contextvars.ContextVar("rlmlab_call_scope", default=None)
+
+
+@contextmanager
+def call_scope() -> Iterator[None]:
+    """Attribute LM calls made inside the block (in this context) to it: ``CallRecorder.since`` called inside
+    returns only them. Outside any scope, ``since`` returns every call, as before."""
+    token = _SCOPE.set(object())
+    try:
+        yield
+    finally:
+        _SCOPE.reset(token)
 
 
 @contextmanager
@@ -88,6 +104,7 @@ class LMCall(Record):
     completion: str | None = None
     step: int | None = None
     timing: dict[str, Any] | None = None  # CallTiming.to_dict() when the engine measured it (llama.cpp), else None
+    cached: bool = False  # answered from DSPy's cache (opt-in, cache=True): nothing was sent, tokens are not counted
 
 
 def _messages(inputs: dict[str, Any]) -> list[dict[str, str]]:
@@ -120,25 +137,29 @@ class CallRecorder(BaseCallback):
     def __init__(self, keep_text: bool = True) -> None:
         self.calls: list[LMCall] = []
         self.keep_text = keep_text  # False: counts only, no messages or completions (long-lived recorders)
-        self._pending: dict[str, tuple[float, Any, list[dict[str, str]], str]] = {}
+        self._pending: dict[str, tuple[float, Any, list[dict[str, str]], str, object | None]] = {}
+        self._scopes: list[object | None] = []  # the call_scope of each call in ``calls``
         self._lock = threading.Lock()
 
     def on_lm_start(self, call_id: str, instance: Any, inputs: dict[str, Any]) -> None:
         _TIMING.set(None)  # a previous call's timing must not be attached to this one
         with self._lock:
-            self._pending[call_id] = (time.perf_counter(), instance, _messages(inputs), current_role())
+            self._pending[call_id] = (time.perf_counter(), instance, _messages(inputs), current_role(), _SCOPE.get())
 
     def on_lm_end(self, call_id: str, outputs: Any, exception: Exception | None = None) -> None:
         with self._lock:
             started = self._pending.pop(call_id, None)
         if started is None:
             return
-        t0, instance, messages, role = started
+        t0, instance, messages, role, scope = started
         timing = _TIMING.get()
         usage: dict[str, Any] = {}
         history = getattr(instance, "history", None)
+        cached = False
         if exception is None and history:
             usage = history[-1].get("usage") or {}
+            # DSPy marks no cache hit in its history; a hit is the one reply of a caching LM without usage
+            cached = bool(getattr(instance, "cache", False)) and not usage
         call = LMCall(
             model=str(getattr(instance, "model", "?")),
             role=role,
@@ -150,9 +171,11 @@ class CallRecorder(BaseCallback):
             messages=messages if self.keep_text else None,
             completion=_completion(outputs) if self.keep_text and exception is None else None,
             timing=timing.to_dict() if timing is not None else None,
+            cached=cached,
         )
         with self._lock:
             self.calls.append(call)
+            self._scopes.append(scope)
 
     def mark(self) -> int:
         """Current position; pass it to :meth:`since` to get the calls made after it."""
@@ -160,11 +183,16 @@ class CallRecorder(BaseCallback):
             return len(self.calls)
 
     def since(self, mark: int, step: int | None = None) -> list[LMCall]:
-        """The calls made after ``mark``; with ``step``, they are first labelled as that executor iteration's."""
+        """The calls made after ``mark`` (inside a :func:`call_scope`: only that scope's); with ``step``, they
+        are first labelled as that executor iteration's."""
+        scope = _SCOPE.get()
         with self._lock:
+            mine = [i for i in range(mark, len(self.calls)) if scope is None or self._scopes[i] is scope]
             if step is not None:
-                self.calls[mark:] = [replace(c, step=step) if c.step is None else c for c in self.calls[mark:]]
-            return list(self.calls[mark:])
+                for i in mine:
+                    if self.calls[i].step is None:
+                        self.calls[i] = replace(self.calls[i], step=step)
+            return [self.calls[i] for i in mine]
 
     def totals(self) -> dict[str, float]:
         with self._lock:

@@ -20,6 +20,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+from rlmlab.provenance import note_grammar
+
 __all__ = ["Constraint", "constrained", "active_constraint", "can_constrain", "GrammarCache", "push_constraint",
            "pop_constraint"]
 
@@ -41,6 +43,7 @@ class Constraint:
             return None
         if json_schema is not None and not isinstance(json_schema, str):
             json_schema = json.dumps(json_schema, sort_keys=True)
+        note_grammar(grammar if grammar is not None else json_schema)  # its hash, into the run's provenance
         return cls(grammar=grammar, json_schema=json_schema)
 
 

@@ -211,6 +211,10 @@ def server_lm(spec: str, *, constrain: str = "auto", grammar: str | None = None,
     unknown kind. A bound ``grammar``/``json_schema`` the server cannot take is dropped with a warning."""
     if constrain not in SERVER_CONSTRAINTS:
         raise ConfigError(f"constrain: {constrain!r}; use one of {', '.join(SERVER_CONSTRAINTS)}")
+    # DSPy caches replies on disk by default, and a cached reply carries no usage: a rerun would report 0 tokens in
+    # 0.1 s as if the model had answered. Every call reaches the server unless the caller opts in (cache=True);
+    # the recorder then marks the calls the cache answered.
+    kwargs.setdefault("cache", False)
     provider = spec.split("/", 1)[0]
     api_base = kwargs.get("api_base") or kwargs.get("base_url") or _env(provider, "API_BASE", "BASE_URL")
     if not provider.startswith("ollama"):  # LiteLLM's ollama providers send no key

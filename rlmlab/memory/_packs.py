@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rlmlab.provenance import note_file
 from rlmlab._files import read_jsonl, write_jsonl
 from rlmlab.errors import InputFileError
 from rlmlab.memory._errors import ItemValidationError, PackError
@@ -66,6 +67,7 @@ def read_pack(path: str | Path) -> list[MemoryItem]:
     A line that is not UTF-8 or not strict JSON (NaN, Infinity) is a PackError too.
     """
     path = Path(path)
+    note_file(path, "pack")
     items: list[MemoryItem] = []
     first_line: dict[str, int] = {}
     try:

@@ -14,6 +14,7 @@ from typing import Callable
 
 from rdflib import Graph
 
+from rlmlab.provenance import note_file
 from rlmlab._paths import PROJECT_ROOT
 from rlmlab.errors import ConfigError
 from rlmlab.registry import Registry
@@ -85,6 +86,7 @@ def load_ontology(path: str | Path) -> Graph:
         st = path.stat()
     except OSError as exc:
         raise ConfigError(f"ontology file {path}: cannot read it ({exc.strerror})") from None
+    note_file(path, "ontology")
     parse = LOADERS.factory(path.suffix.lower()) if path.suffix.lower() in LOADERS else None
     if parse is None:
         raise ConfigError(f"ontology file {path}: no loader for suffix {path.suffix!r}; known: {', '.join(sorted(LOADERS))}")

@@ -17,6 +17,7 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
+from rlmlab.provenance import note_file
 from rlmlab._files import decode_line, json_problem, read_text, strict_json
 from rlmlab.errors import InputFileError
 from rlmlab.numbers import answers_match, normalise_answer
@@ -189,6 +190,7 @@ def load_dataset(path: str | Path, limit: int | None = None) -> list[Item]:
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".jsonl"):
         raise DatasetError(path, None, f"unknown suffix {path.suffix!r}; expected .csv or .jsonl")
+    note_file(path, "dataset")
     items = load_csv(path, limit=limit) if suffix == ".csv" else load_gsm8k(path, limit=limit)
     if not items and limit != 0:
         raise DatasetError(path, None, "no items; expected a question on each row (CSV) or line (JSONL)")

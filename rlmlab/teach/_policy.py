@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rlmlab.provenance import note_file
 from rlmlab.registry import Registry
 from rlmlab._paths import PROJECT_ROOT
 from rlmlab.errors import ConfigError
@@ -133,6 +134,7 @@ def load_templates(path: str | Path = DEFAULT_TEMPLATES) -> dict[str, Template]:
     import jsonschema
 
     path = Path(path)
+    note_file(path, "teach templates")
     try:
         entries = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:

@@ -12,6 +12,7 @@ from typing import Any
 
 from rlmlab._files import write_atomic
 from rlmlab._lock import lock_run_dir
+from rlmlab.provenance import PROVENANCE_FILE, Collected, provenance, recording
 from rlmlab.errors import RLMLabError
 from rlmlab.teach._config import RunConfig
 from rlmlab.teach._data import Item, load_dataset
@@ -157,6 +158,17 @@ def run_teach(config: RunConfig, *, lm: Any = None, turing: Any = None, write: b
         print(f"reusing {Path(config.traces_out).parent}: a finished run of the same config "
               "(reuse=False, a notebook's fresh=True, runs it again)", flush=True)
         return done
+    with recording() as collected:  # plug-ins made and files read go into provenance.json beside summary.json
+        return _run(config, lm, turing, write, progress, collected)
+
+
+def _learner_lm(learner: Any) -> Any:
+    """The LM the learner calls (a voting learner's base learner's), or None for the demo learner."""
+    return getattr(getattr(learner, "base", learner), "lm", None)
+
+
+def _run(config: RunConfig, lm: Any, turing: Any, write: bool, progress: Callable[[str], None] | str | None,
+         collected: Collected) -> TeachReport:
     items = load_dataset(config.dataset, limit=config.limit)
     rules = load_stop_rules(config.stop_rules, max_turns=config.max_turns)
     gains = ExpectedGain.from_traces(config.history)
@@ -174,23 +186,29 @@ def run_teach(config: RunConfig, *, lm: Any = None, turing: Any = None, write: b
 
     # One run writes a traces folder at a time: a second one is refused (RunLockedError), not interleaved.
     with lock_run_dir(Path(config.traces_out).parent) if write else nullcontext():
-        for mode in config.modes:
-            for arm in ARMS:
-                label = f"{mode}/{arm}"
-                traces, summary = run_arm(items, learner, arm=arm, mode=mode, rules=rules, gains=gains,
-                                          templates=templates,
-                                          progress=on_item(label))
-                report.traces[(mode, arm)] = traces
-                report.rows.append(summary)
-                report.seconds = time.perf_counter() - t0
-                if write:
-                    if not report.outputs:
-                        _clear_earlier_run(config.traces_out)
-                    report.outputs.append(write_traces(arm_traces_path(config.traces_out, mode, arm), traces))
-                    if mode == config.modes[0] and arm == "rts":
-                        report.outputs.append(write_traces(config.traces_out, traces))
-                    summary_path = Path(config.traces_out).with_name("summary.json")
-                    write_atomic(summary_path, json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        try:
+            for mode in config.modes:
+                for arm in ARMS:
+                    label = f"{mode}/{arm}"
+                    traces, summary = run_arm(items, learner, arm=arm, mode=mode, rules=rules, gains=gains,
+                                              templates=templates,
+                                              progress=on_item(label))
+                    report.traces[(mode, arm)] = traces
+                    report.rows.append(summary)
+                    report.seconds = time.perf_counter() - t0
+                    if write:
+                        if not report.outputs:
+                            _clear_earlier_run(config.traces_out)
+                        report.outputs.append(write_traces(arm_traces_path(config.traces_out, mode, arm), traces))
+                        if mode == config.modes[0] and arm == "rts":
+                            report.outputs.append(write_traces(config.traces_out, traces))
+                        summary_path = Path(config.traces_out).with_name("summary.json")
+                        write_atomic(summary_path, json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        finally:  # however the run ends, once it holds the folder
+            if write:
+                write_atomic(Path(config.traces_out).parent / PROVENANCE_FILE, json.dumps(provenance(
+                    collected, lm=_learner_lm(learner) or lm or config.effective_provider, command="teach run",
+                    config=config.to_dict()), indent=2, default=str))
     if write:
         report.outputs.append(Path(config.traces_out).with_name("summary.json"))
     return report
