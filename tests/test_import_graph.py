@@ -25,7 +25,8 @@ LAYERS = [
     {"executors"},
     {"learning"},  # judges, extraction, consolidation, forgetting, ReasoningBankLoop: they run executors
     {"experiments"},
-    {"jupyter", "taskgen"},  # taskgen: task generators over the suites' format (rlmlab tasks generate)
+    {"jupyter", "taskgen", "scorecard"},  # taskgen: task generators over the suites' format (rlmlab tasks generate);
+    # scorecard: the seed claims measured over experiments, teach and turing (rlmlab scorecard)
     {"cli"},
 ]
 LAYER = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}

@@ -11,6 +11,7 @@ from rlmlab.cli._memory import memory
 from rlmlab.cli._oracle import oracle
 from rlmlab.cli._repl import repl
 from rlmlab.cli._rlm import rlm
+from rlmlab.cli._scorecard import scorecard
 from rlmlab.cli._tasks import tasks
 from rlmlab.cli._teach import teach
 from rlmlab.cli._turing import turing
@@ -24,5 +25,5 @@ def main() -> None:
     """rlmlab: run, see, verify and improve Recursive Language Model agents."""
 
 
-for command in (repl, kernel, demo, rlm, oracle, turing, teach, memory, experiment, tasks):
+for command in (repl, kernel, demo, rlm, oracle, turing, teach, memory, experiment, tasks, scorecard):
     main.add_command(command)

@@ -1,0 +1,83 @@
+"""``rlmlab scorecard``: does each seed's claim hold on a model? One row per claim: paired effect, interval, verdict."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from rlmlab.cli._errors import cli_error, interrupts_in_one_line
+
+
+def _split(values: tuple[str, ...]) -> list[str]:
+    return [v.strip() for value in values for v in value.split(",") if v.strip()]
+
+
+@click.command()
+@click.option("--lm", default="local", show_default=True,
+              help="local (embedded SmolLM2), scripted:<name>, or a LiteLLM model string (openai/gpt-4o-mini).")
+@click.option("--api-base", default=None, help="Server URL for a LiteLLM model (an OpenAI-compatible server).")
+@click.option("--n", "n", type=click.IntRange(1), default=None,
+              help="Paired tasks (items) per claim [default: 60; 4 with --quick]; a suite with fewer gives fewer.")
+@click.option("--seeds", multiple=True, help="Only the claims of these seed documents: 001,002,003,004.")
+@click.option("--claims", multiple=True, help="Only these claims by name (s004.E7, or s004.* for a prefix).")
+@click.option("--quick", is_flag=True, help="4 items per claim and at most 3 agent steps: a first look.")
+@click.option("--suite", default=None, help="Run every agent row on this suite instead of each config's own.")
+@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=Path("runs/scorecard"),
+              show_default=True, help="Folder for scorecard.json and the runs it read.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON object per row (seed, claim, comparison, n, difference, ci_low, ci_high, verdict).")
+@click.option("--notebook", is_flag=True,
+              help="Run notebooks/scorecard.ipynb under papermill instead: OUT also gets the executed notebook.")
+@click.option("--list", "list_only", is_flag=True, help="List the registered claims and exit.")
+def scorecard(lm: str, api_base: str | None, n: int | None, seeds: tuple[str, ...], claims: tuple[str, ...],
+              quick: bool, suite: str | None, out: Path, as_json: bool, notebook: bool, list_only: bool) -> None:
+    """Measure each seed claim on LM: two arms on the same items, the difference with its 95% interval
+    (Newcombe for pass rates, paired bootstrap otherwise) and the verdict: holds, contradicted or cannot tell."""
+    from rlmlab.cli._console import wide_console
+    from rlmlab.errors import RLMLabError
+    from rlmlab.scorecard import run_scorecard, select_claims
+
+    console = wide_console()
+    try:
+        if list_only:
+            for entry in select_claims(_split(seeds) or None, _split(claims) or None):
+                console.print(f"{entry.name}\t{entry.seed}\t{entry.comparison}")
+            return
+        with interrupts_in_one_line():
+            if notebook:
+                card = _via_notebook(lm, api_base, n, seeds, claims, quick, suite, out)
+            else:
+                card = run_scorecard(lm, n=n, seeds=_split(seeds) or None, claims=_split(claims) or None,
+                                     quick=quick, out=out, api_base=api_base, suite=suite,
+                                     progress=lambda line: click.echo(line, err=True))
+    except (RLMLabError, ValueError) as exc:
+        raise cli_error(exc) from None
+    if as_json:
+        for row in card.rows:
+            click.echo(json.dumps(row.summary(), ensure_ascii=False))
+        return
+    console.print(card)
+    click.echo(f"{len(card.rows)} claims in {card.seconds:.0f} s; results: {card.path}", err=True)
+
+
+def _via_notebook(lm: str, api_base: str | None, n: int | None, seeds: tuple[str, ...], claims: tuple[str, ...],
+                  quick: bool, suite: str | None, out: Path) -> Any:
+    """Execute the scorecard notebook with these parameters (its cells' output streamed to this terminal) and read
+    back the scorecard it wrote; the executed notebook is ``OUT/scorecard.ipynb``. The cells' output goes to stderr."""
+    from rlmlab.errors import ConfigError
+    from rlmlab.experiments import run_notebook
+    from rlmlab.scorecard import read_scorecard, select_claims
+
+    if suite:
+        raise ConfigError("--suite: the notebook has no suite parameter; run without --notebook")
+    select_claims(_split(seeds) or None, _split(claims) or None)  # a bad name fails here, before a kernel starts
+    params = {"lm": lm, "api_base": api_base, "n": n, "seeds": ",".join(_split(seeds)) or "001,002,003,004",
+              "claims": ",".join(_split(claims)) or None, "quick": quick, "run_dir": str(out)}
+    with contextlib.redirect_stdout(sys.stderr):  # the cells' output is progress: stdout keeps the table or JSON
+        done = run_notebook("scorecard.ipynb", params, progress=False, log_output=True)
+    return read_scorecard(done.run_dir)

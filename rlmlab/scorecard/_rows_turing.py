@@ -1,0 +1,78 @@
+"""Seed 003's claims: the same agent tasks with the Turing Protocol off and on, under free and grammar decoding.
+
+Each arm runs the ``rlm`` executor on the arith suite's first n tasks with the base instructions and no memory,
+judged by the task's deterministic check; the protocol arm counts hook firings and corrections.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rlmlab.scorecard._claims import NotMeasured, Paired, claim
+from rlmlab.scorecard._context import ScoreContext
+
+__all__ = ["agent_arm"]
+
+SUITE = "arith"  # the suite the embedded model solves some of: an effect on success can show there
+
+
+def agent_arm(ctx: ScoreContext, decoding: str, turing: bool) -> dict[str, Any]:
+    """Run the arm once per scorecard; ``{"run_id", "success": {task_id: bool}, "firings", "corrections"}``."""
+    from rlmlab.executors import new_run_id, run_rlm
+    from rlmlab.experiments import load_suite
+    from rlmlab.learning import judge_for
+    from rlmlab.memory import BASE_INSTRUCTIONS
+
+    def run() -> dict[str, Any]:
+        tasks = load_suite(ctx.suite or SUITE, limit=ctx.n)
+        label = f"{decoding}.{'turing' if turing else 'plain'}"
+        ctx.log(f"  running agent {label} on {ctx.suite or SUITE} ({len(tasks)} tasks)")
+        protocol = None
+        if turing:
+            from rlmlab.turing import TuringProtocol
+
+            protocol = TuringProtocol.from_config(log=ctx.out / "turing" / "turing.sqlite")
+        run_id = new_run_id(f"turing-{label}")
+        success, firings, corrections = {}, 0, 0
+        for task in tasks:
+            traj = run_rlm(task.query, task.context, lm=ctx.lm, turing=protocol, decoding=decoding,
+                           instructions=BASE_INSTRUCTIONS, max_iters=ctx.max_iters or 6,
+                           run_id=f"{run_id}-{task.id}", runs_dir=ctx.out / "turing" / run_id,
+                           source_path=task.meta.get("source_path"))
+            success[task.id] = bool(judge_for(task).judge(task, traj).success)
+            rounds = [r for rec in traj.iterations for r in (rec.turing or [])]
+            firings += sum(len(r.get("violations") or []) for r in rounds)
+            corrections += sum(1 for r in rounds if r.get("correction"))
+        return {"run_id": f"turing/{run_id}", "success": success, "firings": firings, "corrections": corrections}
+
+    return ctx.cached(("agent", decoding, turing, ctx.suite, ctx.n, ctx.max_iters), run)
+
+
+def _on_off(ctx: ScoreContext, decoding: str) -> Paired:
+    on, off = agent_arm(ctx, decoding, True), agent_arm(ctx, decoding, False)
+    items = [t for t in on["success"] if t in off["success"]]
+    return Paired([on["success"][t] for t in items], [off["success"][t] for t in items], items,
+                  runs=[on["run_id"], off["run_id"]],
+                  extra={"firings": on["firings"], "corrections": on["corrections"]})
+
+
+_TEXT = ("The result is usable, reliable autonomous behaviour from models that would otherwise be too unreliable for "
+         "agentic tasks.")
+
+
+@claim("s003.agent-free", seed="003", comparison="Turing on vs off, rlm agent, free decoding", direction="no_worse",
+       margin=0.05, text=_TEXT)
+def _free(ctx: ScoreContext) -> Paired:
+    return _on_off(ctx, "free")
+
+
+@claim("s003.agent-grammar", seed="003", comparison="Turing on vs off, rlm agent, grammar decoding",
+       direction="no_worse", margin=0.05, text=_TEXT)
+def _grammar(ctx: ScoreContext) -> Paired:
+    return _on_off(ctx, "grammar")
+
+
+@claim("s003.one-correction", seed="003", comparison="corrections per hook per turn", metric="corrections per turn",
+       text="Each hook fires **at most once per turn**.")
+def _once(ctx: ScoreContext) -> NotMeasured:
+    return NotMeasured("an invariant of the protocol, not an effect between arms: tests/test_turing.py checks it")

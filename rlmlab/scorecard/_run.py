@@ -1,0 +1,195 @@
+"""Run the claim rows and write the scorecard: ``scorecard.json`` (one object per row, with the runs it read).
+
+A row that raises is kept as ``not measured`` with the error, so one broken arm does not lose the other rows.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rlmlab._files import write_atomic
+from rlmlab.errors import ConfigError, RunInterrupted
+from rlmlab.scorecard._claims import CLAIMS, SEEDS, Claim, NotMeasured, Paired
+from rlmlab.scorecard._context import ScoreContext
+from rlmlab.scorecard._stats import paired_binary, paired_continuous
+
+__all__ = ["ROW_FIELDS", "RESULTS_FILE", "QUICK_N", "DEFAULT_N", "ScoreRow", "Scorecard", "score_claim",
+           "run_scorecard", "read_scorecard", "select_claims"]
+
+RESULTS_FILE = "scorecard.json"
+DEFAULT_N = 60  # the issue's goal: at least 60 paired items per claim
+QUICK_N = 4
+# what ``--json`` prints per row (the issue's schema), in order
+ROW_FIELDS = ("seed", "claim", "comparison", "n", "difference", "ci_low", "ci_high", "verdict")
+NOT_MEASURED = "not measured"
+
+
+@dataclass
+class ScoreRow:
+    """One claim's result. ``verdict`` is holds / contradicted / cannot tell, or "not measured" with ``reason``."""
+
+    name: str
+    seed: str
+    claim: str
+    comparison: str
+    n: int
+    difference: float | None
+    ci_low: float | None
+    ci_high: float | None
+    verdict: str
+    metric: str = "pass rate"
+    quoted: bool = True
+    direction: str = "greater"
+    margin: float = 0.0
+    mean_a: float | None = None
+    mean_b: float | None = None
+    method: str | None = None
+    n_to_decide: int | None = None
+    reason: str | None = None
+    runs: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ScoreRow:
+        return cls(**data)
+
+    def summary(self) -> dict[str, Any]:
+        """The issue's machine-readable row: ``seed, claim, comparison, n, difference, ci_low, ci_high, verdict``."""
+        return {k: getattr(self, k) for k in ROW_FIELDS}
+
+
+@dataclass
+class Scorecard:
+    rows: list[ScoreRow]
+    params: dict[str, Any]
+    seconds: float = 0.0
+    path: Path | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"params": self.params, "seconds": round(self.seconds, 1), "rows": [r.to_dict() for r in self.rows]}
+
+    def __rich__(self) -> Any:
+        from rlmlab.scorecard._table import scorecard_table
+
+        return scorecard_table(self.rows, title=f"scorecard: {self.params.get('lm')}, n={self.params.get('n')}")
+
+    def _repr_html_(self) -> str:
+        from rlmlab.scorecard._table import scorecard_html
+
+        return scorecard_html(self.rows)
+
+
+def score_claim(entry: Claim, ctx: ScoreContext) -> ScoreRow:
+    """Measure one claim and compare its arms; an arm that raises gives a ``not measured`` row naming the error."""
+    t0 = time.perf_counter()
+    base = dict(name=entry.name, seed=entry.seed, claim=entry.claim, comparison=entry.comparison,
+                metric=entry.metric, quoted=entry.quoted, direction=entry.direction, margin=entry.margin)
+    try:
+        got = entry.measure(ctx)
+    except Exception as exc:  # noqa: BLE001 - one broken arm must not lose the other rows; the reason is kept
+        tail = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        got = NotMeasured(f"the arm failed: {tail}")
+    seconds = round(time.perf_counter() - t0, 1)
+    if isinstance(got, NotMeasured) or (isinstance(got, Paired) and not got.items):
+        reason = got.reason if isinstance(got, NotMeasured) else "no paired items"
+        return ScoreRow(**base, n=0, difference=None, ci_low=None, ci_high=None, verdict=NOT_MEASURED,
+                        reason=reason, runs=getattr(got, "runs", []), seconds=seconds)
+    if got.kind == "binary":
+        cmp = paired_binary(got.a, got.b, direction=entry.direction, margin=entry.margin)
+    else:
+        cmp = paired_continuous(got.a, got.b, direction=entry.direction, margin=entry.margin, seed=ctx.seed)
+    return ScoreRow(**base, n=cmp.n, difference=round(cmp.difference, 4), ci_low=round(cmp.ci_low, 4),
+                    ci_high=round(cmp.ci_high, 4), verdict=cmp.verdict, mean_a=round(cmp.mean_a, 4),
+                    mean_b=round(cmp.mean_b, 4), method=cmp.method, n_to_decide=cmp.n_to_decide, runs=got.runs,
+                    extra=got.extra, seconds=seconds)
+
+
+def select_claims(seeds: Sequence[str] | None = None, claims: Sequence[str] | None = None) -> list[Claim]:
+    """The registered claims of ``seeds`` (001-004; all by default), or exactly ``claims`` by name (a name may
+    end in ``*``: ``s004.*``). ConfigError naming the registered claims for an unknown one."""
+    _load_rows()
+    names = CLAIMS.names()
+    if seeds:
+        bad = [s for s in seeds if s not in SEEDS]
+        if bad:
+            raise ConfigError(f"scorecard: unknown seed(s) {', '.join(bad)}; seeds: {', '.join(SEEDS)}")
+    picked: list[str] = []
+    for want in claims or []:
+        match = [n for n in names if n == want or (want.endswith("*") and n.startswith(want[:-1]))]
+        if not match:
+            raise ConfigError(f"scorecard: unknown claim {want!r}; claims: {', '.join(names)}")
+        picked += [n for n in match if n not in picked]
+    made = [CLAIMS.make(n) for n in (picked or names)]
+    return sorted((c for c in made if not seeds or c.seed in seeds), key=lambda c: (c.seed, c.name))
+
+
+def _load_rows() -> None:
+    # the rows register themselves on import
+    from rlmlab.scorecard import _rows_memory, _rows_teach, _rows_turing  # noqa: F401
+
+
+def run_scorecard(lm: Any = "local", *, n: int | None = None, seeds: Sequence[str] | None = None,
+                  claims: Sequence[str] | None = None, quick: bool = False, out: str | Path = "runs/scorecard",
+                  api_base: str | None = None, suite: str | None = None, seed: int = 0,
+                  progress: Callable[[str], None] | None = print) -> Scorecard:
+    """Measure every selected claim on ``lm`` (a spec such as "local", "scripted:probe", a LiteLLM model string
+    with ``api_base``, or an LM object) over ``n`` paired items each (default 60; ``quick``: 4 items and at most
+    3 agent steps). Writes ``<out>/scorecard.json`` after every row, so a run cut short keeps the rows done.
+    ``progress`` gets one line per row as it finishes (None: silent). ConfigError for an unknown seed or claim;
+    Ctrl-C raises RunInterrupted naming the rows kept.
+    """
+    entries = select_claims(seeds, claims)
+    n = n or (QUICK_N if quick else DEFAULT_N)
+    if n < 1:
+        raise ConfigError(f"scorecard: n must be >= 1, got {n}")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    if isinstance(lm, str):
+        from rlmlab.lm import make_lm
+
+        lm_name, lm_obj = lm, make_lm(lm, **({"api_base": api_base} if api_base else {}))
+    else:
+        lm_name, lm_obj = str(getattr(lm, "model", lm)), lm
+    log = progress or (lambda line: None)
+    ctx = ScoreContext(lm_obj, lm_name, n, out, quick=quick, suite=suite, seed=seed, log=log)
+    params = {"lm": lm_name, "api_base": api_base, "n": n, "quick": quick, "seeds": list(seeds or SEEDS),
+              "claims": [c.name for c in entries], "suite": suite, "seed": seed}
+    card = Scorecard([], params, path=out / RESULTS_FILE)
+    t0 = time.perf_counter()
+    for i, entry in enumerate(entries, 1):
+        try:
+            row = score_claim(entry, ctx)
+        except KeyboardInterrupt as exc:  # Ctrl-C: say where the finished rows are, not only the cut agent run
+            kept = f"{len(card.rows)} finished row(s) in {card.path}" if card.rows else "no row finished"
+            raise RunInterrupted(f"scorecard interrupted at {entry.name}; {kept} ({exc})", out) from None
+        card.rows.append(row)
+        card.seconds = time.perf_counter() - t0
+        write_atomic(card.path, json.dumps(card.to_dict(), indent=2))
+        log(_progress_line(i, len(entries), row))
+    return card
+
+
+def _progress_line(i: int, total: int, row: ScoreRow) -> str:
+    if row.verdict == NOT_MEASURED:
+        return f"[{i}/{total}] {row.name}: not measured: {row.reason}"
+    return (f"[{i}/{total}] {row.name}: n={row.n}, difference {row.difference:+.3f} "
+            f"[{row.ci_low:+.3f}, {row.ci_high:+.3f}], {row.verdict} ({row.seconds:.1f} s)")
+
+
+def read_scorecard(path: str | Path) -> Scorecard:
+    """A scorecard written by :func:`run_scorecard` (a folder or its ``scorecard.json``)."""
+    path = Path(path)
+    path = path / RESULTS_FILE if path.is_dir() else path
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    return Scorecard([ScoreRow.from_dict(r) for r in doc["rows"]], doc["params"], float(doc.get("seconds") or 0),
+                     path)

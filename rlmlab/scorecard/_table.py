@@ -1,0 +1,70 @@
+"""The scorecard as a rich table (terminal), an HTML table (notebook) and one forest plot of the intervals."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["scorecard_table", "scorecard_html", "plot_scorecard", "VERDICT_STYLE"]
+
+VERDICT_STYLE = {"holds": "green", "contradicted": "red", "cannot tell": "yellow", "not measured": "dim"}
+
+
+def _cells(row: Any) -> list[str]:
+    if row.verdict == "not measured":
+        return [row.seed, row.name, row.comparison, "0", "", "", f"not measured: {row.reason}"]
+    interval = f"[{row.ci_low:+.3f}, {row.ci_high:+.3f}]"
+    said = row.verdict + (f" (n≈{row.n_to_decide} would decide)" if row.n_to_decide else "")
+    return [row.seed, row.name, row.comparison, str(row.n), f"{row.difference:+.3f}", interval, said]
+
+
+HEADERS = ["seed", "claim", "comparison (a vs b)", "n", "a - b", "95% interval", "verdict"]
+
+
+def scorecard_table(rows: Sequence[Any], title: str = "") -> Any:
+    """A rich Table: one line per claim; the claim's sentence under its name, the verdict coloured."""
+    from rich.table import Table
+
+    table = Table(title=title or None, show_lines=True)
+    for h in HEADERS:
+        table.add_column(h, overflow="fold", justify="right" if h in ("n", "a - b") else "left")
+    for row in rows:
+        cells = _cells(row)
+        cells[1] = f"{row.name}\n[dim]{'“' + row.claim + '”' if row.quoted else row.claim}[/dim]"
+        if row.metric != "pass rate":
+            cells[2] += f" [dim]({row.metric})[/dim]"
+        cells[-1] = f"[{VERDICT_STYLE.get(row.verdict, 'white')}]{cells[-1]}[/]"
+        table.add_row(*cells)
+    return table
+
+
+def scorecard_html(rows: Sequence[Any]) -> str:
+    """The same table as HTML (a notebook's display)."""
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in HEADERS)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in _cells(r)) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def plot_scorecard(rows: Sequence[Any], save_to: str | Path | None = None) -> Any:
+    """A forest plot: each measured claim's difference (a - b) with its 95% interval, coloured by verdict, and 0
+    marked. Rows not measured are listed on the y axis without a point. Returns the matplotlib Figure."""
+    import matplotlib.pyplot as plt
+
+    colours = {"holds": "tab:green", "contradicted": "tab:red", "cannot tell": "tab:orange"}
+    fig, ax = plt.subplots(figsize=(8, 0.4 * max(3, len(rows)) + 1))
+    for y, row in enumerate(reversed(list(rows))):
+        if row.verdict == "not measured":
+            ax.text(0, y, "not measured", ha="center", va="center", fontsize=8, color="grey")
+            continue
+        ax.errorbar(row.difference, y, xerr=[[row.difference - row.ci_low], [row.ci_high - row.difference]],
+                    fmt="o", color=colours.get(row.verdict, "black"), capsize=3)
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.set_yticks(range(len(rows)), [f"{r.name} (n={r.n})" for r in reversed(list(rows))], fontsize=8)
+    ax.set_xlabel("difference a - b (pass rate, or the row's metric), 95% interval")
+    ax.set_title("Seed claims: paired effect and interval", fontsize=10)
+    fig.tight_layout()
+    if save_to is not None:
+        fig.savefig(save_to, dpi=120)
+    return fig

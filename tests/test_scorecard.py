@@ -1,0 +1,277 @@
+"""The scorecard: the paired statistics against published values, the claim registry, the rows on scripted LMs,
+and ``rlmlab scorecard`` (issue 29)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pytest
+from click.testing import CliRunner
+
+from rlmlab.cli import main
+from rlmlab.lm import make_lm
+from rlmlab.scorecard import (
+    CLAIMS, ROW_FIELDS, SEEDS, VERDICTS, Z95, Claim, CodeFirstLearner, NotMeasured, claim, expression_grammar,
+    n_to_decide, newcombe_paired, paired_binary, paired_continuous, question_numbers, read_scorecard, run_scorecard,
+    select_claims, verdict, wilson,
+)
+from rlmlab.teach import Exchange
+
+LEGAL = set(VERDICTS) | {"not measured"}
+
+
+# -- statistics --------------------------------------------------------------------------------------------------
+
+def test_wilson_matches_newcombe_1998_single_proportion_example():
+    # Newcombe (1998), Stat Med 17:857, example 81/263: 0.2553 to 0.3662
+    low, high = wilson(81, 263)
+    assert (round(low, 4), round(high, 4)) == (0.2553, 0.3662)
+
+
+def test_newcombe_paired_matches_the_published_worked_example():
+    # Fagerland, Lydersen & Laake (2017), Statistical Analysis of Contingency Tables, ch. 8 (Cavo et al. 2012):
+    # table [[59, 6], [16, 80]], Newcombe square-and-add: -0.0621 (95% CI -0.1186 to -0.0046)
+    d, low, high = newcombe_paired(59, 6, 16, 80)
+    assert (round(d, 4), round(low, 4), round(high, 4)) == (-0.0621, -0.1186, -0.0046)
+    # swapping the arms mirrors the interval
+    d2, low2, high2 = newcombe_paired(59, 16, 6, 80)
+    assert (d2, low2, high2) == pytest.approx((-d, -high, -low))
+
+
+def test_paired_binary_reads_the_table_from_outcomes_and_says_the_verdict():
+    a = [1] * 59 + [1] * 6 + [0] * 16 + [0] * 80
+    b = [1] * 59 + [0] * 6 + [1] * 16 + [0] * 80
+    cmp = paired_binary(a, b, direction="greater")
+    assert cmp.n == 161 and round(cmp.difference, 4) == -0.0621
+    assert cmp.verdict == "contradicted" and cmp.n_to_decide is None
+    assert paired_binary(a, b, direction="less").verdict == "holds"
+    assert paired_binary(b, a).verdict == "holds"
+
+
+def test_bootstrap_agrees_with_newcombe_on_a_large_table_and_is_seeded():
+    a = [1] * 59 + [1] * 6 + [0] * 16 + [0] * 80
+    b = [1] * 59 + [0] * 6 + [1] * 16 + [0] * 80
+    boot = paired_binary(a, b, method="bootstrap", seed=3)
+    newc = paired_binary(a, b)
+    assert boot.ci_low == pytest.approx(newc.ci_low, abs=0.02) and boot.ci_high == pytest.approx(newc.ci_high, abs=0.02)
+    assert paired_binary(a, b, method="bootstrap", seed=3) == boot
+
+
+def test_verdicts_by_direction():
+    assert verdict(0.01, 0.3, "greater") == "holds"
+    assert verdict(-0.3, -0.01, "greater") == "contradicted"
+    assert verdict(-0.1, 0.3, "greater") == "cannot tell"
+    assert verdict(-0.04, 0.1, "no_worse", 0.05) == "holds"
+    assert verdict(-0.2, -0.01, "no_worse", 0.05) == "contradicted"
+    assert verdict(-0.2, 0.1, "no_worse", 0.05) == "cannot tell"
+    assert verdict(-0.05, 0.05, "equal", 0.1) == "holds"
+    assert verdict(0.02, 0.3, "equal", 0.1) == "contradicted"
+    assert verdict(-0.05, 0.2, "equal", 0.1) == "cannot tell"
+    with pytest.raises(ValueError, match="direction 'up'"):
+        verdict(0, 1, "up")
+
+
+def test_n_to_decide_is_where_the_normal_interval_first_excludes_zero():
+    diffs = [1.0] * 3 + [-1.0] * 2 + [0.0] * 5  # d = 0.1: cannot tell at n = 10
+    cmp = paired_continuous(diffs, [0.0] * 10)
+    assert cmp.verdict == "cannot tell"
+    need = n_to_decide(diffs)
+    sd = math.sqrt(sum((x - 0.1) ** 2 for x in diffs) / 9)
+    assert 0.1 - Z95 * sd / math.sqrt(need) > 0 > 0.1 - Z95 * sd / math.sqrt(need - 1)
+    assert n_to_decide([0.0, 0.0, 0.0]) is None  # no effect, no spread: no n decides it
+
+
+def test_paired_arms_must_be_the_same_items():
+    with pytest.raises(ValueError, match="arm a has 2 items, arm b 3"):
+        paired_binary([1, 0], [1, 0, 1])
+    with pytest.raises(ValueError, match="no items"):
+        paired_binary([], [])
+
+
+# -- the claim registry --------------------------------------------------------------------------------------------
+
+def test_every_seed_has_claims_and_each_entry_is_complete():
+    entries = select_claims()
+    assert {c.seed for c in entries} == set(SEEDS)
+    for c in entries:
+        assert isinstance(c, Claim) and c.claim and " vs " in c.comparison or c.metric != "pass rate"
+    made = CLAIMS.make("s004.E7")
+    assert made.plugin_ref.kind == "scorecard claim" and made.plugin_ref.name == "s004.E7"
+    assert [c.name for c in select_claims(claims=["s002.*"])] == sorted(n for n in CLAIMS.names() if n.startswith("s002."))
+
+
+def test_a_malformed_claim_is_refused_at_registration():
+    with pytest.raises(ValueError, match="seed '005'"):
+        claim("s005.x", seed="005", text="t", comparison="a vs b")
+    with pytest.raises(ValueError, match="direction 'bigger'"):
+        claim("s004.x", seed="004", text="t", comparison="a vs b", direction="bigger")
+
+
+def test_unknown_claims_and_seeds_are_named():
+    from rlmlab.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="unknown claim 'nope'; claims: s001"):
+        select_claims(claims=["nope"])
+    with pytest.raises(ConfigError, match="unknown seed"):
+        select_claims(seeds=["9"])
+
+
+def test_a_row_that_cannot_run_says_so_and_the_others_go_on(tmp_path):
+    def broken(ctx):
+        raise RuntimeError("arm missing its suite")
+
+    claim("s004.broken", seed="004", text="t", comparison="a vs b")(broken)
+    claim("s004.unmeasured", seed="004", text="t", comparison="a vs b")(lambda ctx: NotMeasured("no such arm yet"))
+    try:
+        card = run_scorecard("scripted:probe", n=1, claims=["s004.broken", "s004.unmeasured", "s004.E4-breakeven"],
+                             out=tmp_path, progress=None)
+    finally:
+        CLAIMS.unregister("s004.broken")
+        CLAIMS.unregister("s004.unmeasured")
+    rows = {r.name: r for r in card.rows}
+    assert rows["s004.broken"].verdict == "not measured"
+    assert rows["s004.broken"].reason == "the arm failed: RuntimeError: arm missing its suite"
+    assert rows["s004.unmeasured"].reason == "no such arm yet"
+    assert rows["s004.E4-breakeven"].verdict == "not measured" and rows["s004.E4-breakeven"].difference is None
+    assert [r.name for r in read_scorecard(tmp_path).rows] == [r.name for r in card.rows]
+
+
+# -- the code-first learner and a row decided on a scripted learner -----------------------------------------------
+
+def test_expression_grammar_allows_only_the_questions_numbers():
+    assert question_numbers("What is 12.5% of 64?") == ["12.5", "100", "64"]
+    assert question_numbers("Four friends share a $90 bill equally.") == ["90", "4"]
+    grammar = expression_grammar("What is 17 * 23?")
+    assert 'num ::= "17" | "23"' in grammar and grammar.startswith('root ::= "answer = " expr')
+
+
+def _first_wrong_then_right(messages):
+    """A learner whose first expression is off by one, and after any reprompt the right one."""
+    question = messages[1]["content"]
+    if any(m["role"] == "assistant" for m in messages):
+        expression = question.removeprefix("What is ").rstrip("?")
+        return "answer = " + re.sub(r"([\d.]+)% of ([\d.]+)", r"\1 * \2 / 100", expression)
+    return f"answer = {question_numbers(question)[0]} + 1"
+
+
+def test_code_first_learner_computes_the_expression_exactly():
+    learner = CodeFirstLearner(make_lm("scripted", script=_first_wrong_then_right))
+    ex = Exchange("What is (8 + 5) * 3?")
+    assert learner.answer(ex).answer == "answer = 3 + 1\nAnswer: 4"
+    ex.answers.append("answer = 3 + 1\nAnswer: 4")
+    ex.reprompts.append(("try_again_concise", "Try again."))
+    assert learner.answer(ex).answer == "answer = (8 + 5) * 3\nAnswer: 39"
+    assert learner.decoding == "free"  # a scripted LM cannot follow a grammar: said, not hidden
+
+
+def test_reprompting_row_holds_when_the_learner_fixes_every_item_after_a_reprompt(tmp_path):
+    lm = make_lm("scripted", script=_first_wrong_then_right)
+    card = run_scorecard(lm, n=12, claims=["s002.rts-vs-single", "s002.stop-turns"], out=tmp_path, progress=None)
+    rows = {r.name: r for r in card.rows}
+    single = rows["s002.rts-vs-single"]
+    assert (single.n, single.mean_a, single.mean_b, single.difference) == (12, 1.0, 0.0, 1.0)
+    assert single.ci_low > 0 and single.verdict == "holds"
+    # the RTS policy itself sends no reprompt after a right answer, so here the STOP rules save no turn: both arms
+    # stop every item at its second answer, and no n would decide a zero effect
+    turns = rows["s002.stop-turns"]
+    assert (turns.mean_a, turns.mean_b, turns.verdict, turns.n_to_decide) == (2.0, 2.0, "cannot tell", None)
+    traces = json.loads((tmp_path / "teach" / "traces.code_first.rts.json").read_text())
+    assert traces["summary"]["final_accuracy_mean"] == 1.0
+
+
+# -- the command line --------------------------------------------------------------------------------------------
+
+def test_cli_json_has_one_row_per_claim_with_the_issue_schema(tmp_path):
+    picked = "s001.oracle,s002.rts-vs-single,s003.teach,s004.E7,s004.E4-breakeven"
+    result = CliRunner().invoke(main, ["scorecard", "--lm", "scripted:probe", "--n", "2", "--claims", picked,
+                                       "--out", str(tmp_path), "--json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [tuple(r) for r in rows] == [ROW_FIELDS] * 5
+    assert {r["seed"] for r in rows} == set(SEEDS)
+    assert all(r["verdict"] in LEGAL for r in rows)
+    for r in rows:
+        if r["verdict"] == "not measured":
+            assert r["n"] == 0 and r["difference"] is None
+        else:
+            assert r["n"] == 2 and r["ci_low"] <= r["difference"] <= r["ci_high"]
+    saved = json.loads((tmp_path / "scorecard.json").read_text())
+    assert saved["params"]["lm"] == "scripted:probe" and all(r["runs"] for r in saved["rows"] if r["n"])
+    assert re.search(r"\[1/5\] s001\.oracle: n=2, difference", result.stderr)
+
+
+def test_cli_table_and_bad_input(tmp_path):
+    result = CliRunner().invoke(main, ["scorecard", "--lm", "scripted:probe", "--n", "1", "--claims", "s003.teach",
+                                       "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "s003.teach" in result.stdout and "95% interval" in result.stdout
+    bad = CliRunner().invoke(main, ["scorecard", "--lm", "scripted:probe", "--seeds", "007"])
+    assert bad.exit_code == 2 and "unknown seed(s) 007" in bad.output
+
+
+# -- the notebook --------------------------------------------------------------------------------------------------
+
+@pytest.mark.notebook
+def test_scorecard_notebook_runs_under_papermill_on_a_scripted_model(rlmlab_kernel, tmp_path):
+    import papermill
+
+    from rlmlab import PROJECT_ROOT
+
+    out = tmp_path / "scorecard.out.ipynb"
+    papermill.execute_notebook(str(PROJECT_ROOT / "notebooks" / "scorecard.ipynb"), str(out), kernel_name="rlmlab",
+                               cwd=str(tmp_path), progress_bar=False,
+                               parameters={"lm": "scripted:probe", "n": 1, "seeds": "003,004",
+                                           "claims": "s003.teach,s004.E7,s004.E4-breakeven", "quick": True})
+    cells = [c for c in json.loads(out.read_text())["cells"] if c["cell_type"] == "code"]
+    outputs = [o for c in cells for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o["output_type"] == "error"]
+    html = "".join("".join(o["data"]["text/html"]) for o in outputs if "text/html" in o.get("data", {}))
+    assert "s004.E7" in html and "not measured" in html
+    assert any("image/png" in o.get("data", {}) for o in outputs)
+    saved = read_scorecard(tmp_path / "runs" / "scorecard")
+    assert [r.name for r in saved.rows] == ["s003.teach", "s004.E4-breakeven", "s004.E7"]
+    assert (tmp_path / "runs" / "scorecard" / "scorecard.png").is_file()
+    printed = "".join("".join(o.get("text", "")) for o in outputs)
+    assert [json.loads(line)["seed"] for line in printed.splitlines() if line.startswith("{")] == ["003", "004", "004"]
+
+
+@pytest.mark.local_model
+def test_reprompting_row_on_the_embedded_model_with_the_code_first_learner(tmp_path):
+    # the smallest real input that proves the path: one row, two items; the grammar reaches the model
+    card = run_scorecard("local", n=2, claims=["s002.rts-vs-single"], out=tmp_path, progress=None)
+    row = card.rows[0]
+    assert row.n == 2 and row.verdict in VERDICTS and row.ci_low <= row.difference <= row.ci_high
+    for arm in ("rts", "single"):
+        traces = json.loads((tmp_path / "teach" / f"traces.code_first.{arm}.json").read_text())["traces"]
+        answers = [t["answer"] for trace in traces for t in trace["turns"]]
+        assert answers and all(re.fullmatch(r"answer = [-+*/() \d.]+\nAnswer: \S+", a) for a in answers), answers
+
+
+@pytest.mark.notebook
+def test_cli_notebook_flag_leaves_the_executed_notebook_beside_the_results(rlmlab_kernel, tmp_path):
+    result = CliRunner().invoke(main, ["scorecard", "--lm", "scripted:probe", "--n", "1", "--claims", "s004.E7",
+                                       "--out", str(tmp_path / "card"), "--notebook", "--json"])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.stdout.splitlines()]  # the cells' output went to stderr
+    assert len(rows) == 1 and rows[0]["claim"].startswith("Goal: validate that handle")
+    executed = json.loads((tmp_path / "card" / "scorecard.ipynb").read_text())
+    assert any("image/png" in o.get("data", {}) for c in executed["cells"] for o in c.get("outputs", []))
+    assert read_scorecard(tmp_path / "card").params["claims"] == ["s004.E7"]
+
+
+def test_ctrl_c_keeps_the_finished_rows_and_says_where(tmp_path):
+    from rlmlab.errors import RunInterrupted
+
+    def interrupted(ctx):
+        raise KeyboardInterrupt
+
+    claim("s004.zz-interrupted", seed="004", text="t", comparison="a vs b")(interrupted)
+    try:
+        with pytest.raises(RunInterrupted, match=r"interrupted at s004.zz-interrupted; 1 finished row\(s\) in "):
+            run_scorecard("scripted:probe", n=1, claims=["s004.E4-breakeven", "s004.zz-interrupted"], out=tmp_path,
+                          progress=None)
+    finally:
+        CLAIMS.unregister("s004.zz-interrupted")
+    assert [r.name for r in read_scorecard(tmp_path).rows] == ["s004.E4-breakeven"]
