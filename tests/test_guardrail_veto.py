@@ -85,3 +85,20 @@ def test_exploration_stops_forcing_a_template_the_judge_rejected_on_this_task(tm
                                                                              retrieval="templates"))
         out = loop.run_task(MemoryTask("t", "What is 125 minus 39 apples?", "", None, "86", "numeric"))
     assert offered == [[plus], []] and out.success and len(out.trajectory_ids) == 2
+
+
+def test_e14_retrieves_a_template_learnt_on_one_crate_for_a_task_of_another(tmp_path):
+    """E14's test split is held out by crate: a template learnt on tokio must reach a rayon task."""
+    from rlmlab.experiments import load_experiment
+
+    cond = load_experiment("E14").condition("learned")
+    options = dict(cond.retrieval)
+    with MemoryStore(tmp_path / "bank.db") as store:
+        learnt = store.add(MemoryItem(
+            title="Template (ctx_find) for: Count the {ident} calls in {path}.", description="count unwrap calls",
+            content="Count the unwrap calls in a file.", polarity="success", layer="L2", source="extract",
+            domain="crate:tokio", shape="Count the unwrap calls in sync/mutex.rs.",
+            template="n = ctx_find(context, r\"(?m)^(?![ \\t]*//).*\\.unwrap\\(\\)\")\nSUBMIT(answer=n[\"total\"])")).id
+        policy = RETRIEVAL_POLICIES.make(options.pop("policy"), **options)
+        got = policy.retrieve(store, "Count the unwrap calls in iter/collect/mod.rs.", "crate:rayon")
+        assert [it.id for it in got.successes] == [learnt]

@@ -187,3 +187,11 @@ def test_over_rust_a_printed_number_is_not_retyped_into_arithmetic(train):
     g = run_step_grammar(_run(task, [printed]), fmt="rlm", must_submit=True)
     assert not _accepts(g, _step(task, "SUBMIT(answer=10 * 5232)"))
     assert _accepts(g, _step(task, 'SUBMIT(answer=answer["total"])'))
+
+
+def test_subscripts_are_bounded_so_a_sampled_step_cannot_run_on(train):
+    task = _first(train, "count_unwrap_calls")
+    printed = SimpleNamespace(code='total = ctx_find(context, r"x")', output="(no output)")
+    g = run_step_grammar(_run(task, [printed]), fmt="rlm", must_submit=True)
+    assert _accepts(g, _step(task, 'SUBMIT(answer=total["matches"][0]["text"])'))
+    assert not _accepts(g, _step(task, "SUBMIT(answer=total" + '["total"]' * 6 + ")"))  # seen: a runaway to the cap

@@ -416,7 +416,7 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
     states: dict[tuple[frozenset[str], frozenset[str]], int] = {}
     inputs = frozenset(inputs)
     track = raw is not None
-    rhs_calls = f"{_alt(calls)} subscript*" if calls else None
+    rhs_calls = f"{_alt(calls)} subscript{{0,3}}" if calls else None
     call_alt = _alt(calls) if calls else None
     seen_rule = _alt(_lit(v) for v in seen) if seen else None
     string_rule = _alt(strings) if strings else None
@@ -431,8 +431,8 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
         factors = [f'"(" expr-{i} ")"']
         if own:
             b.add(f"var-{i}", _alt(_lit(n) for n in own))
-            reads = ([f"{_alt(_lit(n) for n in cooked)} subscript*"] if cooked else []) + \
-                    ([f"{_alt(_lit(n) for n in whole)} top-key subscript*"] if whole else [])
+            reads = ([f"{_alt(_lit(n) for n in cooked)} subscript{{0,3}}"] if cooked else []) + \
+                    ([f"{_alt(_lit(n) for n in whole)} top-key subscript{{0,3}}"] if whole else [])
             b.add(f"primary-{i}", " | ".join(reads))
             factors += [f'"len(" primary-{i} ")"', f"primary-{i}"]
         computable = bool(own) or has_numbers
@@ -442,14 +442,14 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
             b.add(f"expr-{i}", f'term-{i} ((" + " | " - ") term-{i}){{0,6}}')
             b.add(f"opexpr-{i}", f'term-{i} ((" + " | " - ") term-{i}){{1,6}} | '
                                  f'factor-{i} ((" * " | " / " | " // " | " % ") factor-{i}){{1,6}}')
-        cooked_rhs = [f"{call_alt} top-key subscript*" if track and call_alt else rhs_calls,
+        cooked_rhs = [f"{call_alt} top-key subscript{{0,3}}" if track and call_alt else rhs_calls,
                       f"expr-{i}" if computable else None, string_rule]
         b.add(f"rhs-{i}", " | ".join(x for x in ([rhs_calls] + cooked_rhs[1:] if not track else
                                                  [call_alt, *cooked_rhs]) if x))
         if track:
             b.add(f"crhs-{i}", " | ".join(x for x in cooked_rhs if x))
         if own:  # print what a step computed; the inputs are handles, printing one shows nothing
-            b.add(f"print-{i}", f'"print(" {_alt(_lit(n) for n in own)} subscript* ")"')
+            b.add(f"print-{i}", f'"print(" {_alt(_lit(n) for n in own)} subscript{{0,3}} ")"')
         values = ([f"primary-{i}", f'"len(" primary-{i} ")"'] if own else []) + ([f"opexpr-{i}"] if computable else [])
         if seen_rule and not (track and own):  # a number a variable holds is submitted through it, not retyped
             values.append(seen_rule)
