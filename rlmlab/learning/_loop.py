@@ -26,6 +26,7 @@ from rlmlab.learning._consolidate import CONSOLIDATORS
 from rlmlab.learning._extract import EXTRACTORS
 from rlmlab.learning._forget import FORGETTERS
 from rlmlab.learning._judge import JUDGES, judge_for
+from rlmlab.learning._siblings import nearest_siblings
 from rlmlab.memory import (
     STEP_TEMPLATES_KEY, ContextBuilder, MemoryStore, MemoryTask, Verdict, query_shape, resolve_domain,
 )
@@ -226,8 +227,6 @@ class ReasoningBankLoop:
         params = inspect.signature(self.extractor.extract).parameters
         out: dict[str, Any] = {}
         if "siblings" in params:  # SkillGen's intervention test over earlier stream tasks asked alike
-            from rlmlab.learning._siblings import nearest_siblings
-
             out["siblings"] = nearest_siblings(task, self.history, k=getattr(self.extractor, "max_siblings", 4))
         if "judge" not in params or self.judge is None:
             return out
