@@ -160,9 +160,8 @@ def lm_provenance(lm: Any) -> dict[str, Any] | None:
                            "cache": bool(getattr(lm, "cache", False))}
     if kwargs.get("api_base") or kwargs.get("base_url"):
         out["api_base"] = str(kwargs.get("api_base") or kwargs.get("base_url"))
-    for attr in ("rlmlab_constrain",):
-        if getattr(lm, attr, None) is not None:
-            out["server_constraint"] = getattr(lm, attr)
+    if getattr(lm, "rlmlab_constrain", None) is not None:
+        out["server_constraint"] = lm.rlmlab_constrain
     engine = getattr(lm, "rlmlab_engine", None)
     if engine is not None:
         eng: dict[str, Any] = {"class": type(engine).__name__}
@@ -181,13 +180,14 @@ def _plain(value: Any) -> bool:
         isinstance(value, (list, tuple)) and all(isinstance(v, (str, int, float, bool)) for v in value))
 
 
-def provenance(collected: Collected | None = None, *, lm: Any = None, **extra: Any) -> dict[str, Any]:
-    """The ``provenance.json`` object: ``environment`` (git, Python, platform, libraries), ``lm``,
-    ``plugins``, ``files`` (path, role, bytes, sha256), ``grammars`` (sha256 -> times sent) and ``extra``'s
-    keys (the command, its parameters)."""
+def provenance(collected: Collected | None = None, *, lm: Any = None, env: dict[str, Any] | None = None,
+               **extra: Any) -> dict[str, Any]:
+    """The ``provenance.json`` object: ``environment`` (``env``, else :func:`environment`: git, Python,
+    platform, libraries), ``lm``, ``plugins``, ``files`` (path, role, bytes, sha256), ``grammars`` (sha256 ->
+    times sent) and ``extra``'s keys (the command, its parameters)."""
     c = collected or Collected()
     return {
-        "environment": environment(lm),
+        "environment": env if env is not None else environment(lm),
         "lm": lm_provenance(lm),
         "plugins": list(c.plugins),
         "files": [{**file_sha256(path), "role": role} for path, role in sorted(c.files.items())],

@@ -50,6 +50,12 @@ def _read(path: Path, what: str) -> dict[str, Any]:
         raise ConfigError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from None
 
 
+def _provenance(run_dir: Path) -> dict[str, Any]:
+    """A run's provenance.json, or {} for a run written before it existed."""
+    path = run_dir / PROVENANCE_FILE
+    return _read(path, PROVENANCE_FILE) if path.exists() else {}
+
+
 def rerun_experiment(run_dir: str | Path, *, runs_dir: str | Path | None = None,
                      progress: bool | str = True) -> Rerun:
     """Run ``run_dir``'s experiment again (into ``runs_dir``, default: beside it) and compare. ConfigError in
@@ -60,7 +66,7 @@ def rerun_experiment(run_dir: str | Path, *, runs_dir: str | Path | None = None,
 
     run_dir = Path(run_dir)
     config = _read(run_dir / "config.json", "config.json")
-    prov = _read(run_dir / PROVENANCE_FILE, PROVENANCE_FILE) if (run_dir / PROVENANCE_FILE).exists() else {}
+    prov = _provenance(run_dir)
     params = config["params"]
     lm = params["lm"]
     if lm.startswith("rlmlab/"):  # the model string of an LM object (scripted or embedded), not a spec
@@ -96,8 +102,7 @@ def compare_runs(original: str | Path, rerun: str | Path) -> Rerun:
             "success": a and a.get("success"), "rerun_success": b and b.get("success"),
             "same_answer": a is not None and b is not None and a.get("answer") == b.get("answer"),
             "same_verdict": a is not None and b is not None and a.get("success") == b.get("success")})
-    old = _read(original / PROVENANCE_FILE, PROVENANCE_FILE) if (original / PROVENANCE_FILE).exists() else {}
-    new = _read(rerun / PROVENANCE_FILE, PROVENANCE_FILE) if (rerun / PROVENANCE_FILE).exists() else {}
+    old, new = _provenance(original), _provenance(rerun)
     out.differences = environment_differences(old, new) if old else [
         f"{original / PROVENANCE_FILE} is missing: the original environment is unknown"]
     return out

@@ -305,11 +305,12 @@ def _run_locked(exp: ExperimentConfig, params: dict[str, Any], conds: list[Condi
     run_dir.mkdir(parents=True, exist_ok=True)
     write_atomic(config_path, json.dumps({"experiment": exp.to_dict(), "params": params, "backend": backend,
                                           "conditions": [c.to_dict() for c in conds]}, indent=2))
-    write_atomic(run_dir / "env.json", json.dumps(environment(lm_obj), indent=2))
+    env = environment(lm_obj)  # git and library versions: read once, written to env.json and provenance.json
+    write_atomic(run_dir / "env.json", json.dumps(env, indent=2))
 
     def record_provenance() -> None:  # at the start, and again when the run ends however it ends
         write_atomic(run_dir / PROVENANCE_FILE, json.dumps(provenance(
-            collected, lm=lm_obj, command="experiment run", experiment=exp.id, run_id=run_id, params=params,
+            collected, lm=lm_obj, env=env, command="experiment run", experiment=exp.id, run_id=run_id, params=params,
             backend=backend, conditions=[c.to_dict() for c in conds]), indent=2, default=str))
 
     record_provenance()
