@@ -11,8 +11,10 @@ from dspy.utils.callback import BaseCallback
 
 from rlmlab.executors._step_grammar import assigned_names, output_numbers, query_slots, step_grammar, whole_results
 from rlmlab.executors._offer import RESULT_KEYS, ast_vocabulary, context_kind, grep_rules, item_names, offered_tools
+from rlmlab.executors._sparql_fill import sparql_keeper
 from rlmlab.executors._vocab import argument_vocabularies, ts_query_rules
 from rlmlab.lm import can_constrain, pop_constraint, push_constraint
+from rlmlab.tools import ontology_of
 
 __all__ = ["StepConstraint", "DECODINGS", "check_decoding", "decoding_note", "output_fields", "grammar_lm",
            "GRAMMAR_MIN_TOKENS", "run_step_grammar"]
@@ -124,7 +126,9 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
             vocab["ast_query.query"] = ts_query_rules(names, **ast_vocabulary(run.query or "")) or \
                 vocab["ast_query.query"]
         keys = RESULT_KEYS if kind != "text" else None
+    # a SPARQL template's fillings are narrowed to those whose query matches the attached ontology (_sparql_fill)
+    check = sparql_keeper(ontology_of(ws)) if templates and ws.extras.get("ontology") is not None else None
     return step_grammar(tools, ws.caps, fmt=fmt, scope=scope, max_statements=opts.max_statements,
                         query=run.query, templates=templates, numbers=numbers, must_submit=must_submit,
                         templates_first=not run.records, context=run.context_text, vocab=vocab, keys=keys,
-                        raw=sorted(raw))
+                        raw=sorted(raw), template_check=check)

@@ -152,7 +152,7 @@ def grep_rules(query: str, idents: Sequence[str] = ()) -> dict[str, str] | None:
     pats = grep_patterns(query, idents)
     if not pats:
         return None
-    from rlmlab.executors._step_grammar import _lit
+    from rlmlab.executors._gbnf import _lit
 
     return {"grep-pat": "(" + " | ".join(_lit(_py_raw(p)) for p in pats) + ")"}
 

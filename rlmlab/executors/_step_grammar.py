@@ -26,9 +26,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from rlmlab.executors._gbnf import _alt, _lit, _rule_name, int_range
+from rlmlab.executors._template_rule import number_uses, template_rule
 from rlmlab.memory import SLOT_TYPES, numbers_in, query_slots
 from rlmlab.tools import is_blobref_schema
 
@@ -48,127 +50,13 @@ UNIT_CONSTANTS = {
     "24": ("day", "days", "hours"), "7": ("week", "weeks"), "12": ("month", "months", "year", "years", "dozen"),
     "52": ("week", "weeks", "year", "years"), "365": ("year", "years"), "1000": ("km", "kg", "kilometers", "grams"),
 }
-_SLOT = re.compile(r"\{\{(\w+)(?::(\w+))?\}\}")
 PLAN_WORD_CHARS = 12
 # One word of a step's plan: letters and code punctuation, or a short number (a long digit run is how a small
 # model's plan degenerates: each digit is a token).
 _PLAN_WORD = f"[A-Za-z_(),.:;'\"=+*/%<>?!-]{{1,{PLAN_WORD_CHARS}}} | [0-9] [0-9.,]{{0,4}}"
 
 
-# -- GBNF helpers ------------------------------------------------------------------------------------------
-
-def _lit(text: str) -> str:
-    """A GBNF string literal."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t") + '"'
-
-
-def _alt(options: Iterable[str]) -> str:
-    opts = list(dict.fromkeys(options))
-    if not opts:
-        raise ValueError("empty alternative")
-    return opts[0] if len(opts) == 1 else "(" + " | ".join(opts) + ")"
-
-
-def _rule_name(text: str) -> str:
-    return re.sub(r"[^a-zA-Z0-9]+", "-", text).strip("-").lower() or "x"
-
-
-def _same_length(a: str, b: str) -> str:
-    """GBNF for the integers a..b written with the same number of digits (a <= b)."""
-    n = len(a)
-    if a == b:
-        return _lit(a)
-    if a == "0" * n and b == "9" * n:
-        return "[0-9]" if n == 1 else f"[0-9]{{{n}}}"
-    if n == 1:
-        return f"[{a}-{b}]"
-    if a[0] == b[0]:
-        return f"{_lit(a[0])} {_same_length(a[1:], b[1:])}"
-    parts = [f"{_lit(a[0])} {_same_length(a[1:], '9' * (n - 1))}"]
-    lo, hi = int(a[0]) + 1, int(b[0]) - 1
-    if lo <= hi:
-        head = _lit(str(lo)) if lo == hi else f"[{lo}-{hi}]"
-        parts.append(f"{head} {_same_length('0' * (n - 1), '9' * (n - 1))}")
-    parts.append(f"{_lit(b[0])} {_same_length('0' * (n - 1), b[1:])}")
-    return "(" + " | ".join(parts) + ")"
-
-
-def int_range(lo: int, hi: int) -> str:
-    """A GBNF expression matching exactly the decimal integers lo..hi (no leading zeros; 0 <= lo <= hi)."""
-    if lo < 0 or hi < lo:
-        raise ValueError(f"int_range: need 0 <= lo <= hi, got {lo}..{hi}")
-    parts = []
-    for digits in range(len(str(lo)), len(str(hi)) + 1):
-        first = 0 if digits == 1 else 10 ** (digits - 1)
-        a, b = max(lo, first), min(hi, 10 ** digits - 1)
-        if a <= b:
-            parts.append(_same_length(str(a), str(b)))
-    return _alt(parts)
-
-
-# -- the query's words, for slots and literals: rlmlab.memory reads them (query_slots), so retrieval's query
-# shapes (query_shape) and the grammar's slots are one definition.
-
-def _in_string(template: str, pos: int) -> bool:
-    """Whether ``pos`` is inside a string literal of the template's line (an odd number of quotes before it)."""
-    line_start = template.rfind("\n", 0, pos) + 1
-    return template[line_start:pos].count('"') % 2 == 1
-
-
-_JOINT_MAX = 256  # slot-value combinations enumerated jointly; past this, slots are filled independently
-
-
-def template_rule(template: str, slots: dict[str, list[str]]) -> str | None:
-    """GBNF for a template with each slot one of the query's candidates of its type; None if a slot has none.
-
-    Slots are filled jointly: a name used twice takes one value, and different slots that are not numbers
-    take different values (a SPARQL triple's subject is not also its predicate; ``2 + 2`` may repeat a number).
-    A value inside a string literal is escaped for it (``\\`` and ``"``); outside one, only values that are
-    Python tokens (numbers, identifiers) are allowed.
-    """
-    import itertools
-
-    pieces: list[tuple[str, str] | str] = []  # literal text, or (name, kind)
-    pos = 0
-    choices: dict[str, list[str]] = {}
-    kinds: dict[str, str] = {}
-    for m in _SLOT.finditer(template):
-        name, kind = m.group(1), m.group(2)
-        if kind not in SLOT_TYPES:
-            raise ValueError(f"template slot {m.group(0)}: give a type, one of {', '.join(SLOT_TYPES)}")
-        if m.start() > pos:
-            pieces.append(template[pos:m.start()])
-        values = slots.get(kind, [])
-        if _in_string(template, m.start()):
-            values = [v.replace("\\", "\\\\").replace('"', '\\"') for v in values]
-        else:
-            values = [v for v in values if re.fullmatch(r"-?\d+(\.\d+)?|[A-Za-z_]\w*", v)]
-        choices[name] = [v for v in choices.get(name, values) if v in values]
-        kinds[name] = kind
-        if not choices[name]:
-            return None
-        pieces.append((name, kind))
-        pos = m.end()
-    if pos < len(template):
-        pieces.append(template[pos:])
-    if not pieces:
-        return None
-    names = list(choices)
-    combos = []
-    total = 1
-    for n in names:
-        total *= len(choices[n])
-    if total <= _JOINT_MAX:
-        for values in itertools.product(*(choices[n] for n in names)):
-            picked = dict(zip(names, values))
-            words = [picked[n] for n in names if kinds[n] != "number"]
-            if len(set(words)) == len(words):
-                combos.append(picked)
-        if not combos:
-            return None
-        alts = ["".join(p if isinstance(p, str) else picked[p[0]] for p in pieces) for picked in combos]
-        return _alt(_lit(a) for a in alts)
-    return " ".join(_lit(p) if isinstance(p, str) else _alt(_lit(v) for v in choices[p[0]]) for p in pieces)
+# GBNF helpers (_gbnf) and template fillings (_template_rule) live in their own modules.
 
 
 def output_numbers(text: str, limit: int = 40) -> list[str]:
@@ -311,7 +199,7 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
                  output_field: str = "answer", plan_words: int = 8, inputs: Sequence[str] = ("context",),
                  echo_query: bool = True, templates_first: bool = False, context: str | None = None,
                  vocab: dict[str, dict[str, str]] | None = None, keys: Sequence[str] | None = None,
-                 raw: Sequence[str] = ()) -> str:
+                 raw: Sequence[str] = (), template_check: Callable[[list[str]], list[str]] | None = None) -> str:
     """The GBNF grammar of one step of an executor, over the tools of ``registry`` (ToolSpecs) with ``caps``.
 
     ``scope`` names the variables the step may read besides the assignable :data:`TARGET_NAMES`;
@@ -329,7 +217,8 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     arguments closed vocabularies by ``"tool.arg"`` (GBNF rules, the first the argument's; see :mod:`._vocab`).
     ``keys`` limits a subscript to those string keys and the first item (None: any string or index up to 999), and
     then a whole tool result (a name assigned a call, this step or, listed in ``raw``, an earlier one) is read
-    only through a key: ``SUBMIT(answer=hits)`` of a result's dict is not a step.
+    only through a key: ``SUBMIT(answer=hits)`` of a result's dict is not a step. ``template_check`` narrows a
+    template's fillings (``keep`` of :func:`template_rule`).
     """
     if fmt not in STEP_FORMATS:
         raise ValueError(f"fmt: {fmt!r}; use one of {', '.join(STEP_FORMATS)}")
@@ -358,7 +247,9 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
         return b.text()
     calls = [_tool_call(spec, caps, b, vocab) for spec in specs]
     slots = query_slots(query or "", context)
-    filled = [r for r in (template_rule(t, slots) for t in templates) if r is not None]
+    uses = number_uses(query or "")
+    filled = [r for r in (template_rule(t, slots, uses=uses, keep=template_check) for t in templates)
+              if r is not None]
     # a string a step assigns is a SPARQL query over the ontology's terms (the ontology suite's answer is the query's
     # text); any other string is a tool argument only. Free text only when vocabularies are off.
     strings = ["str-lit"] if vocab is None else [next(iter(rules)) for key, rules in vocab.items()
