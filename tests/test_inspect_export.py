@@ -118,6 +118,30 @@ def test_an_exported_run_reads_back_with_every_sample_score_token_count_and_step
     assert summary["main"]["pass_rate"] == pytest.approx(2 / 3, abs=1e-3)  # the run's own figure (rounded)
 
 
+def test_rollouts_are_epochs_conditions_are_grouped_and_a_failed_run_is_a_sample_error(tmp_path, rust_file):
+    from rlmlab.experiments import inspect_log
+
+    text = rust_file.read_text()
+    task = MemoryTask("async", "How many pub async fn are in file.rs?", text, "crate:tokio",
+                      text.count("pub async fn"), "numeric", {"source_path": str(rust_file), "suite": "code"})
+    two = run_experiment("E7", lm="scripted:probe", task_list=[task], runs_dir=tmp_path, progress=False, rollouts=2)
+    log = inspect_log(two.run_dir)
+    assert sorted((s.id, s.epoch) for s in log.samples) == [("handle/async", 1), ("handle/async", 2),
+                                                           ("naive/async", 1), ("naive/async", 2)]
+    assert log.eval.config.epochs == 2
+    (scores,) = log.results.scores
+    assert scores.scored_samples == 2  # the selected rollout of each task in each condition, as the pass rate
+    assert {k: m.group for k, m in scores.metrics.items()} == {
+        "accuracy": None, "stderr": None, "accuracy/naive": "accuracy by condition",
+        "accuracy/handle": "accuracy by condition"}
+    failed = run_experiment("E1", lm="scripted:fail", task_list=[task], runs_dir=tmp_path, progress=False)
+    (sample,) = inspect_log(failed.run_dir).samples
+    assert "fails every call" in sample.error.message and sample.scores["numeric"].value == "I"
+    errors = [e.error for e in sample.events if e.event == "model"]
+    assert errors and errors == [c.error for c in _calls(failed.run_dir,
+                                                          read_results(failed.run_dir / "results.jsonl")[0])]
+
+
 def test_export_from_the_cli_and_its_one_line_errors(run_dir, tmp_path, monkeypatch):
     out = tmp_path / "logs" / "e1.eval"
     done = CliRunner().invoke(main, ["experiment", "export", str(run_dir), "--format", "inspect", "--out", str(out)])
