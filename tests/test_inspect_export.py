@@ -142,6 +142,18 @@ def test_rollouts_are_epochs_conditions_are_grouped_and_a_failed_run_is_a_sample
                                                           read_results(failed.run_dir / "results.jsonl")[0])]
 
 
+def test_a_run_written_before_rows_carried_the_expected_answer_takes_it_from_its_task_file(tmp_path):
+    from rlmlab.experiments import inspect_log, load_suite
+
+    run = run_experiment("E1", lm="scripted:probe", suite="arith", tasks=2, runs_dir=tmp_path, progress=False)
+    results = run.run_dir / "results.jsonl"
+    rows = read_results(results)
+    results.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "expected"}) + "\n" for r in rows))
+    expected = {t.id: t.expected for t in load_suite("arith", limit=2)}
+    assert {s.id.split("/")[-1]: s.target for s in inspect_log(run.run_dir).samples} == {
+        k: str(v) for k, v in expected.items()} and all(expected.values())
+
+
 def test_export_from_the_cli_and_its_one_line_errors(run_dir, tmp_path, monkeypatch):
     out = tmp_path / "logs" / "e1.eval"
     done = CliRunner().invoke(main, ["experiment", "export", str(run_dir), "--format", "inspect", "--out", str(out)])
