@@ -242,7 +242,8 @@ class _Builder:
         for call in (c for c in calls if c.step is None):  # the extract fallback, a judge: after the steps
             events.append(self._model_event(call, clock, solver))
         answer = "" if row.get("answer") is None else str(row["answer"])
-        messages.append(ChatMessageAssistant(content=answer, source="generate", model=row.get("lm")))
+        model = calls[-1].model if calls else str(row.get("lm") or "")
+        messages.append(ChatMessageAssistant(content=answer, source="generate", model=model))
         self._end(events, solver, clock)
         self._end(events, solvers, clock)
         scorers = self._span(events, "scorers", "scorers", None, clock)
@@ -263,7 +264,7 @@ class _Builder:
         total = (row.get("elapsed_ms") or 0) / 1000
         return EvalSample(
             id=_sample_id(row), epoch=row.get("rollout", 0) + 1, input=query, target=target, messages=messages,
-            output=ModelOutput.from_content(str(row.get("lm") or ""), answer), scores=scores,
+            output=ModelOutput.from_content(model, answer), scores=scores,
             metadata={k: v for k, v in row.items() if k not in ("answer", "expected")}, events=events,
             model_usage=usage, started_at=_when(started).isoformat(), completed_at=_when(started + total).isoformat(),
             total_time=round(total, 3), working_time=round(total, 3), turn_count=len(traj.iterations) if traj else 0,
@@ -310,7 +311,9 @@ class _Builder:
         exp = self.config.get("experiment") or {}
         params = self.config.get("params") or {}
         env = self.prov.get("environment") or {}
-        model = str(next((r["lm"] for r in self.rows if r.get("lm")), params.get("lm") or "unknown"))
+        # the model string its calls carry (rlmlab/local/<gguf>), the key of model_usage; rows hold the spec (local)
+        model = str((self.prov.get("lm") or {}).get("model") or next((r["lm"] for r in self.rows if r.get("lm")),
+                                                                    params.get("lm") or "unknown"))
         starts = sorted(s.started_at for s in samples) or [_when(self.run_dir.stat().st_mtime).isoformat()]
         ends = sorted(s.completed_at for s in samples) or starts
         usage: dict[str, Any] = {}
