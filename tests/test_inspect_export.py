@@ -170,6 +170,20 @@ def test_export_from_the_cli_and_its_one_line_errors(run_dir, tmp_path, monkeypa
     assert not (tmp_path / "x.eval").exists()
 
 
+def test_the_listing_rule_is_inspect_view_s_own(run_dir, tmp_path):
+    """``inspect view`` skips a .json log not named as Inspect names its own; the CLI says so, by the same rule."""
+    from inspect_ai.log import list_eval_logs
+
+    from rlmlab.experiments import listed_by_inspect_view
+
+    names = ["run.json", "2026-11-25T02-21-45_E1.json", "run.eval"]
+    for name in names:
+        done = CliRunner().invoke(main, ["experiment", "export", str(run_dir), "--out", str(tmp_path / name)])
+        assert done.exit_code == 0 and ("note: inspect view lists" in done.output) == (name == "run.json")
+    listed = {Path(log.name).name for log in list_eval_logs(str(tmp_path))}
+    assert listed == {n for n in names if listed_by_inspect_view(n)} == set(names[1:])
+
+
 def _free_port() -> int:
     import socket
 

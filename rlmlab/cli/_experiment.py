@@ -213,7 +213,7 @@ def export(run: Path, fmt: str, out: Path) -> None:
     under the judge's name), and a transcript of each step (the LM call, the code run and its output); open it
     with ``inspect view --log-dir <FILE's folder>``."""
     from rlmlab.errors import RLMLabError
-    from rlmlab.experiments import export_inspect
+    from rlmlab.experiments import export_inspect, listed_by_inspect_view
 
     try:
         written = export_inspect(run, out)
@@ -222,6 +222,9 @@ def export(run: Path, fmt: str, out: Path) -> None:
     except (RLMLabError, ValueError) as exc:  # a bad --out suffix (exit 2); inspect_ai not installed (exit 1)
         raise _fail(exc) from None
     click.echo(f"wrote {written} ({fmt}); view it with: inspect view --log-dir {written.parent}")
+    if not listed_by_inspect_view(written):
+        click.echo("note: inspect view lists a .json log only when its name starts with an ISO time, as Inspect's "
+                   "own do (2026-11-25T02-21-45_E1.json); an .eval log under any name")
 
 
 @experiment.command("compare")

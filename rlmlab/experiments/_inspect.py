@@ -15,13 +15,14 @@ inspect_ai is imported only here, and only when a log is built: ``pip install 'r
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from rlmlab.errors import ConfigError, MissingExtraError
 
-__all__ = ["INSPECT_FORMATS", "inspect_log", "export_inspect"]
+__all__ = ["INSPECT_FORMATS", "inspect_log", "export_inspect", "listed_by_inspect_view"]
 
 INSPECT_FORMATS = (".eval", ".json")  # write_eval_log picks the format from the suffix
 
@@ -351,6 +352,13 @@ def inspect_log(run_dir: str | Path) -> Any:
     """An experiment run directory as an ``inspect_ai.log.EvalLog`` (see the module docstring for the mapping).
     FileNotFoundError when ``run_dir`` has no results.jsonl; MissingExtraError without inspect_ai."""
     return _Builder(Path(run_dir)).log()
+
+
+def listed_by_inspect_view(path: str | Path) -> bool:
+    """Whether ``inspect view`` lists the log file: an .eval file under any name, a .json file only when its name
+    starts with an ISO time as Inspect's own do (2026-11-25T02-21-45...), so that other JSON files are not read."""
+    name = Path(path).name
+    return name.endswith(".eval") or bool(re.match(r"\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}", name))
 
 
 def export_inspect(run_dir: str | Path, out: str | Path) -> Path:
