@@ -14,7 +14,7 @@ $(PY):
 # Reinstall when pyproject.toml changes. llama-cpp-python compiles from source the
 # first time (about 6 minutes on 2 cores); pip caches the wheel after that.
 $(STAMP): pyproject.toml | $(PY)
-	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PY) -m pip install -e '.[local,test,ray,sandbox]'
+	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PY) -m pip install -e '.[local,test,ray,sandbox,inspect]'
 	$(VENV)/bin/rlmlab kernel install --sys-prefix  # also JupyterLab's widget saveState (lab/settings/overrides.json)
 	touch $@
 

@@ -315,7 +315,8 @@ def test_cli_eval_and_log(tmp_path):
             {"id": "d", "phase": "post_inference", "scope": "main", "response": "Nothing notable here.",
              "tool_calls": [], "expected": ["phantom_tool_result"]}]
     data.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    res = CliRunner().invoke(main, ["turing", "eval", "--data", str(data), "--lm", "none", "--json"])
+    res = CliRunner().invoke(main, ["turing", "eval", "--data", str(data), "--lm", "none", "--json",
+                                    "--out", str(tmp_path / "eval.json")])
     assert res.exit_code == 0, res.output
     [report] = json.loads(res.output)
     scores = {h["hook"]: h for h in report["hooks"]}

@@ -1,5 +1,5 @@
 """``rlmlab experiment``: list the E1..E13 configs, run one, show a run (or one task's trajectory), compare two
-runs."""
+runs, export one to Inspect AI's log format."""
 
 from __future__ import annotations
 
@@ -200,6 +200,31 @@ def rerun(run: Path, runs_dir: Path | None, as_json: bool) -> None:
                           soft_wrap=True)
     if not report.identical:
         raise SystemExit(1)
+
+
+@experiment.command("export")
+@click.argument("run", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["inspect"]), default="inspect", show_default=True,
+              help="inspect: an Inspect AI eval log (needs pip install 'rlmlab[inspect]').")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True, metavar="FILE",
+              help="The log file: .eval (Inspect's zipped format) or .json.")
+def export(run: Path, fmt: str, out: Path) -> None:
+    """Write RUN as an Inspect AI eval log: one sample per task and rollout with its score (the run's verdict
+    under the judge's name), and a transcript of each step (the LM call, the code run and its output); open it
+    with ``inspect view --log-dir <FILE's folder>``."""
+    from rlmlab.errors import RLMLabError
+    from rlmlab.experiments import export_inspect, listed_by_inspect_view
+
+    try:
+        written = export_inspect(run, out)
+    except FileNotFoundError as exc:  # not a run directory
+        raise InputError(exc) from None
+    except (RLMLabError, ValueError) as exc:  # a bad --out suffix (exit 2); inspect_ai not installed (exit 1)
+        raise _fail(exc) from None
+    click.echo(f"wrote {written} ({fmt}); view it with: inspect view --log-dir {written.parent}")
+    if not listed_by_inspect_view(written):
+        click.echo("note: inspect view lists a .json log only when its name starts with an ISO time, as Inspect's "
+                   "own do (2026-11-25T02-21-45_E1.json); an .eval log under any name")
 
 
 @experiment.command("compare")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -13,6 +14,7 @@ from rlmlab._paths import PROJECT_ROOT
 from rlmlab.cli._errors import InputError
 
 DEFAULT_DB = Path("runs/turing.sqlite")
+DEFAULT_REPORT = Path("runs/turing_eval.json")
 
 
 @click.group()
@@ -64,12 +66,45 @@ def log(db: Path, session: str | None, hook: str | None, status: str | None, lim
               help="Backend for the LLM detector and llm validators (objective_completion); 'none' for no LM.")
 @click.option("--max-tokens", default=96, show_default=True, type=click.IntRange(8),
               help="Longest detector/judge reply (the detector answers in a few `name: reason` lines).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_REPORT, show_default=True,
+              help="The reports as JSON (as --json prints them); <out stem>.provenance.json beside it says what ran.")
 @click.option("--json", "as_json", is_flag=True, help="The reports as JSON.")
-def eval_cmd(data: Path, detector: str, lm_spec: str, max_tokens: int, as_json: bool) -> None:
+def eval_cmd(data: Path, detector: str, lm_spec: str, max_tokens: int, out: Path, as_json: bool) -> None:
     """Precision and recall per hook on a labelled JSONL file of agent turns."""
+    from rlmlab.provenance import recording
+
+    with recording() as collected:  # the labelled file (sha256), the LM and what the registries made
+        reports = _evaluate(data, detector, lm_spec, max_tokens, out, collected)
+    if as_json:
+        click.echo(json.dumps([r.to_dict() for r in reports], indent=1))
+        return
+    console = Console()
+    for report in reports:
+        table = Table(title=f"{report.detector} detector: {report.cases} turns from {data}, "
+                            f"{report.ms_per_turn:.1f} ms/turn")
+        for col in ("hook", "positives", "TP", "FP", "FN", "precision", "recall"):
+            table.add_column(col, justify="left" if col == "hook" else "right")
+        for s in report.scores.values():
+            fmt = lambda x: "-" if x is None else f"{x:.2f}"  # noqa: E731
+            table.add_row(s.hook, str(s.positives), str(s.tp), str(s.fp), str(s.fn), fmt(s.precision),
+                          fmt(s.recall))
+        console.print(table)
+        console.print(f"{len(report.mistakes)} of {report.cases} turns differ from their labels")
+    console.print(f"reports: {out}   provenance: {_provenance_path(out)}", soft_wrap=True, highlight=False)
+
+
+def _provenance_path(out: Path) -> Path:
+    return out.with_name(out.stem + ".provenance.json")
+
+
+def _evaluate(data: Path, detector: str, lm_spec: str, max_tokens: int, out: Path, collected: Any) -> list[Any]:
+    """Score each detector; write the reports to ``out`` and, however the evaluation ends once the labelled file
+    was read, ``<out stem>.provenance.json`` beside it: the file's sha256, the LM, the hooks as they ran."""
     from rich.progress import Progress
 
+    from rlmlab._files import write_atomic
     from rlmlab.lm import make_lm
+    from rlmlab.provenance import provenance
     from rlmlab.turing import LLMDetector, ProgrammaticDetector, TuringProtocol
     from rlmlab.turing import evaluate, load_eval_cases
 
@@ -81,26 +116,20 @@ def eval_cmd(data: Path, detector: str, lm_spec: str, max_tokens: int, as_json: 
     if lm is None and detector != "programmatic":
         raise click.UsageError("--detector llm needs an LM (--lm local, or a LiteLLM model string)")
     kinds = ["programmatic", "llm"] if detector == "both" else [detector]
-    reports = []
+    protocols = [TuringProtocol(detector=LLMDetector(lm) if kind == "llm" else ProgrammaticDetector(), lm=lm)
+                 for kind in kinds]
+    reports: list[Any] = []
     console = Console(stderr=True)
-    for kind in kinds:
-        found = LLMDetector(lm) if kind == "llm" else ProgrammaticDetector()
-        protocol = TuringProtocol(detector=found, lm=lm)
-        with Progress(console=console, transient=True) as bar:
-            task = bar.add_task(f"{kind} detector", total=len(cases))
-            reports.append(evaluate(cases, protocol, progress=lambda: bar.advance(task)))
-    if as_json:
-        click.echo(json.dumps([r.to_dict() for r in reports], indent=1))
-        return
-    out = Console()
-    for report in reports:
-        table = Table(title=f"{report.detector} detector: {report.cases} turns from {data}, "
-                            f"{report.ms_per_turn:.1f} ms/turn")
-        for col in ("hook", "positives", "TP", "FP", "FN", "precision", "recall"):
-            table.add_column(col, justify="left" if col == "hook" else "right")
-        for s in report.scores.values():
-            fmt = lambda x: "-" if x is None else f"{x:.2f}"  # noqa: E731
-            table.add_row(s.hook, str(s.positives), str(s.tp), str(s.fp), str(s.fn), fmt(s.precision),
-                          fmt(s.recall))
-        out.print(table)
-        out.print(f"{len(report.mistakes)} of {report.cases} turns differ from their labels")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        for kind, protocol in zip(kinds, protocols):
+            with Progress(console=console, transient=True) as bar:
+                task = bar.add_task(f"{kind} detector", total=len(cases))
+                reports.append(evaluate(cases, protocol, progress=lambda: bar.advance(task)))
+        write_atomic(out, json.dumps([r.to_dict() for r in reports], indent=1))
+    finally:
+        write_atomic(_provenance_path(out), json.dumps(provenance(
+            collected, lm=lm, command="turing eval", data=str(data.resolve()), cases=len(cases), detector=detector,
+            max_tokens=max_tokens, hooks=[h.to_dict() for h in protocols[0].hooks], problems=protocols[0].problems,
+            reports=str(out), finished=[r.detector for r in reports]), indent=2, default=str))
+    return reports

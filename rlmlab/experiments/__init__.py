@@ -28,6 +28,7 @@ from rlmlab.experiments._runner import (
     ExperimentRun, read_results, run_experiment, sample_lm, summarise, summary_columns, summary_table,
 )
 from rlmlab.experiments._rerun import Rerun, compare_runs, environment_differences, rerun_experiment
+from rlmlab.experiments._inspect import INSPECT_FORMATS, export_inspect, inspect_log, listed_by_inspect_view
 from rlmlab.learning import SELECTIONS, majority, select_rollout
 from rlmlab.numbers import vote_key as normalise_answer  # the vote key (rlmlab.numbers.vote_key)
 from rlmlab.experiments._suites import (
@@ -48,4 +49,5 @@ __all__ = [
     "CURVE_WINDOW", "bank_figures", "learning_curve", "learning_figures", "learning_line", "learning_table", "fifths", "plot_learning", "PHASES", "SuiteJudge", "load_test_suite",
     "task_kind", "RunInterruption", "read_interruption", "INTERRUPTED_FILE", "as_list", "finished_run",
     "Rerun", "rerun_experiment", "compare_runs", "environment_differences",
+    "export_inspect", "inspect_log", "INSPECT_FORMATS", "listed_by_inspect_view",
 ]

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from rlmlab._paths import PROJECT_ROOT
+from rlmlab.provenance import note_file
 from rlmlab.turing._hooks import BUILTIN_HOOKS
 from rlmlab.turing._protocol import TuringProtocol
 from rlmlab.turing._turn import PHASES, SCOPES, Turn
@@ -84,6 +85,7 @@ def load_eval_cases(path: str | Path = DEFAULT_EVAL, hooks: Iterable[str] | None
     schemas: dict[str, dict[str, Any]] | None = None  # on the first good line: a bad file is refused at once
     cases = []
     path = Path(path)
+    note_file(path, "labelled turns")
     for number, d in read_jsonl(path):  # InputFileError path:line for a line that is not a JSON object
         error = next(iter(sorted(check.iter_errors(d), key=lambda e: [str(p) for p in e.absolute_path])), None)
         if error is not None:
