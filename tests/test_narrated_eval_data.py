@@ -94,8 +94,11 @@ def test_hard_negatives_are_there(sets):
         assert sum(not r["tool_calls"] and "history" not in r and "```" not in r["user"] for r in clean) >= 8, name
 
 
-def test_held_out_prompts_are_not_in_dev(sets):
-    assert not {r["user"] for r in sets["dev"]} & {r["user"] for r in sets["heldout"]}
+def test_held_out_turns_are_not_in_dev(sets):
+    def turn(r: dict) -> str:  # the user's message and the earlier rounds: what the model saw, bar the system prompt
+        return json.dumps([r["user"], r.get("history", [])])
+
+    assert not {turn(r) for r in sets["dev"]} & {turn(r) for r in sets["heldout"]}
 
 
 def test_readme_freezes_both_files_by_sha256(sets):
