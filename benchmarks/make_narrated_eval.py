@@ -9,8 +9,9 @@ example, a general question, a question about a name only). Scenarios are split 
 ``heldout`` so the held-out prompts are never seen by whoever tunes a detector on the dev set.
 
 The replies go, unlabelled, to ``runs/narrated/raw.jsonl`` (one record per reply with its prompt, temperature and
-seed). They were then read one by one and labelled by hand; the labels live in the data files, not here (see
-``data/turing_narrated.README.md``). This script never writes ``data/``.
+seed); the replies behind the committed sets are in ``data/turing_narrated_smollm2_raw.jsonl``. They were read one
+by one and labelled by hand; the labels live in the data files, not here (see ``data/turing_narrated.README.md``).
+This script never writes ``data/``.
 
 ``--smoke`` replays a canned reply with the scripted LM for one scenario into runs/bench_smoke/narrated_raw.jsonl.
 
