@@ -108,3 +108,15 @@ def test_readme_freezes_both_files_by_sha256(sets):
         assert f"{digest}  data/{path.name}" in text, f"{README.name}: sha256 of {path.name} is not {digest}"
         pos = sum(bool(r["expected"]) for r in sets[name])
         assert f"| {path.name} | {len(sets[name])} | {pos} | {len(sets[name]) - pos} |" in text, name
+
+
+def test_every_response_is_an_unedited_raw_reply(sets):
+    raw = {r["gen_id"]: r for r in rows(DATA / "turing_narrated_smollm2_raw.jsonl")}
+    for name, lines in sets.items():
+        for r in lines:
+            gen_id = r["note"].rsplit("[raw gen_id=", 1)[1].rstrip("]")
+            src = raw[gen_id]
+            assert r["id"] == "narr-" + gen_id and src["split"] == name, r["id"]
+            assert (r["response"], r["tool_calls"], r["user"], r.get("history", [])) == (
+                src["reply"], src["tool_calls"], src["user"], src["history"]), r["id"]
+            assert 0.0 <= src["temperature"] <= 1.0, r["id"]
