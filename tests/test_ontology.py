@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rdflib import Graph
 
-from rlmlab import ToolError
+from rlmlab.errors import ToolError
 from rlmlab.errors import ConfigError
 from rlmlab.handles import BlobRef
 from rlmlab.ontology import (

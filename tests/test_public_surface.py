@@ -82,6 +82,8 @@ def _notebook_imports(path: Path) -> list[str]:
         if cell["cell_type"] != "code":
             continue
         source = "".join(cell["source"])
+        if source.lstrip().startswith("%%"):  # a cell magic: the body is the magic's input, not Python
+            continue
         # IPython magics and shell lines are not Python: blank them so the cell still parses line for line
         source = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
         for node in ast.walk(ast.parse(source)):

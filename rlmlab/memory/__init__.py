@@ -53,24 +53,3 @@ __all__ = [
     "STEP_TEMPLATES_KEY", "normalise_template",
     "MemoryStoreError", "ItemValidationError", "PackError", "StoreBusyError",
 ]
-
-# Deprecated for one release: the learning loop's names moved to rlmlab.learning (import them from there).
-_MOVED_TO_LEARNING = frozenset({
-    "Judge", "JUDGES", "judge_for", "ExactJudge", "NumericJudge", "SparqlJudge", "CodeJudge", "LLMJudge", "RUBRICS",
-    "DEFAULT_RUBRIC", "parse_llm_verdict", "Extractor", "EXTRACTORS", "HeuristicExtractor", "LLMExtractor",
-    "ExtractionReport", "EXTRACT_PROMPTS", "MAX_EXTRACT_ITEMS", "Consolidator", "CONSOLIDATORS", "AppendConsolidator",
-    "SimilarityConsolidator", "ConsolidationAction", "CONSOLIDATION_ACTIONS", "similarity", "Forgetter", "FORGETTERS",
-    "NoForgetter", "BoundedForgetter", "ForgetAction", "retention_score", "memory_health", "ReasoningBankLoop",
-    "TaskOutcome", "EXTRACTION_MODES", "RESULTS_FILE", "rlm_executor",
-})
-
-
-def __getattr__(name: str):
-    if name in _MOVED_TO_LEARNING:
-        import warnings
-
-        from rlmlab import learning  # the one allowed upward import: a deprecation alias (tests/test_import_graph.py)
-
-        warnings.warn(f"rlmlab.memory.{name} moved to rlmlab.learning.{name}", DeprecationWarning, stacklevel=2)
-        return getattr(learning, name)
-    raise AttributeError(f"module 'rlmlab.memory' has no attribute {name!r}")
