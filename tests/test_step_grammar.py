@@ -13,7 +13,7 @@ from rlmlab.executors._step_grammar import (
     fields_grammar, int_range, query_slots, step_grammar, template_rule, unit_constants,
 )
 from rlmlab.handles import BlobRef
-from rlmlab.lm import Constraint, constrained, make_lm
+from rlmlab.lm import DecodingConstraint, constrained, make_lm
 from rlmlab.tools import TOOLS, Bounds, ToolCaps, ToolRegistry, tool
 
 # -- pure Python: the generated text -----------------------------------------------------------------------
@@ -194,7 +194,7 @@ def test_json_schema_constraint_and_grammar_cache(local_lm):
     from rlmlab.lm._engines import GRAMMARS
 
     hits = GRAMMARS.hits
-    GRAMMARS.get(Constraint.of(json_schema=schema))
+    GRAMMARS.get(DecodingConstraint.of(json_schema=schema))
     assert GRAMMARS.hits == hits + 1  # built once
 
 

@@ -2,7 +2,7 @@
 
 from rlmlab.lm._adapter import LenientChatAdapter, salvage_fields
 from rlmlab.lm._constraints import (
-    Constraint, active_constraint, can_constrain, constrained, pop_constraint, push_constraint,
+    DecodingConstraint, active_constraint, can_constrain, constrained, pop_constraint, push_constraint,
 )
 from rlmlab.lm._calls import (
     CALLS_FILE, CallRecorder, CallTiming, LMCall, call_role, call_scope, current_role, note_timing, read_calls,
@@ -15,7 +15,7 @@ from rlmlab.lm._registry import LM_PROVIDERS, LMProvider, lm_provider, make_lm, 
 from rlmlab.tokens import count_tokens
 
 __all__ = [
-    "Constraint", "active_constraint", "can_constrain", "constrained", "pop_constraint", "push_constraint",
+    "DecodingConstraint", "active_constraint", "can_constrain", "constrained", "pop_constraint", "push_constraint",
     "LenientChatAdapter", "salvage_fields", "CallRecorder", "CallTiming", "LMCall", "note_timing", "call_role",
     "call_scope", "current_role",
     "CALLS_FILE", "read_calls", "write_calls",

@@ -22,12 +22,12 @@ from typing import Any
 
 from rlmlab.provenance import note_grammar
 
-__all__ = ["Constraint", "constrained", "active_constraint", "can_constrain", "GrammarCache", "push_constraint",
+__all__ = ["DecodingConstraint", "constrained", "active_constraint", "can_constrain", "GrammarCache", "push_constraint",
            "pop_constraint"]
 
 
 @dataclass(frozen=True)
-class Constraint:
+class DecodingConstraint:
     """What the next completion must follow: a GBNF ``grammar`` or a ``json_schema`` (one of them)."""
 
     grammar: str | None = None
@@ -38,7 +38,7 @@ class Constraint:
             raise ValueError("a constraint is a grammar or a json_schema, exactly one of them")
 
     @classmethod
-    def of(cls, grammar: str | None = None, json_schema: dict[str, Any] | str | None = None) -> "Constraint | None":
+    def of(cls, grammar: str | None = None, json_schema: dict[str, Any] | str | None = None) -> "DecodingConstraint | None":
         if grammar is None and json_schema is None:
             return None
         if json_schema is not None and not isinstance(json_schema, str):
@@ -47,20 +47,20 @@ class Constraint:
         return cls(grammar=grammar, json_schema=json_schema)
 
 
-_ACTIVE: ContextVar[Constraint | None] = ContextVar("rlmlab_constraint", default=None)
+_ACTIVE: ContextVar[DecodingConstraint | None] = ContextVar("rlmlab_constraint", default=None)
 
 
 @contextmanager
 def constrained(grammar: str | None = None, json_schema: dict[str, Any] | str | None = None) -> Iterator[None]:
     """Constrain every LM call made in this block (this thread or task) to ``grammar`` or ``json_schema``."""
-    token = _ACTIVE.set(Constraint.of(grammar, json_schema))
+    token = _ACTIVE.set(DecodingConstraint.of(grammar, json_schema))
     try:
         yield
     finally:
         _ACTIVE.reset(token)
 
 
-def active_constraint(default: Constraint | None = None) -> Constraint | None:
+def active_constraint(default: DecodingConstraint | None = None) -> DecodingConstraint | None:
     """The constraint for a request: the one set by :func:`constrained`, else the engine's ``default``."""
     current = _ACTIVE.get()
     return current if current is not None else default
@@ -79,11 +79,11 @@ class GrammarCache:
 
     def __init__(self, build: Any, size: int = 64):
         self._build, self._size = build, size
-        self._items: OrderedDict[Constraint, Any] = OrderedDict()
+        self._items: OrderedDict[DecodingConstraint, Any] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = self.misses = 0
 
-    def get(self, constraint: Constraint) -> Any:
+    def get(self, constraint: DecodingConstraint) -> Any:
         with self._lock:
             if constraint in self._items:
                 self._items.move_to_end(constraint)
@@ -101,7 +101,7 @@ class GrammarCache:
 def push_constraint(grammar: str | None = None, json_schema: dict[str, Any] | str | None = None) -> Any:
     """Set a constraint for the calls that follow in this context; returns the token :func:`pop_constraint`
     takes (for callers that cannot use a ``with`` block, such as DSPy's module callbacks)."""
-    return _ACTIVE.set(Constraint.of(grammar, json_schema))
+    return _ACTIVE.set(DecodingConstraint.of(grammar, json_schema))
 
 
 def pop_constraint(token: Any) -> None:

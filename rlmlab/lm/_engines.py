@@ -17,7 +17,7 @@ from rlmlab._interrupt import check_stop
 from rlmlab.errors import MissingExtraError, RLMLabError
 from rlmlab.lm._batched import BatchedSampling, close_decoders
 from rlmlab.lm._calls import CallTiming, note_timing
-from rlmlab.lm._constraints import Constraint, GrammarCache, active_constraint
+from rlmlab.lm._constraints import DecodingConstraint, GrammarCache, active_constraint
 from rlmlab.lm._samples import SampleShare, claim_shared_call
 from rlmlab.tokens import count_tokens
 
@@ -140,7 +140,7 @@ _MODELS: dict[tuple[str, int, int], Any] = {}
 _MODELS_LOCK = threading.Lock()
 
 
-def _build_grammar(constraint: Constraint) -> Any:
+def _build_grammar(constraint: DecodingConstraint) -> Any:
     from llama_cpp import LlamaGrammar
 
     try:
@@ -284,7 +284,7 @@ class LlamaEngine(BatchedSampling, _TextEngine):
         self.llm, self._lock = _MODELS[key]
         self._llama_cpp = llama_cpp
         self.prompt_cache_tokens = 0  # prompt tokens served from the KV cache of the previous call
-        self.constraint = Constraint.of(grammar, json_schema)
+        self.constraint = DecodingConstraint.of(grammar, json_schema)
         self.prompt_cache, self.fast_forward = prompt_cache, fast_forward
         if constraint_engine not in self.CONSTRAINT_ENGINES:
             raise RLMLabError(f"constraint_engine: {constraint_engine!r}; use one of "
@@ -360,7 +360,7 @@ class LlamaEngine(BatchedSampling, _TextEngine):
                 self._llama_cpp.llama_chat_format.format_chatml(messages=messages).prompt.encode("utf-8"),
                 add_bos=False, special=True)
             out = self.llm.create_completion(
-                prompt, max_tokens=len(tokens) + 2, temperature=0.0, grammar=GRAMMARS.get(Constraint(grammar=grammar)),
+                prompt, max_tokens=len(tokens) + 2, temperature=0.0, grammar=GRAMMARS.get(DecodingConstraint(grammar=grammar)),
                 logits_processor=self._llama_cpp.LogitsProcessorList([_ForceText(tokens, len(prompt))]))
         return out["choices"][0]["text"] == text and out["choices"][0]["finish_reason"] == "stop"
 

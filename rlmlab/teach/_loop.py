@@ -27,10 +27,10 @@ from rlmlab.teach._teacher import BiasResult, bucket, combine_confidence, detect
 from rlmlab.records import Record
 
 __all__ = ["TurnRecord", "ItemTrace", "ArmSummary", "JudgedTurn", "judge_turn", "apply_turn", "check_arm_mode",
-           "run_item", "run_arm", "write_traces", "read_traces", "TRACES_SCHEMA", "ARMS", "MODES"]
+           "run_item", "run_arm", "write_traces", "read_traces", "TRACES_SCHEMA", "ARMS", "TEACHER_MODES"]
 
 ARMS = ("single", "try_again", "rts")
-MODES = ("reference", "reference_free")
+TEACHER_MODES = ("reference", "reference_free")
 
 _TURN = {"type": "object", "additionalProperties": False,
          "required": ["answer", "self_conf", "teacher_bias", "teacher_conf", "template", "accuracy"],
@@ -95,9 +95,9 @@ class ItemTrace:
 
 
 def check_arm_mode(arm: str, mode: str) -> None:
-    """Raise ValueError unless ``arm`` is one of :data:`ARMS` and ``mode`` one of :data:`MODES`."""
-    if arm not in ARMS or mode not in MODES:
-        raise ValueError(f"arm {arm!r} / mode {mode!r}; arms: {ARMS}, modes: {MODES}")
+    """Raise ValueError unless ``arm`` is one of :data:`ARMS` and ``mode`` one of :data:`TEACHER_MODES`."""
+    if arm not in ARMS or mode not in TEACHER_MODES:
+        raise ValueError(f"arm {arm!r} / mode {mode!r}; arms: {ARMS}, modes: {TEACHER_MODES}")
 
 
 @dataclass(frozen=True)
