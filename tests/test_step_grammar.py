@@ -191,7 +191,7 @@ def test_json_schema_constraint_and_grammar_cache(local_lm):
     import json
 
     assert json.loads(out.text)["n"] in ("red", "green") and set(json.loads(out.text)) == {"n"}
-    from rlmlab.lm._engines import GRAMMARS
+    from rlmlab.lm._constraints import GRAMMARS
 
     hits = GRAMMARS.hits
     GRAMMARS.get(DecodingConstraint.of(json_schema=schema))

@@ -21,8 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlmlab.provenance import note_grammar
+from rlmlab.errors import RLMLabError
 
-__all__ = ["DecodingConstraint", "constrained", "active_constraint", "can_constrain", "GrammarCache", "push_constraint",
+__all__ = ["DecodingConstraint", "constrained", "active_constraint", "can_constrain", "GrammarCache", "GRAMMARS",
+           "push_constraint",
            "pop_constraint"]
 
 
@@ -107,3 +109,17 @@ def push_constraint(grammar: str | None = None, json_schema: dict[str, Any] | st
 def pop_constraint(token: Any) -> None:
     """Undo a :func:`push_constraint`."""
     _ACTIVE.reset(token)
+
+
+def _build_grammar(constraint: DecodingConstraint) -> Any:
+    from llama_cpp import LlamaGrammar
+
+    try:
+        if constraint.grammar is not None:
+            return LlamaGrammar.from_string(constraint.grammar, verbose=False)
+        return LlamaGrammar.from_json_schema(constraint.json_schema, verbose=False)
+    except ValueError as exc:
+        raise RLMLabError(f"grammar: llama.cpp could not parse it ({exc})") from None
+
+
+GRAMMARS = GrammarCache(_build_grammar)  # shared by every LlamaEngine: a grammar is built once per process

@@ -14,9 +14,9 @@ from rlmlab.teach._config import DEFAULT_RUN_CONFIG, RunConfig, load_run_config
 from rlmlab.teach._data import DatasetError, Item, answers_match, load_csv, load_dataset, load_gsm8k, normalise_answer
 from rlmlab.teach._learner import DemoLearner, Exchange, LearnerAnswer, LMLearner, VotingLearner
 from rlmlab.teach._loop import (
-    ARMS, TEACHER_MODES, TRACES_SCHEMA, ArmSummary, ItemTrace, JudgedTurn, TurnRecord, apply_turn, check_arm_mode,
-    judge_turn, read_traces, run_arm, run_item, write_traces,
+    ARMS, TEACHER_MODES, ArmSummary, JudgedTurn, apply_turn, check_arm_mode, judge_turn, run_arm, run_item,
 )
+from rlmlab.teach._traces import TRACES_SCHEMA, ItemTrace, TurnRecord, read_traces, write_traces
 from rlmlab.teach._policy import (
     DEFAULT_TEMPLATES, RTS_RULES, TEMPLATE_SCHEMA, Decision, Template, TemplateNotFound, load_templates, rts_rule,
     select_template,

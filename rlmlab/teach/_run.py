@@ -17,7 +17,8 @@ from rlmlab.errors import RLMLabError
 from rlmlab.teach._config import RunConfig
 from rlmlab.teach._data import Item, load_dataset
 from rlmlab.teach._learner import DemoLearner, LMLearner, VotingLearner
-from rlmlab.teach._loop import ARMS, TEACHER_MODES, ArmSummary, ItemTrace, read_traces, run_arm, write_traces
+from rlmlab.teach._loop import ARMS, TEACHER_MODES, ArmSummary, run_arm
+from rlmlab.teach._traces import ItemTrace, read_traces, write_traces
 from rlmlab.teach._policy import load_templates
 from rlmlab.teach._stop import ExpectedGain, load_stop_rules
 
