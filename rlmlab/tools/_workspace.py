@@ -141,7 +141,6 @@ class Workspace:
         call.__doc__ = spec.func.__doc__
         params = list(inspect.signature(spec.func).parameters.values())[1:]
         call.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-        call.__wrapped__ = spec.func  # type: ignore[attr-defined]  # inspect.unwrap finds the registered tool
         return call
 
 
