@@ -19,7 +19,8 @@ from typing import Any, Iterator
 from dspy.utils.callback import BaseCallback
 from rlmlab.records import Record
 
-__all__ = ["LMCall", "CallTiming", "Completion", "note_timing", "CallRecorder", "call_role", "call_scope", "current_role",
+__all__ = ["LMCall", "CallTiming", "Completion",
+           "note_timing", "CallRecorder", "call_role", "call_scope", "current_role",
            "write_calls", "read_calls", "CALLS_FILE"]
 
 CALLS_FILE = "lm_calls.jsonl"  # beside trajectory.jsonl in a run directory

@@ -40,7 +40,8 @@ class DecodingConstraint:
             raise ValueError("a constraint is a grammar or a json_schema, exactly one of them")
 
     @classmethod
-    def of(cls, grammar: str | None = None, json_schema: dict[str, Any] | str | None = None) -> "DecodingConstraint | None":
+    def of(cls, grammar: str | None = None,
+           json_schema: dict[str, Any] | str | None = None) -> "DecodingConstraint | None":
         if grammar is None and json_schema is None:
             return None
         if json_schema is not None and not isinstance(json_schema, str):

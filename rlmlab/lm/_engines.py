@@ -332,7 +332,8 @@ class LlamaEngine(BatchedSampling, _TextEngine):
                 self._llama_cpp.llama_chat_format.format_chatml(messages=messages).prompt.encode("utf-8"),
                 add_bos=False, special=True)
             out = self.llm.create_completion(
-                prompt, max_tokens=len(tokens) + 2, temperature=0.0, grammar=GRAMMARS.get(DecodingConstraint(grammar=grammar)),
+                prompt, max_tokens=len(tokens) + 2, temperature=0.0,
+                grammar=GRAMMARS.get(DecodingConstraint(grammar=grammar)),
                 logits_processor=self._llama_cpp.LogitsProcessorList([_ForceText(tokens, len(prompt))]))
         return out["choices"][0]["text"] == text and out["choices"][0]["finish_reason"] == "stop"
 

@@ -54,10 +54,10 @@ class RetrievalPolicy(Protocol):
 class MixedRetrieval:
     """Top ``k_success`` strategies and top ``k_failure`` guardrails of ``layer`` for the query.
 
-    ``retriever`` is a name in ``RETRIEVERS`` ("fts5" by default); ``scope`` one of ``RETRIEVAL_SCOPES``. With ``guardrails``
-    (default), a success strategy whose template a guardrail names as having misfired on the query's shape
-    (a failure item of kind "misfire", see :mod:`rlmlab.learning`) is skipped for the next one, unless the strategy
-    was learnt from that very shape: a template copied onto a near shape it does not answer is not offered again.
+    ``retriever`` is a name in ``RETRIEVERS`` ("fts5" by default); ``scope`` one of ``RETRIEVAL_SCOPES``. With
+    ``guardrails`` (default), a success strategy whose template a guardrail names as having misfired on the query's
+    shape (a failure item of kind "misfire", see :mod:`rlmlab.learning`) is skipped for the next one, unless the
+    strategy was learnt from that very shape: a template copied onto a near shape it does not answer is not offered again.
     """
 
     name = "mixed"

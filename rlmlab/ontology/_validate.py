@@ -208,7 +208,8 @@ def _components(node: Any, report: list[set[Any]]) -> list[set[Any]]:
     return _merge(groups)
 
 
-def validate_sparql(query: str, graph_or_constraints: Graph | str | Path | Sequence[PropertyConstraint]) -> list[Finding]:
+def validate_sparql(query: str,
+                    graph_or_constraints: Graph | str | Path | Sequence[PropertyConstraint]) -> list[Finding]:
     """Check a query against an ontology (a Graph, an ontology file, or constraints from :func:`constraints_from_graph`).
 
     Kinds, in report order: ``syntax_error`` (with the parser's line/col; nothing else is
