@@ -27,8 +27,8 @@ _EXPORTS = {
     "rlmlab.jupyter": ["BudgetTimeline", "TrajectoryExplorer", "RunBrowser", "TeacherStepper", "OracleView",
                        "MemoryBrowser", "InteractionLogView"],
 }
-# Module attributes that are not for ``import *``: the checkout path (data/ and configs/ resolve against it, not the
-# cwd) and the IPython extension hooks (``%load_ext rlmlab`` looks them up by name).
+# Attributes outside ``__all__`` (not for ``import *``): PROJECT_ROOT, the checkout (data/ and configs/ resolve against
+# it, not the cwd); ``default_workspace()`` below; the IPython extension hooks (``%load_ext rlmlab`` finds them).
 _ATTRIBUTES = {"rlmlab._paths": ["PROJECT_ROOT"]}
 _WHERE = {name: mod for table in (_EXPORTS, _ATTRIBUTES) for mod, names in table.items() for name in names}
 
