@@ -15,45 +15,30 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 __version__ = "0.1.0"
 
+# What a notebook user types: the bound tools, the entry points, the memory store and context builder, the
+# widgets. Everything else is imported from its package (rlmlab.oracle, rlmlab.memory, rlmlab.learning, ...), so a
+# name here means one thing and a reader meets about 25 names, not 120.
 _EXPORTS = {
-    "rlmlab._paths": ["PROJECT_ROOT"],  # the checkout: data/ and configs/ resolve against it, not the cwd
-    "rlmlab.errors": ["RLMLabError", "ToolError", "MissingExtraError", "ConfigError"],
-    "rlmlab.handles": ["BlobRef", "BlobStore"],
-    "rlmlab.tools": ["TOOLS", "tool", "ToolCaps", "Workspace", "blob", "ctx_stats", "ctx_peek", "ctx_slice",
-                     "ctx_find", "ast_query", "mem_search", "mem_get", "mem_quote", "mem_add", "event_log",
-                     "sparql_query"],
-    "rlmlab.namespace": ["build_namespace"],
-    "rlmlab.trace": ["LeakageMeter", "IterationLeakage", "ContextTrace", "ContextEvent", "ContextTraceSummary",
-                     "EventKind"],
-    "rlmlab.lm": ["make_lm", "CallRecorder", "LMCall", "count_tokens"],
-    "rlmlab.executors": ["run_rlm", "run_react", "run_scratchpad", "EXECUTORS", "Trajectory", "IterationRecord"],
+    "rlmlab.lm": ["make_lm"],
+    "rlmlab.executors": ["run_rlm"],
+    "rlmlab.experiments": ["run_experiment"],
+    "rlmlab.teach": ["run_teach"],
+    "rlmlab.memory": ["MemoryStore", "ContextBuilder"],
     "rlmlab.jupyter": ["BudgetTimeline", "TrajectoryExplorer", "RunBrowser", "TeacherStepper", "OracleView",
                        "MemoryBrowser", "InteractionLogView"],
-    "rlmlab.experiments": ["run_experiment", "load_experiment", "load_suite", "read_results", "ExperimentRun",
-                           "run_notebook", "results_table"],
-    "rlmlab.oracle": ["GrepOracle", "GrepVerification", "TreeSitterOracle", "TraceValidator", "OracleResult",
-                      "AnalysisResult", "GoldenTrace", "ValidationStats", "QueryKind", "classify_query",
-                      "SelfConsistencyOracle", "ParseCache", "AstQueryError"],
-    "rlmlab.memory": ["MemoryStore", "MemoryItem", "Artifact", "import_pack", "export_pack", "ContextBuilder",
-                      "BuiltContext", "MemoryTask", "Verdict", "ReasoningBankLoop", "TaskOutcome", "pack_l2", "pack_l3",
-                      "JUDGES", "EXTRACTORS", "CONSOLIDATORS", "FORGETTERS", "RETRIEVAL_POLICIES", "memory_health"],
-    "rlmlab.ontology": ["sense_card", "sense_brief", "grounding_check", "constraints_from_graph", "pack_constraints",
-                        "validate_sparql", "load_ontology", "crate_sense_card"],
-    "rlmlab.turing": ["TuringProtocol", "TuringGuard", "TuringAgentLoop", "HookSpec", "Turn", "RoundResult"],
-    "rlmlab.teach": ["detect_bias", "combine_confidence", "bucket", "select_template", "load_templates",
-                     "StopRules", "ExpectedGain", "DemoLearner", "LMLearner", "VotingLearner", "RunConfig",
-                     "load_run_config", "run_teach", "TeachReport", "ItemTrace", "read_traces", "load_dataset"],
 }
-_WHERE = {name: mod for mod, names in _EXPORTS.items() for name in names}
-
-__all__ = sorted(_WHERE) + ["default_workspace", "load_ipython_extension", "unload_ipython_extension"]
-
+# Attributes outside ``__all__`` (not for ``import *``): PROJECT_ROOT, the checkout (data/ and configs/ resolve against
+# it, not the cwd); ``default_workspace()`` below; the IPython extension hooks (``%load_ext rlmlab`` finds them).
+_ATTRIBUTES = {"rlmlab._paths": ["PROJECT_ROOT"]}
+_WHERE = {name: mod for table in (_EXPORTS, _ATTRIBUTES) for mod, names in table.items() for name in names}
 
 # Tools imported from the top level are bound to one default workspace, so a plain script or notebook can call
 # ``blob(text)`` and ``ctx_peek(ref)`` directly; ``rlmlab.tools.<name>`` stays the registered function (workspace
-# first), and ``default_workspace()`` is that workspace (its blob store, caps and registry).
-_BOUND_TOOLS = {"blob", "ctx_stats", "ctx_peek", "ctx_slice", "ctx_find", "ast_query", "mem_search", "mem_get",
-                "mem_quote", "mem_add", "event_log", "sparql_query"}
+# first), and ``rlmlab.default_workspace()`` is that workspace (its blob store, caps and registry).
+_BOUND_TOOLS = ("blob", "ctx_stats", "ctx_peek", "ctx_slice", "ctx_find", "ast_query", "mem_search", "mem_get",
+                "mem_quote", "mem_add", "event_log", "sparql_query")
+
+__all__ = [*_BOUND_TOOLS, *(name for names in _EXPORTS.values() for name in names)]
 _DEFAULT_WORKSPACE: Any = None
 
 

@@ -20,7 +20,7 @@ from typing import Any, Generic, Literal, TypeVar, Union, get_args, get_origin
 from rlmlab.errors import ConfigError
 from rlmlab.provenance import note_plugin
 
-__all__ = ["Registry", "PolicyRegistry", "PluginRef", "options_schema", "plugin_ref", "json_safe"]
+__all__ = ["Registry", "PluginRef", "options_schema", "plugin_ref", "json_safe"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 _NAME = re.compile(r"^[A-Za-z.][A-Za-z0-9_.:\-]*$")  # ".ttl": loaders are registered by file suffix
@@ -236,6 +236,3 @@ class Registry(Generic[F]):
 
     def __repr__(self) -> str:
         return f"Registry({self.kind!r}: {', '.join(self.names())})"
-
-
-PolicyRegistry = Registry  # the name memory's policies used before the core moved here

@@ -7,7 +7,7 @@ from contextlib import redirect_stdout
 
 import pytest
 
-from rlmlab import ToolError
+from rlmlab.errors import ToolError
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import pytest
 
 from rlmlab.errors import ConfigError
 from rlmlab.experiments import (
-    load_experiment, majority, normalise_answer, read_results, results_table, run_experiment, sample_lm,
+    load_experiment, majority, vote_key, read_results, results_table, run_experiment, sample_lm,
     select_rollout, summarise,
 )
 from rlmlab.experiments._runner import _merge
@@ -17,11 +17,11 @@ from rlmlab.memory import MemoryTask
 from rlmlab.learning import TaskOutcome
 
 
-# -- normalise_answer / majority -------------------------------------------------------------------------
+# -- vote_key / majority -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text", ["514", "514.0", " 514 ", "$514", "514.", "'514'", "514.000"])
 def test_numeric_forms_of_one_number_agree(text):
-    assert normalise_answer(text) == "514"
+    assert vote_key(text) == "514"
 
 
 @pytest.mark.parametrize("text, key", [
@@ -30,12 +30,12 @@ def test_numeric_forms_of_one_number_agree(text):
     ("514 apples", "514 apples"),  # a number inside text stays text: no vote for an unrelated count
 ])
 def test_normalise_answer_text_and_numbers(text, key):
-    assert normalise_answer(text) == key
+    assert vote_key(text) == key
 
 
 @pytest.mark.parametrize("text", [None, "", "   ", '""', "."])
 def test_no_answer_normalises_to_none(text):
-    assert normalise_answer(text) is None
+    assert vote_key(text) is None
 
 
 @pytest.mark.parametrize("answers, picked", [

@@ -2,7 +2,7 @@ import sqlite3
 
 import pytest
 
-from rlmlab import ToolError
+from rlmlab.errors import ToolError
 from rlmlab.handles import BlobRef, BlobStore, content_key, decode_handles, encode_handles
 
 

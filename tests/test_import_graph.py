@@ -1,6 +1,7 @@
-"""The package graph of rlmlab flows one way: no import cycle between packages, no reach into another
-package's private modules. Read from the source with ``ast`` (imports inside functions count too: a lazy
-import is still a dependency)."""
+"""The package graph of rlmlab flows one way: no import cycle between packages or between modules, no reach into
+another package's private modules. Read from the source with ``ast`` (imports inside functions count too: a lazy
+import is still a dependency, and a circle closed by one works only as long as nobody calls it first; imports
+under ``if TYPE_CHECKING:`` do not, they never run)."""
 
 from __future__ import annotations
 
@@ -31,8 +32,6 @@ LAYERS = [
 ]
 LAYER = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}
 TOP_LEVEL_OK = {"rlmlab/__init__.py", "rlmlab/namespace.py"}  # the facade: re-exports every package lazily
-# Deprecation aliases kept for one release (module __getattr__ that imports the new home on first use).
-DEPRECATED_ALIASES = {("rlmlab/memory/__init__.py", "learning")}
 
 
 def _package(path: Path) -> str:
@@ -80,7 +79,7 @@ def _edges() -> tuple[dict[str, set[str]], list[str]]:
             if len(parts) < 2:
                 continue
             target = parts[1] if (ROOT / parts[1]).is_dir() else "_leaf"
-            if rel in TOP_LEVEL_OK or (rel, target) in DEPRECATED_ALIASES:
+            if rel in TOP_LEVEL_OK:
                 continue
             if target != src:
                 graph[src].add(target)
@@ -135,3 +134,99 @@ def test_no_module_over_500_lines():
     long = [f"{p.relative_to(ROOT.parent)}: {n}" for p in sorted(ROOT.rglob("*.py"))
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500]
     assert long == []
+
+
+def _module_name(path: Path) -> str:
+    parts = ["rlmlab", *path.relative_to(ROOT).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _type_checking_only(tree: ast.AST) -> set[int]:
+    return {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            for stmt in node.body for n in ast.walk(stmt)}
+
+
+def _module_edges() -> dict[str, set[str]]:
+    """Module -> the rlmlab modules it imports (a package is its ``__init__``). ``from pkg import sub`` is an edge
+    to the submodule only: the parent package is imported first by Python itself, before any child runs."""
+    modules = {_module_name(p): p for p in ROOT.rglob("*.py")}
+    graph: dict[str, set[str]] = defaultdict(set)
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        skip = _type_checking_only(tree)
+        for node in ast.walk(tree):
+            if id(node) in skip:
+                continue
+            if isinstance(node, ast.Import):
+                graph[name] |= {a.name for a in node.names if a.name in modules}
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: package.count(".") + 2 - node.level]
+                    module = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    module = node.module or ""
+                subs = {f"{module}.{a.name}" for a in node.names if f"{module}.{a.name}" in modules}
+                graph[name] |= subs
+                if module in modules and len(subs) < len(node.names):
+                    graph[name].add(module)
+        graph[name].discard(name)
+    return graph
+
+
+def _module_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected set of two or more modules (Tarjan), each as one circle through it."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            members = stack[stack.index(v):]
+            del stack[stack.index(v):]
+            if len(members) > 1:
+                found.append(_circle(graph, sorted(members)))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def _circle(graph: dict[str, set[str]], members: list[str]) -> list[str]:
+    """One import path from the first member back to itself inside ``members`` (what the failure prints)."""
+    start, inside = members[0], set(members)
+    paths, seen = {start: [start]}, {start}
+    frontier = [start]
+    while frontier:
+        nxt = []
+        for v in frontier:
+            for w in sorted(graph.get(v, ()) & inside):
+                if w == start:
+                    return paths[v] + [start]
+                if w not in seen:
+                    seen.add(w)
+                    paths[w] = paths[v] + [w]
+                    nxt.append(w)
+        frontier = nxt
+    return members
+
+
+def test_no_import_cycle_between_modules():
+    cycles = _module_cycles(_module_edges())
+    assert cycles == [], "import circles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_module_cycle_check_sees_a_circle_closed_inside_a_function():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _module_cycles(graph) == [["a", "b", "c", "a"]]
+    assert _module_cycles({"a": {"b"}, "b": set()}) == []

@@ -6,7 +6,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from rlmlab import ToolError
+from rlmlab.errors import ToolError
 from rlmlab.memory import MemoryItem, MemoryStore, import_pack
 from rlmlab.tools import TOOLS, ToolCaps
 from rlmlab.tools._memory import MEMORY_CAP_DEFAULTS, attach_memory, set_default_store

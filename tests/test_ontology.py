@@ -13,11 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rdflib import Graph
 
-from rlmlab import ToolError
+from rlmlab.errors import ToolError
 from rlmlab.errors import ConfigError
 from rlmlab.handles import BlobRef
 from rlmlab.ontology import (
-    BRIEF_BUDGET, CARD_BUDGET, DEFAULT_ANTIPATTERNS, FINDING_KINDS, ONTOLOGY_DIR, PROV_TTL, SKOS_TTL, Constraint,
+    BRIEF_BUDGET, CARD_BUDGET, DEFAULT_ANTIPATTERNS, FINDING_KINDS, ONTOLOGY_DIR, PROV_TTL, SKOS_TTL, PropertyConstraint,
     constraints_from_graph, crate_sense_card, grounding_check, load_antipatterns, load_ontology,
     ontology_cache_info, pack_constraints, sense_brief, sense_card, validate_sparql,
 )
@@ -39,7 +39,7 @@ def skos() -> Graph:
 
 
 @pytest.fixture(scope="module")
-def prov_constraints(prov) -> list[Constraint]:
+def prov_constraints(prov) -> list[PropertyConstraint]:
     return constraints_from_graph(prov)
 
 
@@ -131,7 +131,7 @@ def test_constraints_from_prov_and_skos(prov_constraints, skos):
     assert used.text == "prov:used: prov:Activity -> prov:Entity"
     assert set(by[PROV + "atLocation"].domain) == {PROV + c for c in ("Activity", "Agent", "Entity", "InstantaneousEvent")}
     assert PROV + "Plan" in by[PROV + "wasGeneratedBy"].domain_ok  # a subclass of prov:Entity fits
-    assert Constraint.from_dict(json.loads(json.dumps(used.to_dict()))) == used
+    assert PropertyConstraint.from_dict(json.loads(json.dumps(used.to_dict()))) == used
     broader = {c.property: c for c in constraints_from_graph(skos)}["http://www.w3.org/2004/02/skos/core#broader"]
     assert broader.domain_from == "http://www.w3.org/2004/02/skos/core#semanticRelation"  # inherited
 

@@ -207,10 +207,9 @@ def test_pyodide_without_its_interpreter_refuses_or_falls_back():
 
 def test_pyodide_builds_the_pyodide_interpreter_when_its_module_is_there(monkeypatch):
     """The one hook (rlmlab.executors._interpreter.pyodide_interpreter_class): RLMLabInterpreter(ws,
-    sandbox="pyodide") and the factory return the other helper's PyodideInterpreter once its module exists."""
-    import types
-
+    sandbox="pyodide") and the factory return the interpreter class registered for "pyodide"."""
     from rlmlab.executors import InterpreterFactory
+    from rlmlab.executors._interpreter import INTERPRETER_CLASSES
 
     class PyodideInterpreter:  # the constructor the pyodide backend promises (no ``notes``: left out for it)
         runs_pyodide = True
@@ -223,9 +222,7 @@ def test_pyodide_builds_the_pyodide_interpreter_when_its_module_is_there(monkeyp
         def unavailable():
             return None
 
-    module = types.ModuleType("rlmlab.executors._pyodide")
-    module.PyodideInterpreter = PyodideInterpreter
-    monkeypatch.setitem(sys.modules, "rlmlab.executors._pyodide", module)
+    monkeypatch.setitem(INTERPRETER_CLASSES, "pyodide", PyodideInterpreter)
     ws = Workspace()
     made = RLMLabInterpreter(ws, step_timeout=5, sandbox="pyodide", sandbox_policy="required")
     assert isinstance(made, PyodideInterpreter) and made.workspace is ws and made.step_timeout == 5

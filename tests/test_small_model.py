@@ -13,7 +13,7 @@ import pytest
 
 from rlmlab.executors import Trajectory
 from rlmlab.executors._step_grammar import query_slots
-from rlmlab.experiments import ExperimentConfig, load_experiment, load_suite, normalise_answer, run_experiment
+from rlmlab.experiments import ExperimentConfig, load_experiment, load_suite, vote_key, run_experiment
 from rlmlab.memory import parse_template
 
 pytestmark = pytest.mark.local_model
@@ -41,13 +41,13 @@ def test_a_vote_over_three_samples_picks_the_majority(tmp_path):
 
     rows = [json.loads(r) for r in rows]
     assert len(rows) == 3 and all(r["selected_by"] == "vote" and r["decoding"] == "grammar" for r in rows)
-    answers = [normalise_answer(r["answer"]) for r in rows]
+    answers = [vote_key(r["answer"]) for r in rows]
     voted = [a for a in answers if a is not None]
     counts = Counter(voted)
     top = max(counts.values())
     expected = next(a for a in voted if counts[a] == top)  # the most common; a tie goes to the first given
     best = next(r for r in rows if r["best"])
-    assert normalise_answer(best["answer"]) == expected
+    assert vote_key(best["answer"]) == expected
     assert all(r["salvaged"] == 0 for r in rows)  # under the grammar no reply is off-format
     s = run.summary["vote5"]
     assert s["pass_at_n"] >= s["maj_at_n"] and s["pass_at_n"] >= s["pass_at_1"]

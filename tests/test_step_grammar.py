@@ -13,7 +13,7 @@ from rlmlab.executors._step_grammar import (
     fields_grammar, int_range, query_slots, step_grammar, template_rule, unit_constants,
 )
 from rlmlab.handles import BlobRef
-from rlmlab.lm import Constraint, constrained, make_lm
+from rlmlab.lm import DecodingConstraint, constrained, make_lm
 from rlmlab.tools import TOOLS, Bounds, ToolCaps, ToolRegistry, tool
 
 # -- pure Python: the generated text -----------------------------------------------------------------------
@@ -191,10 +191,10 @@ def test_json_schema_constraint_and_grammar_cache(local_lm):
     import json
 
     assert json.loads(out.text)["n"] in ("red", "green") and set(json.loads(out.text)) == {"n"}
-    from rlmlab.lm._engines import GRAMMARS
+    from rlmlab.lm._constraints import GRAMMARS
 
     hits = GRAMMARS.hits
-    GRAMMARS.get(Constraint.of(json_schema=schema))
+    GRAMMARS.get(DecodingConstraint.of(json_schema=schema))
     assert GRAMMARS.hits == hits + 1  # built once
 
 

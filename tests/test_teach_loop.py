@@ -7,7 +7,7 @@ import jsonschema
 
 from rlmlab.teach import TRACES_SCHEMA, Item, RunConfig, StopRules, bucket, load_csv, load_templates, run_teach
 from rlmlab.teach._learner import DemoLearner, Exchange, LearnerAnswer, VotingLearner
-from rlmlab.teach._loop import ItemTrace, apply_turn, judge_turn, run_arm, run_item, write_traces
+from rlmlab.teach import ItemTrace, apply_turn, judge_turn, run_arm, run_item, write_traces
 
 ITEMS = load_csv("data/math20.csv")
 SOLVE = {i.question: i.reference for i in ITEMS}.get

@@ -5,7 +5,21 @@ import re
 import pytest
 
 from rlmlab.errors import ToolError
-from rlmlab.oracle import AstQueryError, ParseCache, TreeSitterOracle, Verification as V
+from rlmlab.oracle import AstQueryError, CannotVerify, ParseCache, TreeSitterOracle, Verification as V
+from rlmlab.oracle import verify_structural
+
+
+def verify_detailed(oracle, answer, query):
+    """The structural result for one parsed file; None when it cannot verify (not structural, or X not found)."""
+    try:
+        return verify_structural([oracle], answer, query)
+    except CannotVerify:
+        return None
+
+
+def verify(oracle, answer, query):
+    result = verify_detailed(oracle, answer, query)
+    return None if result is None else result.verdict
 
 
 def code_lines(text):
@@ -105,29 +119,29 @@ def test_bad_query_quotes_tree_sitter_and_points_at_the_position(oracle):
 
 def test_structural_verdicts(oracle):
     sig = "What is the signature of set_len?"
-    assert oracle.verify("`pub async fn set_len(&self, size: u64) -> io::Result<()>`", sig) is V.ExactMatch
-    assert oracle.verify("pub async fn set_len(&self,size:u64)->io::Result<()> {", sig) is V.ExactMatch
-    assert oracle.verify("async fn set_len(&self, size: u64) -> io::Result<()>", sig) is V.HasFalseNegatives
-    assert oracle.verify("pub async unsafe fn set_len(&self, size: u64) -> io::Result<()>", sig) is V.HasFalsePositives
-    assert oracle.verify("pub async fn set_len(&self, size: u32) -> io::Result<()>", sig) is V.Mismatch
+    assert verify(oracle, "`pub async fn set_len(&self, size: u64) -> io::Result<()>`", sig) is V.ExactMatch
+    assert verify(oracle, "pub async fn set_len(&self,size:u64)->io::Result<()> {", sig) is V.ExactMatch
+    assert verify(oracle, "async fn set_len(&self, size: u64) -> io::Result<()>", sig) is V.HasFalseNegatives
+    assert verify(oracle, "pub async unsafe fn set_len(&self, size: u64) -> io::Result<()>", sig) is V.HasFalsePositives
+    assert verify(oracle, "pub async fn set_len(&self, size: u32) -> io::Result<()>", sig) is V.Mismatch
     params = "What are the parameters of set_len?"
-    assert oracle.verify("- &self\n- size: u64", params) is V.ExactMatch
-    assert oracle.verify("size: u64, &self", params) is V.UnorderedMatch
-    assert oracle.verify("size: u32", params) is V.Mismatch
+    assert verify(oracle, "- &self\n- size: u64", params) is V.ExactMatch
+    assert verify(oracle, "size: u64, &self", params) is V.UnorderedMatch
+    assert verify(oracle, "size: u32", params) is V.Mismatch
     fields = "List the fields of File"
-    assert oracle.verify("std: Arc<StdFile>, inner: Mutex<Inner>", fields) is V.ExactMatch
-    detail = oracle.verify_detailed("std: StdFile, inner: Mutex<Inner>", fields)
+    assert verify(oracle, "std: Arc<StdFile>, inner: Mutex<Inner>", fields) is V.ExactMatch
+    detail = verify_detailed(oracle, "std: StdFile, inner: Mutex<Inner>", fields)
     assert detail.verdict is V.HasFalsePositives and detail.false_positives == ["std: StdFile"]
-    assert oracle.verify("inner", fields) is V.HasFalseNegatives
-    assert oracle.verify("inner", "Give an example of the fields of File") is V.SubsetMatch
-    assert oracle.verify("Idle, Busy", "What are the variants of State?") is V.ExactMatch
-    assert oracle.verify("File", "Which types implement AsyncRead?") is V.ExactMatch
-    assert oracle.verify("File, Inner", "Which types implement AsyncRead?") is V.HasFalsePositives
-    assert oracle.verify("AsyncRead, AsyncWrite", "Which traits does File implement?") is V.HasFalseNegatives
-    assert oracle.verify("Yes.", "Does File implement AsyncSeek?") is V.ExactMatch
-    assert oracle.verify("No, it does not.", "Does Inner implement AsyncSeek?") is V.ExactMatch
-    assert oracle.verify("a: u8", "List the fields of NoSuchStruct") is None  # cannot verify, not a verdict
-    assert oracle.verify("anything", "Explain the file") is None
+    assert verify(oracle, "inner", fields) is V.HasFalseNegatives
+    assert verify(oracle, "inner", "Give an example of the fields of File") is V.SubsetMatch
+    assert verify(oracle, "Idle, Busy", "What are the variants of State?") is V.ExactMatch
+    assert verify(oracle, "File", "Which types implement AsyncRead?") is V.ExactMatch
+    assert verify(oracle, "File, Inner", "Which types implement AsyncRead?") is V.HasFalsePositives
+    assert verify(oracle, "AsyncRead, AsyncWrite", "Which traits does File implement?") is V.HasFalseNegatives
+    assert verify(oracle, "Yes.", "Does File implement AsyncSeek?") is V.ExactMatch
+    assert verify(oracle, "No, it does not.", "Does Inner implement AsyncSeek?") is V.ExactMatch
+    assert verify(oracle, "a: u8", "List the fields of NoSuchStruct") is None  # cannot verify, not a verdict
+    assert verify(oracle, "anything", "Explain the file") is None
 
 
 def test_parse_cache_parses_each_text_once(file_rs):
@@ -162,14 +176,14 @@ def test_query_words_never_eat_names_and_names_are_not_sample_words():
            "fn any<P>(self, predicate: P) -> bool { true }\nfn check(&i: &i32, mut n: u8) {}\n"
            "impl<'a, T> Read for &'a mut T {}\nfn poll(self: Pin<&mut Self>) {}\n")
     o = TreeSitterOracle(src)
-    assert o.verify("base: u8", "List the fields of EnumerateProducer") is V.ExactMatch
-    assert o.verify("fn totally_wrong() -> String", "What is the signature of fns_defined?") is V.Mismatch
-    assert o.verify("predicate: P", "What are the parameters of any?") is V.HasFalseNegatives
-    assert o.verify("&i: &i32, mut n: u8", "What are the parameters of check?") is V.ExactMatch
-    assert o.verify("&i: &i32, n: u8", "What are the parameters of check?") is V.ExactMatch
+    assert verify(o, "base: u8", "List the fields of EnumerateProducer") is V.ExactMatch
+    assert verify(o, "fn totally_wrong() -> String", "What is the signature of fns_defined?") is V.Mismatch
+    assert verify(o, "predicate: P", "What are the parameters of any?") is V.HasFalseNegatives
+    assert verify(o, "&i: &i32, mut n: u8", "What are the parameters of check?") is V.ExactMatch
+    assert verify(o, "&i: &i32, n: u8", "What are the parameters of check?") is V.ExactMatch
     assert [i.type_name for i in o.get_impls()] == ["T"]
-    assert o.verify("self: Invented", "What are the parameters of poll?") is V.Mismatch
-    assert o.verify("self: Pin<&mut Self>", "What are the parameters of poll?") is V.ExactMatch
+    assert verify(o, "self: Invented", "What are the parameters of poll?") is V.Mismatch
+    assert verify(o, "self: Pin<&mut Self>", "What are the parameters of poll?") is V.ExactMatch
 
 
 def test_item_inside_a_cfg_macro_body_is_found_and_verified(tokio_src):

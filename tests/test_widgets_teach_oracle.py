@@ -10,7 +10,7 @@ from rlmlab.oracle import (
     AnalysisResult, GrepOracle, TraceValidator, TreeSitterOracle, pattern_for_query, verify_structural,
 )
 from rlmlab.teach import (
-    ARMS, MODES, DemoLearner, ExpectedGain, RunConfig, StopRules, load_csv, load_templates, read_traces, run_arm,
+    ARMS, TEACHER_MODES, DemoLearner, ExpectedGain, RunConfig, StopRules, load_csv, load_templates, read_traces, run_arm,
     run_teach, write_traces,
 )
 
@@ -46,7 +46,7 @@ def tbody_rows(html, css_class):
 # -- TeacherStepper ------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("max_turns", [3, 5])  # beyond 3, "two non-improvements" can fire before max_turns
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", TEACHER_MODES)
 @pytest.mark.parametrize("arm", ARMS)
 def test_live_loop_takes_exactly_the_turns_run_arm_takes(arm, mode, max_turns):
     rules = StopRules(max_turns=max_turns)

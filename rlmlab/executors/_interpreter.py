@@ -326,9 +326,16 @@ class PyodideSandbox(Backend):
         return check() if callable(check) else None
 
 
-def pyodide_interpreter_class() -> type:
-    """The pyodide backend's interpreter class (same constructor as RLMLabInterpreter). ImportError when the
-    module is missing. The one place the pyodide backend is wired in."""
-    from rlmlab.executors._pyodide import PyodideInterpreter  # noqa: PLC0415 - optional module
+# Interpreter classes of other backends by sandbox name, put here by their own modules (rlmlab/executors/_pyodide.py
+# registers "pyodide"; rlmlab.executors imports it): a table rather than an import, so this base class does not
+# import the module of its own subclass (tests/test_import_graph.py checks for such circles).
+INTERPRETER_CLASSES: dict[str, type] = {}
 
-    return PyodideInterpreter
+
+def pyodide_interpreter_class() -> type:
+    """The pyodide backend's interpreter class (same constructor as RLMLabInterpreter). ImportError when no module
+    has registered one. The one place the pyodide backend is wired in."""
+    try:
+        return INTERPRETER_CLASSES["pyodide"]
+    except KeyError:
+        raise ImportError("no pyodide interpreter is registered (rlmlab/executors/_pyodide.py does)") from None

@@ -31,7 +31,7 @@ from typing import Any
 from dspy.primitives.code_interpreter import CodeInterpreterError
 from dspy.utils.callback import with_callbacks
 
-from rlmlab.executors._interpreter import RLMLabInterpreter
+from rlmlab.executors._interpreter import INTERPRETER_CLASSES, RLMLabInterpreter
 from rlmlab.tools import Workspace
 
 __all__ = ["PyodideInterpreter", "pyodide_unavailable", "warm_pyodide_cache", "PYODIDE_VERSION"]
@@ -293,3 +293,6 @@ def _cap_data(pid: int, megabytes: int) -> None:
         data_kb = int(next(line for line in status.splitlines() if line.startswith("VmData:")).split()[1])
         limit = data_kb * 1024 + megabytes * 1024 * 1024
         resource.prlimit(pid, resource.RLIMIT_DATA, (limit, limit))
+
+
+INTERPRETER_CLASSES["pyodide"] = PyodideInterpreter

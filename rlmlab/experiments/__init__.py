@@ -12,7 +12,7 @@ from rlmlab.experiments._learning import (
     plot_learning,
 )
 from rlmlab.experiments._params import as_list, finished_run
-from rlmlab.experiments._phases import PHASES, SuiteJudge, load_test_suite, task_kind
+from rlmlab.experiments._phases import EXPERIMENT_PHASES, SuiteJudge, load_test_suite
 from rlmlab.experiments._notebooks import (
     FAMILIES, MAIN_JOB, NOTEBOOKS_DIR, NotebookFailed, NotebookRun, notebook_for, parse_parameter, run_notebook,
 )
@@ -30,7 +30,7 @@ from rlmlab.experiments._runner import (
 from rlmlab.experiments._rerun import Rerun, compare_runs, environment_differences, rerun_experiment
 from rlmlab.experiments._inspect import INSPECT_FORMATS, export_inspect, inspect_log, listed_by_inspect_view
 from rlmlab.learning import SELECTIONS, majority, select_rollout
-from rlmlab.numbers import vote_key as normalise_answer  # the vote key (rlmlab.numbers.vote_key)
+from rlmlab.numbers import vote_key  # what a vote compares: one key per answer (rlmlab.numbers)
 from rlmlab.experiments._suites import (
     CHECKERS, MAX_CONTEXT_CHARS, SUITES, TASK_SCHEMA, TASKS_DIR, SuiteError, Task, list_suites, load_suite,
     read_tasks, task_context, task_numbers,
@@ -45,9 +45,9 @@ __all__ = [
     "compare_table", "TASK_COLUMNS", "condition_stats", "find_row", "is_experiment_run", "outcome",
     "row_trajectory_dir", "run_rows", "task_runs_table", "time_table",
     "results_table", "plot_conditions", "plot_learning_curve", "plot_rollouts", "plot_tasks", "figure", "summary_label",
-    "summary_columns", "sample_lm", "normalise_answer", "majority", "select_rollout", "SELECTIONS",
-    "CURVE_WINDOW", "bank_figures", "learning_curve", "learning_figures", "learning_line", "learning_table", "fifths", "plot_learning", "PHASES", "SuiteJudge", "load_test_suite",
-    "task_kind", "RunInterruption", "read_interruption", "INTERRUPTED_FILE", "as_list", "finished_run",
+    "summary_columns", "sample_lm", "vote_key", "majority", "select_rollout", "SELECTIONS",
+    "CURVE_WINDOW", "bank_figures", "learning_curve", "learning_figures", "learning_line", "learning_table", "fifths", "plot_learning", "EXPERIMENT_PHASES", "SuiteJudge", "load_test_suite",
+    "RunInterruption", "read_interruption", "INTERRUPTED_FILE", "as_list", "finished_run",
     "Rerun", "rerun_experiment", "compare_runs", "environment_differences",
     "export_inspect", "inspect_log", "INSPECT_FORMATS", "listed_by_inspect_view",
 ]

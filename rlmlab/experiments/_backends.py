@@ -17,11 +17,11 @@ from typing import Any
 
 from rlmlab._interrupt import stopping_threads
 from rlmlab.errors import ConfigError
-from rlmlab.registry import PolicyRegistry
+from rlmlab.registry import Registry
 
 __all__ = ["BACKENDS", "ThreadBackend", "RayBackend"]
 
-BACKENDS: PolicyRegistry = PolicyRegistry("backend")
+BACKENDS: Registry = Registry("backend")
 
 
 @BACKENDS.register("threads")

@@ -15,9 +15,9 @@ from rlmlab._paths import PROJECT_ROOT
 from rlmlab.errors import ConfigError
 from rlmlab.memory import MemoryTask, Verdict
 
-__all__ = ["PHASES", "SuiteJudge", "make_judge", "task_kind", "resolve_task_file", "load_test_suite"]
+__all__ = ["EXPERIMENT_PHASES", "SuiteJudge", "make_judge", "resolve_task_file", "load_test_suite"]
 
-PHASES = ("stream", "test")
+EXPERIMENT_PHASES = ("stream", "test")
 
 
 class SuiteJudge:
@@ -49,13 +49,6 @@ def make_judge(spec: Any, lm: Any = None) -> SuiteJudge | None:
     if spec in (None, "reference"):
         return None
     return SuiteJudge(spec, lm=lm) if isinstance(spec, dict) else SuiteJudge({}, default=spec, lm=lm)
-
-
-def task_kind(task: MemoryTask) -> str:
-    """A task's kind for per-kind figures: the task file's ``kind`` if it has one (generated tasks do), else
-    ``<suite>-l<level>``."""
-    kind = task.meta.get("kind")
-    return str(kind) if kind else f"{task.meta.get('suite') or 'task'}-l{task.meta.get('level') or 0}"
 
 
 def resolve_task_file(path: str | Path) -> Path:

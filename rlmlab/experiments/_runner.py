@@ -52,13 +52,13 @@ from rlmlab.experiments._golden import golden_check
 from rlmlab.experiments._interrupt import clear_interruption, record_interruption
 from rlmlab.experiments._learning import bank_figures
 from rlmlab.experiments._params import finished_run
-from rlmlab.experiments._phases import load_test_suite, make_judge, task_kind
+from rlmlab.experiments._phases import load_test_suite, make_judge
 from rlmlab.experiments._summary import read_results, summarise, summary_columns, summary_table
 from rlmlab.memory import (
     BASE_INSTRUCTIONS, PLAIN_INSTRUCTIONS, Artifact, ContextBuilder, MemoryStore, MemoryTask, import_pack,
     resolve_domain,
 )
-from rlmlab.learning import ReasoningBankLoop, TaskOutcome, memory_health, select_rollout
+from rlmlab.learning import ReasoningBankLoop, TaskOutcome, memory_health, select_rollout, task_kind
 
 __all__ = ["run_experiment", "ExperimentRun", "read_results", "summarise", "summary_table", "summary_columns",
            "sample_lm", "RESULTS", "GUIDE_QUERY"]

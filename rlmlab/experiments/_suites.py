@@ -8,7 +8,7 @@ expected answer was computed.
 :func:`load_suite` validates every line against :data:`TASK_SCHEMA` (a malformed line is a :class:`SuiteError`
 reading ``path:line: field: what was expected``), resolves the agent's context (the crate source file or
 directory, or the ontology's Turtle text) and fills :attr:`MemoryTask.meta` so that
-:func:`rlmlab.memory.judge_for` builds a working judge. Context texts are cached per file (path, mtime, size).
+:func:`rlmlab.learning.judge_for` builds a working judge. Context texts are cached per file (path, mtime, size).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ __all__ = [
 
 TASKS_DIR = PROJECT_ROOT / "data" / "tasks"
 SUITES: dict[str, Path] = {name: TASKS_DIR / f"{name}.jsonl" for name in ("code", "ontology", "arith")}
-CHECKERS = ("exact", "numeric", "sparql", "code")  # the deterministic judges of rlmlab.memory.JUDGES
+CHECKERS = ("exact", "numeric", "sparql", "code")  # the deterministic judges of rlmlab.learning.JUDGES
 LEVELS = (1, 2, 3, 4, 5)
 # The suites keep every context under this size (tests/test_task_suites.py checks), so a whole-module task
 # stays a handle a small model can page through; it is a data rule, not enforced at load.

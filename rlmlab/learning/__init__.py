@@ -1,4 +1,7 @@
-"""The ReasoningBank learning loop, above the executors: it runs an agent on each task, judges the
+"""The ReasoningBank learning loop (seed 004): what an agent learns on one task is kept for the next ones.
+
+Not :mod:`rlmlab.teach` (seed 002, the teacher-learner loop): ``teach`` reprompts a learner within one item and
+keeps no memory; ``learning`` sits above the executors: it runs an agent on each task, judges the
 trajectories, extracts memory items from them, consolidates and forgets, and writes all of it to a
 :class:`rlmlab.memory.MemoryStore` in one transaction per task. Judges, extractors, consolidators and forgetters
 are plug-ins in registries (``JUDGES.make("numeric", rel_tol=1e-3)``); a vote or the judge's score picks the

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 from rlmlab.errors import ConfigError
-from rlmlab.registry import PolicyRegistry
+from rlmlab.registry import Registry
 from rlmlab.memory import LIMITS, MemoryItem, normalise_template
 from rlmlab.memory import MemoryStore
 from rlmlab.memory import STOPWORDS, tokenize
@@ -30,7 +30,7 @@ from rlmlab.records import Record
 __all__ = ["CONSOLIDATORS", "Consolidator", "ConsolidationAction", "AppendConsolidator",
            "SimilarityConsolidator", "similarity", "merge_contents", "merge_meta", "CONSOLIDATION_ACTIONS"]
 
-CONSOLIDATORS: PolicyRegistry = PolicyRegistry("consolidator")
+CONSOLIDATORS: Registry = Registry("consolidator")
 
 CONSOLIDATION_ACTIONS = ("add", "duplicate", "discard", "merge", "supersede")
 EVENT_KIND = "consolidation"

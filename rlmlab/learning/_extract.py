@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from rlmlab.errors import ConfigError
-from rlmlab.registry import PolicyRegistry
+from rlmlab.registry import Registry
 from rlmlab.memory import MemoryItem
 from rlmlab.memory import MemoryTask, Verdict
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # rlmlab.executors imports rlmlab.tools, which imports rlmlab
 __all__ = ["EXTRACTORS", "Extractor", "ExtractionReport", "HeuristicExtractor", "EXTRACT_LIMITS", "MAX_EXTRACT_ITEMS",
            "LARGE_RETURN_CHARS", "Rollout"]
 
-EXTRACTORS: PolicyRegistry = PolicyRegistry("extractor")
+EXTRACTORS: Registry = Registry("extractor")
 
 # ReasoningBank keeps a handful of items per trajectory; more is mostly paraphrase and noise.
 MAX_EXTRACT_ITEMS = 3

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from rlmlab.errors import ConfigError
-from rlmlab.registry import PolicyRegistry
+from rlmlab.registry import Registry
 from rlmlab.memory import POLARITIES, MemoryItem
 from rlmlab.memory import MemoryStore
 from rlmlab.records import Record
@@ -21,7 +21,7 @@ from rlmlab.records import Record
 __all__ = ["FORGETTERS", "Forgetter", "ForgetAction", "NoForgetter", "BoundedForgetter", "retention_score",
            "memory_health"]
 
-FORGETTERS: PolicyRegistry = PolicyRegistry("forgetter")
+FORGETTERS: Registry = Registry("forgetter")
 
 EVENT_KIND = "forget"
 

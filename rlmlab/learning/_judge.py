@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from rlmlab.errors import ConfigError
 from rlmlab.numbers import final_number, format_number, normalise_text
-from rlmlab.registry import PolicyRegistry
+from rlmlab.registry import Registry
 from rlmlab.memory import MemoryTask, Verdict
 
 if TYPE_CHECKING:  # rlmlab.executors imports rlmlab.tools, which imports rlmlab.memory
@@ -32,7 +32,7 @@ __all__ = [
     "Judge", "JUDGES", "judge_for", "ExactJudge", "NumericJudge", "SparqlJudge", "CodeJudge", "strip_fences",
 ]
 
-JUDGES: PolicyRegistry = PolicyRegistry("judge")
+JUDGES: Registry = Registry("judge")
 
 UNVERIFIED_CONFIDENCE = 0.3  # code oracle could not decide: a failure label, but not one to learn much from
 _QUOTE = 80  # characters of an answer or expected value quoted in a rationale

@@ -379,11 +379,8 @@ class ReasoningBankLoop:
     def recorded(self, task_id: str, trajectory_ids: list[str]) -> TaskOutcome | None:
         """The outcome of ``task_id`` stored by an earlier ``run_task`` of this run id with these trajectories
         (its "task" event), or None if it has not committed."""
-        rows = self.store.execute(
-            "SELECT payload FROM events WHERE kind = 'task' AND run_id = ? AND json_extract(payload, '$.task_id') = ?"
-            " ORDER BY id", [self.run_id, task_id])
-        for row in rows:
-            payload = json.loads(row["payload"])
+        for event in self.store.events(kind="task", run_id=self.run_id, payload={"task_id": task_id}):
+            payload = event.payload
             ran = payload.get("trajectory_ids") or []
             # an exploring loop stops at the first accepted rollout: its record holds a prefix of the ids
             if ran == trajectory_ids or (self.until_accepted and ran and ran == trajectory_ids[:len(ran)]):

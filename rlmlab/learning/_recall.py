@@ -121,12 +121,10 @@ def right_templates(task: MemoryTask, items: Iterable[MemoryItem], judge: Any = 
 
 
 def task_kind(task: MemoryTask) -> str:
-    """A task's kind for the report: ``meta["kind"]`` when the task file gives one (generated streams), else
-    ``<suite>-l<level>``."""
+    """A task's kind for per-kind figures (experiment results rows, the recall report): ``meta["kind"]`` when the
+    task file gives one (generated streams), else ``<suite>-l<level>`` ("task-l0" when neither is known)."""
     kind = task.meta.get("kind")
-    if kind:
-        return str(kind)
-    return f"{task.meta.get('suite', 'tasks')}-l{task.meta.get('level', '?')}"
+    return str(kind) if kind else f"{task.meta.get('suite') or 'task'}-l{task.meta.get('level') or 0}"
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Picking one rollout of a task: by the judge's score, or by a majority vote over the answers.
 
 A vote needs no reference and no oracle: rollouts that give the same answer (after
-:func:`normalise_answer`) back each other, so a sampled small model can beat its own single rollout
+:func:`rlmlab.numbers.vote_key`) back each other, so a sampled small model can beat its own single rollout
 without anything knowing the expected answer. ``score`` is the MaTTS rule (E12): the judge's highest score.
 """
 
@@ -14,9 +14,7 @@ from typing import Any
 from rlmlab.errors import ConfigError
 from rlmlab.numbers import vote_key
 
-normalise_answer = vote_key  # the name this module exported before rlmlab.numbers
-
-__all__ = ["SELECTIONS", "normalise_answer", "majority", "select_rollout"]
+__all__ = ["SELECTIONS", "majority", "select_rollout"]
 
 SELECTIONS = ("score", "vote")
 

@@ -2,20 +2,21 @@
 
 from rlmlab.lm._adapter import LenientChatAdapter, salvage_fields
 from rlmlab.lm._constraints import (
-    Constraint, active_constraint, can_constrain, constrained, pop_constraint, push_constraint,
+    DecodingConstraint, active_constraint, can_constrain, constrained, pop_constraint, push_constraint,
 )
 from rlmlab.lm._calls import (
     CALLS_FILE, CallRecorder, CallTiming, LMCall, call_role, call_scope, current_role, note_timing, read_calls,
     write_calls,
 )
-from rlmlab.lm._engines import Completion, LlamaEngine, ScriptedEngine, default_gguf_path, format_fields
+from rlmlab.lm._calls import Completion
+from rlmlab.lm._engines import LlamaEngine, ScriptedEngine, default_gguf_path, format_fields
 from rlmlab.lm._samples import shared_samples
 from rlmlab.lm._server import PLACEHOLDER_KEY, SERVER_CONSTRAINTS, ServerLM, detect_constraint
 from rlmlab.lm._registry import LM_PROVIDERS, LMProvider, lm_provider, make_lm, provider, recorder_of
 from rlmlab.tokens import count_tokens
 
 __all__ = [
-    "Constraint", "active_constraint", "can_constrain", "constrained", "pop_constraint", "push_constraint",
+    "DecodingConstraint", "active_constraint", "can_constrain", "constrained", "pop_constraint", "push_constraint",
     "LenientChatAdapter", "salvage_fields", "CallRecorder", "CallTiming", "LMCall", "note_timing", "call_role",
     "call_scope", "current_role",
     "CALLS_FILE", "read_calls", "write_calls",

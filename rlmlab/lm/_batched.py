@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from rlmlab.lm._batch import BatchDecoder, GbnfRule, SamplerParams, chat_prompt
-from rlmlab.lm._calls import CallTiming
-from rlmlab.lm._constraints import active_constraint
+from rlmlab.lm._calls import CallTiming, Completion
+from rlmlab.lm._constraints import GRAMMARS, active_constraint
 
 __all__ = ["BatchedSampling", "close_decoders"]
 
@@ -57,8 +57,6 @@ class BatchedSampling:
         temperature = config.temperature if config is not None and config.temperature is not None else 0.0
         max_tokens = config.max_tokens if config is not None and config.max_tokens else self.max_tokens
         stop = list(config.stop) if config is not None and config.stop else []
-        from rlmlab.lm._engines import GRAMMARS, Completion
-
         constraint = active_constraint(self.constraint)
         grammar = GRAMMARS.get(constraint) if constraint is not None else None
         with self._lock:

@@ -12,14 +12,15 @@ import json
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterator
 
 from dspy.utils.callback import BaseCallback
 from rlmlab.records import Record
 
-__all__ = ["LMCall", "CallTiming", "note_timing", "CallRecorder", "call_role", "call_scope", "current_role",
+__all__ = ["LMCall", "CallTiming", "Completion",
+           "note_timing", "CallRecorder", "call_role", "call_scope", "current_role",
            "write_calls", "read_calls", "CALLS_FILE"]
 
 CALLS_FILE = "lm_calls.jsonl"  # beside trajectory.jsonl in a run directory
@@ -230,3 +231,18 @@ def read_calls(path: str | Path) -> list[LMCall]:
             except (json.JSONDecodeError, TypeError) as exc:
                 raise ValueError(f"{path}:{n}: not an LM call record ({exc})") from None
     return out
+
+
+@dataclass
+class Completion:
+    """What an engine's generator returns: the text and, when known, token counts and log-probabilities."""
+
+    text: str
+    input_tokens: int
+    output_tokens: int
+    token_logprobs: list[float] = field(default_factory=list)
+    tokens: list[str] = field(default_factory=list)  # the text of each token in token_logprobs, when known
+    # Where the call's time went, from llama.cpp's own perf counters (None for engines that have none); see
+    # :class:`rlmlab.lm.CallTiming`.
+    timing: CallTiming | None = None
+    finish_reason: str | None = None  # "stop" or "length" when the engine says (BatchDecoder does)

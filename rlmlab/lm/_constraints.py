@@ -21,13 +21,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlmlab.provenance import note_grammar
+from rlmlab.errors import RLMLabError
 
-__all__ = ["Constraint", "constrained", "active_constraint", "can_constrain", "GrammarCache", "push_constraint",
+__all__ = ["DecodingConstraint", "constrained", "active_constraint", "can_constrain", "GrammarCache", "GRAMMARS",
+           "push_constraint",
            "pop_constraint"]
 
 
 @dataclass(frozen=True)
-class Constraint:
+class DecodingConstraint:
     """What the next completion must follow: a GBNF ``grammar`` or a ``json_schema`` (one of them)."""
 
     grammar: str | None = None
@@ -38,7 +40,8 @@ class Constraint:
             raise ValueError("a constraint is a grammar or a json_schema, exactly one of them")
 
     @classmethod
-    def of(cls, grammar: str | None = None, json_schema: dict[str, Any] | str | None = None) -> "Constraint | None":
+    def of(cls, grammar: str | None = None,
+           json_schema: dict[str, Any] | str | None = None) -> "DecodingConstraint | None":
         if grammar is None and json_schema is None:
             return None
         if json_schema is not None and not isinstance(json_schema, str):
@@ -47,20 +50,20 @@ class Constraint:
         return cls(grammar=grammar, json_schema=json_schema)
 
 
-_ACTIVE: ContextVar[Constraint | None] = ContextVar("rlmlab_constraint", default=None)
+_ACTIVE: ContextVar[DecodingConstraint | None] = ContextVar("rlmlab_constraint", default=None)
 
 
 @contextmanager
 def constrained(grammar: str | None = None, json_schema: dict[str, Any] | str | None = None) -> Iterator[None]:
     """Constrain every LM call made in this block (this thread or task) to ``grammar`` or ``json_schema``."""
-    token = _ACTIVE.set(Constraint.of(grammar, json_schema))
+    token = _ACTIVE.set(DecodingConstraint.of(grammar, json_schema))
     try:
         yield
     finally:
         _ACTIVE.reset(token)
 
 
-def active_constraint(default: Constraint | None = None) -> Constraint | None:
+def active_constraint(default: DecodingConstraint | None = None) -> DecodingConstraint | None:
     """The constraint for a request: the one set by :func:`constrained`, else the engine's ``default``."""
     current = _ACTIVE.get()
     return current if current is not None else default
@@ -79,11 +82,11 @@ class GrammarCache:
 
     def __init__(self, build: Any, size: int = 64):
         self._build, self._size = build, size
-        self._items: OrderedDict[Constraint, Any] = OrderedDict()
+        self._items: OrderedDict[DecodingConstraint, Any] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = self.misses = 0
 
-    def get(self, constraint: Constraint) -> Any:
+    def get(self, constraint: DecodingConstraint) -> Any:
         with self._lock:
             if constraint in self._items:
                 self._items.move_to_end(constraint)
@@ -101,9 +104,23 @@ class GrammarCache:
 def push_constraint(grammar: str | None = None, json_schema: dict[str, Any] | str | None = None) -> Any:
     """Set a constraint for the calls that follow in this context; returns the token :func:`pop_constraint`
     takes (for callers that cannot use a ``with`` block, such as DSPy's module callbacks)."""
-    return _ACTIVE.set(Constraint.of(grammar, json_schema))
+    return _ACTIVE.set(DecodingConstraint.of(grammar, json_schema))
 
 
 def pop_constraint(token: Any) -> None:
     """Undo a :func:`push_constraint`."""
     _ACTIVE.reset(token)
+
+
+def _build_grammar(constraint: DecodingConstraint) -> Any:
+    from llama_cpp import LlamaGrammar
+
+    try:
+        if constraint.grammar is not None:
+            return LlamaGrammar.from_string(constraint.grammar, verbose=False)
+        return LlamaGrammar.from_json_schema(constraint.json_schema, verbose=False)
+    except ValueError as exc:
+        raise RLMLabError(f"grammar: llama.cpp could not parse it ({exc})") from None
+
+
+GRAMMARS = GrammarCache(_build_grammar)  # shared by every LlamaEngine: a grammar is built once per process

@@ -7,7 +7,6 @@ import glob
 import os
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -16,27 +15,12 @@ from dspy.lm15 import Message, Response, TextPart, Usage, response_to_events
 from rlmlab._interrupt import check_stop
 from rlmlab.errors import MissingExtraError, RLMLabError
 from rlmlab.lm._batched import BatchedSampling, close_decoders
-from rlmlab.lm._calls import CallTiming, note_timing
-from rlmlab.lm._constraints import Constraint, GrammarCache, active_constraint
+from rlmlab.lm._calls import CallTiming, Completion, note_timing
+from rlmlab.lm._constraints import GRAMMARS, DecodingConstraint, active_constraint
 from rlmlab.lm._samples import SampleShare, claim_shared_call
 from rlmlab.tokens import count_tokens
 
-__all__ = ["Completion", "ScriptedEngine", "LlamaEngine", "default_gguf_path", "request_messages"]
-
-
-@dataclass
-class Completion:
-    """What an engine's generator returns: the text and, when known, token counts and log-probabilities."""
-
-    text: str
-    input_tokens: int
-    output_tokens: int
-    token_logprobs: list[float] = field(default_factory=list)
-    tokens: list[str] = field(default_factory=list)  # the text of each token in token_logprobs, when known
-    # Where the call's time went, from llama.cpp's own perf counters (None for engines that have none); see
-    # :class:`rlmlab.lm.CallTiming`.
-    timing: CallTiming | None = None
-    finish_reason: str | None = None  # "stop" or "length" when the engine says (BatchDecoder does)
+__all__ = ["ScriptedEngine", "LlamaEngine", "default_gguf_path", "request_messages"]
 
 
 def request_messages(request: Any) -> list[dict[str, str]]:
@@ -140,18 +124,6 @@ _MODELS: dict[tuple[str, int, int], Any] = {}
 _MODELS_LOCK = threading.Lock()
 
 
-def _build_grammar(constraint: Constraint) -> Any:
-    from llama_cpp import LlamaGrammar
-
-    try:
-        if constraint.grammar is not None:
-            return LlamaGrammar.from_string(constraint.grammar, verbose=False)
-        return LlamaGrammar.from_json_schema(constraint.json_schema, verbose=False)
-    except ValueError as exc:
-        raise RLMLabError(f"grammar: llama.cpp could not parse it ({exc})") from None
-
-
-GRAMMARS = GrammarCache(_build_grammar)  # shared by every LlamaEngine: a grammar is built once per process
 
 
 class _ForceText:
@@ -284,7 +256,7 @@ class LlamaEngine(BatchedSampling, _TextEngine):
         self.llm, self._lock = _MODELS[key]
         self._llama_cpp = llama_cpp
         self.prompt_cache_tokens = 0  # prompt tokens served from the KV cache of the previous call
-        self.constraint = Constraint.of(grammar, json_schema)
+        self.constraint = DecodingConstraint.of(grammar, json_schema)
         self.prompt_cache, self.fast_forward = prompt_cache, fast_forward
         if constraint_engine not in self.CONSTRAINT_ENGINES:
             raise RLMLabError(f"constraint_engine: {constraint_engine!r}; use one of "
@@ -360,7 +332,8 @@ class LlamaEngine(BatchedSampling, _TextEngine):
                 self._llama_cpp.llama_chat_format.format_chatml(messages=messages).prompt.encode("utf-8"),
                 add_bos=False, special=True)
             out = self.llm.create_completion(
-                prompt, max_tokens=len(tokens) + 2, temperature=0.0, grammar=GRAMMARS.get(Constraint(grammar=grammar)),
+                prompt, max_tokens=len(tokens) + 2, temperature=0.0,
+                grammar=GRAMMARS.get(DecodingConstraint(grammar=grammar)),
                 logits_processor=self._llama_cpp.LogitsProcessorList([_ForceText(tokens, len(prompt))]))
         return out["choices"][0]["text"] == text and out["choices"][0]["finish_reason"] == "stop"
 

@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 import dspy
 
 from rlmlab.errors import ConfigError
-from rlmlab.lm._constraints import Constraint, active_constraint
+from rlmlab.lm._constraints import DecodingConstraint, active_constraint
 
 __all__ = ["SERVER_CONSTRAINTS", "PLACEHOLDER_KEY", "ServerLM", "server_lm", "detect_constraint", "request_extras",
            "is_loopback", "server_api_key"]
@@ -157,7 +157,7 @@ def _detect(base: str, model: str, key: str | None, timeout: float) -> str:
     return "llamacpp" if (text or "").strip() == "7q" else "none"
 
 
-def request_extras(kind: str, constraint: Constraint | None, spec: str = "openai/") -> dict[str, Any]:
+def request_extras(kind: str, constraint: DecodingConstraint | None, spec: str = "openai/") -> dict[str, Any]:
     """The LiteLLM keyword arguments that carry ``constraint`` to a ``kind`` server (``extra_body`` is merged into
     the request's JSON body); {} when there is nothing to send or the server cannot take it."""
     body: dict[str, Any] = {"repeat_penalty": 1.0} if kind == "llamacpp" else {}
@@ -184,7 +184,7 @@ class ServerLM(dspy.LM):
     LiteLLM (DSPy's native engine cannot carry provider fields)."""
 
     rlmlab_constrain = "none"
-    rlmlab_constraint: Constraint | None = None
+    rlmlab_constraint: DecodingConstraint | None = None
 
     @property
     def constrains(self) -> tuple[str, ...]:
@@ -229,7 +229,7 @@ def server_lm(spec: str, *, constrain: str = "auto", grammar: str | None = None,
                                           _env(provider, "API_KEY"))
         else:
             constrain = "none"
-    bound = Constraint.of(grammar, json_schema)
+    bound = DecodingConstraint.of(grammar, json_schema)
     if bound is not None and ("grammar" if bound.grammar is not None else "json_schema") not in _TAKES[constrain]:
         _log.warning("%s: the %s is ignored; its server (constrain: %s) cannot follow one", spec,
                      "grammar" if bound.grammar is not None else "json_schema", constrain)

@@ -7,20 +7,19 @@ The learning loop that runs agents and writes to this store (judges, extraction,
 
 from rlmlab.memory._errors import ItemValidationError, MemoryStoreError, PackError, StoreBusyError
 from rlmlab.memory._context import (
-    BASE_INSTRUCTIONS, MODES, PLAIN_INSTRUCTIONS, SPEC_BUDGET_MAX, TOOL_MEDIATED_NOTE, Budgets, BuiltContext, ContextBuilder, LayerReport,
+    BASE_INSTRUCTIONS, CONTEXT_MODES, PLAIN_INSTRUCTIONS, SPEC_BUDGET_MAX, TOOL_MEDIATED_NOTE, Budgets, BuiltContext, ContextBuilder, LayerReport,
     Toggles,
 )
 from rlmlab.memory._domains import DOMAINS, Domain, register_domain, resolve_domain
 from rlmlab.memory._packers import DEFAULT_BUDGETS, Packed, clip_words, pack_l2, pack_l3, pack_text, summarise_markdown
-from rlmlab.registry import PolicyRegistry
-from rlmlab.memory._retrieval import RETRIEVAL_POLICIES, SCOPES, MixedRetrieval, RetrievalPolicy, Retrieved
+from rlmlab.memory._policies import RETRIEVAL_POLICIES, RETRIEVAL_SCOPES, MixedRetrieval, RetrievalPolicy, Retrieved
 from rlmlab.memory._tasks import MemoryTask, Verdict
 from rlmlab.memory._packs import PACK_FIELDS, ImportReport, export_pack, import_pack, read_pack
 from rlmlab.memory._records import (
     FILTERS, LAYERS, LIMITS, POLARITIES, STATUSES, AddResult, Artifact, Event, Hit, MemoryItem, StoreStats, admission_summary,
     artifact_id, item_id,
 )
-from rlmlab.memory._retrieve import (
+from rlmlab.memory._retrievers import (
     RETRIEVERS, BM25Retriever, EmbeddingRetriever, FTS5Retriever, Retriever, make_retriever, register_retriever,
 )
 from rlmlab.memory._schema import MIGRATIONS, Migration
@@ -37,11 +36,11 @@ __all__ = [
     "MemoryStore", "MemoryItem", "admission_summary", "Event", "Hit", "AddResult", "StoreStats", "item_id",
     "POLARITIES", "LAYERS", "LIMITS", "FILTERS", "STATUSES", "Artifact", "artifact_id",
     "Packed", "DEFAULT_BUDGETS", "pack_text", "pack_l2", "pack_l3", "summarise_markdown", "clip_words",
-    "ContextBuilder", "BuiltContext", "LayerReport", "Toggles", "Budgets", "MODES", "BASE_INSTRUCTIONS",
+    "ContextBuilder", "BuiltContext", "LayerReport", "Toggles", "Budgets", "CONTEXT_MODES", "BASE_INSTRUCTIONS",
     "PLAIN_INSTRUCTIONS",
     "TOOL_MEDIATED_NOTE", "SPEC_BUDGET_MAX",
     "Domain", "DOMAINS", "register_domain", "resolve_domain",
-    "RetrievalPolicy", "Retrieved", "MixedRetrieval", "RETRIEVAL_POLICIES", "SCOPES", "PolicyRegistry",
+    "RetrievalPolicy", "Retrieved", "MixedRetrieval", "RETRIEVAL_POLICIES", "RETRIEVAL_SCOPES",
     "MemoryTask", "Verdict",
     "Retriever", "FTS5Retriever", "BM25Retriever", "EmbeddingRetriever", "ShapeRetriever", "RETRIEVERS",
     "register_retriever", "make_retriever",
@@ -53,24 +52,3 @@ __all__ = [
     "STEP_TEMPLATES_KEY", "normalise_template",
     "MemoryStoreError", "ItemValidationError", "PackError", "StoreBusyError",
 ]
-
-# Deprecated for one release: the learning loop's names moved to rlmlab.learning (import them from there).
-_MOVED_TO_LEARNING = frozenset({
-    "Judge", "JUDGES", "judge_for", "ExactJudge", "NumericJudge", "SparqlJudge", "CodeJudge", "LLMJudge", "RUBRICS",
-    "DEFAULT_RUBRIC", "parse_llm_verdict", "Extractor", "EXTRACTORS", "HeuristicExtractor", "LLMExtractor",
-    "ExtractionReport", "EXTRACT_PROMPTS", "MAX_EXTRACT_ITEMS", "Consolidator", "CONSOLIDATORS", "AppendConsolidator",
-    "SimilarityConsolidator", "ConsolidationAction", "CONSOLIDATION_ACTIONS", "similarity", "Forgetter", "FORGETTERS",
-    "NoForgetter", "BoundedForgetter", "ForgetAction", "retention_score", "memory_health", "ReasoningBankLoop",
-    "TaskOutcome", "EXTRACTION_MODES", "RESULTS_FILE", "rlm_executor",
-})
-
-
-def __getattr__(name: str):
-    if name in _MOVED_TO_LEARNING:
-        import warnings
-
-        from rlmlab import learning  # the one allowed upward import: a deprecation alias (tests/test_import_graph.py)
-
-        warnings.warn(f"rlmlab.memory.{name} moved to rlmlab.learning.{name}", DeprecationWarning, stacklevel=2)
-        return getattr(learning, name)
-    raise AttributeError(f"module 'rlmlab.memory' has no attribute {name!r}")

@@ -20,15 +20,15 @@ from rlmlab.errors import ConfigError
 from rlmlab.memory._domains import Domain, resolve_domain
 from rlmlab.memory._packers import DEFAULT_BUDGETS, Packed, pack_l2, pack_l3, pack_text
 from rlmlab.memory._records import MemoryItem
-from rlmlab.memory._retrieval import RETRIEVAL_POLICIES, MixedRetrieval, Retrieved
+from rlmlab.memory._policies import RETRIEVAL_POLICIES, MixedRetrieval, Retrieved
 from rlmlab.memory._store import MemoryStore
 from rlmlab.memory._tasks import MemoryTask
 from rlmlab.records import Record
 
-__all__ = ["ContextBuilder", "BuiltContext", "LayerReport", "Toggles", "Budgets", "MODES", "BASE_INSTRUCTIONS",
+__all__ = ["ContextBuilder", "BuiltContext", "LayerReport", "Toggles", "Budgets", "CONTEXT_MODES", "BASE_INSTRUCTIONS",
            "TOOL_MEDIATED_NOTE", "SPEC_BUDGET_MAX", "PLAIN_INSTRUCTIONS", "CODE_HEADER", "code_block"]
 
-MODES = ("auto_inject", "tool_mediated")
+CONTEXT_MODES = ("auto_inject", "tool_mediated")
 
 # The spec's ceilings for the fixed layers (L2's budget is configurable without a ceiling).
 SPEC_BUDGET_MAX = {"L0": 600, "L1": 1000, "L3": 1000}
@@ -202,8 +202,8 @@ class ContextBuilder:
                  mode: str = "auto_inject", retrieval: Any = "mixed", retrieval_options: dict[str, Any] | None = None,
                  base_instructions: str = BASE_INSTRUCTIONS, artifact_kind: str = "guide",
                  template_share: float = 0.5):
-        if mode not in MODES:
-            raise ConfigError(f"mode: {mode!r}; use one of {', '.join(MODES)}")
+        if mode not in CONTEXT_MODES:
+            raise ConfigError(f"mode: {mode!r}; use one of {', '.join(CONTEXT_MODES)}")
         if isinstance(template_share, bool) or not isinstance(template_share, (int, float)) \
                 or not 0.0 <= template_share <= 1.0:
             raise ConfigError(f"template_share: {template_share!r}; use a fraction from 0 to 1")

@@ -239,12 +239,18 @@ class MemoryStore:
                 " VALUES (?, ?, ?, ?, ?, ?)", row)
         return int(cur.lastrowid)
 
-    def events(self, *, kind: str | None = None, run_id: str | None = None,
-               trajectory_id: str | None = None) -> list[Event]:
-        """Events in the order they were logged, optionally filtered (exact match)."""
-        clauses = [(c, v) for c, v in (("kind", kind), ("run_id", run_id), ("trajectory_id", trajectory_id))
-                   if v is not None]
-        where = ("WHERE " + " AND ".join(f"{c} = ?" for c, _ in clauses)) if clauses else ""
+    def events(self, *, kind: str | None = None, run_id: str | None = None, trajectory_id: str | None = None,
+               payload: dict[str, Any] | None = None) -> list[Event]:
+        """Events in the order they were logged, optionally filtered (exact match). ``payload`` matches top-level
+        payload fields (``{"task_id": "t1"}``: events whose payload has that task_id); a field name that is not an
+        identifier is an ItemValidationError."""
+        clauses = [(f"{c} = ?", v) for c, v in (("kind", kind), ("run_id", run_id),
+                                                 ("trajectory_id", trajectory_id)) if v is not None]
+        for key, value in (payload or {}).items():
+            if not key.isidentifier():
+                raise ItemValidationError("payload", f"field {key!r}: expected an identifier such as task_id")
+            clauses.append((f"json_extract(payload, '$.{key}') = ?", value))
+        where = ("WHERE " + " AND ".join(c for c, _ in clauses)) if clauses else ""
         with self._lock:
             rows = self._conn.execute(f"SELECT * FROM events {where} ORDER BY id", [v for _, v in clauses])
             return [Event(**{**dict(r), "payload": json.loads(r["payload"])}) for r in rows.fetchall()]

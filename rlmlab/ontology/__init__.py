@@ -8,7 +8,7 @@ Ontology files are parsed once per process (:func:`load_ontology`).
 """
 
 from rlmlab.ontology._constraints import (
-    CONSTRAINTS_BUDGET, DEFAULT_ANTIPATTERNS, AntiPattern, Constraint, constraints_from_graph, load_antipatterns,
+    CONSTRAINTS_BUDGET, DEFAULT_ANTIPATTERNS, AntiPattern, PropertyConstraint, constraints_from_graph, load_antipatterns,
     pack_constraints,
 )
 from rlmlab.ontology._crate import CrateSense, crate_sense, crate_sense_card
@@ -30,6 +30,6 @@ __all__ = [
     "grounding_check", "GroundingReport", "extract_mentions",
     "crate_sense_card", "crate_sense", "CrateSense",
     # L1
-    "Constraint", "constraints_from_graph", "AntiPattern", "load_antipatterns", "DEFAULT_ANTIPATTERNS",
+    "PropertyConstraint", "constraints_from_graph", "AntiPattern", "load_antipatterns", "DEFAULT_ANTIPATTERNS",
     "pack_constraints", "CONSTRAINTS_BUDGET", "validate_sparql", "Finding", "FINDING_KINDS",
 ]

@@ -20,7 +20,7 @@ from rlmlab.ontology._schema import OntologySchema, is_datatype, schema_of
 from rlmlab.records import Record
 
 __all__ = [
-    "Constraint", "constraints_from_graph", "AntiPattern", "load_antipatterns", "pack_constraints",
+    "PropertyConstraint", "constraints_from_graph", "AntiPattern", "load_antipatterns", "pack_constraints",
     "DEFAULT_ANTIPATTERNS", "CONSTRAINTS_BUDGET",
 ]
 
@@ -31,7 +31,7 @@ _BULLET_MAX = 200  # characters of one anti-pattern bullet
 
 
 @dataclass(frozen=True)
-class Constraint:
+class PropertyConstraint:
     """Domain and range of one property. Terms are full IRIs; ``text`` is the packed line in CURIEs.
 
     ``domain``/``range`` are alternatives (``owl:unionOf`` expanded): a subject fits if it is
@@ -59,7 +59,7 @@ class Constraint:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "Constraint":
+    def from_dict(cls, data: Mapping[str, Any]) -> "PropertyConstraint":
         values = {f.name: data[f.name] for f in fields(cls)}
         for name in ("domain", "range", "domain_ok", "range_ok"):
             values[name] = tuple(values[name])
@@ -75,8 +75,8 @@ def _compatible_set(schema: OntologySchema, classes: tuple[URIRef, ...]) -> tupl
     return tuple(sorted(str(c) for c in ok))
 
 
-def constraints_from_graph(source: Graph | str | Path) -> list[Constraint]:
-    """One :class:`Constraint` per object/datatype/rdf:Property property, most-mentioned first.
+def constraints_from_graph(source: Graph | str | Path) -> list[PropertyConstraint]:
+    """One :class:`PropertyConstraint` per object/datatype/rdf:Property property, most-mentioned first.
 
     Domains come from ``rdfs:domain`` (``owl:unionOf`` members are alternatives;
     several ``rdfs:domain`` statements are read permissively as alternatives too). A
@@ -90,7 +90,7 @@ def constraints_from_graph(source: Graph | str | Path) -> list[Constraint]:
         kind = "object" if OWL.ObjectProperty in kinds else "datatype" if OWL.DatatypeProperty in kinds else "property"
         c = schema.curie
         text = f"{c(prop)}: {'|'.join(c(x) for x in dom) or '?'} -> {'|'.join(c(x) for x in rng) or '?'}"
-        out.append(Constraint(
+        out.append(PropertyConstraint(
             property=str(prop), kind=kind,
             domain=tuple(str(x) for x in dom), range=tuple(str(x) for x in rng),
             domain_from=str(dom_from) if dom_from else None, range_from=str(rng_from) if rng_from else None,
@@ -130,7 +130,7 @@ def load_antipatterns(path: str | Path = DEFAULT_ANTIPATTERNS) -> list[AntiPatte
     return out
 
 
-def _constraint_lines(items: Iterable[Constraint | str]) -> list[str]:
+def _constraint_lines(items: Iterable[PropertyConstraint | str]) -> list[str]:
     """Packed lines: constraints sharing a signature become one ``D -> R: p1 p2 ...`` line, in first-seen order.
 
     Strings pass through as lines of their own; constraints with neither domain nor range are left out.
@@ -138,7 +138,7 @@ def _constraint_lines(items: Iterable[Constraint | str]) -> list[str]:
     lines: list[str | list[str]] = []
     groups: dict[str, list[str]] = {}
     for item in items:
-        if not isinstance(item, Constraint):
+        if not isinstance(item, PropertyConstraint):
             lines.append(str(item))
             continue
         if not item.domain and not item.range:
@@ -185,7 +185,7 @@ def _fit(title: str, lines: list[str], allowance: int) -> tuple[list[str], int]:
 
 
 def pack_constraints(
-    constraints: Iterable[Constraint | str],
+    constraints: Iterable[PropertyConstraint | str],
     antipatterns: Iterable[AntiPattern | Mapping[str, Any] | str] = (),
     budget: int = CONSTRAINTS_BUDGET,
 ) -> str:

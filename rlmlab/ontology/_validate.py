@@ -21,7 +21,7 @@ from rdflib.plugins.sparql.algebra import translateQuery
 from rdflib.plugins.sparql.parser import parseQuery
 from rdflib.plugins.sparql.parserutils import CompValue
 
-from rlmlab.ontology._constraints import Constraint, constraints_from_graph
+from rlmlab.ontology._constraints import PropertyConstraint, constraints_from_graph
 from rlmlab.ontology._loader import as_graph
 from rlmlab.ontology._schema import WELL_KNOWN_PREFIXES, namespace_of, schema_of
 from rlmlab.records import Record
@@ -62,7 +62,7 @@ class Finding(Record):
 class _Context:
     """What the checks need, from a graph (full) or from a constraint list (no instance typing)."""
 
-    constraints: dict[str, Constraint]
+    constraints: dict[str, PropertyConstraint]
     known: set[str]  # every IRI the ontology knows
     classes: set[str]
     properties: set[str]
@@ -72,7 +72,7 @@ class _Context:
     graph: Graph | None = None
 
     @classmethod
-    def of(cls, source: Graph | str | Path | Sequence[Constraint]) -> "_Context":
+    def of(cls, source: Graph | str | Path | Sequence[PropertyConstraint]) -> "_Context":
         if isinstance(source, (Graph, str, Path)):
             schema = schema_of(as_graph(source))
             cons = {c.property: c for c in constraints_from_graph(schema.graph)}
@@ -208,7 +208,8 @@ def _components(node: Any, report: list[set[Any]]) -> list[set[Any]]:
     return _merge(groups)
 
 
-def validate_sparql(query: str, graph_or_constraints: Graph | str | Path | Sequence[Constraint]) -> list[Finding]:
+def validate_sparql(query: str,
+                    graph_or_constraints: Graph | str | Path | Sequence[PropertyConstraint]) -> list[Finding]:
     """Check a query against an ontology (a Graph, an ontology file, or constraints from :func:`constraints_from_graph`).
 
     Kinds, in report order: ``syntax_error`` (with the parser's line/col; nothing else is

@@ -431,22 +431,3 @@ class TreeSitterOracle:
                     for name, nodes in captured.items()}
             out.append(AstMatch(index, -neg_line, caps))
         return total, out
-
-    # -- structural verification --------------------------------------------------------------------
-
-    def verify(self, answer: str, query: str) -> Any:
-        """The verdict for a structural query ("signature of X", "fields of X", ...).
-
-        None when it cannot verify: the query is not structural, or X is not in the parsed source.
-        """
-        result = self.verify_detailed(answer, query)
-        return None if result is None else result.verdict
-
-    def verify_detailed(self, answer: str, query: str) -> Any:
-        from rlmlab.oracle._structural import verify_structural
-        from rlmlab.oracle._verdicts import CannotVerify
-
-        try:
-            return verify_structural([self], answer, query)
-        except CannotVerify:
-            return None

@@ -5,7 +5,7 @@ from rlmlab.scorecard._claims import CLAIMS, SEEDS, Claim, NotMeasured, Paired, 
 from rlmlab.scorecard._context import ScoreContext, experiment_arm
 from rlmlab.scorecard._learner import CODE_FIRST_INSTRUCTIONS, CodeFirstLearner, expression_grammar, question_numbers
 from rlmlab.scorecard._run import (
-    DEFAULT_N, QUICK_N, RESULTS_FILE, ROW_FIELDS, Scorecard, ScoreRow, read_scorecard, run_scorecard, score_claim,
+    DEFAULT_N, QUICK_N, SCORECARD_FILE, ROW_FIELDS, Scorecard, ScoreRow, read_scorecard, run_scorecard, score_claim,
     select_claims,
 )
 from rlmlab.scorecard._stats import (
@@ -17,7 +17,7 @@ from rlmlab.scorecard._table import plot_scorecard, scorecard_html, scorecard_ta
 __all__ = [
     "CLAIMS", "SEEDS", "Claim", "NotMeasured", "Paired", "claim", "ScoreContext", "experiment_arm",
     "CodeFirstLearner", "CODE_FIRST_INSTRUCTIONS", "expression_grammar", "question_numbers",
-    "DEFAULT_N", "QUICK_N", "RESULTS_FILE", "ROW_FIELDS", "Scorecard", "ScoreRow", "read_scorecard", "run_scorecard",
+    "DEFAULT_N", "QUICK_N", "SCORECARD_FILE", "ROW_FIELDS", "Scorecard", "ScoreRow", "read_scorecard", "run_scorecard",
     "score_claim", "select_claims",
     "DIRECTIONS", "VERDICTS", "Z95", "Comparison", "n_to_decide", "newcombe_paired", "paired_binary",
     "paired_bootstrap", "paired_continuous", "verdict", "wilson",

@@ -19,10 +19,10 @@ from rlmlab.scorecard._claims import CLAIMS, SEEDS, Claim, NotMeasured, Paired
 from rlmlab.scorecard._context import ScoreContext
 from rlmlab.scorecard._stats import paired_binary, paired_continuous
 
-__all__ = ["ROW_FIELDS", "RESULTS_FILE", "QUICK_N", "DEFAULT_N", "ScoreRow", "Scorecard", "score_claim",
+__all__ = ["ROW_FIELDS", "SCORECARD_FILE", "QUICK_N", "DEFAULT_N", "ScoreRow", "Scorecard", "score_claim",
            "run_scorecard", "read_scorecard", "select_claims"]
 
-RESULTS_FILE = "scorecard.json"
+SCORECARD_FILE = "scorecard.json"
 DEFAULT_N = 60  # the issue's goal: at least 60 paired items per claim
 QUICK_N = 4
 # what ``--json`` prints per row (the issue's schema), in order
@@ -164,7 +164,7 @@ def run_scorecard(lm: Any = "local", *, n: int | None = None, seeds: Sequence[st
     ctx = ScoreContext(lm_obj, lm_name, n, out, quick=quick, suite=suite, seed=seed, log=log)
     params = {"lm": lm_name, "api_base": api_base, "n": n, "quick": quick, "seeds": list(seeds or SEEDS),
               "claims": [c.name for c in entries], "suite": suite, "seed": seed}
-    card = Scorecard([], params, path=out / RESULTS_FILE)
+    card = Scorecard([], params, path=out / SCORECARD_FILE)
     t0 = time.perf_counter()
     for i, entry in enumerate(entries, 1):
         try:
@@ -189,7 +189,7 @@ def _progress_line(i: int, total: int, row: ScoreRow) -> str:
 def read_scorecard(path: str | Path) -> Scorecard:
     """A scorecard written by :func:`run_scorecard` (a folder or its ``scorecard.json``)."""
     path = Path(path)
-    path = path / RESULTS_FILE if path.is_dir() else path
+    path = path / SCORECARD_FILE if path.is_dir() else path
     doc = json.loads(path.read_text(encoding="utf-8"))
     return Scorecard([ScoreRow.from_dict(r) for r in doc["rows"]], doc["params"], float(doc.get("seconds") or 0),
                      path)

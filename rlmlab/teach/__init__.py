@@ -1,4 +1,8 @@
-"""The teacher-learner loop (seed 002): bias detection, confidence, RTS reprompt policy, STOP rules.
+"""The teacher-learner loop (seed 002): a teacher reprompts a learner on one item until STOP rules end it.
+
+Not :mod:`rlmlab.learning` (seed 004, the ReasoningBank loop): ``teach`` improves one answer within an item by
+reprompting (across items it keeps only flip counts for its STOP rule); ``learning`` runs agents and keeps what
+worked across tasks as items in a memory bank.
 
 Learners (demo simulator, any DSPy LM with log-prob self-confidence, k-sample voting) answer; the teacher
 (``detect_bias``, ``combine_confidence``, ``bucket``) judges; the RTS policy picks a template; STOP rules end the
@@ -10,9 +14,9 @@ from rlmlab.teach._config import DEFAULT_RUN_CONFIG, RunConfig, load_run_config
 from rlmlab.teach._data import DatasetError, Item, answers_match, load_csv, load_dataset, load_gsm8k, normalise_answer
 from rlmlab.teach._learner import DemoLearner, Exchange, LearnerAnswer, LMLearner, VotingLearner
 from rlmlab.teach._loop import (
-    ARMS, MODES, TRACES_SCHEMA, ArmSummary, ItemTrace, JudgedTurn, TurnRecord, apply_turn, check_arm_mode,
-    judge_turn, read_traces, run_arm, run_item, write_traces,
+    ARMS, TEACHER_MODES, ArmSummary, JudgedTurn, apply_turn, check_arm_mode, judge_turn, run_arm, run_item,
 )
+from rlmlab.teach._traces import TRACES_SCHEMA, ItemTrace, TurnRecord, read_traces, write_traces
 from rlmlab.teach._policy import (
     DEFAULT_TEMPLATES, RTS_RULES, TEMPLATE_SCHEMA, Decision, Template, TemplateNotFound, load_templates, rts_rule,
     select_template,
@@ -23,7 +27,7 @@ from rlmlab.teach._teacher import BIASES, TEACHER_CONFIDENCE, BiasResult, bucket
 
 __all__ = [
     "solve_arithmetic", "DEFAULT_RUN_CONFIG", "RunConfig", "load_run_config", "DemoLearner", "Exchange",
-    "LearnerAnswer", "LMLearner", "VotingLearner", "ARMS", "MODES", "TRACES_SCHEMA", "ArmSummary", "ItemTrace",
+    "LearnerAnswer", "LMLearner", "VotingLearner", "ARMS", "TEACHER_MODES", "TRACES_SCHEMA", "ArmSummary", "ItemTrace",
     "TurnRecord", "JudgedTurn", "judge_turn", "apply_turn", "check_arm_mode", "read_traces", "run_arm",
     "run_item", "write_traces", "TeachReport", "make_learner", "run_teach", "finished_teach",
     "DEFAULT_TEMPLATES", "RTS_RULES", "TEMPLATE_SCHEMA", "Decision", "Template", "TemplateNotFound",

@@ -15,7 +15,7 @@ from typing import Any
 from rlmlab._paths import PROJECT_ROOT
 from rlmlab._files import read_yaml
 from rlmlab.errors import ConfigError
-from rlmlab.teach._loop import MODES
+from rlmlab.teach._loop import TEACHER_MODES
 from rlmlab.records import Record
 
 __all__ = ["RunConfig", "load_run_config", "resolve_input_path", "DEFAULT_RUN_CONFIG", "RUN_CONFIG_SCHEMA"]
@@ -45,7 +45,7 @@ RUN_CONFIG_SCHEMA: dict[str, Any] = {
         "runtime": {"type": "object", "additionalProperties": False, "properties": {
             "demo_mode": {"type": "boolean"}, "max_turns": {"type": "integer", "minimum": 1},
             "parallel_learners_k": {"type": "integer", "minimum": 1},
-            "modes": {"type": "array", "minItems": 1, "items": {"enum": list(MODES)}},
+            "modes": {"type": "array", "minItems": 1, "items": {"enum": list(TEACHER_MODES)}},
             "limit": {"type": ["integer", "null"], "minimum": 1}, "turing": {"type": "boolean"}}},
         "models": {"type": "object", "additionalProperties": False, "properties": {
             "provider": {"type": "string", "minLength": 1},
@@ -64,7 +64,7 @@ class RunConfig(Record):
     demo_mode: bool = True
     max_turns: int = 3
     parallel_learners_k: int = 1
-    modes: tuple[str, ...] = MODES
+    modes: tuple[str, ...] = TEACHER_MODES
     limit: int | None = None
     turing: bool = False
     provider: str = "demo"
@@ -93,9 +93,9 @@ class RunConfig(Record):
             given["demo_mode"] = given["provider"] == "demo"
         if "modes" in given:
             given["modes"] = tuple(given["modes"])
-            bad = [m for m in given["modes"] if m not in MODES]
+            bad = [m for m in given["modes"] if m not in TEACHER_MODES]
             if bad:
-                raise ConfigError(f"mode {bad[0]!r}: expected one of {', '.join(MODES)}")
+                raise ConfigError(f"mode {bad[0]!r}: expected one of {', '.join(TEACHER_MODES)}")
         return replace(self, **given)
 
     def with_paths_resolved(self, config_dir: str | Path | None = None) -> "RunConfig":

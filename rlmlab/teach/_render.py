@@ -10,7 +10,8 @@ from rich import box
 from rich.table import Table
 
 if TYPE_CHECKING:
-    from rlmlab.teach._loop import ArmSummary, ItemTrace
+    from rlmlab.teach._loop import ArmSummary
+    from rlmlab.teach._traces import ItemTrace
 
 __all__ = ["trace_table", "trace_html", "summary_table", "summary_html", "TURN_COLUMNS", "SUMMARY_COLUMNS",
            "TURN_CAPTION", "SUMMARY_CAPTION"]

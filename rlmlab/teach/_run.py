@@ -17,7 +17,8 @@ from rlmlab.errors import RLMLabError
 from rlmlab.teach._config import RunConfig
 from rlmlab.teach._data import Item, load_dataset
 from rlmlab.teach._learner import DemoLearner, LMLearner, VotingLearner
-from rlmlab.teach._loop import ARMS, MODES, ArmSummary, ItemTrace, read_traces, run_arm, write_traces
+from rlmlab.teach._loop import ARMS, TEACHER_MODES, ArmSummary, run_arm
+from rlmlab.teach._traces import ItemTrace, read_traces, write_traces
 from rlmlab.teach._policy import load_templates
 from rlmlab.teach._stop import ExpectedGain, load_stop_rules
 
@@ -53,7 +54,7 @@ def output_files(traces_out: str | Path) -> list[Path]:
     """Every file a run may write beside ``traces_out``, in any mode: ``traces_out`` itself, the per-arm files,
     ``summary.json``, and the ``.tmp`` files of their atomic writes. (``turing.sqlite`` is a log that runs share.)"""
     out = Path(traces_out)
-    files = [out, out.with_name("summary.json"), *(arm_traces_path(out, m, a) for m in MODES for a in ARMS)]
+    files = [out, out.with_name("summary.json"), *(arm_traces_path(out, m, a) for m in TEACHER_MODES for a in ARMS)]
     return files + [f.with_name(f.name + ".tmp") for f in files]
 
 

@@ -12,6 +12,7 @@ from rlmlab._paths import PROJECT_ROOT
 from rlmlab._files import read_yaml
 from rlmlab.errors import ConfigError
 from rlmlab.teach._teacher import bucket, combine_confidence
+from rlmlab.teach._traces import load_traces_doc
 
 __all__ = ["StopRules", "ExpectedGain", "load_stop_rules", "DEFAULT_STOP_RULES"]
 
@@ -96,8 +97,6 @@ class ExpectedGain:
     def from_traces(cls, paths: Iterable[str | Path]) -> "ExpectedGain":
         """Learn from earlier ``traces.json`` files: each reprompted turn and the accuracy it led to. A file that is
         not a traces.json raises InputFileError naming it."""
-        from rlmlab.teach._loop import load_traces_doc  # _loop imports this module
-
         gains = cls()
         for path in paths:
             doc = load_traces_doc(path, HISTORY_SCHEMA)

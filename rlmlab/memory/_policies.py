@@ -10,17 +10,17 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from rlmlab.errors import ConfigError
-from rlmlab.registry import PolicyRegistry
+from rlmlab.registry import Registry
 from rlmlab.memory._literals import query_shape
 from rlmlab.memory._records import Hit, MemoryItem
-from rlmlab.memory._retrieve import make_retriever
+from rlmlab.memory._retrievers import make_retriever
 from rlmlab.memory._store import MemoryStore
 from rlmlab.memory._templates import TemplateError, normalise_template
 
-__all__ = ["RetrievalPolicy", "Retrieved", "MixedRetrieval", "RETRIEVAL_POLICIES", "SCOPES"]
+__all__ = ["RetrievalPolicy", "Retrieved", "MixedRetrieval", "RETRIEVAL_POLICIES", "RETRIEVAL_SCOPES"]
 
 # "domain": the task's domain and items with no domain; "domain_only": the task's domain; "any": all items.
-SCOPES = ("domain", "domain_only", "any")
+RETRIEVAL_SCOPES = ("domain", "domain_only", "any")
 _OVERFETCH = 5  # candidates per wanted item, before scoping by domain
 _GUARD_K = 20  # failure items read for guardrails against a misfired template
 
@@ -54,10 +54,10 @@ class RetrievalPolicy(Protocol):
 class MixedRetrieval:
     """Top ``k_success`` strategies and top ``k_failure`` guardrails of ``layer`` for the query.
 
-    ``retriever`` is a name in ``RETRIEVERS`` ("fts5" by default); ``scope`` one of ``SCOPES``. With ``guardrails``
-    (default), a success strategy whose template a guardrail names as having misfired on the query's shape
-    (a failure item of kind "misfire", see :mod:`rlmlab.learning`) is skipped for the next one, unless the strategy
-    was learnt from that very shape: a template copied onto a near shape it does not answer is not offered again.
+    ``retriever`` is a name in ``RETRIEVERS`` ("fts5" by default); ``scope`` one of ``RETRIEVAL_SCOPES``. With
+    ``guardrails`` (default), a success strategy whose template a guardrail names as having misfired on the query's
+    shape (a failure item of kind "misfire", see :mod:`rlmlab.learning`) is skipped for the next one, unless the
+    strategy was learnt from that very shape: a template copied onto a near shape it does not answer is not offered again.
     """
 
     name = "mixed"
@@ -67,8 +67,8 @@ class MixedRetrieval:
         for label, k in (("k_success", k_success), ("k_failure", k_failure)):
             if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= 20:
                 raise ConfigError(f"retrieval {label}: {k!r}; use an integer from 0 to 20")
-        if scope not in SCOPES:
-            raise ConfigError(f"retrieval scope: {scope!r}; use one of {', '.join(SCOPES)}")
+        if scope not in RETRIEVAL_SCOPES:
+            raise ConfigError(f"retrieval scope: {scope!r}; use one of {', '.join(RETRIEVAL_SCOPES)}")
         self.k_success, self.k_failure, self.scope, self.retriever, self.layer = (
             k_success, k_failure, scope, retriever, layer)
         self.guardrails = bool(guardrails)
@@ -131,7 +131,7 @@ def _vetoed(item: MemoryItem, shape: str, misfired: set[str]) -> bool:
     return _normalised(item.template) in misfired
 
 
-RETRIEVAL_POLICIES: PolicyRegistry = PolicyRegistry("retrieval policy")
+RETRIEVAL_POLICIES: Registry = Registry("retrieval policy")
 
 
 @RETRIEVAL_POLICIES.register("mixed")
