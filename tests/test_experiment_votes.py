@@ -295,6 +295,6 @@ def test_e13_declares_its_four_conditions():
         ("free", False, 1, []), ("grammar", False, 1, []), ("grammar", True, 1, ["L2"]), ("grammar", True, 5, ["L2"])]
     vote = e.condition("vote5")
     assert vote.seed_packs == ("data/packs/step_templates.jsonl",) and vote.budgets.L2 == 1500
-    assert vote.retrieval == {"policy": "success_only", "k_success": 2}  # success_only: no failure items
+    assert vote.retrieval == {"policy": "templates"}  # k=1 by query shape and words, no failure items
     assert vote.temperature == 0.7 and {c.max_iters for c in e.conditions} == {3}
     assert e.defaults == {"suite": "arith", "tasks": 10, "lm": "local", "workers": 1}
