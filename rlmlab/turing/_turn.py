@@ -65,6 +65,9 @@ class Turn:
     turn_id: str = "0"
     tool_schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
     turn_start: int = 0  # index in ``history`` of the first round of the current user turn
+    # What the model was given to read this turn (the user's message, a pasted file, the task's query): a reply
+    # that quotes or restates it narrates nothing it invented (phantom_tool_result's narrated contents).
+    context: str = ""
 
     @property
     def tool_names(self) -> set[str]:
@@ -108,6 +111,7 @@ class Turn:
             history.append(Step(response, h.get("output", ""), made))
         return cls(phase=d["phase"], scope=d.get("scope", "main"), response=d.get("response", ""), tool_calls=calls,
                    history=history, objective=d.get("objective"), final=bool(d.get("final", not calls)),
+                   context=str(d.get("context") or ""),
                    turn_id=str(d.get("id", "0")), **extra)
 
 

@@ -1,0 +1,234 @@
+"""Narrated contents: the reply states what a named file, directory, command output or function contains.
+
+Small models answer "What is in config.toml?" with "The config.toml file contains `port = 8080`" having read
+nothing. :func:`narrated_claims` finds such statements in a reply's prose (English, German, French, Spanish);
+:func:`ungrounded_claims` keeps the ones nothing in the user turn read. Not a claim: a question, a plan or a
+condition ("I will read config.toml", "Run `ls` to see what logs/ contains"), a general statement ("A Cargo.toml
+usually lists the dependencies"), an example, or a sentence saying the data is not available. Grounded: a tool call
+of the turn that read that thing (its arguments name it, or name no target at all, as in RLM code over
+``context``), or contents that the turn's context (the user's message, the objective) or an earlier round of the
+turn already shows (restating the question, quoting a pasted file, quoting an earlier output).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from rlmlab.turing._turn import Turn
+
+__all__ = ["NarratedClaim", "narrated_claims", "ungrounded_claims", "narrated_spans"]
+
+_EXT = (r"py|rs|txt|md|json|toml|ya?ml|cfg|ini|conf|log|csv|sh|js|ts|go|c|h|cpp|hpp|java|rb|lock|xml|html|env|"
+        r"sql|ipynb|tsv|dat|out|lst")
+_FILE = rf"(?:[\w.~-]*/)*[\w~-][\w.-]*\.(?:{_EXT})\b"
+_DIR = r"(?:\.{0,2}/)?[\w.-]+(?:/[\w.-]+)*/(?![\w/])"
+_FUNC = r"[A-Za-z_][\w.:]*\(\)"
+_TICK = r"`[^`\n]{1,80}`"
+_IDENT = r"[A-Za-z_][\w.:-]*"
+_KIND = (r"file|directory|folder|dir|repository|repo|module|script|function|method|class|command|program|"
+         r"Datei|Verzeichnis|Ordner|Funktion|Befehl|Methode")
+_THING = rf"(?:{_TICK}|{_FILE}|{_FUNC}|{_DIR})"
+# "the config.yaml file", "`ls -la`", "the parse_config function", "die Datei config.yaml", "le fichier a.txt"
+_SUBJECT = (rf"(?:(?:the|this|that|your|my|die|das|der|dem|den|le|la|les|l'|el|los|las|du|des)\s+)?"
+            rf"(?:(?:{_KIND}|fichier|répertoire|dossier|fonction|commande|archivo|fichero|directorio|carpeta|"
+            rf"función|comando)\s+)?"
+            rf"(?:{_THING}|(?<=\s){_IDENT}(?=\s+(?:{_KIND})\b))"
+            rf"(?:\s+(?:{_KIND}))?")
+_VERBS_EN = (r"contains?|contained|has|had|holds?|held|includes?|included|lists?|listed|shows?|showed|displays?|"
+             r"defines?|defined|declares?|returns?|returned|prints?|printed|outputs?|yields?|gives?|gave|reads?|"
+             r"says|said|stores?|exports?|imports?|consists\s+of|looks\s+like|produces?|produced|emits?|"
+             r"is\s+made\s+up\s+of|is\s+as\s+follows|are\s+as\s+follows|sets?|configures?|specifies|calls")
+_VERBS_XX = (r"enthält|enthielt|beinhaltet|listet|zeigt|liefert|gibt|definiert|druckt|"
+             r"contient|contenait|renvoie|retourne|affiche|liste|définit|comprend|"
+             r"contiene|devuelve|retorna|muestra|imprime|incluye|define|tiene")
+_NARRATION = re.compile(
+    rf"(?P<subject>{_SUBJECT})\s*,?\s+(?:(?:also|only|currently|now|just|actually|already|auch|nur|aussi|"
+    rf"también)\s+)?(?P<verb>{_VERBS_EN}|{_VERBS_XX})\b"
+    # "Running `cargo test` prints ...", "Executing ls shows ..."
+    rf"|(?:running|executing|calling|the\s+output\s+of|the\s+result\s+of)\s+(?P<subject2>{_THING}|{_IDENT}"
+    rf"(?:\s+-{{0,2}}[\w./-]+){{0,3}}?)"
+    rf"(?:\s+(?:command|function))?\s*,?\s+(?P<verb2>{_VERBS_EN}|is|are|was|were|gives|returns)\b"
+    # "Here's the content of config.yaml:", "Here is the list of files in the logs/ directory"
+    rf"|here(?:'s|\s+is|\s+are)\s+(?:a\s+summary\s+of\s+)?(?:the\s+|a\s+)?(?P<verb3>contents?|content|listing|"
+    rf"list\s+of\s+(?:files|functions|entries|lines|tests)|output|source(?:\s+code)?|code|lines?|text|result)"
+    rf"\s+(?:of|in|from|for)\s+(?P<subject3>{_SUBJECT})"
+    # "The contents of config.yaml are ...", "the output of `ls` is ..."
+    rf"|the\s+(?P<verb4>contents?|content|output|listing|text|source)\s+of\s+(?P<subject4>{_SUBJECT})\s+"
+    rf"(?:is|are|was|were|reads?|looks?\s+like|shows?|includes?)\b"
+    # "In the file you'll find:", "In config.yaml there are ...", "Inside src/ there is ...", "Im Ordner logs/ ..."
+    rf"|\b(?:in|inside|within|im|in\s+der|dans|en)\s+(?P<subject5>{_SUBJECT}|the\s+(?:{_KIND}))\s*,?\s+"
+    rf"(?P<verb5>(?:you(?:'ll|\s+will|\s+can)?|we|I)\s+(?:find|see|get)|there\s+(?:is|are)|it\s+says|"
+    rf"steht|stehen|befindet\s+sich|befinden\s+sich|gibt\s+es|il\s+y\s+a|on\s+trouve|hay|se\s+encuentra)",
+    re.I)
+
+# A plan, condition, question or instruction: "I will read X", "To see what X contains, run cat", "If X contains".
+_INTENT = re.compile(
+    r"\b(?:will|'ll|shall|going\s+to|gonna|let\s+me|let's|want\s+to|need\s+to|would|could|might|may|should|"
+    r"can|if|whether|once|unless|when\s+you|after\s+you|to\s+(?:see|find|check|know|view|list|get|read|learn|"
+    r"confirm|verify|inspect)|try|please|werde|wird|würde|kann|könnte|falls|wenn|ob|vais|va|pourrait|peut|si|"
+    r"voy|va\s+a|puede|podría)\b"
+    r"|\b(?:what|which|how\s+many|was|welche|ce\s+que|qué|lo\s+que)\s+(?:\S+\s+){0,4}?$", re.I)
+# Not knowing: "I don't know what X contains", "I haven't read X", "without access to X".
+_UNKNOWN = re.compile(
+    r"\b(?:I|we)\s+(?:do\s+not|don't|cannot|can't|can\s+not|have\s+not|haven't|did\s+not|didn't|am\s+not|'m\s+not|"
+    r"am\s+unable|couldn't|could\s+not)\b|\b(?:no|without)\s+access\b|\bnot\s+(?:available|visible|shown|provided)"
+    r"|\bunable\s+to\b|\bweiß\s+nicht|\bje\s+ne\s+(?:sais|peux)|\bno\s+(?:sé|puedo)", re.I)
+# A general statement or an example, not this user's thing.
+_GENERAL = re.compile(
+    r"\b(?:a|an|any|every|each|most|many|some|such|typical|typically|usually|generally|normally|often|commonly|"
+    r"standard|by\s+default|in\s+general|example|e\.g\.|for\s+instance|sample|hypothetical|imagine|suppose|"
+    r"ein|eine|einer|jede|typischerweise|normalerweise|un|une|chaque|généralement|típicamente|normalmente|"
+    r"usualmente|cada)\b", re.I)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\d])|\n+")
+_TOKEN = re.compile(r"[A-Za-z_][\w.-]*[A-Za-z0-9_]|\d+")
+_STOP = frozenset("the and for are was were this that with from there has have not but all any its into it is "
+                  "of to in on a an as at by be or file files directory folder function command output contains "
+                  "returns lists list which what you your following here".split())
+
+
+@dataclass(frozen=True)
+class NarratedClaim:
+    """One sentence stating what ``subject`` contains; ``content`` is what it says is there."""
+
+    subject: str
+    name: str  # the thing's name as written (``config.yaml``, ``logs/``, ``parse()``, ``ls -la``), or "" if unnamed
+    kind: str  # "file" | "directory" | "function" | "command" | "thing"
+    sentence: str
+    content: str
+    start: int  # offset of the sentence in the prose
+
+
+def _prose_blocks(text: str) -> tuple[str, list[tuple[int, int, str]]]:
+    """The reply with fenced code blanked (same offsets), and the fences as (start, end, body)."""
+    fences = [(m.start(), m.end(), m.group(1)) for m in re.finditer(r"```[^\n]*\n?(.*?)(?:```|\Z)", text, re.S)]
+    prose = list(text)
+    for s, e, _ in fences:
+        prose[s:e] = " " * (e - s)
+    return "".join(prose), fences
+
+
+def _sentences(prose: str) -> list[tuple[int, str]]:
+    out, pos = [], 0
+    for m in _SENTENCE.finditer(prose + "\n"):
+        piece = prose[pos:m.start()]
+        if piece.strip():
+            out.append((pos + len(piece) - len(piece.lstrip()), piece.strip()))
+        pos = m.end()
+    return out
+
+
+def _name_of(subject: str) -> tuple[str, str]:
+    """(name, kind) of a subject phrase."""
+    for rx, kind in ((_FILE, "file"), (_DIR, "directory"), (_FUNC, "function")):
+        m = re.search(rx, subject)
+        if m and (kind != "directory" or not re.search(_FILE, subject)):
+            return m.group(0), kind
+    m = re.search(_TICK, subject)
+    if m:
+        name = m.group(0).strip("`")
+        kind = "function" if re.search(r"\bfunction|method|Funktion|fonction|función\b", subject, re.I) else (
+            "command" if " " in name or re.search(r"command|Befehl|commande|comando", subject, re.I) else "thing")
+        return name, kind
+    m = re.search(rf"(?<!\w)({_IDENT})\s+({_KIND})\b", subject, re.I)
+    if m and m.group(1).lower() not in ("the", "this", "that", "your", "my", "a", "an"):
+        return m.group(1), m.group(2).lower()
+    return "", "thing"
+
+
+def narrated_claims(response: str) -> list[NarratedClaim]:
+    """Sentences of the prose that state what a named file, directory, command output or function contains.
+
+    Questions, plans, conditions, general statements, examples and "I don't know" sentences are left out. A
+    sentence ending in ``:`` takes the fenced block after it as its content.
+    """
+    return [c for c in _judged(response) if c.name != _EXCLUDED]
+
+
+_EXCLUDED = "\0"  # the name of a sentence that narrates but was left out (a plan, a question, a general statement)
+
+
+def _judged(response: str) -> list[NarratedClaim]:
+    prose, fences = _prose_blocks(response)
+    claims = []
+    for start, sentence in _sentences(prose):
+        for m in _NARRATION.finditer(sentence):
+            left_out = NarratedClaim(m.group(0), _EXCLUDED, "", sentence, "", start)
+            if sentence.rstrip().endswith("?"):
+                claims.append(left_out)
+                break
+            subject = next(g for g in (m.group("subject"), m.group("subject2"), m.group("subject3"),
+                                       m.group("subject4"), m.group("subject5")) if g)
+            name, kind = _name_of(subject)
+            if not name and m.group("subject2"):  # "Running cargo test prints": the command itself
+                name, kind = subject.strip("` "), "command"
+            if not name and not re.search(r"\b(?:the|die|das|le|el)\s+(?:" + _KIND + r")\b", subject, re.I):
+                continue  # "it contains", "this contains": no named thing
+            before = sentence[:m.start()]
+            if _INTENT.search(before) or _UNKNOWN.search(sentence) or _GENERAL.search(before + " " + subject):
+                claims.append(left_out)
+                break
+            content = sentence[m.end():].strip(" :.")
+            end = start + len(sentence)
+            if not _TOKEN.search(content):  # "Here's the content of config.yaml:" -> the block that follows
+                nxt = next((body for s, _, body in fences if s >= end - 1 and not prose[end:s].strip()), "")
+                content = nxt.strip()
+            if not content:
+                continue
+            claims.append(NarratedClaim(subject.strip(), name, kind, sentence, content[:500], start))
+            break
+    return claims
+
+
+def narrated_spans(response: str) -> list[tuple[int, int]]:
+    """(start, end) in the prose of every sentence that narrates a named thing's contents, as a claim or left out
+    as a plan, question, general statement or admission (phantom_tool_result's other patterns skip them)."""
+    return [(c.start, c.start + len(c.sentence)) for c in _judged(response)]
+
+
+def _tokens(text: str) -> list[str]:
+    return [t.lower() for t in _TOKEN.findall(text) if t.lower() not in _STOP]
+
+
+def _shown_in(content: str, pool: str) -> bool:
+    """Most of the stated contents already appear in ``pool`` (the context, the turn's earlier rounds)."""
+    words = _tokens(content)
+    if not words or not pool:
+        return False
+    have = set(_tokens(pool))
+    return sum(w in have for w in words) / len(words) >= 0.75
+
+
+def _named_targets(arguments: dict) -> list[str]:
+    text = json.dumps(arguments, default=str)
+    return re.findall(rf"{_FILE}|{_DIR}", text)
+
+
+def _read_by(claim: NarratedClaim, turn: Turn) -> bool:
+    """A tool call of the turn read the claim's thing: its arguments (or its name) name it, or it names no file
+    or directory at all (RLM code over ``context``; the seed counts any call as possibly grounding)."""
+    calls = turn.turn_tool_calls
+    if not calls:
+        return False
+    if claim.kind not in ("file", "directory", "command"):
+        return True  # a function or an unnamed thing: which file a call read does not tell
+    key = claim.name.lower().rstrip("/").rsplit("/", 1)[-1] if claim.kind != "command" else claim.name.split()[0]
+    for call in calls:
+        args = json.dumps(call.arguments, default=str).lower()
+        if key.lower() in args or key.lower() == call.name.lower():
+            return True
+        if claim.kind != "command" and not _named_targets(call.arguments):
+            return True
+        if claim.kind == "command" and call.name.lower() in ("run", "shell", "bash", "exec", "run_command"):
+            return key.lower() in args
+    return False
+
+
+def ungrounded_claims(turn: Turn) -> list[NarratedClaim]:
+    """The narrated claims of ``turn.response`` that nothing in the user turn read (see the module doc)."""
+    claims = narrated_claims(turn.response)
+    if not claims:
+        return []
+    pool = "\n".join([turn.context, turn.objective or ""] + [f"{s.response}\n{s.output}" for s in turn.history])
+    return [c for c in claims if not _read_by(c, turn) and not _shown_in(c.content, pool)]
