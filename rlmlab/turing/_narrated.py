@@ -22,7 +22,8 @@ __all__ = ["NarratedClaim", "narrated_claims", "ungrounded_claims", "narrated_sp
 
 _EXT = (r"py|rs|txt|md|json|toml|ya?ml|cfg|ini|conf|log|csv|sh|js|ts|go|c|h|cpp|hpp|java|rb|lock|xml|html|env|"
         r"sql|ipynb|tsv|dat|out|lst")
-_FILE = rf"(?:[\w.~-]*/)*[\w~-][\w.-]*\.(?:{_EXT})\b"
+_FILE = (rf"(?:[\w.~-]*/)*(?:[\w~-][\w.-]*\.(?:{_EXT})\b|(?<![\w.])\.(?:env|gitignore|dockerignore|[a-z]+rc)\b|"
+         rf"\b(?:Makefile|Dockerfile|README|LICENSE|Procfile)\b)")
 _DIR = r"(?:\.{0,2}/)?[\w.-]+(?:/[\w.-]+)*/(?![\w/])"
 _FUNC = r"[A-Za-z_][\w.:]*\(\)"
 _TICK = r"`[^`\n]{1,80}`"
@@ -213,16 +214,13 @@ def _read_by(claim: NarratedClaim, turn: Turn) -> bool:
         return False
     if claim.kind not in ("file", "directory", "command"):
         return True  # a function or an unnamed thing: which file a call read does not tell
-    key = claim.name.lower().rstrip("/").rsplit("/", 1)[-1] if claim.kind != "command" else claim.name.split()[0]
-    for call in calls:
-        args = json.dumps(call.arguments, default=str).lower()
-        if key.lower() in args or key.lower() == call.name.lower():
-            return True
-        if claim.kind != "command" and not _named_targets(call.arguments):
-            return True
-        if claim.kind == "command" and call.name.lower() in ("run", "shell", "bash", "exec", "run_command"):
-            return key.lower() in args
-    return False
+    if claim.kind == "command":  # every word of the command (flags aside) in one call's arguments or name
+        words = [w.rstrip("/").lower() for w in claim.name.split() if not w.startswith("-")]
+        return any(all(w in f"{c.name} {json.dumps(c.arguments, default=str)}".lower() for w in words)
+                   for c in calls)
+    key = claim.name.lower().rstrip("/").rsplit("/", 1)[-1]
+    return any(key in json.dumps(c.arguments, default=str).lower() or not _named_targets(c.arguments)
+               for c in calls)
 
 
 def ungrounded_claims(turn: Turn) -> list[NarratedClaim]:

@@ -1,0 +1,109 @@
+"""phantom_tool_result on narrated contents: a reply that states what a named file, directory, command output or
+function contains, when nothing in the turn read it (issue 29). Replies are in the style SmolLM2 writes."""
+
+import pytest
+
+from rlmlab.turing import AgentReply, Step, ToolCall, TuringAgentLoop, TuringGuard, TuringProtocol, Turn
+
+PHANTOM = ["phantom_tool_result"]
+
+
+def fired(response, calls=(), history=(), context="", turn_start=0):
+    extra = {"context": context} if context else {}
+    turn = Turn("post_inference", response=response, tool_calls=[ToolCall(n, a) for n, a in calls],
+                history=list(history), turn_start=turn_start, **extra)
+    return [h for h in TuringProtocol().run(turn).hooks if h == "phantom_tool_result"]
+
+
+@pytest.mark.parametrize("reply", [
+    "The config.toml file contains the following settings: port = 8080 and host = \"localhost\".",
+    "Here's the content of notes.txt:\n```\n- buy milk\n- call Bob\n```",
+    "Sure! The logs/ directory contains app.log, error.log and access.log.",
+    "Running `ls src/` shows three files: main.rs, lib.rs and utils.rs.",
+    "Running cargo test prints: test result: ok. 12 passed; 0 failed.",
+    "The function parse_config() returns a dictionary with the keys host and port.",
+    "The `load_users` function returns a list of User objects read from users.json.",
+    "In the file todo.txt you'll find:\n```\n07:00 - Add item to todo list\n```",
+    "The output of `git status` is: nothing to commit, working tree clean.",
+    # the same claims in the other languages SmolLM2 answers in
+    "Die Datei config.yaml enthält den Port 8080 und den Host localhost.",
+    "Le fichier notes.txt contient trois tâches : acheter du lait, appeler Bob et payer le loyer.",
+    "El archivo main.py contiene una función llamada run que imprime hola.",
+])
+def test_narrated_contents_with_nothing_read_is_a_phantom(reply):
+    assert fired(reply) == PHANTOM
+
+
+@pytest.mark.parametrize("reply", [
+    # future, intent, a proposed command, a question
+    "To see what the logs/ directory contains, run `ls logs/`.",
+    "Do you want me to check what config.toml contains?",
+    "If config.toml contains a port setting, the server uses it.",
+    # not knowing
+    "I don't know what config.toml contains; I have not read it yet.",
+    # general statements and examples
+    "A Cargo.toml file usually lists the dependencies of a crate.",
+    "For example, a typical config.yaml contains a port and a host.",
+    # no claim about the contents
+    "The file is called main.rs.",
+])
+def test_plans_questions_general_statements_and_names_are_not_phantoms(reply):
+    assert fired(reply) == []
+
+
+def test_restating_the_question_or_quoting_the_context_is_not_a_phantom():
+    question = "Does config.toml contain the line port = 8080?"
+    assert fired("Yes, config.toml contains the line port = 8080.", context=question) == []
+    pasted = "Here is my settings.ini:\n[server]\nport = 8080\nhost = example.org\n"
+    assert fired("The settings.ini file contains a [server] section with port = 8080 and host = example.org.",
+                 context=pasted) == []
+    # the same claim without the pasted file: nothing read it
+    assert fired("The settings.ini file contains a [server] section with port = 8080 and host = example.org.") \
+        == PHANTOM
+
+
+def test_narration_grounded_by_a_call_that_read_that_thing():
+    reply = "The config.toml file contains port = 8080 and workers = 4."
+    assert fired(reply, calls=[("read_file", {"path": "config.toml"})]) == []
+    assert fired(reply, calls=[("read_file", {"path": "conf/config.toml"})]) == []
+    # a call that read another file does not ground what config.toml contains
+    assert fired(reply, calls=[("read_file", {"path": "README.md"})]) == PHANTOM
+    # RLM code over the context handle names no file: it may be the one asked about (the seed's rule)
+    assert fired(reply, calls=[("ctx_find", {"ref": "context", "pattern": "port"})]) == []
+    # an earlier round of the turn read it
+    read = Step("TOOL: read_file({\"path\": \"config.toml\"})", "port = 8080\nworkers = 4\n",
+                [ToolCall("read_file", {"path": "config.toml"})])
+    assert fired(reply, history=[read]) == []
+    # ... or an earlier user turn's output shows the contents (quoting the history's own text)
+    assert fired(reply, history=[read], turn_start=1) == []
+    # an earlier round only listed the file's name: its contents were never shown
+    listed = Step("TOOL: ls({})", "config.toml\nREADME.md\n", [])
+    assert fired(reply, history=[listed]) == PHANTOM
+
+
+def test_command_output_is_grounded_only_by_running_that_command():
+    reply = "Running `cargo test` prints: test result: ok. 12 passed; 0 failed."
+    assert fired(reply, calls=[("run", {"cmd": "cargo test"})]) == []
+    assert fired(reply, calls=[("run", {"cmd": "cargo build"})]) == PHANTOM
+
+
+def test_claims_name_the_thing_and_what_it_is_said_to_hold():
+    from rlmlab.turing._narrated import narrated_claims
+
+    claims = narrated_claims("I'll look. The parse_config function returns a dict with host and port.")
+    assert [(c.name, c.kind) for c in claims] == [("parse_config", "function")]
+    assert "host and port" in claims[0].content
+    [fenced] = narrated_claims("Here's the content of notes.txt:\n```\nbuy milk\n```")
+    assert (fenced.name, fenced.content) == ("notes.txt", "buy milk")
+
+
+def test_agent_loop_and_guard_pass_the_users_text_as_context():
+    pasted = [{"role": "user", "content": "My .env holds API_URL=https://example.org and DEBUG=1. What is in it?"}]
+    replies = iter([AgentReply("The .env file contains API_URL=https://example.org and DEBUG=1.")])
+    loop = TuringAgentLoop(TuringProtocol(), step=lambda messages: next(replies), execute=lambda call: "")
+    out = loop.run(pasted)
+    assert out.corrections == [] and out.final.startswith("The .env file")
+    guard = TuringGuard(TuringProtocol(), context="List the functions of db.py: open_connection, close_connection")
+    said = "The db.py file contains open_connection and close_connection."
+    assert guard.post_inference(said, "", []).hooks == []
+    assert TuringGuard(TuringProtocol()).post_inference(said, "", []).hooks == PHANTOM
