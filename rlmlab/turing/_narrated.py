@@ -12,6 +12,7 @@ turn already shows (restating the question, quoting a pasted file, quoting an ea
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -22,12 +23,14 @@ __all__ = ["NarratedClaim", "narrated_claims", "ungrounded_claims", "narrated_sp
 
 _EXT = (r"py|rs|txt|md|json|toml|ya?ml|cfg|ini|conf|log|csv|sh|js|ts|go|c|h|cpp|hpp|java|rb|lock|xml|html|env|"
         r"sql|ipynb|tsv|dat|out|lst")
-_FILE = (rf"(?:[\w.~-]*/)*(?:[\w~-][\w.-]*\.(?:{_EXT})\b|(?<![\w.])\.(?:env|gitignore|dockerignore|[a-z]+rc)\b|"
-         rf"\b(?:Makefile|Dockerfile|README|LICENSE|Procfile)\b)")
-_DIR = r"(?:\.{0,2}/)?[\w.-]+(?:/[\w.-]+)*/(?![\w/])"
-_FUNC = r"[A-Za-z_][\w.:]*\(\)"
+# Names are bounded ({0,60}): on a 10 kB run of "a.a.a..." unbounded ones cost seconds (every start position
+# scans to the end).
+_FILE = (rf"(?:[\w.~-]{{0,60}}/){{0,8}}(?:[\w~-][\w.-]{{0,60}}\.(?:{_EXT})\b|"
+         rf"(?<![\w.])\.(?:env|gitignore|dockerignore|[a-z]+rc)\b|\b(?:Makefile|Dockerfile|README|LICENSE|Procfile)\b)")
+_DIR = r"(?:\.{0,2}/)?[\w.-]{1,60}(?:/[\w.-]{1,60}){0,8}/(?![\w/])"
+_FUNC = r"[A-Za-z_][\w.:]{0,60}\(\)"
 _TICK = r"`[^`\n]{1,80}`"
-_IDENT = r"[A-Za-z_][\w.:-]*"
+_IDENT = r"[A-Za-z_][\w.:-]{0,60}"
 _KIND = (r"file|directory|folder|dir|repository|repo|module|script|function|method|class|command|program|"
          r"Datei|Verzeichnis|Ordner|Funktion|Befehl|Methode")
 _THING = rf"(?:{_TICK}|{_FILE}|{_FUNC}|{_DIR})"
@@ -150,7 +153,8 @@ def narrated_claims(response: str) -> list[NarratedClaim]:
 _EXCLUDED = "\0"  # the name of a sentence that narrates but was left out (a plan, a question, a general statement)
 
 
-def _judged(response: str) -> list[NarratedClaim]:
+@functools.lru_cache(maxsize=64)  # Stage 1 and Stage 2 (and the other patterns) read the same reply
+def _judged(response: str) -> tuple[NarratedClaim, ...]:
     prose, fences = _prose_blocks(response)
     claims = []
     for start, sentence in _sentences(prose):
@@ -179,7 +183,7 @@ def _judged(response: str) -> list[NarratedClaim]:
                 continue
             claims.append(NarratedClaim(subject.strip(), name, kind, sentence, content[:500], start))
             break
-    return claims
+    return tuple(claims)
 
 
 def narrated_spans(response: str) -> list[tuple[int, int]]:
