@@ -70,8 +70,8 @@ _NARRATION = re.compile(
 # A plan, condition, question or instruction: "I will read X", "To see what X contains, run cat", "If X contains".
 _INTENT = re.compile(
     r"\b(?:will|'ll|shall|going\s+to|gonna|let\s+me|let's|want\s+to|need\s+to|would|could|might|may|should|"
-    r"can|if|whether|once|unless|when\s+you|after\s+you|to\s+(?:see|find|check|know|view|list|get|read|learn|"
-    r"confirm|verify|inspect)|try|please|werde|wird|würde|kann|könnte|falls|wenn|ob|vais|va|pourrait|peut|si|"
+    r"can|if|whether|once|unless|when|whenever|after\s+you|to\s+(?:see|find|check|know|view|list|get|read|learn|"
+    r"confirm|verify|inspect|call|use|run|print|open|look|show|display|test|execute)|next\s+step|try|please|werde|wird|würde|kann|könnte|falls|wenn|ob|vais|va|pourrait|peut|si|"
     r"voy|va\s+a|puede|podría)\b"
     r"|\b(?:what|which|how\s+many|was|welche|ce\s+que|qué|lo\s+que)\s+(?:\S+\s+){0,4}?$", re.I)
 # Not knowing: "I don't know what X contains", "I haven't read X", "without access to X".
@@ -98,7 +98,7 @@ class NarratedClaim:
 
     subject: str
     name: str  # the thing's name as written (``config.yaml``, ``logs/``, ``parse()``, ``ls -la``), or "" if unnamed
-    kind: str  # "file" | "directory" | "function" | "command" | "thing"
+    kind: str  # "file" | "directory" | "function" | "command" | "output" (of unnamed code) | "module" … | "thing"
     sentence: str
     content: str
     start: int  # offset of the sentence in the prose
@@ -166,10 +166,15 @@ def _judged(response: str) -> tuple[NarratedClaim, ...]:
             subject = next(g for g in (m.group("subject"), m.group("subject2"), m.group("subject3"),
                                        m.group("subject4"), m.group("subject5")) if g)
             name, kind = _name_of(subject)
-            if not name and m.group("subject2"):  # "Running cargo test prints": the command itself
-                name, kind = subject.strip("` "), "command"
-            if not name and not re.search(r"\b(?:the|die|das|le|el)\s+(?:" + _KIND + r")\b", subject, re.I):
-                continue  # "it contains", "this contains": no named thing
+            if not name and m.group("subject2"):
+                if re.match(r"(?i)(?:the|your|my|our|this|that|it)\b", subject):
+                    # "the output of your code is 5": which output is meant shows only in its contents
+                    name, kind = "", "output"
+                else:  # "Running cargo test prints": the command itself
+                    name, kind = subject.strip("` "), "command"
+            if not name and kind != "output" and not re.search(
+                    r"\b(?:the|die|das|le|el)\s+(?:file|directory|folder|Datei|Verzeichnis|Ordner)\b", subject, re.I):
+                continue  # "it contains", "the function returns": no named thing
             before = sentence[:m.start()]
             if _INTENT.search(before) or _UNKNOWN.search(sentence) or _GENERAL.search(before + " " + subject):
                 claims.append(left_out)
@@ -211,13 +216,17 @@ def _named_targets(arguments: dict) -> list[str]:
 
 
 def _read_by(claim: NarratedClaim, turn: Turn) -> bool:
-    """A tool call of the turn read the claim's thing: its arguments (or its name) name it, or it names no file
-    or directory at all (RLM code over ``context``; the seed counts any call as possibly grounding)."""
+    """A tool call of the turn read the claim's thing: its arguments (or its name) name it; for a file or directory,
+    also a call that names no file or directory at all (RLM code over ``context``); for a function or an unnamed
+    thing, any call (the seed's rule: which file a call read does not tell). "The output of your code" is read by
+    a call of this round only: an earlier round's output is in the history, where its contents are compared."""
     calls = turn.turn_tool_calls
+    if claim.kind == "output":
+        return bool(turn.tool_calls)
     if not calls:
         return False
     if claim.kind not in ("file", "directory", "command"):
-        return True  # a function or an unnamed thing: which file a call read does not tell
+        return True
     if claim.kind == "command":  # every word of the command (flags aside) in one call's arguments or name
         words = [w.rstrip("/").lower() for w in claim.name.split() if not w.startswith("-")]
         return any(all(w in f"{c.name} {json.dumps(c.arguments, default=str)}".lower() for w in words)
