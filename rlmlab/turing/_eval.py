@@ -41,7 +41,7 @@ EVAL_LINE_SCHEMA: dict[str, Any] = {
             "response": {"type": "string"}, "output": {"type": "string"},
             "tool_calls": {"type": "array", "items": _CALL}}}},
         "objective": {"type": ["string", "null"]},
-        "context": {"type": ["string", "null"]},  # what the model was given to read (the user's message)
+        "user": {"type": ["string", "null"]},  # the user's message of the turn (Turn.context)
         "final": {"type": "boolean"},
         "expected": {"type": "array", "items": {"type": "string"}},
     },

@@ -47,33 +47,50 @@ _VERBS_EN = (r"contains?|contained|has|had|holds?|held|includes?|included|lists?
 _VERBS_XX = (r"enthält|enthielt|beinhaltet|listet|zeigt|liefert|gibt|definiert|druckt|"
              r"contient|contenait|renvoie|retourne|affiche|liste|définit|comprend|"
              r"contiene|devuelve|retorna|muestra|imprime|incluye|define|tiene")
+_PRONOUN = r"(?:it|this|that|this\s+(?:file|function|directory|folder|script)|es|sie|il|elle)"
 _NARRATION = re.compile(
-    rf"(?P<subject>{_SUBJECT})\s*,?\s+(?:(?:also|only|currently|now|just|actually|already|auch|nur|aussi|"
-    rf"también)\s+)?(?P<verb>{_VERBS_EN}|{_VERBS_XX})\b"
+    # "config.toml contains ...", "`cli.py` will return ...", "The function `parse` in `cli.py` returns ..."
+    rf"(?P<subject>{_SUBJECT})(?:\s+(?:in|of|from)\s+{_THING})?\s*,?\s+(?:(?:also|only|currently|now|just|"
+    rf"actually|already|will|auch|nur|aussi|también)\s+)?(?P<verb>{_VERBS_EN}|{_VERBS_XX})\b"
+    # "The config.toml file is a configuration file that defines ..."
+    rf"|(?P<subject6>{_SUBJECT})\s+(?:is|was)\s+(?:a|an|the)\s+(?:[\w-]+\s+){{0,4}}?(?:that|which)\s+(?:also\s+)?"
+    rf"(?P<verb6>{_VERBS_EN})\b"
+    # "It contains ...", "This function returns ...": the thing named just before (or in the user's message)
+    rf"|^(?P<pronoun>{_PRONOUN})\s+(?:(?:also|only|will)\s+)?(?P<verb7>{_VERBS_EN}|{_VERBS_XX})\b"
     # "Running `cargo test` prints ...", "Executing ls shows ..."
     rf"|(?:running|executing|calling|the\s+output\s+of|the\s+result\s+of)\s+(?P<subject2>{_THING}|{_IDENT}"
     rf"(?:\s+-{{0,2}}[\w./-]+){{0,3}}?)"
     rf"(?:\s+(?:command|function))?\s*,?\s+(?P<verb2>{_VERBS_EN}|is|are|was|were|gives|returns)\b"
-    # "Here's the content of config.yaml:", "Here is the list of files in the logs/ directory"
-    rf"|here(?:'s|\s+is|\s+are)\s+(?:a\s+summary\s+of\s+)?(?:the\s+|a\s+)?(?P<verb3>contents?|content|listing|"
-    rf"list\s+of\s+(?:files|functions|entries|lines|tests)|output|source(?:\s+code)?|code|lines?|text|result)"
+    # "Here's the content of config.yaml:", "Here's a sample of your requirements.txt file:"
+    rf"|(?:here(?:'s|\s+is|\s+are)|below\s+(?:is|are))\s+(?:a\s+summary\s+of\s+)?(?:the\s+|a\s+)?"
+    rf"(?P<verb3>contents?|content|listing|list\s+of\s+(?:files|functions|entries|lines|tests)|output|"
+    rf"source(?:\s+code)?|code|lines?|text|result|sample|copy|snippet|excerpt|version|preview)"
     rf"\s+(?:of|in|from|for)\s+(?P<subject3>{_SUBJECT})"
     # "The contents of config.yaml are ...", "the output of `ls` is ..."
-    rf"|the\s+(?P<verb4>contents?|content|output|listing|text|source)\s+of\s+(?P<subject4>{_SUBJECT})\s+"
+    rf"|the\s+(?P<verb4>contents?|content|output|listing|text|source)\s+of\s+(?P<subject4>{_SUBJECT}|"
+    rf"(?:this|that|the)\s+(?:file|directory|folder|function|script))\s+"
     rf"(?:is|are|was|were|reads?|looks?\s+like|shows?|includes?)\b"
-    # "In the file you'll find:", "In config.yaml there are ...", "Inside src/ there is ...", "Im Ordner logs/ ..."
-    rf"|\b(?:in|inside|within|im|in\s+der|dans|en)\s+(?P<subject5>{_SUBJECT}|the\s+(?:{_KIND}))\s*,?\s+"
-    rf"(?P<verb5>(?:you(?:'ll|\s+will|\s+can)?|we|I)\s+(?:find|see|get)|there\s+(?:is|are)|it\s+says|"
-    rf"steht|stehen|befindet\s+sich|befinden\s+sich|gibt\s+es|il\s+y\s+a|on\s+trouve|hay|se\s+encuentra)",
+    # "In the file you'll find:", "In der Datei settings.yaml, the default is ...", "Inside src/ there is ..."
+    rf"|\b(?:in|inside|within|im|dans|en)\s+(?P<subject5>{_SUBJECT}|the\s+(?:{_KIND}))\s*(?:,\s*|\s+(?=there|"
+    rf"you|we|I\b|steht|stehen|befinde|gibt|il\s+y|on\s+trouve|hay|se\s+encuentra))(?P<verb5>\S+)",
     re.I)
 
 # A plan, condition, question or instruction: "I will read X", "To see what X contains, run cat", "If X contains".
 _INTENT = re.compile(
     r"\b(?:will|'ll|shall|going\s+to|gonna|let\s+me|let's|want\s+to|need\s+to|would|could|might|may|should|"
     r"can|if|whether|once|unless|when|whenever|after\s+you|to\s+(?:see|find|check|know|view|list|get|read|learn|"
-    r"confirm|verify|inspect|call|use|run|print|open|look|show|display|test|execute)|next\s+step|try|please|werde|wird|würde|kann|könnte|falls|wenn|ob|vais|va|pourrait|peut|si|"
-    r"voy|va\s+a|puede|podría)\b"
-    r"|\b(?:what|which|how\s+many|was|welche|ce\s+que|qué|lo\s+que)\s+(?:\S+\s+){0,4}?$", re.I)
+    r"confirm|verify|inspect|call|use|run|print|open|look|show|display|test|execute)|next\s+step|try|please|"
+    r"werde|wird|würde|kann|könnte|falls|wenn|ob|vais|va|pourrait|peut|si|voy|va\s+a|puede|podría)\b"
+    r"|\b(?:what|which|how\s+many|welche|ce\s+que|qué|lo\s+que)\s+(?:\S+\s+){0,4}?$", re.I)
+# The same words after the subject of "In config.toml, you can set ..." (the sentence goes on past the match).
+_MODAL_AFTER = re.compile(r"\b(?:you|we|I)\s+(?:can|could|should|might|may|need|will|'ll|would)\b|\bif\b", re.I)
+# The user's own thing, never a general one: "your requirements.txt", "my config.toml".
+_OWN = re.compile(r"\b(?:your|my|our|this\s+project's|dein\w*|ihr\w*|votre|ton|tu|su)\b", re.I)
+# A name introduced as a kind of thing ("a Cargo.toml file", "a sample config.yaml"): later claims about it are
+# general too.
+_GENERIC_INTRO = re.compile(rf"\b(?:a|an|any|every|each|some|typical|sample|example|usual)\s+(?:[\w-]+\s+){{0,2}}?"
+                            rf"(?P<name>{_THING})", re.I)
+_GENERIC_ASK = re.compile(r"\b(?:usually|typically|generally|normally|in\s+general|a|an|any)\b", re.I)
 # Not knowing: "I don't know what X contains", "I haven't read X", "without access to X".
 _UNKNOWN = re.compile(
     r"\b(?:I|we)\s+(?:do\s+not|don't|cannot|can't|can\s+not|have\s+not|haven't|did\s+not|didn't|am\s+not|'m\s+not|"
@@ -141,30 +158,53 @@ def _name_of(subject: str) -> tuple[str, str]:
     return "", "thing"
 
 
-def narrated_claims(response: str) -> list[NarratedClaim]:
+def narrated_claims(response: str, context: str = "") -> list[NarratedClaim]:
     """Sentences of the prose that state what a named file, directory, command output or function contains.
 
-    Questions, plans, conditions, general statements, examples and "I don't know" sentences are left out. A
-    sentence ending in ``:`` takes the fenced block after it as its content.
+    Questions, plans, conditions, general statements, examples and "I don't know" sentences are left out, and so
+    are the list items under a left-out lead-in. "It contains" is about the thing named last before it (or the
+    one the user's ``context`` names). A sentence ending in ``:`` takes the fenced block after it as its content.
     """
-    return [c for c in _judged(response) if c.name != _EXCLUDED]
+    return [c for c in _judged(response, context) if c.name != _EXCLUDED]
 
 
 _EXCLUDED = "\0"  # the name of a sentence that narrates but was left out (a plan, a question, a general statement)
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s")
+
+
+def _things(text: str) -> list[tuple[str, str]]:
+    """(name, kind) of every named thing in ``text``, in order."""
+    return [_name_of(m.group(0)) for m in re.finditer(_THING, text)]
+
+
+def _generic_names(text: str) -> set[str]:
+    return {_name_of(m.group("name"))[0].lower() for m in _GENERIC_INTRO.finditer(text)}
+
+
+def _subject_of(m: re.Match[str]) -> str:
+    return next(g for g in (m.group("subject"), m.group("subject6"), m.group("pronoun"), m.group("subject2"),
+                            m.group("subject3"), m.group("subject4"), m.group("subject5")) if g)
 
 
 @functools.lru_cache(maxsize=64)  # Stage 1 and Stage 2 (and the other patterns) read the same reply
-def _judged(response: str) -> tuple[NarratedClaim, ...]:
+def _judged(response: str, context: str = "") -> tuple[NarratedClaim, ...]:
     prose, fences = _prose_blocks(response)
-    claims = []
+    asked = [t for t in _things(context) if t[0]]
+    # names the user asked about as a kind ("What does a Cargo.toml file usually contain?") are general
+    generic = {n.lower() for sent in re.split(r"(?<=[.!?])\s+", context) if _GENERIC_ASK.search(sent)
+               for n, _ in _things(sent) if n}
+    last = asked[0] if len(asked) == 1 else ("", "thing")
+    claims: list[NarratedClaim] = []
+    lead_left_out = False
     for start, sentence in _sentences(prose):
+        bullet = bool(_BULLET.match(sentence))
+        if bullet and lead_left_out:
+            claims.append(NarratedClaim("", _EXCLUDED, "", sentence, "", start))
+            continue
+        lead_left_out = False
         for m in _NARRATION.finditer(sentence):
             left_out = NarratedClaim(m.group(0), _EXCLUDED, "", sentence, "", start)
-            if sentence.rstrip().endswith("?"):
-                claims.append(left_out)
-                break
-            subject = next(g for g in (m.group("subject"), m.group("subject2"), m.group("subject3"),
-                                       m.group("subject4"), m.group("subject5")) if g)
+            subject = _subject_of(m)
             name, kind = _name_of(subject)
             if not name and m.group("subject2"):
                 if re.match(r"(?i)(?:the|your|my|our|this|that|it)\b", subject):
@@ -172,14 +212,26 @@ def _judged(response: str) -> tuple[NarratedClaim, ...]:
                     name, kind = "", "output"
                 else:  # "Running cargo test prints": the command itself
                     name, kind = subject.strip("` "), "command"
-            if not name and kind != "output" and not re.search(
-                    r"\b(?:the|die|das|le|el)\s+(?:file|directory|folder|Datei|Verzeichnis|Ordner)\b", subject, re.I):
-                continue  # "it contains", "the function returns": no named thing
-            before = sentence[:m.start()]
-            if _INTENT.search(before) or _UNKNOWN.search(sentence) or _GENERAL.search(before + " " + subject):
+            if not name and kind != "output":
+                if not (m.group("pronoun") or re.search(r"\b(?:the|this|that|die|das|le|el)\s+(?:file|directory|"
+                                                        r"folder|function|script|Datei|Verzeichnis|Ordner)\b",
+                                                        subject, re.I)):
+                    continue  # "the repository has", "the build target is": no named thing
+                name, kind = last
+                if not name:
+                    continue
+            if sentence.rstrip().endswith("?"):
                 claims.append(left_out)
                 break
-            content = sentence[m.end():].strip(" :.")
+            before, after = sentence[:m.start()], sentence[m.end():]
+            own = bool(_OWN.search(subject))
+            if (_INTENT.search(before) or _UNKNOWN.search(sentence) or (m.group("subject5") and _MODAL_AFTER.search(
+                    m.group("verb5") + " " + after)) or (not own and (_GENERAL.search(before + " " + subject)
+                                                                   or name.lower() in generic))):
+                claims.append(left_out)
+                lead_left_out = sentence.rstrip().endswith(":")
+                break
+            content = (m.group("verb5") + " " + after if m.group("subject5") else after).strip(" :.")
             end = start + len(sentence)
             if not _TOKEN.search(content):  # "Here's the content of config.yaml:" -> the block that follows
                 nxt = next((body for s, _, body in fences if s >= end - 1 and not prose[end:s].strip()), "")
@@ -188,13 +240,17 @@ def _judged(response: str) -> tuple[NarratedClaim, ...]:
                 continue
             claims.append(NarratedClaim(subject.strip(), name, kind, sentence, content[:500], start))
             break
+        named = [t for t in _things(sentence) if t[0]]
+        if named:
+            last = named[0]
+        generic |= _generic_names(sentence)
     return tuple(claims)
 
 
-def narrated_spans(response: str) -> list[tuple[int, int]]:
+def narrated_spans(response: str, context: str = "") -> list[tuple[int, int]]:
     """(start, end) in the prose of every sentence that narrates a named thing's contents, as a claim or left out
     as a plan, question, general statement or admission (phantom_tool_result's other patterns skip them)."""
-    return [(c.start, c.start + len(c.sentence)) for c in _judged(response)]
+    return [(c.start, c.start + len(c.sentence)) for c in _judged(response, context)]
 
 
 def _tokens(text: str) -> list[str]:
@@ -236,10 +292,28 @@ def _read_by(claim: NarratedClaim, turn: Turn) -> bool:
                for c in calls)
 
 
+# The user gives a thing's contents: "Here is my config.toml:", "My requirements.txt has flask==3.0.2".
+_PASTED = re.compile(rf"(?:here\s+is|here's|this\s+is|below\s+is|attached\s+is)\s+(?:my|our|the)\s+"
+                     rf"(?P<name>{_THING})|\b(?:my|our)\s+(?P<name2>{_THING})(?:\s+(?:file|directory|folder))?\s+"
+                     rf"(?:has|have|contains?|holds?|lists?|says|reads|looks\s+like|is)\b|(?P<name3>{_THING})\s*:\s*\n",
+                     re.I)
+
+
+def _stated_names(context: str) -> set[str]:
+    """Names whose contents the user's message itself gives (pasted or described): talking about them narrates
+    nothing invented, even when the reply misstates them (accuracy is not this hook's business)."""
+    names = {c.name.lower() for c in narrated_claims(context)}
+    for m in _PASTED.finditer(context):
+        names.add(_name_of(m.group("name") or m.group("name2") or m.group("name3"))[0].lower())
+    return names - {""}
+
+
 def ungrounded_claims(turn: Turn) -> list[NarratedClaim]:
     """The narrated claims of ``turn.response`` that nothing in the user turn read (see the module doc)."""
-    claims = narrated_claims(turn.response)
+    claims = narrated_claims(turn.response, turn.context)
     if not claims:
         return []
+    stated = _stated_names(turn.context)
     pool = "\n".join([turn.context, turn.objective or ""] + [f"{s.response}\n{s.output}" for s in turn.history])
-    return [c for c in claims if not _read_by(c, turn) and not _shown_in(c.content, pool)]
+    return [c for c in claims if c.name.lower() not in stated and not _read_by(c, turn)
+            and not _shown_in(c.content, pool)]

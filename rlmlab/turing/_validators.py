@@ -130,11 +130,11 @@ def _specific_items(text: str) -> list[str]:
     return [m.group(0).strip(" `-*") for m in _SPECIFIC.finditer(text)]
 
 
-def _obtained_claim(response: str) -> str | None:
+def _obtained_claim(response: str, context: str = "") -> str | None:
     """A claim of data obtained from a tool, outside the sentences that narrate a named thing's contents (those
     are judged by their own grounding rules, see ``_narrated``)."""
     prose = list(response)
-    for start, end in narrated_spans(response):
+    for start, end in narrated_spans(response, context):
         prose[start:end] = " " * (end - start)
     text = _prose("".join(prose))
     claim = _first(_OBTAINED, text)
@@ -151,7 +151,7 @@ def detect_phantom_tool_result(turn: Turn) -> str | None:
     claims = ungrounded_claims(turn)
     if claims:
         return _narration_reason(claims[0])
-    claim = _obtained_claim(turn.response)
+    claim = _obtained_claim(turn.response, turn.context)
     return f"the reply presents data as obtained from a tool (\"{claim}\")" if claim else None
 
 
@@ -162,7 +162,7 @@ def validate_phantom_tool_result(turn: Turn, detection: str | None, ctx: Validat
     claims = ungrounded_claims(turn)
     if claims:  # narrated contents of a thing no call of the turn read and no context or earlier output shows
         return _narration_reason(claims[0]) + ", but nothing in this turn read it"
-    if narrated_claims(turn.response) and _obtained_claim(turn.response) is None:
+    if narrated_claims(turn.response, turn.context) and _obtained_claim(turn.response, turn.context) is None:
         return None  # every narrated claim is grounded and nothing else is presented as tool output
     # The seed's Stage 2 read per user turn: a call in any round of the turn may hold the data. (Checking the
     # data against those rounds' outputs instead would be stricter than the seed; it was measured and not
