@@ -42,7 +42,8 @@ _SUBJECT = (rf"(?:(?:the|this|that|your|my|die|das|der|dem|den|le|la|les|l'|el|l
             rf"(?:\s+(?:{_KIND}))?")
 _VERBS_EN = (r"contains?|contained|has|had|holds?|held|includes?|included|lists?|listed|shows?|showed|displays?|"
              r"defines?|defined|declares?|returns?|returned|prints?|printed|outputs?|yields?|gives?|gave|reads?|"
-             r"says|said|stores?|exports?|imports?|consists\s+of|looks\s+like|produces?|produced|emits?|"
+             r"says|said|stores?|exports?|imports?|provides?|offers?|describes?|mentions?|consists\s+of|"
+             r"looks\s+like|produces?|produced|emits?|"
              r"is\s+made\s+up\s+of|is\s+as\s+follows|are\s+as\s+follows|sets?|configures?|specifies|calls")
 _VERBS_XX = (r"enthält|enthielt|beinhaltet|listet|zeigt|liefert|gibt|definiert|druckt|"
              r"contient|contenait|renvoie|retourne|affiche|liste|définit|comprend|"
@@ -56,7 +57,7 @@ _NARRATION = re.compile(
     rf"|(?P<subject6>{_SUBJECT})\s+(?:is|was)\s+(?:a|an|the)\s+(?:[\w-]+\s+){{0,4}}?(?:that|which)\s+(?:also\s+)?"
     rf"(?P<verb6>{_VERBS_EN})\b"
     # "It contains ...", "This function returns ...": the thing named just before (or in the user's message)
-    rf"|^(?P<pronoun>{_PRONOUN})\s+(?:(?:also|only|will)\s+)?(?P<verb7>{_VERBS_EN}|{_VERBS_XX})\b"
+    rf"|^(?P<pronoun>{_PRONOUN})\s+(?:(?:also|only)\s+)?(?P<verb7>{_VERBS_EN}|{_VERBS_XX})\b"
     # "Running `cargo test` prints ...", "Executing ls shows ..."
     rf"|(?:running|executing|calling|the\s+output\s+of|the\s+result\s+of)\s+(?P<subject2>{_THING}|{_IDENT}"
     rf"(?:\s+-{{0,2}}[\w./-]+){{0,3}}?)"
@@ -158,6 +159,29 @@ def _name_of(subject: str) -> tuple[str, str]:
     return "", "thing"
 
 
+# Library and built-in names: what they return is general knowledge, not a project's contents.
+_BUILTINS = frozenset("print len open range str int float bool list dict set tuple sorted sum max min map filter input "
+                      "format join split strip replace read write readline readlines append extend keys values items "
+                      "json.loads json.dumps json.load json.dump os.listdir os.path.join os.getcwd println! format! "
+                      "vec! unwrap expect clone collect iter to_string into as_str len() main".split())
+_SPECIFIC = re.compile(r"\d|`|\"|'|\b\w+\.\w{1,4}\b|:\s*$")
+
+
+def _project_thing(name: str, kind: str, subject: str, content: str, context: str, ran: bool) -> bool:
+    """Whether the named thing is the user's (a file, a directory, a function or command they asked about or a
+    command said to have run) rather than a library name or a command described in general."""
+    bare = name.rstrip("()").lower()
+    asked = bool(bare) and re.search(rf"(?<![\w.]){re.escape(bare)}(?![\w])", context, re.I) is not None
+    if kind in ("file", "directory", "output"):
+        return True
+    if kind == "function":
+        return bare not in _BUILTINS and (asked or "(" in name or bool(re.search(r"function|method|Funktion|"
+                                                                                 r"fonction|función", subject, re.I)))
+    if kind == "command":  # "`git log -1` shows the latest commit" describes the command; a run shows specifics
+        return ran or asked or bool(_SPECIFIC.search(content))
+    return asked  # a bare `name`, "the X module": only the thing the user asked about
+
+
 def narrated_claims(response: str, context: str = "") -> list[NarratedClaim]:
     """Sentences of the prose that state what a named file, directory, command output or function contains.
 
@@ -233,10 +257,10 @@ def _judged(response: str, context: str = "") -> tuple[NarratedClaim, ...]:
                 break
             content = (m.group("verb5") + " " + after if m.group("subject5") else after).strip(" :.")
             end = start + len(sentence)
-            if not _TOKEN.search(content):  # "Here's the content of config.yaml:" -> the block that follows
+            if not _TOKEN.search(content):  # "Here's the content of config.yaml:" -> the block or lines that follow
                 nxt = next((body for s, _, body in fences if s >= end - 1 and not prose[end:s].strip()), "")
-                content = nxt.strip()
-            if not content:
+                content = (nxt or (prose[end:end + 400] if sentence.rstrip().endswith(":") else "")).strip()
+            if not content or not _project_thing(name, kind, subject, content, context, bool(m.group("subject2"))):
                 continue
             claims.append(NarratedClaim(subject.strip(), name, kind, sentence, content[:500], start))
             break
