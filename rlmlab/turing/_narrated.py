@@ -205,6 +205,20 @@ def _generic_names(text: str) -> set[str]:
     return {_name_of(m.group("name"))[0].lower() for m in _GENERIC_INTRO.finditer(text)}
 
 
+# "Tell me the build target of the Makefile" asks for a part of a named thing; "The build target is X" answers it.
+_ASKED_PART = re.compile(r"\b(?:tell\s+me|what(?:'s|\s+is|\s+are)|which\s+is|show\s+me|give\s+me|find)\s+the\s+"
+                         r"((?:[\w-]+\s+){0,2}?[\w-]+)\b(?=\s*(?:[.?!,]|$|\s+(?:of|in|from|for|is|are)\b))", re.I)
+
+
+def _answer_rx(context: str) -> re.Pattern[str] | None:
+    """A pattern for a reply sentence that answers the user's question about a part of the thing they named."""
+    heads = {m.group(1).split()[-1].lower() for m in _ASKED_PART.finditer(context)} - {"file", "name", "way", "best"}
+    if not heads:
+        return None
+    return re.compile(rf"^(?:so,?\s+)?(?:the|your)\s+(?:[\w-]+\s+){{0,2}}?(?:{'|'.join(map(re.escape, heads))})"
+                      rf"\s+(?:is|are|was|were)\b", re.I)
+
+
 def _subject_of(m: re.Match[str]) -> str:
     return next(g for g in (m.group("subject"), m.group("subject6"), m.group("pronoun"), m.group("subject2"),
                             m.group("subject3"), m.group("subject4"), m.group("subject5")) if g)
@@ -218,6 +232,7 @@ def _judged(response: str, context: str = "") -> tuple[NarratedClaim, ...]:
     generic = {n.lower() for sent in re.split(r"(?<=[.!?])\s+", context) if _GENERIC_ASK.search(sent)
                for n, _ in _things(sent) if n}
     last = asked[0] if len(asked) == 1 else ("", "thing")
+    answer_rx = _answer_rx(context)
     claims: list[NarratedClaim] = []
     lead_left_out = False
     for start, sentence in _sentences(prose):
@@ -226,18 +241,20 @@ def _judged(response: str, context: str = "") -> tuple[NarratedClaim, ...]:
             claims.append(NarratedClaim("", _EXCLUDED, "", sentence, "", start))
             continue
         lead_left_out = False
-        for m in _NARRATION.finditer(sentence):
+        answer = answer_rx.search(sentence) if answer_rx and asked and not _NARRATION.search(sentence) else None
+        for m in [answer] if answer else _NARRATION.finditer(sentence):
             left_out = NarratedClaim(m.group(0), _EXCLUDED, "", sentence, "", start)
-            subject = _subject_of(m)
-            name, kind = _name_of(subject)
-            if not name and m.group("subject2"):
+            grp = (lambda _: None) if answer else m.group  # noqa: E731 (an answer match has no named groups)
+            subject = asked[0][0] if answer else _subject_of(m)
+            name, kind = asked[0] if answer else _name_of(subject)
+            if not name and not answer and grp("subject2"):
                 if re.match(r"(?i)(?:the|your|my|our|this|that|it)\b", subject):
                     # "the output of your code is 5": which output is meant shows only in its contents
                     name, kind = "", "output"
                 else:  # "Running cargo test prints": the command itself
                     name, kind = subject.strip("` "), "command"
             if not name and kind != "output":
-                if not (m.group("pronoun") or re.search(r"\b(?:the|this|that|die|das|le|el)\s+(?:file|directory|"
+                if not (grp("pronoun") or re.search(r"\b(?:the|this|that|die|das|le|el)\s+(?:file|directory|"
                                                         r"folder|function|script|Datei|Verzeichnis|Ordner)\b",
                                                         subject, re.I)):
                     continue  # "the repository has", "the build target is": no named thing
@@ -249,18 +266,18 @@ def _judged(response: str, context: str = "") -> tuple[NarratedClaim, ...]:
                 break
             before, after = sentence[:m.start()], sentence[m.end():]
             own = bool(_OWN.search(subject))
-            if (_INTENT.search(before) or _UNKNOWN.search(sentence) or (m.group("subject5") and _MODAL_AFTER.search(
-                    m.group("verb5") + " " + after)) or (not own and (_GENERAL.search(before + " " + subject)
+            if (_INTENT.search(before) or _UNKNOWN.search(sentence) or (grp("subject5") and _MODAL_AFTER.search(
+                    grp("verb5") + " " + after)) or (not own and (_GENERAL.search(before + " " + subject)
                                                                    or name.lower() in generic))):
                 claims.append(left_out)
                 lead_left_out = sentence.rstrip().endswith(":")
                 break
-            content = (m.group("verb5") + " " + after if m.group("subject5") else after).strip(" :.")
+            content = (grp("verb5") + " " + after if grp("subject5") else after).strip(" :.")
             end = start + len(sentence)
             if not _TOKEN.search(content):  # "Here's the content of config.yaml:" -> the block or lines that follow
                 nxt = next((body for s, _, body in fences if s >= end - 1 and not prose[end:s].strip()), "")
                 content = (nxt or (prose[end:end + 400] if sentence.rstrip().endswith(":") else "")).strip()
-            if not content or not _project_thing(name, kind, subject, content, context, bool(m.group("subject2"))):
+            if not content or not _project_thing(name, kind, subject, content, context, bool(grp("subject2"))):
                 continue
             claims.append(NarratedClaim(subject.strip(), name, kind, sentence, content[:500], start))
             break
