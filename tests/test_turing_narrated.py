@@ -107,3 +107,50 @@ def test_agent_loop_and_guard_pass_the_users_text_as_context():
     said = "The db.py file contains open_connection and close_connection."
     assert guard.post_inference(said, "", []).hooks == []
     assert TuringGuard(TuringProtocol()).post_inference(said, "", []).hooks == PHANTOM
+
+
+@pytest.mark.parametrize("user, reply", [
+    # "It contains ..." after the sentence that named the file
+    ("What does config.toml contain?",
+     "The config.toml file is a configuration file for the app. It contains a list of environment variables."),
+    # a relative clause
+    ("What does config.toml contain?", "The config.toml file is a file that defines the database URL and the port."),
+    # "this file", resolved to the file the user asked about
+    ("Show me the contents of src/main.rs.", "The contents of this file are a single function main that prints hi."),
+    # "In FILE, <statement>" (mixed German and English, as SmolLM2 writes it)
+    ("Was steht in der Datei settings.yaml?", "In der Datei settings.yaml, the default behavior is to load app.rb."),
+    # a "sample" of the user's own file is still their file
+    ("What's in requirements.txt?", "Here's a sample of your requirements.txt file:\n\nflask==2.0\nrequests\n"),
+    # the answer to "tell me the X of FILE"
+    ("Please look at the Makefile and tell me the build target.", "The build target is `release`, built with -O2."),
+    # "will return" about a named file
+    ("What does cli.py return?", "So, in your case, `cli.py` will return a tuple of the first 5 arguments."),
+])
+def test_narration_phrased_around_the_name_is_a_phantom(user, reply):
+    assert fired(reply, context=user) == PHANTOM
+
+
+@pytest.mark.parametrize("user, reply", [
+    # the user asked about the kind of file: the answer is general
+    ("What does a Cargo.toml file usually contain?",
+     "The Cargo.toml file contains the package name, the version and the dependencies."),
+    # a name introduced as an example earlier in the reply
+    ("How is a Rust crate configured?",
+     "Here is a sample Cargo.toml file for a crate. The Cargo.toml file defines the name and version."),
+    # list items under a general lead-in
+    ("What does a Cargo.toml file usually contain?",
+     "A Cargo.toml file contains the following information:\n- `package.toml` specifies the name\n"
+     "- `deps.toml` specifies the dependencies"),
+    # the user described the file: talking about it (even wrongly) invents nothing
+    ("My requirements.txt has flask==3.0.2 and pytest. Is flask pinned?",
+     "The requirements.txt file contains flask 3.0.1, so it is pinned."),
+    ("Here is my config.toml:\n```toml\nport = 8080\n```\nWhich port?",
+     "The config.toml file sets the port to 3306."),
+    # library functions and commands described in general
+    ("How do I parse JSON?", "The function json.loads() returns a dict or a list."),
+    ("What does the ls command do?", "The `ls -l` command lists the files of a directory with their sizes."),
+    # what a proposed step will do
+    ("List the files in tests/.", "List them with:\n```bash\nls tests/\n```\nThis will list the files in tests/."),
+])
+def test_general_described_and_proposed_contents_are_not_phantoms(user, reply):
+    assert fired(reply, context=user) == []
