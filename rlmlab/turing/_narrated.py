@@ -48,16 +48,21 @@ _VERBS_EN = (r"contains?|contained|has|had|holds?|held|includes?|included|lists?
 _VERBS_XX = (r"enthält|enthielt|beinhaltet|listet|zeigt|liefert|gibt|definiert|druckt|"
              r"contient|contenait|renvoie|retourne|affiche|liste|définit|comprend|"
              r"contiene|devuelve|retorna|muestra|imprime|incluye|define|tiene")
-_PRONOUN = r"(?:it|this|that|this\s+(?:file|function|directory|folder|script)|es|sie|il|elle)"
+_PRONOUN = r"(?:it|this|this\s+(?:file|function|directory|folder|script)|es|il|elle)"
+# After a pronoun only the verbs that state contents ("This gives you ...", "It shows how ..." are too common).
+_VERBS_PRONOUN = (r"contains?|contained|includes?|lists?|holds?|defines?|declares?|returns?|prints?|outputs?|has|"
+                  r"had|reads|says|consists\s+of|stores?|exports?|imports?|enthält|beinhaltet|definiert|contient|"
+                  r"définit|renvoie|retourne|contiene|devuelve|incluye|define")
+_NOT_CONTENTS = r"(?!\s+(?:been|to|no\s+idea|nothing\s+to\s+do)\b)"  # "has been updated", "has to be"
 _NARRATION = re.compile(
     # "config.toml contains ...", "`cli.py` will return ...", "The function `parse` in `cli.py` returns ..."
     rf"(?P<subject>{_SUBJECT})(?:\s+(?:in|of|from)\s+{_THING})?\s*,?\s+(?:(?:also|only|currently|now|just|"
-    rf"actually|already|will|auch|nur|aussi|también)\s+)?(?P<verb>{_VERBS_EN}|{_VERBS_XX})\b"
+    rf"actually|already|will|auch|nur|aussi|también)\s+)?(?P<verb>{_VERBS_EN}|{_VERBS_XX})\b{_NOT_CONTENTS}"
     # "The config.toml file is a configuration file that defines ..."
     rf"|(?P<subject6>{_SUBJECT})\s+(?:is|was)\s+(?:a|an|the)\s+(?:[\w-]+\s+){{0,4}}?(?:that|which)\s+(?:also\s+)?"
     rf"(?P<verb6>{_VERBS_EN})\b"
     # "It contains ...", "This function returns ...": the thing named just before (or in the user's message)
-    rf"|^(?P<pronoun>{_PRONOUN})\s+(?:(?:also|only)\s+)?(?P<verb7>{_VERBS_EN}|{_VERBS_XX})\b"
+    rf"|^(?P<pronoun>{_PRONOUN})\s+(?:(?:also|only)\s+)?(?P<verb7>{_VERBS_PRONOUN})\b{_NOT_CONTENTS}"
     # "Running `cargo test` prints ...", "Executing ls shows ..."
     rf"|(?:running|executing|calling|the\s+output\s+of|the\s+result\s+of)\s+(?P<subject2>{_THING}|{_IDENT}"
     rf"(?:\s+-{{0,2}}[\w./-]+){{0,3}}?)"
@@ -91,7 +96,8 @@ _OWN = re.compile(r"\b(?:your|my|our|this\s+project's|dein\w*|ihr\w*|votre|ton|t
 # general too.
 _GENERIC_INTRO = re.compile(rf"\b(?:a|an|any|every|each|some|typical|sample|example|usual)\s+(?:[\w-]+\s+){{0,2}}?"
                             rf"(?P<name>{_THING})", re.I)
-_GENERIC_ASK = re.compile(r"\b(?:usually|typically|generally|normally|in\s+general|a|an|any)\b", re.I)
+_GENERIC_ASK = re.compile(r"\b(?:usually|typically|generally|normally|in\s+general|by\s+default|"
+                          r"üblicherweise|normalerweise|généralement|habituellement|normalmente|generalmente)\b", re.I)
 # Not knowing: "I don't know what X contains", "I haven't read X", "without access to X".
 _UNKNOWN = re.compile(
     r"\b(?:I|we)\s+(?:do\s+not|don't|cannot|can't|can\s+not|have\s+not|haven't|did\s+not|didn't|am\s+not|'m\s+not|"
@@ -229,8 +235,8 @@ def _judged(response: str, context: str = "") -> tuple[NarratedClaim, ...]:
     prose, fences = _prose_blocks(response)
     asked = [t for t in _things(context) if t[0]]
     # names the user asked about as a kind ("What does a Cargo.toml file usually contain?") are general
-    generic = {n.lower() for sent in re.split(r"(?<=[.!?])\s+", context) if _GENERIC_ASK.search(sent)
-               for n, _ in _things(sent) if n}
+    generic = _generic_names(context) | {n.lower() for sent in re.split(r"(?<=[.!?])\s+", context)
+                                         if _GENERIC_ASK.search(sent) for n, _ in _things(sent) if n}
     last = asked[0] if len(asked) == 1 else ("", "thing")
     answer_rx = _answer_rx(context)
     claims: list[NarratedClaim] = []
