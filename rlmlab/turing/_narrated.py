@@ -184,7 +184,7 @@ def _project_thing(name: str, kind: str, subject: str, content: str, context: st
         return bare not in _BUILTINS and (asked or "(" in name or bool(re.search(r"function|method|Funktion|"
                                                                                  r"fonction|función", subject, re.I)))
     if kind == "command":  # "`git log -1` shows the latest commit" describes the command; a run shows specifics
-        return ran or asked or bool(_SPECIFIC.search(content))
+        return ran or bool(_SPECIFIC.search(content))
     return asked  # a bare `name`, "the X module": only the thing the user asked about
 
 
