@@ -149,6 +149,7 @@ def test_narration_phrased_around_the_name_is_a_phantom(user, reply):
     # library functions and commands described in general
     ("How do I parse JSON?", "The function json.loads() returns a dict or a list."),
     ("What does the ls command do?", "The `ls -l` command lists the files of a directory with their sizes."),
+    ("What does `grep -c` print?", "`grep -c` is a command that prints the count of lines matching `c`."),
     ("What does the ls command do?", "The ls command is a Unix command that lists all files in a directory. It "
                                      "lists the contents of the directory."),
     # what a proposed step will do

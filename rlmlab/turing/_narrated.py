@@ -283,6 +283,8 @@ def _judged(response: str, context: str = "") -> tuple[NarratedClaim, ...]:
             if not _TOKEN.search(content):  # "Here's the content of config.yaml:" -> the block or lines that follow
                 nxt = next((body for s, _, body in fences if s >= end - 1 and not prose[end:s].strip()), "")
                 content = (nxt or (prose[end:end + 400] if sentence.rstrip().endswith(":") else "")).strip()
+            if grp("subject6") and kind == "command":
+                continue  # "`grep -c` is a command that prints ...": what the command does, in general
             if not content or not _project_thing(name, kind, subject, content, context, bool(grp("subject2"))):
                 continue
             claims.append(NarratedClaim(subject.strip(), name, kind, sentence, content[:500], start))
