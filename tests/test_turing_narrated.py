@@ -157,3 +157,15 @@ def test_narration_phrased_around_the_name_is_a_phantom(user, reply):
 ])
 def test_general_described_and_proposed_contents_are_not_phantoms(user, reply):
     assert fired(reply, context=user) == []
+
+
+@pytest.mark.parametrize("reply", [
+    "The logs/ directory is empty.",
+    "There are three files in the logs/ directory: app.log, error.log and access.log.",
+    "The first line of config.toml is `[server]`.",
+    "Voici le contenu de notes.txt : acheter du lait, appeler Bob.",
+    "Hier ist der Inhalt von config.yaml: port 8080.",
+    "requirements.txt is a list of packages: flask, requests and pytest.",
+])
+def test_other_phrasings_of_contents(reply):
+    assert fired(reply) == PHANTOM

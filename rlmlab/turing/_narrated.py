@@ -44,7 +44,8 @@ _VERBS_EN = (r"contains?|contained|has|had|holds?|held|includes?|included|lists?
              r"defines?|defined|declares?|returns?|returned|prints?|printed|outputs?|yields?|gives?|gave|reads?|"
              r"says|said|stores?|exports?|imports?|provides?|offers?|describes?|mentions?|consists\s+of|"
              r"looks\s+like|produces?|produced|emits?|"
-             r"is\s+made\s+up\s+of|is\s+as\s+follows|are\s+as\s+follows|sets?|configures?|specifies|calls")
+             r"is\s+made\s+up\s+of|is\s+composed\s+of|is\s+as\s+follows|are\s+as\s+follows|is\s+(?:a\s+)?list\s+of|"
+             r"is\s+(?:empty|blank)|are\s+empty|sets?|configures?|specifies|calls")
 _VERBS_XX = (r"enthält|enthielt|beinhaltet|listet|zeigt|liefert|gibt|definiert|druckt|"
              r"contient|contenait|renvoie|retourne|affiche|liste|définit|comprend|"
              r"contiene|devuelve|retorna|muestra|imprime|incluye|define|tiene")
@@ -68,10 +69,17 @@ _NARRATION = re.compile(
     rf"(?:\s+-{{0,2}}[\w./-]+){{0,3}}?)"
     rf"(?:\s+(?:command|function))?\s*,?\s+(?P<verb2>{_VERBS_EN}|is|are|was|were|gives|returns)\b"
     # "Here's the content of config.yaml:", "Here's a sample of your requirements.txt file:"
-    rf"|(?:here(?:'s|\s+is|\s+are)|below\s+(?:is|are))\s+(?:a\s+summary\s+of\s+)?(?:the\s+|a\s+)?"
+    rf"|(?:here(?:'s|\s+is|\s+are)|below\s+(?:is|are)|voici|voilà|hier\s+(?:ist|sind)|aquí\s+(?:está|están|tienes))"
+    rf"\s+(?:a\s+summary\s+of\s+)?(?:the\s+|a\s+|le\s+|la\s+|der\s+|die\s+|el\s+|la\s+)?"
     rf"(?P<verb3>contents?|content|listing|list\s+of\s+(?:files|functions|entries|lines|tests)|output|"
-    rf"source(?:\s+code)?|code|lines?|text|result|sample|copy|snippet|excerpt|version|preview)"
-    rf"\s+(?:of|in|from|for)\s+(?P<subject3>{_SUBJECT})"
+    rf"source(?:\s+code)?|code|lines?|text|result|sample|copy|snippet|excerpt|version|preview|contenu|Inhalt|"
+    rf"contenido|liste|lista|Ausgabe|sortie|salida)"
+    rf"\s+(?:of|in|from|for|de|du|des|von|der|des|del)\s+(?P<subject3>{_SUBJECT})"
+    # "There are three files in logs/: ...", "The first line of config.toml is ...", "config.toml's contents are"
+    rf"|\bthere\s+(?:is|are)\s+(?P<verb8>[^.:;]{{1,60}}?)\s+(?:in|inside)\s+(?P<subject8>{_SUBJECT})"
+    rf"|\bthe\s+(?:first|last|second|top|only)\s+(?:\w+\s+)?(?:lines?|entry|entries|function|item)\s+(?:of|in)\s+"
+    rf"(?P<subject9>{_SUBJECT})\s+(?:is|are|reads?|says)\b"
+    rf"|(?P<subject10>{_SUBJECT})'s\s+(?:contents?|output|first\s+line)\s+(?:is|are|includes?|shows?)\b"
     # "The contents of config.yaml are ...", "the output of `ls` is ..."
     rf"|the\s+(?P<verb4>contents?|content|output|listing|text|source)\s+of\s+(?P<subject4>{_SUBJECT}|"
     rf"(?:this|that|the)\s+(?:file|directory|folder|function|script))\s+"
@@ -227,7 +235,8 @@ def _answer_rx(context: str) -> re.Pattern[str] | None:
 
 def _subject_of(m: re.Match[str]) -> str:
     return next(g for g in (m.group("subject"), m.group("subject6"), m.group("pronoun"), m.group("subject2"),
-                            m.group("subject3"), m.group("subject4"), m.group("subject5")) if g)
+                            m.group("subject3"), m.group("subject4"), m.group("subject5"), m.group("subject8"),
+                            m.group("subject9"), m.group("subject10")) if g)
 
 
 @functools.lru_cache(maxsize=64)  # Stage 1 and Stage 2 (and the other patterns) read the same reply
@@ -278,8 +287,11 @@ def _judged(response: str, context: str = "") -> tuple[NarratedClaim, ...]:
                 claims.append(left_out)
                 lead_left_out = sentence.rstrip().endswith(":")
                 break
-            content = (grp("verb5") + " " + after if grp("subject5") else after).strip(" :.")
+            content = (grp("verb5") + " " + after if grp("subject5") else
+                       grp("verb8") + " " + after if grp("subject8") else after).strip(" :.")
             end = start + len(sentence)
+            if not _TOKEN.search(content) and re.search(r"\b(?:empty|blank)$", m.group(0), re.I):
+                content = "empty"  # "The logs/ directory is empty." says what it holds: nothing
             if not _TOKEN.search(content):  # "Here's the content of config.yaml:" -> the block or lines that follow
                 nxt = next((body for s, _, body in fences if s >= end - 1 and not prose[end:s].strip()), "")
                 content = (nxt or (prose[end:end + 400] if sentence.rstrip().endswith(":") else "")).strip()
