@@ -23,17 +23,18 @@ __all__ = ["NarratedClaim", "narrated_claims", "ungrounded_claims", "narrated_sp
 
 _EXT = (r"py|rs|txt|md|json|toml|ya?ml|cfg|ini|conf|log|csv|sh|js|ts|go|c|h|cpp|hpp|java|rb|lock|xml|html|env|"
         r"sql|ipynb|tsv|dat|out|lst")
-# Names are bounded ({0,60}): on a 10 kB run of "a.a.a..." unbounded ones cost seconds (every start position
-# scans to the end).
-_FILE = (rf"(?:[\w.~-]{{0,60}}/){{0,8}}(?:[\w~-][\w.-]{{0,60}}\.(?:{_EXT})\b|"
+# Names are bounded ({0,60}) and possessive where nothing after them can start inside them: on a 10 kB run of
+# "a.a.a..." unbounded ones cost seconds (every start position scans to the end).
+_FILE = (rf"(?:[\w.~-]{{0,60}}+/){{0,8}}+(?:[\w~-][\w.-]{{0,60}}\.(?:{_EXT})\b|"
          rf"(?<![\w.])\.(?:env|gitignore|dockerignore|[a-z]+rc)\b|\b(?:Makefile|Dockerfile|README|LICENSE|Procfile)\b)")
-_DIR = r"(?:\.{0,2}/)?[\w.-]{1,60}(?:/[\w.-]{1,60}){0,8}/(?![\w/])"
-_FUNC = r"[A-Za-z_][\w.:]{0,60}\(\)"
+_DIR = r"(?:\.{0,2}/)?[\w.-]{1,60}+(?:/[\w.-]{1,60}+){0,8}+/(?![\w/])"
+_FUNC = r"[A-Za-z_][\w.:]{0,60}+\(\)"
 _TICK = r"`[^`\n]{1,80}`"
-_IDENT = r"[A-Za-z_][\w.:-]{0,60}"
+_IDENT = r"[A-Za-z_][\w.:-]{0,60}+"
 _KIND = (r"file|directory|folder|dir|repository|repo|module|script|function|method|class|command|program|"
          r"Datei|Verzeichnis|Ordner|Funktion|Befehl|Methode")
 _THING = rf"(?:{_TICK}|{_FILE}|{_FUNC}|{_DIR})"
+_THING_RX = re.compile(_THING)
 # "the config.yaml file", "`ls -la`", "the parse_config function", "die Datei config.yaml", "le fichier a.txt"
 _SUBJECT = (rf"(?:(?:the|this|that|your|my|die|das|der|dem|den|le|la|les|l'|el|los|las|du|des)\s+)?"
             rf"(?:(?:{_KIND}|fichier|répertoire|dossier|fonction|commande|archivo|fichero|directorio|carpeta|"
@@ -207,12 +208,15 @@ def narrated_claims(response: str, context: str = "") -> list[NarratedClaim]:
 
 
 _EXCLUDED = "\0"  # the name of a sentence that narrates but was left out (a plan, a question, a general statement)
+_HEAD = 400  # characters of a sentence searched for a claim
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s")
 
 
 def _things(text: str) -> list[tuple[str, str]]:
     """(name, kind) of every named thing in ``text``, in order."""
-    return [_name_of(m.group(0)) for m in re.finditer(_THING, text)]
+    if not re.search(r"[./`(]|Makefile|Dockerfile|README|LICENSE|Procfile", text):
+        return []  # most sentences name nothing: skip the full pattern
+    return [_name_of(m.group(0)) for m in _THING_RX.finditer(text)]
 
 
 def _generic_names(text: str) -> set[str]:
@@ -256,8 +260,11 @@ def _judged(response: str, context: str = "") -> tuple[NarratedClaim, ...]:
             claims.append(NarratedClaim("", _EXCLUDED, "", sentence, "", start))
             continue
         lead_left_out = False
-        answer = answer_rx.search(sentence) if answer_rx and asked and not _NARRATION.search(sentence) else None
-        for m in [answer] if answer else _NARRATION.finditer(sentence):
+        answer = (answer_rx.search(sentence) if answer_rx and asked and not _NARRATION.search(sentence[:_HEAD])
+                  else None)
+        # A claim opens its sentence or sits early in it; searching the first _HEAD characters keeps a 10 kB
+        # sentence (SmolLM2 rambles without a full stop) from costing seconds.
+        for m in [answer] if answer else _NARRATION.finditer(sentence[:_HEAD]):
             left_out = NarratedClaim(m.group(0), _EXCLUDED, "", sentence, "", start)
             grp = (lambda _: None) if answer else m.group  # noqa: E731 (an answer match has no named groups)
             subject = asked[0][0] if answer else _subject_of(m)
