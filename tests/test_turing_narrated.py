@@ -169,3 +169,10 @@ def test_general_described_and_proposed_contents_are_not_phantoms(user, reply):
 ])
 def test_other_phrasings_of_contents(reply):
     assert fired(reply) == PHANTOM
+
+
+def test_when_you_run_it_narrates_the_output_only_with_specifics():
+    user = "What does `pytest -q` print in this repo?"
+    assert fired("When you run `pytest -q`, you'll see `3 passed, 1 failed in 0.2s`.", context=user) == PHANTOM
+    assert fired("When you run `git log -1`, it will show you the most recent commit.",
+                 context="What does `git log -1` show?") == []

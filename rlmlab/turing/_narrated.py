@@ -81,6 +81,10 @@ _NARRATION = re.compile(
     rf"|\bthe\s+(?:first|last|second|top|only)\s+(?:\w+\s+)?(?:lines?|entry|entries|function|item)\s+(?:of|in)\s+"
     rf"(?P<subject9>{_SUBJECT})\s+(?:is|are|reads?|says)\b"
     rf"|(?P<subject10>{_SUBJECT})'s\s+(?:contents?|output|first\s+line)\s+(?:is|are|includes?|shows?)\b"
+    # "When you run `pytest -q`, you'll see ...": what the run prints (a claim only with specifics, see below)
+    rf"|^when\s+(?:you|I|we)\s+(?:run|execute|call)\s+(?P<subject11>{_THING}|{_IDENT}(?:\s+-{{0,2}}[\w./-]+){{0,3}}?)"
+    rf"\s*,\s*(?:it\s+(?:will\s+)?(?:prints?|shows?|outputs?|returns?|gives?|displays?)|you(?:'ll|\s+will|\s+should)?"
+    rf"\s+(?:see|get))\b"
     # "The contents of config.yaml are ...", "the output of `ls` is ..."
     rf"|the\s+(?P<verb4>contents?|content|output|listing|text|source)\s+of\s+(?P<subject4>{_SUBJECT}|"
     rf"(?:this|that|the)\s+(?:file|directory|folder|function|script))\s+"
@@ -240,7 +244,7 @@ def _answer_rx(context: str) -> re.Pattern[str] | None:
 def _subject_of(m: re.Match[str]) -> str:
     return next(g for g in (m.group("subject"), m.group("subject6"), m.group("pronoun"), m.group("subject2"),
                             m.group("subject3"), m.group("subject4"), m.group("subject5"), m.group("subject8"),
-                            m.group("subject9"), m.group("subject10")) if g)
+                            m.group("subject9"), m.group("subject10"), m.group("subject11")) if g)
 
 
 @functools.lru_cache(maxsize=64)  # Stage 1 and Stage 2 (and the other patterns) read the same reply
@@ -269,6 +273,8 @@ def _judged(response: str, context: str = "") -> tuple[NarratedClaim, ...]:
             grp = (lambda _: None) if answer else m.group  # noqa: E731 (an answer match has no named groups)
             subject = asked[0][0] if answer else _subject_of(m)
             name, kind = asked[0] if answer else _name_of(subject)
+            if grp("subject11") and kind not in ("file", "function"):
+                name, kind = subject.strip("` "), "command"
             if not name and not answer and grp("subject2"):
                 if re.match(r"(?i)(?:the|your|my|our|this|that|it)\b", subject):
                     # "the output of your code is 5": which output is meant shows only in its contents
