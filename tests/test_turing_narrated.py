@@ -176,3 +176,15 @@ def test_when_you_run_it_narrates_the_output_only_with_specifics():
     assert fired("When you run `pytest -q`, you'll see `3 passed, 1 failed in 0.2s`.", context=user) == PHANTOM
     assert fired("When you run `git log -1`, it will show you the most recent commit.",
                  context="What does `git log -1` show?") == []
+
+
+def test_a_bare_block_answering_whats_in_a_file_is_its_contents():
+    user = "List the functions defined in app.py."
+    reply = "```python\ndef read_file(path):\n    return open(path).read()\n```"
+    assert fired(reply, context=user) == PHANTOM
+    assert fired("app.py:\n" + reply, context=user) == PHANTOM
+    assert fired(reply, context=user, calls=[("read_file", {"path": "app.py"})]) == []
+    # a proposed command is a plan
+    assert fired("```bash\ngrep -n 'def ' app.py\n```", context=user) == []
+    # a block for a request that is not about the file's contents
+    assert fired(reply, context="Write a function that reads a file.") == []

@@ -201,6 +201,30 @@ def _project_thing(name: str, kind: str, subject: str, content: str, context: st
     return asked  # a bare `name`, "the X module": only the thing the user asked about
 
 
+# The user asks for a thing's contents ("What's in X?", "List the functions defined in X", "Was steht in X?").
+_ASKS_CONTENTS = re.compile(
+    r"\bwhat(?:'s|\s+is|\s+are)\s+(?:in|inside)\b|\bcontents?\s+of\b|\blist\s+(?:all\s+)?(?:the\s+)?(?:files|functions|"
+    r"entries|classes|tests)\b|\bwhat\s+does\s+.{1,60}?\s+(?:contain|define|export|list|hold)\b|\bshow\s+me\s+(?:the\s+)?"
+    r"(?:contents?|file|source)\b|\bwas\s+(?:steht|enthält)\b|\bque\s+contient\b|\bqu[ée]\s+(?:contiene|hay\s+en)\b", re.I)
+# A block that proposes a command ("```bash\nls tests/\n```") is a plan, not the thing's contents.
+_COMMAND_LINE = re.compile(r"^\s*(?:\$\s*|(?:ls|cat|find|grep|git|cargo|python3?|pip|npm|make|cd|mkdir|sudo|echo|tree|"
+                           r"head|tail|less|more|type|dir)\b)")
+
+
+def _bare_block(response: str, context: str, asked: list[tuple[str, str]]) -> NarratedClaim | None:
+    """A reply that answers "What's in X?" with nothing but a block (after at most "X:"): the block is presented
+    as X's contents."""
+    if len(asked) != 1 or not _ASKS_CONTENTS.search(context):
+        return None
+    m = re.match(r"\s*(?:(\S{1,80}?)\s*:\s*)?```[^\n]*\n(.*?)(?:```|\Z)", response, re.S)
+    if not m or (m.group(1) and m.group(1).strip("`*").lower() != asked[0][0].lower()):
+        return None
+    body = m.group(2).strip()
+    if not body or _COMMAND_LINE.match(body):
+        return None
+    return NarratedClaim(asked[0][0], asked[0][0], asked[0][1], m.group(0)[:160], body[:500], 0)
+
+
 def narrated_claims(response: str, context: str = "") -> list[NarratedClaim]:
     """Sentences of the prose that state what a named file, directory, command output or function contains.
 
@@ -318,6 +342,9 @@ def _judged(response: str, context: str = "") -> tuple[NarratedClaim, ...]:
         if named:
             last = named[0]
         generic |= _generic_names(sentence)
+    bare = _bare_block(response, context, asked)
+    if bare is not None and bare.name.lower() not in generic:
+        claims.insert(0, bare)
     return tuple(claims)
 
 
