@@ -1,13 +1,19 @@
 """Narrated contents: the reply states what a named file, directory, command output or function contains.
 
 Small models answer "What is in config.toml?" with "The config.toml file contains `port = 8080`" having read
-nothing. :func:`narrated_claims` finds such statements in a reply's prose (English, German, French, Spanish);
-:func:`ungrounded_claims` keeps the ones nothing in the user turn read. Not a claim: a question, a plan or a
-condition ("I will read config.toml", "Run `ls` to see what logs/ contains"), a general statement ("A Cargo.toml
-usually lists the dependencies"), an example, or a sentence saying the data is not available. Grounded: a tool call
-of the turn that read that thing (its arguments name it, or name no target at all, as in RLM code over
-``context``), or contents that the turn's context (the user's message, the objective) or an earlier round of the
-turn already shows (restating the question, quoting a pasted file, quoting an earlier output).
+nothing. :func:`narrated_claims` finds such statements in a reply's prose (English, German, French, Spanish):
+"X contains/returns/prints/lists ...", "X is a file that defines ...", "It contains ..." (the thing named just
+before), "Running X prints ...", "Here's the content of X:", "In X, ...", "There are N files in X", "The build
+target is ..." (answering "tell me the build target of the Makefile"), and a bare block answering "What's in X?".
+Not a claim: a question, a plan or a condition ("I will read config.toml", "Run `ls` to see what logs/
+contains"), a general statement or example ("A Cargo.toml usually lists ...", names the user asked about as a
+kind), what a library function or a command does in general, or a sentence saying the data is not available.
+
+:func:`ungrounded_claims` keeps the claims nothing in the user turn read. Grounded: a tool call of the turn that
+read that thing (its arguments name it; for a file or directory also a call naming no file at all, as RLM code
+over ``context`` does), a thing whose contents the user's message gives (pasted or described: even a misstated
+detail is then not this hook's business), or contents that the context or the history already shows (restating
+the question, quoting an earlier output).
 """
 
 from __future__ import annotations
