@@ -188,3 +188,21 @@ def test_a_bare_block_answering_whats_in_a_file_is_its_contents():
     assert fired("```bash\ngrep -n 'def ' app.py\n```", context=user) == []
     # a block for a request that is not about the file's contents
     assert fired(reply, context="Write a function that reads a file.") == []
+
+
+# Floors measured on this branch (issue 29); a change that loses a caught phantom or adds a false one fails here.
+# turing_eval/turing_heldout: main caught 14/28 and 6/17; the narrated dev split is the set the detector was built on.
+FLOORS = {"turing_eval.jsonl": (18, 1), "turing_heldout.jsonl": (6, 0), "turing_narrated_dev.jsonl": (25, 0)}
+
+
+@pytest.mark.parametrize("name", sorted(FLOORS))
+def test_labelled_sets_keep_their_phantom_figures(name):
+    from rlmlab._paths import PROJECT_ROOT
+    from rlmlab.turing import evaluate, load_eval_cases
+
+    path = PROJECT_ROOT / "data" / name
+    if not path.is_file():
+        pytest.skip(f"{path} is not here (the narrated sets come from branch label)")
+    score = evaluate(load_eval_cases(path), TuringProtocol()).scores["phantom_tool_result"]
+    tp, fp = FLOORS[name]
+    assert score.tp >= tp and score.fp <= fp, (score.tp, score.fp)
