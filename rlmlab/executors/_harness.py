@@ -127,14 +127,15 @@ class NullGuard:
         return []
 
 
-def make_guard(turing: Any, workspace: Workspace, run_id: str) -> Any:
-    """A :class:`rlmlab.turing.TuringGuard` running ``turing`` over the workspace's tools, or a NullGuard."""
+def make_guard(turing: Any, workspace: Workspace, run_id: str, query: str = "") -> Any:
+    """A :class:`rlmlab.turing.TuringGuard` running ``turing`` over the workspace's tools, or a NullGuard.
+    ``query`` is what the model was given to read (a reply restating it narrates nothing invented)."""
     if turing is None:
         return NullGuard()
     from rlmlab.turing import TuringGuard
 
     schemas = {spec.name: spec.schema_for_caps(workspace.caps) for spec in workspace.registry}
-    return TuringGuard(turing, session=run_id, scope="main", tool_schemas=schemas)
+    return TuringGuard(turing, session=run_id, scope="main", tool_schemas=schemas, context=query)
 
 
 def new_run_id(prefix: str = "rlm") -> str:
@@ -346,7 +347,7 @@ def _execute(loop: StepLoop, query: str, context: str | BlobRef, options: RunOpt
                       source_path=env.source_path, started=time.time(), executor=loop.name, decoding=decoding,
                       notes=[note] if note else [])
     run = Run(options, env, query, trace, workspace, recorder, meter, ref, text,
-              make_guard(env.turing, workspace, run_id), traj)
+              make_guard(env.turing, workspace, run_id, query), traj)
     mark, t0 = recorder.mark(), time.perf_counter()
     with dspy_warnings() as dspy_notes:  # DSPy's WARNING lines belong to this run's record, not to stderr
         try:

@@ -42,6 +42,7 @@ EVAL_LINE_SCHEMA: dict[str, Any] = {
             "response": {"type": "string"}, "output": {"type": "string"},
             "tool_calls": {"type": "array", "items": _CALL}}}},
         "objective": {"type": ["string", "null"]},
+        "user": {"type": ["string", "null"]},  # the user's message of the turn (Turn.context)
         "final": {"type": "boolean"},
         "expected": {"type": "array", "items": {"type": "string"}},
     },

@@ -20,8 +20,10 @@ __all__ = ["TuringGuard"]
 
 class TuringGuard:
     def __init__(self, protocol: TuringProtocol, *, session: str = "default", scope: str = "main",
-                 tool_schemas: dict[str, dict[str, Any]] | None = None, objective: str | None = None):
+                 tool_schemas: dict[str, dict[str, Any]] | None = None, objective: str | None = None,
+                 context: str = ""):
         self.protocol, self.session, self.scope, self.objective = protocol, session, scope, objective
+        self.context = context  # the user's query: quoting or restating it is not a phantom result
         self.tool_schemas = dict(tool_schemas or {})
         self.turn_id = "0"
         self.history: list[Step] = []
@@ -34,7 +36,7 @@ class TuringGuard:
     def _turn(self, phase: str, **kw: Any) -> Turn:
         return Turn(phase=phase, scope=self.scope, history=list(self.history), objective=self.objective,
                     session=self.session, turn_id=self.turn_id, tool_schemas=self.tool_schemas,
-                    turn_start=self.turn_start, **kw)
+                    turn_start=self.turn_start, context=self.context, **kw)
 
     def begin_user_turn(self) -> None:
         """A new user turn starts: tool calls of earlier steps no longer count as made in this turn."""

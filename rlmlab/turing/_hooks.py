@@ -110,11 +110,12 @@ BUILTIN_HOOKS: tuple[HookSpec, ...] = (
     HookSpec(
         "phantom_tool_result", "post_inference", ("main",),
         "- **phantom_tool_result**: The assistant presents specific data (file contents, search results, command "
-        "output, listings, counts, line numbers) as already obtained from a tool, but no tool was called.",
+        "output, listings, counts, line numbers) as already obtained from a tool, or states what a named file, "
+        "directory, command output or function contains or returns, but no tool call of this turn read it.",
         "programmatic", "validate_phantom_tool_result",
-        "[TURING CORRECTION] Issue: {reason}\nNo tool was called this turn, so that data was not obtained. Call "
-        "the appropriate tool (for example ctx_find or ctx_slice) and use its real output, or state clearly that "
-        "you do not have the information."),
+        "[TURING CORRECTION] Issue: {reason}\nNo tool was called this turn that read that data, so it was not "
+        "obtained. Call the appropriate tool (for example ctx_find or ctx_slice) and use its real output, or state "
+        "clearly that you do not have the information."),
     HookSpec(
         "empty_promise", "post_inference", ("main",),
         "- **empty_promise**: The assistant commits to performing an action (\"I'll check\", \"Let me look\", "

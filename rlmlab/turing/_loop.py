@@ -47,10 +47,11 @@ class TuringAgentLoop:
         self.protocol, self.step, self.execute = protocol, step, execute
         self.scope, self.session, self.objective = scope, session, objective
         self.tool_schemas, self.max_turns = dict(tool_schemas or {}), max_turns
+        self._context = ""
 
     def _turn(self, phase: str, index: int, history: list[Step], **kw: Any) -> Turn:
         return Turn(phase=phase, scope=self.scope, history=history, objective=self.objective, session=self.session,
-                    turn_id=str(index), tool_schemas=self.tool_schemas, **kw)
+                    turn_id=str(index), tool_schemas=self.tool_schemas, context=self._context, **kw)
 
     def _inject(self, messages: list[dict[str, Any]], correction: str) -> None:
         role = "system" if self.scope == "main" else "user"
@@ -59,6 +60,9 @@ class TuringAgentLoop:
     def run(self, messages: list[dict[str, Any]]) -> LoopResult:
         out = LoopResult(None, messages)
         history: list[Step] = []
+        # What the model was given before this turn's first reply (system, user and earlier tool messages): a
+        # reply quoting it (a pasted file, the question) narrates nothing it invented.
+        self._context = "\n".join(str(m.get("content") or "") for m in messages if m.get("role") != "assistant")
         for index in range(1, self.max_turns + 1):
             out.turns = index
             reply = self.step(messages)

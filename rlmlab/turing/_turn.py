@@ -65,6 +65,9 @@ class Turn:
     turn_id: str = "0"
     tool_schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
     turn_start: int = 0  # index in ``history`` of the first round of the current user turn
+    # What the model was given to read this turn (the user's message, a pasted file, the task's query): a reply
+    # that quotes or restates it narrates nothing it invented (phantom_tool_result's narrated contents).
+    context: str = ""
 
     @property
     def tool_names(self) -> set[str]:
@@ -96,8 +99,9 @@ class Turn:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], **extra: Any) -> "Turn":
-        """A turn from a labelled line. A ``history`` round without ``tool_calls`` gets the calls written in its
-        response: ``TOOL: name({...})`` lines, and calls of known tools in its ```python code."""
+        """A turn from a labelled line (its ``user`` message is the turn's ``context``). A ``history`` round
+        without ``tool_calls`` gets the calls written in its response: ``TOOL: name({...})`` lines, and calls of
+        known tools in its ```python code."""
         calls = [ToolCall(c["name"], dict(c.get("arguments") or {})) for c in d.get("tool_calls") or []]
         known = SUB_SESSION_TOOLS | set(extra.get("tool_schemas") or {}) | {c.name for c in calls}
         history = []
@@ -108,6 +112,7 @@ class Turn:
             history.append(Step(response, h.get("output", ""), made))
         return cls(phase=d["phase"], scope=d.get("scope", "main"), response=d.get("response", ""), tool_calls=calls,
                    history=history, objective=d.get("objective"), final=bool(d.get("final", not calls)),
+                   context=str(d.get("user") or ""),
                    turn_id=str(d.get("id", "0")), **extra)
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlmlab.registry import Registry
+from rlmlab.turing._narrated import NarratedClaim, narrated_claims, narrated_spans, ungrounded_claims
 from rlmlab.turing._turn import SUB_SESSION_TOOLS, Turn
 
 __all__ = ["VALIDATORS", "PATTERN_DETECTORS", "ValidatorContext", "validator", "pattern_detector", "schema_errors",
@@ -114,13 +115,14 @@ _OBTAINED = re.compile(
     r"|\breturned\s+the\s+following\b|\b(?:output|results?)\s*:\s*\n"
     r"|\bhere(?:'s|\s+is|\s+are)\s+(?:a\s+summary\s+of\s+)?(?:the\s+)?(?:list|contents?|output|results?|summary|"
     r"listing|lines?|files?|matches)\b"
-    r"|\b(?:the\s+)?(?:file|directory|folder|repository|repo|log|logs/?|config\S*|\S+\.(?:py|rs|txt|yaml|yml|json|"
-    r"toml|log|cfg|ini)|\S+/)\s+(?:contains|has|lists|shows|includes|holds|enthält|contient)\b"
-    r"|\bline\s+\d+\s+(?:of|in)\s+\S+\s+(?:is|says|reads|contains|has)\b"
+    r"|\b(?:the\s+)?(?:file|directory|folder|repository|repo|log|logs/?|config\S*|\S{1,80}\.(?:py|rs|txt|yaml|yml|json|"
+    r"toml|log|cfg|ini)|\S{1,80}/)\s+(?:contains|has|lists|shows|includes|holds|enthält|contient)\b"
+    r"|\bline\s+\d+\s+(?:of|in)\s+\S{1,80}\s+(?:is|says|reads|contains|has)\b"
     r"|\b(?:is|are)\s+defined\s+in\s+(?:the\s+)?`?[\w/.-]+\.(?:py|rs|js|ts|go)\b"
     r"|\b(?:ast_query|ctx_\w+|grep)\s+(?:found|returned|shows|listed)\b"
     r"|\bich\s+habe\s+\w*\s*(?:gefunden|gelesen|durchsucht|ausgeführt)",
     re.I)
+# (Names above are bounded, \S{1,80}: an unbounded \S+ rescans to the end from every start, 5 s on 10 kB of "a.a.".)
 _SPECIFIC = re.compile(r"\b\d+\b|`[^`]+`|\b\w+\.(?:rs|py|txt|json|toml|md|yaml|log)\b|^\s*[-*]\s+\S", re.M)
 
 
@@ -128,21 +130,44 @@ def _specific_items(text: str) -> list[str]:
     return [m.group(0).strip(" `-*") for m in _SPECIFIC.finditer(text)]
 
 
+def _obtained_claim(response: str, context: str = "") -> str | None:
+    """A claim of data obtained from a tool, outside the sentences that narrate a named thing's contents (those
+    are judged by their own grounding rules, see ``_narrated``)."""
+    prose = list(response)
+    for start, end in narrated_spans(response, context):
+        prose[start:end] = " " * (end - start)
+    text = _prose("".join(prose))
+    claim = _first(_OBTAINED, text)
+    return claim if claim is not None and _specific_items(text) else None
+
+
+def _narration_reason(claim: NarratedClaim) -> str:
+    what = f"{claim.kind} {claim.name}" if claim.name else claim.subject
+    return f"the reply states what the {what} contains (\"{claim.sentence[:160]}\")"
+
+
 @pattern_detector("validate_phantom_tool_result")
 def detect_phantom_tool_result(turn: Turn) -> str | None:
-    prose = _prose(turn.response)
-    claim = _first(_OBTAINED, prose)
-    if claim is None or not _specific_items(prose):
-        return None
-    return f"the reply presents data as obtained from a tool (\"{claim}\")"
+    claims = ungrounded_claims(turn)
+    if claims:
+        return _narration_reason(claims[0])
+    claim = _obtained_claim(turn.response, turn.context)
+    return f"the reply presents data as obtained from a tool (\"{claim}\")" if claim else None
 
 
 @validator("validate_phantom_tool_result")
 def validate_phantom_tool_result(turn: Turn, detection: str | None, ctx: ValidatorContext) -> str | None:
+    if detection is None:
+        return None
+    claims = ungrounded_claims(turn)
+    if claims:  # narrated contents of a thing no call of the turn read and no context or earlier output shows
+        return _narration_reason(claims[0]) + ", but nothing in this turn read it"
+    if narrated_claims(turn.response, turn.context) and _obtained_claim(turn.response, turn.context) is None:
+        return None  # every narrated claim is grounded and nothing else is presented as tool output
     # The seed's Stage 2 read per user turn: a call in any round of the turn may hold the data. (Checking the
     # data against those rounds' outputs instead would be stricter than the seed; it was measured and not
     # taken, see the issue 18 note.)
-    if detection is None or turn.turn_tool_calls:
+    if turn.turn_tool_calls:
         return None
     outputs = "\n".join(step.output for step in turn.turn_steps)
     items = [i for i in _specific_items(_prose(turn.response)) if i]

@@ -1,0 +1,426 @@
+"""Narrated contents: the reply states what a named file, directory, command output or function contains.
+
+Small models answer "What is in config.toml?" with "The config.toml file contains `port = 8080`" having read
+nothing. :func:`narrated_claims` finds such statements in a reply's prose (English, German, French, Spanish):
+"X contains/returns/prints/lists ...", "X is a file that defines ...", "It contains ..." (the thing named just
+before), "Running X prints ...", "Here's the content of X:", "In X, ...", "There are N files in X", "The build
+target is ..." (answering "tell me the build target of the Makefile"), and a bare block answering "What's in X?".
+Not a claim: a question, a plan or a condition ("I will read config.toml", "Run `ls` to see what logs/
+contains"), a general statement or example ("A Cargo.toml usually lists ...", names the user asked about as a
+kind), what a library function or a command does in general, or a sentence saying the data is not available.
+
+:func:`ungrounded_claims` keeps the claims nothing in the user turn read. Grounded: a tool call of the turn that
+read that thing (its arguments name it; for a file or directory also a call naming no file at all, as RLM code
+over ``context`` does), a thing whose contents the user's message gives (pasted or described: even a misstated
+detail is then not this hook's business), or contents that the context or the history already shows (restating
+the question, quoting an earlier output).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass
+
+from rlmlab.turing._turn import Turn
+
+__all__ = ["NarratedClaim", "narrated_claims", "ungrounded_claims", "narrated_spans"]
+
+_EXT = (r"py|rs|txt|md|json|toml|ya?ml|cfg|ini|conf|log|csv|sh|js|ts|go|c|h|cpp|hpp|java|rb|lock|xml|html|env|"
+        r"sql|ipynb|tsv|dat|out|lst")
+# Names are bounded ({0,60}) and possessive where nothing after them can start inside them: on a 10 kB run of
+# "a.a.a..." unbounded ones cost seconds (every start position scans to the end).
+_FILE = (rf"(?:[\w.~-]{{0,60}}+/){{0,8}}+(?:[\w~-][\w.-]{{0,60}}\.(?:{_EXT})\b|"
+         rf"(?<![\w.])\.(?:env|gitignore|dockerignore|[a-z]+rc)\b|\b(?:Makefile|Dockerfile|README|LICENSE|Procfile)\b)")
+_DIR = r"(?:\.{0,2}/)?[\w.-]{1,60}+(?:/[\w.-]{1,60}+){0,8}+/(?![\w/])"
+_FUNC = r"[A-Za-z_][\w.:]{0,60}+\(\)"
+_TICK = r"`[^`\n]{1,80}`"
+_IDENT = r"[A-Za-z_][\w.:-]{0,60}+"
+_KIND = (r"file|directory|folder|dir|repository|repo|module|script|function|method|class|command|program|"
+         r"Datei|Verzeichnis|Ordner|Funktion|Befehl|Methode")
+_THING = rf"(?:{_TICK}|{_FILE}|{_FUNC}|{_DIR})"
+_THING_RX = re.compile(_THING)
+# "the config.yaml file", "`ls -la`", "the parse_config function", "die Datei config.yaml", "le fichier a.txt"
+_SUBJECT = (rf"(?:(?:the|this|that|your|my|die|das|der|dem|den|le|la|les|l'|el|los|las|du|des)\s+)?"
+            rf"(?:(?:{_KIND}|fichier|répertoire|dossier|fonction|commande|archivo|fichero|directorio|carpeta|"
+            rf"función|comando)\s+)?"
+            rf"(?:{_THING}|(?<=\s){_IDENT}(?=\s+(?:{_KIND})\b))"
+            rf"(?:\s+(?:{_KIND}))?")
+_VERBS_EN = (r"contains?|contained|has|had|holds?|held|includes?|included|lists?|listed|shows?|showed|displays?|"
+             r"defines?|defined|declares?|returns?|returned|prints?|printed|outputs?|yields?|gives?|gave|reads?|"
+             r"says|said|stores?|exports?|imports?|provides?|offers?|describes?|mentions?|consists\s+of|"
+             r"looks\s+like|produces?|produced|emits?|"
+             r"is\s+made\s+up\s+of|is\s+composed\s+of|is\s+as\s+follows|are\s+as\s+follows|is\s+(?:a\s+)?list\s+of|"
+             r"is\s+(?:empty|blank)|are\s+empty|sets?|configures?|specifies|calls")
+_VERBS_XX = (r"enthält|enthielt|beinhaltet|listet|zeigt|liefert|gibt|definiert|druckt|"
+             r"contient|contenait|renvoie|retourne|affiche|liste|définit|comprend|"
+             r"contiene|devuelve|retorna|muestra|imprime|incluye|define|tiene")
+_PRONOUN = r"(?:it|this|this\s+(?:file|function|directory|folder|script)|es|il|elle)"
+# After a pronoun only the verbs that state contents ("This gives you ...", "It shows how ..." are too common).
+_VERBS_PRONOUN = (r"contains?|contained|includes?|lists?|holds?|defines?|declares?|returns?|prints?|outputs?|has|"
+                  r"had|reads|says|consists\s+of|stores?|exports?|imports?|enthält|beinhaltet|definiert|contient|"
+                  r"définit|renvoie|retourne|contiene|devuelve|incluye|define")
+_NOT_CONTENTS = r"(?!\s+(?:been|to|no\s+idea|nothing\s+to\s+do)\b)"  # "has been updated", "has to be"
+_NARRATION = re.compile(
+    # "config.toml contains ...", "`cli.py` will return ...", "The function `parse` in `cli.py` returns ..."
+    rf"(?P<subject>{_SUBJECT})(?:\s+(?:in|of|from)\s+{_THING})?\s*,?\s+(?:(?:also|only|currently|now|just|"
+    rf"actually|already|will|auch|nur|aussi|también)\s+)?(?P<verb>{_VERBS_EN}|{_VERBS_XX})\b{_NOT_CONTENTS}"
+    # "The config.toml file is a configuration file that defines ..."
+    rf"|(?P<subject6>{_SUBJECT})\s+(?:is|was)\s+(?:a|an|the)\s+(?:[\w-]+\s+){{0,4}}?(?:that|which)\s+(?:also\s+)?"
+    rf"(?P<verb6>{_VERBS_EN})\b"
+    # "It contains ...", "This function returns ...": the thing named just before (or in the user's message)
+    rf"|^(?P<pronoun>{_PRONOUN})\s+(?:(?:also|only)\s+)?(?P<verb7>{_VERBS_PRONOUN})\b{_NOT_CONTENTS}"
+    # "Running `cargo test` prints ...", "Executing ls shows ..."
+    rf"|(?:running|executing|calling|the\s+output\s+of|the\s+result\s+of)\s+(?P<subject2>{_THING}|{_IDENT}"
+    rf"(?:\s+-{{0,2}}[\w./-]+){{0,3}}?)"
+    rf"(?:\s+(?:command|function))?\s*,?\s+(?P<verb2>{_VERBS_EN}|is|are|was|were|gives|returns)\b"
+    # "Here's the content of config.yaml:", "Here's a sample of your requirements.txt file:"
+    rf"|(?:here(?:'s|\s+is|\s+are)|below\s+(?:is|are)|voici|voilà|hier\s+(?:ist|sind)|aquí\s+(?:está|están|tienes))"
+    rf"\s+(?:a\s+summary\s+of\s+)?(?:the\s+|a\s+|le\s+|la\s+|der\s+|die\s+|el\s+|la\s+)?"
+    rf"(?P<verb3>contents?|content|listing|list\s+of\s+(?:files|functions|entries|lines|tests)|output|"
+    rf"source(?:\s+code)?|code|lines?|text|result|sample|copy|snippet|excerpt|version|preview|contenu|Inhalt|"
+    rf"contenido|liste|lista|Ausgabe|sortie|salida)"
+    rf"\s+(?:of|in|from|for|de|du|des|von|der|des|del)\s+(?P<subject3>{_SUBJECT})"
+    # "There are three files in logs/: ...", "The first line of config.toml is ...", "config.toml's contents are"
+    rf"|\bthere\s+(?:is|are)\s+(?P<verb8>[^.:;]{{1,60}}?)\s+(?:in|inside)\s+(?P<subject8>{_SUBJECT})"
+    rf"|\bthe\s+(?:first|last|second|top|only)\s+(?:\w+\s+)?(?:lines?|entry|entries|function|item)\s+(?:of|in)\s+"
+    rf"(?P<subject9>{_SUBJECT})\s+(?:is|are|reads?|says)\b"
+    rf"|(?P<subject10>{_SUBJECT})'s\s+(?:contents?|output|first\s+line)\s+(?:is|are|includes?|shows?)\b"
+    # "When you run `pytest -q`, you'll see ...": what the run prints (a claim only with specifics, see below)
+    rf"|^when\s+(?:you|I|we)\s+(?:run|execute|call)\s+(?P<subject11>{_THING}|{_IDENT}(?:\s+-{{0,2}}[\w./-]+){{0,3}}?)"
+    rf"\s*,\s*(?:it\s+(?:will\s+)?(?:prints?|shows?|outputs?|returns?|gives?|displays?)|you(?:'ll|\s+will|\s+should)?"
+    rf"\s+(?:see|get))\b"
+    # "The contents of config.yaml are ...", "the output of `ls` is ..."
+    rf"|the\s+(?P<verb4>contents?|content|output|listing|text|source)\s+of\s+(?P<subject4>{_SUBJECT}|"
+    rf"(?:this|that|the)\s+(?:file|directory|folder|function|script))\s+"
+    rf"(?:is|are|was|were|reads?|looks?\s+like|shows?|includes?)\b"
+    # "In the file you'll find:", "In der Datei settings.yaml, the default is ...", "Inside src/ there is ..."
+    rf"|\b(?:in|inside|within|im|dans|en)\s+(?P<subject5>{_SUBJECT}|the\s+(?:{_KIND}))\s*(?:,\s*|\s+(?=there|"
+    rf"you|we|I\b|steht|stehen|befinde|gibt|il\s+y|on\s+trouve|hay|se\s+encuentra))(?P<verb5>\S+)",
+    re.I)
+
+# A plan, condition, question or instruction: "I will read X", "To see what X contains, run cat", "If X contains".
+_INTENT = re.compile(
+    r"\b(?:will|'ll|shall|going\s+to|gonna|let\s+me|let's|want\s+to|need\s+to|would|could|might|may|should|"
+    r"can|if|whether|once|unless|when|whenever|after\s+you|to\s+(?:see|find|check|know|view|list|get|read|learn|"
+    r"confirm|verify|inspect|call|use|run|print|open|look|show|display|test|execute)|next\s+step|try|please|"
+    r"werde|wird|würde|kann|könnte|falls|wenn|ob|vais|va|pourrait|peut|si|voy|va\s+a|puede|podría)\b"
+    r"|\b(?:what|which|how\s+many|welche|ce\s+que|qué|lo\s+que)\s+(?:\S+\s+){0,4}?$", re.I)
+# The same words after the subject of "In config.toml, you can set ..." (the sentence goes on past the match).
+_MODAL_AFTER = re.compile(r"\b(?:you|we|I)\s+(?:can|could|should|might|may|need|will|'ll|would)\b|\bif\b", re.I)
+# The user's own thing, never a general one: "your requirements.txt", "my config.toml".
+_OWN = re.compile(r"\b(?:your|my|our|this\s+project's|dein\w*|ihr\w*|votre|ton|tu|su)\b", re.I)
+# A name introduced as a kind of thing ("a Cargo.toml file", "a sample config.yaml"): later claims about it are
+# general too.
+_GENERIC_INTRO = re.compile(rf"\b(?:a|an|any|every|each|some|typical|sample|example|usual)\s+(?:[\w-]+\s+){{0,2}}?"
+                            rf"(?P<name>{_THING})", re.I)
+_GENERIC_ASK = re.compile(r"\b(?:usually|typically|generally|normally|in\s+general|by\s+default|"
+                          r"üblicherweise|normalerweise|généralement|habituellement|normalmente|generalmente)\b", re.I)
+# Not knowing: "I don't know what X contains", "I haven't read X", "without access to X".
+_UNKNOWN = re.compile(
+    r"\b(?:I|we)\s+(?:do\s+not|don't|cannot|can't|can\s+not|have\s+not|haven't|did\s+not|didn't|am\s+not|'m\s+not|"
+    r"am\s+unable|couldn't|could\s+not)\b|\b(?:no|without)\s+access\b|\bnot\s+(?:available|visible|shown|provided)"
+    r"|\bunable\s+to\b|\bweiß\s+nicht|\bje\s+ne\s+(?:sais|peux)|\bno\s+(?:sé|puedo)", re.I)
+# A general statement or an example, not this user's thing.
+_GENERAL = re.compile(
+    r"\b(?:a|an|any|every|each|most|many|some|such|typical|typically|usually|generally|normally|often|commonly|"
+    r"standard|by\s+default|in\s+general|example|e\.g\.|for\s+instance|sample|hypothetical|imagine|suppose|"
+    r"ein|eine|einer|jede|typischerweise|normalerweise|un|une|chaque|généralement|típicamente|normalmente|"
+    r"usualmente|cada)\b", re.I)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\d])|\n+")
+_TOKEN = re.compile(r"[A-Za-z_][\w.-]*[A-Za-z0-9_]|\d+")
+_STOP = frozenset("the and for are was were this that with from there has have not but all any its into it is "
+                  "of to in on a an as at by be or file files directory folder function command output contains "
+                  "returns lists list which what you your following here".split())
+
+
+@dataclass(frozen=True)
+class NarratedClaim:
+    """One sentence stating what ``subject`` contains; ``content`` is what it says is there."""
+
+    subject: str
+    name: str  # the thing's name as written (``config.yaml``, ``logs/``, ``parse()``, ``ls -la``), or "" if unnamed
+    kind: str  # "file" | "directory" | "function" | "command" | "output" (of unnamed code) | "module" … | "thing"
+    sentence: str
+    content: str
+    start: int  # offset of the sentence in the prose
+
+
+def _prose_blocks(text: str) -> tuple[str, list[tuple[int, int, str]]]:
+    """The reply with fenced code blanked (same offsets), and the fences as (start, end, body)."""
+    fences = [(m.start(), m.end(), m.group(1)) for m in re.finditer(r"```[^\n]*\n?(.*?)(?:```|\Z)", text, re.S)]
+    prose = list(text)
+    for s, e, _ in fences:
+        prose[s:e] = " " * (e - s)
+    return "".join(prose), fences
+
+
+def _sentences(prose: str) -> list[tuple[int, str]]:
+    out, pos = [], 0
+    for m in _SENTENCE.finditer(prose + "\n"):
+        piece = prose[pos:m.start()]
+        if piece.strip():
+            out.append((pos + len(piece) - len(piece.lstrip()), piece.strip()))
+        pos = m.end()
+    return out
+
+
+def _name_of(subject: str) -> tuple[str, str]:
+    """(name, kind) of a subject phrase."""
+    for rx, kind in ((_FILE, "file"), (_DIR, "directory"), (_FUNC, "function")):
+        m = re.search(rx, subject)
+        if m and (kind != "directory" or not re.search(_FILE, subject)):
+            return m.group(0), kind
+    m = re.search(_TICK, subject)
+    if m:
+        name = m.group(0).strip("`")
+        kind = "function" if re.search(r"\bfunction|method|Funktion|fonction|función\b", subject, re.I) else (
+            "command" if " " in name or re.search(r"command|Befehl|commande|comando", subject, re.I) else "thing")
+        return name, kind
+    m = re.search(rf"(?<!\w)({_IDENT})\s+({_KIND})\b", subject, re.I)
+    if m and m.group(1).lower() not in ("the", "this", "that", "your", "my", "a", "an"):
+        return m.group(1), m.group(2).lower()
+    return "", "thing"
+
+
+# Library and built-in names: what they return is general knowledge, not a project's contents.
+_BUILTINS = frozenset("print len open range str int float bool list dict set tuple sorted sum max min map filter input "
+                      "format join split strip replace read write readline readlines append extend keys values items "
+                      "json.loads json.dumps json.load json.dump os.listdir os.path.join os.getcwd println! format! "
+                      "vec! unwrap expect clone collect iter to_string into as_str len() main".split())
+_SPECIFIC = re.compile(r"\d|`|\"|'|\b\w+\.\w{1,4}\b|:\s*$")
+
+
+def _project_thing(name: str, kind: str, subject: str, content: str, context: str, ran: bool) -> bool:
+    """Whether the named thing is the user's (a file, a directory, a function or command they asked about or a
+    command said to have run) rather than a library name or a command described in general."""
+    bare = name.rstrip("()").lower()
+    asked = bool(bare) and re.search(rf"(?<![\w.]){re.escape(bare)}(?![\w])", context, re.I) is not None
+    if kind in ("file", "directory", "output"):
+        return True
+    if kind == "function":
+        return bare not in _BUILTINS and (asked or "(" in name or bool(re.search(r"function|method|Funktion|"
+                                                                                 r"fonction|función", subject, re.I)))
+    if kind == "command":  # "`git log -1` shows the latest commit" describes the command; a run shows specifics
+        return ran or bool(_SPECIFIC.search(content))
+    return asked  # a bare `name`, "the X module": only the thing the user asked about
+
+
+# The user asks for a thing's contents ("What's in X?", "List the functions defined in X", "Was steht in X?").
+_ASKS_CONTENTS = re.compile(
+    r"\bwhat(?:'s|\s+is|\s+are)\s+(?:in|inside)\b|\bcontents?\s+of\b|\blist\s+(?:all\s+)?(?:the\s+)?(?:files|functions|"
+    r"entries|classes|tests)\b|\bwhat\s+does\s+.{1,60}?\s+(?:contain|define|export|list|hold)\b|\bshow\s+me\s+(?:the\s+)?"
+    r"(?:contents?|file|source)\b|\bwas\s+(?:steht|enthält)\b|\bque\s+contient\b|\bqu[ée]\s+(?:contiene|hay\s+en)\b", re.I)
+# A block that proposes a command ("```bash\nls tests/\n```") is a plan, not the thing's contents.
+_COMMAND_LINE = re.compile(r"^\s*(?:\$\s*|(?:ls|cat|find|grep|git|cargo|python3?|pip|npm|make|cd|mkdir|sudo|echo|tree|"
+                           r"head|tail|less|more|type|dir)\b)")
+
+
+def _bare_block(response: str, context: str, asked: list[tuple[str, str]]) -> NarratedClaim | None:
+    """A reply that answers "What's in X?" with nothing but a block (after at most "X:"): the block is presented
+    as X's contents."""
+    if len(asked) != 1 or not _ASKS_CONTENTS.search(context):
+        return None
+    m = re.match(r"\s*(?:(\S{1,80}?)\s*:\s*)?```[^\n]*\n(.*?)(?:```|\Z)", response, re.S)
+    if not m or (m.group(1) and m.group(1).strip("`*").lower() != asked[0][0].lower()):
+        return None
+    body = m.group(2).strip()
+    if not body or _COMMAND_LINE.match(body):
+        return None
+    return NarratedClaim(asked[0][0], asked[0][0], asked[0][1], m.group(0)[:160], body[:500], 0)
+
+
+def narrated_claims(response: str, context: str = "") -> list[NarratedClaim]:
+    """Sentences of the prose that state what a named file, directory, command output or function contains.
+
+    Questions, plans, conditions, general statements, examples and "I don't know" sentences are left out, and so
+    are the list items under a left-out lead-in. "It contains" is about the thing named last before it (or the
+    one the user's ``context`` names). A sentence ending in ``:`` takes the fenced block after it as its content.
+    """
+    return [c for c in _judged(response, context) if c.name != _EXCLUDED]
+
+
+_EXCLUDED = "\0"  # the name of a sentence that narrates but was left out (a plan, a question, a general statement)
+_HEAD = 400  # characters of a sentence searched for a claim
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s")
+
+
+def _things(text: str) -> list[tuple[str, str]]:
+    """(name, kind) of every named thing in ``text``, in order."""
+    if not re.search(r"[./`(]|Makefile|Dockerfile|README|LICENSE|Procfile", text):
+        return []  # most sentences name nothing: skip the full pattern
+    return [_name_of(m.group(0)) for m in _THING_RX.finditer(text)]
+
+
+def _generic_names(text: str) -> set[str]:
+    return {_name_of(m.group("name"))[0].lower() for m in _GENERIC_INTRO.finditer(text)}
+
+
+# "Tell me the build target of the Makefile" asks for a part of a named thing; "The build target is X" answers it.
+_ASKED_PART = re.compile(r"\b(?:tell\s+me|what(?:'s|\s+is|\s+are)|which\s+is|show\s+me|give\s+me|find)\s+the\s+"
+                         r"((?:[\w-]+\s+){0,2}?[\w-]+)\b(?=\s*(?:[.?!,]|$|\s+(?:of|in|from|for|is|are)\b))", re.I)
+
+
+def _answer_rx(context: str) -> re.Pattern[str] | None:
+    """A pattern for a reply sentence that answers the user's question about a part of the thing they named."""
+    heads = {m.group(1).split()[-1].lower() for m in _ASKED_PART.finditer(context)} - {"file", "name", "way", "best"}
+    if not heads:
+        return None
+    return re.compile(rf"^(?:so,?\s+)?(?:the|your)\s+(?:[\w-]+\s+){{0,2}}?(?:{'|'.join(map(re.escape, heads))})"
+                      rf"\s+(?:is|are|was|were)\b", re.I)
+
+
+def _subject_of(m: re.Match[str]) -> str:
+    return next(g for g in (m.group("subject"), m.group("subject6"), m.group("pronoun"), m.group("subject2"),
+                            m.group("subject3"), m.group("subject4"), m.group("subject5"), m.group("subject8"),
+                            m.group("subject9"), m.group("subject10"), m.group("subject11")) if g)
+
+
+@functools.lru_cache(maxsize=64)  # Stage 1 and Stage 2 (and the other patterns) read the same reply
+def _judged(response: str, context: str = "") -> tuple[NarratedClaim, ...]:
+    prose, fences = _prose_blocks(response)
+    asked = [t for t in _things(context) if t[0]]
+    # names the user asked about as a kind ("What does a Cargo.toml file usually contain?") are general
+    generic = _generic_names(context) | {n.lower() for sent in re.split(r"(?<=[.!?])\s+", context)
+                                         if _GENERIC_ASK.search(sent) for n, _ in _things(sent) if n}
+    last = asked[0] if len(asked) == 1 else ("", "thing")
+    answer_rx = _answer_rx(context)
+    claims: list[NarratedClaim] = []
+    lead_left_out = False
+    for start, sentence in _sentences(prose):
+        bullet = bool(_BULLET.match(sentence))
+        if bullet and lead_left_out:
+            claims.append(NarratedClaim("", _EXCLUDED, "", sentence, "", start))
+            continue
+        lead_left_out = False
+        answer = (answer_rx.search(sentence) if answer_rx and asked and not _NARRATION.search(sentence[:_HEAD])
+                  else None)
+        # A claim opens its sentence or sits early in it; searching the first _HEAD characters keeps a 10 kB
+        # sentence (SmolLM2 rambles without a full stop) from costing seconds.
+        for m in [answer] if answer else _NARRATION.finditer(sentence[:_HEAD]):
+            left_out = NarratedClaim(m.group(0), _EXCLUDED, "", sentence, "", start)
+            grp = (lambda _: None) if answer else m.group  # noqa: E731 (an answer match has no named groups)
+            subject = asked[0][0] if answer else _subject_of(m)
+            name, kind = asked[0] if answer else _name_of(subject)
+            if grp("subject11") and kind not in ("file", "function"):
+                name, kind = subject.strip("` "), "command"
+            if not name and not answer and grp("subject2"):
+                if re.match(r"(?i)(?:the|your|my|our|this|that|it)\b", subject):
+                    # "the output of your code is 5": which output is meant shows only in its contents
+                    name, kind = "", "output"
+                else:  # "Running cargo test prints": the command itself
+                    name, kind = subject.strip("` "), "command"
+            if not name and kind != "output":
+                if not (grp("pronoun") or re.search(r"\b(?:the|this|that|die|das|le|el)\s+(?:file|directory|"
+                                                        r"folder|function|script|Datei|Verzeichnis|Ordner)\b",
+                                                        subject, re.I)):
+                    continue  # "the repository has", "the build target is": no named thing
+                name, kind = last
+                if not name:
+                    continue
+            if sentence.rstrip().endswith("?"):
+                claims.append(left_out)
+                break
+            before, after = sentence[:m.start()], sentence[m.end():]
+            own = bool(_OWN.search(subject))
+            if (_INTENT.search(before) or _UNKNOWN.search(sentence) or (grp("subject5") and _MODAL_AFTER.search(
+                    grp("verb5") + " " + after)) or (not own and (_GENERAL.search(before + " " + subject)
+                                                                   or name.lower() in generic))):
+                claims.append(left_out)
+                lead_left_out = sentence.rstrip().endswith(":")
+                break
+            content = (grp("verb5") + " " + after if grp("subject5") else
+                       grp("verb8") + " " + after if grp("subject8") else after).strip(" :.")
+            end = start + len(sentence)
+            if not _TOKEN.search(content) and re.search(r"\b(?:empty|blank)$", m.group(0), re.I):
+                content = "empty"  # "The logs/ directory is empty." says what it holds: nothing
+            if not _TOKEN.search(content):  # "Here's the content of config.yaml:" -> the block or lines that follow
+                nxt = next((body for s, _, body in fences if s >= end - 1 and not prose[end:s].strip()), "")
+                content = (nxt or (prose[end:end + 400] if sentence.rstrip().endswith(":") else "")).strip()
+            if grp("subject6") and kind == "command":
+                continue  # "`grep -c` is a command that prints ...": what the command does, in general
+            if not content or not _project_thing(name, kind, subject, content, context, bool(grp("subject2"))):
+                continue
+            claims.append(NarratedClaim(subject.strip(), name, kind, sentence, content[:500], start))
+            break
+        named = [t for t in _things(sentence) if t[0]]
+        if named:
+            last = named[0]
+        generic |= _generic_names(sentence)
+    bare = _bare_block(response, context, asked)
+    if bare is not None and bare.name.lower() not in generic:
+        claims.insert(0, bare)
+    return tuple(claims)
+
+
+def narrated_spans(response: str, context: str = "") -> list[tuple[int, int]]:
+    """(start, end) in the prose of every sentence that narrates a named thing's contents, as a claim or left out
+    as a plan, question, general statement or admission (phantom_tool_result's other patterns skip them)."""
+    return [(c.start, c.start + len(c.sentence)) for c in _judged(response, context)]
+
+
+def _tokens(text: str) -> list[str]:
+    return [t.lower() for t in _TOKEN.findall(text) if t.lower() not in _STOP]
+
+
+def _shown_in(content: str, pool: str) -> bool:
+    """Most of the stated contents already appear in ``pool`` (the context, the turn's earlier rounds)."""
+    words = _tokens(content)
+    if not words or not pool:
+        return False
+    have = set(_tokens(pool))
+    return sum(w in have for w in words) / len(words) >= 0.75
+
+
+def _named_targets(arguments: dict) -> list[str]:
+    text = json.dumps(arguments, default=str)
+    return re.findall(rf"{_FILE}|{_DIR}", text)
+
+
+def _read_by(claim: NarratedClaim, turn: Turn) -> bool:
+    """A tool call of the turn read the claim's thing: its arguments (or its name) name it; for a file or directory,
+    also a call that names no file or directory at all (RLM code over ``context``); for a function or an unnamed
+    thing, any call (the seed's rule: which file a call read does not tell). "The output of your code" is read by
+    a call of this round only: an earlier round's output is in the history, where its contents are compared."""
+    calls = turn.turn_tool_calls
+    if claim.kind == "output":
+        return bool(turn.tool_calls)
+    if not calls:
+        return False
+    if claim.kind not in ("file", "directory", "command"):
+        return True
+    if claim.kind == "command":  # every word of the command (flags aside) in one call's arguments or name
+        words = [w.rstrip("/").lower() for w in claim.name.split() if not w.startswith("-")]
+        return any(all(w in f"{c.name} {json.dumps(c.arguments, default=str)}".lower() for w in words)
+                   for c in calls)
+    key = claim.name.lower().rstrip("/").rsplit("/", 1)[-1]
+    return any(key in json.dumps(c.arguments, default=str).lower() or not _named_targets(c.arguments)
+               for c in calls)
+
+
+# The user gives a thing's contents: "Here is my config.toml:", "My requirements.txt has flask==3.0.2".
+_PASTED = re.compile(rf"(?:here\s+is|here's|this\s+is|below\s+is|attached\s+is)\s+(?:my|our|the)\s+"
+                     rf"(?P<name>{_THING})|\b(?:my|our)\s+(?P<name2>{_THING})(?:\s+(?:file|directory|folder))?\s+"
+                     rf"(?:has|have|contains?|holds?|lists?|says|reads|looks\s+like|is)\b|(?P<name3>{_THING})\s*:\s*\n",
+                     re.I)
+
+
+def _stated_names(context: str) -> set[str]:
+    """Names whose contents the user's message itself gives (pasted or described): talking about them narrates
+    nothing invented, even when the reply misstates them (accuracy is not this hook's business)."""
+    names = {c.name.lower() for c in narrated_claims(context)}
+    for m in _PASTED.finditer(context):
+        names.add(_name_of(m.group("name") or m.group("name2") or m.group("name3"))[0].lower())
+    return names - {""}
+
+
+def ungrounded_claims(turn: Turn) -> list[NarratedClaim]:
+    """The narrated claims of ``turn.response`` that nothing in the user turn read (see the module doc)."""
+    claims = narrated_claims(turn.response, turn.context)
+    if not claims:
+        return []
+    stated = _stated_names(turn.context)
+    pool = "\n".join([turn.context, turn.objective or ""] + [f"{s.response}\n{s.output}" for s in turn.history])
+    return [c for c in claims if c.name.lower() not in stated and not _read_by(c, turn)
+            and not _shown_in(c.content, pool)]

@@ -1,0 +1,208 @@
+"""phantom_tool_result on narrated contents: a reply that states what a named file, directory, command output or
+function contains, when nothing in the turn read it (issue 29). Replies are in the style SmolLM2 writes."""
+
+import pytest
+
+from rlmlab.turing import AgentReply, Step, ToolCall, TuringAgentLoop, TuringGuard, TuringProtocol, Turn
+
+PHANTOM = ["phantom_tool_result"]
+
+
+def fired(response, calls=(), history=(), context="", turn_start=0):
+    extra = {"context": context} if context else {}
+    turn = Turn("post_inference", response=response, tool_calls=[ToolCall(n, a) for n, a in calls],
+                history=list(history), turn_start=turn_start, **extra)
+    return [h for h in TuringProtocol().run(turn).hooks if h == "phantom_tool_result"]
+
+
+@pytest.mark.parametrize("reply", [
+    "The config.toml file contains the following settings: port = 8080 and host = \"localhost\".",
+    "Here's the content of notes.txt:\n```\n- buy milk\n- call Bob\n```",
+    "Sure! The logs/ directory contains app.log, error.log and access.log.",
+    "Running `ls src/` shows three files: main.rs, lib.rs and utils.rs.",
+    "Running cargo test prints: test result: ok. 12 passed; 0 failed.",
+    "The function parse_config() returns a dictionary with the keys host and port.",
+    "The `load_users` function returns a list of User objects read from users.json.",
+    "In the file todo.txt you'll find:\n```\n07:00 - Add item to todo list\n```",
+    "The output of `git status` is: nothing to commit, working tree clean.",
+    # the same claims in the other languages SmolLM2 answers in
+    "Die Datei config.yaml enthält den Port 8080 und den Host localhost.",
+    "Le fichier notes.txt contient trois tâches : acheter du lait, appeler Bob et payer le loyer.",
+    "El archivo main.py contiene una función llamada run que imprime hola.",
+])
+def test_narrated_contents_with_nothing_read_is_a_phantom(reply):
+    assert fired(reply) == PHANTOM
+
+
+@pytest.mark.parametrize("reply", [
+    # future, intent, a proposed command, a question
+    "To see what the logs/ directory contains, run `ls logs/`.",
+    "Do you want me to check what config.toml contains?",
+    "If config.toml contains a port setting, the server uses it.",
+    # not knowing
+    "I don't know what config.toml contains; I have not read it yet.",
+    # general statements and examples
+    "A Cargo.toml file usually lists the dependencies of a crate.",
+    "For example, a typical config.yaml contains a port and a host.",
+    # no claim about the contents
+    "The file is called main.rs.",
+])
+def test_plans_questions_general_statements_and_names_are_not_phantoms(reply):
+    assert fired(reply) == []
+
+
+def test_restating_the_question_or_quoting_the_context_is_not_a_phantom():
+    question = "Does config.toml contain the line port = 8080?"
+    assert fired("Yes, config.toml contains the line port = 8080.", context=question) == []
+    pasted = "Here is my settings.ini:\n[server]\nport = 8080\nhost = example.org\n"
+    assert fired("The settings.ini file contains a [server] section with port = 8080 and host = example.org.",
+                 context=pasted) == []
+    # the same claim without the pasted file: nothing read it
+    assert fired("The settings.ini file contains a [server] section with port = 8080 and host = example.org.") \
+        == PHANTOM
+
+
+def test_narration_grounded_by_a_call_that_read_that_thing():
+    reply = "The config.toml file contains port = 8080 and workers = 4."
+    assert fired(reply, calls=[("read_file", {"path": "config.toml"})]) == []
+    assert fired(reply, calls=[("read_file", {"path": "conf/config.toml"})]) == []
+    # a call that read another file does not ground what config.toml contains
+    assert fired(reply, calls=[("read_file", {"path": "README.md"})]) == PHANTOM
+    # RLM code over the context handle names no file: it may be the one asked about (the seed's rule)
+    assert fired(reply, calls=[("ctx_find", {"ref": "context", "pattern": "port"})]) == []
+    # an earlier round of the turn read it
+    read = Step("TOOL: read_file({\"path\": \"config.toml\"})", "port = 8080\nworkers = 4\n",
+                [ToolCall("read_file", {"path": "config.toml"})])
+    assert fired(reply, history=[read]) == []
+    # ... or an earlier user turn's output shows the contents (quoting the history's own text)
+    assert fired(reply, history=[read], turn_start=1) == []
+    # an earlier round only listed the file's name: its contents were never shown
+    listed = Step("TOOL: ls({})", "config.toml\nREADME.md\n", [])
+    assert fired(reply, history=[listed]) == PHANTOM
+
+
+def test_command_output_is_grounded_only_by_running_that_command():
+    reply = "Running `cargo test` prints: test result: ok. 12 passed; 0 failed."
+    assert fired(reply, calls=[("run", {"cmd": "cargo test"})]) == []
+    assert fired(reply, calls=[("run", {"cmd": "cargo build"})]) == PHANTOM
+
+
+def test_claims_name_the_thing_and_what_it_is_said_to_hold():
+    from rlmlab.turing._narrated import narrated_claims
+
+    claims = narrated_claims("I'll look. The parse_config function returns a dict with host and port.")
+    assert [(c.name, c.kind) for c in claims] == [("parse_config", "function")]
+    assert "host and port" in claims[0].content
+    [fenced] = narrated_claims("Here's the content of notes.txt:\n```\nbuy milk\n```")
+    assert (fenced.name, fenced.content) == ("notes.txt", "buy milk")
+
+
+def test_agent_loop_and_guard_pass_the_users_text_as_context():
+    pasted = [{"role": "user", "content": "My .env holds API_URL=https://example.org and DEBUG=1. What is in it?"}]
+    replies = iter([AgentReply("The .env file contains API_URL=https://example.org and DEBUG=1.")])
+    loop = TuringAgentLoop(TuringProtocol(), step=lambda messages: next(replies), execute=lambda call: "")
+    out = loop.run(pasted)
+    assert out.corrections == [] and out.final.startswith("The .env file")
+    guard = TuringGuard(TuringProtocol(), context="List the functions of db.py: open_connection, close_connection")
+    said = "The db.py file contains open_connection and close_connection."
+    assert guard.post_inference(said, "", []).hooks == []
+    assert TuringGuard(TuringProtocol()).post_inference(said, "", []).hooks == PHANTOM
+
+
+@pytest.mark.parametrize("user, reply", [
+    # "It contains ..." after the sentence that named the file
+    ("What does config.toml contain?",
+     "The config.toml file is a configuration file for the app. It contains a list of environment variables."),
+    # a relative clause
+    ("What does config.toml contain?", "The config.toml file is a file that defines the database URL and the port."),
+    # "this file", resolved to the file the user asked about
+    ("Show me the contents of src/main.rs.", "The contents of this file are a single function main that prints hi."),
+    # "In FILE, <statement>" (mixed German and English, as SmolLM2 writes it)
+    ("Was steht in der Datei settings.yaml?", "In der Datei settings.yaml, the default behavior is to load app.rb."),
+    # a "sample" of the user's own file is still their file
+    ("What's in requirements.txt?", "Here's a sample of your requirements.txt file:\n\nflask==2.0\nrequests\n"),
+    # the answer to "tell me the X of FILE"
+    ("Please look at the Makefile and tell me the build target.", "The build target is `release`, built with -O2."),
+    # "will return" about a named file
+    ("What does cli.py return?", "So, in your case, `cli.py` will return a tuple of the first 5 arguments."),
+])
+def test_narration_phrased_around_the_name_is_a_phantom(user, reply):
+    assert fired(reply, context=user) == PHANTOM
+
+
+@pytest.mark.parametrize("user, reply", [
+    # the user asked about the kind of file: the answer is general
+    ("What does a Cargo.toml file usually contain?",
+     "The Cargo.toml file contains the package name, the version and the dependencies."),
+    # a name introduced as an example earlier in the reply
+    ("How is a Rust crate configured?",
+     "Here is a sample Cargo.toml file for a crate. The Cargo.toml file defines the name and version."),
+    # list items under a general lead-in
+    ("What does a Cargo.toml file usually contain?",
+     "A Cargo.toml file contains the following information:\n- `package.toml` specifies the name\n"
+     "- `deps.toml` specifies the dependencies"),
+    # the user described the file: talking about it (even wrongly) invents nothing
+    ("My requirements.txt has flask==3.0.2 and pytest. Is flask pinned?",
+     "The requirements.txt file contains flask 3.0.1, so it is pinned."),
+    ("Here is my config.toml:\n```toml\nport = 8080\n```\nWhich port?",
+     "The config.toml file sets the port to 3306."),
+    # library functions and commands described in general
+    ("How do I parse JSON?", "The function json.loads() returns a dict or a list."),
+    ("What does the ls command do?", "The `ls -l` command lists the files of a directory with their sizes."),
+    ("What does `grep -c` print?", "`grep -c` is a command that prints the count of lines matching `c`."),
+    ("What does the ls command do?", "The ls command is a Unix command that lists all files in a directory. It "
+                                     "lists the contents of the directory."),
+    # what a proposed step will do
+    ("List the files in tests/.", "List them with:\n```bash\nls tests/\n```\nThis will list the files in tests/."),
+])
+def test_general_described_and_proposed_contents_are_not_phantoms(user, reply):
+    assert fired(reply, context=user) == []
+
+
+@pytest.mark.parametrize("reply", [
+    "The logs/ directory is empty.",
+    "There are three files in the logs/ directory: app.log, error.log and access.log.",
+    "The first line of config.toml is `[server]`.",
+    "Voici le contenu de notes.txt : acheter du lait, appeler Bob.",
+    "Hier ist der Inhalt von config.yaml: port 8080.",
+    "requirements.txt is a list of packages: flask, requests and pytest.",
+])
+def test_other_phrasings_of_contents(reply):
+    assert fired(reply) == PHANTOM
+
+
+def test_when_you_run_it_narrates_the_output_only_with_specifics():
+    user = "What does `pytest -q` print in this repo?"
+    assert fired("When you run `pytest -q`, you'll see `3 passed, 1 failed in 0.2s`.", context=user) == PHANTOM
+    assert fired("When you run `git log -1`, it will show you the most recent commit.",
+                 context="What does `git log -1` show?") == []
+
+
+def test_a_bare_block_answering_whats_in_a_file_is_its_contents():
+    user = "List the functions defined in app.py."
+    reply = "```python\ndef read_file(path):\n    return open(path).read()\n```"
+    assert fired(reply, context=user) == PHANTOM
+    assert fired("app.py:\n" + reply, context=user) == PHANTOM
+    assert fired(reply, context=user, calls=[("read_file", {"path": "app.py"})]) == []
+    # a proposed command is a plan
+    assert fired("```bash\ngrep -n 'def ' app.py\n```", context=user) == []
+    # a block for a request that is not about the file's contents
+    assert fired(reply, context="Write a function that reads a file.") == []
+
+
+# Floors measured on this branch (issue 29); a change that loses a caught phantom or adds a false one fails here.
+# turing_eval/turing_heldout: main caught 14/28 and 6/17; the narrated dev split is the set the detector was built on.
+FLOORS = {"turing_eval.jsonl": (18, 1), "turing_heldout.jsonl": (6, 0), "turing_narrated_dev.jsonl": (25, 0)}
+
+
+@pytest.mark.parametrize("name", sorted(FLOORS))
+def test_labelled_sets_keep_their_phantom_figures(name):
+    from rlmlab._paths import PROJECT_ROOT
+    from rlmlab.turing import evaluate, load_eval_cases
+
+    path = PROJECT_ROOT / "data" / name
+    if not path.is_file():
+        pytest.skip(f"{path} is not here (the narrated sets come from branch label)")
+    score = evaluate(load_eval_cases(path), TuringProtocol()).scores["phantom_tool_result"]
+    tp, fp = FLOORS[name]
+    assert score.tp >= tp and score.fp <= fp, (score.tp, score.fp)
