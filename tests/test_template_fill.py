@@ -64,6 +64,24 @@ def test_the_check_only_narrows_never_empties_and_leaves_other_code_alone():
     assert sparql_strings("not python (") == []
 
 
+def test_a_query_is_checked_once_per_graph(monkeypatch):
+    import rlmlab.executors._sparql_fill as fill
+
+    calls = []
+    real = fill.run_bounded
+    monkeypatch.setattr(fill, "run_bounded", lambda fn, graph, queries, **kw: calls.append(list(queries)) or
+                        real(fn, graph, queries, **kw))
+    import rdflib
+
+    graph = rdflib.Graph().parse(PROV_TTL)  # fresh: load_ontology's cached graph may have been checked already
+    fillings = _fillings(template_rule(VALUE, query_slots(INVERSE)))
+    first = sparql_keeper(graph)(sorted(fillings))
+    assert sparql_keeper(graph)(sorted(fillings)) == first and len(first) == 1  # a later step: no new child
+    assert len(calls) == 1 and len(calls[0]) == 2
+    other = rdflib.Graph().parse(PROV_TTL)  # another graph object is checked on its own
+    assert sparql_keeper(other)(sorted(fillings)) == first and len(calls) == 2
+
+
 class _Run:
     """What run_step_grammar reads of a running executor: its workspace, options, records, query and context."""
 

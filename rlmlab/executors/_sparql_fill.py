@@ -6,6 +6,8 @@ lets a small model pick either; only one of them matches a triple of the graph. 
 vocabulary here (as the oracles are for code): :func:`sparql_keeper` runs every filling's SELECT once, in one
 bounded child process, and keeps those with at least one row. When none has a row, or the check fails or runs out
 of time, every filling stays: an empty answer may be the right one, and the check only ever narrows a choice.
+A query's answer is remembered per graph (the ontology is only read), so a task's later steps and the next tasks
+over the same graph do not fork again for the same fillings.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import ast
 import itertools
 import logging
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +28,16 @@ _SECONDS = 5.0  # for every filling of one template together
 _MEMORY_MB = 512
 _MAX_FILLINGS = 64  # more are kept unchecked
 _log = logging.getLogger("rlmlab.executors")
+_ROWS: dict[int, dict[str, bool]] = {}  # id(graph) -> SELECT text -> has a row; dropped with the graph
+
+
+def _known(graph: Any) -> dict[str, bool]:
+    """The remembered answers for ``graph`` (by identity: rdflib hashes a graph by its name, not its triples)."""
+    key = id(graph)
+    if key not in _ROWS:
+        _ROWS[key] = {}
+        weakref.finalize(graph, _ROWS.pop, key, None)
+    return _ROWS[key]
 
 
 def sparql_strings(code: str) -> list[str]:
@@ -37,17 +50,14 @@ def sparql_strings(code: str) -> list[str]:
             and n.value.lstrip().upper().startswith("SELECT")]
 
 
-def _with_rows(graph: Any, queries: list[list[str]]) -> list[bool]:
-    """Per filling: every one of its SELECT queries has at least one row (a query that fails has none)."""
+def _with_rows(graph: Any, queries: list[str]) -> list[bool]:
+    """Per query: whether it has at least one row (a query that fails has none)."""
     out = []
-    for qs in queries:
-        ok = bool(qs)
-        for q in qs:
-            try:
-                ok = ok and any(True for _ in itertools.islice(iter(graph.query(q)), 1))
-            except Exception:  # a parse error or an unknown prefix: no rows
-                ok = False
-        out.append(ok)
+    for q in queries:
+        try:
+            out.append(any(True for _ in itertools.islice(iter(graph.query(q)), 1)))
+        except Exception:  # a parse error or an unknown prefix: no rows
+            out.append(False)
     return out
 
 
@@ -59,15 +69,19 @@ def sparql_keeper(graph: Any) -> Callable[[list[str]], list[str]]:
         queries = [sparql_strings(f) for f in fillings[:_MAX_FILLINGS]]
         if not any(queries):
             return fillings
-        import rdflib.plugins.sparql  # noqa: F401 - the SPARQL parser loads once here, not in every child
+        known = _known(graph)
+        new = list(dict.fromkeys(q for qs in queries for q in qs if q not in known))
+        if new:
+            import rdflib.plugins.sparql  # noqa: F401 - the SPARQL parser loads once here, not in every child
 
-        try:
-            rows = run_bounded(_with_rows, graph, queries, seconds=_SECONDS, memory_mb=_MEMORY_MB,
-                               what="template check")
-        except (ToolError, RuntimeError) as exc:
-            _log.info("SPARQL template check skipped: %s", exc)
-            return fillings
-        kept = [f for f, ok in zip(fillings, rows) if ok] + fillings[_MAX_FILLINGS:]
-        return kept or fillings
+            try:
+                rows = run_bounded(_with_rows, graph, new, seconds=_SECONDS, memory_mb=_MEMORY_MB,
+                                   what="template check")
+            except (ToolError, RuntimeError) as exc:
+                _log.info("SPARQL template check skipped: %s", exc)
+                return fillings
+            known.update(zip(new, rows))
+        kept = [f for f, qs in zip(fillings, queries) if qs and all(known[q] for q in qs)]
+        return (kept + fillings[_MAX_FILLINGS:]) or fillings
 
     return keep

@@ -16,8 +16,7 @@ __all__ = ["template_rule", "number_uses"]
 _SLOT = re.compile(r"\{\{(\w+)(?::(\w+))?\}\}")
 
 
-# -- the query's words, for slots and literals: rlmlab.memory reads them (query_slots), so retrieval's query
-# shapes (query_shape) and the grammar's slots are one definition.
+# The candidates come from rlmlab.memory's query_slots, so retrieval's query shapes and the slots are one definition.
 
 def _in_string(template: str, pos: int) -> bool:
     """Whether ``pos`` is inside a string literal of the template's line (an odd number of quotes before it)."""

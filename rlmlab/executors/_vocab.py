@@ -19,6 +19,8 @@ from functools import lru_cache
 from collections.abc import Sequence
 from typing import Any
 
+from rlmlab.executors._gbnf import _lit
+
 __all__ = ["argument_vocabularies", "ts_query_rules", "sparql_rules", "rust_node_kinds", "ontology_terms",
            "CAPTURES", "SPARQL_VARS"]
 
@@ -27,10 +29,6 @@ SPARQL_VARS = ("x", "y", "z", "c", "p", "label", "d", "r")
 _SPARQL_BASICS = ("rdfs:label", "rdfs:comment", "rdfs:subClassOf", "rdfs:subPropertyOf", "rdfs:domain",
                   "rdfs:range", "rdf:type", "owl:inverseOf", "owl:Class", "owl:ObjectProperty",
                   "owl:DatatypeProperty", "skos:definition", "skos:prefLabel", "skos:broader", "skos:narrower")
-
-
-def _lit(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _alt(options: list[str]) -> str:
