@@ -140,3 +140,17 @@ def test_llama_cpp_reports_prefill_decode_and_the_prefix_it_reused():
     assert t.prefill_tokens < out.input_tokens - 60
     assert 1 <= t.decode_tokens <= out.output_tokens and t.prefill_ms > 0 and t.decode_ms > 0
     assert t.prefill_ms + t.decode_ms <= t.engine_ms
+
+    # benchmarks/speed.py's floor replays these very counts in llama.cpp alone, at the call's depth.
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("speed_bench", Path(__file__).parents[1] / "benchmarks" / "speed.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    timing = dataclasses.asdict(t)
+    floors = bench.replay_floor(engine, [[timing], [timing, None], [dict(timing, cached_tokens=0)]])
+    assert floors[0] > 0 and floors[1] is None and floors[2] > 0
+    assert engine.llm.n_tokens == 0  # the replay leaves no filler in the KV cache for the engine's next call
+    again = engine.generate([system, {"role": "user", "content": "What is 30 + 12?"}], config)
+    assert again.timing.cached_tokens == 0 and again.text.strip()  # nothing taken from the filler as if cached
