@@ -56,7 +56,7 @@ _VERBS_EN = (r"contains?|contained|has|had|holds?|held|includes?|included|lists?
 _VERBS_XX = (r"enthält|enthielt|beinhaltet|listet|zeigt|liefert|gibt|definiert|druckt|"
              r"contient|contenait|renvoie|retourne|affiche|liste|définit|comprend|"
              r"contiene|devuelve|retorna|muestra|imprime|incluye|define|tiene")
-_PRONOUN = r"(?:it|this|this\s+(?:file|function|directory|folder|script)|es|il|elle)"
+_PRONOUN = r"(?:it|this|(?:this|the)\s+(?:file|function|directory|folder|script|module|class|method)|es|il|elle)"
 # After a pronoun only the verbs that state contents ("This gives you ...", "It shows how ..." are too common).
 _VERBS_PRONOUN = (r"contains?|contained|includes?|lists?|holds?|defines?|declares?|returns?|prints?|outputs?|has|"
                   r"had|reads|says|consists\s+of|stores?|exports?|imports?|enthält|beinhaltet|definiert|contient|"
@@ -74,10 +74,12 @@ _NARRATION = re.compile(
     # "Running `cargo test` prints ...", "Executing ls shows ..."
     rf"|(?:running|executing|calling|the\s+output\s+of|the\s+result\s+of)\s+(?P<subject2>{_THING}|{_IDENT}"
     rf"(?:\s+-{{0,2}}[\w./-]+){{0,3}}?)"
-    rf"(?:\s+(?:command|function))?\s*,?\s+(?P<verb2>{_VERBS_EN}|is|are|was|were|gives|returns)\b"
+    rf"(?:\s+(?:command|function))?\s*,?\s+(?:will\s+)?(?:(?:typically|usually|likely|probably|normally)\s+)?"
+    rf"(?P<verb2>{_VERBS_EN}|is|are|was|were|be|gives|returns)\b"
     # "Here's the content of config.yaml:", "Here's a sample of your requirements.txt file:"
     rf"|(?:here(?:'s|\s+is|\s+are)|below\s+(?:is|are)|voici|voilà|hier\s+(?:ist|sind)|aquí\s+(?:está|están|tienes))"
     rf"\s+(?:a\s+summary\s+of\s+)?(?:the\s+|a\s+|le\s+|la\s+|der\s+|die\s+|el\s+|la\s+)?"
+    rf"(?:(?:full|complete|entire|whole|first|current)\s+)?"
     rf"(?P<verb3>contents?|content|listing|list\s+of\s+(?:files|functions|entries|lines|tests)|output|"
     rf"source(?:\s+code)?|code|lines?|text|result|sample|copy|snippet|excerpt|version|preview|contenu|Inhalt|"
     rf"contenido|liste|lista|Ausgabe|sortie|salida)"
@@ -88,13 +90,14 @@ _NARRATION = re.compile(
     rf"(?P<subject9>{_SUBJECT})\s+(?:is|are|reads?|says)\b"
     rf"|(?P<subject10>{_SUBJECT})'s\s+(?:contents?|output|first\s+line)\s+(?:is|are|includes?|shows?)\b"
     # "When you run `pytest -q`, you'll see ...": what the run prints (a claim only with specifics, see below)
-    rf"|^when\s+(?:you|I|we)\s+(?:run|execute|call)\s+(?P<subject11>{_THING}|{_IDENT}(?:\s+-{{0,2}}[\w./-]+){{0,3}}?)"
+    rf"|^when\s+(?:(?:you|I|we)\s+(?:run|execute|call)|running|executing|calling)\s+(?P<subject11>{_THING}|{_IDENT}(?:\s+-{{0,2}}[\w./-]+){{0,3}}?)"
     rf"\s*,\s*(?:it\s+(?:will\s+)?(?:prints?|shows?|outputs?|returns?|gives?|displays?)|you(?:'ll|\s+will|\s+should)?"
     rf"\s+(?:see|get))\b"
     # "The contents of config.yaml are ...", "the output of `ls` is ..."
     rf"|the\s+(?P<verb4>contents?|content|output|listing|text|source)\s+of\s+(?P<subject4>{_SUBJECT}|"
     rf"(?:this|that|the)\s+(?:file|directory|folder|function|script))\s+"
-    rf"(?:is|are|was|were|reads?|looks?\s+like|shows?|includes?)\b"
+    rf"(?:will\s+)?(?:(?:typically|usually|likely|probably|normally)\s+)?"
+    rf"(?:is|are|was|were|be|reads?|looks?\s+like|shows?|includes?)\b"
     # "In the file you'll find:", "In der Datei settings.yaml, the default is ...", "Inside src/ there is ..."
     rf"|\b(?:in|inside|within|im|dans|en)\s+(?P<subject5>{_SUBJECT}|the\s+(?:{_KIND}))\s*(?:,\s*|\s+(?=there|"
     rf"you|we|I\b|steht|stehen|befinde|gibt|il\s+y|on\s+trouve|hay|se\s+encuentra))(?P<verb5>\S+)",
@@ -190,6 +193,10 @@ _BUILTINS = frozenset("print len open range str int float bool list dict set tup
                       "json.loads json.dumps json.load json.dump os.listdir os.path.join os.getcwd println! format! "
                       "vec! unwrap expect clone collect iter to_string into as_str len() main".split())
 _SPECIFIC = re.compile(r"\d|`|\"|'|\b\w+\.\w{1,4}\b|:\s*$")
+# What a command prints, stated as output: a number, a quoted string, a block or lines after a colon. A backticked
+# name alone ("prints a message that includes a `test-configuration` variable") describes the command in general.
+_OUTPUT = re.compile(r"\d|\"[^\"]{2,}\"|'[^'\s][^']{1,}'|`[^`]*[\s=:/][^`]*`|\n|:\s*$")
+_PLACEHOLDER = re.compile(r"(?i)(?:the\s+)?following(?:\s+[\w-]+){0,2}$|as\s+follows$")
 
 
 def _project_thing(name: str, kind: str, subject: str, content: str, context: str, ran: bool) -> bool:
@@ -203,7 +210,7 @@ def _project_thing(name: str, kind: str, subject: str, content: str, context: st
         return bare not in _BUILTINS and (asked or "(" in name or bool(re.search(r"function|method|Funktion|"
                                                                                  r"fonction|función", subject, re.I)))
     if kind == "command":  # "`git log -1` shows the latest commit" describes the command; a run shows specifics
-        return ran or bool(_SPECIFIC.search(content))
+        return ran or bool(_OUTPUT.search(content))
     return asked  # a bare `name`, "the X module": only the thing the user asked about
 
 
@@ -335,11 +342,18 @@ def _judged(response: str, context: str = "") -> tuple[NarratedClaim, ...]:
             end = start + len(sentence)
             if not _TOKEN.search(content) and re.search(r"\b(?:empty|blank)$", m.group(0), re.I):
                 content = "empty"  # "The logs/ directory is empty." says what it holds: nothing
-            if not _TOKEN.search(content):  # "Here's the content of config.yaml:" -> the block or lines that follow
+            if not _TOKEN.search(content) or _PLACEHOLDER.match(content):
+                # "Here's the content of config.yaml:", "it prints the following:" -> the block or lines that follow
                 nxt = next((body for s, _, body in fences if s >= end - 1 and not prose[end:s].strip()), "")
                 content = (nxt or (prose[end:end + 400] if sentence.rstrip().endswith(":") else "")).strip()
-            if grp("subject6") and kind == "command":
-                continue  # "`grep -c` is a command that prints ...": what the command does, in general
+            if grp("subject6") and not own:
+                # "Package.json is a JSON file that defines ...", "`grep -c` is a command that prints ...": a
+                # definition of the kind; what this project's one holds comes in the sentences after it
+                claims.append(left_out)
+                break
+            if (grp("pronoun") or grp("subject11")) and kind in ("command", "thing") and not _SPECIFIC.search(
+                    content + (":" if sentence.rstrip().endswith(":") else "")):
+                continue  # "It lists the files in the current directory": what a command does, no output shown
             if not content or not _project_thing(name, kind, subject, content, context, bool(grp("subject2"))):
                 continue
             claims.append(NarratedClaim(subject.strip(), name, kind, sentence, content[:500], start))
@@ -351,6 +365,11 @@ def _judged(response: str, context: str = "") -> tuple[NarratedClaim, ...]:
     bare = _bare_block(response, context, asked)
     if bare is not None and bare.name.lower() not in generic:
         claims.insert(0, bare)
+    from rlmlab.turing._answers import answer_claims  # it builds on this module's patterns
+
+    taken = {c.start for c in claims if c.name != _EXCLUDED}
+    claims += [c for c in answer_claims(response, context, taken) if c.name.lower() not in generic
+               and not (c.start == 0 and bare is not None)]
     return tuple(claims)
 
 
@@ -406,10 +425,20 @@ _PASTED = re.compile(rf"(?:here\s+is|here's|this\s+is|below\s+is|attached\s+is)\
                      re.I)
 
 
+_ASKING = re.compile(r"\?\s*$|^\s*(?:please\s+)?(?:read|tell|show|list|open|check|look|print|give|find|zeig|lies|"
+                     r"montre|lis|muestra|lee|what|which|how|can\s+you|could\s+you)\b", re.I)
+
+
 def _stated_names(context: str) -> set[str]:
     """Names whose contents the user's message itself gives (pasted or described): talking about them narrates
     nothing invented, even when the reply misstates them (accuracy is not this hook's business)."""
-    names = {c.name.lower() for c in narrated_claims(context)}
+    # Only statements give contents: "What does my .bashrc contain?" and "Read X and tell me what it defines" ask.
+    lines = context.split("\n")
+    names = {n.lower() for i, line in enumerate(lines[:-1]) if lines[i + 1].lstrip().startswith("```")
+             for n in [t[0] for t in _things(line)] + re.findall(r"^\s*`?([A-Za-z_]\w*)`?\s+(?:in|is|from)\b", line)}
+    context = "\n".join(sent for line in lines for sent in re.split(r"(?<=[.!?])\s+(?=[A-Z`])", line)
+                        if not _ASKING.search(sent))
+    names |= {c.name.lower() for c in narrated_claims(context)}
     for m in _PASTED.finditer(context):
         names.add(_name_of(m.group("name") or m.group("name2") or m.group("name3"))[0].lower())
     return names - {""}
