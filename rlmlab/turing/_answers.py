@@ -49,6 +49,7 @@ _PARTS_OF = re.compile(r"(?i)^(?:so,?\s+)?the\s+(?:[\w-]+\s+)?(?:files?|contents
 _ASKS_FOR_CONTENTS = re.compile(r"\b(?:contains?|contents?|what(?:'s|\s+is|\s+are)\s+(?:in|on)|show|lines?|list|"
                                 r"prints?|output|returns?|Inhalt|zeig|enthält|steht|contient|renvoie|contiene)\b",
                                 re.I)
+_ASKS_OUTPUT = re.compile(r"\b(?:print|prints|printed|output|show|shows|display|return|returns|list)\b", re.I)
 _CONTENT_VERB = re.compile(r"\b(?:returns?|returned|prints?|printed|outputs?|yields?|contains?|holds?|raises?|"
                            r"gives?\s+back|renvoie|retourne|devuelve|liefert|gibt\s+\w+\s+zurück)\b", re.I)
 _PARTS = re.compile(r"\b(?:contents?|files?|output|lines?|services|entries|functions|dependencies|messages|"
@@ -93,9 +94,10 @@ def _block_after(prose: str, fences: list[tuple[int, int, str]], end: int, respo
         tail.startswith("\n") else ""
 
 
-def answer_claims(response: str, context: str, taken: set[int]) -> list[NarratedClaim]:
-    """Claims in the three shapes of the module doc about the thing the user asked about; ``taken`` holds the
-    offsets of sentences already judged (claims or left out), which are not read again."""
+def answer_claims(response: str, context: str, taken: set[int], left_out: set[int]) -> list[NarratedClaim]:
+    """Claims in the three shapes of the module doc about the thing the user asked about. ``taken`` holds the
+    offsets of sentences already found as claims, ``left_out`` those left out as a plan, question or general
+    statement; a function's sentence is read again ("In utils.py, the function f is defined, which returns ...")."""
     asked = asked_things(context)
     if not asked:
         return []
@@ -110,6 +112,8 @@ def answer_claims(response: str, context: str, taken: set[int]) -> list[Narrated
         if start in taken or sentence.rstrip().endswith("?") or _UNKNOWN.search(sentence):
             continue
         if sentence.rstrip().endswith(":"):  # a lead-in: its block or lines are the thing's contents
+            if start in left_out or (kind in ("command", "thing") and not _ASKS_OUTPUT.search(context)):
+                continue  # "Some key features of the `ls` command are:" answers what a command does
             body = _block_after(prose, fences, start + len(sentence), response)
             refers = mention or _PARTS.search(sentence) or (named_here and re.match(r"(?i)(?:they|it|these|this)\b",
                                                                                     sentence))
@@ -118,7 +122,8 @@ def answer_claims(response: str, context: str, taken: set[int]) -> list[Narrated
                 claims.append(NarratedClaim(sentence, name, kind, sentence, body.strip()[:500], start))
             continue
         parts = mention and _PARTS_OF.search(sentence[:mention.start()])
-        if parts and re.match(r"\s*(?:is|are|include|includes|contain)\b", sentence[mention.end():]) and not \
+        if parts and re.match(r"/?\s*(?:(?:folder|directory|dir|file|module)\s+)?(?:is|are|include|includes|contain)\b",
+                              sentence[mention.end():]) and not \
                 _PLAN.search(sentence) and not _KIND_TALK.search(sentence):
             claims.append(NarratedClaim(sentence, name, kind, sentence, sentence[mention.end():][:500], start))
             continue  # "The files in the src/ folder are ...", "The services of docker-compose.yml are ..."

@@ -368,7 +368,7 @@ def _judged(response: str, context: str = "") -> tuple[NarratedClaim, ...]:
     from rlmlab.turing._answers import answer_claims  # it builds on this module's patterns
 
     taken = {c.start for c in claims if c.name != _EXCLUDED}
-    claims += [c for c in answer_claims(response, context, taken) if c.name.lower() not in generic
+    claims += [c for c in answer_claims(response, context, taken, {c.start for c in claims} - taken) if c.name.lower() not in generic
                and not (c.start == 0 and bare is not None)]
     return tuple(claims)
 
@@ -383,9 +383,11 @@ def _tokens(text: str) -> list[str]:
     return [t.lower() for t in _TOKEN.findall(text) if t.lower() not in _STOP]
 
 
-def _shown_in(content: str, pool: str) -> bool:
-    """Most of the stated contents already appear in ``pool`` (the context, the turn's earlier rounds)."""
-    words = _tokens(content)
+def _shown_in(content: str, pool: str, name: str = "") -> bool:
+    """Most of the stated contents already appear in ``pool`` (the context, the turn's earlier rounds). The thing's
+    own name does not count: "- tests/" repeated as the listing of tests/ shows nothing the question held."""
+    own = set(_tokens(name.replace("/", " ")))
+    words = [w for w in _tokens(content) if w not in own]
     if not words or not pool:
         return False
     have = set(_tokens(pool))
@@ -452,4 +454,4 @@ def ungrounded_claims(turn: Turn) -> list[NarratedClaim]:
     stated = _stated_names(turn.context)
     pool = "\n".join([turn.context, turn.objective or ""] + [f"{s.response}\n{s.output}" for s in turn.history])
     return [c for c in claims if c.name.lower() not in stated and not _read_by(c, turn)
-            and not _shown_in(c.content, pool)]
+            and not _shown_in(c.content, pool, c.name)]
