@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from rlmlab.turing._narrated import (_COMMAND_LINE, _GENERAL, _IDENT, _UNKNOWN, NarratedClaim,
+from rlmlab.turing._narrated import (_BUILTINS, _COMMAND_LINE, _GENERAL, _generic_names, _IDENT, _UNKNOWN, NarratedClaim,
                                      _prose_blocks, _sentences, _things)
 
 __all__ = ["asked_things", "answer_claims"]
@@ -33,8 +33,8 @@ _NAMED_KIND = re.compile(
 _NOT_NAMES = frozenset("the a an this that my your our in of to is and named called which".split())
 # The user asks about something of their project; not a kind ("a Makefile usually"), an example or advice.
 _REQUEST = re.compile(r"\?|\b(?:show|tell|list|read|open|print|give|zeig|liste|montre|muestra|dime)\b", re.I)
-_NOT_SPECIFIC = re.compile(r"\b(?:a|an|any|every|usually|typically|generally|normally|in\s+general|example|sample|"
-                           r"write|create|generate|should|good\s+name|normalerweise|einer?|üblicherweise|"
+_NOT_SPECIFIC = re.compile(r"\b(?:any|every|usually|typically|generally|normally|in\s+general|example|sample|"
+                           r"write|create|generate|should|good\s+name|normalerweise|üblicherweise|"
                            r"généralement|exemple)\b", re.I)
 _PLAN = re.compile(r"\b(?:will|'ll|shall|going\s+to|let\s+me|let's|want\s+to|need\s+to|would|could|might|may|"
                    r"should|can|to\s+(?:see|find|check|view|list|get|read|run)|try|please)\b", re.I)
@@ -71,7 +71,9 @@ def asked_things(context: str) -> list[tuple[str, str]]:
             funcs.append((name.strip("`").rstrip("()"), "function" if kind in ("class", "method") else
                           "directory" if kind == "folder" else kind))
     paths = [t for t in _things(context) if t[0]]
-    return funcs + [p for p in paths if p[0].rstrip("()").lower() not in {f[0].lower() for f in funcs}]
+    generic = _generic_names(context)  # "a Cargo.toml file", "an example .gitignore"
+    return [t for t in funcs + [p for p in paths if p[0].rstrip("()").lower() not in {f[0].lower() for f in funcs}]
+            if t[0].lower() not in generic and (t[0].rstrip("()").lower() not in _BUILTINS or len(paths) > 1)]
 
 
 def _variants(name: str) -> str:

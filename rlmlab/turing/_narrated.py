@@ -383,10 +383,11 @@ def _tokens(text: str) -> list[str]:
     return [t.lower() for t in _TOKEN.findall(text) if t.lower() not in _STOP]
 
 
-def _shown_in(content: str, pool: str, name: str = "") -> bool:
+def _shown_in(content: str, pool: str, name: str = "", shown: str = "") -> bool:
     """Most of the stated contents already appear in ``pool`` (the context, the turn's earlier rounds). The thing's
-    own name does not count: "- tests/" repeated as the listing of tests/ shows nothing the question held."""
-    own = set(_tokens(name.replace("/", " ")))
+    own name counts only where ``shown`` (pasted blocks, earlier outputs) holds it: "- tests/" repeated as the
+    listing of tests/ shows nothing a question naming tests/ held."""
+    own = set(_tokens(name.replace("/", " "))) - set(_tokens(shown))
     words = [w for w in _tokens(content) if w not in own]
     if not words or not pool:
         return False
@@ -453,5 +454,6 @@ def ungrounded_claims(turn: Turn) -> list[NarratedClaim]:
         return []
     stated = _stated_names(turn.context)
     pool = "\n".join([turn.context, turn.objective or ""] + [f"{s.response}\n{s.output}" for s in turn.history])
+    shown = "\n".join([b for _, _, b in _prose_blocks(turn.context)[1]] + [s.output for s in turn.history])
     return [c for c in claims if c.name.lower() not in stated and not _read_by(c, turn)
-            and not _shown_in(c.content, pool, c.name)]
+            and not _shown_in(c.content, pool, c.name, shown)]
