@@ -88,7 +88,7 @@ def test_command_output_is_grounded_only_by_running_that_command():
 
 
 def test_claims_name_the_thing_and_what_it_is_said_to_hold():
-    from rlmlab.turing._narrated import narrated_claims
+    from rlmlab.turing._grounding import narrated_claims
 
     claims = narrated_claims("I'll look. The parse_config function returns a dict with host and port.")
     assert [(c.name, c.kind) for c in claims] == [("parse_config", "function")]
@@ -113,8 +113,6 @@ def test_agent_loop_and_guard_pass_the_users_text_as_context():
     # "It contains ..." after the sentence that named the file
     ("What does config.toml contain?",
      "The config.toml file is a configuration file for the app. It contains a list of environment variables."),
-    # a relative clause
-    ("What does config.toml contain?", "The config.toml file is a file that defines the database URL and the port."),
     # "this file", resolved to the file the user asked about
     ("Show me the contents of src/main.rs.", "The contents of this file are a single function main that prints hi."),
     # "In FILE, <statement>" (mixed German and English, as SmolLM2 writes it)
@@ -131,6 +129,10 @@ def test_narration_phrased_around_the_name_is_a_phantom(user, reply):
 
 
 @pytest.mark.parametrize("user, reply", [
+    # a definition of the kind ("X is a file that ..."), the labelling rule's "definitions" (issue 29)
+    ("What does config.toml contain?", "The config.toml file is a file that defines the database URL and the port."),
+    ("What is in package.json?", "Package.json is a JSON file that contains metadata about a Node package, "
+                                 "including:\n1. name\n2. version"),
     # the user asked about the kind of file: the answer is general
     ("What does a Cargo.toml file usually contain?",
      "The Cargo.toml file contains the package name, the version and the dependencies."),

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import re
 
-from rlmlab.turing._narrated import (_BUILTINS, _COMMAND_LINE, _GENERAL, _generic_names, _IDENT, _UNKNOWN, NarratedClaim,
-                                     _prose_blocks, _sentences, _things)
+from rlmlab.turing._narrated import (_BUILTINS, _COMMAND_LINE, _GENERAL, _IDENT, _UNKNOWN, NarratedClaim,
+                                     _generic_names, _prose_blocks, _sentences, _things)
 
 __all__ = ["asked_things", "answer_claims"]
 

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlmlab.registry import Registry
-from rlmlab.turing._narrated import NarratedClaim, narrated_claims, narrated_spans, ungrounded_claims
+from rlmlab.turing._grounding import narrated_claims, narrated_spans, ungrounded_claims
+from rlmlab.turing._narrated import NarratedClaim
 from rlmlab.turing._turn import SUB_SESSION_TOOLS, Turn
 
 __all__ = ["VALIDATORS", "PATTERN_DETECTORS", "ValidatorContext", "validator", "pattern_detector", "schema_errors",
