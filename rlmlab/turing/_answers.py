@@ -55,7 +55,7 @@ _CONTENT_VERB = re.compile(r"\b(?:returns?|returned|prints?|printed|outputs?|yie
 _PARTS = re.compile(r"\b(?:contents?|files?|output|lines?|services|entries|functions|dependencies|messages|"
                     r"directories|targets?|list|listing|Inhalt|fichiers|Dateien)\b", re.I)
 _CODE_START = re.compile(r"\s*(?:#|//|\{|\[|<\?|<!|\"\"\"|def\s|class\s|import\s|from\s\S+\simport|fn\s|use\s|"
-                         r"pub\s|package\s|[\w.-]+\s*[=:]\s*\S)")
+                         r"pub\s|package\s|[\w.-]+\s*[=:]\s*\S|(?:FROM|RUN|CMD|ENV|COPY|WORKDIR|EXPOSE|ENTRYPOINT|ARG|SELECT|CREATE|INSERT|ALTER)\s+\S|\[[\w. \"-]+\]\s*$)", re.M)
 _DEFINES = r"(?:def|fn|func|function|class|struct|impl|sub)\s+{}\b"
 
 

@@ -124,5 +124,12 @@ def ungrounded_claims(turn: Turn) -> list[NarratedClaim]:
     stated = _stated_names(turn.context)
     pool = "\n".join([turn.context, turn.objective or ""] + [f"{s.response}\n{s.output}" for s in turn.history])
     shown = "\n".join([b for _, _, b in _prose_blocks(turn.context)[1]] + [s.output for s in turn.history])
+    pasted = "\n".join(b for _, _, b in _prose_blocks(turn.context)[1]).lower()
     return [c for c in claims if c.name.lower() not in stated and not _read_by(c, turn)
-            and not _shown_in(c.content, pool, c.name, shown)]
+            and not _shown_in(c.content, pool, c.name, shown) and not _in_paste(c, pasted)]
+
+
+def _in_paste(claim: NarratedClaim, pasted: str) -> bool:
+    """A test, function or command that the user's pasted block shows ("test_login FAILED"): the reply talks about
+    the pasted output. A file or directory named in a paste (a listing) still has unread contents."""
+    return claim.kind not in ("file", "directory") and bool(claim.name) and claim.name.lower() in pasted
