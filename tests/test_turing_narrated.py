@@ -260,8 +260,11 @@ def test_answer_shapes_about_the_asked_thing_are_phantoms(user, reply):
                                        "- it shows permissions"),
     ("What does `npm test` print?", "When you run `npm test`, it will print a message that includes a `summary` "
                                     "line."),
-    # a library function, asked without a file
+    # a library function, asked without a file; a bare name with nothing saying it is the project's
     ("What does the function sorted return?", "The function `sorted` returns a new list."),
+    ("What does `json.loads` return?", "`json.loads` returns:\n\n- a dict\n- a list"),
+    # a block framed as an example after it
+    ("What's in Cargo.toml?", "```toml\n[package]\nname = \"demo\"\n```\nThis is a typical Cargo.toml."),
     # the user pasted the function or the output: talking about it invents nothing
     ("load_user in db.py is:\n```python\ndef load_user(uid):\n    return USERS.get(uid)\n```\nWhat does it return?",
      "The `load_user` function in `db.py` returns the user for the id, or None."),
@@ -280,6 +283,9 @@ def test_answer_shapes_are_grounded_by_reading_the_thing():
     read = Step("TOOL: read_file({\"path\": \"app.log\"})", "2024-03-01 10:00:01 INFO worker started\n",
                 [ToolCall("read_file", {"path": "app.log"})])
     assert fired(reply, context=user, history=[read]) == []
+    # an earlier round written as text (a labelled line's history) read it; the reply may embellish what it read
+    text_round = Step("TOOL: read_file({\"path\": \"app.log\"})", "10:00:01 INFO started\n", [])
+    assert fired(reply, context=user, history=[text_round]) == []
     # a question naming the thing does not give its contents ("my .zshrc" asked about is not pasted)
     assert fired("Your .zshrc file contains `alias ll='ls -l'`.", context="What does my .zshrc contain?") == PHANTOM
     # a listing that only repeats the thing's name still states contents the question did not give

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from rlmlab.turing._narrated import (_BUILTINS, _COMMAND_LINE, _GENERAL, _IDENT, _UNKNOWN, NarratedClaim,
+from rlmlab.turing._narrated import (_BUILTINS, _COMMAND_LINE, _GENERAL, _IDENT, _PROJECT, _UNKNOWN, NarratedClaim,
                                      _generic_names, _prose_blocks, _sentences, _things)
 
 __all__ = ["asked_things", "answer_claims"]
@@ -104,6 +104,8 @@ def answer_claims(response: str, context: str, taken: set[int], left_out: set[in
     if not asked:
         return []
     name, kind = asked[0]
+    if kind == "thing" and not _PROJECT.search(context):
+        return []  # "What does `json.loads` return?": a bare name with nothing saying it is this project's
     rx = re.compile(_variants(name), re.I)
     prose, fences = _prose_blocks(response)
     claims: list[NarratedClaim] = []
@@ -153,7 +155,10 @@ def _block_claim(response: str, prose: str, fences: list[tuple[int, int, str]], 
         lead.group(1).rstrip().endswith(":") or rx.search(lead.group(1))) else response
     if opening.lstrip().startswith("```") or _CODE_START.match(opening):
         body = re.sub(r"^\s*```[^\n]*\n?", "", opening)
-        if body.strip() and not _COMMAND_LINE.match(body.lstrip()):
+        after = prose[len(response) - len(opening):][:400]  # "```...``` This is a typical Cargo.toml."
+        fenced = re.search(r"```[^\n]*\n.*?```(?P<after>.{0,200})", response, re.S)
+        framed = _KIND_TALK.search(fenced.group("after") if fenced else after)
+        if body.strip() and not _COMMAND_LINE.match(body.lstrip()) and not framed:
             return NarratedClaim(name, name, kind, response[:160], body.strip()[:500], 0)
     for s, _, body in fences:
         head = "\n".join(body.strip().splitlines()[:3])

@@ -77,6 +77,8 @@ def _read_by(claim: NarratedClaim, turn: Turn) -> bool:
     calls = turn.turn_tool_calls
     if claim.kind == "output":
         return bool(turn.tool_calls)
+    if any(step.output.strip() and not step.tool_calls and _names(step.response, claim) for step in turn.turn_steps):
+        return True  # an earlier round written as text ("TOOL: read_file({...})") read it and has an output
     if not calls:
         return False
     if claim.kind not in ("file", "directory", "command"):
@@ -88,6 +90,16 @@ def _read_by(claim: NarratedClaim, turn: Turn) -> bool:
     key = claim.name.lower().rstrip("/").rsplit("/", 1)[-1]
     return any(key in json.dumps(c.arguments, default=str).lower() or not _named_targets(c.arguments)
                for c in calls)
+
+
+def _names(text: str, claim: NarratedClaim) -> bool:
+    """``text`` names the claim's thing (a command: each of its words but flags)."""
+    text = text.lower()
+    if claim.kind == "command":
+        words = [w.rstrip("/").lower() for w in claim.name.split() if not w.startswith("-")]
+        return bool(words) and all(w in text for w in words)
+    key = claim.name.lower().rstrip("/()").rsplit("/", 1)[-1]
+    return bool(key) and key in text
 
 
 # The user gives a thing's contents: "Here is my config.toml:", "My requirements.txt has flask==3.0.2".

@@ -183,6 +183,8 @@ def _name_of(subject: str) -> tuple[str, str]:
     return "", "thing"
 
 
+# Words that make a question about this project's thing, not a library's or a tool's in general.
+_PROJECT = re.compile(r"\b(?:my|our|this|here|project|repo|right\s+now|currently|in\s+\S+\.\w{1,5})\b", re.I)
 # Library and built-in names: what they return is general knowledge, not a project's contents.
 _BUILTINS = frozenset("print len open range str int float bool list dict set tuple sorted sum max min map filter input "
                       "format join split strip replace read write readline readlines append extend keys values items "
@@ -207,7 +209,9 @@ def _project_thing(name: str, kind: str, subject: str, content: str, context: st
                                                                                  r"fonction|función", subject, re.I)))
     if kind == "command":  # "`git log -1` shows the latest commit" describes the command; a run shows specifics
         return ran or bool(_OUTPUT.search(content))
-    return asked  # a bare `name`, "the X module": only the thing the user asked about
+    # a bare `name`, "the X module": only the thing the user asked about, as this project's ("What does
+    # `json.loads` return?" asks about a library)
+    return asked and bare not in _BUILTINS and bool(_PROJECT.search(context))
 
 
 # The user asks for a thing's contents ("What's in X?", "List the functions defined in X", "Was steht in X?").
@@ -277,6 +281,7 @@ def _judged(response: str, context: str = "") -> tuple[NarratedClaim, ...]:
     generic = _generic_names(context) | {n.lower() for sent in re.split(r"(?<=[.!?])\s+", context)
                                          if _GENERIC_ASK.search(sent) for n, _ in _things(sent) if n}
     last = asked[0] if len(asked) == 1 else ("", "thing")
+    last_file = next((t for t in asked if t[1] in ("file", "directory")), ("", "thing"))
     answer_rx = _answer_rx(context)
     claims: list[NarratedClaim] = []
     lead_left_out = False
@@ -308,7 +313,9 @@ def _judged(response: str, context: str = "") -> tuple[NarratedClaim, ...]:
                                                         r"folder|function|script|Datei|Verzeichnis|Ordner)\b",
                                                         subject, re.I)):
                     continue  # "the repository has", "the build target is": no named thing
-                name, kind = last
+                # "this file" is the file named last, "it" any thing named last
+                name, kind = last_file if last_file[0] and re.search(r"(?i)\b(?:file|directory|folder|Datei|Verzeichnis|Ordner)\b",
+                                                    subject) else last
                 if not name:
                     continue
             if sentence.rstrip().endswith("?"):
@@ -339,13 +346,16 @@ def _judged(response: str, context: str = "") -> tuple[NarratedClaim, ...]:
             if (grp("pronoun") or grp("subject11")) and kind in ("command", "thing") and not _SPECIFIC.search(
                     content + (":" if sentence.rstrip().endswith(":") else "")):
                 continue  # "It lists the files in the current directory": what a command does, no output shown
-            if not content or not _project_thing(name, kind, subject, content, context, bool(grp("subject2"))):
+            if not content:
+                continue
+            if not _project_thing(name, kind, subject, content, context, bool(grp("subject2"))):
                 continue
             claims.append(NarratedClaim(subject.strip(), name, kind, sentence, content[:500], start))
             break
         named = [t for t in _things(sentence) if t[0]]
         if named:
             last = named[0]
+            last_file = next((t for t in named if t[1] in ("file", "directory")), last_file)
         generic |= _generic_names(sentence)
     bare = _bare_block(response, context, asked)
     if bare is not None and bare.name.lower() not in generic:
