@@ -54,8 +54,10 @@ _CONTENT_VERB = re.compile(r"\b(?:returns?|returned|prints?|printed|outputs?|yie
                            r"gives?\s+back|renvoie|retourne|devuelve|liefert|gibt\s+\w+\s+zurück)\b", re.I)
 _PARTS = re.compile(r"\b(?:contents?|files?|output|lines?|services|entries|functions|dependencies|messages|"
                     r"directories|targets?|list|listing|Inhalt|fichiers|Dateien)\b", re.I)
+# A reply that opens with code or data: a comment, a bracket, a definition, "key = value", a Dockerfile or SQL line.
 _CODE_START = re.compile(r"\s*(?:#|//|\{|\[|<\?|<!|\"\"\"|def\s|class\s|import\s|from\s\S+\simport|fn\s|use\s|"
-                         r"pub\s|package\s|[\w.-]+\s*[=:]\s*\S|(?:FROM|RUN|CMD|ENV|COPY|WORKDIR|EXPOSE|ENTRYPOINT|ARG|SELECT|CREATE|INSERT|ALTER)\s+\S|\[[\w. \"-]+\]\s*$)", re.M)
+                         r"pub\s|package\s|[\w.-]+\s*=\s*\S|[a-z_][\w.-]*:(?:[ \t]*$|[ \t]+[\w\"'\[{])|(?:FROM|RUN|CMD|ENV|COPY|WORKDIR|EXPOSE|ENTRYPOINT|ARG|"
+                         r"SELECT|CREATE|INSERT|ALTER)\s+\S|\[[\w. \"-]+\]\s*$)", re.M)
 _DEFINES = r"(?:def|fn|func|function|class|struct|impl|sub)\s+{}\b"
 
 
@@ -158,7 +160,8 @@ def _block_claim(response: str, prose: str, fences: list[tuple[int, int, str]], 
         after = prose[len(response) - len(opening):][:400]  # "```...``` This is a typical Cargo.toml."
         fenced = re.search(r"```[^\n]*\n.*?```(?P<after>.{0,200})", response, re.S)
         framed = _KIND_TALK.search(fenced.group("after") if fenced else after)
-        if body.strip() and not _COMMAND_LINE.match(body.lstrip()) and not framed:
+        if body.strip() and not _COMMAND_LINE.match(body.lstrip()) and not framed and not _UNKNOWN.search(
+                body[:200]):
             return NarratedClaim(name, name, kind, response[:160], body.strip()[:500], 0)
     for s, _, body in fences:
         head = "\n".join(body.strip().splitlines()[:3])
