@@ -219,7 +219,8 @@ def test_labelled_sets_keep_their_phantom_figures(name):
     ("Show me the first lines of app.log.", "App.log:\n\n```\n2024-03-01 10:00:01 INFO worker started\n```"),
     # a lead-in naming the thing's parts, then a listing
     ("List the files in the docs directory.", "The list of files in the docs directory is:\n\n- intro.md\n- api.md"),
-    ("What files are in the lib/ folder?", "They are spread over two modules.\nThe entries are:\n- helpers.py\n- db.py"),
+    ("What files are in the lib/ folder?",
+     "They are spread over two modules.\nThe entries are:\n- helpers.py\n- db.py"),
     # "The files in X are ..."
     ("What files are in the lib/ folder?", "The files in the lib/ folder are helpers.py and db.py."),
     # a reply that opens with the block, unfenced or fenced
@@ -254,6 +255,9 @@ def test_answer_shapes_about_the_asked_thing_are_phantoms(user, reply):
     ("What is in docker-compose.yml?", "Here's a basic example of a docker-compose.yml file:\n\n```\nservices:\n"
                                        "  web:\n    image: nginx\n```"),
     ("List the files in the docs directory.", "Here is the command that lists them:\n\n```\nls docs/\n```"),
+    ("What is in the src directory?",
+     "Here's a Python snippet:\n\n```python\nimport os\nprint(os.listdir('src'))\n```"),
+    ("What does app.log contain?", "Note: I cannot open files here, so paste app.log and I will explain it."),
     ("Tell me the base image of the Dockerfile.", "```python\nimport hashlib\nprint(hashlib.sha256(b'x'))\n```"),
     # what a command does, asked in general (no output asked for, or none shown)
     ("What does the `ls` command do?", "Some key features of the `ls` command are:\n\n- it lists files\n"

@@ -56,8 +56,12 @@ _PARTS = re.compile(r"\b(?:contents?|files?|output|lines?|services|entries|funct
                     r"directories|targets?|list|listing|Inhalt|fichiers|Dateien)\b", re.I)
 # A reply that opens with code or data: a comment, a bracket, a definition, "key = value", a Dockerfile or SQL line.
 _CODE_START = re.compile(r"\s*(?:#|//|\{|\[|<\?|<!|\"\"\"|def\s|class\s|import\s|from\s\S+\simport|fn\s|use\s|"
-                         r"pub\s|package\s|[\w.-]+\s*=\s*\S|[a-z_][\w.-]*:(?:[ \t]*$|[ \t]+[\w\"'\[{])|(?:FROM|RUN|CMD|ENV|COPY|WORKDIR|EXPOSE|ENTRYPOINT|ARG|"
+                         r"pub\s|package\s|[\w.-]+\s*=\s*\S|[a-z_][\w.-]*:(?:[ \t]*$|[ \t]+[\w\"'\[{])|"
+                         r"(?:FROM|RUN|CMD|ENV|COPY|WORKDIR|EXPOSE|ENTRYPOINT|ARG|"
                          r"SELECT|CREATE|INSERT|ALTER)\s+\S|\[[\w. \"-]+\]\s*$)", re.M)
+# Code that reads the thing (``open("app.log")``, ``os.listdir("src")``, ``cat app.log``) proposes a step.
+_READS_IT = re.compile(r"\b(?:open|read_text|read_file|readlines|listdir|scandir|glob|walk|cat|ls|head|tail|less|"
+                       r"Get-Content|subprocess|os\.system)\b")
 _DEFINES = r"(?:def|fn|func|function|class|struct|impl|sub)\s+{}\b"
 
 
@@ -161,12 +165,13 @@ def _block_claim(response: str, prose: str, fences: list[tuple[int, int, str]], 
         fenced = re.search(r"```[^\n]*\n.*?```(?P<after>.{0,200})", response, re.S)
         framed = _KIND_TALK.search(fenced.group("after") if fenced else after)
         if body.strip() and not _COMMAND_LINE.match(body.lstrip()) and not framed and not _UNKNOWN.search(
-                body[:200]):
+                body[:200]) and not _READS_IT.search(body[:400]):
             return NarratedClaim(name, name, kind, response[:160], body.strip()[:500], 0)
     for s, _, body in fences:
         head = "\n".join(body.strip().splitlines()[:3])
         intro = prose[max(0, s - 160):s].strip().rsplit("\n\n", 1)[-1]
-        if _KIND_TALK.search(intro) or _PLAN.search(intro) or _COMMAND_LINE.match(body.strip()):
+        if _KIND_TALK.search(intro) or _PLAN.search(intro) or _COMMAND_LINE.match(body.strip()) or _READS_IT.search(
+                head):
             continue
         if rx.search(head) or rx.search(intro.strip().splitlines()[-1] if intro.strip() else "") or (
                 kind == "function" and re.search(_DEFINES.format(re.escape(name.rstrip("()"))), body)):
