@@ -10,6 +10,7 @@ scenario kind (phantom, read, pasted, promise, general, example, name; see data/
 
 Run with the package under test first on the path, so main and a branch can be compared on the same files:
     PYTHONPATH=/work/main .venv/bin/python benchmarks/narrated_cv.py [--json PATH] [--files A.jsonl B.jsonl]
+``--smoke`` scores the first 16 dev turns and writes runs/bench_smoke/narrated_cv.json (checks the script).
 """
 
 from __future__ import annotations
@@ -48,12 +49,12 @@ def _fmt(s: dict) -> str:
     return f"n {s['n']:3d}  TP {s['tp']:2d} FP {s['fp']:2d} FN {s['fn']:2d}  P {p}  R {r}"
 
 
-def score(files: list[Path]) -> tuple[list[dict], float]:
+def score(files: list[Path], limit: int | None = None) -> tuple[list[dict], float]:
     """One row per labelled turn: split, family (scenario), kind, expected, got; and ms per turn."""
     protocol, rows, spent = TuringProtocol(), [], 0.0
     for path in files:
         notes = {json.loads(line)["id"]: json.loads(line)["note"] for line in path.open()}
-        for case in load_eval_cases(path):
+        for case in load_eval_cases(path)[:limit]:
             t0 = time.perf_counter()
             got = HOOK in protocol.run(case.turn).hooks
             spent += time.perf_counter() - t0
@@ -90,8 +91,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--files", nargs="*", type=Path, default=FILES)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--smoke", action="store_true", help="16 dev turns; writes runs/bench_smoke/narrated_cv.json")
     args = ap.parse_args()
-    rows, ms = score(args.files)
+    if args.smoke:
+        args.files, args.json = FILES[:1], args.json or Path("runs/bench_smoke/narrated_cv.json")
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+    rows, ms = score(args.files, 16 if args.smoke else None)
     rep = report(rows)
     for split, s in rep.items():
         print(f"{split:8s} {_fmt(s['overall'])}")
