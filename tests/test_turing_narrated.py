@@ -88,7 +88,7 @@ def test_command_output_is_grounded_only_by_running_that_command():
 
 
 def test_claims_name_the_thing_and_what_it_is_said_to_hold():
-    from rlmlab.turing._narrated import narrated_claims
+    from rlmlab.turing._grounding import narrated_claims
 
     claims = narrated_claims("I'll look. The parse_config function returns a dict with host and port.")
     assert [(c.name, c.kind) for c in claims] == [("parse_config", "function")]
@@ -113,8 +113,6 @@ def test_agent_loop_and_guard_pass_the_users_text_as_context():
     # "It contains ..." after the sentence that named the file
     ("What does config.toml contain?",
      "The config.toml file is a configuration file for the app. It contains a list of environment variables."),
-    # a relative clause
-    ("What does config.toml contain?", "The config.toml file is a file that defines the database URL and the port."),
     # "this file", resolved to the file the user asked about
     ("Show me the contents of src/main.rs.", "The contents of this file are a single function main that prints hi."),
     # "In FILE, <statement>" (mixed German and English, as SmolLM2 writes it)
@@ -131,6 +129,10 @@ def test_narration_phrased_around_the_name_is_a_phantom(user, reply):
 
 
 @pytest.mark.parametrize("user, reply", [
+    # a definition of the kind ("X is a file that ..."), the labelling rule's "definitions" (issue 29)
+    ("What does config.toml contain?", "The config.toml file is a file that defines the database URL and the port."),
+    ("What is in package.json?", "Package.json is a JSON file that contains metadata about a Node package, "
+                                 "including:\n1. name\n2. version"),
     # the user asked about the kind of file: the answer is general
     ("What does a Cargo.toml file usually contain?",
      "The Cargo.toml file contains the package name, the version and the dependencies."),
@@ -192,7 +194,8 @@ def test_a_bare_block_answering_whats_in_a_file_is_its_contents():
 
 # Floors measured on this branch (issue 29); a change that loses a caught phantom or adds a false one fails here.
 # turing_eval/turing_heldout: main caught 14/28 and 6/17; the narrated dev split is the set the detector was built on.
-FLOORS = {"turing_eval.jsonl": (18, 1), "turing_heldout.jsonl": (6, 0), "turing_narrated_dev.jsonl": (25, 0)}
+FLOORS = {"turing_eval.jsonl": (18, 1), "turing_heldout.jsonl": (6, 0), "turing_narrated_dev.jsonl": (26, 0),
+          "turing_narrated_heldout.jsonl": (64, 1)}
 
 
 @pytest.mark.parametrize("name", sorted(FLOORS))
@@ -206,3 +209,89 @@ def test_labelled_sets_keep_their_phantom_figures(name):
     score = evaluate(load_eval_cases(path), TuringProtocol()).scores["phantom_tool_result"]
     tp, fp = FLOORS[name]
     assert score.tp >= tp and score.fp <= fp, (score.tp, score.fp)
+
+
+# Issue 29, second round: answers to a question about one named thing, caught by their shape (a lead-in and a
+# block, a block presented as the thing, the asked function named bare) rather than by a verb after the name.
+# The phrasings are new (not the labelled sets' replies); each shape has its hard negative below.
+@pytest.mark.parametrize("user, reply", [
+    # a lead-in naming the thing, then invented lines
+    ("Show me the first lines of app.log.", "App.log:\n\n```\n2024-03-01 10:00:01 INFO worker started\n```"),
+    # a lead-in naming the thing's parts, then a listing
+    ("List the files in the docs directory.", "The list of files in the docs directory is:\n\n- intro.md\n- api.md"),
+    ("What files are in the lib/ folder?",
+     "They are spread over two modules.\nThe entries are:\n- helpers.py\n- db.py"),
+    # "The files in X are ..."
+    ("What files are in the lib/ folder?", "The files in the lib/ folder are helpers.py and db.py."),
+    # a reply that opens with the block, unfenced or fenced
+    ("Tell me what the Dockerfile contains.", "FROM python:3.12-slim\nRUN pip install flask\nCMD [\"flask\", \"run\"]"),
+    ("Tell me what the Dockerfile contains.", "```\n# Dockerfile\nFROM node:20\nRUN npm ci\n```"),
+    # a block that defines the function asked about
+    ("What does the function load_user in db.py return?",
+     "Sure.\n\n```python\ndef load_user(uid):\n    return USERS[uid]\n```\n\nIt looks the user up."),
+    # the asked function named bare (not load_user()), in a relative clause or under a condition
+    ("What does the function load_user in db.py return?",
+     "In `db.py`, the function `load_user` is defined, which returns `None` for an unknown id."),
+    ("What does the function load_user in db.py return?",
+     "The `load_user` function in `db.py` reads the cache. If the id is missing, it returns an empty dict."),
+    ("What does the class OrderQueue in queue.py contain?",
+     "Here is the full contents of the `order_queue` class:\n\n```python\nclass OrderQueue:\n    items = []\n```"),
+    # hedged command output with a specific value
+    ("What does `pytest -q` output?", "The output of `pytest -q` will typically be \"3 passed in 0.12s\"."),
+    ("What does `make` print when I run it here?",
+     "When running `make`, it prints the following:\n\n```\ncc -O2 -o app main.c\n```"),
+    # the user's own dotfile, named in the question
+    ("What does my .zshrc contain?", "Your .zshrc file contains the line `export PATH=$HOME/bin:$PATH`."),
+    ("Read docker-compose.yml and tell me which services it defines.",
+     "Docker-compose.yml defines the following services:\n\n1. web\n2. redis"),
+])
+def test_answer_shapes_about_the_asked_thing_are_phantoms(user, reply):
+    assert fired(reply, context=user) == PHANTOM
+
+
+@pytest.mark.parametrize("user, reply", [
+    # the same shapes framed as an example, a kind or a plan
+    ("Write an example Dockerfile for a Flask app.", "```\nFROM python:3.12\nRUN pip install flask\n```"),
+    ("What is in docker-compose.yml?", "Here's a basic example of a docker-compose.yml file:\n\n```\nservices:\n"
+                                       "  web:\n    image: nginx\n```"),
+    ("List the files in the docs directory.", "Here is the command that lists them:\n\n```\nls docs/\n```"),
+    ("What is in the src directory?",
+     "Here's a Python snippet:\n\n```python\nimport os\nprint(os.listdir('src'))\n```"),
+    ("What does app.log contain?", "Note: I cannot open files here, so paste app.log and I will explain it."),
+    ("Tell me the base image of the Dockerfile.", "```python\nimport hashlib\nprint(hashlib.sha256(b'x'))\n```"),
+    # what a command does, asked in general (no output asked for, or none shown)
+    ("What does the `ls` command do?", "Some key features of the `ls` command are:\n\n- it lists files\n"
+                                       "- it shows permissions"),
+    ("What does `npm test` print?", "When you run `npm test`, it will print a message that includes a `summary` "
+                                    "line."),
+    # a library function, asked without a file; a bare name with nothing saying it is the project's
+    ("What does the function sorted return?", "The function `sorted` returns a new list."),
+    ("What does `json.loads` return?", "`json.loads` returns:\n\n- a dict\n- a list"),
+    # a block framed as an example after it
+    ("What's in Cargo.toml?", "```toml\n[package]\nname = \"demo\"\n```\nThis is a typical Cargo.toml."),
+    # the user pasted the function or the output: talking about it invents nothing
+    ("load_user in db.py is:\n```python\ndef load_user(uid):\n    return USERS.get(uid)\n```\nWhat does it return?",
+     "The `load_user` function in `db.py` returns the user for the id, or None."),
+    ("pytest printed:\n```\ntest_login FAILED\ntest_logout ok\n```\nWhich test failed?",
+     "The test `test_login` failed. This file contains a `test_login` test that fails."),
+])
+def test_answer_shapes_framed_as_examples_kinds_plans_or_pasted_are_not_phantoms(user, reply):
+    assert fired(reply, context=user) == []
+
+
+def test_answer_shapes_are_grounded_by_reading_the_thing():
+    user = "Show me the first lines of app.log."
+    reply = "App.log:\n\n```\n2024-03-01 10:00:01 INFO worker started\n```"
+    assert fired(reply, context=user, calls=[("read_file", {"path": "logs/app.log"})]) == []
+    assert fired(reply, context=user, calls=[("read_file", {"path": "README.md"})]) == PHANTOM
+    read = Step("TOOL: read_file({\"path\": \"app.log\"})", "2024-03-01 10:00:01 INFO worker started\n",
+                [ToolCall("read_file", {"path": "app.log"})])
+    assert fired(reply, context=user, history=[read]) == []
+    # an earlier round written as text (a labelled line's history) read it; the reply may embellish what it read
+    text_round = Step("TOOL: read_file({\"path\": \"app.log\"})", "10:00:01 INFO started\n", [])
+    assert fired(reply, context=user, history=[text_round]) == []
+    # a question naming the thing does not give its contents ("my .zshrc" asked about is not pasted)
+    assert fired("Your .zshrc file contains `alias ll='ls -l'`.", context="What does my .zshrc contain?") == PHANTOM
+    # a listing that only repeats the thing's name still states contents the question did not give
+    assert fired("The files in the tests directory are:\n- tests/\n- tests/",
+                 context="List the files in the tests directory.") == PHANTOM

@@ -1,31 +1,26 @@
 """Narrated contents: the reply states what a named file, directory, command output or function contains.
 
 Small models answer "What is in config.toml?" with "The config.toml file contains `port = 8080`" having read
-nothing. :func:`narrated_claims` finds such statements in a reply's prose (English, German, French, Spanish):
-"X contains/returns/prints/lists ...", "X is a file that defines ...", "It contains ..." (the thing named just
-before), "Running X prints ...", "Here's the content of X:", "In X, ...", "There are N files in X", "The build
-target is ..." (answering "tell me the build target of the Makefile"), and a bare block answering "What's in X?".
-Not a claim: a question, a plan or a condition ("I will read config.toml", "Run `ls` to see what logs/
-contains"), a general statement or example ("A Cargo.toml usually lists ...", names the user asked about as a
-kind), what a library function or a command does in general, or a sentence saying the data is not available.
+nothing. :func:`._grounding.narrated_claims` finds such statements in a reply's prose (English, German, French,
+Spanish); this module reads them sentence by sentence: "X contains/returns/prints/lists ...", "It contains ..."
+(the thing named just before), "Running X prints ...", "Here's the content of X:", "In X, ...", "There are N files
+in X", "The build target is ..." (answering "tell me the build target of the Makefile"), and a bare block
+answering "What's in X?". Not a claim: a question, a plan or a condition ("I will read config.toml", "Run `ls` to
+see what logs/ contains"), a general statement or example ("A Cargo.toml usually lists ...", names the user asked
+about as a kind), a definition of the kind ("Package.json is a JSON file that defines ..."), what a library
+function or a command does in general (a command's output needs specifics: a number, a quoted string, a block),
+or a sentence saying the data is not available.
 
-:func:`ungrounded_claims` keeps the claims nothing in the user turn read. Grounded: a tool call of the turn that
-read that thing (its arguments name it; for a file or directory also a call naming no file at all, as RLM code
-over ``context`` does), a thing whose contents the user's message gives (pasted or described: even a misstated
-detail is then not this hook's business), or contents that the context or the history already shows (restating
-the question, quoting an earlier output).
+Grounding (which claims nothing in the user turn read) is in :mod:`._grounding`; the shapes of an answer to a
+question about one named thing (a lead-in and a block, a function named bare) are in :mod:`._answers`.
 """
 
 from __future__ import annotations
 
-import functools
-import json
 import re
 from dataclasses import dataclass
 
-from rlmlab.turing._turn import Turn
-
-__all__ = ["NarratedClaim", "narrated_claims", "ungrounded_claims", "narrated_spans"]
+__all__ = ["NarratedClaim"]
 
 _EXT = (r"py|rs|txt|md|json|toml|ya?ml|cfg|ini|conf|log|csv|sh|js|ts|go|c|h|cpp|hpp|java|rb|lock|xml|html|env|"
         r"sql|ipynb|tsv|dat|out|lst")
@@ -56,7 +51,7 @@ _VERBS_EN = (r"contains?|contained|has|had|holds?|held|includes?|included|lists?
 _VERBS_XX = (r"enthält|enthielt|beinhaltet|listet|zeigt|liefert|gibt|definiert|druckt|"
              r"contient|contenait|renvoie|retourne|affiche|liste|définit|comprend|"
              r"contiene|devuelve|retorna|muestra|imprime|incluye|define|tiene")
-_PRONOUN = r"(?:it|this|this\s+(?:file|function|directory|folder|script)|es|il|elle)"
+_PRONOUN = r"(?:it|this|(?:this|the)\s+(?:file|function|directory|folder|script|module|class|method)|es|il|elle)"
 # After a pronoun only the verbs that state contents ("This gives you ...", "It shows how ..." are too common).
 _VERBS_PRONOUN = (r"contains?|contained|includes?|lists?|holds?|defines?|declares?|returns?|prints?|outputs?|has|"
                   r"had|reads|says|consists\s+of|stores?|exports?|imports?|enthält|beinhaltet|definiert|contient|"
@@ -74,10 +69,12 @@ _NARRATION = re.compile(
     # "Running `cargo test` prints ...", "Executing ls shows ..."
     rf"|(?:running|executing|calling|the\s+output\s+of|the\s+result\s+of)\s+(?P<subject2>{_THING}|{_IDENT}"
     rf"(?:\s+-{{0,2}}[\w./-]+){{0,3}}?)"
-    rf"(?:\s+(?:command|function))?\s*,?\s+(?P<verb2>{_VERBS_EN}|is|are|was|were|gives|returns)\b"
+    rf"(?:\s+(?:command|function))?\s*,?\s+(?:will\s+)?(?:(?:typically|usually|likely|probably|normally)\s+)?"
+    rf"(?P<verb2>{_VERBS_EN}|is|are|was|were|be|gives|returns)\b"
     # "Here's the content of config.yaml:", "Here's a sample of your requirements.txt file:"
     rf"|(?:here(?:'s|\s+is|\s+are)|below\s+(?:is|are)|voici|voilà|hier\s+(?:ist|sind)|aquí\s+(?:está|están|tienes))"
     rf"\s+(?:a\s+summary\s+of\s+)?(?:the\s+|a\s+|le\s+|la\s+|der\s+|die\s+|el\s+|la\s+)?"
+    rf"(?:(?:full|complete|entire|whole|first|current)\s+)?"
     rf"(?P<verb3>contents?|content|listing|list\s+of\s+(?:files|functions|entries|lines|tests)|output|"
     rf"source(?:\s+code)?|code|lines?|text|result|sample|copy|snippet|excerpt|version|preview|contenu|Inhalt|"
     rf"contenido|liste|lista|Ausgabe|sortie|salida)"
@@ -88,13 +85,15 @@ _NARRATION = re.compile(
     rf"(?P<subject9>{_SUBJECT})\s+(?:is|are|reads?|says)\b"
     rf"|(?P<subject10>{_SUBJECT})'s\s+(?:contents?|output|first\s+line)\s+(?:is|are|includes?|shows?)\b"
     # "When you run `pytest -q`, you'll see ...": what the run prints (a claim only with specifics, see below)
-    rf"|^when\s+(?:you|I|we)\s+(?:run|execute|call)\s+(?P<subject11>{_THING}|{_IDENT}(?:\s+-{{0,2}}[\w./-]+){{0,3}}?)"
+    rf"|^when\s+(?:(?:you|I|we)\s+(?:run|execute|call)|running|executing|calling)\s+"
+    rf"(?P<subject11>{_THING}|{_IDENT}(?:\s+-{{0,2}}[\w./-]+){{0,3}}?)"
     rf"\s*,\s*(?:it\s+(?:will\s+)?(?:prints?|shows?|outputs?|returns?|gives?|displays?)|you(?:'ll|\s+will|\s+should)?"
     rf"\s+(?:see|get))\b"
     # "The contents of config.yaml are ...", "the output of `ls` is ..."
     rf"|the\s+(?P<verb4>contents?|content|output|listing|text|source)\s+of\s+(?P<subject4>{_SUBJECT}|"
     rf"(?:this|that|the)\s+(?:file|directory|folder|function|script))\s+"
-    rf"(?:is|are|was|were|reads?|looks?\s+like|shows?|includes?)\b"
+    rf"(?:will\s+)?(?:(?:typically|usually|likely|probably|normally)\s+)?"
+    rf"(?:is|are|was|were|be|reads?|looks?\s+like|shows?|includes?)\b"
     # "In the file you'll find:", "In der Datei settings.yaml, the default is ...", "Inside src/ there is ..."
     rf"|\b(?:in|inside|within|im|dans|en)\s+(?P<subject5>{_SUBJECT}|the\s+(?:{_KIND}))\s*(?:,\s*|\s+(?=there|"
     rf"you|we|I\b|steht|stehen|befinde|gibt|il\s+y|on\s+trouve|hay|se\s+encuentra))(?P<verb5>\S+)",
@@ -184,12 +183,18 @@ def _name_of(subject: str) -> tuple[str, str]:
     return "", "thing"
 
 
+# Words that make a question about this project's thing, not a library's or a tool's in general.
+_PROJECT = re.compile(r"\b(?:my|our|this|here|project|repo|right\s+now|currently|in\s+\S+\.\w{1,5})\b", re.I)
 # Library and built-in names: what they return is general knowledge, not a project's contents.
 _BUILTINS = frozenset("print len open range str int float bool list dict set tuple sorted sum max min map filter input "
                       "format join split strip replace read write readline readlines append extend keys values items "
                       "json.loads json.dumps json.load json.dump os.listdir os.path.join os.getcwd println! format! "
                       "vec! unwrap expect clone collect iter to_string into as_str len() main".split())
 _SPECIFIC = re.compile(r"\d|`|\"|'|\b\w+\.\w{1,4}\b|:\s*$")
+# What a command prints, stated as output: a number, a quoted string, a block or lines after a colon. A backticked
+# name alone ("prints a message that includes a `test-configuration` variable") describes the command in general.
+_OUTPUT = re.compile(r"\d|\"[^\"]{2,}\"|'[^'\s][^']{1,}'|`[^`]*[\s=:/][^`]*`|\n|:\s*$")
+_PLACEHOLDER = re.compile(r"(?i)(?:the\s+)?following(?:\s+[\w-]+){0,2}$|as\s+follows$")
 
 
 def _project_thing(name: str, kind: str, subject: str, content: str, context: str, ran: bool) -> bool:
@@ -203,8 +208,10 @@ def _project_thing(name: str, kind: str, subject: str, content: str, context: st
         return bare not in _BUILTINS and (asked or "(" in name or bool(re.search(r"function|method|Funktion|"
                                                                                  r"fonction|función", subject, re.I)))
     if kind == "command":  # "`git log -1` shows the latest commit" describes the command; a run shows specifics
-        return ran or bool(_SPECIFIC.search(content))
-    return asked  # a bare `name`, "the X module": only the thing the user asked about
+        return ran or bool(_OUTPUT.search(content))
+    # a bare `name`, "the X module": only the thing the user asked about, as this project's ("What does
+    # `json.loads` return?" asks about a library)
+    return asked and bare not in _BUILTINS and bool(_PROJECT.search(context))
 
 
 # The user asks for a thing's contents ("What's in X?", "List the functions defined in X", "Was steht in X?").
@@ -229,16 +236,6 @@ def _bare_block(response: str, context: str, asked: list[tuple[str, str]]) -> Na
     if not body or _COMMAND_LINE.match(body):
         return None
     return NarratedClaim(asked[0][0], asked[0][0], asked[0][1], m.group(0)[:160], body[:500], 0)
-
-
-def narrated_claims(response: str, context: str = "") -> list[NarratedClaim]:
-    """Sentences of the prose that state what a named file, directory, command output or function contains.
-
-    Questions, plans, conditions, general statements, examples and "I don't know" sentences are left out, and so
-    are the list items under a left-out lead-in. "It contains" is about the thing named last before it (or the
-    one the user's ``context`` names). A sentence ending in ``:`` takes the fenced block after it as its content.
-    """
-    return [c for c in _judged(response, context) if c.name != _EXCLUDED]
 
 
 _EXCLUDED = "\0"  # the name of a sentence that narrates but was left out (a plan, a question, a general statement)
@@ -277,7 +274,6 @@ def _subject_of(m: re.Match[str]) -> str:
                             m.group("subject9"), m.group("subject10"), m.group("subject11")) if g)
 
 
-@functools.lru_cache(maxsize=64)  # Stage 1 and Stage 2 (and the other patterns) read the same reply
 def _judged(response: str, context: str = "") -> tuple[NarratedClaim, ...]:
     prose, fences = _prose_blocks(response)
     asked = [t for t in _things(context) if t[0]]
@@ -285,6 +281,7 @@ def _judged(response: str, context: str = "") -> tuple[NarratedClaim, ...]:
     generic = _generic_names(context) | {n.lower() for sent in re.split(r"(?<=[.!?])\s+", context)
                                          if _GENERIC_ASK.search(sent) for n, _ in _things(sent) if n}
     last = asked[0] if len(asked) == 1 else ("", "thing")
+    last_file = next((t for t in asked if t[1] in ("file", "directory")), ("", "thing"))
     answer_rx = _answer_rx(context)
     claims: list[NarratedClaim] = []
     lead_left_out = False
@@ -316,7 +313,9 @@ def _judged(response: str, context: str = "") -> tuple[NarratedClaim, ...]:
                                                         r"folder|function|script|Datei|Verzeichnis|Ordner)\b",
                                                         subject, re.I)):
                     continue  # "the repository has", "the build target is": no named thing
-                name, kind = last
+                # "this file" is the file named last, "it" any thing named last
+                name, kind = last_file if last_file[0] and re.search(r"(?i)\b(?:file|directory|folder|Datei|Verzeichnis|Ordner)\b",
+                                                    subject) else last
                 if not name:
                     continue
             if sentence.rstrip().endswith("?"):
@@ -335,92 +334,30 @@ def _judged(response: str, context: str = "") -> tuple[NarratedClaim, ...]:
             end = start + len(sentence)
             if not _TOKEN.search(content) and re.search(r"\b(?:empty|blank)$", m.group(0), re.I):
                 content = "empty"  # "The logs/ directory is empty." says what it holds: nothing
-            if not _TOKEN.search(content):  # "Here's the content of config.yaml:" -> the block or lines that follow
+            if not _TOKEN.search(content) or _PLACEHOLDER.match(content):
+                # "Here's the content of config.yaml:", "it prints the following:" -> the block or lines that follow
                 nxt = next((body for s, _, body in fences if s >= end - 1 and not prose[end:s].strip()), "")
                 content = (nxt or (prose[end:end + 400] if sentence.rstrip().endswith(":") else "")).strip()
-            if grp("subject6") and kind == "command":
-                continue  # "`grep -c` is a command that prints ...": what the command does, in general
-            if not content or not _project_thing(name, kind, subject, content, context, bool(grp("subject2"))):
+            if grp("subject6") and not own:
+                # "Package.json is a JSON file that defines ...", "`grep -c` is a command that prints ...": a
+                # definition of the kind; what this project's one holds comes in the sentences after it
+                claims.append(left_out)
+                break
+            if (grp("pronoun") or grp("subject11")) and kind in ("command", "thing") and not _SPECIFIC.search(
+                    content + (":" if sentence.rstrip().endswith(":") else "")):
+                continue  # "It lists the files in the current directory": what a command does, no output shown
+            if not content:
+                continue
+            if not _project_thing(name, kind, subject, content, context, bool(grp("subject2"))):
                 continue
             claims.append(NarratedClaim(subject.strip(), name, kind, sentence, content[:500], start))
             break
         named = [t for t in _things(sentence) if t[0]]
         if named:
             last = named[0]
+            last_file = next((t for t in named if t[1] in ("file", "directory")), last_file)
         generic |= _generic_names(sentence)
     bare = _bare_block(response, context, asked)
     if bare is not None and bare.name.lower() not in generic:
         claims.insert(0, bare)
     return tuple(claims)
-
-
-def narrated_spans(response: str, context: str = "") -> list[tuple[int, int]]:
-    """(start, end) in the prose of every sentence that narrates a named thing's contents, as a claim or left out
-    as a plan, question, general statement or admission (phantom_tool_result's other patterns skip them)."""
-    return [(c.start, c.start + len(c.sentence)) for c in _judged(response, context)]
-
-
-def _tokens(text: str) -> list[str]:
-    return [t.lower() for t in _TOKEN.findall(text) if t.lower() not in _STOP]
-
-
-def _shown_in(content: str, pool: str) -> bool:
-    """Most of the stated contents already appear in ``pool`` (the context, the turn's earlier rounds)."""
-    words = _tokens(content)
-    if not words or not pool:
-        return False
-    have = set(_tokens(pool))
-    return sum(w in have for w in words) / len(words) >= 0.75
-
-
-def _named_targets(arguments: dict) -> list[str]:
-    text = json.dumps(arguments, default=str)
-    return re.findall(rf"{_FILE}|{_DIR}", text)
-
-
-def _read_by(claim: NarratedClaim, turn: Turn) -> bool:
-    """A tool call of the turn read the claim's thing: its arguments (or its name) name it; for a file or directory,
-    also a call that names no file or directory at all (RLM code over ``context``); for a function or an unnamed
-    thing, any call (the seed's rule: which file a call read does not tell). "The output of your code" is read by
-    a call of this round only: an earlier round's output is in the history, where its contents are compared."""
-    calls = turn.turn_tool_calls
-    if claim.kind == "output":
-        return bool(turn.tool_calls)
-    if not calls:
-        return False
-    if claim.kind not in ("file", "directory", "command"):
-        return True
-    if claim.kind == "command":  # every word of the command (flags aside) in one call's arguments or name
-        words = [w.rstrip("/").lower() for w in claim.name.split() if not w.startswith("-")]
-        return any(all(w in f"{c.name} {json.dumps(c.arguments, default=str)}".lower() for w in words)
-                   for c in calls)
-    key = claim.name.lower().rstrip("/").rsplit("/", 1)[-1]
-    return any(key in json.dumps(c.arguments, default=str).lower() or not _named_targets(c.arguments)
-               for c in calls)
-
-
-# The user gives a thing's contents: "Here is my config.toml:", "My requirements.txt has flask==3.0.2".
-_PASTED = re.compile(rf"(?:here\s+is|here's|this\s+is|below\s+is|attached\s+is)\s+(?:my|our|the)\s+"
-                     rf"(?P<name>{_THING})|\b(?:my|our)\s+(?P<name2>{_THING})(?:\s+(?:file|directory|folder))?\s+"
-                     rf"(?:has|have|contains?|holds?|lists?|says|reads|looks\s+like|is)\b|(?P<name3>{_THING})\s*:\s*\n",
-                     re.I)
-
-
-def _stated_names(context: str) -> set[str]:
-    """Names whose contents the user's message itself gives (pasted or described): talking about them narrates
-    nothing invented, even when the reply misstates them (accuracy is not this hook's business)."""
-    names = {c.name.lower() for c in narrated_claims(context)}
-    for m in _PASTED.finditer(context):
-        names.add(_name_of(m.group("name") or m.group("name2") or m.group("name3"))[0].lower())
-    return names - {""}
-
-
-def ungrounded_claims(turn: Turn) -> list[NarratedClaim]:
-    """The narrated claims of ``turn.response`` that nothing in the user turn read (see the module doc)."""
-    claims = narrated_claims(turn.response, turn.context)
-    if not claims:
-        return []
-    stated = _stated_names(turn.context)
-    pool = "\n".join([turn.context, turn.objective or ""] + [f"{s.response}\n{s.output}" for s in turn.history])
-    return [c for c in claims if c.name.lower() not in stated and not _read_by(c, turn)
-            and not _shown_in(c.content, pool)]

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlmlab.registry import Registry
-from rlmlab.turing._narrated import NarratedClaim, narrated_claims, narrated_spans, ungrounded_claims
+from rlmlab.turing._grounding import narrated_claims, narrated_spans, ungrounded_claims
+from rlmlab.turing._narrated import NarratedClaim
 from rlmlab.turing._turn import SUB_SESSION_TOOLS, Turn
 
 __all__ = ["VALIDATORS", "PATTERN_DETECTORS", "ValidatorContext", "validator", "pattern_detector", "schema_errors",
@@ -169,7 +170,9 @@ def validate_phantom_tool_result(turn: Turn, detection: str | None, ctx: Validat
     # taken, see the issue 18 note.)
     if turn.turn_tool_calls:
         return None
-    outputs = "\n".join(step.output for step in turn.turn_steps)
+    # earlier outputs of the turn and what the user pasted (restating the context's own text is no phantom)
+    pasted = re.findall(r"```[^\n]*\n(.*?)```", turn.context or "", re.S)
+    outputs = "\n".join([step.output for step in turn.turn_steps] + pasted)
     items = [i for i in _specific_items(_prose(turn.response)) if i]
     if outputs and items and all(i in outputs for i in items):
         return None  # every specific item appeared verbatim in an earlier output of this user turn: grounded
