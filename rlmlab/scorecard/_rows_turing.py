@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from rlmlab.scorecard._claims import NotMeasured, Paired, claim
-from rlmlab.scorecard._context import ScoreContext
+from rlmlab.scorecard._context import ScoreContext, arm_label
 
 __all__ = ["agent_arm"]
 
@@ -45,7 +45,10 @@ def agent_arm(ctx: ScoreContext, decoding: str, turing: bool) -> dict[str, Any]:
             corrections += sum(1 for r in rounds if r.get("correction"))
         return {"run_id": f"turing/{run_id}", "success": success, "firings": firings, "corrections": corrections}
 
-    return ctx.cached(("agent", decoding, turing, ctx.suite, ctx.n, ctx.max_iters), run)
+    name = f"{decoding}.{'turing' if turing else 'plain'}"
+    return ctx.cached(("agent", decoding, turing, ctx.suite, ctx.n, ctx.max_iters), run,
+                      label=arm_label("agent", name, ctx.suite or SUITE, ctx.quick),
+                      empty={"run_id": "", "success": {}, "firings": 0, "corrections": 0})
 
 
 def _on_off(ctx: ScoreContext, decoding: str) -> Paired:

@@ -1,0 +1,118 @@
+"""The scorecard's cost model: which arms a set of rows runs (each shared arm once), how many items each, and the
+projected seconds from measured seconds per item, printed before a run starts and checked against as it goes.
+
+Seconds per item come, first, from a previous scorecard in the same folder (its ``arms``: what this machine took)
+and otherwise from :data:`MEASURED`, the embedded model's figures on this project's 2-core machine. An arm neither
+knows is priced at the median of its kind, and the plan says so.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+__all__ = ["MEASURED", "MEASURED_NOTE", "ArmCost", "Plan", "plan_scorecard", "arm_costs"]
+
+# seconds per item of each arm on the embedded model (SmolLM2-135M, llama-cpp, 2 cores), full mode (each
+# condition's own max_iters) unless the label ends in /quick; measured with n=3 per arm, workers=1
+MEASURED_NOTE = "measured 2026-11-25, n=3 per arm, workers=1, load average 0.0-1.0 (idle machine)"
+MEASURED: dict[str, float] = {}
+
+
+@dataclass(frozen=True)
+class ArmCost:
+    """One arm of a plan: ``items`` to run at ``s_per_item`` seconds, and where that figure came from
+    (``previous`` run in this folder, ``measured`` table, or ``guess``: the median of its kind)."""
+
+    label: str
+    items: int
+    s_per_item: float
+    source: str
+
+    @property
+    def seconds(self) -> float:
+        return self.items * self.s_per_item
+
+
+@dataclass
+class Plan:
+    """The arms a scorecard runs, in order, with the projected total (seconds) and the rows it serves."""
+
+    arms: list[ArmCost]
+    rows: list[str]
+    n: int
+    shared: dict[str, list[str]] = field(default_factory=dict)  # arm label -> the rows that pair it
+
+    @property
+    def seconds(self) -> float:
+        return sum(a.seconds for a in self.arms)
+
+    @property
+    def items(self) -> int:
+        return sum(a.items for a in self.arms)
+
+    def summary(self) -> str:
+        reused = sum(len(r) - 1 for r in self.shared.values() if len(r) > 1)
+        guessed = [a.label for a in self.arms if a.source == "guess"]
+        line = (f"plan: {len(self.rows)} rows, {len(self.arms)} arms ({reused} arm runs saved by sharing), "
+                f"{self.items} items, projected {_minutes(self.seconds)}")
+        return line + (f"; no figure yet for {', '.join(guessed)} (priced at its kind's median)" if guessed else "")
+
+    def lines(self) -> list[str]:
+        return [f"  {a.label}: {a.items} items x {a.s_per_item:.1f} s = {_minutes(a.seconds)} ({a.source}); "
+                f"rows {', '.join(self.shared.get(a.label, []))}" for a in self.arms]
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.0f} s"
+
+
+def arm_costs(previous: str | Path | None = None) -> dict[str, tuple[float, str]]:
+    """Seconds per item by arm label: :data:`MEASURED`, overridden by the ``arms`` of a previous scorecard.json
+    (a file or its folder; ignored when missing or unreadable, since a plan must not stop a run)."""
+    costs = {k: (v, "measured") for k, v in MEASURED.items()}
+    if previous is not None:
+        path = Path(previous)
+        path = path / "scorecard.json" if path.is_dir() else path
+        try:
+            arms = json.loads(path.read_text(encoding="utf-8")).get("arms") or {}
+        except (OSError, ValueError):
+            arms = {}
+        for label, got in arms.items():
+            if got.get("seconds") is not None and got.get("items"):
+                costs[label] = (got["seconds"] / got["items"], "previous")
+    return costs
+
+
+def _price(label: str, costs: dict[str, tuple[float, str]]) -> tuple[float, str]:
+    if label in costs:
+        return costs[label]
+    kind = label.split(":", 1)[0]
+    quick = label.endswith("/quick")
+    same = [v for k, (v, _) in costs.items() if k.split(":", 1)[0] == kind and k.endswith("/quick") == quick]
+    every = same or [v for v, _ in costs.values()] or [10.0]
+    return statistics.median(every), "guess"
+
+
+def plan_scorecard(entries: Sequence[Any], ctx: Any, previous: str | Path | None = None) -> Plan:
+    """The arms ``entries`` (claims) need on ``ctx`` (a :class:`~rlmlab.scorecard.ScoreContext`), found by running
+    each row's ``measure`` in planning mode (arms recorded, none run), priced by :func:`arm_costs`."""
+    probe = replace(ctx, planning=True, arms={}, cache={}, log=lambda line: None, on_arm=None)
+    shared: dict[str, list[str]] = {}
+    items: dict[str, int] = {}
+    for entry in entries:
+        probe.cache, probe.arms = {}, {}  # every row's arms, even those an earlier row already asked for
+        try:
+            entry.measure(probe)
+        except Exception:  # noqa: BLE001 - a row that cannot plan still runs (and says why) in the real pass
+            pass
+        for label, got in probe.arms.items():
+            shared.setdefault(label, []).append(entry.name)
+            items[label] = got["items"]
+    costs = arm_costs(previous)
+    arms = [ArmCost(label, items[label], *_price(label, costs)) for label in shared]
+    return Plan(arms, [e.name for e in entries], probe.n, shared)
