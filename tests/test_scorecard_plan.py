@@ -44,9 +44,12 @@ def test_the_full_plan_runs_every_row_at_60_items_and_each_shared_arm_once(tmp_p
     ctx = ScoreContext(make_lm("scripted:probe"), "probe", DEFAULT_N, tmp_path)
     plan = plan_scorecard(entries, ctx)
     assert not any(tmp_path.iterdir())  # planning runs nothing
+    # the built-in suites hold 30 tasks, so past 30 the rows take the generated held-out sets: 60 items each
     assert DEFAULT_N >= 60 and all(a.items == DEFAULT_N for a in plan.arms)
-    assert plan.shared["experiment:E1/main@code"] == ["s001.oracle", "s004.E5", "s004.E6", "s004.E9"]
-    assert plan.shared["experiment:E1/main@ontology"] == ["s004.E2", "s004.E3", "s004.E4"]
+    assert plan.shared["experiment:E1/main@code_test"] == ["s001.oracle", "s004.E5", "s004.E6", "s004.E9"]
+    assert plan.shared["experiment:E1/main@ontology_test"] == ["s004.E2", "s004.E3", "s004.E4"]
+    assert {a.label.split("@")[1] for a in plan.arms if not a.label.startswith("teach:")} == {
+        "code_test", "ontology_test", "arith_test"}
     assert len(plan.arms) == len(plan.shared) and plan.items == DEFAULT_N * len(plan.arms)
     measured_rows = {r for rows in plan.shared.values() for r in rows}
     # every row but the ones that are not paired comparisons has arms to run
@@ -55,15 +58,14 @@ def test_the_full_plan_runs_every_row_at_60_items_and_each_shared_arm_once(tmp_p
 
 
 def test_a_previous_scorecard_in_the_folder_prices_the_next_plan(tmp_path):
-    doc = {"params": {}, "rows": [], "arms": {"experiment:E7/handle@code": {"items": 4, "seconds": 30.0}}}
+    doc = {"params": {}, "rows": [], "arms": {"experiment:E7/handle@code_test": {"items": 4, "seconds": 30.0}}}
     (tmp_path / "scorecard.json").write_text(json.dumps(doc))
     ctx = ScoreContext(make_lm("scripted:probe"), "probe", 60, tmp_path)
     plan = plan_scorecard(select_claims(claims=["s004.E7"]), ctx, previous=tmp_path)
     priced = {a.label: a for a in plan.arms}
-    assert (priced["experiment:E7/handle@code"].s_per_item, priced["experiment:E7/handle@code"].source) == (7.5,
-                                                                                                         "previous")
-    assert priced["experiment:E7/handle@code"].seconds == 450.0
-    assert priced["experiment:E7/naive@code"].source in ("measured", "guess")
+    handle = priced["experiment:E7/handle@code_test"]
+    assert (handle.s_per_item, handle.source, handle.seconds) == (7.5, "previous", 450.0)
+    assert priced["experiment:E7/naive@code_test"].source in ("measured", "guess")
 
 
 def test_cli_plan_prints_the_projection_and_runs_nothing(tmp_path):
@@ -72,7 +74,7 @@ def test_cli_plan_prints_the_projection_and_runs_nothing(tmp_path):
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0].startswith("plan: 2 rows, 3 arms (1 arm runs saved by sharing), 180 items, projected")
-    assert any(line.startswith("  experiment:E1/main@ontology: 60 items x ") and "rows s004.E2, s004.E3" in line
+    assert any(line.startswith("  experiment:E1/main@ontology_test: 60 items x ") and "rows s004.E2, s004.E3" in line
                for line in lines)
     assert not (tmp_path / "card").exists()
 

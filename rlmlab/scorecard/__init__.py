@@ -10,8 +10,8 @@ from rlmlab.scorecard._run import (
     select_claims,
 )
 from rlmlab.scorecard._stats import (
-    DIRECTIONS, VERDICTS, Z95, Comparison, n_to_decide, n_to_decide_paired, newcombe_paired, paired_binary, paired_bootstrap,
-    paired_continuous, verdict, wilson,
+    DIRECTIONS, VERDICTS, Z95, Comparison, n_to_decide, n_to_decide_paired, newcombe_paired, paired_binary,
+    paired_bootstrap, paired_continuous, verdict, wilson,
 )
 from rlmlab.scorecard._table import plot_scorecard, scorecard_html, scorecard_table
 
@@ -21,7 +21,7 @@ __all__ = [
     "CodeFirstLearner", "CODE_FIRST_INSTRUCTIONS", "expression_grammar", "question_numbers",
     "DEFAULT_N", "QUICK_N", "SCORECARD_FILE", "ROW_FIELDS", "Scorecard", "ScoreRow", "read_scorecard", "run_scorecard",
     "score_claim", "select_claims",
-    "DIRECTIONS", "VERDICTS", "Z95", "Comparison", "n_to_decide", "n_to_decide_paired", "newcombe_paired", "paired_binary",
-    "paired_bootstrap", "paired_continuous", "verdict", "wilson",
+    "DIRECTIONS", "VERDICTS", "Z95", "Comparison", "n_to_decide", "n_to_decide_paired", "newcombe_paired",
+    "paired_binary", "paired_bootstrap", "paired_continuous", "verdict", "wilson",
     "plot_scorecard", "scorecard_html", "scorecard_table",
 ]

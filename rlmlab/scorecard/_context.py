@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ScoreContext", "experiment_arm"]
+__all__ = ["ScoreContext", "experiment_arm", "sized_suite", "suite_size", "arm_label", "LARGER_SUITES"]
 
 
 @dataclass
@@ -64,6 +64,34 @@ class ScoreContext:
         return self.cache[key]
 
 
+# The built-in suites hold 30 tasks each; past that a row takes the generated held-out set of the same suite
+# (``rlmlab tasks generate``, answers checked twice; data/tasks/README.md), so every row reaches 60 paired items.
+LARGER_SUITES = {"code": "data/tasks/e14/code_test.jsonl", "ontology": "data/tasks/e14/ontology_test.jsonl",
+                 "arith": "data/tasks/e14/arith_test.jsonl"}
+
+
+def sized_suite(suite: str, n: int) -> str:
+    """``suite``, or its larger generated set (a path) when the built-in suite has fewer than ``n`` tasks."""
+    from rlmlab._paths import PROJECT_ROOT
+    from rlmlab.experiments import SUITES
+
+    larger = LARGER_SUITES.get(suite)
+    if larger is None or suite not in SUITES or not (PROJECT_ROOT / larger).is_file():
+        return suite
+    return str(PROJECT_ROOT / larger) if n > suite_size(suite) else suite
+
+
+def suite_size(suite: str) -> int | None:
+    """Tasks in a built-in suite or a JSONL path (lines that are not blank); None when it cannot be read."""
+    from rlmlab.experiments import SUITES
+
+    try:
+        with open(SUITES.get(suite, suite), encoding="utf-8") as fh:
+            return sum(1 for line in fh if line.strip())
+    except OSError:
+        return None
+
+
 def arm_label(kind: str, name: str, where: str, quick: bool) -> str:
     """The cost model's key of an arm: ``experiment:E1/base@code``; ``/quick`` when agent steps are capped."""
     return f"{kind}:{name}@{where}" + ("/quick" if quick else "")
@@ -78,7 +106,7 @@ def experiment_arm(ctx: ScoreContext, experiment: str, condition: str | None = N
 
     exp = load_experiment(experiment)
     cond = condition or exp.conditions[0].name
-    suite = ctx.suite or suite or exp.defaults["suite"]
+    suite = ctx.suite or sized_suite(suite or exp.defaults["suite"], ctx.n)
 
     def run() -> dict[str, Any]:
         import json
@@ -95,5 +123,6 @@ def experiment_arm(ctx: ScoreContext, experiment: str, condition: str | None = N
                 "health": json.loads(health.read_text(encoding="utf-8")) if health.is_file() else {}}
 
     return ctx.cached(("experiment", experiment, cond, suite, ctx.n, ctx.max_iters), run,
-                      label=arm_label("experiment", f"{experiment}/{cond}", suite, ctx.quick),
+                      label=arm_label("experiment", f"{experiment}/{cond}", Path(suite).stem, ctx.quick),
+                      items=min(ctx.n, suite_size(suite) or ctx.n),
                       empty={"run_id": "", "rows": {}, "health": {}})

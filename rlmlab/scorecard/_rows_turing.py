@@ -6,10 +6,11 @@ judged by the task's deterministic check; the protocol arm counts hook firings a
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from rlmlab.scorecard._claims import NotMeasured, Paired, claim
-from rlmlab.scorecard._context import ScoreContext, arm_label
+from rlmlab.scorecard._context import ScoreContext, arm_label, sized_suite, suite_size
 
 __all__ = ["agent_arm"]
 
@@ -23,10 +24,12 @@ def agent_arm(ctx: ScoreContext, decoding: str, turing: bool) -> dict[str, Any]:
     from rlmlab.learning import judge_for
     from rlmlab.memory import BASE_INSTRUCTIONS
 
+    suite = ctx.suite or sized_suite(SUITE, ctx.n)
+
     def run() -> dict[str, Any]:
-        tasks = load_suite(ctx.suite or SUITE, limit=ctx.n)
+        tasks = load_suite(suite, limit=ctx.n)
         label = f"{decoding}.{'turing' if turing else 'plain'}"
-        ctx.log(f"  running agent {label} on {ctx.suite or SUITE} ({len(tasks)} tasks)")
+        ctx.log(f"  running agent {label} on {Path(suite).stem} ({len(tasks)} tasks)")
         protocol = None
         if turing:
             from rlmlab.turing import TuringProtocol
@@ -46,8 +49,9 @@ def agent_arm(ctx: ScoreContext, decoding: str, turing: bool) -> dict[str, Any]:
         return {"run_id": f"turing/{run_id}", "success": success, "firings": firings, "corrections": corrections}
 
     name = f"{decoding}.{'turing' if turing else 'plain'}"
-    return ctx.cached(("agent", decoding, turing, ctx.suite, ctx.n, ctx.max_iters), run,
-                      label=arm_label("agent", name, ctx.suite or SUITE, ctx.quick),
+    return ctx.cached(("agent", decoding, turing, suite, ctx.n, ctx.max_iters), run,
+                      label=arm_label("agent", name, Path(suite).stem, ctx.quick),
+                      items=min(ctx.n, suite_size(suite) or ctx.n),
                       empty={"run_id": "", "success": {}, "firings": 0, "corrections": 0})
 
 

@@ -75,7 +75,8 @@ class Scorecard:
     params: dict[str, Any]
     seconds: float = 0.0
     path: Path | None = None
-    arms: dict[str, dict[str, Any]] = field(default_factory=dict)  # cost label -> items, seconds (the cost model's input)
+    # cost label -> {items, seconds}: what each arm took, the next plan's prices
+    arms: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {"params": self.params, "seconds": round(self.seconds, 1), "arms": self.arms,
