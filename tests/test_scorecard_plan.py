@@ -48,8 +48,13 @@ def test_the_full_plan_runs_every_row_at_60_items_and_each_shared_arm_once(tmp_p
     assert DEFAULT_N >= 60 and all(a.items == DEFAULT_N for a in plan.arms)
     assert plan.shared["experiment:E1/main@code_test"] == ["s001.oracle", "s004.E5", "s004.E6", "s004.E9"]
     assert plan.shared["experiment:E1/main@ontology_test"] == ["s004.E2", "s004.E3", "s004.E4"]
-    assert {a.label.split("@")[1] for a in plan.arms if not a.label.startswith("teach:")} == {
+    assert {a.label.split("@")[1].split("/")[0] for a in plan.arms if not a.label.startswith("teach:")} == {
         "code_test", "ontology_test", "arith_test"}
+    # the Turing agent arms stop at E13's 3 steps; experiment arms keep each condition's own unless capped
+    assert {a.label for a in plan.arms if a.label.startswith("agent:")} == {
+        f"agent:{d}.{t}@arith_test/max3" for d in ("free", "grammar") for t in ("turing", "plain")}
+    capped = plan_scorecard(entries, ScoreContext(make_lm("scripted:probe"), "probe", DEFAULT_N, tmp_path, steps=2))
+    assert all(a.label.endswith("/max2") for a in capped.arms if a.label.startswith("experiment:"))
     assert len(plan.arms) == len(plan.shared) and plan.items == DEFAULT_N * len(plan.arms)
     measured_rows = {r for rows in plan.shared.values() for r in rows}
     # every row but the ones that are not paired comparisons has arms to run

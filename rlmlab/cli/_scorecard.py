@@ -36,11 +36,14 @@ def _split(values: tuple[str, ...]) -> list[str]:
 @click.option("--list", "list_only", is_flag=True, help="List the registered claims and exit.")
 @click.option("--plan", "plan_only", is_flag=True,
               help="Print the arms the run needs (shared arms once), items and projected time, and exit.")
-@click.option("--workers", type=click.IntRange(1, 8), default=2, show_default=True,
+@click.option("--workers", type=click.IntRange(1, 8), default=1, show_default=True,
               help="Threads an experiment arm's tasks run on (learning conditions stay sequential).")
+@click.option("--max-steps", "steps", type=click.IntRange(1, 50), default=None,
+              help="At most this many agent steps in every experiment arm [default: each condition's own; 3 with "
+                   "--quick].")
 def scorecard(lm: str, api_base: str | None, n: int | None, seeds: tuple[str, ...], claims: tuple[str, ...],
               quick: bool, suite: str | None, out: Path, as_json: bool, notebook: bool, list_only: bool,
-              plan_only: bool, workers: int) -> None:
+              plan_only: bool, workers: int, steps: int | None) -> None:
     """Measure each seed claim on LM: two arms on the same items, the difference with its 95% interval
     (Newcombe for pass rates, paired bootstrap otherwise) and the verdict: holds, contradicted or cannot tell."""
     from rlmlab.cli._console import wide_console
@@ -54,7 +57,7 @@ def scorecard(lm: str, api_base: str | None, n: int | None, seeds: tuple[str, ..
                 console.print(f"{entry.name}\t{entry.seed}\t{entry.comparison}")
             return
         if plan_only:
-            for line in _plan(n, seeds, claims, quick, suite, out):
+            for line in _plan(n, seeds, claims, quick, suite, out, steps):
                 click.echo(line)
             return
         with interrupts_in_one_line():
@@ -63,7 +66,7 @@ def scorecard(lm: str, api_base: str | None, n: int | None, seeds: tuple[str, ..
             else:
                 card = run_scorecard(lm, n=n, seeds=_split(seeds) or None, claims=_split(claims) or None,
                                      quick=quick, out=out, api_base=api_base, suite=suite, workers=workers,
-                                     progress=lambda line: click.echo(line, err=True))
+                                     steps=steps, progress=lambda line: click.echo(line, err=True))
     except (RLMLabError, ValueError) as exc:
         raise cli_error(exc) from None
     if as_json:
@@ -75,14 +78,14 @@ def scorecard(lm: str, api_base: str | None, n: int | None, seeds: tuple[str, ..
 
 
 def _plan(n: int | None, seeds: tuple[str, ...], claims: tuple[str, ...], quick: bool, suite: str | None,
-          out: Path) -> list[str]:
+          out: Path, steps: int | None) -> list[str]:
     """The plan's summary and one line per arm; nothing runs and no model loads (a scripted LM stands in)."""
     from rlmlab.lm import make_lm
     from rlmlab.scorecard import DEFAULT_N, QUICK_N, ScoreContext, plan_scorecard, select_claims
 
     entries = select_claims(_split(seeds) or None, _split(claims) or None)
     ctx = ScoreContext(make_lm("scripted:probe"), "plan", n or (QUICK_N if quick else DEFAULT_N), out, quick=quick,
-                       suite=suite)
+                       suite=suite, steps=steps)
     plan = plan_scorecard(entries, ctx, previous=out / "scorecard.json")
     return [plan.summary(), *plan.lines()]
 

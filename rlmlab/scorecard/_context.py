@@ -21,7 +21,7 @@ class ScoreContext:
     """``lm``: an LM object (every arm shares it, so the embedded model loads once); ``lm_name`` what rows record;
     ``n`` items per claim (an arm has fewer when its suite has fewer); ``quick`` trims agent steps; ``out`` the
     folder runs are written under; ``suite`` overrides every experiment row's suite (None: each config's own);
-    ``workers`` threads an experiment arm's tasks run on where the runner allows (not in learning conditions,
+    ``steps`` caps agent steps in every experiment arm (``quick``: 3); ``workers`` threads an experiment arm's tasks run on where the runner allows (not in learning conditions,
     whose tasks depend on the bank the previous task left). ``arms`` records each arm run: cost label, items,
     seconds. ``planning``: record the arms a row needs without running them."""
 
@@ -39,9 +39,11 @@ class ScoreContext:
     arms: dict[str, dict[str, Any]] = field(default_factory=dict)
     on_arm: Callable[[str, int], None] | None = None  # called before an arm runs, with its label and items
 
+    steps: int | None = None  # at most this many agent steps in every experiment arm (None: each condition's own)
+
     @property
     def max_iters(self) -> int | None:
-        return 3 if self.quick else None  # None: each condition's own
+        return 3 if self.quick else self.steps  # None: each condition's own
 
     def cached(self, key: Any, make: Callable[[], Any], *, label: str | None = None, items: int | None = None,
                empty: Any = None) -> Any:
@@ -92,9 +94,9 @@ def suite_size(suite: str) -> int | None:
         return None
 
 
-def arm_label(kind: str, name: str, where: str, quick: bool) -> str:
-    """The cost model's key of an arm: ``experiment:E1/base@code``; ``/quick`` when agent steps are capped."""
-    return f"{kind}:{name}@{where}" + ("/quick" if quick else "")
+def arm_label(kind: str, name: str, where: str, max_iters: int | None) -> str:
+    """The cost model's key of an arm: ``experiment:E1/main@code``; ``/max3`` when agent steps are capped at 3."""
+    return f"{kind}:{name}@{where}" + (f"/max{max_iters}" if max_iters else "")
 
 
 def experiment_arm(ctx: ScoreContext, experiment: str, condition: str | None = None,
@@ -123,6 +125,6 @@ def experiment_arm(ctx: ScoreContext, experiment: str, condition: str | None = N
                 "health": json.loads(health.read_text(encoding="utf-8")) if health.is_file() else {}}
 
     return ctx.cached(("experiment", experiment, cond, suite, ctx.n, ctx.max_iters), run,
-                      label=arm_label("experiment", f"{experiment}/{cond}", Path(suite).stem, ctx.quick),
+                      label=arm_label("experiment", f"{experiment}/{cond}", Path(suite).stem, ctx.max_iters),
                       items=min(ctx.n, suite_size(suite) or ctx.n),
                       empty={"run_id": "", "rows": {}, "health": {}})

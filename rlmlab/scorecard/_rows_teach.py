@@ -67,7 +67,7 @@ def teach_arm(ctx: ScoreContext, arm: str, *, learner: str = "code_first", stop:
 
     label = f"{learner}.{arm}" + ("" if stop else ".no_stop") + (".turing" if turing else "")
     where = Path(SMALL_SET if ctx.n <= 20 else LARGE_SET).stem
-    return ctx.cached(("teach", arm, learner, stop, turing, ctx.n), run, label=arm_label("teach", label, where, False),
+    return ctx.cached(("teach", arm, learner, stop, turing, ctx.n), run, label=arm_label("teach", label, where, None),
                       empty={"run_id": "", "traces": {}})
 
 

@@ -144,11 +144,15 @@ def _load_rows() -> None:
 
 def run_scorecard(lm: Any = "local", *, n: int | None = None, seeds: Sequence[str] | None = None,
                   claims: Sequence[str] | None = None, quick: bool = False, out: str | Path = "runs/scorecard",
-                  api_base: str | None = None, suite: str | None = None, seed: int = 0, workers: int = 2,
+                  api_base: str | None = None, suite: str | None = None, seed: int = 0, workers: int = 1,
+                  steps: int | None = None,
                   progress: Callable[[str], None] | None = print) -> Scorecard:
     """Measure every selected claim on ``lm`` (a spec such as "local", "scripted:probe", a LiteLLM model string
     with ``api_base``, or an LM object) over ``n`` paired items each (default 60; ``quick``: 4 items and at most
-    3 agent steps). Writes ``<out>/scorecard.json`` after every row, so a run cut short keeps the rows done.
+    3 agent steps; ``steps``: at most that many in every experiment arm). Before the first row it logs the plan
+    (arms, items, projected time from :func:`~rlmlab.scorecard.arm_costs`) and before each arm its place in it.
+    ``workers``: threads per experiment arm (1 by default: the LM runs one call at a time, and two tasks' calls
+    interleaved lose the prompt cache's shared prefix). Writes ``<out>/scorecard.json`` after every row, so a run cut short keeps the rows done.
     ``progress`` gets one line per row as it finishes (None: silent). ConfigError for an unknown seed or claim;
     Ctrl-C raises RunInterrupted naming the rows kept.
     """
@@ -165,9 +169,10 @@ def run_scorecard(lm: Any = "local", *, n: int | None = None, seeds: Sequence[st
     else:
         lm_name, lm_obj = str(getattr(lm, "model", lm)), lm
     log = progress or (lambda line: None)
-    ctx = ScoreContext(lm_obj, lm_name, n, out, quick=quick, suite=suite, seed=seed, log=log, workers=workers)
+    ctx = ScoreContext(lm_obj, lm_name, n, out, quick=quick, suite=suite, seed=seed, log=log, workers=workers,
+                       steps=steps)
     params = {"lm": lm_name, "api_base": api_base, "n": n, "quick": quick, "seeds": list(seeds or SEEDS),
-              "claims": [c.name for c in entries], "suite": suite, "seed": seed}
+              "claims": [c.name for c in entries], "suite": suite, "seed": seed, "steps": steps, "workers": workers}
     try:
         plan = plan_scorecard(entries, ctx, previous=out / SCORECARD_FILE)
     except KeyboardInterrupt:
