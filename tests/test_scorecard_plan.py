@@ -10,9 +10,15 @@ from click.testing import CliRunner
 from rlmlab.cli import main
 from rlmlab.lm import make_lm
 from rlmlab.scorecard import (
-    DEFAULT_N, VERDICTS, ScoreContext, newcombe_paired, paired_binary, plan_scorecard, read_scorecard, run_scorecard,
-    select_claims, verdict,
+    DEFAULT_N, VERDICTS, ScoreContext, newcombe_paired, paired_binary, read_scorecard, run_scorecard, select_claims,
+    verdict,
 )
+
+
+def plan_scorecard(*args, **kwargs):
+    from rlmlab.scorecard import plan_scorecard as plan  # imported here so each test fails on its own without it
+
+    return plan(*args, **kwargs)
 
 LOOP_ROWS = ["s004.E10", "s004.E11", "s004.E12-rollouts", "s004.E12-contrastive", "s004.E13-grammar",
              "s004.E13-templates", "s004.E13-vote5"]

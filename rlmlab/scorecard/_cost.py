@@ -17,10 +17,28 @@ from typing import Any
 
 __all__ = ["MEASURED", "MEASURED_NOTE", "ArmCost", "Plan", "plan_scorecard", "arm_costs"]
 
-# seconds per item of each arm on the embedded model (SmolLM2-135M, llama-cpp, 2 cores), full mode (each
-# condition's own max_iters) unless the label ends in /quick; measured with n=3 per arm, workers=1
-MEASURED_NOTE = "measured 2026-11-25, n=3 per arm, workers=1, load average 0.0-1.0 (idle machine)"
-MEASURED: dict[str, float] = {}
+# Seconds per item of each arm on the embedded model (SmolLM2-135M Q4_1, llama-cpp-python, 2 cores), workers=1.
+# Labels ending /max3 are from `rlmlab scorecard --quick` (n=4, idle: load average < 0.5, 2026-11-25 04:00); an arm
+# two rows first ran together is split by its results' elapsed time. The others, each condition's own step cap,
+# are from n=3 runs on 2026-11-25 05:24-06:10 with the machine shared (load average 2.5-5), so they run high.
+MEASURED_NOTE = ("quick arms: n=4, idle; full arms: n=3, load average 2.5-5 (shared machine); workers=1; "
+                 "SmolLM2-135M Q4_1 on 2 cores")
+MEASURED: dict[str, float] = {
+    # --quick (at most 3 agent steps), idle
+    "experiment:E1/main@code/max3": 7.6, "experiment:E1/main@ontology/max3": 1.7,
+    "experiment:E2/main@ontology/max3": 4.8, "experiment:E3/main@ontology/max3": 2.2,
+    "experiment:E4/main@ontology/max3": 3.6, "experiment:E5/main@code/max3": 7.9,
+    "experiment:E6/main@code/max3": 11.7, "experiment:E7/handle@code/max3": 6.0,
+    "experiment:E7/naive@code/max3": 0.1, "experiment:E8/auto_inject@code/max3": 7.2,
+    "experiment:E8/tool_mediated@code/max3": 6.3, "experiment:E9/main@code/max3": 6.0,
+    "agent:free.turing@arith/max3": 18.8, "agent:free.plain@arith/max3": 18.8,
+    "agent:grammar.turing@arith/max3": 2.2, "agent:grammar.plain@arith/max3": 2.2,
+    "teach:code_first.single@math20": 0.4, "teach:code_first.rts@math20": 0.5,
+    "teach:code_first.try_again@math20": 0.5, "teach:code_first.rts.no_stop@math20": 0.5,
+    "teach:lm_free.single.turing@math20": 1.5, "teach:lm_free.single@math20": 1.5,
+    # E13 grammar_templates on arith at its own 3 steps, idle (benchmarks/speed_issue26.md: 1.66 s per task)
+    "experiment:E13/grammar_templates@arith": 1.7,
+}
 
 
 @dataclass(frozen=True)
@@ -60,7 +78,8 @@ class Plan:
         guessed = [a.label for a in self.arms if a.source == "guess"]
         line = (f"plan: {len(self.rows)} rows, {len(self.arms)} arms ({reused} arm runs saved by sharing), "
                 f"{self.items} items, projected {_minutes(self.seconds)}")
-        return line + (f"; no figure yet for {', '.join(guessed)} (priced at its kind's median)" if guessed else "")
+        return line + (f"; {len(guessed)} arm(s) with no figure yet, priced at their kind's median" if guessed
+                       else "")
 
     def lines(self) -> list[str]:
         return [f"  {a.label}: {a.items} items x {a.s_per_item:.1f} s = {_minutes(a.seconds)} ({a.source}); "
