@@ -20,6 +20,12 @@ def plan_scorecard(*args, **kwargs):
 
     return plan(*args, **kwargs)
 
+
+def measured() -> dict:
+    from rlmlab.scorecard import MEASURED
+
+    return MEASURED
+
 LOOP_ROWS = ["s004.E10", "s004.E11", "s004.E12-rollouts", "s004.E12-contrastive", "s004.E13-grammar",
              "s004.E13-templates", "s004.E13-vote5"]
 
@@ -52,8 +58,8 @@ def test_the_full_plan_runs_every_row_at_60_items_and_each_shared_arm_once(tmp_p
     assert not any(tmp_path.iterdir())  # planning runs nothing
     # the built-in suites hold 30 tasks, so past 30 the rows take the generated held-out sets: 60 items each
     assert DEFAULT_N >= 60 and all(a.items == DEFAULT_N for a in plan.arms)
-    assert plan.shared["experiment:E1/main@code_test"] == ["s001.oracle", "s004.E5", "s004.E6", "s004.E9"]
-    assert plan.shared["experiment:E1/main@ontology_test"] == ["s004.E2", "s004.E3", "s004.E4"]
+    assert plan.shared["experiment:E1/main@code_test/max6"] == ["s001.oracle", "s004.E5", "s004.E6", "s004.E9"]
+    assert plan.shared["experiment:E1/main@ontology_test/max6"] == ["s004.E2", "s004.E3", "s004.E4"]
     assert {a.label.split("@")[1].split("/")[0] for a in plan.arms if not a.label.startswith("teach:")} == {
         "code_test", "ontology_test", "arith_test"}
     # the Turing agent arms stop at E13's 3 steps; experiment arms keep each condition's own unless capped
@@ -61,6 +67,7 @@ def test_the_full_plan_runs_every_row_at_60_items_and_each_shared_arm_once(tmp_p
         f"agent:{d}.{t}@arith_test/max3" for d in ("free", "grammar") for t in ("turing", "plain")}
     capped = plan_scorecard(entries, ScoreContext(make_lm("scripted:probe"), "probe", DEFAULT_N, tmp_path, steps=2))
     assert all(a.label.endswith("/max2") for a in capped.arms if a.label.startswith("experiment:"))
+    assert all(a.label.endswith("/max3") for a in plan.arms if a.label.startswith("experiment:E13/"))
     assert len(plan.arms) == len(plan.shared) and plan.items == DEFAULT_N * len(plan.arms)
     measured_rows = {r for rows in plan.shared.values() for r in rows}
     # every row but the ones that are not paired comparisons has arms to run
@@ -69,14 +76,16 @@ def test_the_full_plan_runs_every_row_at_60_items_and_each_shared_arm_once(tmp_p
 
 
 def test_a_previous_scorecard_in_the_folder_prices_the_next_plan(tmp_path):
-    doc = {"params": {}, "rows": [], "arms": {"experiment:E7/handle@code_test": {"items": 4, "seconds": 30.0}}}
+    doc = {"params": {}, "rows": [], "arms": {"experiment:E7/handle@code_test/max6": {"items": 4, "seconds": 30.0}}}
     (tmp_path / "scorecard.json").write_text(json.dumps(doc))
     ctx = ScoreContext(make_lm("scripted:probe"), "probe", 60, tmp_path)
     plan = plan_scorecard(select_claims(claims=["s004.E7"]), ctx, previous=tmp_path)
     priced = {a.label: a for a in plan.arms}
-    handle = priced["experiment:E7/handle@code_test"]
+    handle = priced["experiment:E7/handle@code_test/max6"]
     assert (handle.s_per_item, handle.source, handle.seconds) == (7.5, "previous", 450.0)
-    assert priced["experiment:E7/naive@code_test"].source in ("measured", "guess")
+    # no figure at 6 steps for the naive arm: its 3-step figure, scaled by the steps
+    naive = priced["experiment:E7/naive@code_test/max6"]
+    assert naive.source == "scaled from /max3" and naive.s_per_item == 2 * measured()["experiment:E7/naive@code/max3"]
 
 
 def test_cli_plan_prints_the_projection_and_runs_nothing(tmp_path):
@@ -85,7 +94,7 @@ def test_cli_plan_prints_the_projection_and_runs_nothing(tmp_path):
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0].startswith("plan: 2 rows, 3 arms (1 arm runs saved by sharing), 180 items, projected")
-    assert any(line.startswith("  experiment:E1/main@ontology_test: 60 items x ") and "rows s004.E2, s004.E3" in line
+    assert any(line.startswith("  experiment:E1/main@ontology_test/max6: 60 items x ") and "rows s004.E2, s004.E3" in line
                for line in lines)
     assert not (tmp_path / "card").exists()
 

@@ -95,7 +95,7 @@ def suite_size(suite: str) -> int | None:
 
 
 def arm_label(kind: str, name: str, where: str, max_iters: int | None) -> str:
-    """The cost model's key of an arm: ``experiment:E1/main@code``; ``/max3`` when agent steps are capped at 3."""
+    """The cost model's key of an arm: ``experiment:E1/main@code/max6``: its kind, name, suite and agent steps."""
     return f"{kind}:{name}@{where}" + (f"/max{max_iters}" if max_iters else "")
 
 
@@ -107,7 +107,8 @@ def experiment_arm(ctx: ScoreContext, experiment: str, condition: str | None = N
     from rlmlab.experiments import load_experiment, run_experiment
 
     exp = load_experiment(experiment)
-    cond = condition or exp.conditions[0].name
+    cond_obj = next((c for c in exp.conditions if c.name == condition), exp.conditions[0])
+    cond = condition or cond_obj.name
     suite = ctx.suite or sized_suite(suite or exp.defaults["suite"], ctx.n)
 
     def run() -> dict[str, Any]:
@@ -125,6 +126,7 @@ def experiment_arm(ctx: ScoreContext, experiment: str, condition: str | None = N
                 "health": json.loads(health.read_text(encoding="utf-8")) if health.is_file() else {}}
 
     return ctx.cached(("experiment", experiment, cond, suite, ctx.n, ctx.max_iters), run,
-                      label=arm_label("experiment", f"{experiment}/{cond}", Path(suite).stem, ctx.max_iters),
+                      label=arm_label("experiment", f"{experiment}/{cond}", Path(suite).stem,
+                                      ctx.max_iters or cond_obj.max_iters),
                       items=min(ctx.n, suite_size(suite) or ctx.n),
                       empty={"run_id": "", "rows": {}, "health": {}})

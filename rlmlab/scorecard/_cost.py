@@ -3,7 +3,8 @@ projected seconds from measured seconds per item, printed before a run starts an
 
 Seconds per item come, first, from a previous scorecard in the same folder (its ``arms``: what this machine took)
 and otherwise from :data:`MEASURED`, the embedded model's figures on this project's 2-core machine. An arm neither
-knows is priced at the median of its kind, and the plan says so.
+knows is priced from the same arm at another step cap, scaled by the steps (the embedded model fails most tasks,
+and a failing task runs to the cap), else at the median of its kind; the plan says which.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ MEASURED: dict[str, float] = {
     "teach:code_first.try_again@math20": 0.5, "teach:code_first.rts.no_stop@math20": 0.5,
     "teach:lm_free.single.turing@math20": 1.5, "teach:lm_free.single@math20": 1.5,
     # E13 grammar_templates on arith at its own 3 steps, idle (benchmarks/speed_issue26.md: 1.66 s per task)
-    "experiment:E13/grammar_templates@arith": 1.7,
+    "experiment:E13/grammar_templates@arith/max3": 1.7,
 }
 
 
@@ -111,12 +112,24 @@ def _cap(label: str) -> str:
     return label.rsplit("/", 1)[1] if "/max" in label else ""
 
 
+def _steps(label: str) -> int | None:
+    tail = label.rsplit("/max", 1)[1] if "/max" in label else ""
+    return int(tail) if tail.isdigit() else None
+
+
 def _price(label: str, costs: dict[str, tuple[float, str]]) -> tuple[float, str]:
     if label in costs:
         return costs[label]
     family = label.replace("_test", "")  # the generated held-out set costs what its built-in suite does
     if family in costs:
         return costs[family][0], costs[family][1] + " (built-in suite)"
+    steps = _steps(family)
+    if steps:  # the same arm at another step cap: the embedded model fails most tasks, which run to the cap
+        other = [(k, v) for k, (v, _) in costs.items() if _steps(k) and k.rsplit("/max", 1)[0] ==
+                 family.rsplit("/max", 1)[0]]
+        if other:
+            k, v = other[0]
+            return round(v * steps / _steps(k), 2), f"scaled from /max{_steps(k)}"
     kind = label.split(":", 1)[0]
     same = [v for k, (v, _) in costs.items() if k.split(":", 1)[0] == kind and _cap(k) == _cap(label)]
     every = same or [v for v, _ in costs.values()] or [10.0]
