@@ -16,14 +16,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MEASURED", "MEASURED_NOTE", "ArmCost", "Plan", "plan_scorecard", "arm_costs"]
+__all__ = ["MEASURED", "MEASURED_NOTE", "ESTIMATED", "ArmCost", "Plan", "plan_scorecard", "arm_costs"]
 
-# Seconds per item of each arm on the embedded model (SmolLM2-135M Q4_1, llama-cpp-python, 2 cores), workers=1.
-# Labels ending /max3 are from `rlmlab scorecard --quick` (n=4, idle: load average < 0.5, 2026-11-25 04:00); an arm
-# two rows first ran together is split by its results' elapsed time. The others, each condition's own step cap,
-# are from n=3 runs on 2026-11-25 05:24-06:10 with the machine shared (load average 2.5-5), so they run high.
-MEASURED_NOTE = ("quick arms: n=4, idle; full arms: n=3, load average 2.5-5 (shared machine); workers=1; "
-                 "SmolLM2-135M Q4_1 on 2 cores")
+# Seconds per item of each arm on the embedded model (SmolLM2-135M Q4_1, llama-cpp-python, 2 cores), workers=1,
+# from `rlmlab scorecard --quick` (n=4, at most 3 agent steps, idle: load average < 0.5, 2026-11-25 04:00); an arm
+# two rows first ran together is split by its results' elapsed time. Runs at other step caps are priced by scaling
+# (see _price); figures taken on the shared machine (load 5-14) were 5-25x these and are not used.
+MEASURED_NOTE = "rlmlab scorecard --quick, n=4, idle (load < 0.5), workers=1, SmolLM2-135M Q4_1 on 2 cores"
 MEASURED: dict[str, float] = {
     # --quick (at most 3 agent steps), idle
     "experiment:E1/main@code/max3": 7.6, "experiment:E1/main@ontology/max3": 1.7,
@@ -40,12 +39,23 @@ MEASURED: dict[str, float] = {
     # E13 grammar_templates on arith at its own 3 steps, idle (benchmarks/speed_issue26.md: 1.66 s per task)
     "experiment:E13/grammar_templates@arith/max3": 1.7,
 }
+# Arms not yet timed on an idle machine, priced from the nearest arm that was, and why (a plan names the source):
+# a run writes every arm's own figure into its scorecard.json, which the next plan in that folder uses instead.
+ESTIMATED: dict[str, tuple[float, str]] = {
+    "experiment:E10/main@code/max3": (6.0, "E9's figure: the same loop plus consolidation"),
+    "experiment:E11/main@code/max3": (6.0, "E9's figure: the same loop plus forgetting"),
+    "experiment:E12/best_only@code/max3": (18.0, "3 x E9's figure: 3 rollouts per task, run in turn"),
+    "experiment:E12/contrastive@code/max3": (18.0, "3 x E9's figure: 3 rollouts per task, run in turn"),
+    "experiment:E13/free@arith/max3": (18.8, "the free Turing-off agent arm on the same suite"),
+    "experiment:E13/grammar@arith/max3": (2.2, "the grammar Turing-off agent arm on the same suite"),
+}
 
 
 @dataclass(frozen=True)
 class ArmCost:
     """One arm of a plan: ``items`` to run at ``s_per_item`` seconds, and where that figure came from
-    (``previous`` run in this folder, ``measured`` table, or ``guess``: the median of its kind)."""
+    (``previous`` run in this folder, ``measured`` or ``estimate: why`` from the tables, ``scaled from /maxK``
+    steps, or ``guess``: the median of its kind)."""
 
     label: str
     items: int
@@ -94,7 +104,8 @@ def _minutes(seconds: float) -> str:
 def arm_costs(previous: str | Path | None = None) -> dict[str, tuple[float, str]]:
     """Seconds per item by arm label: :data:`MEASURED`, overridden by the ``arms`` of a previous scorecard.json
     (a file or its folder; ignored when missing or unreadable, since a plan must not stop a run)."""
-    costs = {k: (v, "measured") for k, v in MEASURED.items()}
+    costs = {k: (v, f"estimate: {why}") for k, (v, why) in ESTIMATED.items()}
+    costs.update({k: (v, "measured") for k, v in MEASURED.items()})
     if previous is not None:
         path = Path(previous)
         path = path / "scorecard.json" if path.is_dir() else path
