@@ -48,6 +48,16 @@ ESTIMATED: dict[str, tuple[float, str]] = {
     "experiment:E12/contrastive@code/max3": (18.0, "3 x E9's figure: 3 rollouts per task, run in turn"),
     "experiment:E13/free@arith/max3": (18.8, "the free Turing-off agent arm on the same suite"),
     "experiment:E13/grammar@arith/max3": (2.2, "the grammar Turing-off agent arm on the same suite"),
+    # GSM8K items (n > 20) were timed only on the shared machine (load 5-8): single 8.0 s, RTS 26.3 s per item;
+    # divided by 5 (the E1 code arm ran 2.2x its idle figure at load 2.5)
+    "teach:code_first.single@gsm8k_train_500": (1.6, "shared-machine time / 5"),
+    "teach:code_first.rts@gsm8k_train_500": (5.3, "shared-machine time / 5"),
+    "teach:code_first.try_again@gsm8k_train_500": (5.3, "RTS's figure: as many turns"),
+    "teach:code_first.rts.no_stop@gsm8k_train_500": (5.3, "RTS's figure, at least: it runs to max turns"),
+    "teach:lm_free.single@gsm8k_train_500": (1.6, "the code-first single pass's figure"),
+    "teach:lm_free.single.turing@gsm8k_train_500": (1.6, "the code-first single pass's figure"),
+    "experiment:E13/vote5@arith/max3": (5.6, "3.3 x grammar_templates: their ratio on the same arith tasks, "
+                                            "timed together on the shared machine"),
 }
 
 
