@@ -34,8 +34,16 @@ def _split(values: tuple[str, ...]) -> list[str]:
 @click.option("--notebook", is_flag=True,
               help="Run notebooks/scorecard.ipynb under papermill instead: OUT also gets the executed notebook.")
 @click.option("--list", "list_only", is_flag=True, help="List the registered claims and exit.")
+@click.option("--plan", "plan_only", is_flag=True,
+              help="Print the arms the run needs (shared arms once), items and projected time, and exit.")
+@click.option("--workers", type=click.IntRange(1, 8), default=1, show_default=True,
+              help="Threads an experiment arm's tasks run on (learning conditions stay sequential).")
+@click.option("--max-steps", "steps", type=click.IntRange(1, 50), default=None,
+              help="At most this many agent steps in every experiment arm [default: each condition's own; 3 with "
+                   "--quick].")
 def scorecard(lm: str, api_base: str | None, n: int | None, seeds: tuple[str, ...], claims: tuple[str, ...],
-              quick: bool, suite: str | None, out: Path, as_json: bool, notebook: bool, list_only: bool) -> None:
+              quick: bool, suite: str | None, out: Path, as_json: bool, notebook: bool, list_only: bool,
+              plan_only: bool, workers: int, steps: int | None) -> None:
     """Measure each seed claim on LM: two arms on the same items, the difference with its 95% interval
     (Newcombe for pass rates, paired bootstrap otherwise) and the verdict: holds, contradicted or cannot tell."""
     from rlmlab.cli._console import wide_console
@@ -48,13 +56,17 @@ def scorecard(lm: str, api_base: str | None, n: int | None, seeds: tuple[str, ..
             for entry in select_claims(_split(seeds) or None, _split(claims) or None):
                 console.print(f"{entry.name}\t{entry.seed}\t{entry.comparison}")
             return
+        if plan_only:
+            for line in _plan(n, seeds, claims, quick, suite, out, steps):
+                click.echo(line)
+            return
         with interrupts_in_one_line():
             if notebook:
                 card = _via_notebook(lm, api_base, n, seeds, claims, quick, suite, out)
             else:
                 card = run_scorecard(lm, n=n, seeds=_split(seeds) or None, claims=_split(claims) or None,
-                                     quick=quick, out=out, api_base=api_base, suite=suite,
-                                     progress=lambda line: click.echo(line, err=True))
+                                     quick=quick, out=out, api_base=api_base, suite=suite, workers=workers,
+                                     steps=steps, progress=lambda line: click.echo(line, err=True))
     except (RLMLabError, ValueError) as exc:
         raise cli_error(exc) from None
     if as_json:
@@ -63,6 +75,19 @@ def scorecard(lm: str, api_base: str | None, n: int | None, seeds: tuple[str, ..
         return
     console.print(card)
     click.echo(f"{len(card.rows)} claims in {card.seconds:.0f} s; results: {card.path}", err=True)
+
+
+def _plan(n: int | None, seeds: tuple[str, ...], claims: tuple[str, ...], quick: bool, suite: str | None,
+          out: Path, steps: int | None) -> list[str]:
+    """The plan's summary and one line per arm; nothing runs and no model loads (a scripted LM stands in)."""
+    from rlmlab.lm import make_lm
+    from rlmlab.scorecard import DEFAULT_N, QUICK_N, ScoreContext, plan_scorecard, select_claims
+
+    entries = select_claims(_split(seeds) or None, _split(claims) or None)
+    ctx = ScoreContext(make_lm("scripted:probe"), "plan", n or (QUICK_N if quick else DEFAULT_N), out, quick=quick,
+                       suite=suite, steps=steps)
+    plan = plan_scorecard(entries, ctx, previous=out / "scorecard.json")
+    return [plan.summary(), *plan.lines()]
 
 
 def _via_notebook(lm: str, api_base: str | None, n: int | None, seeds: tuple[str, ...], claims: tuple[str, ...],

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from rlmlab.scorecard._claims import NotMeasured, Paired, claim
-from rlmlab.scorecard._context import ScoreContext
+from rlmlab.scorecard._context import ScoreContext, arm_label
 
 __all__ = ["teach_items", "teach_arm"]
 
@@ -65,7 +65,10 @@ def teach_arm(ctx: ScoreContext, arm: str, *, learner: str = "code_first", stop:
         path = write_traces(Path(ctx.out) / "teach" / f"traces.{label}.json", traces)
         return {"run_id": str(path.relative_to(ctx.out)), "traces": {t.qid: t for t in traces}}
 
-    return ctx.cached(("teach", arm, learner, stop, turing, ctx.n), run)
+    label = f"{learner}.{arm}" + ("" if stop else ".no_stop") + (".turing" if turing else "")
+    where = Path(SMALL_SET if ctx.n <= 20 else LARGE_SET).stem
+    return ctx.cached(("teach", arm, learner, stop, turing, ctx.n), run, label=arm_label("teach", label, where, None),
+                      empty={"run_id": "", "traces": {}})
 
 
 def _pair(ctx: ScoreContext, a: dict[str, Any], b: dict[str, Any], value: Any, kind: str = "binary") -> Paired:

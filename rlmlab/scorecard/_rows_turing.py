@@ -6,14 +6,19 @@ judged by the task's deterministic check; the protocol arm counts hook firings a
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from rlmlab.scorecard._claims import NotMeasured, Paired, claim
-from rlmlab.scorecard._context import ScoreContext
+from rlmlab.scorecard._context import ScoreContext, arm_label, sized_suite, suite_size
 
 __all__ = ["agent_arm"]
 
 SUITE = "arith"  # the suite the embedded model solves some of: an effect on success can show there
+# E13's cap on the same suite: there the embedded model's successes come at step 1 or 3 (14 runs of 21 tasks,
+# Nov 24-25), and 3 steps leave a correction fired on step 1 two steps to take effect; 6 steps of free decoding
+# cost twice as much and add no success
+AGENT_MAX_ITERS = 3
 
 
 def agent_arm(ctx: ScoreContext, decoding: str, turing: bool) -> dict[str, Any]:
@@ -23,10 +28,13 @@ def agent_arm(ctx: ScoreContext, decoding: str, turing: bool) -> dict[str, Any]:
     from rlmlab.learning import judge_for
     from rlmlab.memory import BASE_INSTRUCTIONS
 
+    suite = ctx.suite or sized_suite(SUITE, ctx.n)
+    steps = ctx.max_iters or AGENT_MAX_ITERS
+
     def run() -> dict[str, Any]:
-        tasks = load_suite(ctx.suite or SUITE, limit=ctx.n)
+        tasks = load_suite(suite, limit=ctx.n)
         label = f"{decoding}.{'turing' if turing else 'plain'}"
-        ctx.log(f"  running agent {label} on {ctx.suite or SUITE} ({len(tasks)} tasks)")
+        ctx.log(f"  running agent {label} on {Path(suite).stem} ({len(tasks)} tasks)")
         protocol = None
         if turing:
             from rlmlab.turing import TuringProtocol
@@ -36,7 +44,7 @@ def agent_arm(ctx: ScoreContext, decoding: str, turing: bool) -> dict[str, Any]:
         success, firings, corrections = {}, 0, 0
         for task in tasks:
             traj = run_rlm(task.query, task.context, lm=ctx.lm, turing=protocol, decoding=decoding,
-                           instructions=BASE_INSTRUCTIONS, max_iters=ctx.max_iters or 6,
+                           instructions=BASE_INSTRUCTIONS, max_iters=steps,
                            run_id=f"{run_id}-{task.id}", runs_dir=ctx.out / "turing" / run_id,
                            source_path=task.meta.get("source_path"))
             success[task.id] = bool(judge_for(task).judge(task, traj).success)
@@ -45,7 +53,11 @@ def agent_arm(ctx: ScoreContext, decoding: str, turing: bool) -> dict[str, Any]:
             corrections += sum(1 for r in rounds if r.get("correction"))
         return {"run_id": f"turing/{run_id}", "success": success, "firings": firings, "corrections": corrections}
 
-    return ctx.cached(("agent", decoding, turing, ctx.suite, ctx.n, ctx.max_iters), run)
+    name = f"{decoding}.{'turing' if turing else 'plain'}"
+    return ctx.cached(("agent", decoding, turing, suite, ctx.n, steps), run,
+                      label=arm_label("agent", name, Path(suite).stem, steps),
+                      items=min(ctx.n, suite_size(suite) or ctx.n),
+                      empty={"run_id": "", "success": {}, "firings": 0, "corrections": 0})
 
 
 def _on_off(ctx: ScoreContext, decoding: str) -> Paired:

@@ -17,6 +17,7 @@ from rlmlab._files import write_atomic
 from rlmlab.errors import ConfigError, RunInterrupted
 from rlmlab.scorecard._claims import CLAIMS, SEEDS, Claim, NotMeasured, Paired
 from rlmlab.scorecard._context import ScoreContext
+from rlmlab.scorecard._cost import Plan, plan_scorecard
 from rlmlab.scorecard._stats import paired_binary, paired_continuous
 
 __all__ = ["ROW_FIELDS", "SCORECARD_FILE", "QUICK_N", "DEFAULT_N", "ScoreRow", "Scorecard", "score_claim",
@@ -74,9 +75,12 @@ class Scorecard:
     params: dict[str, Any]
     seconds: float = 0.0
     path: Path | None = None
+    # cost label -> {items, seconds}: what each arm took, the next plan's prices
+    arms: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"params": self.params, "seconds": round(self.seconds, 1), "rows": [r.to_dict() for r in self.rows]}
+        return {"params": self.params, "seconds": round(self.seconds, 1), "arms": self.arms,
+                "rows": [r.to_dict() for r in self.rows]}
 
     def __rich__(self) -> Any:
         from rlmlab.scorecard._table import scorecard_table
@@ -135,16 +139,20 @@ def select_claims(seeds: Sequence[str] | None = None, claims: Sequence[str] | No
 
 def _load_rows() -> None:
     # the rows register themselves on import
-    from rlmlab.scorecard import _rows_memory, _rows_teach, _rows_turing  # noqa: F401
+    from rlmlab.scorecard import _rows_loop, _rows_memory, _rows_teach, _rows_turing  # noqa: F401
 
 
 def run_scorecard(lm: Any = "local", *, n: int | None = None, seeds: Sequence[str] | None = None,
                   claims: Sequence[str] | None = None, quick: bool = False, out: str | Path = "runs/scorecard",
-                  api_base: str | None = None, suite: str | None = None, seed: int = 0,
+                  api_base: str | None = None, suite: str | None = None, seed: int = 0, workers: int = 1,
+                  steps: int | None = None,
                   progress: Callable[[str], None] | None = print) -> Scorecard:
     """Measure every selected claim on ``lm`` (a spec such as "local", "scripted:probe", a LiteLLM model string
     with ``api_base``, or an LM object) over ``n`` paired items each (default 60; ``quick``: 4 items and at most
-    3 agent steps). Writes ``<out>/scorecard.json`` after every row, so a run cut short keeps the rows done.
+    3 agent steps; ``steps``: at most that many in every experiment arm). Before the first row it logs the plan
+    (arms, items, projected time from :func:`~rlmlab.scorecard.arm_costs`) and before each arm its place in it.
+    ``workers``: threads per experiment arm (1 by default: the LM runs one call at a time, and two tasks' calls
+    interleaved lose the prompt cache's shared prefix). Writes ``<out>/scorecard.json`` after every row, so a run cut short keeps the rows done.
     ``progress`` gets one line per row as it finishes (None: silent). ConfigError for an unknown seed or claim;
     Ctrl-C raises RunInterrupted naming the rows kept.
     """
@@ -161,11 +169,20 @@ def run_scorecard(lm: Any = "local", *, n: int | None = None, seeds: Sequence[st
     else:
         lm_name, lm_obj = str(getattr(lm, "model", lm)), lm
     log = progress or (lambda line: None)
-    ctx = ScoreContext(lm_obj, lm_name, n, out, quick=quick, suite=suite, seed=seed, log=log)
+    ctx = ScoreContext(lm_obj, lm_name, n, out, quick=quick, suite=suite, seed=seed, log=log, workers=workers,
+                       steps=steps)
     params = {"lm": lm_name, "api_base": api_base, "n": n, "quick": quick, "seeds": list(seeds or SEEDS),
-              "claims": [c.name for c in entries], "suite": suite, "seed": seed}
-    card = Scorecard([], params, path=out / SCORECARD_FILE)
+              "claims": [c.name for c in entries], "suite": suite, "seed": seed, "steps": steps, "workers": workers}
+    try:
+        plan = plan_scorecard(entries, ctx, previous=out / SCORECARD_FILE)
+    except KeyboardInterrupt:
+        raise RunInterrupted("scorecard interrupted while planning; no row run", out) from None
+    log(plan.summary())
+    for line in plan.lines():
+        log(line)
+    card = Scorecard([], params, path=out / SCORECARD_FILE, arms=ctx.arms)
     t0 = time.perf_counter()
+    ctx.on_arm = _arm_progress(plan, ctx, log, t0)
     for i, entry in enumerate(entries, 1):
         try:
             row = score_claim(entry, ctx)
@@ -179,11 +196,35 @@ def run_scorecard(lm: Any = "local", *, n: int | None = None, seeds: Sequence[st
     return card
 
 
+def _arm_progress(plan: Plan, ctx: ScoreContext, log: Callable[[str], None], t0: float) -> Callable[[str, int], None]:
+    # before each arm: which one of the plan's, its projected cost, and the time so far against the projection
+    priced = {a.label: a for a in plan.arms}
+    started: list[str] = []
+
+    def on_arm(label: str, items: int) -> None:
+        started.append(label)
+        done = sum(priced[x].seconds for x in started[:-1] if x in priced)
+        cost = priced.get(label)
+        guess = f", projected {cost.s_per_item * items:.0f} s" if cost else ""
+        log(f"  arm {len(started)}/{len(plan.arms)} {label} ({items} items{guess}); elapsed "
+            f"{time.perf_counter() - t0:.0f} s, projected so far {done:.0f} s of {plan.seconds:.0f} s")
+
+    return on_arm
+
+
 def _progress_line(i: int, total: int, row: ScoreRow) -> str:
     if row.verdict == NOT_MEASURED:
         return f"[{i}/{total}] {row.name}: not measured: {row.reason}"
-    return (f"[{i}/{total}] {row.name}: n={row.n}, difference {row.difference:+.3f} "
-            f"[{row.ci_low:+.3f}, {row.ci_high:+.3f}], {row.verdict} ({row.seconds:.1f} s)")
+    line = (f"[{i}/{total}] {row.name}: n={row.n}, difference {row.difference:+.3f} "
+            f"[{row.ci_low:+.3f}, {row.ci_high:+.3f}], {row.verdict}")
+    if row.verdict == "cannot tell":
+        line += f", {_decide_phrase(row.n_to_decide)}"
+    return line + f" ({row.seconds:.1f} s)"
+
+
+def _decide_phrase(n_to_decide: int | None) -> str:
+    return (f"n={n_to_decide} would decide it at this effect" if n_to_decide
+            else "no n decides it: no effect observed")
 
 
 def read_scorecard(path: str | Path) -> Scorecard:
@@ -192,4 +233,4 @@ def read_scorecard(path: str | Path) -> Scorecard:
     path = path / SCORECARD_FILE if path.is_dir() else path
     doc = json.loads(path.read_text(encoding="utf-8"))
     return Scorecard([ScoreRow.from_dict(r) for r in doc["rows"]], doc["params"], float(doc.get("seconds") or 0),
-                     path)
+                     path, doc.get("arms") or {})

@@ -3,8 +3,9 @@
 Binary outcomes (pass/fail per item) use Newcombe's interval for the difference of paired proportions (Newcombe
 1998, method 10: Wilson score limits of each arm combined with the phi correlation); continuous outcomes (tokens,
 turns, ECE per item) use a seeded paired bootstrap of the mean difference. The verdict reads the interval against the
-claim's direction; a "cannot tell" says how many items would decide it at the observed effect (normal approximation
-of the paired difference's spread, stated so it is not mistaken for a power calculation).
+claim's direction; a "cannot tell" says how many items would decide it at the observed effect (for pass rates the n
+at which Newcombe's interval of the same proportions decides; otherwise the normal approximation of the paired
+difference's spread), stated so it is not mistaken for a power calculation.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 __all__ = ["Z95", "DIRECTIONS", "VERDICTS", "Comparison", "wilson", "newcombe_paired", "paired_binary",
-           "paired_continuous", "paired_bootstrap", "verdict", "n_to_decide"]
+           "paired_continuous", "paired_bootstrap", "verdict", "n_to_decide", "n_to_decide_paired"]
 
 Z95 = 1.959963984540054  # the standard normal's 97.5% point
 # greater: arm a beats arm b; less: arm a is below arm b; no_worse: a does not fall below b by more than the
@@ -121,6 +122,35 @@ def n_to_decide(diffs: Sequence[float], direction: str = "greater", margin: floa
     return max(n, math.ceil((z * sd / gap) ** 2))
 
 
+def n_to_decide_paired(both: int, a_only: int, b_only: int, neither: int, direction: str = "greater",
+                       margin: float = 0.0, limit: int = 10_000_000) -> int | None:
+    """Items that would decide a ``cannot tell`` of paired pass/fail outcomes at the observed effect: the least
+    n at which Newcombe's interval of the 2x2 table scaled to n items (the same four proportions) gives a verdict,
+    so the n given is the n the row's own interval decides at. None when no n up to ``limit`` would (no effect,
+    or an effect sitting on the claim's bound)."""
+    counts = (both, a_only, b_only, neither)
+    n0 = sum(counts)
+    if n0 == 0:
+        return None
+
+    def decided(n: int) -> bool:
+        _, low, high = newcombe_paired(*(c * n / n0 for c in counts))
+        return verdict(low, high, direction, margin) != "cannot tell"
+
+    if decided(n0):
+        return n0
+    high = n0
+    while not decided(high):  # the interval narrows as n grows at fixed proportions: double, then bisect
+        if high >= limit:
+            return None
+        high = min(limit, high * 2)
+    low = high // 2 if high > n0 else n0
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if decided(mid) else (mid, high)
+    return high
+
+
 @dataclass(frozen=True)
 class Comparison:
     """A paired comparison of arm a against arm b over ``n`` items: the mean difference a - b (a pass-rate
@@ -164,17 +194,22 @@ def paired_binary(a: Sequence[bool | int], b: Sequence[bool | int], *, direction
     pairs = [(bool(x), bool(y)) for x, y in zip(a, b)]
     diffs = [float(x) - float(y) for x, y in pairs]
     n = len(pairs)
+    table = (sum(x and y for x, y in pairs), sum(x and not y for x, y in pairs), sum(y and not x for x, y in pairs),
+             sum(not x and not y for x, y in pairs))
     if method == "newcombe":
-        d, low, high = newcombe_paired(sum(x and y for x, y in pairs), sum(x and not y for x, y in pairs),
-                                       sum(y and not x for x, y in pairs), sum(not x and not y for x, y in pairs))
+        d, low, high = newcombe_paired(*table)
     elif method == "bootstrap":
         d = sum(diffs) / n
         low, high = paired_bootstrap(diffs, seed=seed)
     else:
         raise ValueError(f"method {method!r}; use newcombe or bootstrap")
     said = verdict(low, high, direction, margin)
+    need = None
+    if said == "cannot tell":
+        need = (n_to_decide_paired(*table, direction=direction, margin=margin) if method == "newcombe"
+                else n_to_decide(diffs, direction, margin))
     return Comparison(n, sum(x for x, _ in pairs) / n, sum(y for _, y in pairs) / n, d, low, high, said, method,
-                      direction, margin, n_to_decide(diffs, direction, margin) if said == "cannot tell" else None)
+                      direction, margin, need)
 
 
 def paired_continuous(a: Sequence[float], b: Sequence[float], *, direction: str = "greater", margin: float = 0.0,

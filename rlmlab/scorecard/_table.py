@@ -16,7 +16,10 @@ def _cells(row: Any) -> list[str]:
     if row.verdict == "not measured":
         return [row.seed, row.name, row.comparison, "0", "", "", f"not measured: {row.reason}"]
     interval = f"[{row.ci_low:+.3f}, {row.ci_high:+.3f}]"
-    said = row.verdict + (f" (n≈{row.n_to_decide} would decide)" if row.n_to_decide else "")
+    said = row.verdict
+    if row.verdict == "cannot tell":
+        said += (f" (n={row.n_to_decide} would decide it)" if row.n_to_decide
+                 else " (no effect observed: no n decides it)")
     return [row.seed, row.name, row.comparison, str(row.n), f"{row.difference:+.3f}", interval, said]
 
 
