@@ -120,3 +120,78 @@ def test_every_response_is_an_unedited_raw_reply(sets):
             assert (r["response"], r["tool_calls"], r["user"], r.get("history", [])) == (
                 src["reply"], src["tool_calls"], src["user"], src["history"]), r["id"]
             assert 0.0 <= src["temperature"] <= 1.0, r["id"]
+
+
+# ---- the second held-out set: new prompts, labelled by a second labeller who never saw the detector
+HELDOUT2 = DATA / "turing_narrated_heldout2.jsonl"
+RAW2 = DATA / "turing_narrated2_smollm2_raw.jsonl"
+ID2 = re.compile(r"^narr-n\d\d_t[01]\.\d_s\d$")
+NOTE2 = re.compile(r"^(phantom|clean|FP check) \((phantom|read|pasted|quote|promise|general|example|name|readfail|"
+                   r"readother), (en|de|fr|es)\): .+ \[raw gen_id=(n\d\d_t[01]\.\d_s\d)\]$")
+
+
+@pytest.fixture(scope="module")
+def heldout2() -> list[dict]:
+    return rows(HELDOUT2)
+
+
+def test_heldout2_size_balance_and_format(heldout2):
+    assert len(heldout2) >= 200
+    pos = sum(bool(r["expected"]) for r in heldout2)
+    assert 0.35 <= pos / len(heldout2) <= 0.5, (pos, len(heldout2))
+    for r in heldout2:
+        where = f"heldout2 {r.get('id')}"
+        assert list(r) in KEY_SETS and ID2.match(r["id"]), where
+        assert (r["phase"], r["scope"], r["source"]) == ("post_inference", "main", "smollm2"), where
+        assert r["user"].strip() and r["response"].strip(), where
+        assert r["expected"] in ([], ["phantom_tool_result"]), where
+        m = NOTE2.match(r["note"])
+        assert m and m.group(4) == r["id"][5:], f"{where}: note {r['note'][:60]!r}"
+        # the note's verdict word and the label agree: "phantom" only on positives
+        assert (m.group(1) == "phantom") == bool(r["expected"]), where
+        for call in r["tool_calls"]:
+            assert list(call) == ["name", "arguments"] and isinstance(call["arguments"], dict), where
+        for step in r.get("history", []):
+            assert list(step) == ["response", "output"] and step["response"].startswith("TOOL: "), where
+        assert "history" not in r or r["history"], where
+
+
+def test_heldout2_ids_and_turns_are_new(heldout2):
+    ids = [r["id"] for r in heldout2]
+    assert len(ids) == len(set(ids))
+    old = [r for path in [DEV, HELDOUT, DATA / "turing_eval.jsonl", DATA / "turing_heldout.jsonl"] for r in rows(path)]
+    assert not set(ids) & {r["id"] for r in old}
+    # new prompts: no user message of the second set is a user message of the first one
+    assert not {r["user"] for r in heldout2} & {r["user"] for r in old if "user" in r}
+
+
+def test_heldout2_positives_and_hard_negatives(heldout2):
+    for r in heldout2:
+        if r["expected"]:  # nothing of this turn read the narrated thing: no call in this reply, no shown output
+            assert not r["tool_calls"], r["id"]
+            assert all(not step["output"].strip() or step["output"].startswith("error:")
+                       or "readother" in r["note"] for step in r.get("history", [])), r["id"]
+    clean = [r for r in heldout2 if not r["expected"]]
+    kinds = {k: sum(f"({k}," in r["note"] for r in clean) for k in ("read", "pasted", "general", "example")}
+    assert all(n >= 5 for n in kinds.values()), kinds
+    assert sum("```" in r["user"] for r in clean) >= 5
+    assert {"de", "fr", "es"} <= {NOTE2.match(r["note"]).group(3) for r in heldout2}
+
+
+def test_heldout2_responses_are_unedited_raw_replies(heldout2):
+    raw = {r["gen_id"]: r for r in rows(RAW2)}
+    for r in heldout2:
+        src = raw[r["id"][5:]]
+        assert (r["response"], r["tool_calls"], r["user"], r.get("history", [])) == (
+            src["reply"], src["tool_calls"], src["user"], src["history"]), r["id"]
+        assert src["split"] == "heldout2" and 0.0 <= src["temperature"] <= 1.0, r["id"]
+    assert len({raw[r["id"][5:]]["seed"] for r in heldout2}) >= 3
+
+
+def test_readme_freezes_heldout2_by_sha256(heldout2):
+    text = README.read_text(encoding="utf-8")
+    for path in (HELDOUT2, RAW2):
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        assert f"{digest}  data/{path.name}" in text, f"{README.name}: sha256 of {path.name} is not {digest}"
+    pos = sum(bool(r["expected"]) for r in heldout2)
+    assert f"| {HELDOUT2.name} | {len(heldout2)} | {pos} | {len(heldout2) - pos} |" in text
