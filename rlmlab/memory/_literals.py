@@ -72,7 +72,9 @@ def _names_something(word: str, context: str) -> bool:
         return False
     w = re.escape(word)
     return re.search(rf"\b(?:fn|struct|enum|trait|type|impl|mod|const|static|let|union|macro_rules!)\s+{w}\b"
-                     rf"|\b{w}\s*(?:\(|<|::|\{{)|[.:]{w}\b", _code_only(context)) is not None
+                     rf"|\b{w}\s*(?:\(|<|::|\{{)|[.:]{w}\b"
+                     # a generic impl's trait and an impl's type: impl<T> Drop for X<T> {
+                     rf"|\bimpl\s*<[^>{{}}]*>\s+{w}\b|\bfor\s+{w}\s*(?:<|\{{|where\b)", _code_only(context)) is not None
 
 
 def query_slots(query: str, context: str | None = None) -> dict[str, list[str]]:
