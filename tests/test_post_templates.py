@@ -124,3 +124,17 @@ def test_a_post_processing_trajectory_becomes_a_template_with_the_name_as_a_slot
     [item] = ext.extract_with_report(task, traj, verdict).items
     assert item.polarity == "success" and item.meta["admission"]["replay"] is True
     assert item.template == ab.template
+
+
+def test_a_retrieved_template_of_another_many_item_question_is_not_offered_beside_the_post_processing(train):
+    """On the dev stream the greedy step of "which trait is implemented most, Future aside" copied a retrieved
+    implementors template filled with Future; the query's own post-processing step replaces retrieved ones."""
+    most, impl = _first(train, "most_implemented_trait"), _first(train, "implementors")
+    [learnt] = post_templates(impl.query)
+    ws = Workspace(registry=TOOLS)
+    ws.extras["step_templates"] = [{"id": "mem_x", "template": learnt}]
+    run = SimpleNamespace(workspace=ws, options=CodeRunOptions(decoding="grammar"), records=[], query=most.query,
+                          context_text=task_context(most))
+    g = run_step_grammar(run, fmt="rlm", must_submit=False)
+    assert _accepts(g, _step(most, _filled(most)))
+    assert not _accepts(g, _step(most, learnt.replace("{{trait:ident}}", "Future")))
