@@ -139,3 +139,13 @@ def test_a_retrieved_template_of_another_many_item_question_is_not_offered_besid
     assert _accepts(g, _step(most, _filled(most)))
     name = query_slots(most.query, task_context(most))["ident"][0]  # a name the learnt template's slot could take
     assert not _accepts(g, _step(most, learnt.replace("{{trait:ident}}", name)))
+
+
+def test_words_inside_attributes_do_not_fill_a_name_slot(train):
+    """cfg(not(...)) in the source made the query's "not derives" a name: the greedy step filled the type slot
+    with "not" (dev stream, rand)."""
+    tasks = [t for t in train if t.kind == "traits_of" and "cfg(not(" in task_context(t)]
+    assert tasks
+    for t in tasks:
+        idents = query_slots(t.query, task_context(t))["ident"]
+        assert "not" not in idents and "all" not in idents, (t.id, idents)

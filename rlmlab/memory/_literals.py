@@ -60,9 +60,13 @@ _RUST_KEYWORDS = frozenset(
 _NOT_CODE = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"', re.S)
 
 
+_ATTRIBUTE = re.compile(r"#!?\[[^\[\]]*(?:\[[^\[\]]*\][^\[\]]*)*\]")  # over lines; one nested [...]
+
+
 @lru_cache(maxsize=4)
 def _code_only(context: str) -> str:
-    return _NOT_CODE.sub(" ", context)
+    # attributes name no items: cfg(not(...)), cfg(all(...)) would ground the query's "not" and "all"
+    return _ATTRIBUTE.sub(" ", _NOT_CODE.sub(" ", context))
 
 
 def _names_something(word: str, context: str) -> bool:
