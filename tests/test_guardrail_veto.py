@@ -102,3 +102,35 @@ def test_e14_retrieves_a_template_learnt_on_one_crate_for_a_task_of_another(tmp_
         policy = RETRIEVAL_POLICIES.make(options.pop("policy"), **options)
         got = policy.retrieve(store, "Count the unwrap calls in iter/collect/mod.rs.", "crate:rayon")
         assert [it.id for it in got.successes] == [learnt]
+
+
+def test_a_template_that_wins_on_a_shape_takes_it_so_one_guardrail_there_does_not_retire_it(tmp_path):
+    """A pack template wins on "minus" questions (its code subtracts); a later misfire there (a wrong task, a bad
+    filling) leaves a guardrail for that shape, which must not retire the template the shape has seen win."""
+    MINUS = "x = {{a:number}}\ny = {{b:number}}\nanswer = x - y\nSUBMIT(answer=answer)"
+    steps = [_step("x = 125\ny = 39\nanswer = x - y\nSUBMIT(answer=answer)")]
+    with MemoryStore(tmp_path / "bank.db") as store:
+        minus = store.add(_item("Subtract numbers of apples", MINUS, "What is 9 less 2 apples, less?")).id
+        loop = ReasoningBankLoop(store, lm=make_lm("scripted", script=steps), extractor="none", templates=True,
+                                 builder=ContextBuilder(store, toggles=["L2"], retrieval="templates"))
+        won = loop.run_task(MemoryTask("t", "What is 125 minus 39 apples?", "", None, "86", "numeric"))
+        assert won.success and won.injected == [minus]
+        shape = query_shape("What is 125 minus 39 apples?")
+        assert shape in store.get(minus).shape.split("\n")  # the win added the task's shape
+        assert store.add_shape(minus, "What is 7 minus 1 apples?") is False  # the same shape: nothing to add
+        store.add(_item("Template misfired for: What is {number} minus {number} apples?",
+                        MINUS, "What is 125 minus 39 apples?", polarity="failure", kind="misfire",
+                        filled="x = 125\ny = 39\nanswer = x - y"))
+        got = RETRIEVAL_POLICIES.make("templates").retrieve(store, "What is 200 minus 50 apples?", None)
+        assert [it.id for it in got.successes] == [minus] and got.vetoed == []
+
+
+def test_a_template_the_winning_code_did_not_use_takes_no_shape(tmp_path):
+    steps = [_step("x = 125\ny = 39\nanswer = x - y\nSUBMIT(answer=answer)")]
+    with MemoryStore(tmp_path / "bank.db") as store:
+        plus = store.add(_item("Add numbers of apples", PLUS, "What is 125 plus 389 apples?")).id
+        loop = ReasoningBankLoop(store, lm=make_lm("scripted", script=steps), extractor="none", templates=True,
+                                 builder=ContextBuilder(store, toggles=["L2"], retrieval="templates"))
+        out = loop.run_task(MemoryTask("t", "What is 125 minus 39 apples?", "", None, "86", "numeric"))
+        assert out.success and out.injected == [plus]
+        assert store.get(plus).shape == query_shape("What is 125 plus 389 apples?")

@@ -10,7 +10,8 @@ from typing import Any
 from dspy.utils.callback import BaseCallback
 
 from rlmlab.executors._step_grammar import assigned_names, output_numbers, query_slots, step_grammar, whole_results
-from rlmlab.executors._offer import RESULT_KEYS, ast_vocabulary, context_kind, grep_rules, item_names, offered_tools
+from rlmlab.executors._offer import (RESULT_KEYS, ast_vocabulary, context_kind, grep_rules, item_names, offered_tools,
+                                    post_templates)
 from rlmlab.executors._sparql_fill import sparql_keeper
 from rlmlab.executors._vocab import argument_vocabularies, ts_query_rules
 from rlmlab.lm import can_constrain, pop_constraint, push_constraint
@@ -97,7 +98,8 @@ def _raised(output: str | None) -> bool:
 def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
     """The step grammar of the next step of ``run`` in an executor's format: the workspace's tools (with
     vocabularies on, only those that can answer the query over its context: :func:`offered_tools`), the variables
-    earlier steps assigned, the numbers they printed, the injected templates (first step)."""
+    earlier steps assigned, the numbers they printed, the injected templates (first step) or, over Rust, the
+    post-processing steps a question over many items needs instead (:func:`post_templates`)."""
     ws, opts = run.workspace, run.options
     # a step that raised may have left its names unset: reading one next only repeats a NameError until the end
     scope = ["context"] + [n for it in run.records if not _raised(it.output) for n in assigned_names(it.code)]
@@ -126,6 +128,11 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
             vocab["ast_query.query"] = ts_query_rules(names, **ast_vocabulary(run.query or "")) or \
                 vocab["ast_query.query"]
         keys = RESULT_KEYS if kind != "text" else None
+        # a question over many items: its post-processing steps replace the retrieved templates, since a template
+        # learnt on another many-item question fills from the same names and misfires (the implementors of Future
+        # for "which trait is implemented most, Future aside"); a learnt copy of the same step is the same code
+        post = post_templates(run.query or "") if kind == "rust" else []
+        templates = post or templates
     # a SPARQL template's fillings are narrowed to those whose query matches the attached ontology (_sparql_fill)
     check = sparql_keeper(ontology_of(ws)) if templates and ws.extras.get("ontology") is not None else None
     return step_grammar(tools, ws.caps, fmt=fmt, scope=scope, max_statements=opts.max_statements,

@@ -12,7 +12,12 @@ success to learn from. Under the step grammar with vocabularies on, a step is in
   oracle can confirm;
 - for ``ast_query``'s tree-sitter query, outer patterns over the item kinds the query names, nested ones and fields
   over what the tree-sitter oracle reads (:func:`ast_vocabulary`), ``#eq?`` on the names the query gives an item;
-- as subscripts, the keys the tools' results have (:data:`RESULT_KEYS`) and the first item.
+- as subscripts, the keys the tools' results have (:data:`RESULT_KEYS`) and the first item;
+- for a question over many items at once (which traits X implements, which types implement Y, the file with the
+  most matches, the most implemented trait, how many distinct traits), whole steps that post-process a tool's result
+  the way the oracles' own answers do (:func:`post_templates`): names captured by an impl pattern, de-duplicated;
+  matches grouped by the ``// file:`` header above them, then the argmax. They are templates whose slots the
+  query fills, offered beside the retrieved ones: a 135M model picks one but would not write one.
 
 A context of another kind (the user's own text) keeps every tool and free strings.
 """
@@ -26,7 +31,7 @@ from typing import Any
 from rlmlab.oracle import INTENT_PATTERNS, is_count_query
 
 __all__ = ["context_kind", "offered_tools", "grep_patterns", "grep_rules", "ast_vocabulary", "item_names",
-           "RESULT_KEYS", "CONTEXT_KINDS", "AST_INNER", "AST_FIELDS"]
+           "RESULT_KEYS", "CONTEXT_KINDS", "AST_INNER", "AST_FIELDS", "post_templates"]
 
 CONTEXT_KINDS = ("none", "rust", "ontology", "text")
 # Keys of ctx_find / ast_query / sparql_query results and of their matches (see rlmlab.tools), and the capture
@@ -156,3 +161,51 @@ def grep_rules(query: str, idents: Sequence[str] = ()) -> dict[str, str] | None:
 
     return {"grep-pat": "(" + " | ".join(_lit(_py_raw(p)) for p in pats) + ")"}
 
+
+
+# -- post-processing steps (levels 4-5) ------------------------------------------------------------------------
+
+# The impl pairs as the tree-sitter oracle reads them (trait and type of each impl block). Trait before type: the
+# children's order in an impl_item, which a tree-sitter pattern must follow.
+_IMPLS = "hits = ast_query(context, '(impl_item trait: (_) @name type: (_) @type)', k=100)[\"matches\"]"
+# A captured trait or type reduced to its last path segment without generics or reference, as the oracle names it.
+_TRAIT, _TYPE = ('m["captures"]["name"].split("<")[0].split("::")[-1]',
+                 'm["captures"]["type"].split("<")[0].split("::")[-1].split()[-1].lstrip("&")')  # &'a mut X, dyn X
+_TRAITS_OF = re.compile(r"\btraits?\b.*\bimplement(s|ed)?\b.*\b(for|by)\b|\btraits\s+does\s+\w+\s+implement", re.I)
+_IMPLEMENTORS = re.compile(r"\b(types?|structs?)\b.*\bimplements?\b|\bimplementors\s+of\b", re.I)
+_MOST = re.compile(r"\b(most|largest\s+number|greatest\s+number)\b", re.I)
+_WHICH_FILE = re.compile(r"\bwhich\s+file\b", re.I)
+_WHICH_TRAIT = re.compile(r"\bwhich\s+trait\b", re.I)
+_DISTINCT_TRAITS = re.compile(r"\bdistinct\s+trait|\btraits?\b.*\beach\s+(trait\s+)?name\s+once\b", re.I)
+_LEAVE_OUT = re.compile(r"\bnot\s+counting\s+`?([A-Z]\w*)|\b([A-Z]\w*)`?\s+aside\b")
+
+
+def post_templates(query: str) -> list[str]:
+    """Step templates that post-process a tool's result for a question over many items (see the module
+    docstring), decided from the query's words alone; ``{{name:ident}}`` slots take the query's identifiers.
+    Empty for any other question (a count, a signature, a yes/no), which a single tool call answers."""
+    out: list[str] = []
+    if _asks_choice(query):  # "Does X implement Y? Answer yes or no.": one grep answers it
+        return out
+    if _DISTINCT_TRAITS.search(query):
+        out.append(f"{_IMPLS}\nSUBMIT(answer=len({{{_TRAIT} for m in hits}}))")
+    elif _WHICH_TRAIT.search(query) and _MOST.search(query) and _IMPLEMENT.search(query):
+        skip = " and ".join(f't != "{a or b}"' for a, b in _LEAVE_OUT.findall(query))  # "Future aside"
+        where = f" if {skip}" if skip else ""
+        out.append(f"{_IMPLS}\nrows = {{({_TRAIT}, {_TYPE}) for m in hits}}\n"
+                   f"SUBMIT(answer=max(sorted({{t for t, _ in rows{where}}}), key=[t for t, _ in rows].count))")
+    elif _TRAITS_OF.search(query):
+        out.append(f'{_IMPLS}\nSUBMIT(answer=", ".join(dict.fromkeys({_TRAIT} for m in hits '
+                   f'if {_TYPE} == "{{{{type:ident}}}}")))')
+    elif _IMPLEMENTORS.search(query) and not _MOST.search(query):
+        out.append(f'{_IMPLS}\nSUBMIT(answer=", ".join(dict.fromkeys({_TYPE} for m in hits '
+                   f'if {_TRAIT} == "{{{{trait:ident}}}}")))')
+    if _WHICH_FILE.search(query) and _MOST.search(query):
+        for rx, regex in INTENT_PATTERNS:
+            if rx.search(query):
+                out.append(f"hits = ctx_find(context, {_py_raw(_line_regex(regex))}, k=100)[\"matches\"]\n"
+                           "files = ctx_find(context, r\"(?m)^// file: \", k=100)[\"matches\"]\n"
+                           "x = [[f[\"text\"][9:] for f in files if f[\"line\"] < m[\"line\"]][-1:] for m in hits]\n"
+                           "SUBMIT(answer=max(sorted({f[0] for f in x if f}), key=[f[0] for f in x if f].count))")
+                break
+    return out

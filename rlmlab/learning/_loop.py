@@ -29,6 +29,7 @@ from rlmlab.learning._judge import JUDGES, judge_for
 from rlmlab.learning._siblings import nearest_siblings
 from rlmlab.memory import (
     STEP_TEMPLATES_KEY, ContextBuilder, MemoryStore, MemoryTask, Verdict, query_shape, resolve_domain,
+    template_matches,
 )
 from rlmlab.records import Record
 
@@ -359,6 +360,11 @@ class ReasoningBankLoop:
                 self.store.log_event("judge", {"task_id": task.id, "answer": traj.answer, **verdict.to_dict()},
                                      trajectory_id=tid)
             self.store.bind(run_id=self.run_id, trajectory_id=ids[best], domain=task.domain)
+            if solved and built.injected_ids:  # a template that won takes the task's shape: a guardrail for that
+                code = "\n".join(it.code for it in rollouts[best][0].iterations)  # shape no longer retires it
+                for used in self.store.get_many(built.injected_ids):
+                    if used.template and used.polarity == "success" and template_matches(used.template, code):
+                        self.store.add_shape(used.id, task.query)
             if items is not None:
                 self.store.log_event("extract", {"task_id": task.id, "mode": self.extraction,
                                                  "items": [it.to_dict() for it in items],

@@ -25,7 +25,7 @@ from rlmlab.memory._retrievers import (
 from rlmlab.memory._schema import MIGRATIONS, Migration
 from rlmlab.memory._templates import (
     SLOT_TYPES, STEP_TEMPLATES_KEY, Slot, TemplateError, check_template, fill_template, normalise_template,
-    parse_template, template_slots,
+    parse_template, template_matches, template_slots,
 )
 from rlmlab.memory._store import MemoryStore
 from rlmlab.memory._literals import query_shape, query_slots, shape_similarity, shape_tokens, numbers_in
@@ -49,6 +49,6 @@ __all__ = [
     "tokenize", "query_tokens", "fts_query", "FIELD_WEIGHTS", "STOPWORDS",
     "Migration", "MIGRATIONS",
     "parse_template", "fill_template", "template_slots", "check_template", "Slot", "SLOT_TYPES", "TemplateError",
-    "STEP_TEMPLATES_KEY", "normalise_template",
+    "STEP_TEMPLATES_KEY", "normalise_template", "template_matches",
     "MemoryStoreError", "ItemValidationError", "PackError", "StoreBusyError",
 ]

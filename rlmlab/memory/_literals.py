@@ -60,9 +60,13 @@ _RUST_KEYWORDS = frozenset(
 _NOT_CODE = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"', re.S)
 
 
+_ATTRIBUTE = re.compile(r"#!?\[[^\[\]]*(?:\[[^\[\]]*\][^\[\]]*)*\]")  # over lines; one nested [...]
+
+
 @lru_cache(maxsize=4)
 def _code_only(context: str) -> str:
-    return _NOT_CODE.sub(" ", context)
+    # attributes name no items: cfg(not(...)), cfg(all(...)) would ground the query's "not" and "all"
+    return _ATTRIBUTE.sub(" ", _NOT_CODE.sub(" ", context))
 
 
 def _names_something(word: str, context: str) -> bool:
@@ -72,7 +76,9 @@ def _names_something(word: str, context: str) -> bool:
         return False
     w = re.escape(word)
     return re.search(rf"\b(?:fn|struct|enum|trait|type|impl|mod|const|static|let|union|macro_rules!)\s+{w}\b"
-                     rf"|\b{w}\s*(?:\(|<|::|\{{)|[.:]{w}\b", _code_only(context)) is not None
+                     rf"|\b{w}\s*(?:\(|<|::|\{{)|[.:]{w}\b"
+                     # a generic impl's trait and an impl's type: impl<T> Drop for X<T> {
+                     rf"|\bimpl\s*<[^>{{}}]*>\s+{w}\b|\bfor\s+{w}\s*(?:<|\{{|where\b)", _code_only(context)) is not None
 
 
 def query_slots(query: str, context: str | None = None) -> dict[str, list[str]]:

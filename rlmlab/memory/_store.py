@@ -15,7 +15,7 @@ from rlmlab._faults import write_point
 from rlmlab._sqlite import busy_errors, busy_timeout_seconds
 from rlmlab.memory._errors import ItemValidationError, MemoryStoreError, StoreBusyError
 from rlmlab.memory._records import (
-    FILTERS, STATUSES, AddResult, Artifact, Event, Hit, MemoryItem, StoreStats, check_filters, check_k,
+    FILTERS, STATUSES, AddResult, Artifact, Event, Hit, MemoryItem, StoreStats, _check_shape, check_filters, check_k,
 )
 from rlmlab.memory._schema import applied_migrations, connect, utc_now
 from rlmlab.memory._search import FtsSearch
@@ -185,6 +185,21 @@ class MemoryStore:
         with self._tx("status") as conn:
             return sum(conn.execute("UPDATE items SET status = ?, superseded_by = ?, updated_at = ? WHERE id = ?",
                                     (status, superseded_by, now, i)).rowcount for i in ids)
+
+    def add_shape(self, item_id: str, query: str) -> bool:
+        """Add ``query``'s shape to the item's shapes (a template that won on a task asked another way: a guardrail
+        for that shape then no longer retires it, see MixedRetrieval). True when the shapes changed; False when the
+        shape is there already or the shapes would pass their limit. MemoryStoreError for an unknown id."""
+        item = self.get(item_id)
+        try:
+            shape = _check_shape("\n".join(filter(None, [item.shape, query])))
+        except ItemValidationError:
+            return False
+        if shape == item.shape:
+            return False
+        with self._tx("shape") as conn:
+            conn.execute("UPDATE items SET shape = ?, updated_at = ? WHERE id = ?", (shape, utc_now(), item_id))
+        return True
 
     # -- artifacts (L3) ----------------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from rlmlab.errors import RLMLabError
 from rlmlab.records import Record
 
 __all__ = ["SLOT_TYPES", "TEMPLATE_MAX", "STEP_TEMPLATES_KEY", "Slot", "TemplateError", "parse_template",
-           "template_slots", "fill_template", "check_template", "normalise_template"]
+           "template_slots", "fill_template", "check_template", "normalise_template", "template_matches"]
 
 # What a slot may hold, read off the query: a word as written or lower-cased; an identifier-like token
 # (CamelCase, snake_case, any word); a ``prefix:Local`` CURIE; a number ("25%" gives 25); a path or file name;
@@ -199,3 +199,14 @@ def normalise_template(text: str) -> str:
         return ast.unparse(ast.parse(code))
     except SyntaxError:
         return "\n".join(" ".join(line.split()) for line in code.splitlines() if line.strip())
+
+
+def template_matches(template: str, code: str) -> bool:
+    """Whether ``code`` holds the template filled in some way: its literal text in order, each slot one or more
+    characters of one line. False for a malformed template."""
+    try:
+        parts = parse_template(template)
+    except TemplateError:
+        return False
+    rx = "".join(re.escape(p) if isinstance(p, str) else r"[^\n]+?" for p in parts)
+    return bool(rx) and re.search(rx, code) is not None
