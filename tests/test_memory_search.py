@@ -1,5 +1,5 @@
-"""MemoryStore.search: bm25 over the OR of the words (pruned, exact), exact words before porter stems, the
-external-content indexes and their migrations."""
+"""MemoryStore.search: bm25 over the OR of the words (pruned, exact), exact words before porter stems, the per-field
+rerank of the best items, the external-content indexes and their migrations."""
 
 from __future__ import annotations
 
@@ -173,3 +173,52 @@ def test_cached_frequencies_follow_writes(store, tmp_path):
     with MemoryStore(tmp_path / "m.db") as other:  # another connection to the same file
         other_id = other.add(item("Zanzibar again", "another island")).id
     assert {h.id for h in store.search("zanzibar")} == {new, other_id}
+
+
+def test_the_rerank_reads_fts5_column_totals(store):
+    # FieldRerank reads the columns' token totals from FTS5's averages record (an internal record of FTS5's file
+    # format): they must equal the tokens of the items' fields, counted with the index's own tokenizer rules.
+    from rlmlab.memory._rerank import FieldRerank
+    from rlmlab.memory._tokens import tokenize
+
+    texts = [("Slice by lines", "use ctx_slice with unit lines and a café", ["ctx", "lines"]),
+             ("Peek first", "ctx_peek shows the head of a handle", ["peek"]),
+             ("Zulu", "one two three", [])]
+    for title, content, tags in texts:
+        store.add(item(title, content, description=f"about {title.lower()}", tags=tags))
+    rerank = FieldRerank(store._conn, "items_fts_exact")
+    rerank._refresh()
+    rows = store._conn.execute("SELECT title, description, content, tags FROM items").fetchall()
+    expected = [sum(len(tokenize(r[c])) for r in rows) / len(rows) for c in range(4)]
+    assert rerank.rows == 3 and rerank.avg == pytest.approx(expected)
+    from rlmlab.memory._rerank import _varints
+
+    sizes = store._conn.execute("SELECT items.title, items.description, items.content, items.tags, d.sz FROM items"
+                                " JOIN items_fts_exact_docsize d ON d.id = items.n").fetchall()
+    assert [_varints(bytes(r[4])) for r in sizes] == [[len(tokenize(r[c])) for c in range(4)] for r in sizes]
+    assert rerank.df("ctx") == {"content": 2, "tags": 1} and rerank.df("absent") == {}
+
+
+def test_a_title_word_outranks_repetitions_in_a_body(tmp_path):
+    # FTS5's bm25() saturates once over the row, so five "zulu" in a short body beat one in a title; the per-field
+    # rerank lets the title count on its own (BM25 per field, as rank-bm25 scores fields).
+    store = MemoryStore(tmp_path / "r.db", rerank=True)
+    store.add_many([item(f"Filler note {i}", "plain words about other things " * 3 + str(i)) for i in range(20)])
+    titled = store.add(item("Zulu checks", "a long body of words that never name the thing " * 8)).id
+    body = store.add(item("Notes", "zulu zulu zulu zulu zulu in a short body")).id
+    hits = store.search("zulu", k=2)
+    assert [h.id for h in hits] == [titled, body] and hits[0].score > hits[1].score
+    store.close()
+    with MemoryStore(tmp_path / "r.db") as plain:  # the default: FTS5's order
+        assert [h.id for h in plain.search("zulu", k=2)] == [body, titled]
+
+
+def test_the_rerank_keeps_filters_and_the_database_schema(store, tmp_path):
+    store._search.rerank = True
+    _bank(store)
+    hits = store.search("w3 w40 w120", k=6, polarity="failure")
+    assert hits and all(h.polarity == "failure" for h in hits)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    # The per-field frequencies come from a temporary fts5vocab table: nothing is added to the file.
+    with sqlite3.connect(tmp_path / "m.db") as other:
+        assert not [r for r in other.execute("SELECT name FROM sqlite_master") if "vocab" in r[0]]

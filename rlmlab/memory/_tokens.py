@@ -25,6 +25,8 @@ MAX_QUERY_TOKENS = 32  # a longer query is cut here: FTS5 cost grows with the nu
 
 def tokenize(text: str) -> list[str]:
     """Lower-cased, diacritic-free runs of letters and digits, in order."""
+    if text.isascii():  # nothing to fold: NFKD leaves ASCII as it is
+        return _WORD.findall(text.lower())
     folded = unicodedata.normalize("NFKD", text.lower())
     folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
     return _WORD.findall(folded)
