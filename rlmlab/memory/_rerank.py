@@ -14,10 +14,12 @@ FTS5's order 96.2 / 92.3 / 86.5% at 1,000 / 10,000 / 100,000 items; per-field BM
 98.1 / 96.2 / 88.5%; the sum 98.1 / 96.2 / 90.4% over the best 30 or 40 (over 15 or 20 it kept only part of the
 gain; FTS5's formula with per-field lengths and rank fusion were also tried). Both halves and the benchmark's
 figures: ``benchmarks/speed_issue26.md``.
+
 Two costs it knows of. Latency: the first stage must rank 30 items exactly instead of k, which at 100,000 items
-about doubles its time (p50 about 8.5 -> 16 ms). Long questions: a long question that shares an incidental word with a template's title ("how much pizza",
-"How much more money is needed") can put that template first; word retrieval's recall@1 of the right template
-went from 44 to 43 of 60 tasks (``benchmarks/template_recall.py``), retrieval by shape stayed at 51.
+about doubles its time (p50 8.9 -> 17.1 ms in one idle run). Long questions: one that shares an incidental word
+with a template's title ("how much pizza", "How much more money is needed") can put that template first; word
+retrieval's recall@1 of the right template went from 44 to 43 of 60 tasks (``benchmarks/template_recall.py``),
+retrieval by shape stayed at 51.
 
 What it reads: the candidates' field texts and their token counts (FTS5's docsize rows), each query word's
 document frequency per column (a temporary ``fts5vocab`` table: one pass over the word's postings, cached until
