@@ -157,6 +157,7 @@ def test_max_iters_and_lm_options_override_every_condition_and_are_recorded(tmp_
 def test_with_four_worker_threads_each_task_records_only_its_own_lm_calls(tmp_path, rust_file):
     """Issue 30: the runner shares one LM, and so one call recorder, across worker threads; a task's
     lm_calls.jsonl could hold another task's calls. Each run now sees only the calls made in its own context."""
+    import threading
     import time
 
     from rlmlab.lm import make_lm, read_calls
@@ -168,10 +169,17 @@ def test_with_four_worker_threads_each_task_records_only_its_own_lm_calls(tmp_pa
     tasks = [MemoryTask(w, f"How many times does {w} appear in file.rs?", text, "crate:tokio", text.count(w),
                         "numeric", dict(meta)) for w in words]
     order: list[str] = []  # the task of each call, in the order the LM served them
+    lock, second_task = threading.Lock(), threading.Event()
 
     def slow_probe(messages):  # each call takes a while, as with a real model, so the tasks' calls interleave
         text = " ".join(m["content"] for m in messages)
-        order.append(next(w for w in words if f"does {w} appear" in text))
+        with lock:
+            order.append(next(w for w in words if f"does {w} appear" in text))
+            if len(set(order)) > 1:
+                second_task.set()
+        # The first task's first call waits for another task's call, so the interleaving does not depend on how
+        # fast the pool starts its threads (on a loaded machine one task could finish before the next began).
+        second_task.wait(timeout=10)
         time.sleep(0.02)
         return _probe(messages)
 
