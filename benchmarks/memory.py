@@ -201,8 +201,6 @@ class AndFirstSearch(FtsSearch):
     """MemoryStore.search's order from issue 20 to issue 26, kept for side-by-side runs: in each index the items
     holding every word first (AND), then the pruned OR fills the rest; FTS5's order, no per-field rerank."""
 
-    rerank = False
-
     def _search_index(self, table, words, need, seen, filters):
         hits = self._top(table, _quoted(words, "AND"), need, seen, filters)
         if len(hits) >= need or len(words) == 1:

@@ -40,11 +40,23 @@ from functools import lru_cache
 from rlmlab.memory._records import Hit
 from rlmlab.memory._tokens import FIELD_WEIGHTS, tokenize
 
-__all__ = ["POOL", "FieldRerank"]
+__all__ = ["POOL", "FieldRerank", "bm25_idf", "db_state"]
 
 POOL = 30  # first-stage items rescored per search: the smallest pool with the whole dev-half gain (15-40 tried)
 _COLUMNS = ("title", "description", "content", "tags")  # the indexes' column order
 _K1, _B = 1.2, 0.75  # FTS5 bm25()'s constants (fts5_aux.c)
+
+
+def bm25_idf(rows: int, df: int) -> float:
+    """FTS5 bm25()'s idf: ln((N - df + 0.5) / (df + 0.5)), or 1e-6 where that is <= 0."""
+    value = math.log((rows - df + 0.5) / (df + 0.5))
+    return value if value > 0 else 1e-6
+
+
+def db_state(conn: sqlite3.Connection) -> tuple[int, int]:
+    """Moves whenever the database changes: a commit by another connection moves ``PRAGMA data_version``, one of
+    ours ``total_changes``; caches of document frequencies are keyed on it."""
+    return conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes
 
 
 @lru_cache(maxsize=256)
@@ -88,7 +100,7 @@ class FieldRerank:
         self.avg: list[float] | None = None
 
     def _refresh(self) -> None:
-        key = (self.conn.execute("PRAGMA data_version").fetchone()[0], self.conn.total_changes)
+        key = db_state(self.conn)
         if key == self._key:
             return
         self._key, self._df, self.avg = key, {}, None
@@ -106,15 +118,15 @@ class FieldRerank:
         return self._df[word]
 
     def idf(self, word: str, column: str) -> float:
-        """bm25()'s idf over the column's rows, ln((N - df + 0.5) / (df + 0.5)); 1e-6 where that is <= 0."""
-        n = self.df(word).get(column, 0)
-        value = math.log((self.rows - n + 0.5) / (n + 0.5))
-        return value if value > 0 else 1e-6
+        """bm25()'s idf over the column's rows (:func:`bm25_idf`)."""
+        return bm25_idf(self.rows, self.df(word).get(column, 0))
 
-    def score(self, texts: dict[str, str], lengths: list[int], words: list[str]) -> float:
-        """The per-field BM25 of one item for the query ``words``: its field ``texts`` and their token counts."""
+    def score(self, texts: dict[str, str], lengths: list[int], words: list[str],
+              found: re.Pattern[str] | None = None) -> float:
+        """The per-field BM25 of one item for the query ``words``: its field ``texts`` and their token counts;
+        ``found`` is ``_finder(words)`` when the caller scores several items."""
         assert self.avg is not None
-        found = _finder(words)
+        found = found or _finder(words)
         total = 0.0
         for i, column in enumerate(_COLUMNS):
             text = texts[column] or ""
@@ -138,7 +150,8 @@ class FieldRerank:
         rows = {r[0]: (dict(zip(_COLUMNS, r[2:])), _varints(bytes(r[1]))) for r in self.conn.execute(
             f"SELECT items.id, d.sz, {', '.join(f'items.{c}' for c in _COLUMNS)} FROM items"
             f" JOIN {self.table}_docsize d ON d.id = items.n WHERE items.id IN ({marks})", [h.id for h in hits])}
-        scored = [(self.score(rows[h.id][0], rows[h.id][1], words), h) for h in hits
+        found = _finder(words)
+        scored = [(self.score(rows[h.id][0], rows[h.id][1], words, found), h) for h in hits
                   if h.id in rows and len(rows[h.id][1]) == len(_COLUMNS)]
         ranked = [replace(h, score=h.score + s) for s, h in scored if s > 0]
         ranked.sort(key=lambda h: (-h.score, h.id))

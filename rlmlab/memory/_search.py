@@ -29,14 +29,13 @@ rank-bm25's at every bank size, for about twice the latency at 100,000 items.
 
 from __future__ import annotations
 
-import math
 import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
 from rlmlab.memory._records import Hit, check_filters
-from rlmlab.memory._rerank import POOL, FieldRerank
+from rlmlab.memory._rerank import POOL, FieldRerank, bm25_idf, db_state
 from rlmlab.memory._tokens import FIELD_WEIGHTS
 
 __all__ = ["INDEXES", "FtsSearch"]
@@ -54,7 +53,7 @@ def _quoted(words: Iterable[str], op: str) -> str:
 
 class _Frequencies:
     """Document frequencies of words in one FTS5 index and the number of items, cached until the database
-    changes (a commit by another connection moves ``PRAGMA data_version``, one of ours ``total_changes``)."""
+    changes (:func:`db_state`)."""
 
     def __init__(self, table: str):
         self.table = table
@@ -63,7 +62,7 @@ class _Frequencies:
         self.items = 0
 
     def refresh(self, conn: sqlite3.Connection) -> None:
-        key = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
+        key = db_state(conn)
         if key != self._key:
             self._key, self._df = key, {}
             self.items = conn.execute("SELECT count(*) FROM items").fetchone()[0]  # FTS5's row count: every item
@@ -75,10 +74,8 @@ class _Frequencies:
         return self._df[word]
 
     def idf(self, conn: sqlite3.Connection, word: str) -> float:
-        """bm25()'s idf: ln((N - df + 0.5) / (df + 0.5)), or 1e-6 where that is <= 0."""
-        n = self.df(conn, word)
-        value = math.log((self.items - n + 0.5) / (n + 0.5))
-        return value if value > 0 else 1e-6
+        """bm25()'s idf over the index's rows (:func:`bm25_idf`)."""
+        return bm25_idf(self.items, self.df(conn, word))
 
 
 class FtsSearch:

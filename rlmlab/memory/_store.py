@@ -156,9 +156,9 @@ class MemoryStore:
         (OR; an item need not hold them all). Words are matched as written first;
         other forms of them (porter stems: "handle" finds "handles") fill what is still left. A store opened with
         ``rerank=True`` rescores the best 30: FTS5's bm25 plus per-field BM25, better recall at large banks for
-        about twice the time (``memory/_rerank.py``). Scores are non-increasing (a later
-        step's hit never shows more than the hit before it). Filters as in ``items`` (active items unless
-        ``status`` is given). How it stays fast: ``memory/_search.py``.
+        about twice the time (``memory/_rerank.py``). Scores are non-increasing (a later step's hit never shows
+        more than the hit before it). Filters as in ``items`` (active items unless ``status`` is given). How it
+        stays fast: ``memory/_search.py``.
         """
         check_k(k)
         filters.setdefault("status", "active")
