@@ -160,6 +160,10 @@ def test_three_samples_vote_without_a_reference_and_pass_at_1_maj_and_pass_at_n_
     assert (s["pass_at_1"], s["maj_at_n"], s["pass_at_n"]) == (0.667, 0.5, 1.0)
     assert s["pass_rate"] == s["maj_at_n"] and s["rollouts_per_task"] == 3 and s["golden_yield"] is None
     assert (s["decoding"], s["decoding_asked"]) == ("free", "grammar")
+    # time / task is what a task cost: its three rollouts added, not the mean of one rollout
+    per_task = [sum(r["elapsed_ms"] for r in rows if r["task_id"] == t) for t in ("nine", "five")]
+    assert s["mean_elapsed_ms"] == pytest.approx(sum(per_task) / 2, abs=1)
+    assert s["mean_elapsed_ms"] > sum(r["elapsed_ms"] for r in rows) / len(rows) or not any(per_task)
     # rollout i sampled at the condition's temperature with seed i + 1: what the engine was asked for
     assert engine.configs == [(0.7, 1), (0.7, 2), (0.7, 3)] * 2
     table = repr(results_table(run.run_dir))

@@ -46,7 +46,8 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
     Over rollouts: ``pass_at_1`` (mean success of all rollouts), ``maj_at_n`` (success of the majority answer
     per task, averaged over tasks; the pass rate of a vote condition), ``pass_at_n`` (any rollout right per
-    task: an upper bound no selection can beat), ``rollouts_per_task`` (N). ``mean_salvaged`` (off-format
+    task: an upper bound no selection can beat), ``rollouts_per_task`` (N). ``mean_elapsed_ms`` is the time of a
+    task, its rollouts' times added; the other ``mean_*`` figures are means over rows (rollouts). ``mean_salvaged`` (off-format
     replies per rollout) and ``golden_yield`` (share of code-suite rollouts the oracles accept as golden
     records) are None for rows written before they were recorded. ``errors`` counts rows whose run ended in an
     error (``first_error`` quotes one); ``all_failed`` is True when every row did (e.g. every LM call failed), so
@@ -71,8 +72,9 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "fallback": _mean([float(r["fallback"]) for r in mine if r.get("fallback") is not None]),
             **{f"mean_{k}": _mean([float(r[k]) for r in mine]) for k in (
                 "input_tokens", "output_tokens", "lm_calls", "iterations", "tool_calls", "stdout_chars",
-                "variables_info_chars", "large_returns", "sub_llm_calls", "prompt_chars_mean", "context_chars",
-                "elapsed_ms")},
+                "variables_info_chars", "large_returns", "sub_llm_calls", "prompt_chars_mean", "context_chars")},
+            # what a task costs: its rollouts' times added (a vote's five rollouts are one task's time)
+            "mean_elapsed_ms": _mean([float(sum(r["elapsed_ms"] for r in g)) for g in tasks]),
             "rollouts_per_task": max(len(g) for g in tasks),
             "selected_by": mine[0].get("selected_by"),
             "pass_at_1": _mean([float(r["success"]) for r in mine]),
