@@ -14,10 +14,12 @@ One run, one process, the embedded SmolLM2-135M (llama-cpp-python), ratios measu
    the later four reuse the prompt's KV) and five samples as one batch (``generate_n``), each from a fresh prefill
    (a new task); also how many batched completions equal the sequential ones at the same seeds, and where they
    first differ.
-4. E13 per task (``--e13-per-suite``): seconds per task of ``grammar_templates`` (one sample, the mean of a run
+4. Batch scaling: milliseconds per decode call of 1, 2, 3 and 5 sequences on a cached prompt (what a vote's
+   decode step costs once the prompt is served from the cache, as for E13's later tasks).
+5. E13 per task (``--e13-per-suite``): seconds per task of ``grammar_templates`` (one sample, the mean of a run
    before and one after the votes, after an untimed warm-up run) and ``vote5`` with its first steps batched and
    one by one (sharing switched off: the runner before), same tasks.
-5. Acceptance: ``LlamaEngine.accepts`` (llama.cpp's GBNF) vs llguidance on the same texts, valid (completions
+6. Acceptance: ``LlamaEngine.accepts`` (llama.cpp's GBNF) vs llguidance on the same texts, valid (completions
    sampled under the grammar) and invalid (each cut short, and with one character changed).
 
 ``--smoke``: one arith task, 8-token completions, 2 samples (seconds; checks that it completes and writes its
@@ -236,6 +238,36 @@ def e13_votes(per_suite: int, options: dict, runs_dir: str, suites=SUITES, fresh
     return out
 
 
+def batch_scaling(engine, steps: list[dict], max_tokens: int, sizes=(1, 2, 3, 5)) -> dict:
+    """Milliseconds per ``llama_decode`` call of an N-sequence batch (N in ``sizes``) on each step's prompt with
+    its KV cached, as E13's later tasks run: what one decode step of a vote costs against one sample's."""
+    import rlmlab.lm._batch as batch
+
+    spent = {"ms": 0.0, "calls": 0}
+    real = batch.BatchDecoder._decode
+
+    def timed(self):
+        t0 = time.perf_counter()
+        real(self)
+        spent["ms"] += 1000 * (time.perf_counter() - t0)
+        spent["calls"] += 1
+
+    per: dict[int, list[float]] = {n: [] for n in sizes}
+    batch.BatchDecoder._decode = timed
+    try:
+        for step in steps:
+            with constrained(grammar=step["grammar"]):
+                engine.generate_n(step["messages"], _Config(0.0, 1, 1), [1])  # the prompt's KV, untimed
+                for n in sizes:
+                    spent.update(ms=0.0, calls=0)
+                    engine.generate_n(step["messages"], _Config(0.7, max_tokens, None), list(range(1, n + 1)))
+                    per[n].append(spent["ms"] / max(1, spent["calls"]))
+    finally:
+        batch.BatchDecoder._decode = real
+    ms = {n: round(statistics.median(v), 1) for n, v in per.items() if v}
+    return {"ms_per_decode": ms, "over_one": {n: round(v / ms[sizes[0]], 2) for n, v in ms.items()}}
+
+
 def grammar_sizes(steps: list[dict]) -> dict:
     sizes = [len(s["grammar"]) for s in steps]
     return {"steps": len(steps), "grammar_chars_median": int(statistics.median(sizes)) if sizes else 0,
@@ -288,6 +320,8 @@ def main() -> int:
         engines["llguidance"] = make_lm("local", constraint_engine="llguidance", **options).rlmlab_engine
     except ImportError:
         out["llguidance"] = "not installed"
+    out["batch_scaling"] = batch_scaling(base, steps[:3], args.max_tokens)
+    print("batch scaling:", json.dumps(out["batch_scaling"]), flush=True)
     if args.skip_decode:
         steps = []
     speed = decode_speed(engines, steps, args.max_tokens) if steps else {"engines": {}}
