@@ -13,6 +13,10 @@ from typing import Any
 # Offline by default: litellm (under dspy) otherwise fetches its model cost map from GitHub at import time.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from rlmlab._startup import defer_iri_parser  # noqa: E402
+
+defer_iri_parser()  # jsonschema (under dspy) would compile an RFC 3987 parser at import: ~3 s (rlmlab/_startup.py)
+
 __version__ = "0.1.0"
 
 # What a notebook user types: the bound tools, the entry points, the memory store and context builder, the
