@@ -64,7 +64,7 @@ test: install rust-src ctags chromium bubblewrap pyodide
 
 # The unit tests only: no model, no notebooks, no browser, no Ray, no HTTP server, no JupyterLab, no real sandboxes
 # (the `sandbox` marker: the red-team corpus and the pyodide backend, about 2 min; make test runs them); one worker
-# per core (pytest-xdist), about 50 s on 2 cores. PYTHONDONTWRITEBYTECODE is dropped so pytest keeps its rewritten
+# per core (pytest-xdist), about 5 min on 2 cores. PYTHONDONTWRITEBYTECODE is dropped so pytest keeps its rewritten
 # test modules and Python its bytecode between runs.
 check: install rust-src ctags bubblewrap
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n auto -m "not ($(SLOW_MARKERS))"

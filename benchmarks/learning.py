@@ -12,7 +12,7 @@ bank frozen. The goals (one run, idle machine; not timed tests):
 - key-free judges: precision >= 0.9 against the answer key (``learned``'s rollouts);
 - seconds per task under ``learned`` <= 1.3 x ``no_memory``.
 
-``--smoke`` runs the scripted ``solver`` agent on tiny generated arithmetic files (4 stream and 2 test tasks) in
+``--smoke`` runs the scripted ``solver`` agent on tiny generated arithmetic files (2 stream and 2 test tasks) in
 seconds and writes its JSON, to check the pipeline, not to measure. Numbers go to ``--json`` (default
 runs/bench/learning.json). Run:  .venv/bin/python benchmarks/learning.py --tasks 40 --test-tasks 20
 """
@@ -107,7 +107,7 @@ def main() -> None:
     tmp = None
     if args.smoke:
         tmp = tempfile.TemporaryDirectory()
-        args.data, args.suites, args.lm, args.tasks = str(smoke_data(Path(tmp.name))), "arith", "scripted:solver", 4
+        args.data, args.suites, args.lm, args.tasks = str(smoke_data(Path(tmp.name))), "arith", "scripted:solver", 2
     run_root = Path(args.runs_dir) / f"learning-{time.strftime('%Y%m%d-%H%M%S')}"
     summaries, t0 = {}, time.perf_counter()
     for suite in [s.strip() for s in args.suites.split(",") if s.strip()]:

@@ -10,7 +10,7 @@ uncovered. Deterministic (no model, no timing).
 - after: ``templates`` (k=1, the ``shape`` retriever: items of the query's shape first, words fill in).
 
 Run:  .venv/bin/python benchmarks/template_recall.py [--tasks FILE ...] [--bank PACK_OR_SQLITE ...] [--json PATH]
-      [--smoke]  (a few tasks per file, for CI)
+      [--smoke]  (a few tasks per file and a few templates, for CI)
 
 For the suites of ``data/tasks`` the table also splits each suite by the parity of the task's number: the hand
 pack was written from the odd-numbered tasks (their shapes are in the pack), the even ones are held out.
@@ -34,7 +34,8 @@ from rlmlab.memory import MemoryStore, import_pack
 
 DEFAULT_TASKS = [PROJECT_ROOT / "data" / "tasks" / f"{s}.jsonl" for s in ("code", "ontology", "arith")]
 DEFAULT_BANK = [PROJECT_ROOT / "data" / "packs" / "step_templates.jsonl"]
-SMOKE_TASKS = 4  # per file
+SMOKE_TASKS = 2  # per file
+SMOKE_TEMPLATES = 8  # of the bank, evenly spread: each task runs every template once
 
 
 def _store(banks: list[Path], tmp: Path) -> MemoryStore:
@@ -53,7 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bank", nargs="+", type=Path, default=DEFAULT_BANK, help="packs (JSONL) or one bank (.sqlite)")
     ap.add_argument("--json", type=Path, help="write the per-task rows and counts here")
     ap.add_argument("--right", type=Path, help="reuse the right templates of an earlier --json (same tasks, same bank)")
-    ap.add_argument("--smoke", action="store_true", help=f"{SMOKE_TASKS} tasks per file")
+    ap.add_argument("--smoke", action="store_true",
+                    help=f"{SMOKE_TASKS} tasks per file, {SMOKE_TEMPLATES} templates of the bank")
     args = ap.parse_args(argv)
     if args.smoke and args.json is None:  # the smoke check (make check) looks for the JSON a run writes
         args.json = Path("runs/bench_smoke/template_recall.json")
@@ -63,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         store = _store(args.bank, Path(tmp))
         templated = [it for it in store.items() if it.template]
+        if args.smoke:
+            templated = templated[::max(1, len(templated) // SMOKE_TEMPLATES)][:SMOKE_TEMPLATES]
         tasks, parity = [], {}
         for path in args.tasks:
             loaded = load_suite(path)
