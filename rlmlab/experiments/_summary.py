@@ -47,9 +47,9 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     Over rollouts: ``pass_at_1`` (mean success of all rollouts), ``maj_at_n`` (success of the majority answer
     per task, averaged over tasks; the pass rate of a vote condition), ``pass_at_n`` (any rollout right per
     task: an upper bound no selection can beat), ``rollouts_per_task`` (N). ``mean_elapsed_ms`` is the time of a
-    task, its rollouts' times added; the other ``mean_*`` figures are means over rows (rollouts). ``mean_salvaged`` (off-format
-    replies per rollout) and ``golden_yield`` (share of code-suite rollouts the oracles accept as golden
-    records) are None for rows written before they were recorded. ``errors`` counts rows whose run ended in an
+    task, its rollouts' times added; the other ``mean_*`` figures are means over rows (rollouts).
+    ``mean_salvaged`` (off-format replies per rollout) and ``golden_yield`` (share of code-suite rollouts the
+    oracles accept as golden records) are None for rows written before they were recorded. ``errors`` counts rows whose run ended in an
     error (``first_error`` quotes one); ``all_failed`` is True when every row did (e.g. every LM call failed), so
     the condition's other figures measure nothing.
 
