@@ -378,7 +378,7 @@ def close_trajectory(traj: Trajectory, records: list[IterationRecord], calls: li
     write the JSONL if asked (the trajectory, and beside it the LM calls with their prompts and completions)."""
     traj.iterations = records
     wall_ms = (time.perf_counter() - t0) * 1000
-    traj.elapsed_ms = int(wall_ms)
+    traj.elapsed_ms = round(wall_ms)  # the breakdown's wall_ms rounded to 0.1 ms: both within 0.5 ms of it
     traj.timing = time_breakdown(wall_ms, calls, clock).to_dict()
     traj.input_tokens = sum(c.input_tokens for c in calls)
     traj.output_tokens = sum(c.output_tokens for c in calls)
