@@ -18,7 +18,8 @@ One run, one process, the embedded SmolLM2-135M (llama-cpp-python), ratios measu
    decode step costs once the prompt is served from the cache, as for E13's later tasks).
 5. E13 per task (``--e13-per-suite``): seconds per task of ``grammar_templates`` (one sample, the mean of a run
    before and one after the votes, after an untimed warm-up run) and ``vote5`` with its first steps batched and
-   one by one (sharing switched off: the runner before), same tasks.
+   one by one (sharing switched off: the runner before), and ``vote5`` with ``vote_stop: settled`` (stops once the
+   samples left cannot change the majority; its picks must equal ``vote5``'s), same tasks.
 6. Acceptance: ``LlamaEngine.accepts`` (llama.cpp's GBNF) vs llguidance on the same texts, valid (completions
    sampled under the grammar) and invalid (each cut short, and with one character changed).
 
@@ -55,7 +56,9 @@ class _Config:
 def capture_steps(per_suite: int, suites=SUITES) -> list[dict]:
     """The first step (messages, grammar) of E13 grammar_templates on ``per_suite`` even level-1/2 tasks of each
     suite, recorded from a scripted LM that says it can constrain."""
-    from rlmlab.experiments import run_experiment
+    from dataclasses import replace
+
+    from rlmlab.experiments import load_experiment, read_results, run_experiment
     from rlmlab.experiments._suites import load_suite
 
     steps: list[dict] = []
@@ -203,7 +206,9 @@ def e13_votes(per_suite: int, options: dict, runs_dir: str, suites=SUITES, fresh
     """Seconds per task of E13's grammar_templates (one sample) and vote5 with its first steps batched and, for
     the before figure, one by one (the engine's sharing switched off), on the same tasks, one after another."""
     import rlmlab.lm._engines as engines
-    from rlmlab.experiments import run_experiment
+    from dataclasses import replace
+
+    from rlmlab.experiments import load_experiment, read_results, run_experiment
     from rlmlab.experiments._suites import load_suite
 
     tasks = [t for s in suites for t in load_suite(s, limit=per_suite, levels=[1, 2], parity="even")]
@@ -211,9 +216,12 @@ def e13_votes(per_suite: int, options: dict, runs_dir: str, suites=SUITES, fresh
     share = engines.claim_shared_call
     out: dict = {"tasks": len(tasks)}
     # A first, untimed run warms the model's contexts; then one sample is timed before and after the votes.
+    exp = load_experiment("E13")  # with vote5_settled: vote5 stopping once the samples left cannot change it
+    exp = replace(exp, conditions=(*exp.conditions, replace(exp.condition("vote5"), name="vote5_settled",
+                                                             vote_stop="settled")))
     plan = [("warm_up", "grammar_templates", True), ("one_sample", "grammar_templates", True),
-            ("vote5_batched", "vote5", True), ("vote5_sequential", "vote5", False),
-            ("one_sample_again", "grammar_templates", True)]
+            ("vote5_batched", "vote5", True), ("vote5_settled", "vote5_settled", True),
+            ("vote5_sequential", "vote5", False), ("one_sample_again", "grammar_templates", True)]
     for label, cond, shared in plan:
         if fresh:  # each run prefills its prompts as a new task would, not from the run before's KV cache
             lm.rlmlab_engine._decoder().forget()
@@ -221,19 +229,25 @@ def e13_votes(per_suite: int, options: dict, runs_dir: str, suites=SUITES, fresh
         engines.claim_shared_call = share if shared else (lambda seed, temperature: None)
         try:
             t0 = time.perf_counter()
-            run = run_experiment("E13", lm=lm, conditions=[cond], task_list=tasks, runs_dir=runs_dir, progress=False,
+            run = run_experiment(exp, lm=lm, conditions=[cond], task_list=tasks, runs_dir=runs_dir, progress=False,
                                  workers=1)
             secs = time.perf_counter() - t0
         finally:
             engines.claim_shared_call = share
         out[label] = {"s_per_task": round(secs / len(tasks), 1), "maj_at_n": run.summary[cond].get("maj_at_n"),
-                      "pass_at_1": run.summary[cond].get("pass_at_1")}
+                      "pass_at_1": run.summary[cond].get("pass_at_1"),
+                      "rollouts_run": run.summary[cond].get("mean_rollouts_run"),
+                      "picks": [r["answer"] for r in read_results(run.run_dir / "results.jsonl") if r["best"]]}
         print(label, out[label], flush=True)
     out["one_sample"]["s_per_task"] = round((out["one_sample"]["s_per_task"]
                                              + out.pop("one_sample_again")["s_per_task"]) / 2, 1)
     one = out["one_sample"]["s_per_task"]
     out["vote5_batched_over_one"] = round(out["vote5_batched"]["s_per_task"] / one, 2)
     out["vote5_sequential_over_one"] = round(out["vote5_sequential"]["s_per_task"] / one, 2)
+    out["vote5_settled_over_one"] = round(out["vote5_settled"]["s_per_task"] / one, 2)
+    # the early stop is exact over the same samples; a batch of 3 (then 2) may round a sample differently from a
+    # batch of 5 (llama.cpp's batched numerics), so this counts the tasks where both picked the same answer
+    out["settled_same_pick"] = sum(a == b for a, b in zip(out["vote5_settled"]["picks"], out["vote5_batched"]["picks"]))
     out["served_from_batch"] = lm.rlmlab_engine.shared.served
     return out
 

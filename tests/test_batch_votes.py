@@ -88,6 +88,51 @@ def test_the_runner_shares_each_rollouts_first_call_of_a_vote(tmp_path, workers)
     assert by_seed == {s: [(1, 2, 3), None] for s in (1, 2, 3)}
 
 
+class _SettlingEngine(ScriptedEngine):
+    """Submits the answer its seed maps to in one step; notes each call's seed and shared batch."""
+
+    def __init__(self, answers: dict[int, str]):
+        super().__init__([])
+        self.answers, self.claims = answers, []
+
+    def generate(self, messages, config):
+        seed = getattr(config, "seed", None)
+        state = claim_shared_call(seed, config.temperature or 0.0)
+        self.claims.append((seed, state.seeds if state else None))
+        return Completion(format_fields({"reasoning": "r", "code": f"SUBMIT(answer={self.answers[seed]!r})"}), 10, 5)
+
+
+@pytest.mark.parametrize("answers, ran, batches", [
+    # three alike of five: the last two cannot change the vote, and their batch is never decoded
+    ({1: "9", 2: "9", 3: "9.0", 4: "7", 5: "7"}, 3, {1: (1, 2, 3), 2: (1, 2, 3), 3: (1, 2, 3)}),
+    # 9, 7, 9: 7 could still reach three; the fourth (9) settles it; the rest's batch was (4, 5)
+    ({1: "9", 2: "7", 3: "9", 4: "9", 5: "7"}, 4, {1: (1, 2, 3), 2: (1, 2, 3), 3: (1, 2, 3), 4: (4, 5)}),
+    # 9, 7, 8, 7: 9 could still tie 7 at two, and a tie goes to 9 (first seen): all five run
+    ({1: "9", 2: "7", 3: "8", 4: "7", 5: "9"}, 5, {1: (1, 2, 3), 2: (1, 2, 3), 3: (1, 2, 3), 4: (4, 5), 5: (4, 5)}),
+])
+def test_a_settled_vote_stops_early_and_picks_what_the_full_vote_picks(tmp_path, answers, ran, batches):
+    task = MemoryTask("t", "What is 4 + 5?", "no context needed", None, "9", "numeric", {"suite": "arith"})
+    picked = {}
+    for stop in ("all", "settled"):
+        path = tmp_path / f"E93{stop}.yaml"
+        path.write_text(f"id: E93\ntitle: t\nbase: {{layers: {{}}, max_iters: 1, samples: 5, vote_stop: {stop}}}\n")
+        engine = _SettlingEngine(answers)
+        lm = dspy.LM("rlmlab/scripted", engine=engine, cache=False, callbacks=[CallRecorder()], temperature=0.0,
+                     max_tokens=512, num_retries=0)
+        run = run_experiment(str(path), lm=lm, task_list=[task], runs_dir=tmp_path / stop, progress=False,
+                             workers=2)  # settling runs a task's samples in order even with two workers
+        rows = read_results(run.run_dir / "results.jsonl")
+        assert {r["vote_stop"] for r in rows} == {stop}
+        picked[stop] = next((r["answer"], r["success"]) for r in rows if r["best"])
+        s = run.summary["main"]
+        if stop == "settled":
+            assert [r["rollout"] for r in rows] == list(range(ran)) and s["mean_rollouts_run"] == ran
+            assert dict(engine.claims) == batches and s["vote_stop"] == "settled"
+        else:
+            assert len(rows) == 5 and s["mean_rollouts_run"] == 5 and s["vote_stop"] == "all"
+    assert picked["settled"] == picked["all"]
+
+
 def test_a_condition_without_samples_shares_nothing(tmp_path):
     path = tmp_path / "E92.yaml"
     path.write_text("id: E92\ntitle: t\nbase: {layers: {}, max_iters: 2}\n")

@@ -60,6 +60,27 @@ def test_majority_of_nothing_and_unknown_selection_raise():
         select_rollout("best", ["1"], [1.0])
 
 
+def test_settled_holds_exactly_when_no_later_answers_can_change_the_pick():
+    import itertools
+
+    from rlmlab.learning import settled, settling_size
+
+    seen = ("A", "B", "C", None)
+    for total in range(1, 6):
+        for k in range(1, total):
+            for prefix in itertools.product(seen, repeat=k):
+                pick = majority(list(prefix))
+                # "D": an answer none of the first k gave
+                fixed = all(majority([*prefix, *rest]) == pick
+                            for rest in itertools.product((*seen, "D"), repeat=total - k))
+                assert settled(list(prefix), total) == fixed, (prefix, total)
+        assert settled(["A"] * total, total) and not settled([None] * (total - 1), total)
+    assert settled(["7", "7.0", "$7"], 5)  # normalised answers agree
+    assert [settling_size(n) for n in (2, 3, 4, 5, 6)] == [2, 2, 3, 3, 4]
+    with pytest.raises(ValueError, match="3 answers of a vote of 2"):
+        settled(["A", "A", "A"], 2)
+
+
 def test_select_rollout_by_score_and_by_vote_differ_on_the_same_rollouts():
     answers, scores = ["7", "9", "7"], [0.0, 1.0, 0.0]
     assert select_rollout("score", answers, scores) == 1
@@ -271,6 +292,8 @@ def test_new_condition_keys_load_with_their_defaults(tmp_path):
     ("base: {templates: maybe}\n", "base.templates: 'maybe' is not of type 'boolean'"),
     ("base: {decoding: beam}\n", "base.decoding: 'beam' is not one of ['free', 'grammar']"),
     ("base: {samples: 0}\n", "base.samples: 0 is less than the minimum of 1"),
+    ("base: {vote_stop: settled}\n", "base: vote_stop: settled stops a vote early; it needs samples > 1"),
+    ("base: {samples: 3, vote_stop: soon}\n", "base.vote_stop: 'soon' is not one of ['all', 'settled']"),
     ("base: {samples: 17}\n", "base.samples: 17 is greater than the maximum of 16"),
     ("base: {samples: 2.5}\n", "base.samples: 2.5 is not of type 'integer'"),
     ("base: {temperature: 0}\n", "base.temperature: 0 is less than or equal to the minimum of 0"),

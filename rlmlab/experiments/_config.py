@@ -72,6 +72,7 @@ _CONDITION_PROPS: dict[str, Any] = {
     "templates": {"type": "boolean"},  # YAML on/off load as booleans
     "samples": {"type": "integer", "minimum": 1, "maximum": 16},
     "temperature": {"type": "number", "exclusiveMinimum": 0, "maximum": 2},
+    "vote_stop": {"enum": ["all", "settled"]},  # settled: stop sampling once the rest cannot change the majority
     # who decides success for learning: "reference" (each task's own check, the answer key), a JUDGES name, or one
     # per suite ({code: oracle, ontology: constraints, arith: vote}); reports always score by the reference too
     "judge": {"anyOf": [_PLUGIN_NAME, {"type": "object", "minProperties": 1,
@@ -132,6 +133,9 @@ class Condition:
     templates: bool = False  # the injected L2 items' code templates join the grammar (needs L2)
     samples: int = 1  # > 1: that many sampled rollouts per task, the answer by majority vote (no judge)
     temperature: float = 0.7  # sampling temperature of voted samples, explored samples and rollouts after the first
+    # samples > 1: "all" runs every sample; "settled" stops once the samples left cannot change the majority (the
+    # same answer as "all", fewer rollouts; the first samples' first steps share a batch, the rest another)
+    vote_stop: str = "all"
     judge: Any = "reference"  # "reference", a JUDGES name, or {suite: name}: who decides success for learning
     explore: int = 1  # > 1: up to that many runs per task (the first greedy, then sampled), stop at the first accepted
     resample: bool = False  # rollouts > 1: rollouts after the first sampled at temperature, seeds 2..N (MaTTS)
@@ -233,6 +237,9 @@ def _condition(name: str, values: dict[str, Any], where: str) -> Condition:
     if cond.samples > 1 and cond.rollouts > 1:
         raise ConfigError(f"{where}: samples: {cond.samples} cannot be combined with rollouts {cond.rollouts}; "
                           "a task runs either judged rollouts or voted samples")
+    if cond.vote_stop == "settled" and cond.samples < 2:
+        raise ConfigError(f"{where}: vote_stop: settled stops a vote early; it needs samples > 1 "
+                          f"(samples: {cond.samples})")
     if cond.explore > 1 and (cond.samples > 1 or cond.rollouts > 1):
         raise ConfigError(f"{where}: explore: {cond.explore} cannot be combined with samples or rollouts; "
                           "exploring is its own way to run a task several times")

@@ -140,11 +140,26 @@ def _executor(cond: Condition, lm: Any, traj_dir: Path) -> Callable[..., Any]:
         if rollout is None or cond.samples < 2:  # judged or explored rollouts are not a vote: nothing shared
             return run(task.query, task.context, **kwargs)
         # The rollouts' first steps share their whole prompt: one batch decodes all of them (rlmlab.lm._samples);
-        # later steps hold each rollout's own history and are decoded one by one.
-        with shared_samples(range(1, cond.samples + 1), calls=1):
+        # later steps hold each rollout's own history and are decoded one by one. A vote that stops once settled
+        # batches the fewest samples that can settle it, then the rest (decoded only if it has not settled).
+        seeds = _vote_batch(cond, rollout)
+        if len(seeds) < 2:
+            return run(task.query, task.context, **kwargs)
+        with shared_samples(seeds, calls=1):
             return run(task.query, task.context, **kwargs)
 
     return execute
+
+
+def _vote_batch(cond: Condition, rollout: int) -> range:
+    """The seeds whose first steps rollout ``rollout`` of a vote decodes in one batch: all of them, or with
+    ``vote_stop: settled`` the fewest that can settle the vote (seeds 1..m) and then the rest (m+1..N)."""
+    if cond.vote_stop != "settled":
+        return range(1, cond.samples + 1)
+    from rlmlab.learning import settling_size
+
+    m = settling_size(cond.samples)
+    return range(1, m + 1) if rollout < m else range(m + 1, cond.samples + 1)
 
 
 def _materialise_guides(store: MemoryStore, tasks: list[MemoryTask], cond: Condition, lm: Any,
@@ -192,7 +207,7 @@ def _rows(exp: ExperimentConfig, cond: Condition, task: MemoryTask, o: TaskOutco
             "score": scored["score"], "judge": scored["judge"], "rationale": scored["rationale"],
             "context_chars": o.context_chars, "injected": o.injected, "extracted": o.extracted if i == o.best else [],
             "decoding": cond.decoding, "decoding_asked": cond.decoding, "templates": cond.templates, "samples": cond.samples,
-            "selected_by": cond.selection, "explore": cond.explore, "golden": golden(task, tid) if golden else None,
+            "vote_stop": cond.vote_stop, "selected_by": cond.selection, "explore": cond.explore, "golden": golden(task, tid) if golden else None,
             **metrics,
         })
     return rows
@@ -421,7 +436,7 @@ def _loop(cond: Condition, store: MemoryStore, lm: Any, run_id: str, run_dir: Pa
         rollouts=(cond.samples if frozen else cond.runs_per_task), extraction="best" if frozen else cond.extraction,
         selection=cond.selection, run_id=f"{run_id}-{cond.name}" + ("-test" if frozen else ""),
         judge=judge, reference=judge is not None, until_accepted=cond.explore > 1 and not frozen, frozen=frozen,
-        **templates)
+        **templates, **({"vote_stop": cond.vote_stop} if cond.vote_stop != "all" else {}))
 
 
 @dataclass(frozen=True)
@@ -468,7 +483,9 @@ def _run_condition(exp: ExperimentConfig, cond: Condition, pending: list[MemoryT
     with _open_store(cond, run_dir) as store:
         if cond.layers.L3 and (pending or test):
             _materialise_guides(store, [*pending, *test], cond, lm, run_dir / "trajectories")
-        if cond.learns or cond.explore > 1 or (backend.name == "threads" and backend.workers == 1):
+        # a learning, exploring or settling condition runs a task's rollouts in order, each seeing the last
+        if (cond.learns or cond.explore > 1 or cond.vote_stop == "settled"
+                or (backend.name == "threads" and backend.workers == 1)):
             loop = _loop(cond, store, lm, run_id, run_dir)
             for task in pending:
                 append(_rows(exp, cond, task, loop.run_task(task), params["lm"], golden))

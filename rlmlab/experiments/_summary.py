@@ -46,7 +46,8 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
     Over rollouts: ``pass_at_1`` (mean success of all rollouts), ``maj_at_n`` (success of the majority answer
     per task, averaged over tasks; the pass rate of a vote condition), ``pass_at_n`` (any rollout right per
-    task: an upper bound no selection can beat), ``rollouts_per_task`` (N). ``mean_elapsed_ms`` is the time of a
+    task: an upper bound no selection can beat), ``rollouts_per_task`` (N), ``mean_rollouts_run`` (below N when a
+    vote stopped once settled, ``vote_stop``). ``mean_elapsed_ms`` is the time of a
     task, its rollouts' times added; the other ``mean_*`` figures are means over rows (rollouts).
     ``mean_salvaged`` (off-format replies per rollout) and ``golden_yield`` (share of code-suite rollouts the
     oracles accept as golden records) are None for rows written before they were recorded. ``errors`` counts rows whose run ended in an
@@ -76,6 +77,9 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
             # what a task costs: its rollouts' times added (a vote's five rollouts are one task's time)
             "mean_elapsed_ms": _mean([float(sum(r["elapsed_ms"] for r in g)) for g in tasks]),
             "rollouts_per_task": max(len(g) for g in tasks),
+            # fewer than N when a vote stops once settled (vote_stop: settled)
+            "mean_rollouts_run": _mean([float(len(g)) for g in tasks]),
+            "vote_stop": mine[0].get("vote_stop", "all") if mine[0].get("selected_by") == "vote" else None,
             "selected_by": mine[0].get("selected_by"),
             "pass_at_1": _mean([float(r["success"]) for r in mine]),
             "maj_at_n": _mean([_maj_success(g) for g in tasks]),

@@ -27,6 +27,7 @@ from rlmlab.learning._extract import EXTRACTORS
 from rlmlab.learning._forget import FORGETTERS
 from rlmlab.learning._judge import JUDGES, judge_for
 from rlmlab.learning._siblings import nearest_siblings
+from rlmlab.learning._vote import VOTE_STOPS, settled
 from rlmlab.memory import (
     STEP_TEMPLATES_KEY, ContextBuilder, MemoryStore, MemoryTask, Verdict, query_shape, resolve_domain,
     template_matches,
@@ -142,9 +143,12 @@ class ReasoningBankLoop:
                  forgetter_options: dict[str, Any] | None = None, rollouts: int = 1, extraction: str = "best",
                  run_id: str | None = None, runs_dir: str | Path | None = None, max_iters: int = 6,
                  templates: bool = False, selection: str = "score", until_accepted: bool = False,
-                 reference: bool = False, frozen: bool = False):
+                 reference: bool = False, frozen: bool = False, vote_stop: str = "all"):
         if selection not in ("score", "vote"):
             raise ConfigError(f"selection: {selection!r}; use score (the judge's best) or vote (the majority answer)")
+        if vote_stop not in VOTE_STOPS:
+            raise ConfigError(f"vote_stop: {vote_stop!r}; use all (every sample) or settled (stop once the rest "
+                              "cannot change the majority)")
         if isinstance(rollouts, bool) or not isinstance(rollouts, int) or rollouts < 1:
             raise ConfigError(f"rollouts: {rollouts!r}; use an integer >= 1")
         if extraction not in EXTRACTION_MODES:
@@ -175,6 +179,7 @@ class ReasoningBankLoop:
             if isinstance(forgetter, str) else forgetter
         self.rollouts, self.extraction = rollouts, extraction
         self.selection = selection
+        self.vote_stop = vote_stop if selection == "vote" else "all"
         if not isinstance(templates, bool):
             raise ConfigError(f"templates: {templates!r}; use true or false")
         self.templates = templates
@@ -302,6 +307,9 @@ class ReasoningBankLoop:
                 # commits with the task, too late for them), so they search the step's own space instead
                 if self.until_accepted and ws.extras.get(STEP_TEMPLATES_KEY):
                     forced = False
+                # a settled vote: the remaining samples cannot change the majority (exact; see learning._vote)
+                if self.vote_stop == "settled" and settled([t.answer for t in trajectories], len(ids)):
+                    break
         if together:
             verdicts = list(judge.judge_rollouts(task, trajectories))
         ids = ids[:len(trajectories)]
@@ -389,7 +397,9 @@ class ReasoningBankLoop:
             payload = event.payload
             ran = payload.get("trajectory_ids") or []
             # an exploring loop stops at the first accepted rollout: its record holds a prefix of the ids
-            if ran == trajectory_ids or (self.until_accepted and ran and ran == trajectory_ids[:len(ran)]):
+            # and so does a settled vote once the rest cannot change its majority
+            stops = self.until_accepted or self.vote_stop == "settled"
+            if ran == trajectory_ids or (stops and ran and ran == trajectory_ids[:len(ran)]):
                 return TaskOutcome.from_dict(payload)
         return None
 

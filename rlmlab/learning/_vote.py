@@ -14,9 +14,10 @@ from typing import Any
 from rlmlab.errors import ConfigError
 from rlmlab.numbers import vote_key
 
-__all__ = ["SELECTIONS", "majority", "select_rollout"]
+__all__ = ["SELECTIONS", "VOTE_STOPS", "majority", "select_rollout", "settled", "settling_size"]
 
 SELECTIONS = ("score", "vote")
+VOTE_STOPS = ("all", "settled")  # run every sample, or stop once the rest cannot change the majority
 
 def majority(answers: Sequence[Any]) -> int:
     """Index of the rollout whose normalised answer is the most frequent.
@@ -32,6 +33,38 @@ def majority(answers: Sequence[Any]) -> int:
         return 0
     top = max(counts.values())
     return next(i for i, k in enumerate(keys) if k is not None and counts[k] == top)
+
+
+def settled(answers: Sequence[Any], total: int) -> bool:
+    """True when the first ``len(answers)`` of ``total`` rollouts already fix :func:`majority`'s pick, whatever
+    the other rollouts answer: the vote can stop there and choose the same rollout as the full vote.
+
+    The leader (``majority`` of the answers so far) keeps its count c and may only gain; any other answer, seen
+    or not yet seen, may gain every remaining rollout r. The pick is fixed when no other answer can end above c,
+    nor level with c while having appeared before the leader (ties go to the first to appear). With no answer
+    yet, nothing is settled (unless no rollout remains).
+    """
+    if total < len(answers):
+        raise ValueError(f"settled: {len(answers)} answers of a vote of {total}")
+    remaining = total - len(answers)
+    if remaining == 0:
+        return True
+    keys = [vote_key(a) for a in answers]
+    counts = Counter(k for k in keys if k is not None)
+    if not counts:
+        return False
+    lead = keys[majority(answers)]
+    first = {k: keys.index(k) for k in counts}
+    c = counts[lead]
+    if remaining > c:  # an answer not seen yet could pass the leader (level with it, it loses: it came later)
+        return False
+    return all(n + remaining < c or (n + remaining == c and first[k] > first[lead])
+               for k, n in counts.items() if k != lead)
+
+
+def settling_size(total: int) -> int:
+    """The fewest rollouts that can settle a vote of ``total`` (all agreeing): more than half."""
+    return total // 2 + 1
 
 
 def select_rollout(selection: str, answers: Sequence[Any], scores: Sequence[float]) -> int:
