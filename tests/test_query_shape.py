@@ -184,3 +184,36 @@ def test_an_ident_slot_takes_only_names_the_code_has_not_words_of_its_comments_o
                'fn wait(&self) -> u8 { let s = "call poll(x)"; 0 }\n')
     slots = query_slots("What does fn wait return, or spawn_blocking or poll or Notify?", context)
     assert slots["ident"] == ["wait"]
+
+
+def _names_something_by_search(word: str, context: str) -> bool:
+    """The rule as one regex search per word (what the name set replaced): the reference for the test below."""
+    import re
+
+    from rlmlab.memory._literals import _RUST_KEYWORDS, _code_only
+
+    if word in _RUST_KEYWORDS:
+        return False
+    w = re.escape(word)
+    return re.search(rf"\b(?:fn|struct|enum|trait|type|impl|mod|const|static|let|union|macro_rules!)\s+{w}\b"
+                     rf"|\b{w}\s*(?:\(|<|::|\{{)|[.:]{w}\b"
+                     rf"|\bimpl\s*<[^>{{}}]*>\s+{w}\b|\bfor\s+{w}\s*(?:<|\{{|where\b)", _code_only(context)) is not None
+
+
+def test_the_name_set_grounds_the_same_words_as_a_search_per_word(tokio_src):
+    import re
+
+    from rlmlab.memory._literals import _names_something
+
+    files = [tokio_src / "fs" / "file.rs", tokio_src / "sync" / "notify.rs", PROJECT_ROOT / "data" / "ontology" / "skos.ttl"]
+    checked = grounded = 0
+    for path in files:
+        context = path.read_text()
+        for word in sorted(set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", context))):
+            expected = _names_something_by_search(word, context)
+            assert _names_something(word, context) == expected, (path.name, word)
+            checked, grounded = checked + 1, grounded + expected
+    assert checked > 500 and 0 < grounded < checked  # both verdicts occur
+    # a name right after two definition keywords is found too (a search per word found it; one pass must)
+    overlap = "const static LIMIT: u8 = 0;"
+    assert _names_something("LIMIT", overlap) and _names_something_by_search("LIMIT", overlap)

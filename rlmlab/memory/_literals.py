@@ -69,16 +69,30 @@ def _code_only(context: str) -> str:
     return _ATTRIBUTE.sub(" ", _NOT_CODE.sub(" ", context))
 
 
+# Where a name is code: defined (fn x, struct X, ...), called or qualified (x(, X<, x::, X {), a field or path
+# segment (.x, ::x), an impl's type or trait (impl<T> Drop for X<T> {). Each pattern captures the name in a
+# lookahead, so a name right after another (const static X) is found too.
+_NAMED = [re.compile(p) for p in (
+    r"\b(?:fn|struct|enum|trait|type|impl|mod|const|static|let|union|macro_rules!)\s+(?=(\w+))",
+    r"\b(?=(\w+)\s*(?:\(|<|::|\{))",
+    r"[.:](?=(\w+))",
+    r"\bimpl\s*<[^>{}]*>\s+(?=(\w+))",
+    r"\bfor\s+(?=(\w+)\s*(?:<|\{|where\b))",
+)]
+
+
+@lru_cache(maxsize=4)
+def _code_names(context: str) -> frozenset[str]:
+    """Every identifier the context's code defines or uses: one pass of each pattern over the code (a regex
+    search per query word took 7 ms on a 100 kB context, 0.3 s per agent step of an ontology task)."""
+    code = _code_only(context)
+    return frozenset(m.group(1) for pattern in _NAMED for m in pattern.finditer(code))
+
+
 def _names_something(word: str, context: str) -> bool:
     """Whether ``word`` is an identifier the context's code defines or uses (not only a word of its prose, its
     comments or its strings)."""
-    if word in _RUST_KEYWORDS:
-        return False
-    w = re.escape(word)
-    return re.search(rf"\b(?:fn|struct|enum|trait|type|impl|mod|const|static|let|union|macro_rules!)\s+{w}\b"
-                     rf"|\b{w}\s*(?:\(|<|::|\{{)|[.:]{w}\b"
-                     # a generic impl's trait and an impl's type: impl<T> Drop for X<T> {
-                     rf"|\bimpl\s*<[^>{{}}]*>\s+{w}\b|\bfor\s+{w}\s*(?:<|\{{|where\b)", _code_only(context)) is not None
+    return word not in _RUST_KEYWORDS and word in _code_names(context)
 
 
 def query_slots(query: str, context: str | None = None) -> dict[str, list[str]]:
