@@ -10,6 +10,7 @@ import hashlib
 import json
 import re
 from dataclasses import asdict, dataclass, field, fields
+from functools import lru_cache
 from typing import Any
 
 from rlmlab.memory._errors import ItemValidationError
@@ -166,6 +167,12 @@ class MemoryItem:
         return cls(**data)
 
 
+@lru_cache(maxsize=8192)
+def _line_shape(line: str) -> str:
+    """query_shape of one stored line, cached: every item read back from a store normalises its shapes again."""
+    return query_shape(line)
+
+
 def _check_shape(shape: Any) -> str | None:
     """Shapes one per line, each normalised by query_shape (a raw query becomes its shape), deduplicated in order;
     None for no shape."""
@@ -174,7 +181,7 @@ def _check_shape(shape: Any) -> str | None:
     if not isinstance(shape, str):
         raise ItemValidationError("shape", f"expected a string (query shapes, one per line) or None, "
                                            f"got {type(shape).__name__}")
-    lines = list(dict.fromkeys(s for s in (query_shape(line) for line in shape.splitlines()) if s))
+    lines = list(dict.fromkeys(s for s in (_line_shape(line) for line in shape.splitlines()) if s))
     text = "\n".join(lines)
     if len(text) > LIMITS["shape"]:
         raise ItemValidationError("shape", f"{len(text)} characters, over the limit of {LIMITS['shape']}")
