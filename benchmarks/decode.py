@@ -221,7 +221,8 @@ def e13_votes(per_suite: int, options: dict, runs_dir: str, suites=SUITES, fresh
                                                              vote_stop="settled")))
     plan = [("warm_up", "grammar_templates", True), ("one_sample", "grammar_templates", True),
             ("vote5_batched", "vote5", True), ("vote5_settled", "vote5_settled", True),
-            ("vote5_sequential", "vote5", False), ("one_sample_again", "grammar_templates", True)]
+            ("vote5_sequential", "vote5", False), ("vote5_settled_sequential", "vote5_settled", False),
+            ("one_sample_again", "grammar_templates", True)]
     for label, cond, shared in plan:
         if fresh:  # each run prefills its prompts as a new task would, not from the run before's KV cache
             lm.rlmlab_engine._decoder().forget()
@@ -245,6 +246,7 @@ def e13_votes(per_suite: int, options: dict, runs_dir: str, suites=SUITES, fresh
     out["vote5_batched_over_one"] = round(out["vote5_batched"]["s_per_task"] / one, 2)
     out["vote5_sequential_over_one"] = round(out["vote5_sequential"]["s_per_task"] / one, 2)
     out["vote5_settled_over_one"] = round(out["vote5_settled"]["s_per_task"] / one, 2)
+    out["vote5_settled_sequential_over_one"] = round(out["vote5_settled_sequential"]["s_per_task"] / one, 2)
     # the early stop is exact over the same samples; a batch of 3 (then 2) may round a sample differently from a
     # batch of 5 (llama.cpp's batched numerics), so this counts the tasks where both picked the same answer
     out["settled_same_pick"] = sum(a == b for a, b in zip(out["vote5_settled"]["picks"], out["vote5_batched"]["picks"]))
