@@ -205,7 +205,8 @@ def test_the_name_set_grounds_the_same_words_as_a_search_per_word(tokio_src):
 
     from rlmlab.memory._literals import _names_something
 
-    files = [tokio_src / "fs" / "file.rs", tokio_src / "sync" / "notify.rs", PROJECT_ROOT / "data" / "ontology" / "skos.ttl"]
+    files = [tokio_src / "fs" / "file.rs", tokio_src / "sync" / "notify.rs",
+             PROJECT_ROOT / "data" / "ontology" / "skos.ttl"]
     checked = grounded = 0
     for path in files:
         context = path.read_text()

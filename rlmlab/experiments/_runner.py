@@ -112,6 +112,7 @@ def _executor(cond: Condition, lm: Any, traj_dir: Path) -> Callable[..., Any]:
     """The loop's executor for a condition: the named executor with the condition's tools and decoding; with
     ``samples`` > 1, rollout i samples at the condition's temperature with seed i + 1."""
     from rlmlab.executors import EXECUTORS
+    from rlmlab.learning import batch_seeds
     from rlmlab.lm import shared_samples
     from rlmlab.tools import ToolRegistry
 
@@ -137,29 +138,16 @@ def _executor(cond: Condition, lm: Any, traj_dir: Path) -> Callable[..., Any]:
                 kwargs[key] = getattr(cond, key)
         if cond.tools == "naive":  # E7 condition A: the context as a plain string, no bounded tools
             kwargs.update(tools=ToolRegistry(), context_mode="string")
-        if rollout is None or cond.samples < 2:  # judged or explored rollouts are not a vote: nothing shared
-            return run(task.query, task.context, **kwargs)
-        # The rollouts' first steps share their whole prompt: one batch decodes all of them (rlmlab.lm._samples);
+        # A vote's rollouts' first steps share their whole prompt: one batch decodes all of them (rlmlab.lm._samples);
         # later steps hold each rollout's own history and are decoded one by one. A vote that stops once settled
         # batches the fewest samples that can settle it, then the rest (decoded only if it has not settled).
-        seeds = _vote_batch(cond, rollout)
-        if len(seeds) < 2:
+        seeds = batch_seeds(cond.samples, rollout, cond.vote_stop) if rollout is not None and cond.samples > 1 else ()
+        if len(seeds) < 2:  # judged or explored rollouts are not a vote, and one seed is no batch: nothing shared
             return run(task.query, task.context, **kwargs)
         with shared_samples(seeds, calls=1):
             return run(task.query, task.context, **kwargs)
 
     return execute
-
-
-def _vote_batch(cond: Condition, rollout: int) -> range:
-    """The seeds whose first steps rollout ``rollout`` of a vote decodes in one batch: all of them, or with
-    ``vote_stop: settled`` the fewest that can settle the vote (seeds 1..m) and then the rest (m+1..N)."""
-    if cond.vote_stop != "settled":
-        return range(1, cond.samples + 1)
-    from rlmlab.learning import settling_size
-
-    m = settling_size(cond.samples)
-    return range(1, m + 1) if rollout < m else range(m + 1, cond.samples + 1)
 
 
 def _materialise_guides(store: MemoryStore, tasks: list[MemoryTask], cond: Condition, lm: Any,
@@ -207,7 +195,8 @@ def _rows(exp: ExperimentConfig, cond: Condition, task: MemoryTask, o: TaskOutco
             "score": scored["score"], "judge": scored["judge"], "rationale": scored["rationale"],
             "context_chars": o.context_chars, "injected": o.injected, "extracted": o.extracted if i == o.best else [],
             "decoding": cond.decoding, "decoding_asked": cond.decoding, "templates": cond.templates, "samples": cond.samples,
-            "vote_stop": cond.vote_stop, "selected_by": cond.selection, "explore": cond.explore, "golden": golden(task, tid) if golden else None,
+            "vote_stop": cond.vote_stop, "selected_by": cond.selection, "explore": cond.explore,
+            "golden": golden(task, tid) if golden else None,
             **metrics,
         })
     return rows

@@ -30,7 +30,9 @@ from rlmlab.learning._consolidate import (
 from rlmlab.learning._forget import (
     FORGETTERS, BoundedForgetter, ForgetAction, Forgetter, NoForgetter, memory_health, retention_score,
 )
-from rlmlab.learning._vote import SELECTIONS, VOTE_STOPS, majority, select_rollout, settled, settling_size
+from rlmlab.learning._vote import (
+    SELECTIONS, VOTE_STOPS, batch_seeds, majority, select_rollout, settled, settling_size,
+)
 from rlmlab.learning._agreement import AgreementCase, JudgeAgreement, judge_agreement
 from rlmlab.learning._recall import (
     AFTER_RETRIEVAL, BEFORE_RETRIEVAL, RecallReport, right_templates, run_template, solves, task_kind, template_fills,
@@ -50,7 +52,7 @@ __all__ = [
     "Consolidator", "CONSOLIDATORS", "AppendConsolidator", "SimilarityConsolidator", "ConsolidationAction",
     "CONSOLIDATION_ACTIONS", "similarity", "merge_contents",
     "Forgetter", "FORGETTERS", "NoForgetter", "BoundedForgetter", "ForgetAction", "retention_score", "memory_health",
-    "SELECTIONS", "VOTE_STOPS", "majority", "select_rollout", "settled", "settling_size",
+    "SELECTIONS", "VOTE_STOPS", "batch_seeds", "majority", "select_rollout", "settled", "settling_size",
     "template_recall", "right_templates", "run_template", "template_fills", "solves", "task_kind", "RecallReport",
     "BEFORE_RETRIEVAL", "AFTER_RETRIEVAL",
     "ReasoningBankLoop", "TaskOutcome", "EXTRACTION_MODES", "RESULTS_FILE", "rlm_executor",

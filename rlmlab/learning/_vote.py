@@ -14,7 +14,7 @@ from typing import Any
 from rlmlab.errors import ConfigError
 from rlmlab.numbers import vote_key
 
-__all__ = ["SELECTIONS", "VOTE_STOPS", "majority", "select_rollout", "settled", "settling_size"]
+__all__ = ["SELECTIONS", "VOTE_STOPS", "majority", "select_rollout", "settled", "settling_size", "batch_seeds"]
 
 SELECTIONS = ("score", "vote")
 VOTE_STOPS = ("all", "settled")  # run every sample, or stop once the rest cannot change the majority
@@ -65,6 +65,16 @@ def settled(answers: Sequence[Any], total: int) -> bool:
 def settling_size(total: int) -> int:
     """The fewest rollouts that can settle a vote of ``total`` (all agreeing): more than half."""
     return total // 2 + 1
+
+
+def batch_seeds(samples: int, rollout: int, vote_stop: str = "all") -> range:
+    """The seeds whose first steps rollout ``rollout`` (0-based; its seed is ``rollout + 1``) of a vote over
+    ``samples`` decodes in one batch: all of them, or with ``vote_stop`` "settled" the fewest that can settle the
+    vote (seeds 1..m, :func:`settling_size`) and then the rest (m+1..N), decoded only if it has not settled."""
+    if vote_stop != "settled":
+        return range(1, samples + 1)
+    m = settling_size(samples)
+    return range(1, m + 1) if rollout < m else range(m + 1, samples + 1)
 
 
 def select_rollout(selection: str, answers: Sequence[Any], scores: Sequence[float]) -> int:
