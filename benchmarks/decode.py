@@ -292,7 +292,7 @@ def grammar_sizes(steps: list[dict]) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--json", default=str(ROOT / "runs" / "bench" / "decode.json"))
+    ap.add_argument("--json", help="default runs/bench/decode.json in the checkout; --smoke: runs/bench_smoke/")
     ap.add_argument("--smoke", action="store_true", help="one arith task, 8 tokens, 2 samples (seconds)")
     ap.add_argument("--per-suite", type=int, default=2, help="even level-1/2 tasks per suite")
     ap.add_argument("--max-tokens", type=int, default=128)
@@ -305,6 +305,8 @@ def main() -> int:
     ap.add_argument("--e13-cached", action="store_true",
                     help="let each E13 run reuse the KV cache of the run before (default: every run prefills afresh)")
     args = ap.parse_args()
+    # a smoke run (make check) never overwrites a full run's figures
+    args.json = args.json or str(Path("runs/bench_smoke") if args.smoke else ROOT / "runs" / "bench") + "/decode.json"
     if args.smoke:
         args.per_suite, args.max_tokens, args.samples, args.threads = 1, 8, 2, 1
     out: dict = {"complete": False, "smoke": args.smoke, "load_before": os.getloadavg()}

@@ -44,9 +44,11 @@ def run_guide(name: str, where: Path, parameters: dict) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--guides", default=",".join(GUIDES))
-    ap.add_argument("--json", default=str(ROOT / "runs" / "bench" / "guides.json"))
+    ap.add_argument("--json", help="default runs/bench/guides.json in the checkout; --smoke: runs/bench_smoke/")
     ap.add_argument("--smoke", action="store_true", help="01 and 02 on scripted LMs, one task/item: seconds")
     args = ap.parse_args()
+    # a smoke run (make check) never overwrites a full run's figures
+    args.json = args.json or str(Path("runs/bench_smoke") if args.smoke else ROOT / "runs" / "bench") + "/guides.json"
     from rlmlab.jupyter import install_kernel
 
     rows = []

@@ -100,10 +100,13 @@ def main() -> None:
     ap.add_argument("--max-iters", type=int, default=None)
     ap.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: all cores; 1 on a shared machine)")
     ap.add_argument("--data", default=str(DATA), help="directory of <suite>_train.jsonl and <suite>_test.jsonl")
-    ap.add_argument("--runs-dir", default=str(ROOT / "runs" / "bench"))
-    ap.add_argument("--json", default=str(ROOT / "runs" / "bench" / "learning.json"))
+    ap.add_argument("--runs-dir", help="default runs/bench in the checkout; --smoke: runs/bench_smoke")
+    ap.add_argument("--json", help="default runs/bench/learning.json in the checkout; --smoke: runs/bench_smoke/")
     ap.add_argument("--smoke", action="store_true", help="scripted solver, tiny arithmetic files: seconds")
     args = ap.parse_args()
+    # a smoke run (make check) never overwrites a full run's figures
+    base = Path("runs/bench_smoke").resolve() if args.smoke else ROOT / "runs" / "bench"
+    args.runs_dir, args.json = args.runs_dir or str(base), args.json or str(base / "learning.json")
     tmp = None
     if args.smoke:
         tmp = tempfile.TemporaryDirectory()

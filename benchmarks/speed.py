@@ -299,8 +299,8 @@ def goals(before: dict, after: dict) -> list[list]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--before", type=Path, default=None, help="a checkout of main to compare with (e.g. /work/main)")
-    ap.add_argument("--json", default=str(ROOT / "runs" / "bench" / "speed.json"))
-    ap.add_argument("--runs-dir", default=str(ROOT / "runs" / "bench"))
+    ap.add_argument("--json", help="default runs/bench/speed.json in the checkout; --smoke: runs/bench_smoke/")
+    ap.add_argument("--runs-dir", help="default runs/bench in the checkout; --smoke: runs/bench_smoke")
     ap.add_argument("--tasks-per-group", type=int, default=0, help="even tasks per suite x level (0: all)")
     ap.add_argument("--threads", type=int, default=2,
                     help="llama.cpp threads (1 on a machine other jobs hold: 2 threads then wait on each other)")
@@ -310,6 +310,9 @@ def main() -> int:
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    # a smoke run (make check) never overwrites a full run's figures
+    base = Path("runs/bench_smoke").resolve() if args.smoke else ROOT / "runs" / "bench"
+    args.runs_dir, args.json = args.runs_dir or str(base), args.json or str(base / "speed.json")
     Path(args.runs_dir).mkdir(parents=True, exist_ok=True)
     if args.worker:
         return worker(args)

@@ -2,11 +2,11 @@
 
 A benchmark is any ``benchmarks/*.py`` whose name does not start with ``_`` (a helper module), so a script added
 later is covered without touching this file. The contract for a script's ``--smoke`` mode: tiny sizes, the
-scripted LM or no LM, seconds, exit status 0, and at least one JSON (or JSON Lines) file written during the run,
-either under the working directory (scripts here write to ``runs/bench_smoke/`` relative to it) or under the
-checkout's ``runs/bench*/`` (where the full runs write). Each script runs in its own temporary working directory,
-so runs in parallel do not share files. Timing figures are never asserted: only that the run completes and its
-output parses.
+scripted LM or no LM, seconds, exit status 0, and at least one JSON (or JSON Lines) file written during the run
+under the working directory (scripts here write to ``runs/bench_smoke/`` relative to it), never under the
+checkout's ``runs/bench*/``, where the full runs write: a smoke run in ``make check`` must not overwrite a
+benchmark's figures. Each script runs in its own temporary working directory, so runs in parallel do not share
+files. Timing figures are never asserted: only that the run completes and its output parses.
 
 A script whose smoke run cannot do without something the unit tier leaves out says so in a comment line of its
 own, ``# smoke-marks: local_model`` (pytest marks, comma-separated): its smoke test then carries those marks, so
@@ -75,20 +75,23 @@ def test_the_smoke_check_fails_a_broken_script(tmp_path: Path, body: str, error:
 
 
 def check_smoke(script: Path, tmp_path: Path, runs: Path = PROJECT / "runs") -> None:
-    """Run ``script --smoke`` in ``tmp_path``; AssertionError unless it exits 0 and writes JSON with content there
-    or under ``runs``."""
+    """Run ``script --smoke`` in ``tmp_path``; AssertionError unless it exits 0, writes JSON with content there, and
+    leaves the files under ``runs``' benchmark folders as they were."""
     assert "--smoke" in script.read_text(encoding="utf-8"), (
         f"{script.name} has no --smoke mode: add one (tiny sizes, scripted or no LM, seconds, writes its JSON); "
         "see tests/test_benchmarks_smoke.py")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(PROJECT), os.environ.get("PYTHONPATH")])),
            "RLMLAB_CACHE_DIR": str(tmp_path / "cache"), "MPLBACKEND": "Agg", "COLUMNS": "160"}
+    before = {p: p.stat().st_mtime_ns for root in bench_dirs(runs) for p in root.rglob("*") if p.is_file()}
     start = time.time()
     run = subprocess.run([sys.executable, str(script), "--smoke"], cwd=tmp_path, env=env, capture_output=True,
                          text=True, timeout=SMOKE_TIMEOUT_S)
     tail = "\n".join((run.stdout + run.stderr).strip().splitlines()[-15:])
     assert run.returncode == 0, f"{script.name} --smoke exited {run.returncode}:\n{tail}"
-    found = written_json([tmp_path, *bench_dirs(runs)], start)
-    assert found, f"{script.name} --smoke wrote no JSON under its working directory or runs/bench*/:\n{tail}"
+    changed = [p for p, mtime in before.items() if not p.exists() or p.stat().st_mtime_ns != mtime]
+    assert not changed, f"{script.name} --smoke rewrote a full run's files: {changed[:3]}; write under runs/bench_smoke/"
+    found = written_json([tmp_path], start)
+    assert found, f"{script.name} --smoke wrote no JSON under its working directory:\n{tail}"
     for path in found:
         text = path.read_text(encoding="utf-8")
         if path.suffix == ".jsonl":
