@@ -63,6 +63,38 @@ def test_oracle_agrees_with_the_reference_on_right_and_wrong_answers(task_id, wr
     assert mine.confidence == 1.0
 
 
+@pytest.mark.parametrize("query", [
+    "What does fn wait in sync/barrier.rs return? Answer with the return type only.",
+    "What is the return type of wait in sync/barrier.rs? Give the type only.",
+    "Which type does wait (sync/barrier.rs) return? Answer with the type only.",
+    "What type does the method `wait` return? It is in sync/barrier.rs.",
+])
+def test_oracle_reads_the_return_type_however_the_question_asks(query, tokio_src):
+    task = MemoryTask("rt", query, "", "crate:tokio", None, "exact",
+                      {"source_path": str(tokio_src / "sync" / "barrier.rs")})
+    judge = OracleJudge()
+    right, wrong = judge.judge(task, traj("BarrierWaitResult")), judge.judge(task, traj("bool"))
+    assert right.success and right.confidence == 1.0 and "tree-sitter" in right.rationale, right.rationale
+    assert not wrong.success and wrong.confidence == 1.0, wrong.rationale
+
+
+@pytest.mark.parametrize("query", [
+    "Does {p} define a struct named {n}? Answer yes or no.",
+    "Is a struct called {n} declared in {p}? Answer yes or no.",
+    "Answer yes or no: does the file {p} declare struct {n}?",
+    "Is there a struct named {n} defined in {p}?",
+])
+def test_oracle_reads_whether_a_file_defines_a_struct_however_the_question_asks(query, tokio_src):
+    path = tokio_src / "sync" / "barrier.rs"  # defines Barrier and BarrierWaitResult, not Semaphore
+    judge = OracleJudge()
+    for name, defined in (("BarrierWaitResult", True), ("Semaphore", False)):
+        task = MemoryTask("def", query.format(p="sync/barrier.rs", n=name), "", "crate:tokio", None, "exact",
+                          {"source_path": str(path)})
+        yes, no = judge.judge(task, traj("yes")), judge.judge(task, traj("no"))
+        assert (yes.success, no.success) == (defined, not defined), (name, yes.rationale)
+        assert "tree-sitter" in yes.rationale  # not the grep oracle's count of structs
+
+
 def test_oracle_says_cannot_judge_where_no_oracle_can():
     for task_id in ("code-l5-04", "code-l5-06"):  # the file with the most unsafe blocks; the most implemented trait
         mine, truth = both(task_id, reference_answer(TASKS[task_id]))

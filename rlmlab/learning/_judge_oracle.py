@@ -2,8 +2,9 @@
 
 :class:`rlmlab.oracle.TraceValidator` computes the truth from the task's source (counts and listings by the grep
 oracle, signatures, parameters, fields, implementations by tree-sitter): Golden passes, Failed fails. For the
-kinds it cannot classify, tree-sitter facts decide: the return type of a function ("What does fn X return?")
-and whether a file defines an item ("Does P define a [pub] struct named X?"). Anything else is judged "cannot
+kinds it cannot classify, tree-sitter facts decide: the return type of a function ("What does fn X return?", "What
+is the return type of X?", "Which type does X return?") and whether a file defines an item ("Does P define a [pub]
+struct named X?", "Is a struct called X declared in P?"). Anything else is judged "cannot
 judge": a failure with confidence 0, never a guess. ``task.expected`` and ``meta["reference"]`` are not read.
 """
 
@@ -24,10 +25,18 @@ __all__ = ["OracleJudge", "CANNOT_JUDGE", "cannot_judge"]
 
 CANNOT_JUDGE = "Cannot judge"  # how the rationale of an abstention starts
 
-_RETURN = re.compile(r"\bwhat\s+does\s+(?:the\s+)?(?:(?:async\s+)?(?:fn|function|method)\s+)?`?(\w+)`?\b.*?\breturn\b",
-                     re.I | re.S)
-_DEFINES = re.compile(r"\bdoes\s+\S+\s+define\s+(?:an?\s+)?(pub\s+)?(struct|enum|trait|type|fn|function|item|union)"
-                      r"\w*\s+(?:named\s+|called\s+)?`?(\w+)`?", re.I)
+_FN = r"(?:the\s+)?(?:(?:async\s+)?(?:fn|function|method)\s+)?`?(\w+)`?"
+# "What does fn X return?", "What is the return type of X?", "Which type does X (P) return?"
+_RETURN = [re.compile(p, re.I | re.S) for p in (
+    rf"\bwhat\s+does\s+{_FN}\b.*?\breturn\b",
+    rf"\b(?:what|which)\s+is\s+the\s+return\s+type\s+of\s+{_FN}",
+    rf"\b(?:what|which)\s+(?:return\s+)?type\s+does\s+{_FN}\b.*?\breturn\b")]
+_KIND = r"(pub\s+)?(struct|enum|trait|type|fn|function|item|union)"
+# "Does P define a [pub] struct named X?", "does the file P declare struct X?", "Is a struct called X declared in P?"
+# (groups: pub, kind, name)
+_DEFINES = [re.compile(p, re.I) for p in (
+    rf"\bdoes\s+(?:the\s+file\s+)?\S+\s+(?:define|declare)s?\s+(?:an?\s+)?{_KIND}\w*\s+(?:named\s+|called\s+)?`?(\w+)`?",
+    rf"\bis\s+(?:there\s+)?(?:an?\s+)?{_KIND}\w*\s+(?:named|called)\s+`?(\w+)`?\s+(?:defined|declared)\b")]
 # Questions over many constructs at once (an argmax, distinct names): the grep and tree-sitter oracles read them
 # as a count or list of one construct and would judge another question.
 _AGGREGATE = re.compile(r"\b(most|fewest|least|largest|smallest|distinct|each\s+\w+\s+(?:name\s+)?once)\b", re.I)
@@ -99,7 +108,7 @@ class OracleJudge:
         from rlmlab.oracle import TreeSitterOracle
 
         facts = [TreeSitterOracle(text, path) for path, text in sources]
-        m = _RETURN.search(query)
+        m = next((found for pattern in _RETURN if (found := pattern.search(query))), None)
         if m:
             name = m.group(1)
             found = [f for o in facts for f in o.get_functions() if f.name == name]
@@ -112,7 +121,7 @@ class OracleJudge:
             ok = _norm_type(answer) == want
             return _verdict(ok, f"tree-sitter: fn {name} returns {want}; the answer "
                                 f"{'matches' if ok else 'does not match'}.")
-        m = _DEFINES.search(query)
+        m = next((found for pattern in _DEFINES if (found := pattern.search(query))), None)
         if m:
             said = _YES_NO.match(answer)
             if said is None:
