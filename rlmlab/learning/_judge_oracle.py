@@ -35,7 +35,8 @@ _KIND = r"(pub\s+)?(struct|enum|trait|type|fn|function|item|union)"
 # "Does P define a [pub] struct named X?", "does the file P declare struct X?", "Is a struct called X declared in P?"
 # (groups: pub, kind, name)
 _DEFINES = [re.compile(p, re.I) for p in (
-    rf"\bdoes\s+(?:the\s+file\s+)?\S+\s+(?:define|declare)s?\s+(?:an?\s+)?{_KIND}\w*\s+(?:named\s+|called\s+)?`?(\w+)`?",
+    rf"\bdoes\s+(?:the\s+file\s+)?\S+\s+(?:define|declare)s?\s+(?:an?\s+)?{_KIND}\w*\s+"
+    r"(?:named\s+|called\s+)?`?(\w+)`?",
     rf"\bis\s+(?:there\s+)?(?:an?\s+)?{_KIND}\w*\s+(?:named|called)\s+`?(\w+)`?\s+(?:defined|declared)\b")]
 # Questions over many constructs at once (an argmax, distinct names): the grep and tree-sitter oracles read them
 # as a count or list of one construct and would judge another question.
