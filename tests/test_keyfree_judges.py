@@ -4,6 +4,8 @@ judging a task's rollouts together."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from rlmlab.executors import Trajectory
@@ -95,11 +97,37 @@ def test_oracle_reads_whether_a_file_defines_a_struct_however_the_question_asks(
         assert "tree-sitter" in yes.rationale  # not the grep oracle's count of structs
 
 
+@pytest.mark.parametrize("task_id, wrong", [
+    ("code-l5-04", "bytes.rs"),  # the file of the bytes crate with the most unsafe blocks
+    ("code-l5-05", "11"),  # distinct traits implemented by impl blocks in mio's net module
+])
+def test_oracle_computes_aggregates_from_tree_sitter_facts(task_id, wrong):
+    mine, truth = both(task_id, reference_answer(TASKS[task_id]))
+    assert mine.success and truth.success and mine.rationale.startswith("tree-sitter"), mine.rationale
+    mine, truth = both(task_id, wrong)
+    assert not mine.success and not truth.success and mine.confidence == 1.0, mine.rationale
+
+
+def test_oracle_finds_the_most_implemented_trait_the_hand_labelled_task_names():
+    task = TASKS["code-l5-06"]  # labelled by hand: AsyncRead, Future not counted
+    asked = replace(task, query="Which trait is implemented by the largest number of distinct types in the io/util "
+                                "module, counting impl blocks only (not derives) and not counting Future? Answer "
+                                "with the trait name.")
+    judge = keyfree_judge_for(task)
+    assert judge.judge(asked, traj("AsyncRead")).success
+    assert judge.judge(asked, traj("`tokio::io::AsyncRead`")).success  # a path to it names it too
+    wrong = judge.judge(asked, traj("AsyncWrite"))
+    assert not wrong.success and wrong.confidence == 1.0, wrong.rationale
+
+
 def test_oracle_says_cannot_judge_where_no_oracle_can():
-    for task_id in ("code-l5-04", "code-l5-06"):  # the file with the most unsafe blocks; the most implemented trait
-        mine, truth = both(task_id, reference_answer(TASKS[task_id]))
-        assert truth.success and not mine.success
-        assert mine.confidence == 0.0 and mine.rationale.startswith(CANNOT_JUDGE), mine.rationale
+    # the most implemented trait, without saying whether derives count
+    mine, truth = both("code-l5-06", reference_answer(TASKS["code-l5-06"]))
+    assert truth.success and not mine.success
+    assert mine.confidence == 0.0 and mine.rationale.startswith(CANNOT_JUDGE), mine.rationale
+    task = replace(TASKS["code-l5-04"], query="Which file of the bytes crate has the fewest lines?")
+    mine = keyfree_judge_for(task).judge(task, traj("lib.rs"))  # an aggregate nothing computes
+    assert mine.confidence == 0.0 and mine.rationale.startswith(CANNOT_JUDGE), mine.rationale
 
 
 # -- constraints ----------------------------------------------------------------------------------------------
@@ -159,6 +187,7 @@ def test_agreement_counts_precision_and_recall_against_the_reference():
         (TASKS["onto-l2-08"], [DR.format(p="prov:wasGeneratedBy")], "inverse"),
         (TASKS["code-l2-03"], [reference_answer(TASKS["code-l2-03"])], "reference"),
         (TASKS["code-l5-04"], [reference_answer(TASKS["code-l5-04"])], "reference"),
+        (TASKS["code-l5-06"], [reference_answer(TASKS["code-l5-06"])], "reference"),
     ]
     reports = judge_agreement(cases, group_of=lambda task, label: label)
     vote = reports["vote"]
@@ -167,8 +196,8 @@ def test_agreement_counts_precision_and_recall_against_the_reference():
     assert vote.precision("right majority") == 1.0 and vote.precision("wrong majority") == 0.0
     assert reports["constraints"].counts() == {"tp": 1, "fp": 0, "fn": 0, "tn": 1, "abstain": 0}
     oracle = reports["oracle"]
-    assert oracle.counts() == {"tp": 1, "fp": 0, "fn": 1, "tn": 0, "abstain": 1}
-    assert oracle.precision() == 1.0 and oracle.recall() == 0.5
+    assert oracle.counts() == {"tp": 2, "fp": 0, "fn": 1, "tn": 0, "abstain": 1}
+    assert oracle.precision() == 1.0 and oracle.recall() == pytest.approx(2 / 3)
 
 
 def test_the_loop_judges_a_tasks_rollouts_together(tmp_path):

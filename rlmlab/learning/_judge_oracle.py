@@ -4,7 +4,9 @@
 oracle, signatures, parameters, fields, implementations by tree-sitter): Golden passes, Failed fails. For the
 kinds it cannot classify, tree-sitter facts decide: the return type of a function ("What does fn X return?", "What
 is the return type of X?", "Which type does X return?") and whether a file defines an item ("Does P define a [pub]
-struct named X?", "Is a struct called X declared in P?"). Anything else is judged "cannot
+struct named X?", "Is a struct called X declared in P?"); three aggregates over a module's files are computed
+from the same facts (:mod:`._judge_aggregate`: the file with the most unsafe blocks, the trait with the most
+implementing types, the number of distinct traits impl blocks implement). Anything else is judged "cannot
 judge": a failure with confidence 0, never a guess. ``task.expected`` and ``meta["reference"]`` are not read.
 """
 
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rlmlab.errors import ConfigError
+from rlmlab.learning._judge_aggregate import aggregate_verdict
 from rlmlab.memory import MemoryTask, Verdict
 from rlmlab.numbers import normalise_text
 
@@ -88,12 +91,19 @@ class OracleJudge:
         if trajectory.error or answer is None or not str(answer).strip():
             return _verdict(False, "The run gave no answer to judge." if not trajectory.error
                             else f"The run ended with an error ({str(trajectory.error)[:80]}).")
-        facts = self._facts(task.query, str(answer), sources)  # the narrower question first (see _facts)
-        if facts is not None:
-            return facts
+        from rlmlab.oracle import TreeSitterOracle
+
+        facts = [TreeSitterOracle(text, path) for path, text in sources]
+        verdict = self._facts(task.query, str(answer), facts)  # the narrower question first (see _facts)
+        if verdict is not None:
+            return verdict
         if _AGGREGATE.search(task.query):
-            return cannot_judge(self.name, "the question asks for an aggregate (most, largest, distinct, ...) the "
-                                           "oracles do not compute; they count and list one construct.")
+            found = aggregate_verdict(task.query, str(answer), sources, facts, str(task.meta["source_path"]))
+            if found is None or found[0] is None:
+                why = found[1] if found else ("the question asks for an aggregate (most, largest, distinct, ...) "
+                                              "that neither the oracles nor the tree-sitter facts compute")
+                return cannot_judge(self.name, why + ".")
+            return _verdict(found[0], found[1] + ".")
         outcome = self._validator.validate(AnalysisResult(task.query, str(answer),
                                                           source_path=task.meta["source_path"]))
         if outcome.status == "Golden":
@@ -103,12 +113,10 @@ class OracleJudge:
         return cannot_judge(self.name, f"the oracles could not decide ({str(outcome.reason)[:160]}) and no "
                                        "tree-sitter fact answers this kind of question.")
 
-    def _facts(self, query: str, answer: str, sources: list[tuple[str | None, str]]) -> Verdict | None:
-        """A verdict from tree-sitter facts for a return-type or defines question, else None. Asked before the
-        oracles: "does P define a pub struct named X" reads to the grep oracle as a count of structs."""
-        from rlmlab.oracle import TreeSitterOracle
-
-        facts = [TreeSitterOracle(text, path) for path, text in sources]
+    def _facts(self, query: str, answer: str, facts: list[Any]) -> Verdict | None:
+        """A verdict from tree-sitter facts (one TreeSitterOracle per source) for a return-type or defines
+        question, else None. Asked before the oracles: "does P define a pub struct named X" reads to the grep
+        oracle as a count of structs."""
         m = next((found for pattern in _RETURN if (found := pattern.search(query))), None)
         if m:
             name = m.group(1)
