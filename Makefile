@@ -54,13 +54,17 @@ pyodide: install
 demo: install rust-src bubblewrap
 	$(VENV)/bin/rlmlab demo
 
-# Two passes: the unit tier on one worker per core (pytest-xdist), then the marked end-to-end tests one at a time
-# (they hold both cores: the model's threads, JupyterLab, the browser). Together they are every test; a marker added
-# to pyproject.toml must be added to SLOW_MARKERS too (tests/test_makefile.py checks it).
-SLOW_MARKERS := local_model or notebook or browser or ray or server or lab or sandbox
+# Two passes that together run every test. First the unit tier, the notebooks (scripted LMs) and the real
+# sandboxes on one pytest-xdist worker per core; then the tests that hold both cores, one at a time: the model's
+# threads (llama.cpp's workers spin, so a second job beside them slows both), JupyterLab, the browser, Ray, the
+# HTTP server. A marker added to pyproject.toml must be added to SERIAL_MARKERS or PARALLEL_MARKERS
+# (tests/test_makefile.py checks it).
+SERIAL_MARKERS   := local_model or browser or ray or server or lab
+PARALLEL_MARKERS := notebook or sandbox
+SLOW_MARKERS     := $(SERIAL_MARKERS) or $(PARALLEL_MARKERS)
 test: install rust-src ctags chromium bubblewrap pyodide
-	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n auto -m "not ($(SLOW_MARKERS))"
-	env -u PYTHONDONTWRITEBYTECODE PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(PY) -m pytest -m "$(SLOW_MARKERS)"
+	env -u PYTHONDONTWRITEBYTECODE PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(PY) -m pytest -q -n auto -m "not ($(SERIAL_MARKERS))"
+	env -u PYTHONDONTWRITEBYTECODE PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(PY) -m pytest -m "$(SERIAL_MARKERS)"
 
 # The unit tests only: no model, no notebooks, no browser, no Ray, no HTTP server, no JupyterLab, no real sandboxes
 # (the `sandbox` marker: the red-team corpus and the pyodide backend, about 2 min; make test runs them); one worker
