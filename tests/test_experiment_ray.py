@@ -17,12 +17,11 @@ def test_ray_backend_runs_task_rollout_units_in_worker_processes_into_the_same_f
     text = rust_file.read_text()
     meta = {"source_path": str(rust_file), "suite": "code", "level": 1}
     tasks = [MemoryTask(f"t{i}", q, text, "crate:tokio", text.count(pat), "numeric", dict(meta))
-             for i, (q, pat) in enumerate([("How many pub async fn?", "pub async fn"), ("How many structs?", "struct "),
-                                           ("How many impl blocks?", "impl ")])]
+             for i, (q, pat) in enumerate([("How many pub async fn?", "pub async fn"), ("How many structs?", "struct ")])]
     run = run_experiment("E7", lm="scripted:probe", task_list=tasks, runs_dir=tmp_path, progress=False,
                          rollouts=2, workers=2, backend="ray")
     rows = read_results(run.run_dir / "results.jsonl")
-    assert len(rows) == 2 * 3 * 2 and run.summary.keys() == {"naive", "handle"}
+    assert len(rows) == 2 * 2 * 2 and run.summary.keys() == {"naive", "handle"}
     assert sorted({(r["condition"], r["task_id"], r["rollout"]) for r in rows}) == sorted(
         (c, t.id, i) for c in ("naive", "handle") for t in tasks for i in (0, 1))
     assert all(sum(r["best"] for r in rows if (r["condition"], r["task_id"]) == key) == 1
@@ -31,5 +30,5 @@ def test_ray_backend_runs_task_rollout_units_in_worker_processes_into_the_same_f
     for r in rows:
         assert (run.run_dir / "trajectories" / r["trajectory_id"] / "trajectory.jsonl").exists()
     with MemoryStore(run.run_dir / "memory.handle.sqlite") as store:
-        assert len(store.events(kind="judge")) == 6
+        assert len(store.events(kind="judge")) == 4
     assert not ray.is_initialized()  # the instance the runner started is stopped

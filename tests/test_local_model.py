@@ -38,14 +38,15 @@ def test_rlm_run_with_local_model_writes_trajectory(local_lm, rust_file, tmp_pat
     assert json.loads(lines[-1])["type"] == "final"
 
 
-def test_self_consistency_samples_the_local_model_three_times(local_lm, rust_file):
+def test_self_consistency_samples_the_local_model_three_times(local_lm, tokio_src):
     from rlmlab.oracle import AnalysisResult, TraceValidator
 
     recorder = recorder_of(local_lm)
     before = len(recorder.calls)
+    # fs/read.rs (1.7 kB): the smallest source whose excerpt still makes a prompt of over 500 tokens
     result = TraceValidator(lm=local_lm).validate(
-        AnalysisResult("Explain what the File struct is for", "File is an async version of std::fs::File"),
-        rust_file.read_text(), "fs/file.rs")
+        AnalysisResult("Explain what the read function is for", "read reads the whole contents of a file into bytes"),
+        (tokio_src / "fs" / "read.rs").read_text(), "fs/read.rs")
     calls = recorder.calls[before:]
     assert len(calls) == 3 and all(c.input_tokens > 500 for c in calls)  # the source excerpt is in the prompt
     assert result.status in ("Consensus", "Unverified") and not result.is_golden  # never golden
