@@ -16,6 +16,7 @@ from rlmlab.executors._registry import EXECUTORS, Executor, make_executor, regis
 from rlmlab.executors._timing import TIME_PARTS, RunClock, TimeBreakdown, time_breakdown
 from rlmlab.executors._prompt import COMPACT_INSTRUCTIONS, PROMPTS
 from rlmlab.executors._step_grammar import query_slots, template_rule
+from rlmlab.executors._offer import context_kind, fits_query
 
 __all__ = [
     "RunOptions", "CodeRunOptions", "ReactOptions", "ScratchpadOptions", "RunEnv", "Run", "StepScope", "StepLoop",
@@ -25,4 +26,5 @@ __all__ = [
     "MeteredReAct", "run_react", "run_scratchpad", "scratchpad_prompt", "parse_reply",
     "EXECUTORS", "Executor", "make_executor", "register_executor", "trajectory_metrics", "METRIC_FIELDS",
     "TimeBreakdown", "RunClock", "time_breakdown", "TIME_PARTS", "PROMPTS", "COMPACT_INSTRUCTIONS", "query_slots", "template_rule",
+    "context_kind", "fits_query",
 ]

@@ -24,6 +24,7 @@ A context of another kind (the user's own text) keeps every tool and free string
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -31,7 +32,7 @@ from typing import Any
 from rlmlab.oracle import INTENT_PATTERNS, is_count_query
 
 __all__ = ["context_kind", "offered_tools", "grep_patterns", "grep_rules", "ast_vocabulary", "item_names",
-           "RESULT_KEYS", "CONTEXT_KINDS", "AST_INNER", "AST_FIELDS", "post_templates"]
+           "RESULT_KEYS", "CONTEXT_KINDS", "AST_INNER", "AST_FIELDS", "post_templates", "fits_query"]
 
 CONTEXT_KINDS = ("none", "rust", "ontology", "text")
 # Keys of ctx_find / ast_query / sparql_query results and of their matches (see rlmlab.tools), and the capture
@@ -209,3 +210,50 @@ def post_templates(query: str) -> list[str]:
                            "SUBMIT(answer=max(sorted({f[0] for f in x if f}), key=[f[0] for f in x if f].count))")
                 break
     return out
+
+
+# -- retrieved templates that do not fit the query ---------------------------------------------------------------
+
+_SLOT_TEXT = re.compile(r"\{\{[^{}\n]*\}\}")
+_NODE_KIND = re.compile(r"\(\s*([a-z_]+)")
+_ITEM_KINDS = frozenset(k for _, kinds in _ITEM_WORDS for k in kinds)
+_INTENT_LINES = frozenset(_line_regex(regex) for _, regex in INTENT_PATTERNS)
+
+
+def fits_query(template: str, query: str, idents: Sequence[str] = ()) -> bool:
+    """Whether a retrieved template (``{{slot:type}}`` slots) fits ``query`` over Rust as the closed vocabularies
+    see it, so that a first step that must copy it is not forced onto another question's procedure:
+
+    - a ``ctx_find`` regex of the grep oracle's intents is one :func:`grep_patterns` offers for the query (an
+      unwrap count does not answer an unsafe-block count, nor a question that names no such item);
+    - its ``ast_query`` queries name an item kind the query's words name (:func:`ast_vocabulary`), when both name
+      one (an impl_item query does not answer a signature);
+    - it reads a result's ``total`` (a count) only for a count or yes/no question, and a count question's template
+      reads a ``total`` or takes a ``len``.
+
+    Decided from the template's code and the query's words alone. A template that does not parse fits nothing."""
+    try:
+        tree = ast.parse(_SLOT_TEXT.sub("slot_value", template))
+    except SyntaxError:
+        return False
+    pats = set(grep_patterns(query, idents))
+    named = set(ast_vocabulary(query)["top"]) if any(rx.search(query) for rx, _ in _ITEM_WORDS) else None
+    counts = False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            counts |= node.func.id == "len"
+            arg = node.args[1] if len(node.args) >= 2 else None
+            text = arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else None
+            if text is None:
+                continue
+            if node.func.id == "ctx_find" and text in _INTENT_LINES and text not in pats:
+                return False
+            if node.func.id == "ast_query" and named is not None:
+                kinds = {k for k in _NODE_KIND.findall(text) if k in _ITEM_KINDS}
+                if kinds and not kinds & named:
+                    return False
+        if isinstance(node, ast.Constant) and node.value == "total":
+            counts = True
+            if not (is_count_query(query) or _asks_choice(query)):
+                return False
+    return counts or not is_count_query(query)

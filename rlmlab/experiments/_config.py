@@ -52,6 +52,7 @@ _CONDITION_PROPS: dict[str, Any] = {
         "policy": _PLUGIN_NAME,
         "k_success": {"type": "integer", "minimum": 0, "maximum": 20},
         "k_failure": {"type": "integer", "minimum": 0, "maximum": 20},
+        "candidates": {"type": "integer", "minimum": 0, "maximum": 20},
         "scope": {"enum": ["domain", "domain_only", "any"]},
         "retriever": _PLUGIN_NAME}},
     "seed_packs": {"type": "array", "items": {"type": "string", "minLength": 1}},

@@ -36,7 +36,7 @@ from rlmlab.learning._vote import (
 from rlmlab.learning._agreement import AgreementCase, JudgeAgreement, judge_agreement
 from rlmlab.learning._recall import (
     AFTER_RETRIEVAL, BEFORE_RETRIEVAL, RecallReport, right_templates, run_template, solves, task_kind, template_fills,
-    template_recall,
+    template_fits, template_recall,
 )
 from rlmlab.learning._loop import EXTRACTION_MODES, RESULTS_FILE, ReasoningBankLoop, TaskOutcome, rlm_executor
 
@@ -53,7 +53,7 @@ __all__ = [
     "CONSOLIDATION_ACTIONS", "similarity", "merge_contents",
     "Forgetter", "FORGETTERS", "NoForgetter", "BoundedForgetter", "ForgetAction", "retention_score", "memory_health",
     "SELECTIONS", "VOTE_STOPS", "batch_seeds", "majority", "select_rollout", "settled", "settling_size",
-    "template_recall", "right_templates", "run_template", "template_fills", "solves", "task_kind", "RecallReport",
+    "template_recall", "template_fits", "right_templates", "run_template", "template_fills", "solves", "task_kind", "RecallReport",
     "BEFORE_RETRIEVAL", "AFTER_RETRIEVAL",
     "ReasoningBankLoop", "TaskOutcome", "EXTRACTION_MODES", "RESULTS_FILE", "rlm_executor",
 ]

@@ -183,6 +183,11 @@ class ReasoningBankLoop:
         if not isinstance(templates, bool):
             raise ConfigError(f"templates: {templates!r}; use true or false")
         self.templates = templates
+        if templates and getattr(self.builder, "admit", False) is None:
+            # a first step must copy the template it is given: inject the best retrieved one it can copy
+            from rlmlab.learning._recall import template_fits
+
+            self.builder.admit = template_fits
         if frozen and self.extractor is not None:
             raise ConfigError("frozen: a frozen bank learns nothing; use extractor none")
         self.until_accepted, self.reference, self.frozen = bool(until_accepted), bool(reference), bool(frozen)

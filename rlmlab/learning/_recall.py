@@ -21,7 +21,7 @@ from rlmlab.memory import (
 from rlmlab.records import Record
 
 __all__ = ["run_template", "template_fills", "solves", "right_templates", "template_recall", "RecallReport",
-           "task_kind", "BEFORE_RETRIEVAL", "AFTER_RETRIEVAL"]
+           "task_kind", "template_fits", "BEFORE_RETRIEVAL", "AFTER_RETRIEVAL"]
 
 # What E13 retrieved templates with (words only, two strategies), and the default since retrieval by shape.
 BEFORE_RETRIEVAL = {"policy": "success_only", "k_success": 2, "retriever": "fts5"}
@@ -82,6 +82,35 @@ def template_fills(template: str, task: MemoryTask, limit: int = MAX_FILLS) -> l
             if len(out) >= limit:
                 break
     return out
+
+
+def template_fits(task: MemoryTask | str, item: MemoryItem) -> bool:
+    """Whether a retrieved strategy may be the one a constrained first step copies for ``task`` (the
+    ``ContextBuilder``'s ``admit``): an item without a template always; a template when it can compute from what the
+    task gives (a SPARQL template an ontology, a code tool a context that is not one, a template without tools no
+    context at all) and, over Rust, its slots fill from the query (:func:`template_fills`) and it fits the
+    query's closed vocabularies (``rlmlab.executors.fits_query``: an unwrap count is not copied onto an unsafe-block
+    count). Elsewhere nothing says which of two SPARQL or arithmetic templates is the wrong one: the best ranked of
+    the task's kind is taken, filled or not, as before. An ad-hoc query (a str) has no context to check: True."""
+    from rlmlab.executors import context_kind, fits_query
+
+    if not item.template:
+        return True
+    if isinstance(task, str):
+        return True
+    kind = context_kind(task.context, task.meta.get("ontology"))
+    if "sparql_query(" in item.template:
+        needs = {"ontology"}
+    elif any(f"{tool}(" in item.template for tool in ("ctx_find", "ast_query", "ctx_slice", "ctx_peek")):
+        needs = {"rust", "text"}
+    else:
+        needs = {"none"}
+    if kind not in needs:
+        return False
+    if kind != "rust":  # no closed vocabulary to check against: the first candidate of the task's kind, as before
+        return True
+    return bool(template_fills(item.template, task, 1)) and fits_query(
+        item.template, task.query, query_slots(task.query, task.context).get("ident") or [])
 
 
 def _applies(template: str, task: MemoryTask) -> bool:
@@ -145,13 +174,15 @@ class RecallReport(Record):
 
 def template_recall(tasks: Sequence[MemoryTask], store: MemoryStore, *, retrieval: dict[str, Any] | None = None,
                     right: dict[str, list[str]] | None = None,
-                    kind_of: Callable[[MemoryTask], str] = task_kind) -> RecallReport:
+                    kind_of: Callable[[MemoryTask], str] = task_kind,
+                    admit: Callable[[MemoryTask, MemoryItem], bool] | None = template_fits) -> RecallReport:
     """Recall@1 of the right template (see the module docstring) for ``tasks`` over the bank in ``store``.
 
     ``retrieval`` is ``{"policy": name, **options}`` of ``RETRIEVAL_POLICIES`` (default :data:`AFTER_RETRIEVAL`);
     the first success item with a template that the policy returns is the task's template. ``right`` maps task
     id to the right item ids when already computed (:func:`right_templates` runs every template, the slow part),
-    so two policies can be compared on one computation.
+    so two policies can be compared on one computation. ``admit`` (default :func:`template_fits`, as the learning
+    loop's builder) passes over templates a step could not copy for the task; None takes the first retrieved.
     """
     retrieval = dict(retrieval or AFTER_RETRIEVAL)
     options = dict(retrieval)
@@ -161,7 +192,7 @@ def template_recall(tasks: Sequence[MemoryTask], store: MemoryStore, *, retrieva
     for task in tasks:
         ids = right[task.id] if right is not None and task.id in right else right_templates(task, templated)
         found = policy.retrieve(store, task.query, task.domain)
-        first = next((it for it in found.successes if it.template), None)
+        first = next((it for it in found.successes if it.template and (admit is None or admit(task, it))), None)
         kind = kind_of(task)
         counts = report.kinds.setdefault(kind, {"tasks": 0, "covered": 0, "hits": 0, "uncovered": 0})
         counts["tasks"] += 1

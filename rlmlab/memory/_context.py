@@ -13,6 +13,7 @@ copy it with the slots filled from the query.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -195,19 +196,24 @@ class ContextBuilder:
     ``retrieval_options``) or a policy object. ``artifact_kind`` selects the L3 artifact (the newest of
     the task's domain). ``template_share`` is the largest fraction of the L2 budget that code templates of
     injected strategies may take (a template that does not fit is neither shown nor listed; 0 shows none).
-    ``last`` is the most recent build.
+    ``admit`` (``admit(task, item) -> bool``, default None: every item) decides which retrieved success strategies
+    may be injected for a task (the task a MemoryTask, or the query string of an ad-hoc build): the first
+    ``k_success`` it admits are, in retrieval order, from the policy's ``candidates``. The learning loop admits a
+    code template only where a constrained step can copy it (``rlmlab.learning.template_fits``). ``last`` is the
+    most recent build.
     """
 
     def __init__(self, store: MemoryStore | None = None, *, toggles: Any = None, budgets: Any = None,
                  mode: str = "auto_inject", retrieval: Any = "mixed", retrieval_options: dict[str, Any] | None = None,
                  base_instructions: str = BASE_INSTRUCTIONS, artifact_kind: str = "guide",
-                 template_share: float = 0.5):
+                 template_share: float = 0.5, admit: Callable[[Any, MemoryItem], bool] | None = None):
         if mode not in CONTEXT_MODES:
             raise ConfigError(f"mode: {mode!r}; use one of {', '.join(CONTEXT_MODES)}")
         if isinstance(template_share, bool) or not isinstance(template_share, (int, float)) \
                 or not 0.0 <= template_share <= 1.0:
             raise ConfigError(f"template_share: {template_share!r}; use a fraction from 0 to 1")
         self.template_share = float(template_share)
+        self.admit = admit
         self.last: BuiltContext | None = None
         self.store, self.mode = store, mode
         self.toggles, self.budgets = Toggles.parse(toggles), Budgets.parse(budgets)
@@ -244,7 +250,7 @@ class ContextBuilder:
             elif layer == "L1":
                 packed = self._l1(domain, query, report)
             elif layer == "L2":
-                packed, retrieved, templates = self._l2(query, domain_id, report)
+                packed, retrieved, templates = self._l2(task, query, domain_id, report)
             else:
                 packed = self._l3(domain_id, report)
             if packed is not None and packed.text:
@@ -307,7 +313,7 @@ class ContextBuilder:
         items = [it for it in self.store.get_many([h.id for h in hits]) if it.domain in (None, domain_id)]
         return items[:_L1_ITEMS_K]
 
-    def _l2(self, query: str, domain_id: str | None, report: LayerReport
+    def _l2(self, task: Any, query: str, domain_id: str | None, report: LayerReport
             ) -> tuple[Packed | None, Retrieved | None, list[dict[str, str]]]:
         if self.mode == "tool_mediated":
             report.note = "tool-mediated: the agent retrieves with mem_search/mem_get"
@@ -322,7 +328,13 @@ class ContextBuilder:
             return None, retrieved, []
         k_s = getattr(self.retrieval, "k_success", len(retrieved.successes))
         k_f = getattr(self.retrieval, "k_failure", len(retrieved.failures))
-        packed, shown = self._pack_l2(retrieved.successes[:max(k_s, 0)], retrieved.failures, report.budget, k_s, k_f)
+        successes = retrieved.successes
+        if self.admit is not None:
+            successes = [it for it in successes if self.admit(task, it)]
+            passed = [it.id for it in retrieved.successes if it not in successes]
+            if passed:
+                report.note = f"passed over {len(passed)} that do not fit the task: {', '.join(passed)}"
+        packed, shown = self._pack_l2(successes[:max(k_s, 0)], retrieved.failures, report.budget, k_s, k_f)
         return packed, retrieved, shown
 
     def _pack_l2(self, successes: list[MemoryItem], failures: list[MemoryItem], budget: int, k_s: int, k_f: int

@@ -58,13 +58,15 @@ class MixedRetrieval:
     ``guardrails`` (default), a success strategy whose template a guardrail names as having misfired on the query's
     shape (a failure item of kind "misfire", see :mod:`rlmlab.learning`) is skipped for the next one, unless the
     strategy was learnt from that very shape: a template copied onto a near shape it does not answer is not offered again.
+    ``candidates`` (default 0: just ``k_success``) ranks that many success items instead, best first, so a caller
+    that takes only the items it can use (``ContextBuilder``'s ``admit``) still finds ``k_success`` of them.
     """
 
     name = "mixed"
 
     def __init__(self, k_success: int = 3, k_failure: int = 2, *, scope: str = "domain", retriever: str = "fts5",
-                 layer: str = "L2", guardrails: bool = True):
-        for label, k in (("k_success", k_success), ("k_failure", k_failure)):
+                 layer: str = "L2", guardrails: bool = True, candidates: int = 0):
+        for label, k in (("k_success", k_success), ("k_failure", k_failure), ("candidates", candidates)):
             if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= 20:
                 raise ConfigError(f"retrieval {label}: {k!r}; use an integer from 0 to 20")
         if scope not in RETRIEVAL_SCOPES:
@@ -72,6 +74,7 @@ class MixedRetrieval:
         self.k_success, self.k_failure, self.scope, self.retriever, self.layer = (
             k_success, k_failure, scope, retriever, layer)
         self.guardrails = bool(guardrails)
+        self.candidates = max(candidates, k_success)
 
     def _in_scope(self, item: MemoryItem, domain: str | None) -> bool:
         if self.scope == "any":
@@ -85,7 +88,7 @@ class MixedRetrieval:
         retriever = make_retriever(self.retriever, store)
         shape = query_shape(query)
         misfired = self._misfired(store, retriever, query, shape) if self.guardrails and self.k_success else set()
-        for polarity, k, bucket in (("success", self.k_success, out.successes), ("failure", self.k_failure, out.failures)):
+        for polarity, k, bucket in (("success", self.candidates, out.successes), ("failure", self.k_failure, out.failures)):
             if k == 0:
                 continue
             hits: list[Hit] = retriever.search(query, min(k * _OVERFETCH, 100), polarity=polarity, layer=self.layer)
@@ -113,7 +116,8 @@ class MixedRetrieval:
 
     def __repr__(self) -> str:
         return (f"MixedRetrieval(k_success={self.k_success}, k_failure={self.k_failure}, scope={self.scope!r}, "
-                f"retriever={self.retriever!r})")
+                f"retriever={self.retriever!r}" + (f", candidates={self.candidates})" if self.candidates > self.k_success
+                                                   else ")"))
 
 
 def _normalised(template: str) -> str | None:
@@ -149,6 +153,8 @@ def _success_only(k_success: int = 3, **options: Any) -> MixedRetrieval:
 @RETRIEVAL_POLICIES.register("templates")
 def _templates(k_success: int = 1, **options: Any) -> MixedRetrieval:
     """Code templates for a constrained step: the one best success strategy (k=1, as ReasoningBank retrieves
-    best), ranked by query shape as well as words (retriever "shape"); no guardrails."""
+    best), ranked by query shape as well as words (retriever "shape"); no guardrails. Four candidates are ranked
+    (``candidates``), so a builder that admits only templates that fit the task injects the best that does."""
     options.setdefault("retriever", "shape")
+    options.setdefault("candidates", 4)
     return MixedRetrieval(k_success, 0, **options)
