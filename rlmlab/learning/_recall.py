@@ -99,13 +99,7 @@ def template_fits(task: MemoryTask | str, item: MemoryItem) -> bool:
     if isinstance(task, str):
         return True
     kind = context_kind(task.context, task.meta.get("ontology"))
-    if "sparql_query(" in item.template:
-        needs = {"ontology"}
-    elif any(f"{tool}(" in item.template for tool in ("ctx_find", "ast_query", "ctx_slice", "ctx_peek")):
-        needs = {"rust", "text"}
-    else:
-        needs = {"none"}
-    if kind not in needs:
+    if kind not in {"ontology": ("ontology",), "code": ("rust", "text"), None: ("none",)}[_needs(item.template)]:
         return False
     if kind != "rust":  # no closed vocabulary to check against: the first candidate of the task's kind, as before
         return True
@@ -113,12 +107,23 @@ def template_fits(task: MemoryTask | str, item: MemoryItem) -> bool:
         item.template, task.query, query_slots(task.query, task.context).get("ident") or [])
 
 
+def _needs(template: str) -> str | None:
+    """What a template computes from: "ontology" (it runs SPARQL), "code" (a code tool reads the context) or None
+    (no tool: arithmetic on the query's numbers)."""
+    if "sparql_query(" in template:
+        return "ontology"
+    if any(f"{tool}(" in template for tool in ("ctx_find", "ast_query", "ctx_slice")):
+        return "code"
+    return None
+
+
 def _applies(template: str, task: MemoryTask) -> bool:
     """Whether a template can compute from what the task gives: SPARQL needs an ontology, the code tools a source
     and a template without tools (arithmetic) neither."""
-    if "sparql_query(" in template:
+    needs = _needs(template)
+    if needs == "ontology":
         return bool(task.meta.get("ontology"))
-    if "ctx_find(" in template or "ast_query(" in template or "ctx_slice(" in template:
+    if needs == "code":
         return bool(task.meta.get("source_path"))
     return not task.meta.get("ontology") and not task.meta.get("source_path")
 

@@ -328,13 +328,16 @@ class ContextBuilder:
             return None, retrieved, []
         k_s = getattr(self.retrieval, "k_success", len(retrieved.successes))
         k_f = getattr(self.retrieval, "k_failure", len(retrieved.failures))
-        successes = retrieved.successes
-        if self.admit is not None:
-            successes = [it for it in successes if self.admit(task, it)]
-            passed = [it.id for it in retrieved.successes if it not in successes]
+        successes = retrieved.successes[:max(k_s, 0)]
+        if self.admit is not None:  # the first k_s candidates it admits, in retrieval order; the rest go unchecked
+            successes, passed = [], []
+            for it in retrieved.successes:
+                if len(successes) >= k_s:
+                    break
+                (successes if self.admit(task, it) else passed).append(it)
             if passed:
-                report.note = f"passed over {len(passed)} that do not fit the task: {', '.join(passed)}"
-        packed, shown = self._pack_l2(successes[:max(k_s, 0)], retrieved.failures, report.budget, k_s, k_f)
+                report.note = f"passed over {len(passed)} that do not fit the task: {', '.join(i.id for i in passed)}"
+        packed, shown = self._pack_l2(successes, retrieved.failures, report.budget, k_s, k_f)
         return packed, retrieved, shown
 
     def _pack_l2(self, successes: list[MemoryItem], failures: list[MemoryItem], budget: int, k_s: int, k_f: int
