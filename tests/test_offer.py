@@ -150,15 +150,41 @@ def test_ast_query_explores_the_item_kinds_the_query_names_and_what_the_oracle_r
     task = _first(train, "return_type")
     name = next(i for i in query_slots(task.query, task_context(task))["ident"] if "_" in i)
     g = run_step_grammar(_run(task), fmt="rlm", must_submit=False)
-    assert "ts-top ::= (\"_\" | \"function_item\" | \"function_signature_item\")" in g
-    ts = f"(function_item name: (identifier) @name return_type: (_) @type (#eq? @name \"{name}\"))"
+    # a fn and a trait's fn declaration alike: one wildcard head over the name, then what the question asks
+    ts = f"(_ name: (identifier) @name return_type: (_) @type (#eq? @name \"{name}\"))"
     assert _accepts(g, _step(task, f"rows = ast_query(context, '{ts}')\n"
                                    'SUBMIT(answer=rows["matches"][0]["captures"]["type"])'))
+    assert not _accepts(g, _step(task, f"rows = ast_query(context, '{ts}')\n"
+                                       'SUBMIT(answer=rows["matches"])'))  # a list of match dicts is no answer
+    assert not _accepts(g, _step(task, f"rows = ast_query(context, '{ts}')\n"
+                                       'SUBMIT(answer=rows["total"])'))  # nor, for a lookup, a count
     assert not _accepts(g, _step(task, "rows = ast_query(context, '(async_block)')"))  # not an item kind
     assert not _accepts(g, _step(task, "rows = ast_query(context, '(function_item (line_comment))')"))
+    # the question names one item: every function (no #eq?) or the name alone (no child) is not a step
+    assert not _accepts(g, _step(task, "rows = ast_query(context, '(function_item) @item')"))
+    assert not _accepts(g, _step(task, f"rows = ast_query(context, '(_ name: (identifier) @name "
+                                       f"(#eq? @name \"{name}\"))')"))
     ws = Workspace(registry=TOOLS)
     ws.store.put(task_context(task), name="context")
     assert ws.call("ast_query", "context", ts)["matches"][0]["captures"]["type"] == task.expected
+
+
+def test_a_list_answer_joins_one_capture_of_every_match(train):
+    """"Name all variants of enum Steal": the enum's variant list, one capture per variant, joined; the real
+    ast_query over the task's real file gives the verified variants."""
+    task = _first(train, "variants")
+    name = next(i for i in query_slots(task.query, task_context(task))["ident"] if i in task.query and i[0].isupper()
+                and f"enum {i}" in task_context(task))
+    g = run_step_grammar(_run(task), fmt="rlm", must_submit=False)
+    ts = f"(enum_item name: (type_identifier) @name body: (enum_variant_list (enum_variant name: (identifier) @field)) (#eq? @name \"{name}\"))"
+    step = f"rows = ast_query(context, '{ts}', k=100)\n" \
+           'SUBMIT(answer=", ".join(m["captures"]["field"] for m in rows["matches"]))'
+    assert _accepts(g, _step(task, step))
+    assert not _accepts(g, _step(task, step.replace('["matches"]))', '))')))  # iterate the matches only
+    ws = Workspace(registry=TOOLS)
+    ws.store.put(task_context(task), name="context")
+    got = ", ".join(m["captures"]["field"] for m in ws.call("ast_query", "context", ts, k=100)["matches"])
+    assert got == task.expected
 
 
 def test_llama_cpp_parses_the_closed_step_grammars(train):
@@ -195,3 +221,47 @@ def test_subscripts_are_bounded_so_a_sampled_step_cannot_run_on(train):
     g = run_step_grammar(_run(task, [printed]), fmt="rlm", must_submit=True)
     assert _accepts(g, _step(task, 'SUBMIT(answer=total["matches"][0]["text"])'))
     assert not _accepts(g, _step(task, "SUBMIT(answer=total" + '["total"]' * 6 + ")"))  # seen: a runaway to the cap
+
+
+def test_a_question_about_one_named_item_reads_that_item_only(train):
+    """lookup_names: the item a lookup names; none for counts, lists, yes/no and implementing questions. On every
+    train lookup (return type, parameters, variants, fields), the tree-sitter query the closed space offers for the
+    named item finds it in the task's real file: the space holds a step that reads the right item."""
+    from rlmlab.executors._offer import lookup_names
+
+    assert lookup_names("Which type does get_mut (buf/iter.rs) return?", ["get_mut", "buf", "iter"]) == ["get_mut"]
+    assert lookup_names("How many public functions are in cache_padded.rs?", ["cache_padded"]) == []
+    assert lookup_names("Does Empty implement Producer? Answer yes or no.", ["Empty", "Producer"]) == []
+    assert lookup_names("List all structs in Chain.rs", ["Chain"]) == []
+    assert lookup_names("What parameters does chunk take?", ["chunk", "take"], "pub fn chunk(&self) {}") == ["chunk"]
+    shapes = {"return_type": "(_ name: (identifier) @name return_type: (_) @type (#eq? @name \"{}\"))",
+              "parameters": "(_ name: (identifier) @name parameters: (parameters (_) @param) (#eq? @name \"{}\"))",
+              "variants": "(enum_item name: (type_identifier) @name body: (enum_variant_list (enum_variant) @field) "
+                          "(#eq? @name \"{}\"))",
+              "fields": "(struct_item name: (type_identifier) @name body: (field_declaration_list (field_declaration)"
+                        " @field) (#eq? @name \"{}\"))"}
+    found = 0
+    for task in (t for t in train if t.kind in shapes):
+        text = task_context(task)
+        names = lookup_names(task.query, query_slots(task.query, text)["ident"], text)
+        assert names, task.query
+        g = run_step_grammar(_run(task), fmt="rlm", must_submit=False)
+        ws = Workspace(registry=TOOLS)
+        ws.store.put(text, name="context")
+        for n in names:
+            ts = shapes[task.kind].format(n)
+            if ws.call("ast_query", "context", ts, k=100)["total"]:
+                assert _accepts(g, _step(task, f"rows = ast_query(context, '{ts}', k=100)"))
+                found += 1
+                break
+    assert found >= 0.9 * sum(t.kind in shapes for t in train)
+
+
+def test_a_lookup_without_an_item_word_is_offered_the_named_items_lines(train):
+    """"Which arguments does X take?" names no item kind the grep oracle counts: ctx_find is offered X's
+    definition line and the lines mentioning X, not a free string."""
+    pats = grep_patterns("Which arguments does spawn_job take?", ["spawn_job"])
+    assert pats and all("spawn_job" in p for p in pats)
+    task = _first(train, "parameters")
+    g = run_step_grammar(_run(task), fmt="rlm", must_submit=False)
+    assert not _accepts(g, _step(task, 'rows = ctx_find(context, r"deref.py")'))

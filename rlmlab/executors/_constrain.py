@@ -10,10 +10,10 @@ from typing import Any
 from dspy.utils.callback import BaseCallback
 
 from rlmlab.executors._step_grammar import assigned_names, output_numbers, query_slots, step_grammar, whole_results
-from rlmlab.executors._offer import (RESULT_KEYS, ast_vocabulary, context_kind, grep_rules, item_names, offered_tools,
-                                    post_templates)
+from rlmlab.executors._offer import (RESULT_KEYS, ast_vocabulary, context_kind, grep_rules, item_names, lookup_names,
+                                    offered_tools, post_templates)
 from rlmlab.executors._sparql_fill import sparql_keeper
-from rlmlab.executors._vocab import argument_vocabularies, ts_query_rules
+from rlmlab.executors._vocab import CAPTURES, argument_vocabularies, named_captures, ts_query_rules
 from rlmlab.lm import can_constrain, pop_constraint, push_constraint
 from rlmlab.tools import ontology_of
 
@@ -114,7 +114,7 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
     vocab = argument_vocabularies(ws, slots) if opts.vocab else None
     # sparql_query without an attached ontology can only fail: a code or arithmetic step is not offered it
     tools = [t for t in ws.registry if t.name != "sparql_query" or ws.extras.get("ontology") is not None]
-    keys = None
+    keys, joins = None, ()
     if vocab is not None:  # closed vocabularies close the tools and a result's keys too (see _offer)
         kind = context_kind(run.context_text, ws.extras.get("ontology"))
         if kind == "rust":  # the answer comes from a tool: numbers a step printed are not retyped into arithmetic
@@ -123,11 +123,18 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
         grep = grep_rules(run.query or "", slots.get("ident") or []) if kind == "rust" else None
         if grep is not None:
             vocab["ctx_find.pattern"] = grep
+        lookup = lookup_names(run.query or "", slots.get("ident") or [], run.context_text)[:24] \
+            if kind == "rust" else []
         if kind == "rust" and "ast_query.query" in vocab:
-            names = item_names(run.query or "", slots.get("ident") or [])[:24]
-            vocab["ast_query.query"] = ts_query_rules(names, **ast_vocabulary(run.query or "")) or \
-                vocab["ast_query.query"]
+            names = lookup or item_names(run.query or "", slots.get("ident") or [])[:24]
+            vocab["ast_query.query"] = ts_query_rules(names, named=bool(lookup), **ast_vocabulary(run.query or "")) \
+                or vocab["ast_query.query"]
         keys = RESULT_KEYS if kind != "text" else None
+        if lookup:  # a question about one named item is answered by what a query captured of it: not a count,
+            keys = tuple(k for k in RESULT_KEYS if k not in ("total", "line", "text"))  # a line number or a line
+        joins = CAPTURES if kind == "rust" else ()  # an ast_query's matches carry captures; a SPARQL result rows
+        if lookup:  # a named item's query captures what the question asks under one name (never its own @name)
+            joins = named_captures(ast_vocabulary(run.query or "")["top"]) or joins
         # a question over many items: its post-processing steps replace the retrieved templates, since a template
         # learnt on another many-item question fills from the same names and misfires (the implementors of Future
         # for "which trait is implemented most, Future aside"); a learnt copy of the same step is the same code
@@ -138,4 +145,4 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
     return step_grammar(tools, ws.caps, fmt=fmt, scope=scope, max_statements=opts.max_statements,
                         query=run.query, templates=templates, numbers=numbers, must_submit=must_submit,
                         templates_first=not run.records, context=run.context_text, vocab=vocab, keys=keys,
-                        raw=sorted(raw), template_check=check)
+                        raw=sorted(raw), template_check=check, joins=joins)

@@ -11,7 +11,8 @@ success to learn from. Under the step grammar with vocabularies on, a step is in
   (:func:`grep_patterns`); these are the regexes the oracle counts with, so a count the step makes is one the
   oracle can confirm;
 - for ``ast_query``'s tree-sitter query, outer patterns over the item kinds the query names, nested ones and fields
-  over what the tree-sitter oracle reads (:func:`ast_vocabulary`), ``#eq?`` on the names the query gives an item;
+  over what the tree-sitter oracle reads (:func:`ast_vocabulary`), ``#eq?`` on the names the query gives an item,
+  required when the question is about one named item (:func:`lookup_names`);
 - as subscripts, the keys the tools' results have (:data:`RESULT_KEYS`) and the first item;
 - for a question over many items at once (which traits X implements, which types implement Y, the file with the
   most matches, the most implemented trait, how many distinct traits), whole steps that post-process a tool's result
@@ -32,7 +33,7 @@ from typing import Any
 from rlmlab.oracle import INTENT_PATTERNS, is_count_query
 
 __all__ = ["context_kind", "offered_tools", "grep_patterns", "grep_rules", "ast_vocabulary", "item_names",
-           "RESULT_KEYS", "CONTEXT_KINDS", "AST_INNER", "AST_FIELDS", "post_templates", "fits_query"]
+           "RESULT_KEYS", "CONTEXT_KINDS", "AST_INNER", "AST_FIELDS", "post_templates", "fits_query", "lookup_names"]
 
 CONTEXT_KINDS = ("none", "rust", "ontology", "text")
 # Keys of ctx_find / ast_query / sparql_query results and of their matches (see rlmlab.tools), and the capture
@@ -99,7 +100,8 @@ def grep_patterns(query: str, idents: Sequence[str] = ()) -> list[str]:
     """The regexes a ``ctx_find`` over Rust may take for ``query``: the grep oracle's intent regex of every item
     kind the query's words name, each also for an item whose name contains one of ``idents`` (the query's
     identifiers defined in the context: its exact name); with "implement" and two identifiers, ``impl ... A for B`` both ways.
-    Empty when the query names no item kind."""
+    A question that names no item kind but names an item (not a count) is offered that item's definition line and
+    the lines that mention it. Empty when the query names neither."""
     out: list[str] = []
     intents = [regex for rx, regex in INTENT_PATTERNS if rx.search(query)]
     names = [i for i in dict.fromkeys(idents) if _names_item(i, query)][:6]
@@ -108,6 +110,10 @@ def grep_patterns(query: str, idents: Sequence[str] = ()) -> list[str]:
         stem = re.sub(r"(\\s\+\\w\+|\\s\*\\w\+|\\b)$", "", regex)
         if stem != regex:  # an item kind with a name after it (struct X, unsafe fn X), not a call (.unwrap())
             out += [_line_regex(rf"{stem}\s+{re.escape(n)}\b") for n in names]
+    if not out and names and not is_count_query(query):  # "Which arguments does spawn take?": the named item
+        for n in names:
+            out += [_line_regex(rf"\b(fn|struct|enum|trait|type|union)\s+{re.escape(n)}\b"),
+                    _line_regex(rf"\b{re.escape(n)}\b")]
     if _IMPLEMENT.search(query) and len(names) >= 2:
         for a in names:
             out += [_line_regex(rf"^\s*(unsafe\s+)?impl\b.*\b{re.escape(a)}\b.*\bfor\s+{re.escape(b)}\b")
@@ -145,6 +151,23 @@ def ast_vocabulary(query: str) -> dict[str, tuple[str, ...]]:
 def item_names(query: str, idents: Sequence[str]) -> list[str]:
     """The query identifiers that can name an item (see :func:`grep_patterns`), else all of ``idents``."""
     return [i for i in idents if _names_item(i, query)] or list(idents)
+
+
+def lookup_names(query: str, idents: Sequence[str], text: str | None = None) -> list[str]:
+    """The items a question about one named item asks about ("Which type does get_mut return?", the fields of
+    struct X): the query identifiers that can name an item, or that ``text`` (the context) defines as a fn, struct,
+    enum, union, trait or type ("What parameters does chunk take?"), when the question is not a count, a list, a
+    yes/no or about implementing (an impl block has no name of its own). Empty otherwise. An ``ast_query`` for
+    such a question reads that item only (``named`` of :func:`ts_query_rules`)."""
+    if is_count_query(query) or _LIST.search(query) or _asks_choice(query) or _IMPLEMENT.search(query):
+        return []
+    first = query.split(maxsplit=1)[0] if query.split() else ""
+
+    def defined(i: str) -> bool:
+        return bool(text) and i != first and _IDENT.fullmatch(i) is not None and \
+            re.search(rf"\b(fn|struct|enum|union|trait|type)\s+{re.escape(i)}\b", text[:400_000]) is not None
+
+    return [i for i in dict.fromkeys(idents) if _names_item(i, query) or defined(i)]
 
 
 def _py_raw(regex: str) -> str:

@@ -199,7 +199,8 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
                  output_field: str = "answer", plan_words: int = 8, inputs: Sequence[str] = ("context",),
                  echo_query: bool = True, templates_first: bool = False, context: str | None = None,
                  vocab: dict[str, dict[str, str]] | None = None, keys: Sequence[str] | None = None,
-                 raw: Sequence[str] = (), template_check: Callable[[list[str]], list[str]] | None = None) -> str:
+                 raw: Sequence[str] = (), template_check: Callable[[list[str]], list[str]] | None = None,
+                 joins: Sequence[str] = ()) -> str:
     """The GBNF grammar of one step of an executor, over the tools of ``registry`` (ToolSpecs) with ``caps``.
 
     ``scope`` names the variables the step may read besides the assignable :data:`TARGET_NAMES`;
@@ -218,7 +219,11 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     ``keys`` limits a subscript to those string keys and the first item (None: any string or index up to 999), and
     then a whole tool result (a name assigned a call, this step or, listed in ``raw``, an earlier one) is read
     only through a key: ``SUBMIT(answer=hits)`` of a result's dict is not a step. ``template_check`` narrows a
-    template's fillings (``keep`` of :func:`template_rule`).
+    template's fillings (``keep`` of :func:`template_rule`). ``joins`` (capture names; with ``keys``) lets
+    ``SUBMIT`` list one capture of every match of a whole result, ``", ".join(m["captures"]["field"] for m in
+    hits["matches"])``: the answer to "the fields of struct X" is every match, not the first; and a whole result
+    is then submitted only as one value it holds (its total, the first match's text, line or a capture), never as
+    the list of match dicts.
     """
     if fmt not in STEP_FORMATS:
         raise ValueError(f"fmt: {fmt!r}; use one of {', '.join(STEP_FORMATS)}")
@@ -257,7 +262,7 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     number = _numbers(query, literals, numbers)
     code = _sequence(b, scope, max_statements, must_submit, calls, output_field, numbers, inputs,
                      strings=strings, choices=answer_choices(query or ""), has_numbers=number is not None,
-                     raw=(raw or ()) if keys else None)
+                     raw=(raw or ()) if keys else None, joins=joins if keys else ())
     if filled:
         named = [b.add(f"template-{i}", r) for i, r in enumerate(filled)]
         code = _alt(named if templates_first else [*named, code])
@@ -267,10 +272,17 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
         b.add("step", 'thought "\\n```python\\n" code "\\n```"')
     b.add("thought", thought)
     b.add("code", code)
+    if keys and joins:
+        b.add("join-key", _alt(_lit(json.dumps(k)) for k in dict.fromkeys(joins)))
+        first = '["matches"][0]'
+        b.add("scalar-read", _alt([_lit(f'{first}["captures"][') + " join-key " + _lit("]"),
+                                   *(_lit(f'{first}[{json.dumps(k)}]') for k in ("text", "line") if k in keys),
+                                   *([_lit('["total"]')] if "total" in keys else [])]))
     if keys:
         b.add("subscript", f'"[" ({" | ".join(_lit(json.dumps(k)) for k in dict.fromkeys(keys))} | "0") "]"')
         # a tool's result is a dict: its first key is one of its top-level ones, never an index
-        b.add("top-key", f'"[" ({" | ".join(_lit(json.dumps(k)) for k in TOP_KEYS)}) "]"')
+        top = [k for k in TOP_KEYS if k in keys] or list(TOP_KEYS)
+        b.add("top-key", f'"[" ({" | ".join(_lit(json.dumps(k)) for k in top)}) "]"')
     else:
         b.add("subscript", '"[" (str-lit | [0-9]{1,3}) "]"')
     b.add("number", number if number is not None else '"0"')
@@ -289,7 +301,8 @@ def answer_choices(query: str) -> tuple[str, ...]:
 
 def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submit: bool, calls: list[str],
               output_field: str, seen: Sequence[str], inputs: Sequence[str], *, strings: Sequence[str] = ("str-lit",),
-              choices: Sequence[str] = (), has_numbers: bool = True, raw: Sequence[str] | None = None) -> str:
+              choices: Sequence[str] = (), has_numbers: bool = True, raw: Sequence[str] | None = None,
+              joins: Sequence[str] = ()) -> str:
     """The statements of a step, tracking which names are assigned: an expression may read only the names in
     scope and those assigned by an earlier statement of the same step (so no step reads an unset variable).
 
@@ -322,10 +335,16 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
         factors = [f'"(" expr-{i} ")"']
         if own:
             b.add(f"var-{i}", _alt(_lit(n) for n in own))
+            # with joins (a Rust tool's results), a whole result is read as one value it holds (its total, the
+            # first match's text, line or a capture) or counted, never as the list of match dicts
+            wl = _alt(_lit(n) for n in whole) if whole else ""
             reads = ([f"{_alt(_lit(n) for n in cooked)} subscript{{0,3}}"] if cooked else []) + \
-                    ([f"{_alt(_lit(n) for n in whole)} top-key subscript{{0,3}}"] if whole else [])
+                    ([f"{wl} scalar-read" if joins else f"{wl} top-key subscript{{0,3}}"] if whole else [])
             b.add(f"primary-{i}", " | ".join(reads))
             factors += [f'"len(" primary-{i} ")"', f"primary-{i}"]
+            if whole and joins:
+                b.add(f"count-{i}", f'"len(" {wl} {_lit(chr(91) + json.dumps("matches") + chr(93))} ")"')
+                factors.append(f"count-{i}")
         computable = bool(own) or has_numbers
         if computable:  # else an expression has no atom to start from: no expression rules at all
             b.add(f"factor-{i}", " | ".join((["number"] if has_numbers else []) + factors))
@@ -342,8 +361,15 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
         if own:  # print what a step computed; the inputs are handles, printing one shows nothing
             b.add(f"print-{i}", f'"print(" {_alt(_lit(n) for n in own)} subscript{{0,3}} ")"')
         values = ([f"primary-{i}", f'"len(" primary-{i} ")"'] if own else []) + ([f"opexpr-{i}"] if computable else [])
+
         if seen_rule and not (track and own):  # a number a variable holds is submitted through it, not retyped
             values.append(seen_rule)
+        if whole and joins:
+            values.append(f"count-{i}")
+        if whole and joins:  # every match's capture, joined: a list answer (fields, variants, parameters)
+            values.append(f'{_lit(chr(34) + ", " + chr(34) + ".join(m[" + chr(34) + "captures" + chr(34) + "][")} '
+                          f'join-key {_lit("] for m in ")} {_alt(_lit(n) for n in whole)} '
+                          f'{_lit("[" + chr(34) + "matches" + chr(34) + "])")}')
         if own and len(choices) == 2:
             values.append(f'{_lit(json.dumps(choices[0]))} " if " primary-{i} " else " {_lit(json.dumps(choices[1]))}')
         if values:

@@ -21,7 +21,7 @@ from typing import Any
 
 from rlmlab.executors._gbnf import _lit
 
-__all__ = ["argument_vocabularies", "ts_query_rules", "sparql_rules", "rust_node_kinds", "ontology_terms",
+__all__ = ["argument_vocabularies", "ts_query_rules", "named_captures", "sparql_rules", "rust_node_kinds", "ontology_terms",
            "CAPTURES", "SPARQL_VARS"]
 
 CAPTURES = ("name", "type", "field", "param", "item", "x")
@@ -29,6 +29,32 @@ SPARQL_VARS = ("x", "y", "z", "c", "p", "label", "d", "r")
 _SPARQL_BASICS = ("rdfs:label", "rdfs:comment", "rdfs:subClassOf", "rdfs:subPropertyOf", "rdfs:domain",
                   "rdfs:range", "rdf:type", "owl:inverseOf", "owl:Class", "owl:ObjectProperty",
                   "owl:DatatypeProperty", "skos:definition", "skos:prefLabel", "skos:broader", "skos:narrower")
+
+
+# Items with a name of their own, as tree-sitter-rust parses them: the name's node kind and the children that hold
+# what a question about the item asks (a function's parameters and return type, a struct's fields, an enum's
+# variants, a trait's methods) in the shapes the tree-sitter oracle reads them, each captured under one name, and
+# those capture names.
+_PARAMS = '"parameters: (parameters (" ("parameter" | "self_parameter" | "_") ") @param)"'
+_RETURN = '"return_type: (_) @type"'
+_FIELDS = '"body: (field_declaration_list " ("(field_declaration) @field" | "(field_declaration name: (field_identifier) @field)") ")"'
+_NAMED_ITEMS = {
+    "function_item": ("identifier", (_PARAMS, _RETURN, f"{_PARAMS} \" \" {_RETURN}"), ("param", "type")),
+    "function_signature_item": ("identifier", (_PARAMS, _RETURN, f"{_PARAMS} \" \" {_RETURN}"), ("param", "type")),
+    "struct_item": ("type_identifier", (_FIELDS,), ("field",)),
+    "union_item": ("type_identifier", (_FIELDS,), ("field",)),
+    "enum_item": ("type_identifier", ('"body: (enum_variant_list " ("(enum_variant) @field" | '
+                                      '"(enum_variant name: (identifier) @field)") ")"',), ("field",)),
+    "trait_item": ("type_identifier", ('"body: (declaration_list (" ("function_signature_item" | "function_item") '
+                                       '" name: (identifier) @item))"',), ("item",)),
+    "type_item": ("type_identifier", ('"type: (_) @type"',), ("type",)),
+}
+
+
+def named_captures(top: Sequence[str]) -> tuple[str, ...]:
+    """The captures a question about one named item of the ``top`` kinds reads (see ``named`` of
+    :func:`ts_query_rules`): a function's ``param`` and ``type``, a struct's or enum's ``field`` ... ."""
+    return tuple(dict.fromkeys(c for k in top if k in _NAMED_ITEMS for c in _NAMED_ITEMS[k][2]))
 
 
 def _alt(options: list[str]) -> str:
@@ -51,11 +77,17 @@ def rust_node_kinds() -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def ts_query_rules(idents: list[str], *, top: Sequence[str] | None = None, inner: Sequence[str] | None = None,
-                   fields: Sequence[str] | None = None) -> dict[str, str] | None:
+                   fields: Sequence[str] | None = None, named: bool = False) -> dict[str, str] | None:
     """GBNF rules of a Python string literal holding a tree-sitter query (single-quoted, so the ``#eq?`` value can
     be double-quoted); ``idents`` are the names an ``#eq?`` may compare with. ``top`` (the outer pattern's node
     kinds), ``inner`` (nested patterns' kinds) and ``fields`` narrow the vocabulary; a name tree-sitter-rust does
-    not have is dropped, and a list left empty means no narrowing. None without tree-sitter-rust."""
+    not have is dropped, and a list left empty means no narrowing. ``named`` (a question about one item the query
+    names) makes the outer pattern read that item only: an item kind with a name (``_`` for kinds alike), its first
+    child ``name: (identifier) @name`` (the kind tree-sitter-rust gives that item's name), then one or two of the
+    fields that item has (a function's ``parameters`` and ``return_type``, a struct's or enum's ``body``: what a
+    question about it asks) and it ends with
+    ``(#eq? @name "X")`` over ``idents``, so a bare ``(function_item)`` that lists every function is not a step.
+    None without tree-sitter-rust."""
     kinds, all_fields = rust_node_kinds()
     if not kinds:
         return None
@@ -76,7 +108,22 @@ def ts_query_rules(idents: list[str], *, top: Sequence[str] | None = None, inner
         "ts-field": _alt([_lit(f) for f in fields]),
         "ts-cap": cap,
     }
-    if idents:
+    # item kinds whose names are alike become one wildcard head: "(_ name: (identifier) @name return_type: ...)"
+    # reads a fn and a trait's fn declaration alike, where a choice between the two kinds misleads
+    groups: dict[str, list[str]] = {}
+    for k in (top_kinds if idents and named else []):
+        if k in _NAMED_ITEMS:
+            groups.setdefault(_NAMED_ITEMS[k][0], []).append(k)
+    if groups:
+        heads = []
+        for i, (name_kind, kinds) in enumerate(groups.items()):
+            kind = kinds[0] if len(kinds) == 1 else "_"
+            children = list(dict.fromkeys(c for k in kinds for c in _NAMED_ITEMS[k][1]))
+            rules[f"ts-head-{i}"] = f'{_lit(f"{kind} name: ({name_kind}) @name ")} {_alt(children)}'
+            heads.append(f"ts-head-{i}")
+        rules["ts-pat1"] = '"(" ' + _alt(heads) + ' " (#eq? @name \\"" ts-ident "\\"))"'
+        rules["ts-ident"] = _alt([_lit(i) for i in idents])
+    elif idents:
         rules["ts-pred"] = '" (#eq? @" ts-cap " \\"" ts-ident "\\")"'
         rules["ts-ident"] = _alt([_lit(i) for i in idents])
     else:
