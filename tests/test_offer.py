@@ -265,3 +265,33 @@ def test_a_lookup_without_an_item_word_is_offered_the_named_items_lines(train):
     task = _first(train, "parameters")
     g = run_step_grammar(_run(task), fmt="rlm", must_submit=False)
     assert not _accepts(g, _step(task, 'rows = ctx_find(context, r"deref.py")'))
+
+
+def test_a_function_lookup_reads_the_field_its_words_ask_for(train):
+    """"Which arguments does X take?" reads X's parameters, not its return type, in the grammar and in the
+    templates that fit; a signature question reads either."""
+    from rlmlab.executors import fits_query
+    from rlmlab.executors._offer import asked_fields
+
+    assert asked_fields("Which type does get_mut (buf/iter.rs) return?") == ("return_type",)
+    assert asked_fields("Which arguments does maybe_done take?") == ("parameters",)
+    assert asked_fields("Show into_folder's signature (iter/for_each.rs).") == ()
+    task = _first(train, "parameters")
+    name = lookup_names_of(task)
+    g = run_step_grammar(_run(task), fmt="rlm", must_submit=False)
+    ret = f"(_ name: (identifier) @name return_type: (_) @type (#eq? @name \"{name}\"))"
+    par = f"(_ name: (identifier) @name parameters: (parameters (parameter) @param) (#eq? @name \"{name}\"))"
+    assert not _accepts(g, _step(task, f"rows = ast_query(context, '{ret}')"))
+    assert _accepts(g, _step(task, f"rows = ast_query(context, '{par}', k=100)\n"
+                                   'SUBMIT(answer=", ".join(m["captures"]["param"] for m in rows["matches"]))'))
+    learnt = ("answer = ast_query(context, '(_ name: (identifier) @name return_type: (_) @type "
+              "(#eq? @name \"{{name:ident}}\"))')\nSUBMIT(answer=answer[\"matches\"][0][\"captures\"][\"type\"])")
+    assert not fits_query(learnt, task.query, [name])
+    assert fits_query(learnt, "Which type does get_mut return?", ["get_mut"])
+
+
+def lookup_names_of(task) -> str:
+    from rlmlab.executors._offer import lookup_names
+
+    text = task_context(task)
+    return lookup_names(task.query, query_slots(task.query, text)["ident"], text)[0]

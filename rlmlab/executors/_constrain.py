@@ -134,7 +134,8 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
             keys = tuple(k for k in RESULT_KEYS if k not in ("total", "line", "text"))  # a line number or a line
         joins = CAPTURES if kind == "rust" else ()  # an ast_query's matches carry captures; a SPARQL result rows
         if lookup:  # a named item's query captures what the question asks under one name (never its own @name)
-            joins = named_captures(ast_vocabulary(run.query or "")["top"]) or joins
+            av = ast_vocabulary(run.query or "")
+            joins = named_captures(av["top"], av["asks"]) or joins
         # a question over many items: its post-processing steps replace the retrieved templates, since a template
         # learnt on another many-item question fills from the same names and misfires (the implementors of Future
         # for "which trait is implemented most, Future aside"); a learnt copy of the same step is the same code

@@ -145,7 +145,18 @@ def ast_vocabulary(query: str) -> dict[str, tuple[str, ...]]:
     over what the tree-sitter oracle reads."""
     top = tuple(dict.fromkeys(k for rx, kinds in _ITEM_WORDS if rx.search(query) for k in kinds))
     return {"top": top or tuple(k for _, kinds in _ITEM_WORDS for k in kinds), "inner": AST_INNER,
-            "fields": AST_FIELDS}
+            "fields": AST_FIELDS, "asks": asked_fields(query)}
+
+
+_RETURN_WORDS = re.compile(r"\breturn(s|ed)?\b|\breturn\s+type", re.I)
+_PARAM_WORDS = re.compile(r"\b(arguments?|args|param(eter)?s?|takes?)\b", re.I)
+
+
+def asked_fields(query: str) -> tuple[str, ...]:
+    """A function's fields the query's words ask for: ``return_type`` ("What does X return?"), ``parameters``
+    ("Which arguments does X take?"), both or none (a signature, any other question: no narrowing)."""
+    ret, par = bool(_RETURN_WORDS.search(query)), bool(_PARAM_WORDS.search(query))
+    return () if ret == par else ("return_type",) if ret else ("parameters",)
 
 
 def item_names(query: str, idents: Sequence[str]) -> list[str]:
@@ -250,7 +261,8 @@ def fits_query(template: str, query: str, idents: Sequence[str] = ()) -> bool:
     - a ``ctx_find`` regex of the grep oracle's intents is one :func:`grep_patterns` offers for the query (an
       unwrap count does not answer an unsafe-block count, nor a question that names no such item);
     - its ``ast_query`` queries name an item kind the query's words name (:func:`ast_vocabulary`), when both name
-      one (an impl_item query does not answer a signature);
+      one (an impl_item query does not answer a signature), and read a function's ``parameters`` or
+      ``return_type`` only when the query asks for it (:func:`asked_fields`);
     - it reads a result's ``total`` (a count) only for a count or yes/no question, and a count question's template
       reads a ``total`` or takes a ``len``.
 
@@ -261,6 +273,7 @@ def fits_query(template: str, query: str, idents: Sequence[str] = ()) -> bool:
         return False
     pats = set(grep_patterns(query, idents))
     named = set(ast_vocabulary(query)["top"]) if any(rx.search(query) for rx, _ in _ITEM_WORDS) else None
+    asks = asked_fields(query)
     counts = False
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
@@ -275,6 +288,9 @@ def fits_query(template: str, query: str, idents: Sequence[str] = ()) -> bool:
                 kinds = {k for k in _NODE_KIND.findall(text) if k in _ITEM_KINDS}
                 if kinds and not kinds & named:
                     return False
+            if node.func.id == "ast_query" and asks and any(f"{f}:" in text and f not in asks
+                                                           for f in ("parameters", "return_type")):
+                return False  # a return type does not answer "which arguments does X take?"
         if isinstance(node, ast.Constant) and node.value == "total":
             counts = True
             if not (is_count_query(query) or _asks_choice(query)):

@@ -51,10 +51,21 @@ _NAMED_ITEMS = {
 }
 
 
-def named_captures(top: Sequence[str]) -> tuple[str, ...]:
+_ASKABLE = {"parameters": "param", "return_type": "type"}  # a function's fields a question asks for by its words
+
+
+def _asked(child: str, asks: Sequence[str] | None) -> bool:
+    """Whether a named item's child shape reads only what the question asks (``asks``: fields; None: anything)."""
+    return not asks or all(f"{f}:" not in child or f in asks for f in _ASKABLE)
+
+
+def named_captures(top: Sequence[str], asks: Sequence[str] | None = None) -> tuple[str, ...]:
     """The captures a question about one named item of the ``top`` kinds reads (see ``named`` of
-    :func:`ts_query_rules`): a function's ``param`` and ``type``, a struct's or enum's ``field`` ... ."""
-    return tuple(dict.fromkeys(c for k in top if k in _NAMED_ITEMS for c in _NAMED_ITEMS[k][2]))
+    :func:`ts_query_rules`): a function's ``param`` and ``type`` (only those of the fields in ``asks``), a
+    struct's or enum's ``field`` ... ."""
+    skip = {cap for f, cap in _ASKABLE.items() if asks and f not in asks}
+    caps = tuple(dict.fromkeys(c for k in top if k in _NAMED_ITEMS for c in _NAMED_ITEMS[k][2]))
+    return tuple(c for c in caps if c not in skip) or caps
 
 
 def _alt(options: list[str]) -> str:
@@ -77,7 +88,8 @@ def rust_node_kinds() -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def ts_query_rules(idents: list[str], *, top: Sequence[str] | None = None, inner: Sequence[str] | None = None,
-                   fields: Sequence[str] | None = None, named: bool = False) -> dict[str, str] | None:
+                   fields: Sequence[str] | None = None, named: bool = False,
+                   asks: Sequence[str] | None = None) -> dict[str, str] | None:
     """GBNF rules of a Python string literal holding a tree-sitter query (single-quoted, so the ``#eq?`` value can
     be double-quoted); ``idents`` are the names an ``#eq?`` may compare with. ``top`` (the outer pattern's node
     kinds), ``inner`` (nested patterns' kinds) and ``fields`` narrow the vocabulary; a name tree-sitter-rust does
@@ -85,7 +97,8 @@ def ts_query_rules(idents: list[str], *, top: Sequence[str] | None = None, inner
     names) makes the outer pattern read that item only: an item kind with a name (``_`` for kinds alike), its first
     child ``name: (identifier) @name`` (the kind tree-sitter-rust gives that item's name), then one or two of the
     fields that item has (a function's ``parameters`` and ``return_type``, a struct's or enum's ``body``: what a
-    question about it asks) and it ends with
+    question about it asks; with ``asks``, a function's ``parameters`` or ``return_type`` only when asked) and it
+    ends with
     ``(#eq? @name "X")`` over ``idents``, so a bare ``(function_item)`` that lists every function is not a step.
     None without tree-sitter-rust."""
     kinds, all_fields = rust_node_kinds()
@@ -119,6 +132,7 @@ def ts_query_rules(idents: list[str], *, top: Sequence[str] | None = None, inner
         for i, (name_kind, kinds) in enumerate(groups.items()):
             kind = kinds[0] if len(kinds) == 1 else "_"
             children = list(dict.fromkeys(c for k in kinds for c in _NAMED_ITEMS[k][1]))
+            children = [c for c in children if _asked(c, asks)] or children
             rules[f"ts-head-{i}"] = f'{_lit(f"{kind} name: ({name_kind}) @name ")} {_alt(children)}'
             heads.append(f"ts-head-{i}")
         rules["ts-pat1"] = '"(" ' + _alt(heads) + ' " (#eq? @name \\"" ts-ident "\\"))"'
