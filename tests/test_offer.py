@@ -181,6 +181,14 @@ def test_a_list_answer_joins_one_capture_of_every_match(train):
            'SUBMIT(answer=", ".join(m["captures"]["field"] for m in rows["matches"]))'
     assert _accepts(g, _step(task, step))
     assert not _accepts(g, _step(task, step.replace('["matches"]))', '))')))  # iterate the matches only
+    # "all variants": the first variant alone is not an answer, and a function's return type does not fit
+    assert not _accepts(g, _step(task, f"rows = ast_query(context, '{ts}', k=100)\n"
+                                       'SUBMIT(answer=rows["matches"][0]["captures"]["field"])'))
+    from rlmlab.executors import fits_query
+
+    learnt = ("answer = ast_query(context, '(_ name: (identifier) @name return_type: (_) @type "
+              "(#eq? @name \"{{name:ident}}\"))')\nSUBMIT(answer=answer[\"matches\"][0][\"captures\"][\"type\"])")
+    assert not fits_query(learnt, task.query, [name])
     ws = Workspace(registry=TOOLS)
     ws.store.put(task_context(task), name="context")
     got = ", ".join(m["captures"]["field"] for m in ws.call("ast_query", "context", ts, k=100)["matches"])

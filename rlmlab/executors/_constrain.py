@@ -10,8 +10,8 @@ from typing import Any
 from dspy.utils.callback import BaseCallback
 
 from rlmlab.executors._step_grammar import assigned_names, output_numbers, query_slots, step_grammar, whole_results
-from rlmlab.executors._offer import (RESULT_KEYS, ast_vocabulary, context_kind, grep_rules, item_names, lookup_names,
-                                    offered_tools, post_templates)
+from rlmlab.executors._offer import (RESULT_KEYS, asks_every, ast_vocabulary, context_kind, grep_rules, item_names,
+                                    lookup_names, offered_tools, post_templates)
 from rlmlab.executors._sparql_fill import sparql_keeper
 from rlmlab.executors._vocab import CAPTURES, argument_vocabularies, named_captures, ts_query_rules
 from rlmlab.lm import can_constrain, pop_constraint, push_constraint
@@ -114,7 +114,7 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
     vocab = argument_vocabularies(ws, slots) if opts.vocab else None
     # sparql_query without an attached ontology can only fail: a code or arithmetic step is not offered it
     tools = [t for t in ws.registry if t.name != "sparql_query" or ws.extras.get("ontology") is not None]
-    keys, joins = None, ()
+    keys, joins, lookup = None, (), []
     if vocab is not None:  # closed vocabularies close the tools and a result's keys too (see _offer)
         kind = context_kind(run.context_text, ws.extras.get("ontology"))
         if kind == "rust":  # the answer comes from a tool: numbers a step printed are not retyped into arithmetic
@@ -146,4 +146,5 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
     return step_grammar(tools, ws.caps, fmt=fmt, scope=scope, max_statements=opts.max_statements,
                         query=run.query, templates=templates, numbers=numbers, must_submit=must_submit,
                         templates_first=not run.records, context=run.context_text, vocab=vocab, keys=keys,
-                        raw=sorted(raw), template_check=check, joins=joins)
+                        raw=sorted(raw), template_check=check, joins=joins,
+                        join_only=bool(lookup) and asks_every(run.query or ""))

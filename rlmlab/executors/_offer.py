@@ -152,6 +152,15 @@ _RETURN_WORDS = re.compile(r"\breturn(s|ed)?\b|\breturn\s+type", re.I)
 _PARAM_WORDS = re.compile(r"\b(arguments?|args|param(eter)?s?|takes?)\b", re.I)
 
 
+_EVERY = re.compile(r"\b(variants|fields|members|parameters|params|arguments|args|methods)\b", re.I)
+
+
+def asks_every(query: str) -> bool:
+    """Whether a lookup asks for every one of a kind of part (the variants, fields, parameters or methods of X):
+    its answer joins every match, not the first one."""
+    return bool(_EVERY.search(query))
+
+
 def asked_fields(query: str) -> tuple[str, ...]:
     """A function's fields the query's words ask for: ``return_type`` ("What does X return?"), ``parameters``
     ("Which arguments does X take?"), both or none (a signature, any other question: no narrowing)."""
@@ -251,6 +260,7 @@ def post_templates(query: str) -> list[str]:
 _SLOT_TEXT = re.compile(r"\{\{[^{}\n]*\}\}")
 _NODE_KIND = re.compile(r"\(\s*([a-z_]+)")
 _ITEM_KINDS = frozenset(k for _, kinds in _ITEM_WORDS for k in kinds)
+_FUNCTION_KINDS = frozenset(("function_item", "function_signature_item"))
 _INTENT_LINES = frozenset(_line_regex(regex) for _, regex in INTENT_PATTERNS)
 
 
@@ -288,6 +298,9 @@ def fits_query(template: str, query: str, idents: Sequence[str] = ()) -> bool:
                 kinds = {k for k in _NODE_KIND.findall(text) if k in _ITEM_KINDS}
                 if kinds and not kinds & named:
                     return False
+            if node.func.id == "ast_query" and named is not None and not named & _FUNCTION_KINDS and any(
+                    f"{f}:" in text for f in ("parameters", "return_type")):
+                return False  # a function's return type does not answer "Name all variants of enum X"
             if node.func.id == "ast_query" and asks and any(f"{f}:" in text and f not in asks
                                                            for f in ("parameters", "return_type")):
                 return False  # a return type does not answer "which arguments does X take?"

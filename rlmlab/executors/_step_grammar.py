@@ -200,7 +200,7 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
                  echo_query: bool = True, templates_first: bool = False, context: str | None = None,
                  vocab: dict[str, dict[str, str]] | None = None, keys: Sequence[str] | None = None,
                  raw: Sequence[str] = (), template_check: Callable[[list[str]], list[str]] | None = None,
-                 joins: Sequence[str] = ()) -> str:
+                 joins: Sequence[str] = (), join_only: bool = False) -> str:
     """The GBNF grammar of one step of an executor, over the tools of ``registry`` (ToolSpecs) with ``caps``.
 
     ``scope`` names the variables the step may read besides the assignable :data:`TARGET_NAMES`;
@@ -223,7 +223,8 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     ``SUBMIT`` list one capture of every match of a whole result, ``", ".join(m["captures"]["field"] for m in
     hits["matches"])``: the answer to "the fields of struct X" is every match, not the first; and a whole result
     is then submitted only as one value it holds (its total, the first match's text, line or a capture), never as
-    the list of match dicts.
+    the list of match dicts. ``join_only`` (a question asking for every variant, field or parameter): a capture is
+    read only joined over every match, not from the first match alone.
     """
     if fmt not in STEP_FORMATS:
         raise ValueError(f"fmt: {fmt!r}; use one of {', '.join(STEP_FORMATS)}")
@@ -260,9 +261,15 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     strings = ["str-lit"] if vocab is None else [next(iter(rules)) for key, rules in vocab.items()
                                                   if rules and key == "sparql_query.query"]
     number = _numbers(query, literals, numbers)
+    first = '["matches"][0]'
+    scalar_opts = [] if not (keys and joins) else [
+        *([_lit(f'{first}["captures"][') + " join-key " + _lit("]")] if not join_only else []),
+        *(_lit(f'{first}[{json.dumps(k)}]') for k in ("text", "line") if k in keys),
+        *([_lit('["total"]')] if "total" in keys else [])]
     code = _sequence(b, scope, max_statements, must_submit, calls, output_field, numbers, inputs,
                      strings=strings, choices=answer_choices(query or ""), has_numbers=number is not None,
-                     raw=(raw or ()) if keys else None, joins=joins if keys else ())
+                     raw=(raw or ()) if keys else None, joins=joins if keys else (),
+                     scalars=bool(scalar_opts))
     if filled:
         named = [b.add(f"template-{i}", r) for i, r in enumerate(filled)]
         code = _alt(named if templates_first else [*named, code])
@@ -274,10 +281,8 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     b.add("code", code)
     if keys and joins:
         b.add("join-key", _alt(_lit(json.dumps(k)) for k in dict.fromkeys(joins)))
-        first = '["matches"][0]'
-        b.add("scalar-read", _alt([_lit(f'{first}["captures"][') + " join-key " + _lit("]"),
-                                   *(_lit(f'{first}[{json.dumps(k)}]') for k in ("text", "line") if k in keys),
-                                   *([_lit('["total"]')] if "total" in keys else [])]))
+        if scalar_opts:
+            b.add("scalar-read", _alt(scalar_opts))
     if keys:
         b.add("subscript", f'"[" ({" | ".join(_lit(json.dumps(k)) for k in dict.fromkeys(keys))} | "0") "]"')
         # a tool's result is a dict: its first key is one of its top-level ones, never an index
@@ -302,7 +307,7 @@ def answer_choices(query: str) -> tuple[str, ...]:
 def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submit: bool, calls: list[str],
               output_field: str, seen: Sequence[str], inputs: Sequence[str], *, strings: Sequence[str] = ("str-lit",),
               choices: Sequence[str] = (), has_numbers: bool = True, raw: Sequence[str] | None = None,
-              joins: Sequence[str] = ()) -> str:
+              joins: Sequence[str] = (), scalars: bool = True) -> str:
     """The statements of a step, tracking which names are assigned: an expression may read only the names in
     scope and those assigned by an earlier statement of the same step (so no step reads an unset variable).
 
@@ -339,9 +344,11 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
             # first match's text, line or a capture) or counted, never as the list of match dicts
             wl = _alt(_lit(n) for n in whole) if whole else ""
             reads = ([f"{_alt(_lit(n) for n in cooked)} subscript{{0,3}}"] if cooked else []) + \
-                    ([f"{wl} scalar-read" if joins else f"{wl} top-key subscript{{0,3}}"] if whole else [])
-            b.add(f"primary-{i}", " | ".join(reads))
-            factors += [f'"len(" primary-{i} ")"', f"primary-{i}"]
+                    ([f"{wl} scalar-read" if joins else f"{wl} top-key subscript{{0,3}}"]
+                     if whole and (scalars or not joins) else [])
+            if reads:
+                b.add(f"primary-{i}", " | ".join(reads))
+                factors += [f'"len(" primary-{i} ")"', f"primary-{i}"]
             if whole and joins:
                 b.add(f"count-{i}", f'"len(" {wl} {_lit(chr(91) + json.dumps("matches") + chr(93))} ")"')
                 factors.append(f"count-{i}")
@@ -360,7 +367,8 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
             b.add(f"crhs-{i}", " | ".join(x for x in cooked_rhs if x))
         if own:  # print what a step computed; the inputs are handles, printing one shows nothing
             b.add(f"print-{i}", f'"print(" {_alt(_lit(n) for n in own)} subscript{{0,3}} ")"')
-        values = ([f"primary-{i}", f'"len(" primary-{i} ")"'] if own else []) + ([f"opexpr-{i}"] if computable else [])
+        values = ([f"primary-{i}", f'"len(" primary-{i} ")"'] if f"primary-{i}" in b.rules else []) + \
+            ([f"opexpr-{i}"] if computable else [])
 
         if seen_rule and not (track and own):  # a number a variable holds is submitted through it, not retyped
             values.append(seen_rule)
