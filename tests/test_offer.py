@@ -184,6 +184,8 @@ def test_a_list_answer_joins_one_capture_of_every_match(train):
     # "all variants": the first variant alone is not an answer, and a function's return type does not fit
     assert not _accepts(g, _step(task, f"rows = ast_query(context, '{ts}', k=100)\n"
                                        'SUBMIT(answer=rows["matches"][0]["captures"]["field"])'))
+    assert not _accepts(g, _step(task, f"rows = ast_query(context, '{ts}', k=100)\n"
+                                       'SUBMIT(answer=len(rows["matches"]))'))  # nor how many there are
     from rlmlab.executors import fits_query
 
     learnt = ("answer = ast_query(context, '(_ name: (identifier) @name return_type: (_) @type "

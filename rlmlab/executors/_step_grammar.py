@@ -269,7 +269,7 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     code = _sequence(b, scope, max_statements, must_submit, calls, output_field, numbers, inputs,
                      strings=strings, choices=answer_choices(query or ""), has_numbers=number is not None,
                      raw=(raw or ()) if keys else None, joins=joins if keys else (),
-                     scalars=bool(scalar_opts))
+                     scalars=bool(scalar_opts), count_ok=not keys or "total" in keys)
     if filled:
         named = [b.add(f"template-{i}", r) for i, r in enumerate(filled)]
         code = _alt(named if templates_first else [*named, code])
@@ -307,7 +307,7 @@ def answer_choices(query: str) -> tuple[str, ...]:
 def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submit: bool, calls: list[str],
               output_field: str, seen: Sequence[str], inputs: Sequence[str], *, strings: Sequence[str] = ("str-lit",),
               choices: Sequence[str] = (), has_numbers: bool = True, raw: Sequence[str] | None = None,
-              joins: Sequence[str] = (), scalars: bool = True) -> str:
+              joins: Sequence[str] = (), scalars: bool = True, count_ok: bool = True) -> str:
     """The statements of a step, tracking which names are assigned: an expression may read only the names in
     scope and those assigned by an earlier statement of the same step (so no step reads an unset variable).
 
@@ -372,7 +372,7 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
 
         if seen_rule and not (track and own):  # a number a variable holds is submitted through it, not retyped
             values.append(seen_rule)
-        if whole and joins:
+        if whole and joins and count_ok:  # a lookup's answer is what the item holds, not how many matches
             values.append(f"count-{i}")
         if whole and joins:  # every match's capture, joined: a list answer (fields, variants, parameters)
             values.append(f'{_lit(chr(34) + ", " + chr(34) + ".join(m[" + chr(34) + "captures" + chr(34) + "][")} '
