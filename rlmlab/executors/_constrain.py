@@ -125,16 +125,15 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
             vocab["ctx_find.pattern"] = grep
         lookup = lookup_names(run.query or "", slots.get("ident") or [], run.context_text)[:24] \
             if kind == "rust" else []
+        av = ast_vocabulary(run.query or "")
         if kind == "rust" and "ast_query.query" in vocab:
             names = lookup or item_names(run.query or "", slots.get("ident") or [])[:24]
-            vocab["ast_query.query"] = ts_query_rules(names, named=bool(lookup), **ast_vocabulary(run.query or "")) \
-                or vocab["ast_query.query"]
+            vocab["ast_query.query"] = ts_query_rules(names, named=bool(lookup), **av) or vocab["ast_query.query"]
         keys = RESULT_KEYS if kind != "text" else None
-        if lookup:  # a question about one named item is answered by what a query captured of it: not a count,
-            keys = tuple(k for k in RESULT_KEYS if k not in ("total", "line", "text"))  # a line number or a line
         joins = CAPTURES if kind == "rust" else ()  # an ast_query's matches carry captures; a SPARQL result rows
-        if lookup:  # a named item's query captures what the question asks under one name (never its own @name)
-            av = ast_vocabulary(run.query or "")
+        if lookup:  # a question about one named item is answered by what a query captured of it (not a count, a
+            # line number or a line), under the one name its child shape captures (never the item's own @name)
+            keys = tuple(k for k in RESULT_KEYS if k not in ("total", "line", "text"))
             joins = named_captures(av["top"], av["asks"]) or joins
         # a question over many items: its post-processing steps replace the retrieved templates, since a template
         # learnt on another many-item question fills from the same names and misfires (the implementors of Future

@@ -46,6 +46,7 @@ _RUST_LINE = re.compile(r"^[ \t]*(pub(\([^)]*\))?[ \t]+)?(fn|struct|enum|impl|us
 _LIST = re.compile(r"^\s*(list|find|show)\s+(all|every)\b", re.I)
 _IMPLEMENT = re.compile(r"\bimplement(s|ed|ing)?\b", re.I)
 _IDENT = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
+_DEFINES = r"\b(fn|struct|enum|trait|type|union)\s+"  # the line that defines a named item (before its name)
 
 
 def context_kind(text: str | None, ontology: Any = None) -> str:
@@ -112,7 +113,7 @@ def grep_patterns(query: str, idents: Sequence[str] = ()) -> list[str]:
             out += [_line_regex(rf"{stem}\s+{re.escape(n)}\b") for n in names]
     if not out and names and not is_count_query(query):  # "Which arguments does spawn take?": the named item
         for n in names:
-            out += [_line_regex(rf"\b(fn|struct|enum|trait|type|union)\s+{re.escape(n)}\b"),
+            out += [_line_regex(rf"{_DEFINES}{re.escape(n)}\b"),
                     _line_regex(rf"\b{re.escape(n)}\b")]
     if _IMPLEMENT.search(query) and len(names) >= 2:
         for a in names:
@@ -148,10 +149,8 @@ def ast_vocabulary(query: str) -> dict[str, tuple[str, ...]]:
             "fields": AST_FIELDS, "asks": asked_fields(query)}
 
 
-_RETURN_WORDS = re.compile(r"\breturn(s|ed)?\b|\breturn\s+type", re.I)
+_RETURN_WORDS = re.compile(r"\breturn(s|ed)?\b", re.I)
 _PARAM_WORDS = re.compile(r"\b(arguments?|args|param(eter)?s?|takes?)\b", re.I)
-
-
 _EVERY = re.compile(r"\b(variants|fields|members|parameters|params|arguments|args|methods)\b", re.I)
 
 
@@ -185,7 +184,7 @@ def lookup_names(query: str, idents: Sequence[str], text: str | None = None) -> 
 
     def defined(i: str) -> bool:
         return bool(text) and i != first and _IDENT.fullmatch(i) is not None and \
-            re.search(rf"\b(fn|struct|enum|union|trait|type)\s+{re.escape(i)}\b", text[:400_000]) is not None
+            re.search(rf"{_DEFINES}{re.escape(i)}\b", text[:400_000]) is not None
 
     return [i for i in dict.fromkeys(idents) if _names_item(i, query) or defined(i)]
 
@@ -261,6 +260,7 @@ _SLOT_TEXT = re.compile(r"\{\{[^{}\n]*\}\}")
 _NODE_KIND = re.compile(r"\(\s*([a-z_]+)")
 _ITEM_KINDS = frozenset(k for _, kinds in _ITEM_WORDS for k in kinds)
 _FUNCTION_KINDS = frozenset(("function_item", "function_signature_item"))
+_FUNCTION_FIELDS = ("parameters", "return_type")
 _INTENT_LINES = frozenset(_line_regex(regex) for _, regex in INTENT_PATTERNS)
 
 
@@ -298,12 +298,12 @@ def fits_query(template: str, query: str, idents: Sequence[str] = ()) -> bool:
                 kinds = {k for k in _NODE_KIND.findall(text) if k in _ITEM_KINDS}
                 if kinds and not kinds & named:
                     return False
-            if node.func.id == "ast_query" and named is not None and not named & _FUNCTION_KINDS and any(
-                    f"{f}:" in text for f in ("parameters", "return_type")):
-                return False  # a function's return type does not answer "Name all variants of enum X"
-            if node.func.id == "ast_query" and asks and any(f"{f}:" in text and f not in asks
-                                                           for f in ("parameters", "return_type")):
-                return False  # a return type does not answer "which arguments does X take?"
+            if node.func.id == "ast_query":
+                read = {f for f in _FUNCTION_FIELDS if f"{f}:" in text}
+                if read and named is not None and not named & _FUNCTION_KINDS:
+                    return False  # a function's return type does not answer "Name all variants of enum X"
+                if asks and read - set(asks):
+                    return False  # a return type does not answer "which arguments does X take?"
         if isinstance(node, ast.Constant) and node.value == "total":
             counts = True
             if not (is_count_query(query) or _asks_choice(query)):

@@ -43,6 +43,9 @@ STEP_FORMATS = ("rlm", "react", "scratchpad")
 TARGET_NAMES = ("answer", "hits", "rows", "n", "total")
 # The top-level keys of a tool result a step computes from (ctx_find / ast_query: total, matches; sparql_query: rows).
 TOP_KEYS = ("total", "matches", "rows")
+# pieces of the Rust reads over a whole result's matches: len(hits["matches"]) and ", ".join(m["captures"][..] ...)
+_MATCHES_CLOSE = _lit('["matches"])')
+_JOIN_OPEN = _lit('", ".join(m["captures"][')
 # Unit conversions a word problem may need without writing them: a constant is allowed when the query has one
 # of its words (minutes per hour, percent, ...).
 UNIT_CONSTANTS = {
@@ -350,7 +353,7 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
                 b.add(f"primary-{i}", " | ".join(reads))
                 factors += [f'"len(" primary-{i} ")"', f"primary-{i}"]
             if whole and joins:
-                b.add(f"count-{i}", f'"len(" {wl} {_lit(chr(91) + json.dumps("matches") + chr(93))} ")"')
+                b.add(f"count-{i}", f'"len(" {wl} {_MATCHES_CLOSE}')
                 factors.append(f"count-{i}")
         computable = bool(own) or has_numbers
         if computable:  # else an expression has no atom to start from: no expression rules at all
@@ -369,15 +372,13 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
             b.add(f"print-{i}", f'"print(" {_alt(_lit(n) for n in own)} subscript{{0,3}} ")"')
         values = ([f"primary-{i}", f'"len(" primary-{i} ")"'] if f"primary-{i}" in b.rules else []) + \
             ([f"opexpr-{i}"] if computable else [])
-
         if seen_rule and not (track and own):  # a number a variable holds is submitted through it, not retyped
             values.append(seen_rule)
-        if whole and joins and count_ok:  # a lookup's answer is what the item holds, not how many matches
-            values.append(f"count-{i}")
-        if whole and joins:  # every match's capture, joined: a list answer (fields, variants, parameters)
-            values.append(f'{_lit(chr(34) + ", " + chr(34) + ".join(m[" + chr(34) + "captures" + chr(34) + "][")} '
-                          f'join-key {_lit("] for m in ")} {_alt(_lit(n) for n in whole)} '
-                          f'{_lit("[" + chr(34) + "matches" + chr(34) + "])")}')
+        if whole and joins:
+            if count_ok:  # a lookup's answer is what the item holds, not how many matches
+                values.append(f"count-{i}")
+            # every match's capture, joined: a list answer (fields, variants, parameters)
+            values.append(f'{_JOIN_OPEN} join-key {_lit("] for m in ")} {wl} {_MATCHES_CLOSE}')
         if own and len(choices) == 2:
             values.append(f'{_lit(json.dumps(choices[0]))} " if " primary-{i} " else " {_lit(json.dumps(choices[1]))}')
         if values:

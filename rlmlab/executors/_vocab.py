@@ -98,8 +98,7 @@ def ts_query_rules(idents: list[str], *, top: Sequence[str] | None = None, inner
     child ``name: (identifier) @name`` (the kind tree-sitter-rust gives that item's name), then one or two of the
     fields that item has (a function's ``parameters`` and ``return_type``, a struct's or enum's ``body``: what a
     question about it asks; with ``asks``, a function's ``parameters`` or ``return_type`` only when asked) and it
-    ends with
-    ``(#eq? @name "X")`` over ``idents``, so a bare ``(function_item)`` that lists every function is not a step.
+    ends with ``(#eq? @name "X")`` over ``idents``, so a bare ``(function_item)`` that lists every function is not a step.
     None without tree-sitter-rust."""
     kinds, all_fields = rust_node_kinds()
     if not kinds:
