@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from rlmlab.cli import main
 from rlmlab.lm import make_lm
 from rlmlab.scorecard import (
-    CLAIMS, ROW_FIELDS, SEEDS, VERDICTS, Z95, Claim, CodeFirstLearner, NotMeasured, claim, expression_grammar,
+    CLAIMS, ROW_FIELDS, SEEDS, VERDICTS, Z95, Claim, CodeFirstLearner, NotMeasured, Paired, claim, expression_grammar,
     n_to_decide, newcombe_paired, paired_binary, paired_continuous, question_numbers, read_scorecard, run_scorecard,
     select_claims, verdict, wilson,
 )
@@ -276,3 +276,66 @@ def test_ctrl_c_keeps_the_finished_rows_and_says_where(tmp_path):
     finally:
         CLAIMS.unregister("s004.zz-interrupted")
     assert [r.name for r in read_scorecard(tmp_path).rows] == ["s004.E4-breakeven"]
+
+
+# -- one table measured in parts ---------------------------------------------------------------------------------
+
+@pytest.fixture
+def two_claims():
+    """Two registered rows with fixed outcomes: 'zz-a' decided (a passes 12 items b fails), 'zz-b' undecided."""
+    items = [f"t{i}" for i in range(12)]
+    claim("s004.zz-a", seed="004", text="a beats b", comparison="a vs b")(
+        lambda ctx: Paired([True] * 12, [False] * 12, items, runs=["run-a"]))
+    claim("s002.zz-b", seed="002", text="c beats d", comparison="c vs d")(
+        lambda ctx: Paired([True, False] * 6, [False, True] * 6, items, runs=["run-b"]))
+    yield
+    CLAIMS.unregister("s004.zz-a")
+    CLAIMS.unregister("s002.zz-b")
+
+
+def test_a_run_in_parts_keeps_the_other_rows_of_the_same_settings(tmp_path, two_claims):
+    run_scorecard("scripted:probe", n=12, claims=["s004.zz-a"], out=tmp_path, progress=None)
+    first = read_scorecard(tmp_path).rows[0]
+    assert first.commit and re.fullmatch(r"[0-9a-f]{12}(\+dirty)?", first.commit)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", first.finished)
+    said: list[str] = []
+    card = run_scorecard("scripted:probe", n=12, claims=["s002.zz-b"], out=tmp_path, progress=said.append)
+    assert [r.name for r in card.rows] == ["s002.zz-b", "s004.zz-a"]  # one table, by seed then name
+    assert any("keeping 1 row(s) of the previous scorecard.json (same settings): s004.zz-a" in s for s in said)
+    saved = read_scorecard(tmp_path)
+    assert [(r.name, r.verdict, r.finished) for r in saved.rows] == [
+        ("s002.zz-b", "cannot tell", card.rows[0].finished), ("s004.zz-a", "holds", first.finished)]
+    assert saved.params["environment"]["git_commit"]
+    # the same claim again replaces its own row and keeps the other
+    run_scorecard("scripted:probe", n=12, claims=["s004.zz-a"], out=tmp_path, progress=None)
+    assert [r.name for r in read_scorecard(tmp_path).rows] == ["s002.zz-b", "s004.zz-a"]
+    assert list(tmp_path.glob("scorecard.*.json")) == []
+
+
+def test_other_settings_or_fresh_move_the_old_table_aside_whole(tmp_path, two_claims):
+    run_scorecard("scripted:probe", n=12, claims=["s004.zz-a", "s002.zz-b"], out=tmp_path, progress=None)
+    said: list[str] = []
+    run_scorecard("scripted:probe", n=6, claims=["s004.zz-a"], out=tmp_path, progress=said.append)
+    assert [r.name for r in read_scorecard(tmp_path).rows] == ["s004.zz-a"]  # n=6 rows are not mixed with n=12
+    aside = list(tmp_path.glob("scorecard.*.json"))
+    assert len(aside) == 1 and [r.n for r in read_scorecard(aside[0]).rows] == [12, 12]
+    assert any("moved to scorecard." in s and "other settings: n 12 -> 6" in s for s in said)
+    run_scorecard("scripted:probe", n=6, claims=["s002.zz-b"], out=tmp_path, fresh=True, progress=None)
+    assert [r.name for r in read_scorecard(tmp_path).rows] == ["s002.zz-b"]
+    assert len(list(tmp_path.glob("scorecard.*.json"))) == 2
+
+
+def test_show_prints_a_saved_table_as_markdown_without_running(tmp_path, two_claims):
+    run_scorecard("scripted:probe", n=12, claims=["s004.zz-a", "s002.zz-b"], out=tmp_path, progress=None)
+    shown = CliRunner().invoke(main, ["scorecard", "--show", "--markdown", "--out", str(tmp_path)])
+    assert shown.exit_code == 0, shown.output
+    lines = shown.stdout.splitlines()
+    assert lines[0].startswith("| seed | claim |") and len(lines) == 4
+    row = next(line for line in lines if "s004.zz-a" in line)
+    commit = read_scorecard(tmp_path).rows[1].commit
+    assert "| 12 | 1.00 / 0.00 | +1.000 [" in row and "| holds |" in row and commit in row
+    assert "cannot tell" in next(line for line in lines if "s002.zz-b" in line)
+    js = CliRunner().invoke(main, ["scorecard", "--show", "--json", "--out", str(tmp_path)])
+    assert [json.loads(x)["comparison"] for x in js.stdout.splitlines()] == ["c vs d", "a vs b"]
+    empty = CliRunner().invoke(main, ["scorecard", "--show", "--out", str(tmp_path / "none")])
+    assert empty.exit_code == 2 and "--show: no scorecard.json in" in empty.output

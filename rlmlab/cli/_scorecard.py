@@ -36,6 +36,12 @@ def _split(values: tuple[str, ...]) -> list[str]:
 @click.option("--list", "list_only", is_flag=True, help="List the registered claims and exit.")
 @click.option("--plan", "plan_only", is_flag=True,
               help="Print the arms the run needs (shared arms once), items and projected time, and exit.")
+@click.option("--fresh", is_flag=True,
+              help="Start a new table: a scorecard.json in OUT is moved aside (scorecard.<time>.json) instead of "
+                   "keeping its other rows.")
+@click.option("--show", "show_only", is_flag=True,
+              help="Print OUT's scorecard.json (table, --json or --markdown) and exit; nothing runs.")
+@click.option("--markdown", is_flag=True, help="Print the table as Markdown (with each row's commit and date).")
 @click.option("--workers", type=click.IntRange(1, 8), default=1, show_default=True,
               help="Threads an experiment arm's tasks run on (learning conditions stay sequential).")
 @click.option("--max-steps", "steps", type=click.IntRange(1, 50), default=None,
@@ -43,38 +49,57 @@ def _split(values: tuple[str, ...]) -> list[str]:
                    "--quick].")
 def scorecard(lm: str, api_base: str | None, n: int | None, seeds: tuple[str, ...], claims: tuple[str, ...],
               quick: bool, suite: str | None, out: Path, as_json: bool, notebook: bool, list_only: bool,
-              plan_only: bool, workers: int, steps: int | None) -> None:
+              plan_only: bool, fresh: bool, show_only: bool, markdown: bool, workers: int, steps: int | None) -> None:
     """Measure each seed claim on LM: two arms on the same items, the difference with its 95% interval
-    (Newcombe for pass rates, paired bootstrap otherwise) and the verdict: holds, contradicted or cannot tell."""
+    (Newcombe for pass rates, paired bootstrap otherwise) and the verdict: holds, contradicted or cannot tell.
+
+    A scorecard.json already in OUT, measured with the same LM, n, step cap, suite and seed, keeps its other
+    rows: run the claims in parts (--claims) into one table."""
     from rlmlab.cli._console import wide_console
     from rlmlab.errors import RLMLabError
-    from rlmlab.scorecard import run_scorecard, select_claims
+    from rlmlab.scorecard import SCORECARD_FILE, read_scorecard, select_claims
 
     console = wide_console()
     try:
-        if list_only:
+        if show_only:
+            if not (out / SCORECARD_FILE).is_file():
+                raise click.UsageError(f"--show: no {SCORECARD_FILE} in {out}; give the folder a run wrote with --out")
+            card = read_scorecard(out)
+        elif list_only:
             for entry in select_claims(_split(seeds) or None, _split(claims) or None):
                 console.print(f"{entry.name}\t{entry.seed}\t{entry.comparison}")
             return
-        if plan_only:
+        elif plan_only:
             for line in _plan(n, seeds, claims, quick, suite, out, steps):
                 click.echo(line)
             return
-        with interrupts_in_one_line():
-            if notebook:
-                card = _via_notebook(lm, api_base, n, seeds, claims, quick, suite, out)
-            else:
-                card = run_scorecard(lm, n=n, seeds=_split(seeds) or None, claims=_split(claims) or None,
-                                     quick=quick, out=out, api_base=api_base, suite=suite, workers=workers,
-                                     steps=steps, progress=lambda line: click.echo(line, err=True))
+        else:
+            card = _measure(lm, api_base, n, seeds, claims, quick, suite, out, notebook, workers, steps, fresh)
     except (RLMLabError, ValueError) as exc:
         raise cli_error(exc) from None
     if as_json:
         for row in card.rows:
             click.echo(json.dumps(row.summary(), ensure_ascii=False))
         return
+    if markdown:
+        click.echo(card.markdown(), nl=False)
+        return
     console.print(card)
-    click.echo(f"{len(card.rows)} claims in {card.seconds:.0f} s; results: {card.path}", err=True)
+    if not show_only:
+        click.echo(f"{len(card.rows)} claims in {card.seconds:.0f} s; results: {card.path}", err=True)
+
+
+def _measure(lm: str, api_base: str | None, n: int | None, seeds: tuple[str, ...], claims: tuple[str, ...],
+             quick: bool, suite: str | None, out: Path, notebook: bool, workers: int, steps: int | None,
+             fresh: bool) -> Any:
+    from rlmlab.scorecard import run_scorecard
+
+    with interrupts_in_one_line():
+        if notebook:
+            return _via_notebook(lm, api_base, n, seeds, claims, quick, suite, out, steps, fresh)
+        return run_scorecard(lm, n=n, seeds=_split(seeds) or None, claims=_split(claims) or None, quick=quick,
+                             out=out, api_base=api_base, suite=suite, workers=workers, steps=steps, fresh=fresh,
+                             progress=lambda line: click.echo(line, err=True))
 
 
 def _plan(n: int | None, seeds: tuple[str, ...], claims: tuple[str, ...], quick: bool, suite: str | None,
@@ -91,7 +116,7 @@ def _plan(n: int | None, seeds: tuple[str, ...], claims: tuple[str, ...], quick:
 
 
 def _via_notebook(lm: str, api_base: str | None, n: int | None, seeds: tuple[str, ...], claims: tuple[str, ...],
-                  quick: bool, suite: str | None, out: Path) -> Any:
+                  quick: bool, suite: str | None, out: Path, steps: int | None = None, fresh: bool = False) -> Any:
     """Execute the scorecard notebook with these parameters (its cells' output streamed to this terminal) and read
     back the scorecard it wrote; the executed notebook is ``OUT/scorecard.ipynb``. The cells' output goes to stderr."""
     from rlmlab.errors import ConfigError
@@ -102,7 +127,8 @@ def _via_notebook(lm: str, api_base: str | None, n: int | None, seeds: tuple[str
         raise ConfigError("--suite: the notebook has no suite parameter; run without --notebook")
     select_claims(_split(seeds) or None, _split(claims) or None)  # a bad name fails here, before a kernel starts
     params = {"lm": lm, "api_base": api_base, "n": n, "seeds": ",".join(_split(seeds)) or "001,002,003,004",
-              "claims": ",".join(_split(claims)) or None, "quick": quick, "run_dir": str(out)}
+              "claims": ",".join(_split(claims)) or None, "quick": quick, "run_dir": str(out), "max_steps": steps,
+              "fresh": fresh}
     with contextlib.redirect_stdout(sys.stderr):  # the cells' output is progress: stdout keeps the table or JSON
         done = run_notebook("scorecard.ipynb", params, progress=False, log_output=True)
     return read_scorecard(done.run_dir)

@@ -6,14 +6,15 @@ from rlmlab.scorecard._context import ScoreContext, experiment_arm
 from rlmlab.scorecard._cost import MEASURED, ArmCost, Plan, arm_costs, plan_scorecard
 from rlmlab.scorecard._learner import CODE_FIRST_INSTRUCTIONS, CodeFirstLearner, expression_grammar, question_numbers
 from rlmlab.scorecard._run import (
-    DEFAULT_N, QUICK_N, SCORECARD_FILE, ROW_FIELDS, Scorecard, ScoreRow, read_scorecard, run_scorecard, score_claim,
+    DEFAULT_N, MEASURE_KEYS, QUICK_N, SCORECARD_FILE, ROW_FIELDS, Scorecard, ScoreRow, read_scorecard, run_scorecard,
+    score_claim,
     select_claims,
 )
 from rlmlab.scorecard._stats import (
     DIRECTIONS, VERDICTS, Z95, Comparison, n_to_decide, n_to_decide_paired, newcombe_paired, paired_binary,
     paired_bootstrap, paired_continuous, verdict, wilson,
 )
-from rlmlab.scorecard._table import plot_scorecard, scorecard_html, scorecard_table
+from rlmlab.scorecard._table import plot_scorecard, scorecard_html, scorecard_markdown, scorecard_table
 
 __all__ = [
     "CLAIMS", "SEEDS", "Claim", "NotMeasured", "Paired", "claim", "ScoreContext", "experiment_arm",
@@ -23,5 +24,5 @@ __all__ = [
     "score_claim", "select_claims",
     "DIRECTIONS", "VERDICTS", "Z95", "Comparison", "n_to_decide", "n_to_decide_paired", "newcombe_paired",
     "paired_binary", "paired_bootstrap", "paired_continuous", "verdict", "wilson",
-    "plot_scorecard", "scorecard_html", "scorecard_table",
+    "plot_scorecard", "scorecard_html", "scorecard_markdown", "scorecard_table", "MEASURE_KEYS",
 ]

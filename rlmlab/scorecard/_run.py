@@ -20,8 +20,8 @@ from rlmlab.scorecard._context import ScoreContext
 from rlmlab.scorecard._cost import Plan, plan_scorecard
 from rlmlab.scorecard._stats import paired_binary, paired_continuous
 
-__all__ = ["ROW_FIELDS", "SCORECARD_FILE", "QUICK_N", "DEFAULT_N", "ScoreRow", "Scorecard", "score_claim",
-           "run_scorecard", "read_scorecard", "select_claims"]
+__all__ = ["ROW_FIELDS", "SCORECARD_FILE", "QUICK_N", "DEFAULT_N", "MEASURE_KEYS", "ScoreRow", "Scorecard",
+           "score_claim", "run_scorecard", "read_scorecard", "select_claims"]
 
 SCORECARD_FILE = "scorecard.json"
 DEFAULT_N = 60  # the issue's goal: at least 60 paired items per claim
@@ -29,6 +29,10 @@ QUICK_N = 4
 # what ``--json`` prints per row (the issue's schema), in order
 ROW_FIELDS = ("seed", "claim", "comparison", "n", "difference", "ci_low", "ci_high", "verdict")
 NOT_MEASURED = "not measured"
+# the settings that make two runs' rows one table: the same model, items per claim, step cap, suite and seed. A run
+# into a folder whose scorecard.json has the same keeps that file's other rows (the full scorecard can be measured
+# in parts); one with other settings moves the old file aside (scorecard.<time>.json), so no row is lost
+MEASURE_KEYS = ("lm", "api_base", "n", "quick", "suite", "seed", "steps")
 
 
 @dataclass
@@ -56,6 +60,8 @@ class ScoreRow:
     runs: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
+    commit: str | None = None  # rlmlab's git commit that measured the row ("+dirty" with uncommitted changes)
+    finished: str | None = None  # UTC time the row was measured, ISO 8601
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -81,6 +87,12 @@ class Scorecard:
     def to_dict(self) -> dict[str, Any]:
         return {"params": self.params, "seconds": round(self.seconds, 1), "arms": self.arms,
                 "rows": [r.to_dict() for r in self.rows]}
+
+    def markdown(self) -> str:
+        """The table as Markdown (a README or a closing note): one line per claim, with its commit and date."""
+        from rlmlab.scorecard._table import scorecard_markdown
+
+        return scorecard_markdown(self.rows)
 
     def __rich__(self) -> Any:
         from rlmlab.scorecard._table import scorecard_table
@@ -145,14 +157,17 @@ def _load_rows() -> None:
 def run_scorecard(lm: Any = "local", *, n: int | None = None, seeds: Sequence[str] | None = None,
                   claims: Sequence[str] | None = None, quick: bool = False, out: str | Path = "runs/scorecard",
                   api_base: str | None = None, suite: str | None = None, seed: int = 0, workers: int = 1,
-                  steps: int | None = None,
+                  steps: int | None = None, fresh: bool = False,
                   progress: Callable[[str], None] | None = print) -> Scorecard:
     """Measure every selected claim on ``lm`` (a spec such as "local", "scripted:probe", a LiteLLM model string
     with ``api_base``, or an LM object) over ``n`` paired items each (default 60; ``quick``: 4 items and at most
     3 agent steps; ``steps``: at most that many in every experiment arm). Before the first row it logs the plan
     (arms, items, projected time from :func:`~rlmlab.scorecard.arm_costs`) and before each arm its place in it.
     ``workers``: threads per experiment arm (1 by default: the LM runs one call at a time, and two tasks' calls
-    interleaved lose the prompt cache's shared prefix). Writes ``<out>/scorecard.json`` after every row, so a run cut short keeps the rows done.
+    interleaved lose the prompt cache's shared prefix). Writes ``<out>/scorecard.json`` after every row, so a run cut
+    short keeps the rows done. A ``scorecard.json`` already in ``out`` measured with the same settings
+    (:data:`MEASURE_KEYS`) keeps its other rows, so the claims can be measured in parts into one table; with other
+    settings, or ``fresh``, it is moved aside to ``scorecard.<time>.json`` first.
     ``progress`` gets one line per row as it finishes (None: silent). ConfigError for an unknown seed or claim;
     Ctrl-C raises RunInterrupted naming the rows kept.
     """
@@ -180,7 +195,11 @@ def run_scorecard(lm: Any = "local", *, n: int | None = None, seeds: Sequence[st
     log(plan.summary())
     for line in plan.lines():
         log(line)
-    card = Scorecard([], params, path=out / SCORECARD_FILE, arms=ctx.arms)
+    kept, old_arms = _previous(out / SCORECARD_FILE, params, {e.name for e in entries}, fresh, log)
+    ctx.arms.update({k: v for k, v in old_arms.items() if k not in ctx.arms})
+    params["environment"] = _environment(lm_obj)
+    commit = _commit(params["environment"])
+    card = Scorecard(list(kept), params, path=out / SCORECARD_FILE, arms=ctx.arms)
     t0 = time.perf_counter()
     ctx.on_arm = _arm_progress(plan, ctx, log, t0)
     for i, entry in enumerate(entries, 1):
@@ -189,11 +208,62 @@ def run_scorecard(lm: Any = "local", *, n: int | None = None, seeds: Sequence[st
         except KeyboardInterrupt as exc:  # Ctrl-C: say where the finished rows are, not only the cut agent run
             kept = f"{len(card.rows)} finished row(s) in {card.path}" if card.rows else "no row finished"
             raise RunInterrupted(f"scorecard interrupted at {entry.name}; {kept} ({exc})", out) from None
+        row.commit, row.finished = commit, _utc_now()
         card.rows.append(row)
+        card.rows.sort(key=lambda r: (r.seed, r.name))
         card.seconds = time.perf_counter() - t0
         write_atomic(card.path, json.dumps(card.to_dict(), indent=2))
         log(_progress_line(i, len(entries), row))
     return card
+
+
+def _previous(path: Path, params: dict[str, Any], running: set[str], fresh: bool,
+              log: Callable[[str], None]) -> tuple[list[ScoreRow], dict[str, Any]]:
+    """The rows (not re-run now) and arm timings to keep from ``path``, a previous run's scorecard in the same
+    folder; a file measured with other settings, unreadable, or ``fresh`` is moved aside instead, and logged."""
+    if not path.is_file():
+        return [], {}
+    try:
+        old = read_scorecard(path)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        log(f"previous {path.name} unreadable ({type(exc).__name__}: {exc}); moved to {_aside(path).name}")
+        return [], {}
+    differ = [f"{k} {old.params.get(k)!r} -> {params.get(k)!r}" for k in MEASURE_KEYS
+              if old.params.get(k) != params.get(k)]
+    if fresh or differ:
+        why = "--fresh" if fresh else "other settings: " + ", ".join(differ)
+        log(f"previous {path.name} ({len(old.rows)} rows) moved to {_aside(path).name} ({why})")
+        return [], old.arms if not differ else {}
+    kept = [r for r in old.rows if r.name not in running]
+    if kept:
+        log(f"keeping {len(kept)} row(s) of the previous {path.name} (same settings): "
+            f"{', '.join(r.name for r in kept)}")
+    return kept, old.arms
+
+
+def _aside(path: Path) -> Path:
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(path.stat().st_mtime))
+    target = path.with_name(f"{path.stem}.{stamp}{path.suffix}")
+    i = 1
+    while target.exists():
+        target, i = path.with_name(f"{path.stem}.{stamp}-{i}{path.suffix}"), i + 1
+    path.rename(target)
+    return target
+
+
+def _environment(lm: Any) -> dict[str, Any]:
+    from rlmlab.provenance import environment
+
+    return environment(lm)
+
+
+def _commit(env: dict[str, Any]) -> str | None:
+    sha = env.get("git_commit")
+    return f"{sha[:12]}{'+dirty' if env.get('git_dirty') else ''}" if sha else None
+
+
+def _utc_now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def _arm_progress(plan: Plan, ctx: ScoreContext, log: Callable[[str], None], t0: float) -> Callable[[str, int], None]:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["scorecard_table", "scorecard_html", "plot_scorecard", "VERDICT_STYLE"]
+__all__ = ["scorecard_table", "scorecard_html", "scorecard_markdown", "plot_scorecard", "VERDICT_STYLE"]
 
 VERDICT_STYLE = {"holds": "green", "contradicted": "red", "cannot tell": "yellow", "not measured": "dim"}
 
@@ -48,6 +48,27 @@ def scorecard_html(rows: Sequence[Any]) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in HEADERS)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in _cells(r)) + "</tr>" for r in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def scorecard_markdown(rows: Sequence[Any]) -> str:
+    """The same table as Markdown, with each row's arms' pass rates (or metric means), the commit that measured it
+    and the date: rows measured in parts stay traceable."""
+    head = ["seed", "claim", "comparison (a vs b)", "n", "a / b", "a - b [95% interval]", "verdict", "measured"]
+
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in rows:
+        cells = _cells(row)
+        means = (f"{row.mean_a:.2f} / {row.mean_b:.2f}" if row.mean_a is not None and row.mean_b is not None
+                 else "")
+        diff = f"{cells[4]} {cells[5]}".strip()
+        comparison = row.comparison + ("" if row.metric == "pass rate" else f" ({row.metric})")
+        when = " ".join(x for x in (row.commit or "", (row.finished or "")[:10]) if x)
+        lines.append("| " + " | ".join(cell(c) for c in (row.seed, row.name, comparison, cells[3], means, diff,
+                                                         cells[6], when)) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def plot_scorecard(rows: Sequence[Any], save_to: str | Path | None = None) -> Any:
