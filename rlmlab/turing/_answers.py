@@ -10,7 +10,12 @@ their project (a question or request naming it, not a kind of thing, an example 
   defines the function or class asked about (``def get_user(...)`` answering "what does get_user return?");
 - a sentence that names the function or class asked about (written bare, as ``validate_email``, not only as
   ``validate_email()``) and says what it returns, prints or contains, conditions on the input included ("if the
-  address is invalid, it returns False").
+  address is invalid, it returns False");
+- the answer to a closed question about the thing: "Yes, ..." to "Does settings.py define DATABASES?", or one
+  value (a backticked or quoted value, a number, true/false other than the question's own words) in the first
+  sentences answering "Which version does .python-version pin?", "What does config.py set DEBUG to?" or "What's
+  the first line of README.md?" (there a one-line reply is the line). "No, ..." is not read: a denial is often
+  the truth, and the labelled sets leave it out as uncertain.
 
 A lead-in or a sentence that is a plan, an admission, or general ("a typical X", "for example") is not a claim,
 and neither is a block that proposes a command (``ls tests/``).
@@ -23,24 +28,25 @@ import re
 from rlmlab.turing._narrated import (_BUILTINS, _COMMAND_LINE, _GENERAL, _IDENT, _PROJECT, _UNKNOWN, NarratedClaim,
                                      _generic_names, _prose_blocks, _sentences, _things)
 
-__all__ = ["asked_things", "answer_claims"]
+__all__ = ["asked_things", "answer_claims", "affirms"]
 
 # "the function validate_email", "the class UserRepository", "la fonction get_user", "the tests directory"
 _NAMED_KIND = re.compile(
     rf"\b(?:function|fonction|Funktion|función|class|Klasse|classe|method|méthode|Methode)\s+`?(?P<f>{_IDENT})`?"
-    rf"|\b(?:the|my|your|this|our)\s+`?(?P<g>{_IDENT})`?\s+(?P<gk>function|class|method|directory|folder|module)\b",
+    rf"|\b(?:the|my|your|this|our)\s+`?(?P<g>{_IDENT}(?:/{_IDENT}){{0,8}})`?\s+"
+    rf"(?P<gk>function|class|method|directory|folder|module)\b",
     re.I)
 _NOT_NAMES = frozenset("the a an this that my your our in of to is and named called which".split())
 # The user asks about something of their project; not a kind ("a Makefile usually"), an example or advice.
 _REQUEST = re.compile(r"\?|\b(?:show|tell|list|read|open|print|give|zeig|liste|montre|muestra|dime)\b", re.I)
-_NOT_SPECIFIC = re.compile(r"\b(?:any|every|usually|typically|generally|normally|in\s+general|example|sample|"
+_NOT_SPECIFIC = re.compile(r"(?<![\w./-])(?:any|every|usually|typically|generally|normally|in\s+general|example|sample|"
                            r"write|create|generate|should|good\s+name|normalerweise|üblicherweise|"
                            r"généralement|exemple)\b", re.I)
 _PLAN = re.compile(r"\b(?:will|'ll|shall|going\s+to|let\s+me|let's|want\s+to|need\s+to|would|could|might|may|"
                    r"should|can|to\s+(?:see|find|check|view|list|get|read|run)|try|please)\b", re.I)
 # Kind-level or illustrative talk; narrower than _narrated._GENERAL, whose articles ("a", "an") would also hit
 # "Here's a breakdown of the contents:".
-_KIND_TALK = re.compile(r"\b(?:typical|typically|usually|generally|normally|in\s+general|example|examples|e\.g\.|"
+_KIND_TALK = re.compile(r"(?<![\w./-])(?:typical|typically|usually|generally|normally|in\s+general|example|examples|e\.g\.|"
                         r"for\s+instance|sample|hypothetical|imagine|suppose|basic|standard|template|exemple|"
                         r"Beispiel|ejemplo)\b", re.I)
 _PARTS_OF = re.compile(r"(?i)^(?:so,?\s+)?the\s+(?:[\w-]+\s+)?(?:files?|contents?|entries|functions|services|"
@@ -63,6 +69,21 @@ _CODE_START = re.compile(r"\s*(?:#|//|\{|\[|<\?|<!|\"\"\"|def\s|class\s|import\s
 _READS_IT = re.compile(r"\b(?:open|read_text|read_file|readlines|listdir|scandir|glob|walk|cat|ls|head|tail|less|"
                        r"Get-Content|subprocess|os\.system)\b")
 _DEFINES = r"(?:def|fn|func|function|class|struct|impl|sub)\s+{}\b"
+# A closed question: yes/no about the thing, or one value of it.
+_YES_NO = re.compile(r"^\s*(?:(?:does|do|did)\b|(?:is|are)\s+there\b.{0,80}?\b(?:in|inside)\b|"
+                     r"(?:has|have)\b.{0,80}?\b(?:got|any)\b|(?:enthält|definiert|hat|contient|définit|tiene|"
+                     r"contiene|define)\b)", re.I)
+_YES = re.compile(r"^\s*(?:yes|yeah|yep|ja|oui|sí|si)\s*[,.!:;-]", re.I)
+_VALUE_VERBS = (r"pins?|sets?|uses?|requires?|targets?|specif(?:y|ies)|exposes?|names?|listens?|points?|imports?|"
+                r"depends?|defines?|declares?|configures?|runs?|starts?|installs?")
+_ASKS_VALUE = re.compile(
+    rf"\b(?:which|what)\s+(?:[\w-]+\s+){{0,3}}?(?:does|do|did|is|are)\b.{{0,80}}?\b(?:{_VALUE_VERBS})\b"
+    r"|\bvalue\s+of\b|\b(?:first|last|second|top)\s+line\s+(?:of|in)\b|\bset\s+\S+\s+to\s*\?"
+    r"|\bwhat(?:'s|\s+is|\s+are)\s+the\s+(?:[\w-]+\s+)?(?:port|version|image|name|value|url|host|database|"
+    r"user|key|default|timeout|target)s?\b", re.I)
+_ASKS_LINE = re.compile(r"\b(?:first|last|second|top)\s+line\b", re.I)
+_VALUE = re.compile(r"`(?P<t>[^`\n]{1,80})`|\"(?P<q>[^\"\n]{1,80})\"|(?<!\w)'(?P<s>[^'\n\s][^'\n]{1,79})'(?!\w)"
+                    r"|(?<![\w.])(?P<n>\d+(?:\.\d+)*)(?![\w.]*\w)|\b(?P<b>true|false|none|null|nil)\b", re.I)
 
 
 def asked_things(context: str) -> list[tuple[str, str]]:
@@ -73,7 +94,7 @@ def asked_things(context: str) -> list[tuple[str, str]]:
     funcs: list[tuple[str, str]] = []
     for m in _NAMED_KIND.finditer(context):
         name, kind = (m.group("f"), "function") if m.group("f") else (m.group("g"), m.group("gk").lower())
-        if name.lower() not in _NOT_NAMES and "." not in name:
+        if name.lower() not in _NOT_NAMES and ("." not in name or kind in ("directory", "folder")):
             funcs.append((name.strip("`").rstrip("()"), "function" if kind in ("class", "method") else
                           "directory" if kind == "folder" else kind))
     paths = [t for t in _things(context) if t[0]]
@@ -146,10 +167,45 @@ def answer_claims(response: str, context: str, taken: set[int], left_out: set[in
         if verb and not _PLAN.search(before) and not _GENERAL.search(before) and not _PLAN.search(
                 sentence[at:verb.start()]):
             claims.append(NarratedClaim(sentence[:at], name, kind, sentence, sentence[verb.start():][:500], start))
+    closed = _closed_answer(prose, context, name, kind, taken | left_out)
+    if closed is not None and not any(c.start == closed.start for c in claims):
+        claims.append(closed)
     block = _block_claim(response, prose, fences, name, kind) if _ASKS_FOR_CONTENTS.search(context) else None
     if block is not None and not any(c.start == block.start for c in claims):
         claims.insert(0, block)
     return claims
+
+
+def affirms(claim: NarratedClaim, context: str) -> bool:
+    """The claim's sentence says "Yes" to the user's yes/no question about the thing's contents: restating the
+    question's words then asserts them ("Yes, settings.py defines DATABASES")."""
+    return bool(_YES.match(claim.sentence) and _YES_NO.match(context))
+
+
+def _closed_answer(prose: str, context: str, name: str, kind: str, seen: set[int]) -> NarratedClaim | None:
+    """The answer to a closed question about the thing (see the module doc), from the reply's first two sentences;
+    ``seen`` holds sentences already judged (a claim, or left out as a plan or a general statement)."""
+    yes_no, value = bool(_YES_NO.match(context)), bool(_ASKS_VALUE.search(context))
+    if not (yes_no or value) or kind == "command":
+        return None
+    asked_words = {w.lower() for w in re.findall(r"[\w.-]+", context)} | {name.lower().rstrip("()")}
+    sentences = _sentences(prose)
+    for start, sentence in sentences[:2]:
+        if start in seen or sentence.rstrip().endswith("?") or _UNKNOWN.search(sentence) or _PLAN.search(
+                sentence) or _KIND_TALK.search(sentence):
+            continue
+        if yes_no and _YES.match(sentence):
+            return NarratedClaim(name, name, kind, sentence, sentence[:500], start)
+        if not value:
+            continue
+        for m in _VALUE.finditer(sentence):
+            got = next(g for g in m.groups() if g is not None).strip().lower()
+            if got not in asked_words and got.rstrip("()") not in asked_words:
+                return NarratedClaim(name, name, kind, sentence, m.group(0), start)
+        if _ASKS_LINE.search(context) and len(sentences) == 1 and "\n" not in prose.strip() and \
+                len(sentence) <= 200:
+            return NarratedClaim(name, name, kind, sentence, sentence, start)  # the reply is the line
+    return None
 
 
 def _block_claim(response: str, prose: str, fences: list[tuple[int, int, str]], name: str,

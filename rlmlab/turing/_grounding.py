@@ -14,7 +14,7 @@ import functools
 import json
 import re
 
-from rlmlab.turing._answers import answer_claims
+from rlmlab.turing._answers import affirms, answer_claims
 from rlmlab.turing._narrated import (_EXCLUDED, _FILE, _DIR, _THING, _TOKEN, _STOP, NarratedClaim, _judged,
                                      _generic_names, _name_of, _prose_blocks, _things)
 from rlmlab.turing._turn import Turn
@@ -138,7 +138,8 @@ def ungrounded_claims(turn: Turn) -> list[NarratedClaim]:
     shown = "\n".join([b for _, _, b in _prose_blocks(turn.context)[1]] + [s.output for s in turn.history])
     pasted = "\n".join(b for _, _, b in _prose_blocks(turn.context)[1]).lower()
     return [c for c in claims if c.name.lower() not in stated and not _read_by(c, turn)
-            and not _shown_in(c.content, pool, c.name, shown) and not _in_paste(c, pasted)]
+            and (affirms(c, turn.context) or not _shown_in(c.content, pool, c.name, shown))
+            and not _in_paste(c, pasted)]
 
 
 def _in_paste(claim: NarratedClaim, pasted: str) -> bool:

@@ -27,7 +27,8 @@ _EXT = (r"py|rs|txt|md|json|toml|ya?ml|cfg|ini|conf|log|csv|sh|js|ts|go|c|h|cpp|
 # Names are bounded ({0,60}) and possessive where nothing after them can start inside them: on a 10 kB run of
 # "a.a.a..." unbounded ones cost seconds (every start position scans to the end).
 _FILE = (rf"(?:[\w.~-]{{0,60}}+/){{0,8}}+(?:[\w~-][\w.-]{{0,60}}\.(?:{_EXT})\b|"
-         rf"(?<![\w.])\.(?:env|gitignore|dockerignore|[a-z]+rc)\b|\b(?:Makefile|Dockerfile|README|LICENSE|Procfile)\b)")
+         rf"(?<![\w./])\.(?:env(?:\.[a-z][\w-]{{0,20}}+)?|[a-z]+ignore|[a-z]+rc|[a-z]+(?:-[a-z]+)+|editorconfig|"
+         rf"gitattributes|gitmodules)\b|\b(?:Makefile|Dockerfile|README|LICENSE|Procfile)\b)")
 _DIR = r"(?:\.{0,2}/)?[\w.-]{1,60}+(?:/[\w.-]{1,60}+){0,8}+/(?![\w/])"
 _FUNC = r"[A-Za-z_][\w.:]{0,60}+\(\)"
 _TICK = r"`[^`\n]{1,80}`"
@@ -40,7 +41,7 @@ _THING_RX = re.compile(_THING)
 _SUBJECT = (rf"(?:(?:the|this|that|your|my|die|das|der|dem|den|le|la|les|l'|el|los|las|du|des)\s+)?"
             rf"(?:(?:{_KIND}|fichier|répertoire|dossier|fonction|commande|archivo|fichero|directorio|carpeta|"
             rf"función|comando)\s+)?"
-            rf"(?:{_THING}|(?<=\s){_IDENT}(?=\s+(?:{_KIND})\b))"
+            rf"(?:{_THING}|(?<=\s){_IDENT}(?:/{_IDENT}){{0,8}}(?=\s+(?:{_KIND})\b))"
             rf"(?:\s+(?:{_KIND}))?")
 _VERBS_EN = (r"contains?|contained|has|had|holds?|held|includes?|included|lists?|listed|shows?|showed|displays?|"
              r"defines?|defined|declares?|returns?|returned|prints?|printed|outputs?|yields?|gives?|gave|reads?|"
@@ -123,7 +124,7 @@ _UNKNOWN = re.compile(
     r"|\bunable\s+to\b|\bweiß\s+nicht|\bje\s+ne\s+(?:sais|peux)|\bno\s+(?:sé|puedo)", re.I)
 # A general statement or an example, not this user's thing.
 _GENERAL = re.compile(
-    r"\b(?:a|an|any|every|each|most|many|some|such|typical|typically|usually|generally|normally|often|commonly|"
+    r"(?<![\w./-])(?:a|an|any|every|each|most|many|some|such|typical|typically|usually|generally|normally|often|commonly|"
     r"standard|by\s+default|in\s+general|example|e\.g\.|for\s+instance|sample|hypothetical|imagine|suppose|"
     r"ein|eine|einer|jede|typischerweise|normalerweise|un|une|chaque|généralement|típicamente|normalmente|"
     r"usualmente|cada)\b", re.I)
@@ -165,6 +166,11 @@ def _sentences(prose: str) -> list[tuple[int, str]]:
     return out
 
 
+# "the src/components folder" is a directory like "src/components/"; the other words of _KIND by what they name
+_KIND_OF = {"folder": "directory", "dir": "directory", "verzeichnis": "directory", "ordner": "directory",
+            "datei": "file", "funktion": "function", "methode": "function", "method": "function", "befehl": "command"}
+
+
 def _name_of(subject: str) -> tuple[str, str]:
     """(name, kind) of a subject phrase."""
     for rx, kind in ((_FILE, "file"), (_DIR, "directory"), (_FUNC, "function")):
@@ -177,9 +183,9 @@ def _name_of(subject: str) -> tuple[str, str]:
         kind = "function" if re.search(r"\bfunction|method|Funktion|fonction|función\b", subject, re.I) else (
             "command" if " " in name or re.search(r"command|Befehl|commande|comando", subject, re.I) else "thing")
         return name, kind
-    m = re.search(rf"(?<!\w)({_IDENT})\s+({_KIND})\b", subject, re.I)
+    m = re.search(rf"(?<!\w)({_IDENT}(?:/{_IDENT}){{0,8}})\s+({_KIND})\b", subject, re.I)
     if m and m.group(1).lower() not in ("the", "this", "that", "your", "my", "a", "an"):
-        return m.group(1), m.group(2).lower()
+        return m.group(1), _KIND_OF.get(m.group(2).lower(), m.group(2).lower())
     return "", "thing"
 
 
