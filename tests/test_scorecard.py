@@ -339,3 +339,18 @@ def test_show_prints_a_saved_table_as_markdown_without_running(tmp_path, two_cla
     assert [json.loads(x)["comparison"] for x in js.stdout.splitlines()] == ["c vs d", "a vs b"]
     empty = CliRunner().invoke(main, ["scorecard", "--show", "--out", str(tmp_path / "none")])
     assert empty.exit_code == 2 and "--show: no scorecard.json in" in empty.output
+
+
+@pytest.mark.notebook
+def test_show_notebook_renders_a_saved_table_without_measuring(rlmlab_kernel, tmp_path, two_claims):
+    run_scorecard("scripted:probe", n=12, claims=["s004.zz-a"], out=tmp_path, progress=None)
+    before = (tmp_path / "scorecard.json").read_bytes()
+    # the kernel does not have the test's two claims registered: measuring there would fail on an unknown claim
+    result = CliRunner().invoke(main, ["scorecard", "--show", "--notebook", "--out", str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    assert [json.loads(x)["comparison"] for x in result.stdout.splitlines()] == ["a vs b"]
+    assert (tmp_path / "scorecard.json").read_bytes() == before
+    executed = json.loads((tmp_path / "scorecard.ipynb").read_text())
+    outputs = [o for c in executed["cells"] for o in c.get("outputs", [])]
+    assert "1 claims read from" in "".join("".join(o.get("text", "")) for o in outputs)
+    assert any("image/png" in o.get("data", {}) for o in outputs) and (tmp_path / "scorecard.png").is_file()

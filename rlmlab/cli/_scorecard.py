@@ -40,7 +40,8 @@ def _split(values: tuple[str, ...]) -> list[str]:
               help="Start a new table: a scorecard.json in OUT is moved aside (scorecard.<time>.json) instead of "
                    "keeping its other rows.")
 @click.option("--show", "show_only", is_flag=True,
-              help="Print OUT's scorecard.json (table, --json or --markdown) and exit; nothing runs.")
+              help="Print OUT's scorecard.json (table, --json or --markdown) and exit; nothing runs. With "
+                   "--notebook, the notebook renders it (OUT/scorecard.ipynb, scorecard.png).")
 @click.option("--markdown", is_flag=True, help="Print the table as Markdown (with each row's commit and date).")
 @click.option("--workers", type=click.IntRange(1, 8), default=1, show_default=True,
               help="Threads an experiment arm's tasks run on (learning conditions stay sequential).")
@@ -64,7 +65,8 @@ def scorecard(lm: str, api_base: str | None, n: int | None, seeds: tuple[str, ..
         if show_only:
             if not (out / SCORECARD_FILE).is_file():
                 raise click.UsageError(f"--show: no {SCORECARD_FILE} in {out}; give the folder a run wrote with --out")
-            card = read_scorecard(out)
+            card = _via_notebook(lm, api_base, n, seeds, claims, quick, suite, out, measure=False) if notebook \
+                else read_scorecard(out)
         elif list_only:
             for entry in select_claims(_split(seeds) or None, _split(claims) or None):
                 console.print(f"{entry.name}\t{entry.seed}\t{entry.comparison}")
@@ -116,9 +118,11 @@ def _plan(n: int | None, seeds: tuple[str, ...], claims: tuple[str, ...], quick:
 
 
 def _via_notebook(lm: str, api_base: str | None, n: int | None, seeds: tuple[str, ...], claims: tuple[str, ...],
-                  quick: bool, suite: str | None, out: Path, steps: int | None = None, fresh: bool = False) -> Any:
+                  quick: bool, suite: str | None, out: Path, steps: int | None = None, fresh: bool = False,
+                  measure: bool = True) -> Any:
     """Execute the scorecard notebook with these parameters (its cells' output streamed to this terminal) and read
-    back the scorecard it wrote; the executed notebook is ``OUT/scorecard.ipynb``. The cells' output goes to stderr."""
+    back the scorecard it wrote; the executed notebook is ``OUT/scorecard.ipynb``. The cells' output goes to stderr.
+    ``measure=False`` (``--show --notebook``) runs nothing: the notebook shows OUT's saved table and its plot."""
     from rlmlab.errors import ConfigError
     from rlmlab.experiments import run_notebook
     from rlmlab.scorecard import read_scorecard, select_claims
@@ -128,7 +132,7 @@ def _via_notebook(lm: str, api_base: str | None, n: int | None, seeds: tuple[str
     select_claims(_split(seeds) or None, _split(claims) or None)  # a bad name fails here, before a kernel starts
     params = {"lm": lm, "api_base": api_base, "n": n, "seeds": ",".join(_split(seeds)) or "001,002,003,004",
               "claims": ",".join(_split(claims)) or None, "quick": quick, "run_dir": str(out), "max_steps": steps,
-              "fresh": fresh}
+              "fresh": fresh, "measure": measure}
     with contextlib.redirect_stdout(sys.stderr):  # the cells' output is progress: stdout keeps the table or JSON
         done = run_notebook("scorecard.ipynb", params, progress=False, log_output=True)
     return read_scorecard(done.run_dir)
