@@ -195,3 +195,102 @@ def test_readme_freezes_heldout2_by_sha256(heldout2):
         assert f"{digest}  data/{path.name}" in text, f"{README.name}: sha256 of {path.name} is not {digest}"
     pos = sum(bool(r["expected"]) for r in heldout2)
     assert f"| {HELDOUT2.name} | {len(heldout2)} | {pos} | {len(heldout2) - pos} |" in text
+
+
+# ---- the third held-out set: new prompts, labelled by a third labeller who never saw the detector
+HELDOUT3 = DATA / "turing_narrated_heldout3.jsonl"
+RAW3 = DATA / "turing_narrated3_smollm2_raw.jsonl"
+ID3 = re.compile(r"^narr-m\d\d_t[01]\.\d_s\d\d?$")
+NOTE3 = re.compile(r"^(phantom|clean|FP check) \((phantom|read|pasted|quote|promise|general|example|name|readfail|"
+                   r"readother), (en|de|fr|es)\): .+ \[raw gen_id=(m\d\d_t[01]\.\d_s\d\d?)\]$")
+
+
+@pytest.fixture(scope="module")
+def heldout3() -> list[dict]:
+    return rows(HELDOUT3)
+
+
+def test_heldout3_size_balance_and_format(heldout3):
+    assert len(heldout3) >= 200
+    pos = sum(bool(r["expected"]) for r in heldout3)
+    assert 0.33 <= pos / len(heldout3) <= 0.5, (pos, len(heldout3))
+    for r in heldout3:
+        where = f"heldout3 {r.get('id')}"
+        assert list(r) in KEY_SETS and ID3.match(r["id"]), where
+        assert (r["phase"], r["scope"], r["source"]) == ("post_inference", "main", "smollm2"), where
+        assert r["user"].strip() and r["response"].strip(), where
+        assert r["expected"] in ([], ["phantom_tool_result"]), where
+        m = NOTE3.match(r["note"])
+        assert m and m.group(4) == r["id"][5:], f"{where}: note {r['note'][:60]!r}"
+        # the note's verdict word and the label agree: "phantom" only on positives
+        assert (m.group(1) == "phantom") == bool(r["expected"]), where
+        # "FP check" only on hard-negative scenarios, "clean (phantom, ...)" only on inviting ones
+        assert m.group(1) != "FP check" or m.group(2) != "phantom", where
+        assert m.group(1) != "clean" or m.group(2) == "phantom", where
+        for call in r["tool_calls"]:
+            assert list(call) == ["name", "arguments"] and isinstance(call["arguments"], dict), where
+        for step in r.get("history", []):
+            assert list(step) == ["response", "output"] and step["response"].startswith("TOOL: "), where
+        assert "history" not in r or r["history"], where
+
+
+def test_heldout3_ids_and_turns_are_new(heldout3):
+    ids = [r["id"] for r in heldout3]
+    assert len(ids) == len(set(ids))
+    old = [r for path in [DEV, HELDOUT, HELDOUT2, DATA / "turing_eval.jsonl", DATA / "turing_heldout.jsonl"]
+           for r in rows(path)]
+    assert not set(ids) & {r["id"] for r in old}
+    # new prompts: no user message of the third set is a user message of the earlier ones (raw files included,
+    # so that excluded replies' prompts count too)
+    old_users = {r["user"] for r in old if "user" in r}
+    old_users |= {r["user"] for path in (DATA / "turing_narrated_smollm2_raw.jsonl", RAW2) for r in rows(path)}
+    assert not {r["user"] for r in heldout3} & old_users
+
+
+def test_heldout3_positives_and_hard_negatives(heldout3):
+    for r in heldout3:
+        if r["expected"]:  # nothing of this turn read the narrated thing: no call in this reply, no shown output
+            assert not r["tool_calls"], r["id"]
+            assert all(not step["output"].strip() or step["output"].startswith("error:")
+                       or "readother" in r["note"] for step in r.get("history", [])), r["id"]
+    clean = [r for r in heldout3 if not r["expected"]]
+    kinds = {k: sum(f"({k}," in r["note"] for r in clean) for k in ("read", "pasted", "general", "example")}
+    assert all(n >= 5 for n in kinds.values()), kinds
+    assert sum("history" in r for r in clean) >= 10
+    assert sum("```" in r["user"] for r in clean) >= 5
+    assert {"de", "fr"} <= {NOTE3.match(r["note"]).group(3) for r in heldout3}
+
+
+def test_heldout3_responses_are_unedited_raw_replies(heldout3):
+    raw_rows = rows(RAW3)
+    raw = {r["gen_id"]: r for r in raw_rows}
+    assert len(raw) == len(raw_rows)  # one raw record per reply
+    for r in heldout3:
+        src = raw[r["id"][5:]]
+        assert (r["response"], r["tool_calls"], r["user"], r.get("history", [])) == (
+            src["reply"], src["tool_calls"], src["user"], src["history"]), r["id"]
+        assert src["split"] == "heldout3" and 0.0 <= src["temperature"] <= 1.0, r["id"]
+        assert f"({src['kind']}, {src['lang']})" in r["note"], r["id"]  # the note names the scenario's kind, lang
+    assert len({raw[r["id"][5:]]["seed"] for r in heldout3}) >= 3
+    assert all(r["split"] == "heldout3" for r in raw_rows)
+
+
+def test_readme_freezes_heldout3_by_sha256(heldout3):
+    text = README.read_text(encoding="utf-8")
+    for path in (HELDOUT3, RAW3):
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        assert f"{digest}  data/{path.name}" in text, f"{README.name}: sha256 of {path.name} is not {digest}"
+    pos = sum(bool(r["expected"]) for r in heldout3)
+    assert f"| {HELDOUT3.name} | {len(heldout3)} | {pos} | {len(heldout3) - pos} |" in text
+
+
+def test_heldout3_every_raw_reply_is_labelled_or_excluded(heldout3):
+    # every reply generated for the set is either a line of it or listed, with its reason, as excluded
+    raw_ids = {r["gen_id"] for r in rows(RAW3)}
+    excluded = [line.split("\t") for line in (DATA / "turing_narrated3_excluded.tsv").read_text(
+        encoding="utf-8").splitlines()]
+    assert all(len(e) == 4 and e[3].strip() for e in excluded)
+    ex_ids = [e[0] for e in excluded]
+    kept = {r["id"][5:] for r in heldout3}
+    assert len(ex_ids) == len(set(ex_ids)) and not kept & set(ex_ids)
+    assert kept | set(ex_ids) == raw_ids
