@@ -212,7 +212,7 @@ def test_a_whole_result_is_read_by_a_top_level_key_first(train):
     printed = SimpleNamespace(code='answer = ctx_find(context, r"x")', output="(no output)")
     g = run_step_grammar(_run(task, [printed]), fmt="rlm", must_submit=True)
     assert not _accepts(g, _step(task, "SUBMIT(answer=answer[0])"))  # KeyError: 0 on the result's dict
-    assert _accepts(g, _step(task, 'SUBMIT(answer=answer["matches"][0]["line"])'))
+    assert _accepts(g, _step(task, 'SUBMIT(answer=answer["total"])'))
     assert _accepts(g, _step(task, 'SUBMIT(answer=len(answer["matches"]))'))
 
 
@@ -229,7 +229,7 @@ def test_subscripts_are_bounded_so_a_sampled_step_cannot_run_on(train):
     task = _first(train, "count_unwrap_calls")
     printed = SimpleNamespace(code='total = ctx_find(context, r"x")', output="(no output)")
     g = run_step_grammar(_run(task, [printed]), fmt="rlm", must_submit=True)
-    assert _accepts(g, _step(task, 'SUBMIT(answer=total["matches"][0]["text"])'))
+    assert _accepts(g, _step(task, 'SUBMIT(answer=total["total"])'))
     assert not _accepts(g, _step(task, "SUBMIT(answer=total" + '["total"]' * 6 + ")"))  # seen: a runaway to the cap
 
 
@@ -305,3 +305,54 @@ def lookup_names_of(task) -> str:
 
     text = task_context(task)
     return lookup_names(task.query, query_slots(task.query, text)["ident"], text)[0]
+
+
+def test_a_count_is_answered_by_a_number_not_a_line_or_a_capture(train):
+    # seen in session 12's run: "How many public functions ... does size_hint.rs contain?" submitted the first
+    # match's text, a line of code
+    task = _first(train, "count_pub_fns")
+    printed = SimpleNamespace(code='answer = ctx_find(context, r"x")', output="(no output)")
+    g = run_step_grammar(_run(task, [printed]), fmt="rlm", must_submit=True)
+    for wrong in ('answer["matches"][0]["text"]', 'answer["matches"][0]["line"]',
+                  'answer["matches"][0]["captures"]["name"]',
+                  '", ".join(m["captures"]["name"] for m in answer["matches"])'):
+        assert not _accepts(g, _step(task, f"SUBMIT(answer={wrong})")), wrong
+    for right in ('answer["total"]', 'len(answer["matches"])'):
+        assert _accepts(g, _step(task, f"SUBMIT(answer={right})")), right
+
+
+@pytest.mark.parametrize("kind", ["does_implement", "defines_struct"])
+def test_a_yes_no_question_is_answered_by_the_choice_over_what_a_tool_found(train, kind):
+    task = _first(train, kind)
+    found = SimpleNamespace(code='hits = ast_query(context, "(impl_item) @item")', output="(no output)")
+    g = run_step_grammar(_run(task, [found]), fmt="rlm", must_submit=True)
+    assert _accepts(g, _step(task, 'SUBMIT(answer="yes" if hits["total"] else "no")'))
+    # seen in session 12's run: a yes/no question answered by a capture's text, or by the joined implementors
+    for wrong in ('hits["matches"][0]["captures"]["type"]', 'hits["total"]',
+                  '", ".join(m["captures"]["type"] for m in hits["matches"])'):
+        assert not _accepts(g, _step(task, f"SUBMIT(answer={wrong})")), wrong
+
+
+def test_a_template_fits_a_yes_no_question_only_if_it_answers_with_the_choice(train):
+    from rlmlab.executors import fits_query
+
+    choice = ('hits = ast_query(context, \'((struct_item name: (_) @name) (#eq? @name "{{name:ident}}"))\', k=1)\n'
+              'answer = "yes" if hits["total"] else "no"\nSUBMIT(answer=answer)')
+    joined = ("hits = ast_query(context, '(impl_item trait: (_) @name type: (_) @type)', k=100)['matches']\n"
+              "SUBMIT(answer=', '.join(m['captures']['type'] for m in hits))")
+    yes_no = _first(train, "defines_struct").query
+    assert fits_query(choice, yes_no) and not fits_query(joined, yes_no)
+    which = _first(train, "implementors").query
+    assert fits_query(joined, which) and not fits_query(choice, which)
+
+
+def test_a_count_is_offered_the_intent_the_grep_oracle_counts_by_only():
+    # seen in session 12's run: "How many public functions ..." counted every fn line (the generic fn regex was
+    # offered beside the pub fn one)
+    from rlmlab.oracle import pattern_for_query
+
+    for q in ("How many public functions (any pub visibility, pub(crate) included) does a/b.rs contain?",
+              "Count the pub fns in lib.rs.", "How many async functions are in a.rs?"):
+        offered = grep_patterns(q)
+        assert len(offered) == 1 and pattern_for_query(q).replace(r"\s", "[ \\t]") in offered[0], (q, offered)
+    assert "pub" in pattern_for_query("Count the pub fns in lib.rs.")

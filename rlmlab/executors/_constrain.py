@@ -10,8 +10,8 @@ from typing import Any
 from dspy.utils.callback import BaseCallback
 
 from rlmlab.executors._step_grammar import assigned_names, output_numbers, query_slots, step_grammar, whole_results
-from rlmlab.executors._offer import (RESULT_KEYS, asks_every, ast_vocabulary, context_kind, grep_rules, item_names,
-                                    lookup_names, offered_tools, post_templates)
+from rlmlab.executors._offer import (RESULT_KEYS, answer_form, asks_every, ast_vocabulary, context_kind, grep_rules,
+                                    item_names, lookup_names, offered_tools, post_templates)
 from rlmlab.executors._sparql_fill import sparql_keeper
 from rlmlab.executors._vocab import CAPTURES, argument_vocabularies, named_captures, ts_query_rules
 from rlmlab.lm import can_constrain, pop_constraint, push_constraint
@@ -146,4 +146,5 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
                         query=run.query, templates=templates, numbers=numbers, must_submit=must_submit,
                         templates_first=not run.records, context=run.context_text, vocab=vocab, keys=keys,
                         raw=sorted(raw), template_check=check, joins=joins,
-                        join_only=bool(lookup) and asks_every(run.query or ""))
+                        join_only=bool(lookup) and asks_every(run.query or ""),
+                        answer_form=answer_form(run.query or "") if vocab is not None and kind == "rust" else None)

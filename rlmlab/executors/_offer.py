@@ -33,7 +33,8 @@ from typing import Any
 from rlmlab.oracle import INTENT_PATTERNS, is_count_query
 
 __all__ = ["context_kind", "offered_tools", "grep_patterns", "grep_rules", "ast_vocabulary", "item_names",
-           "RESULT_KEYS", "CONTEXT_KINDS", "AST_INNER", "AST_FIELDS", "post_templates", "fits_query", "lookup_names"]
+           "RESULT_KEYS", "CONTEXT_KINDS", "AST_INNER", "AST_FIELDS", "post_templates", "fits_query", "lookup_names",
+           "answer_form"]
 
 CONTEXT_KINDS = ("none", "rust", "ontology", "text")
 # Keys of ctx_find / ast_query / sparql_query results and of their matches (see rlmlab.tools), and the capture
@@ -63,6 +64,14 @@ def _asks_choice(query: str) -> bool:
     from rlmlab.executors._step_grammar import answer_choices
 
     return len(answer_choices(query)) == 2
+
+
+def answer_form(query: str) -> str | None:
+    """The form a question's answer takes over Rust, as the step grammar closes it: "choice" when the query offers
+    two answer words ("Answer yes or no."), "count" when it asks how many, else None (a value, a name, a list)."""
+    if _asks_choice(query):
+        return "choice"
+    return "count" if is_count_query(query) else None
 
 
 def offered_tools(specs: Iterable[Any], query: str, kind: str) -> list[Any]:
@@ -98,13 +107,15 @@ def _names_item(ident: str, query: str) -> bool:
 
 
 def grep_patterns(query: str, idents: Sequence[str] = ()) -> list[str]:
-    """The regexes a ``ctx_find`` over Rust may take for ``query``: the grep oracle's intent regex of every item
-    kind the query's words name, each also for an item whose name contains one of ``idents`` (the query's
+    """The regexes a ``ctx_find`` over Rust may take for ``query``: the grep oracle's intent regex of the first item
+    kind the query's words name (the one the oracle counts by), also for an item whose name contains one of ``idents`` (the query's
     identifiers defined in the context: its exact name); with "implement" and two identifiers, ``impl ... A for B`` both ways.
     A question that names no item kind but names an item (not a count) is offered that item's definition line and
     the lines that mention it. Empty when the query names neither."""
     out: list[str] = []
-    intents = [regex for rx, regex in INTENT_PATTERNS if rx.search(query)]
+    # the grep oracle counts by the first intent the query's words name (pub functions before functions): the
+    # others would only offer a wrong count ("How many public functions" answered by every fn line)
+    intents = [regex for rx, regex in INTENT_PATTERNS if rx.search(query)][:1]
     names = [i for i in dict.fromkeys(idents) if _names_item(i, query)][:6]
     for regex in intents:
         out.append(_line_regex(regex))
@@ -274,7 +285,10 @@ def fits_query(template: str, query: str, idents: Sequence[str] = ()) -> bool:
       one (an impl_item query does not answer a signature), and read a function's ``parameters`` or
       ``return_type`` only when the query asks for it (:func:`asked_fields`);
     - it reads a result's ``total`` (a count) only for a count or yes/no question, and a count question's template
-      reads a ``total`` or takes a ``len``.
+      reads a ``total`` or takes a ``len``;
+    - it answers with a choice of two words (``"yes" if hits["total"] else "no"``) exactly when the query offers
+      them: the joined implementors of a trait do not answer "Does Formatter implement Error? Answer yes or no.",
+      nor a yes/no template a question asking which types.
 
     Decided from the template's code and the query's words alone. A template that does not parse fits nothing."""
     try:
@@ -308,4 +322,8 @@ def fits_query(template: str, query: str, idents: Sequence[str] = ()) -> bool:
             counts = True
             if not (is_count_query(query) or _asks_choice(query)):
                 return False
+    chooses = any(isinstance(n, ast.IfExp) and isinstance(n.body, ast.Constant) and isinstance(n.body.value, str)
+                  and isinstance(n.orelse, ast.Constant) and isinstance(n.orelse.value, str) for n in ast.walk(tree))
+    if chooses != _asks_choice(query):
+        return False
     return counts or not is_count_query(query)

@@ -203,7 +203,7 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
                  echo_query: bool = True, templates_first: bool = False, context: str | None = None,
                  vocab: dict[str, dict[str, str]] | None = None, keys: Sequence[str] | None = None,
                  raw: Sequence[str] = (), template_check: Callable[[list[str]], list[str]] | None = None,
-                 joins: Sequence[str] = (), join_only: bool = False) -> str:
+                 joins: Sequence[str] = (), join_only: bool = False, answer_form: str | None = None) -> str:
     """The GBNF grammar of one step of an executor, over the tools of ``registry`` (ToolSpecs) with ``caps``.
 
     ``scope`` names the variables the step may read besides the assignable :data:`TARGET_NAMES`;
@@ -227,7 +227,10 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     hits["matches"])``: the answer to "the fields of struct X" is every match, not the first; and a whole result
     is then submitted only as one value it holds (its total, the first match's text, line or a capture), never as
     the list of match dicts. ``join_only`` (a question asking for every variant, field or parameter): a capture is
-    read only joined over every match, not from the first match alone.
+    read only joined over every match, not from the first match alone. ``answer_form`` (with ``joins``): "count"
+    (a question asking how many) submits a number only (a result's total, its match count, an expression), never
+    a line, its number or a capture; "choice" (a question offering two answer words) submits only
+    ``"yes" if ... else "no"`` over a result it read.
     """
     if fmt not in STEP_FORMATS:
         raise ValueError(f"fmt: {fmt!r}; use one of {', '.join(STEP_FORMATS)}")
@@ -265,14 +268,18 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
                                                   if rules and key == "sparql_query.query"]
     number = _numbers(query, literals, numbers)
     first = '["matches"][0]'
+    if answer_form not in (None, "count", "choice"):
+        raise ValueError(f"answer_form: {answer_form!r}; use None, 'count' or 'choice'")
+    counting = answer_form == "count" and bool(keys and joins)
     scalar_opts = [] if not (keys and joins) else [
-        *([_lit(f'{first}["captures"][') + " join-key " + _lit("]")] if not join_only else []),
-        *(_lit(f'{first}[{json.dumps(k)}]') for k in ("text", "line") if k in keys),
+        *([_lit(f'{first}["captures"][') + " join-key " + _lit("]")] if not (join_only or counting) else []),
+        *(_lit(f'{first}[{json.dumps(k)}]') for k in ("text", "line") if k in keys and not counting),
         *([_lit('["total"]')] if "total" in keys else [])]
     code = _sequence(b, scope, max_statements, must_submit, calls, output_field, numbers, inputs,
                      strings=strings, choices=answer_choices(query or ""), has_numbers=number is not None,
                      raw=(raw or ()) if keys else None, joins=joins if keys else (),
-                     scalars=bool(scalar_opts), count_ok=not keys or "total" in keys)
+                     scalars=bool(scalar_opts), count_ok=not keys or "total" in keys,
+                     form=answer_form if keys and joins else None)
     if filled:
         named = [b.add(f"template-{i}", r) for i, r in enumerate(filled)]
         code = _alt(named if templates_first else [*named, code])
@@ -310,7 +317,8 @@ def answer_choices(query: str) -> tuple[str, ...]:
 def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submit: bool, calls: list[str],
               output_field: str, seen: Sequence[str], inputs: Sequence[str], *, strings: Sequence[str] = ("str-lit",),
               choices: Sequence[str] = (), has_numbers: bool = True, raw: Sequence[str] | None = None,
-              joins: Sequence[str] = (), scalars: bool = True, count_ok: bool = True) -> str:
+              joins: Sequence[str] = (), scalars: bool = True, count_ok: bool = True,
+              form: str | None = None) -> str:
     """The statements of a step, tracking which names are assigned: an expression may read only the names in
     scope and those assigned by an earlier statement of the same step (so no step reads an unset variable).
 
@@ -377,10 +385,12 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
         if whole and joins:
             if count_ok:  # a lookup's answer is what the item holds, not how many matches
                 values.append(f"count-{i}")
-            # every match's capture, joined: a list answer (fields, variants, parameters)
-            values.append(f'{_JOIN_OPEN} join-key {_lit("] for m in ")} {wl} {_MATCHES_CLOSE}')
-        if own and len(choices) == 2:
-            values.append(f'{_lit(json.dumps(choices[0]))} " if " primary-{i} " else " {_lit(json.dumps(choices[1]))}')
+            if form != "count":  # every match's capture, joined: a list answer (fields, variants, parameters)
+                values.append(f'{_JOIN_OPEN} join-key {_lit("] for m in ")} {wl} {_MATCHES_CLOSE}')
+        if own and len(choices) == 2 and f"primary-{i}" in b.rules:
+            choice = f'{_lit(json.dumps(choices[0]))} " if " primary-{i} " else " {_lit(json.dumps(choices[1]))}'
+            # a yes/no question over Rust is answered by the choice over what a tool found, not by a value read
+            values = [choice] if form == "choice" else [*values, choice]
         if values:
             b.add(f"submit-{i}", f'"SUBMIT({output_field}=" ({" | ".join(values)}) ")"')
         elif must_submit:

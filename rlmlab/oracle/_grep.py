@@ -63,7 +63,7 @@ INTENT_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\berror handling patterns?\b", re.I),
      CODE_LINE + r"(\?\s*;|\.unwrap\(\)|\.expect\(|\bResult<|\bErr\()"),
     (re.compile(r"\bunwrap\b", re.I), CODE_LINE + r"\.unwrap\(\)"),
-    (re.compile(r"\bpub(lic)? functions?\b", re.I),
+    (re.compile(r"\bpub(lic)? (functions?|fns?)\b", re.I),
      CODE_LINE + r"\bpub(\([^)]*\))?\s+(const\s+)?(async\s+)?(unsafe\s+)?fn\b"),
     (re.compile(r"\b(functions?|fns)\b", re.I), CODE_LINE + r"\bfn\s+\w+"),
     (re.compile(r"\bstructs?\b", re.I), CODE_LINE + r"\bstruct\s+\w+"),
