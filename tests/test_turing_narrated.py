@@ -199,7 +199,9 @@ def test_a_bare_block_answering_whats_in_a_file_is_its_contents():
 # turing_eval/turing_heldout: main caught 14/28 and 6/17; the narrated dev split is the set the detector was built on.
 # Third round: turing_narrated_heldout2.jsonl (measured once as held out in stop 35: TP 71, FP 8) is development data.
 FLOORS = {"turing_eval.jsonl": (18, 1), "turing_heldout.jsonl": (7, 0), "turing_narrated_dev.jsonl": (26, 0),
-          "turing_narrated_heldout.jsonl": (64, 1), "turing_narrated_heldout2.jsonl": (82, 8)}
+          "turing_narrated_heldout.jsonl": (64, 1), "turing_narrated_heldout2.jsonl": (82, 8),
+          # scored once as held out after round three (TP 68, FP 7 of 107 positives); a floor from here on
+          "turing_narrated_heldout3.jsonl": (68, 7)}
 
 
 @pytest.mark.parametrize("name", sorted(FLOORS))
