@@ -190,10 +190,19 @@ def _huge_sparse(run: Run) -> str | None:
     return f"a {size >> 20} MiB file in scratch (no file-size cap)" if size > 2 ** 31 else None
 
 
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:  # removed between the listing and the stat (the worker's quota or its cleanup)
+        return 0
+
+
 def _huge_dense(run: Run) -> str | None:
-    total = sum(p.stat().st_size for p in run.scratch.glob(f"dense-{run.nonce}-*"))
+    # a file the sandbox removes while this runs counts as not written (seen once on a loaded machine: the glob
+    # listed a file the scratch quota's cleanup had removed by the unlink)
+    total = sum(_size(p) for p in run.scratch.glob(f"dense-{run.nonce}-*"))
     for p in run.scratch.glob(f"dense-{run.nonce}-*"):
-        p.unlink()
+        p.unlink(missing_ok=True)
     limit = run.variables["DENSE_LIMIT"]
     return f"{total >> 20} MiB written to scratch (no disk cap below {limit >> 20} MiB)" if total >= limit else None
 
