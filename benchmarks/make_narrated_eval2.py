@@ -164,9 +164,13 @@ SCENARIOS = [
 ]
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, help=f"default {RAW}")
+def generate(argv: list[str] | None, *, scenarios: list[dict], settings: list[tuple[float, int]], raw: Path,
+             smoke_out: Path, smoke_reply: str, description: str) -> int:
+    """The generation loop of a narrated set (this one's and the third's): every scenario at every (temperature,
+    seed) setting, one raw reply per line to ``--out`` (default ``raw``; ``--smoke``: ``smoke_out``, the scripted LM
+    answering ``smoke_reply`` on the first scenario). Never writes under data/."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--out", type=Path, help=f"default {raw}")
     ap.add_argument("--only", default="", help="comma-separated scenario ids, run in this order")
     ap.add_argument("--part", default="1/1", help="K/N: every N-th scenario from the K-th (parallel runs)")
     ap.add_argument("--max-tokens", type=int, default=MAX_TOKENS, help=f"reply cap in tokens (default {MAX_TOKENS})")
@@ -174,20 +178,19 @@ def main(argv: list[str] | None = None) -> int:
                     help="llama.cpp threads (default 1: on a shared, loaded machine more threads spin-wait)")
     ap.add_argument("--smoke", action="store_true", help="the scripted LM on one scenario (make check)")
     args = ap.parse_args(argv)
-    args.out = args.out or (Path("runs/bench_smoke/narrated2_raw.jsonl") if args.smoke else RAW)
+    args.out = args.out or (smoke_out if args.smoke else raw)
     if args.out.resolve().parent.name == "data":
         raise SystemExit(f"{args.out}: refusing to write under data/ (the labelled files are made by hand)")
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     k, n_parts = (int(x) for x in args.part.split("/"))
-    todo = SCENARIOS[k - 1::n_parts]
+    todo = scenarios[k - 1::n_parts]
     only = list(filter(None, args.only.split(",")))
     if only:
-        by_id = {s["sid"]: s for s in SCENARIOS}
+        by_id = {s["sid"]: s for s in scenarios}
         todo = [by_id[sid] for sid in only if sid in by_id]
-    settings = SETTINGS
     if args.smoke:
-        todo, settings = todo[:1], SETTINGS[:1]
-        lms = {settings[0]: make_lm("scripted", script=['TOOL: read_file({"path": "webpack.config.js"})'])}
+        todo, settings = todo[:1], settings[:1]
+        lms = {settings[0]: make_lm("scripted", script=[smoke_reply])}
     else:
         lms = {s: make_lm("local", max_tokens=args.max_tokens, temperature=s[0], seed=s[1],
                              n_threads=args.threads) for s in settings}
@@ -205,6 +208,12 @@ def main(argv: list[str] | None = None) -> int:
                 print(rec["gen_id"], repr(reply[:80]), flush=True)
     print(f"wrote {n} replies to {args.out}")
     return 0 if n else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    return generate(argv, scenarios=SCENARIOS, settings=SETTINGS, raw=RAW,
+                    smoke_out=Path("runs/bench_smoke/narrated2_raw.jsonl"),
+                    smoke_reply='TOOL: read_file({"path": "webpack.config.js"})', description=__doc__.splitlines()[0])
 
 
 if __name__ == "__main__":

@@ -21,19 +21,13 @@ Run:  .venv/bin/python benchmarks/make_narrated_eval3.py [--only ID,ID] [--part 
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
-import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the earlier sets' helpers, when run from anywhere
-from make_narrated_eval import PLAIN_SYS, TOOLS_SYS, ls, messages_of, read, sh, tool_calls  # noqa: E402
-from make_narrated_eval2 import CHAT_SYS, KNOW_SYS, LANG2, SHELL_SYS  # noqa: E402
+from make_narrated_eval import PLAIN_SYS, TOOLS_SYS, ls, read, sh  # noqa: E402
+from make_narrated_eval2 import CHAT_SYS, KNOW_SYS, LANG2, SHELL_SYS, generate  # noqa: E402
 
-from rlmlab.lm import make_lm  # noqa: E402
-
-MAX_TOKENS = 72  # a narrated claim comes in the first sentences; the machine is shared and loaded
 SETTINGS = [(0.0, 0), (0.4, 8), (0.7, 9), (1.0, 10)]  # (temperature, seed): seeds other than the earlier sets' 1-7
 RAW = Path("runs/narrated3/raw.jsonl")
 
@@ -189,46 +183,9 @@ SCENARIOS = [
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, help=f"default {RAW}")
-    ap.add_argument("--only", default="", help="comma-separated scenario ids, run in this order")
-    ap.add_argument("--part", default="1/1", help="K/N: every N-th scenario from the K-th (parallel runs)")
-    ap.add_argument("--max-tokens", type=int, default=MAX_TOKENS, help=f"reply cap in tokens (default {MAX_TOKENS})")
-    ap.add_argument("--threads", type=int, default=1,
-                    help="llama.cpp threads (default 1: on a shared, loaded machine more threads spin-wait)")
-    ap.add_argument("--smoke", action="store_true", help="the scripted LM on one scenario (make check)")
-    args = ap.parse_args(argv)
-    args.out = args.out or (Path("runs/bench_smoke/narrated3_raw.jsonl") if args.smoke else RAW)
-    if args.out.resolve().parent.name == "data":
-        raise SystemExit(f"{args.out}: refusing to write under data/ (the labelled files are made by hand)")
-    warnings.filterwarnings("ignore", category=DeprecationWarning)
-    k, n_parts = (int(x) for x in args.part.split("/"))
-    todo = SCENARIOS[k - 1::n_parts]
-    only = list(filter(None, args.only.split(",")))
-    if only:
-        by_id = {s["sid"]: s for s in SCENARIOS}
-        todo = [by_id[sid] for sid in only if sid in by_id]
-    settings = SETTINGS
-    if args.smoke:
-        todo, settings = todo[:1], SETTINGS[:1]
-        lms = {settings[0]: make_lm("scripted", script=['TOOL: read_file({"path": "Cargo.lock"})'])}
-    else:
-        lms = {s: make_lm("local", max_tokens=args.max_tokens, temperature=s[0], seed=s[1],
-                             n_threads=args.threads) for s in settings}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    n = 0
-    with args.out.open("w", encoding="utf-8") as f:
-        for s in todo:
-            for (temp, seed), lm in lms.items():
-                reply = lm(messages=messages_of(s))[0]
-                rec = {**s, "gen_id": f"{s['sid']}_t{temp}_s{seed}", "temperature": temp, "seed": seed,
-                       "max_tokens": args.max_tokens, "reply": reply, "tool_calls": tool_calls(reply)}
-                f.write(json.dumps(rec, ensure_ascii=False) + "\n")
-                f.flush()
-                n += 1
-                print(rec["gen_id"], repr(reply[:80]), flush=True)
-    print(f"wrote {n} replies to {args.out}")
-    return 0 if n else 1
+    return generate(argv, scenarios=SCENARIOS, settings=SETTINGS, raw=RAW,
+                    smoke_out=Path("runs/bench_smoke/narrated3_raw.jsonl"),
+                    smoke_reply='TOOL: read_file({"path": "Cargo.lock"})', description=__doc__.splitlines()[0])
 
 
 if __name__ == "__main__":
