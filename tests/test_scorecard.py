@@ -297,7 +297,7 @@ def test_a_run_in_parts_keeps_the_other_rows_of_the_same_settings(tmp_path, two_
     run_scorecard("scripted:probe", n=12, claims=["s004.zz-a"], out=tmp_path, progress=None)
     first = read_scorecard(tmp_path).rows[0]
     assert first.commit and re.fullmatch(r"[0-9a-f]{12}(\+dirty)?", first.commit)
-    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", first.finished)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", first.finished)
     said: list[str] = []
     card = run_scorecard("scripted:probe", n=12, claims=["s002.zz-b"], out=tmp_path, progress=said.append)
     assert [r.name for r in card.rows] == ["s002.zz-b", "s004.zz-a"]  # one table, by seed then name

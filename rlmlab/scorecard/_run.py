@@ -61,7 +61,7 @@ class ScoreRow:
     extra: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
     commit: str | None = None  # rlmlab's git commit that measured the row ("+dirty" with uncommitted changes)
-    finished: str | None = None  # UTC time the row was measured, ISO 8601
+    finished: str | None = None  # UTC time the row was measured, ISO 8601 (rlmlab._sqlite.utc_now)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -197,7 +197,10 @@ def run_scorecard(lm: Any = "local", *, n: int | None = None, seeds: Sequence[st
         log(line)
     kept, old_arms = _previous(out / SCORECARD_FILE, params, {e.name for e in entries}, fresh, log)
     ctx.arms.update({k: v for k, v in old_arms.items() if k not in ctx.arms})
-    params["environment"] = _environment(lm_obj)
+    from rlmlab._sqlite import utc_now
+    from rlmlab.provenance import environment
+
+    params["environment"] = environment(lm_obj)
     commit = _commit(params["environment"])
     card = Scorecard(list(kept), params, path=out / SCORECARD_FILE, arms=ctx.arms)
     t0 = time.perf_counter()
@@ -208,7 +211,7 @@ def run_scorecard(lm: Any = "local", *, n: int | None = None, seeds: Sequence[st
         except KeyboardInterrupt as exc:  # Ctrl-C: say where the finished rows are, not only the cut agent run
             kept = f"{len(card.rows)} finished row(s) in {card.path}" if card.rows else "no row finished"
             raise RunInterrupted(f"scorecard interrupted at {entry.name}; {kept} ({exc})", out) from None
-        row.commit, row.finished = commit, _utc_now()
+        row.commit, row.finished = commit, utc_now()
         card.rows.append(row)
         card.rows.sort(key=lambda r: (r.seed, r.name))
         card.seconds = time.perf_counter() - t0
@@ -251,19 +254,9 @@ def _aside(path: Path) -> Path:
     return target
 
 
-def _environment(lm: Any) -> dict[str, Any]:
-    from rlmlab.provenance import environment
-
-    return environment(lm)
-
-
 def _commit(env: dict[str, Any]) -> str | None:
     sha = env.get("git_commit")
     return f"{sha[:12]}{'+dirty' if env.get('git_dirty') else ''}" if sha else None
-
-
-def _utc_now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def _arm_progress(plan: Plan, ctx: ScoreContext, log: Callable[[str], None], t0: float) -> Callable[[str, int], None]:

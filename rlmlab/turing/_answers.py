@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import re
 
-from rlmlab.turing._narrated import (_BUILTINS, _COMMAND_LINE, _GENERAL, _IDENT, _PROJECT, _UNKNOWN, NarratedClaim,
-                                     _generic_names, _prose_blocks, _sentences, _things)
+from rlmlab.turing._narrated import (_BUILTINS, _COMMAND_LINE, _GENERAL, _IDENT, _KIND_OF, _PROJECT, _UNKNOWN,
+                                     NarratedClaim, _generic_names, _prose_blocks, _sentences, _things)
 
 __all__ = ["asked_things", "answer_claims", "affirms"]
 
@@ -94,9 +94,9 @@ def asked_things(context: str) -> list[tuple[str, str]]:
     funcs: list[tuple[str, str]] = []
     for m in _NAMED_KIND.finditer(context):
         name, kind = (m.group("f"), "function") if m.group("f") else (m.group("g"), m.group("gk").lower())
-        if name.lower() not in _NOT_NAMES and ("." not in name or kind in ("directory", "folder")):
-            funcs.append((name.strip("`").rstrip("()"), "function" if kind in ("class", "method") else
-                          "directory" if kind == "folder" else kind))
+        kind = "function" if kind == "class" else _KIND_OF.get(kind, kind)
+        if name.lower() not in _NOT_NAMES and ("." not in name or kind == "directory"):
+            funcs.append((name.strip("`").rstrip("()"), kind))
     paths = [t for t in _things(context) if t[0]]
     generic = _generic_names(context)  # "a Cargo.toml file", "an example .gitignore"
     return [t for t in funcs + [p for p in paths if p[0].rstrip("()").lower() not in {f[0].lower() for f in funcs}]
@@ -137,7 +137,8 @@ def answer_claims(response: str, context: str, taken: set[int], left_out: set[in
     prose, fences = _prose_blocks(response)
     claims: list[NarratedClaim] = []
     last_named = False
-    for start, sentence in _sentences(prose):
+    sentences = _sentences(prose)
+    for start, sentence in sentences:
         mention = rx.search(sentence)
         named_here, last_named = last_named, bool(mention)
         if start in taken or sentence.rstrip().endswith("?") or _UNKNOWN.search(sentence):
@@ -167,7 +168,7 @@ def answer_claims(response: str, context: str, taken: set[int], left_out: set[in
         if verb and not _PLAN.search(before) and not _GENERAL.search(before) and not _PLAN.search(
                 sentence[at:verb.start()]):
             claims.append(NarratedClaim(sentence[:at], name, kind, sentence, sentence[verb.start():][:500], start))
-    closed = _closed_answer(prose, context, name, kind, taken | left_out)
+    closed = _closed_answer(prose, sentences, context, name, kind, taken | left_out)
     if closed is not None and not any(c.start == closed.start for c in claims):
         claims.append(closed)
     block = _block_claim(response, prose, fences, name, kind) if _ASKS_FOR_CONTENTS.search(context) else None
@@ -182,14 +183,15 @@ def affirms(claim: NarratedClaim, context: str) -> bool:
     return bool(_YES.match(claim.sentence) and _YES_NO.match(context))
 
 
-def _closed_answer(prose: str, context: str, name: str, kind: str, seen: set[int]) -> NarratedClaim | None:
-    """The answer to a closed question about the thing (see the module doc), from the reply's first two sentences;
-    ``seen`` holds sentences already judged (a claim, or left out as a plan or a general statement)."""
+def _closed_answer(prose: str, sentences: list[tuple[int, str]], context: str, name: str, kind: str,
+                   seen: set[int]) -> NarratedClaim | None:
+    """The answer to a closed question about the thing (see the module doc), from the first two of the reply's
+    ``sentences`` (:func:`_sentences` of ``prose``); ``seen`` holds sentences already judged (a claim, or left out as
+    a plan or a general statement)."""
     yes_no, value = bool(_YES_NO.match(context)), bool(_ASKS_VALUE.search(context))
     if not (yes_no or value) or kind == "command":
         return None
     asked_words = {w.lower() for w in re.findall(r"[\w.-]+", context)} | {name.lower().rstrip("()")}
-    sentences = _sentences(prose)
     for start, sentence in sentences[:2]:
         if start in seen or sentence.rstrip().endswith("?") or _UNKNOWN.search(sentence) or _PLAN.search(
                 sentence) or _KIND_TALK.search(sentence):
