@@ -114,7 +114,7 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
     vocab = argument_vocabularies(ws, slots) if opts.vocab else None
     # sparql_query without an attached ontology can only fail: a code or arithmetic step is not offered it
     tools = [t for t in ws.registry if t.name != "sparql_query" or ws.extras.get("ontology") is not None]
-    keys, joins, lookup = None, (), []
+    keys, joins, lookup, form = None, (), [], None
     if vocab is not None:  # closed vocabularies close the tools and a result's keys too (see _offer)
         kind = context_kind(run.context_text, ws.extras.get("ontology"))
         if kind == "rust":  # the answer comes from a tool: numbers a step printed are not retyped into arithmetic
@@ -125,6 +125,7 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
             vocab["ctx_find.pattern"] = grep
         lookup = lookup_names(run.query or "", slots.get("ident") or [], run.context_text)[:24] \
             if kind == "rust" else []
+        form = answer_form(run.query or "") if kind == "rust" else None
         av = ast_vocabulary(run.query or "")
         if kind == "rust" and "ast_query.query" in vocab:
             names = lookup or item_names(run.query or "", slots.get("ident") or [])[:24]
@@ -147,4 +148,4 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
                         templates_first=not run.records, context=run.context_text, vocab=vocab, keys=keys,
                         raw=sorted(raw), template_check=check, joins=joins,
                         join_only=bool(lookup) and asks_every(run.query or ""),
-                        answer_form=answer_form(run.query or "") if vocab is not None and kind == "rust" else None)
+                        answer_form=form)
