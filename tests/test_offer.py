@@ -11,7 +11,7 @@ import pytest
 
 from rlmlab.executors import CodeRunOptions
 from rlmlab.executors._constrain import run_step_grammar
-from rlmlab.executors._offer import context_kind, grep_patterns, offered_tools
+from rlmlab.executors._offer import context_kind, grep_patterns, impl_pair, offered_tools
 from rlmlab.executors._step_grammar import query_slots, whole_results
 from rlmlab.experiments._suites import read_tasks, task_context
 from rlmlab.ontology import PROV_TTL
@@ -91,8 +91,28 @@ def test_a_yes_no_question_about_a_named_item_gets_its_exact_name_and_impl_pairs
     struct = _first(train, "defines_struct")  # "Does buf/chain.rs define a struct named Chain? ..."
     assert any(p.endswith(r"\bstruct[ \t]+Chain\b") for p in grep_patterns(struct.query, ["Chain"]))
     impl = _first(train, "does_implement")  # "Does the type Shared implement the trait Deref ...?"
-    pats = grep_patterns(impl.query, query_slots(impl.query, task_context(impl))["ident"])
-    assert any(r"\bDeref\b.*\bfor[ \t]+Shared\b" in p for p in pats)
+    [pat] = grep_patterns(impl.query, query_slots(impl.query, task_context(impl))["ident"])
+    assert r"Deref\b(<" in pat and pat.endswith(r"Shared\b")  # the trait, then "for" the type: not both ways
+
+
+def test_the_one_impl_regex_a_yes_no_implement_question_gets_answers_it_on_every_train_task(train):
+    """Run by the real ctx_find over the real context, the directed impl regex finds a line exactly when the
+    tree-sitter oracle's verified answer is yes, on every does_implement task of the train stream."""
+    tasks = [t for t in train if t.kind == "does_implement"]
+    assert len(tasks) >= 5 and {t.expected for t in tasks} == {"Yes", "No"}
+    wrong = []
+    for task in tasks:
+        ws = Workspace(registry=TOOLS)
+        ctx = task_context(task)
+        ws.store.put(ctx, name="context")
+        [pat] = grep_patterns(task.query, query_slots(task.query, ctx)["ident"])
+        found = ws.call("ctx_find", "context", pat, k=1)["total"] > 0
+        if found != (task.expected == "Yes"):
+            wrong.append((task.id, task.expected, pat))
+    assert not wrong, wrong
+    assert impl_pair("Is Deref implemented for Shared? Answer yes or no.", ["Deref", "Shared"]) == ("Deref", "Shared")
+    assert impl_pair("Does Shared implement Deref?", ["Shared", "Deref"]) == ("Deref", "Shared")
+    assert impl_pair("Which types implement Deref?", ["Deref"]) is None
 
 
 def test_the_grammar_takes_the_oracles_regex_and_refuses_distractors_made_up_regexes_and_whole_results(train):
@@ -290,10 +310,17 @@ def test_a_function_lookup_reads_the_field_its_words_ask_for(train):
     name = lookup_names_of(task)
     g = run_step_grammar(_run(task), fmt="rlm", must_submit=False)
     ret = f"(_ name: (identifier) @name return_type: (_) @type (#eq? @name \"{name}\"))"
-    par = f"(_ name: (identifier) @name parameters: (parameters (parameter) @param) (#eq? @name \"{name}\"))"
+    par = f"(_ name: (identifier) @name parameters: (parameters (_) @param) (#eq? @name \"{name}\"))"
     assert not _accepts(g, _step(task, f"rows = ast_query(context, '{ret}')"))
     assert _accepts(g, _step(task, f"rows = ast_query(context, '{par}', k=100)\n"
                                    'SUBMIT(answer=", ".join(m["captures"]["param"] for m in rows["matches"]))'))
+    grep = grep_patterns(task.query, [name])[0]  # the item's definition line: no captures to answer from
+    assert not _accepts(g, _step(task, f"answer = ctx_find(context, r\"{grep}\")"))
+    for part in ("parameter", "self_parameter"):  # a part of the list only: fns without self matched nothing
+        assert not _accepts(g, _step(task, f"rows = ast_query(context, '{par.replace('(_)', f'({part})')}')"))
+    # a lookup's answer is what the item holds: not a count of matches, nor arithmetic over one
+    assert not _accepts(g, _step(task, f"rows = ast_query(context, '{par}')\n"
+                                       'SUBMIT(answer=len(rows["matches"]) + len(rows["matches"]))'))
     learnt = ("answer = ast_query(context, '(_ name: (identifier) @name return_type: (_) @type "
               "(#eq? @name \"{{name:ident}}\"))')\nSUBMIT(answer=answer[\"matches\"][0][\"captures\"][\"type\"])")
     assert not fits_query(learnt, task.query, [name])
@@ -356,3 +383,45 @@ def test_a_count_is_offered_the_intent_the_grep_oracle_counts_by_only():
         offered = grep_patterns(q)
         assert len(offered) == 1 and pattern_for_query(q).replace(r"\s", "[ \\t]") in offered[0], (q, offered)
     assert "pub" in pattern_for_query("Count the pub fns in lib.rs.")
+
+
+def _oracle_agrees(task, answer) -> bool:
+    from rlmlab.oracle import AnalysisResult, TraceValidator
+
+    src = str(task.source_path())
+    return TraceValidator().validate(AnalysisResult(task.query, answer, source_path=src)).status == "Golden"
+
+
+def _exec_step(task, code: str):
+    """Run a step's code against the real tools over the task's real context; the SUBMIT answer."""
+    ws = Workspace(registry=TOOLS)
+    ws.store.put(task_context(task), name="context")
+    out = {}
+    names = {"context": "context", "SUBMIT": lambda answer: out.setdefault("answer", answer),
+             **{n: ws.bound(n) for n in ("ast_query", "ctx_find", "ctx_slice")}}
+    exec(code, names)
+    return out.get("answer")
+
+
+def test_the_offered_parameters_read_and_signature_step_answer_what_the_oracle_verifies_on_train_tasks(train):
+    """The one parameters shape the grammar offers, joined, and the signature step :func:`post_templates` offers,
+    filled with the item's name and run by the real tools, give answers the tree-sitter oracle verifies on the
+    train stream's parameters and signature tasks (all but the odd one whose name or slice misleads)."""
+    from rlmlab.executors._offer import post_templates
+
+    params = [t for t in train if t.kind == "parameters"]
+    sigs = [t for t in train if t.kind in ("signature", "signature_in_module")]
+    assert len(params) >= 5 and len(sigs) >= 8
+    ok = 0
+    for task in params:
+        name = lookup_names_of(task)
+        q = f"(_ name: (identifier) @name parameters: (parameters (_) @param) (#eq? @name \"{name}\"))"
+        ok += _oracle_agrees(task, _exec_step(task, f"hits = ast_query(context, '{q}', k=100)\n"
+                                                    'SUBMIT(answer=", ".join(m["captures"]["param"] '
+                                                    'for m in hits["matches"]))'))
+    assert ok >= len(params) - 1, (ok, len(params))
+    ok = 0
+    for task in sigs:
+        [step] = post_templates(task.query)
+        ok += _oracle_agrees(task, _exec_step(task, step.replace("{{name:ident}}", lookup_names_of(task))))
+    assert ok >= len(sigs) - 1, (ok, len(sigs))

@@ -21,9 +21,10 @@ from rlmlab.lm import make_lm
 from rlmlab.tools import TOOLS, Workspace
 
 TRAIN = "data/tasks/e14/code_train.jsonl"  # the train stream only: the test split is not read here
-POST_KINDS = ("traits_of", "implementors", "most_implemented_trait", "most_unsafe_file", "distinct_traits")
+POST_KINDS = ("traits_of", "implementors", "most_implemented_trait", "most_unsafe_file", "distinct_traits",
+              "signature", "signature_in_module", "find_all_async_fns", "find_all_unsafe_blocks", "find_all_unsafe_fns")
 OTHER_KINDS = ("count_unwrap_calls", "return_type", "does_implement", "variants", "count_impl_blocks",
-               "module_count_unsafe_blocks", "crate_count_impl_blocks", "signature_in_module")
+               "module_count_unsafe_blocks", "crate_count_impl_blocks", "parameters", "fields")
 TOOL_NAMES = frozenset(spec.name for spec in TOOLS)
 
 

@@ -34,6 +34,28 @@ def test_math20_loads_twenty_items_with_numeric_references():
     assert {"-5", "2.5", "22.5"} <= refs  # the negative and decimal cases are really there
 
 
+def test_math80_is_math20_then_sixty_generated_word_problems_with_answers_that_recompute():
+    """data/math80.csv (the scorecard's seed-002 items past 20) is what benchmarks/make_math80.py writes, starts with
+    math20, and every added answer is the exact value of the expression its family generated it from."""
+    import importlib.util
+
+    from rlmlab.taskgen import generate_tasks
+
+    spec = importlib.util.spec_from_file_location("make_math80", ROOT / "benchmarks" / "make_math80.py")
+    maker = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(maker)
+    path = ROOT / "data" / "math80.csv"
+    assert path.read_text(encoding="utf-8") == maker.build()  # committed file = the script's output
+    items, first = load_dataset(path), load_dataset(MATH20)
+    assert len(items) == 80 and [(i.question, i.reference) for i in items[:20]] == \
+        [(i.question, i.reference) for i in first]
+    generated = {" ".join(t.query.split()): t for t in generate_tasks("arith", n=300, seed=maker.SEED).train}
+    for item in items[20:]:
+        task = generated[item.question]
+        assert task.kind in maker.FAMILIES and normalise_answer(task.expected) == item.reference
+    assert len({generated[i.question].kind for i in items[20:]}) == len(maker.FAMILIES)
+
+
 def test_math20_plain_expressions_are_correct():
     # Recompute every question of the form "What is <expr>?" so a typo in a reference fails here.
     checked = 0

@@ -136,6 +136,9 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
             # line number or a line), under the one name its child shape captures (never the item's own @name)
             keys = tuple(k for k in RESULT_KEYS if k not in ("total", "line", "text"))
             joins = named_captures(av["top"], av["asks"]) or joins
+            # and only ast_query captures it: a ctx_find result has no captures, so with these keys a grep is a
+            # step that can only fail (the model grepped a struct's line, then joined its "captures": KeyError)
+            tools = [t for t in tools if t.name == "ast_query"] or tools
         # a question over many items: its post-processing steps replace the retrieved templates, since a template
         # learnt on another many-item question fills from the same names and misfires (the implementors of Future
         # for "which trait is implemented most, Future aside"); a learnt copy of the same step is the same code

@@ -34,7 +34,7 @@ from rlmlab.oracle import INTENT_PATTERNS, is_count_query
 
 __all__ = ["context_kind", "offered_tools", "grep_patterns", "grep_rules", "ast_vocabulary", "item_names",
            "RESULT_KEYS", "CONTEXT_KINDS", "AST_INNER", "AST_FIELDS", "post_templates", "fits_query", "lookup_names",
-           "answer_form"]
+           "answer_form", "impl_pair"]
 
 CONTEXT_KINDS = ("none", "rust", "ontology", "text")
 # Keys of ctx_find / ast_query / sparql_query results and of their matches (see rlmlab.tools), and the capture
@@ -106,6 +106,34 @@ def _names_item(ident: str, query: str) -> bool:
     return bool(_IDENT.fullmatch(ident)) and ident != first and (ident[0].isupper() or "_" in ident.strip("_"))
 
 
+def _impl_line(trait: str, type_: str) -> str:
+    """The regex of the line that opens ``impl trait for type`` as the tree-sitter oracle reads one: the trait and
+    the type by their last path segment (generics, a path, ``&'a mut`` or ``dyn`` around them allowed), not a
+    negative ``impl !Trait``, and not a bound that names the trait (``impl<T: Deref> Foo for Shared``)."""
+    t, y = re.escape(trait), re.escape(type_)
+    return _line_regex(rf"^\s*(unsafe\s+)?impl(<[^{{]*>)?\s+(\w+::)*{t}\b(<[^{{]*>)?\s+for\s+"
+                       rf"(&\s*('\w+\s+)?(mut\s+)?|dyn\s+)?(\w+::)*{y}\b")
+
+
+_PASSIVE = re.compile(r"\bimplemented\s+(for|by)\b", re.I)
+
+
+def impl_pair(query: str, names: Sequence[str]) -> tuple[str, str] | None:
+    """(trait, type) of a question whether a type implements a trait, from the order of the words: the name
+    before "implement(s)" is the type and the one after it the trait ("Does Shared implement Deref?"); after
+    "implemented for/by" it is the other way round ("Is Deref implemented for Shared?"). None unless the query
+    says "implement" with a name on each side."""
+    m = _IMPLEMENT.search(query)
+    if m is None:
+        return None
+    before = [n for n in names if re.search(rf"\b{re.escape(n)}\b", query[:m.start()])]
+    after = [n for n in names if re.search(rf"\b{re.escape(n)}\b", query[m.end():])]
+    if not before or not after or before[-1] == after[0]:
+        return None
+    passive = _PASSIVE.match(query, m.start()) is not None
+    return (before[-1], after[0]) if passive else (after[0], before[-1])
+
+
 def grep_patterns(query: str, idents: Sequence[str] = ()) -> list[str]:
     """The regexes a ``ctx_find`` over Rust may take for ``query``: the grep oracle's intent regex of the first item
     kind the query's words name (the one the oracle counts by), also for an item whose name contains one of ``idents`` (the query's
@@ -117,6 +145,9 @@ def grep_patterns(query: str, idents: Sequence[str] = ()) -> list[str]:
     # others would only offer a wrong count ("How many public functions" answered by every fn line)
     intents = [regex for rx, regex in INTENT_PATTERNS if rx.search(query)][:1]
     names = [i for i in dict.fromkeys(idents) if _names_item(i, query)][:6]
+    pair = impl_pair(query, names) if _asks_choice(query) else None
+    if pair is not None:  # "Does the type Shared implement the trait Deref? Answer yes or no.": its impl line only
+        return [_impl_line(*pair)]
     for regex in intents:
         out.append(_line_regex(regex))
         stem = re.sub(r"(\\s\+\\w\+|\\s\*\\w\+|\\b)$", "", regex)
@@ -127,9 +158,7 @@ def grep_patterns(query: str, idents: Sequence[str] = ()) -> list[str]:
             out += [_line_regex(rf"{_DEFINES}{re.escape(n)}\b"),
                     _line_regex(rf"\b{re.escape(n)}\b")]
     if _IMPLEMENT.search(query) and len(names) >= 2:
-        for a in names:
-            out += [_line_regex(rf"^\s*(unsafe\s+)?impl\b.*\b{re.escape(a)}\b.*\bfor\s+{re.escape(b)}\b")
-                    for b in names if b != a]
+        out += [_impl_line(a, b) for a in names for b in names if b != a]
         out.append(_line_regex(r"^\s*(unsafe\s+)?impl\b"))
     return list(dict.fromkeys(out))
 
@@ -234,6 +263,19 @@ _DISTINCT_TRAITS = re.compile(r"\bdistinct\s+trait|\btraits?\b.*\beach\s+(trait\
 _LEAVE_OUT = re.compile(r"\bnot\s+counting\s+`?([A-Z]\w*)|\b([A-Z]\w*)`?\s+aside\b")
 
 
+_SIGNATURE = re.compile(r"\bsignatures?\b", re.I)
+_PATH_LINE = re.compile(r"\bpath:line\b", re.I)
+_FILES = 'files = ctx_find(context, r"(?m)^// file: ", k=100)["matches"]'
+# A function's signature as the tree-sitter oracle reads it: the item's text before its body (or the ";" of a
+# declaration), whitespace collapsed; read from the lines at the item's start, since a capture is clipped.
+_SIGNATURE_STEP = (
+    "hits = ast_query(context, '([(function_item name: (identifier) @name) (function_signature_item name: "
+    "(identifier) @name)] @item (#eq? @name \"{{name:ident}}\"))', k=1)\n"
+    "n = hits[\"matches\"][0][\"line\"]\n"
+    "x = ctx_slice(context, n, n + 11, unit=\"lines\")[\"text\"]\n"
+    "SUBMIT(answer=\" \".join(x.split(\"{\")[0].split(\";\")[0].split()))")
+
+
 def post_templates(query: str) -> list[str]:
     """Step templates that post-process a tool's result for a question over many items (see the module
     docstring), decided from the query's words alone; ``{{name:ident}}`` slots take the query's identifiers.
@@ -254,11 +296,21 @@ def post_templates(query: str) -> list[str]:
     elif _IMPLEMENTORS.search(query) and not _MOST.search(query):
         out.append(f'{_IMPLS}\nSUBMIT(answer=", ".join(dict.fromkeys({_TYPE} for m in hits '
                    f'if {_TRAIT} == "{{{{trait:ident}}}}")))')
+    if _SIGNATURE.search(query) and not is_count_query(query):
+        out.append(_SIGNATURE_STEP)
+    if _LIST.search(query) and _PATH_LINE.search(query):
+        for regex in [regex for rx, regex in INTENT_PATTERNS if rx.search(query)][:1]:  # the oracle's intent
+            out.append(f"hits = ctx_find(context, {_py_raw(_line_regex(regex))}, k=100)[\"matches\"]\n"
+                       f"{_FILES}\n"
+                       "x = [[f for f in files if f[\"line\"] < m[\"line\"]][-1:] for m in hits]\n"
+                       "SUBMIT(answer=\"\\n\".join((f[0][\"text\"][9:] + \":\" if f else \"\") + "
+                       "str(m[\"line\"] - (f[0][\"line\"] if f else 0)) + \":\" + m[\"text\"].strip() "
+                       "for f, m in zip(x, hits)))")
     if _WHICH_FILE.search(query) and _MOST.search(query):
         for rx, regex in INTENT_PATTERNS:
             if rx.search(query):
                 out.append(f"hits = ctx_find(context, {_py_raw(_line_regex(regex))}, k=100)[\"matches\"]\n"
-                           "files = ctx_find(context, r\"(?m)^// file: \", k=100)[\"matches\"]\n"
+                           f"{_FILES}\n"
                            "x = [[f[\"text\"][9:] for f in files if f[\"line\"] < m[\"line\"]][-1:] for m in hits]\n"
                            "SUBMIT(answer=max(sorted({f[0] for f in x if f}), key=[f[0] for f in x if f].count))")
                 break

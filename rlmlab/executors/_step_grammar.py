@@ -45,6 +45,7 @@ TARGET_NAMES = ("answer", "hits", "rows", "n", "total")
 TOP_KEYS = ("total", "matches", "rows")
 # pieces of the Rust reads over a whole result's matches: len(hits["matches"]) and ", ".join(m["captures"][..] ...)
 _MATCHES_CLOSE = _lit('["matches"])')
+_TOTAL = _lit('["total"]')
 _JOIN_OPEN = _lit('", ".join(m["captures"][')
 # Unit conversions a word problem may need without writing them: a constant is allowed when the query has one
 # of its words (minutes per hour, percent, ...).
@@ -360,10 +361,10 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
             if reads:
                 b.add(f"primary-{i}", " | ".join(reads))
                 factors += [f'"len(" primary-{i} ")"', f"primary-{i}"]
-            if whole and joins:
+            if whole and joins and count_ok:  # a lookup's answer is what the item holds: no count of matches
                 b.add(f"count-{i}", f'"len(" {wl} {_MATCHES_CLOSE}')
                 factors.append(f"count-{i}")
-        computable = bool(own) or has_numbers
+        computable = len(factors) > 1 or has_numbers  # an expression needs an atom besides "(" expr ")"
         if computable:  # else an expression has no atom to start from: no expression rules at all
             b.add(f"factor-{i}", " | ".join((["number"] if has_numbers else []) + factors))
             b.add(f"term-{i}", f'factor-{i} ((" * " | " / " | " // " | " % ") factor-{i}){{0,6}}')
@@ -388,7 +389,14 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
             if form != "count":  # every match's capture, joined: a list answer (fields, variants, parameters)
                 values.append(f'{_JOIN_OPEN} join-key {_lit("] for m in ")} {wl} {_MATCHES_CLOSE}')
         if own and len(choices) == 2 and f"primary-{i}" in b.rules:
-            choice = f'{_lit(json.dumps(choices[0]))} " if " primary-{i} " else " {_lit(json.dumps(choices[1]))}'
+            cond = f"primary-{i}"
+            if form == "choice":  # whether a tool found anything: its total or how many matches, not a match's
+                # text (an IndexError when it found none)
+                conds = ([f"{_alt(_lit(n) for n in cooked)} subscript{{0,3}}"] if cooked else []) + \
+                    ([f"{wl} {_TOTAL}"] if whole and joins and count_ok else []) + \
+                    ([f"count-{i}"] if f"count-{i}" in b.rules else [])
+                cond = b.add(f"cond-{i}", " | ".join(conds)) if conds else cond
+            choice = f'{_lit(json.dumps(choices[0]))} " if " {cond} " else " {_lit(json.dumps(choices[1]))}'
             # a yes/no question over Rust is answered by the choice over what a tool found, not by a value read
             values = [choice] if form == "choice" else [*values, choice]
         if values:

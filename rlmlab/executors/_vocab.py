@@ -35,7 +35,9 @@ _SPARQL_BASICS = ("rdfs:label", "rdfs:comment", "rdfs:subClassOf", "rdfs:subProp
 # what a question about the item asks (a function's parameters and return type, a struct's fields, an enum's
 # variants, a trait's methods) in the shapes the tree-sitter oracle reads them, each captured under one name, and
 # those capture names.
-_PARAMS = '"parameters: (parameters (" ("parameter" | "self_parameter" | "_") ") @param)"'
+# every parameter the oracle reads (self, name: type, ...): offering "parameter" or "self_parameter" alone only
+# offers a part of the list (the model picked self_parameter for fns without self and got no match)
+_PARAMS = '"parameters: (parameters (_) @param)"'
 _RETURN = '"return_type: (_) @type"'
 _FIELDS = '"body: (field_declaration_list " ("(field_declaration) @field" | "(field_declaration name: (field_identifier) @field)") ")"'
 _NAMED_ITEMS = {

@@ -56,6 +56,13 @@ ESTIMATED: dict[str, tuple[float, str]] = {
     "teach:code_first.rts.no_stop@gsm8k_train_500": (5.3, "RTS's figure, at least: it runs to max turns"),
     "teach:lm_free.single@gsm8k_train_500": (1.6, "the code-first single pass's figure"),
     "teach:lm_free.single.turing@gsm8k_train_500": (1.6, "the code-first single pass's figure"),
+    # math80 (n 21-80) is math20 plus generated word problems of its kind: priced at math20's idle figures
+    "teach:code_first.single@math80": (0.4, "math20's figure: items of its kind"),
+    "teach:code_first.rts@math80": (0.5, "math20's figure: items of its kind"),
+    "teach:code_first.try_again@math80": (0.5, "math20's figure: items of its kind"),
+    "teach:code_first.rts.no_stop@math80": (0.5, "math20's figure: items of its kind"),
+    "teach:lm_free.single@math80": (1.5, "math20's figure: items of its kind"),
+    "teach:lm_free.single.turing@math80": (1.5, "math20's figure: items of its kind"),
     "experiment:E13/vote5@arith/max3": (5.6, "3.3 x grammar_templates: their ratio on the same arith tasks, "
                                             "timed together on the shared machine"),
 }

@@ -16,18 +16,26 @@ from rlmlab.scorecard._context import ScoreContext, arm_label
 
 __all__ = ["teach_items", "teach_arm"]
 
-SMALL_SET = "data/math20.csv"  # 20 arithmetic items; beyond that, GSM8K word problems
+SMALL_SET = "data/math20.csv"  # seed 002's 20 arithmetic items
+# math20 then 60 generated word problems of one to three steps (benchmarks/make_math80.py): items of math20's kind,
+# since on GSM8K the embedded model's learner solves none and every arm ties at 0; past 80, the GSM8K sample
+MEDIUM_SET = "data/math80.csv"
 LARGE_SET = "data/gsm8k_train_500.jsonl"
 NO_STOP = dict(stop_on_match=False, stop_on_two_non_improvements=False, negative_expected_gain_threshold=-math.inf)
 
 
 def teach_items(ctx: ScoreContext) -> tuple[str, list[Any]]:
-    """(dataset, its first n items): math20 when n <= 20, else the GSM8K sample."""
+    """(dataset, its first n items): math20 when n <= 20, math80 when n <= 80, else the GSM8K sample."""
     from rlmlab._paths import PROJECT_ROOT
     from rlmlab.teach import load_dataset
 
-    name = SMALL_SET if ctx.n <= 20 else LARGE_SET
+    name = teach_set(ctx.n)
     return name, load_dataset(PROJECT_ROOT / name, limit=ctx.n)
+
+
+def teach_set(n: int) -> str:
+    """The dataset the seed-002 rows take their first ``n`` items from."""
+    return SMALL_SET if n <= 20 else MEDIUM_SET if n <= 80 else LARGE_SET
 
 
 def _learner(ctx: ScoreContext, kind: str, turing: bool) -> Any:
@@ -66,7 +74,7 @@ def teach_arm(ctx: ScoreContext, arm: str, *, learner: str = "code_first", stop:
         return {"run_id": str(path.relative_to(ctx.out)), "traces": {t.qid: t for t in traces}}
 
     label = f"{learner}.{arm}" + ("" if stop else ".no_stop") + (".turing" if turing else "")
-    where = Path(SMALL_SET if ctx.n <= 20 else LARGE_SET).stem
+    where = Path(teach_set(ctx.n)).stem
     return ctx.cached(("teach", arm, learner, stop, turing, ctx.n), run, label=arm_label("teach", label, where, None),
                       empty={"run_id": "", "traces": {}})
 
