@@ -14,8 +14,8 @@ from rlmlab.cli import main
 from rlmlab.lm import make_lm
 from rlmlab.scorecard import (
     CLAIMS, ROW_FIELDS, SEEDS, VERDICTS, Z95, Claim, CodeFirstLearner, NotMeasured, Paired, claim, expression_grammar,
-    n_to_decide, newcombe_paired, paired_binary, paired_continuous, question_numbers, read_scorecard, run_scorecard,
-    select_claims, verdict, wilson,
+    n_to_decide, newcombe_paired, number_counts, paired_binary, paired_continuous, question_numbers, read_scorecard,
+    run_scorecard, select_claims, verdict, wilson,
 )
 from rlmlab.teach import Exchange
 
@@ -143,8 +143,27 @@ def test_a_row_that_cannot_run_says_so_and_the_others_go_on(tmp_path):
 def test_expression_grammar_allows_only_the_questions_numbers():
     assert question_numbers("What is 12.5% of 64?") == ["12.5", "100", "64"]
     assert question_numbers("Four friends share a $90 bill equally.") == ["90", "4"]
-    grammar = expression_grammar("What is 17 * 23?")
-    assert 'num ::= "17" | "23"' in grammar and grammar.startswith('root ::= "answer = " expr')
+    assert number_counts("What is 2 + 2?") == {"2": 2} and number_counts("What is 12.5% of 64?")["100"] == 1
+    accepts = lambda q, text: _grammar_accepts(expression_grammar(q), text)  # noqa: E731
+    assert accepts("What is 17 * 23?", "answer = 17 * 23") and not accepts("What is 17 * 23?", "answer = 17 * 24")
+    # each number as often as the question gives it, and joined by an operator: no copied or repeated number
+    assert accepts("What is 2 + 2?", "answer = 2 + 2") and not accepts("What is 2 + 2?", "answer = 2")
+    assert not accepts("What is 2 + 2?", "answer = 2 + 2 + 2")
+    q = "A pack of shells costs $12. Quinn buys 6 packs and hands over $100. How much change comes back?"
+    assert accepts(q, "answer = 100 - 12 * 6") and accepts(q, "answer = 100 - (12 * 6)")
+    assert not accepts(q, "answer = 12 * 6 * 6") and not accepts(q, "answer = 100")
+    assert accepts("What is (8 + 5) * 3?", "answer = (8 + 5) * 3") and accepts("What is (8 + 5) * 3?", "answer = 3 * (8 + 5)")
+    many = "Add 1, 2, 3, 4, 5 and 6."  # 64 multisets: past MAX_STATES the numbers are not counted, still an operator
+    assert accepts(many, "answer = 1 + 1") and not accepts(many, "answer = 1")
+
+
+def _grammar_accepts(grammar: str, text: str) -> bool:
+    import llguidance
+
+    tok = llguidance.LLTokenizer("byte")
+    m = llguidance.LLMatcher(tok, llguidance.grammar_from("grammar", grammar), log_level=0)
+    assert not m.is_error(), m.get_error()
+    return m.consume_tokens(tok.tokenize_bytes(text.encode())) and m.is_accepting()
 
 
 def _first_wrong_then_right(messages):

@@ -4,7 +4,8 @@ and verdict (``rlmlab scorecard``, ``notebooks/scorecard.ipynb``)."""
 from rlmlab.scorecard._claims import CLAIMS, SEEDS, Claim, NotMeasured, Paired, claim
 from rlmlab.scorecard._context import ScoreContext, experiment_arm
 from rlmlab.scorecard._cost import MEASURED, ArmCost, Plan, arm_costs, plan_scorecard
-from rlmlab.scorecard._learner import CODE_FIRST_INSTRUCTIONS, CodeFirstLearner, expression_grammar, question_numbers
+from rlmlab.scorecard._learner import (CODE_FIRST_INSTRUCTIONS, CodeFirstLearner, expression_grammar, number_counts,
+                                      question_numbers)
 from rlmlab.scorecard._run import (
     DEFAULT_N, MEASURE_KEYS, QUICK_N, SCORECARD_FILE, ROW_FIELDS, Scorecard, ScoreRow, read_scorecard, run_scorecard,
     score_claim,
@@ -19,7 +20,7 @@ from rlmlab.scorecard._table import plot_scorecard, scorecard_html, scorecard_ma
 __all__ = [
     "CLAIMS", "SEEDS", "Claim", "NotMeasured", "Paired", "claim", "ScoreContext", "experiment_arm",
     "MEASURED", "ArmCost", "Plan", "arm_costs", "plan_scorecard",
-    "CodeFirstLearner", "CODE_FIRST_INSTRUCTIONS", "expression_grammar", "question_numbers",
+    "CodeFirstLearner", "CODE_FIRST_INSTRUCTIONS", "expression_grammar", "question_numbers", "number_counts",
     "DEFAULT_N", "QUICK_N", "SCORECARD_FILE", "ROW_FIELDS", "Scorecard", "ScoreRow", "read_scorecard", "run_scorecard",
     "score_claim", "select_claims",
     "DIRECTIONS", "VERDICTS", "Z95", "Comparison", "n_to_decide", "n_to_decide_paired", "newcombe_paired",
