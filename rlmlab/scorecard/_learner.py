@@ -78,7 +78,7 @@ def expression_grammar(question: str) -> str:
     rules: dict[str, str] = {}
 
     def name(kind: str, *states: tuple[int, ...]) -> str:
-        return kind + "-" + "-".join("".join(map(str, st)) for st in states)
+        return kind + "-" + "-".join("x".join(map(str, st)) for st in states)
 
     def minus(st: tuple[int, ...], i: int) -> tuple[int, ...]:
         return st[:i] + (st[i] - 1,) + st[i + 1:]
@@ -152,6 +152,9 @@ class CodeFirstLearner:
         self.lm, self.temperature, self.max_tokens, self.seed = lm, temperature, max_tokens, seed
         self.decoding = decoding if decoding == "free" or can_constrain(lm) else "free"
         self.logprobs_seen = False  # whether any reply's confidence came from the model (else the 0.5 fallback)
+        # replies memoised per (conversation, temperature, seed), as LMLearner's: the arms of one scorecard share
+        # the first turn's reply exactly, so paired arms differ only by what the teacher did after it
+        self._memo: dict[tuple[Any, ...], LearnerAnswer] = {}
 
     def messages(self, ex: Exchange) -> list[dict[str, str]]:
         msgs = [{"role": "system", "content": CODE_FIRST_INSTRUCTIONS}, {"role": "user", "content": ex.question}]
@@ -160,13 +163,19 @@ class CodeFirstLearner:
         return msgs
 
     def answer(self, ex: Exchange, sample: int = 0) -> LearnerAnswer:
+        msgs = self.messages(ex)
+        key = (tuple((m["role"], m["content"]) for m in msgs), self.temperature, self.seed + sample)
+        if key not in self._memo:
+            self._memo[key] = self._answer(msgs, ex.question, sample)
+        return self._memo[key]
+
+    def _answer(self, msgs: list[dict[str, str]], question: str, sample: int) -> LearnerAnswer:
         from rlmlab.lm import constrained
 
-        msgs = self.messages(ex)
         engine = getattr(self.lm, "rlmlab_engine", None)
         if engine is not None and hasattr(engine, "generate"):
             kwargs = {"logprobs": True} if "logprobs" in engine.generate.__code__.co_varnames else {}
-            grammar = constrained(grammar=expression_grammar(ex.question)) if self.decoding == "grammar" else None
+            grammar = constrained(grammar=expression_grammar(question)) if self.decoding == "grammar" else None
             with grammar or nullcontext():
                 done = engine.generate(msgs, _Config(self.temperature, self.max_tokens, seed=self.seed + sample),
                                        **kwargs)

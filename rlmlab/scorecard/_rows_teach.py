@@ -39,18 +39,24 @@ def teach_set(n: int) -> str:
 
 
 def _learner(ctx: ScoreContext, kind: str, turing: bool) -> Any:
+    from rlmlab._paths import PROJECT_ROOT
     from rlmlab.scorecard._learner import CodeFirstLearner
     from rlmlab.teach import LMLearner
 
     def make() -> Any:
+        from rlmlab.teach import load_run_config
+
+        # the learner samples at seed 002's learner temperature (configs/run.yaml: learner_math 0.3), as `rlmlab
+        # teach run` does; greedy, a 135M learner gives the same expression after every reprompt (0 of 60 changed)
+        temperature = load_run_config(PROJECT_ROOT / "configs" / "run.yaml").learner_temperature
         protocol = None
         if turing:
             from rlmlab.turing import TuringProtocol
 
             protocol = TuringProtocol.from_config(log=ctx.out / "teach" / "turing.sqlite")
         if kind == "code_first":
-            return CodeFirstLearner(ctx.lm, seed=ctx.seed)
-        return LMLearner(ctx.lm, seed=ctx.seed, decoding="free", turing=protocol)
+            return CodeFirstLearner(ctx.lm, temperature=temperature, seed=ctx.seed)
+        return LMLearner(ctx.lm, temperature=temperature, seed=ctx.seed, decoding="free", turing=protocol)
 
     return ctx.cached(("learner", kind, turing), make)
 
