@@ -373,3 +373,26 @@ def test_show_notebook_renders_a_saved_table_without_measuring(rlmlab_kernel, tm
     outputs = [o for c in executed["cells"] for o in c.get("outputs", [])]
     assert "1 claims read from" in "".join("".join(o.get("text", "")) for o in outputs)
     assert any("image/png" in o.get("data", {}) for o in outputs) and (tmp_path / "scorecard.png").is_file()
+
+
+def test_code_first_learner_draws_a_seed_per_turn_and_replays_a_conversation_from_its_memo():
+    """A reprompted turn samples with its own seed (one seed for every turn replayed the same draws, so the 135M
+    learner never changed its expression); the same conversation at the same seed is answered once."""
+    from types import SimpleNamespace
+
+    from rlmlab.scorecard._learner import TURN_SEED_STRIDE
+
+    seeds = []
+
+    def generate(msgs, cfg):
+        seeds.append(cfg.seed)
+        return SimpleNamespace(text="answer = 2 + 2", token_logprobs=[-0.1], input_tokens=5, output_tokens=3)
+
+    lm = SimpleNamespace(rlmlab_engine=SimpleNamespace(generate=generate))
+    learner = CodeFirstLearner(lm, temperature=0.3, seed=7, decoding="free")
+    ex = Exchange("What is 2 + 2?")
+    first = learner.answer(ex)
+    assert learner.answer(ex) is first and seeds == [7]  # memoised: the paired arms share this turn exactly
+    ex.answers.append(first.answer)
+    ex.reprompts.append(("try_again_concise", "Try again."))
+    assert learner.answer(ex).answer == "answer = 2 + 2\nAnswer: 4" and seeds == [7, 7 + TURN_SEED_STRIDE]

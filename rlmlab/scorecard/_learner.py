@@ -53,6 +53,7 @@ def number_counts(question: str) -> dict[str, int]:
     return {n: counts[n] for n in question_numbers(question)}
 
 
+TURN_SEED_STRIDE = 1009  # a turn's seed: seed + sample + stride * answers so far (samples of one turn stay apart)
 MAX_STATES = 32  # multisets of the question's numbers a grammar tracks; past it, numbers are not counted
 
 
@@ -164,12 +165,15 @@ class CodeFirstLearner:
 
     def answer(self, ex: Exchange, sample: int = 0) -> LearnerAnswer:
         msgs = self.messages(ex)
-        key = (tuple((m["role"], m["content"]) for m in msgs), self.temperature, self.seed + sample)
+        # each turn draws its own seed: with one seed for every turn a reprompted conversation replays the same
+        # random draws, and at temperature 0.3 the 135M learner then wrote the same expression after every reprompt
+        seed = self.seed + sample + TURN_SEED_STRIDE * len(ex.answers)
+        key = (tuple((m["role"], m["content"]) for m in msgs), self.temperature, seed)
         if key not in self._memo:
-            self._memo[key] = self._answer(msgs, ex.question, sample)
+            self._memo[key] = self._answer(msgs, ex.question, seed)
         return self._memo[key]
 
-    def _answer(self, msgs: list[dict[str, str]], question: str, sample: int) -> LearnerAnswer:
+    def _answer(self, msgs: list[dict[str, str]], question: str, seed: int) -> LearnerAnswer:
         from rlmlab.lm import constrained
 
         engine = getattr(self.lm, "rlmlab_engine", None)
@@ -177,7 +181,7 @@ class CodeFirstLearner:
             kwargs = {"logprobs": True} if "logprobs" in engine.generate.__code__.co_varnames else {}
             grammar = constrained(grammar=expression_grammar(question)) if self.decoding == "grammar" else None
             with grammar or nullcontext():
-                done = engine.generate(msgs, _Config(self.temperature, self.max_tokens, seed=self.seed + sample),
+                done = engine.generate(msgs, _Config(self.temperature, self.max_tokens, seed=seed),
                                        **kwargs)
             text, lps, tin, tout = done.text, list(done.token_logprobs or []), done.input_tokens, done.output_tokens
         else:  # a LiteLLM model: the conversation as one prompt
