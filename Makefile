@@ -15,8 +15,23 @@ $(PY):
 # first time (about 6 minutes on 2 cores); pip caches the wheel after that. --no-compile: pip would byte-compile
 # every module of every package (109 s -> 59 s of install without it); Python compiles the modules a run imports
 # the first time it imports them (about 12 s for everything the tests import).
+#
+# llama.cpp's AMX kernels (compiled in by -march=native on a CPU that has AMX) die with SIGILL on machines whose
+# kernel disables AMX tile data per thread (ggml-org/llama.cpp PR 26954; seen here on a Xeon VM): the build leaves
+# them out on x86_64 (-mno-amx-int8; AVX-512 and the rest stay native). pip reuses a wheel it built before whatever
+# CMAKE_ARGS say, so after installing, rlmlab/lm/_selfcheck.py decodes a batch in a child process; if the child is
+# killed by a signal, the cached wheel is dropped and llama-cpp-python is built again with these flags (once:
+# the new wheel is cached).
+LLAMA_CMAKE_ARGS := $(if $(filter x86_64,$(shell uname -m)),-DCMAKE_C_FLAGS=-mno-amx-int8 -DCMAKE_CXX_FLAGS=-mno-amx-int8)
+LLAMA_ENV := CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc)
 $(STAMP): pyproject.toml | $(PY)
-	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PY) -m pip install --no-compile -e '.[local,test,ray,sandbox,inspect]'
+	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(LLAMA_ENV) $(PY) -m pip install --no-compile -e '.[local,test,ray,sandbox,inspect]'
+	$(PY) rlmlab/lm/_selfcheck.py || { [ $$? = 3 ] && \
+	  echo "rebuilding llama-cpp-python from source for this CPU (about 6 minutes on 2 cores)" && \
+	  $(PY) -m pip cache remove llama_cpp_python && \
+	  $(LLAMA_ENV) $(PY) -m pip install --no-compile --force-reinstall --no-deps \
+	    "llama-cpp-python==$$($(PY) -c 'import importlib.metadata as m; print(m.version("llama-cpp-python"))')" && \
+	  $(PY) rlmlab/lm/_selfcheck.py; }
 	$(VENV)/bin/rlmlab kernel install --sys-prefix  # also JupyterLab's widget saveState (lab/settings/overrides.json)
 	touch $@
 
