@@ -49,7 +49,7 @@ def test_parse_template_splits_literals_and_slots():
     assert [s.name for s in template_slots(text)] == ["resource", "property", "k"]
     from rlmlab.executors._step_grammar import SLOT_TYPES as GRAMMAR_SLOT_TYPES
 
-    assert SLOT_TYPES == ("word", "ident", "curie", "property", "class", "number", "path", "quoted")
+    assert SLOT_TYPES == ("word", "ident", "curie", "property", "class", "number", "path", "quoted", "iri")
     assert SLOT_TYPES == GRAMMAR_SLOT_TYPES  # the pack's validator and the step grammar read the same slots
     # single braces and regex escapes are literal; "{{{" is a literal brace and a slot
     assert parse_template(r'x = ctx_find(context, r"\{ {a}", k=1)') == [r'x = ctx_find(context, r"\{ {a}", k=1)']

@@ -111,7 +111,7 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
     numbers = [n for it in run.records for n in output_numbers(it.output)]
     templates = [t["template"] for t in ws.extras.get("step_templates", []) if t.get("template")]
     slots = query_slots(run.query or "", run.context_text)
-    vocab = argument_vocabularies(ws, slots) if opts.vocab else None
+    vocab = argument_vocabularies(ws, slots, run.query or "") if opts.vocab else None
     # sparql_query without an attached ontology can only fail: a code or arithmetic step is not offered it
     tools = [t for t in ws.registry if t.name != "sparql_query" or ws.extras.get("ontology") is not None]
     keys, joins, lookup, form = None, (), [], None
@@ -125,7 +125,8 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
             vocab["ctx_find.pattern"] = grep
         lookup = lookup_names(run.query or "", slots.get("ident") or [], run.context_text)[:24] \
             if kind == "rust" else []
-        form = answer_form(run.query or "") if kind == "rust" else None
+        form = answer_form(run.query or "") if kind == "rust" else \
+            "query" if kind == "ontology" and "sparql_query.query" in vocab else None
         av = ast_vocabulary(run.query or "")
         if kind == "rust" and "ast_query.query" in vocab:
             names = lookup or item_names(run.query or "", slots.get("ident") or [])[:24]

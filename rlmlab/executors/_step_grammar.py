@@ -231,7 +231,9 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     read only joined over every match, not from the first match alone. ``answer_form`` (with ``joins``): "count"
     (a question asking how many) submits a number only (a result's total, its match count, an expression), never
     a line, its number or a capture; "choice" (a question offering two answer words) submits only
-    ``"yes" if ... else "no"`` over a result it read.
+    ``"yes" if ... else "no"`` over a result it read; "query" (a question over an ontology, whose answer is a
+    SPARQL query's text; needs ``vocab["sparql_query.query"]``) is one step that assigns a SELECT of the closed
+    vocabulary, runs it with ``sparql_query`` and submits the query.
     """
     if fmt not in STEP_FORMATS:
         raise ValueError(f"fmt: {fmt!r}; use one of {', '.join(STEP_FORMATS)}")
@@ -269,8 +271,10 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
                                                   if rules and key == "sparql_query.query"]
     number = _numbers(query, literals, numbers)
     first = '["matches"][0]'
-    if answer_form not in (None, "count", "choice"):
-        raise ValueError(f"answer_form: {answer_form!r}; use None, 'count' or 'choice'")
+    if answer_form not in (None, "count", "choice", "query"):
+        raise ValueError(f"answer_form: {answer_form!r}; use None, 'count', 'choice' or 'query'")
+    if answer_form == "query" and strings == ["str-lit"]:
+        raise ValueError("answer_form 'query' needs a SPARQL vocabulary (vocab['sparql_query.query'])")
     counting = answer_form == "count" and bool(keys and joins)
     scalar_opts = [] if not (keys and joins) else [
         *([_lit(f'{first}["captures"][') + " join-key " + _lit("]")] if not (join_only or counting) else []),
@@ -281,6 +285,11 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
                      raw=(raw or ()) if keys else None, joins=joins if keys else (),
                      scalars=bool(scalar_opts), count_ok=not keys or "total" in keys,
                      form=answer_form if keys and joins else None)
+    if answer_form == "query" and strings:
+        # the answer to a question over an ontology is a SPARQL query's text: the step writes one, runs it (a query
+        # that does not run ends the step with its error) and submits it; no number, no arithmetic
+        code = b.add("query-step", f'{_lit("q = ")} {strings[0]} '
+                                   f'{_lit(chr(10) + "rows = sparql_query(q)" + chr(10) + f"SUBMIT({output_field}=q)")}')
     if filled:
         named = [b.add(f"template-{i}", r) for i, r in enumerate(filled)]
         code = _alt(named if templates_first else [*named, code])

@@ -6,8 +6,9 @@ arguments instead come from what the oracles define:
 
 - ``ast_query(..., query)``: an s-expression over tree-sitter-rust's named node kinds and field names, three
   levels deep, with captures and an optional ``(#eq? @cap "name")`` on an identifier of the query;
-- ``sparql_query(query)``: ``SELECT ... WHERE { ... }`` with up to four triple patterns over the attached
-  ontology's own terms (as CURIEs of its declared prefixes), the query's CURIEs and a few variables.
+- ``sparql_query(query)``: a SELECT over the question's own CURIEs and a few RDF/OWL basics, each named CURIE
+  used, as many columns as the question asks, a count where it asks how many, one FILTER over its own text and
+  IRIs (:mod:`._sparql_space`).
 
 Numbers in arithmetic already come from the query (see :mod:`._step_grammar`). Each vocabulary is a dict of
 GBNF rules whose first entry is the argument's rule; :func:`argument_vocabularies` gives them by ``tool.arg``.
@@ -20,16 +21,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from rlmlab.executors._gbnf import _lit
+from rlmlab.executors._sparql_space import SPARQL_VARS, question_sparql_rules, sparql_rules
 
 __all__ = ["argument_vocabularies", "ts_query_rules", "named_captures", "sparql_rules", "rust_node_kinds", "ontology_terms",
            "CAPTURES", "SPARQL_VARS"]
 
 CAPTURES = ("name", "type", "field", "param", "item", "x")
-SPARQL_VARS = ("x", "y", "z", "c", "p", "label", "d", "r")
-_SPARQL_BASICS = ("rdfs:label", "rdfs:comment", "rdfs:subClassOf", "rdfs:subPropertyOf", "rdfs:domain",
-                  "rdfs:range", "rdf:type", "owl:inverseOf", "owl:Class", "owl:ObjectProperty",
-                  "owl:DatatypeProperty", "skos:definition", "skos:prefLabel", "skos:broader", "skos:narrower")
-
 
 # Items with a name of their own, as tree-sitter-rust parses them: the name's node kind and the children that hold
 # what a question about the item asks (a function's parameters and return type, a struct's fields, an enum's
@@ -166,26 +163,7 @@ def ontology_terms(graph: Any, limit: int = 600) -> tuple[str, ...]:
     return tuple(sorted(out)[:limit])
 
 
-def sparql_rules(terms: tuple[str, ...], curies: list[str]) -> dict[str, str]:
-    """GBNF rules of a Python string literal holding a SELECT over ``terms`` (and the query's ``curies``)."""
-    words = list(dict.fromkeys([*curies, *_SPARQL_BASICS, *terms]))
-    return {
-        "sq-q": '"\\"SELECT " ("DISTINCT ")? sq-var (" " sq-var){0,2} " WHERE { " sq-tp (" . " sq-tp){0,3} " }" '
-                '(" LIMIT " [1-9] [0-9]{0,2})? "\\""',
-        "sq-tp": 'sq-node " " sq-pred " " sq-node',
-        "sq-node": "sq-var | sq-term",
-        "sq-pred": 'sq-var | "a" | sq-term',
-        "sq-var": '"?" ' + _alt([_lit(v) for v in SPARQL_VARS]),
-        "sq-term": _alt([_lit(w) for w in words]),
-    }
-
-
-@lru_cache(maxsize=8)
-def _graph_terms(graph_id: int, graph: Any) -> tuple[str, ...]:  # graph_id: the cache key (graphs are unhashable)
-    return ontology_terms(graph)
-
-
-def argument_vocabularies(workspace: Any, slots: dict[str, list[str]]) -> dict[str, dict[str, str]]:
+def argument_vocabularies(workspace: Any, slots: dict[str, list[str]], query: str = "") -> dict[str, dict[str, str]]:
     """The closed vocabularies of the workspace's tools, by ``"tool.arg"``: tree-sitter queries when ``ast_query``
     is registered, SPARQL when ``sparql_query`` is and an ontology is attached. ``slots`` are the query's literals
     by type (``query_slots``): identifiers for ``#eq?``, CURIEs for SPARQL terms."""
@@ -201,5 +179,5 @@ def argument_vocabularies(workspace: Any, slots: dict[str, list[str]]) -> dict[s
         # attach_ontology keeps the loaded Graph under "ontology"; none (a code or arith task): nothing to offer
         graph = workspace.extras.get("ontology")
         if isinstance(graph, Graph) and len(graph):
-            out["sparql_query.query"] = sparql_rules(_graph_terms(id(graph), graph), list(slots.get("curie") or []))
+            out["sparql_query.query"] = question_sparql_rules(query, slots)
     return out

@@ -48,9 +48,11 @@ _NUMBER_WORDS = {
 _NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?!\w)|\b(?:" + "|".join(_NUMBER_WORDS) + r")\b", re.I)
 # Default slot names by type; numbers are named after the word that follows them in the query ("5 apples").
 _ROLE = {"ident": "name", "curie": "resource", "property": "property", "class": "class", "path": "path",
-         "quoted": "text", "word": "word"}
-# Inside a string literal, the types looked for, longest values first within a type.
-_STRING_TYPES = ("quoted", "property", "class", "path", "ident", "number")
+         "quoted": "text", "word": "word", "iri": "iri"}
+# Inside a string literal, the types looked for, longest values first within a type. A word of the query is a
+# slot only as a whole single-quoted SPARQL literal (FILTER(CONTAINS(STR(?l), 'Collection'))): elsewhere in a
+# string, words are the query language's own (SELECT, ?class, fn).
+_STRING_TYPES = ("iri", "quoted", "property", "class", "path", "ident", "number", "word")
 
 
 @dataclass(frozen=True)
@@ -126,7 +128,7 @@ def query_shape(query: str, context: str | None = None) -> str:
     paths, quoted text, numbers and the identifiers the context grounds."""
     lits = query_slots(query, context)
     spans: list[tuple[int, int, str]] = []
-    for kind in ("quoted", "curie", "path"):
+    for kind in ("iri", "quoted", "curie", "path"):
         for value in sorted(lits[kind], key=len, reverse=True):
             spans += [(m.start(), m.end(), kind) for m in re.finditer(re.escape(value), query)]
     for value in code_idents(query, context):
@@ -256,6 +258,8 @@ def _same_number(value: Any, text: str) -> bool:
 
 def _find(text: str, value: str, kind: str) -> list[tuple[int, int]]:
     """Where ``value`` stands as a whole token in ``text`` (not inside a longer name, CURIE or path)."""
+    if kind == "word":
+        return [(m.start(), m.end()) for m in re.finditer(rf"(?<='){re.escape(value)}(?=')", text)]
     before = r"[\w:/.]" if kind in ("ident", "number") else r"\w"
     return [(m.start(), m.end()) for m in re.finditer(rf"(?<!{before}){re.escape(value)}(?![\w])", text)]
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlmlab.errors import ConfigError
 from rlmlab.memory import MemoryTask, Verdict
+from rlmlab.ontology import CURIE_PATTERN, question_relations
 from rlmlab.numbers import vote_key
 from rlmlab.learning._judge import JUDGES, strip_fences
 from rlmlab.learning._judge_oracle import OracleJudge, cannot_judge
@@ -39,13 +40,10 @@ KEYFREE_JUDGES = {"code": "oracle", "ontology": "constraints", "arith": "vote"}
 # cost, and reference queries have no LIMIT) do not.
 _BLOCKING = ("type_is_property", "domain_violation", "range_violation", "cartesian_product", "string_iri_filter")
 _UNKNOWN = ("unknown_property", "unknown_class")
-_C = r"[a-z][a-z0-9]*:[A-Za-z_][\w.-]*[\w]"  # a CURIE, as rlmlab.memory's literal reader takes it
-_CURIE = re.compile(rf"(?<![\w/#])({_C})")
+_CURIE = re.compile(rf"(?<![\w/#])({CURIE_PATTERN})")
 _WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
+_HIERARCHY = ("http://www.w3.org/2000/01/rdf-schema#subClassOf", "http://www.w3.org/2000/01/rdf-schema#subPropertyOf")
 _COLUMNS = re.compile(r"\((one|two|three|four|five|\d)\s+columns?\b", re.I)
-_OF = re.compile(r"\b(?:the|every|each)\s+(?:distinct\s+)?({c})(?:\s+and\s+(?:the\s+)?({c}))?(?:\s+values?)?\s+of\s+"
-                 r"(?:the\s+(?:class|property)\s+)?({c})".format(c=_C))
-_WHOSE = re.compile(r"\bwhose\s+({c})\s+is\s+(?:exactly\s+)?({c})".format(c=_C))
 
 
 def _verdict(name: str, success: bool, rationale: str) -> Verdict:
@@ -118,6 +116,8 @@ class ConstraintsJudge:
         query = strip_fences(str(trajectory.answer))
         named = list(dict.fromkeys(_CURIE.findall(task.query)))
         expand = {c: _expand(graph, c) for c in named}
+        for rel in question_relations(task.query):  # "the superclasses of X" states rdfs:subClassOf, unnamed
+            expand.setdefault(rel.predicate, _expand(graph, rel.predicate))
         absent = [c for c in named if expand[c] and not _in_graph(graph, expand[c])]
         # the L1 checks first: a query they reject (a cartesian product, say) is not run at all
         findings = validate_sparql(query, graph)
@@ -185,17 +185,18 @@ def _relations_missing(question: str, triples: list[tuple[str, str, str]], expan
     def has(s: str | None, p: str, o: str | None) -> bool:
         return any(p in tp and (s is None or ts == s) and (o is None or to == o) for ts, tp, to in triples)
 
-    for m in _OF.finditer(question):
-        subject = m.group(3)
-        for prop in (m.group(1), m.group(2)):
-            if prop and not has(iri(subject), iri(prop), None):
-                return f"{subject} {prop} ?value"
-    for m in _WHOSE.finditer(question):
-        target = iri(m.group(2))
-        # "whose rdfs:range is prov:Agent or a class below it": the value may reach the class through a variable
-        reach = {target} | {ts for ts, _, to in triples if to == target and ts.startswith("?")}
-        if not any(iri(m.group(1)) in tp and to in reach for _, tp, to in triples):
-            return f"?x {m.group(1)} {m.group(2)}"
+    for rel in question_relations(question):
+        if rel.subject is not None:
+            if not has(iri(rel.subject), iri(rel.predicate), None):
+                return f"{rel.subject} {rel.predicate} ?value"
+            continue
+        target = iri(rel.object)
+        # "whose rdfs:range is prov:Agent or a class below it": the value may reach the class through a variable,
+        # down the class or property hierarchy (not through another rdfs:range)
+        reach = {target} | ({ts for ts, tp, to in triples if to == target and ts.startswith("?")
+                             and any(h in tp for h in _HIERARCHY)} if not rel.exact else set())
+        if not any(iri(rel.predicate) in tp and to in reach for _, tp, to in triples):
+            return f"?x {rel.predicate} {rel.object}"
     return ""
 
 

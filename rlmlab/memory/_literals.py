@@ -35,6 +35,10 @@ _PATH = re.compile(r"(?<![\w/])((?:[\w.-]+/)+[\w.-]+|[\w-]+\.(?:rs|py|ttl|toml|j
 _QUOTED = re.compile(r"'([^'\n]{1,80})'|\"([^\"\n]{1,80})\"|\u2018([^\u2019\n]{1,80})\u2019|\u201c([^\u201d\n]{1,80})\u201d")
 _IDENT = re.compile(r"(?<![\w:])[A-Za-z_][A-Za-z0-9_]*")
 _WORD = re.compile(r"[A-Za-z]{2,}")
+# A full IRI written in a query ("whose IRI starts with http://www.w3.org/2004/02/skos/core#broader"): it ends
+# before a space, a bracket or a quote, and a sentence's full stop or comma after it is not part of it. Its pieces
+# (www, w3, skos, core) are not words, names or paths of the query.
+_IRI = re.compile(r"\bhttps?://[^\s'\"<>(){}]*[\w#/]")
 
 
 def number_text(raw: str) -> str:
@@ -104,6 +108,8 @@ def query_slots(query: str, context: str | None = None) -> dict[str, list[str]]:
     whose local name starts lower-case (RDF properties) or upper-case (classes).
     """
     out: dict[str, list[str]] = {t: [] for t in SLOT_TYPES}
+    out["iri"] = [m.group(0) for m in _IRI.finditer(query)]
+    query = _IRI.sub(" ", query)
     for m in _CURIE.finditer(query):
         out["curie"].append(m.group(1))
         local = m.group(1).split(":", 1)[1]
@@ -161,6 +167,8 @@ def query_shape(query: str) -> str:
 
     for m in _QUOTED.finditer(query):
         claim(m.start(), m.end(), "quoted")
+    for m in _IRI.finditer(query):
+        claim(m.start(), m.end(), "iri")
     for m in _CURIE.finditer(query):
         local = m.group(1).split(":", 1)[1]
         claim(m.start(1), m.end(1), "property" if local[:1].islower() else "class")

@@ -23,8 +23,8 @@ __all__ = ["SLOT_TYPES", "TEMPLATE_MAX", "STEP_TEMPLATES_KEY", "Slot", "Template
 
 # What a slot may hold, read off the query: a word as written or lower-cased; an identifier-like token
 # (CamelCase, snake_case, any word); a ``prefix:Local`` CURIE; a number ("25%" gives 25); a path or file name;
-# text the query puts in quotes.
-SLOT_TYPES = ("word", "ident", "curie", "property", "class", "number", "path", "quoted")
+# text the query puts in quotes; a full http(s) IRI written in the query (a SPARQL filter's prefix).
+SLOT_TYPES = ("word", "ident", "curie", "property", "class", "number", "path", "quoted", "iri")
 TEMPLATE_MAX = 2000  # characters
 # Workspace.extras key under which the memory loop hands a rollout the injected templates
 # (a list of {"id", "title", "template"}, in injection order).
@@ -42,6 +42,7 @@ _VALUE = {
     "number": re.compile(r"-?\d+(?:\.\d+)?"),
     "path": re.compile(r"[\w.-]+(?:/[\w.-]+)*/?|[\w.-]+\.\w+"),
     "quoted": re.compile(r"[^\n]{1,200}"),
+    "iri": re.compile(r"https?://[^\s'\"<>(){}]+"),
 }
 _TOKEN = re.compile(r"-?\d+(?:\.\d+)?|[A-Za-z_]\w*")  # what may stand outside a string literal
 

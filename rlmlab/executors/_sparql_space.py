@@ -1,0 +1,264 @@
+"""The closed space of a SPARQL step: a SELECT the question itself defines, as GBNF rules.
+
+Offered the ontology's 600 terms as free choices, the embedded 135M model wrote ``SELECT ?d ?d ?d WHERE { ?d ?d
+?d }`` or ``{ ?x owl:inverseOf ?x }`` on every question, greedy and sampled alike, so exploration found nothing to
+learn from. What the question says closes the space, as the key-free ``constraints`` judge reads it
+(:mod:`rlmlab.learning._judge_keyfree`):
+
+- terms: the question's own CURIEs and a few RDF/OWL basics (:data:`SPARQL_BASICS`); every reference query of the
+  task suites uses no other term. Every CURIE the question names is used (for up to :data:`MAX_NAMED` of them;
+  the judge fails a query that leaves one out);
+- a triple pattern holds a variable (``?x``, ``?y``, ``?z``) and never the same variable at both ends; its
+  predicate is a property (lowerCamelCase local name) or ``a``, optionally ``+`` (one or more) or ``*``;
+- the SELECT has as many columns as the question says; a question asking how many selects a count (``(COUNT(DISTINCT
+  ?x) AS ?n)``, or a value and its count grouped by the value when it asks for each value), any other question
+  variables only;
+- one FILTER may keep IRIs or test a variable's text against the text the question gives to filter by (its IRIs,
+  quoted text, "the word X", "includes X"; :func:`sparql_strings`).
+
+The rules' first entry (``sq-q``) is a Python string literal holding the query.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Sequence
+
+from rlmlab.executors._gbnf import _lit
+from rlmlab.ontology import Relation, question_relations, reaches
+
+__all__ = ["sparql_rules", "sparql_strings", "sparql_columns", "asks_count", "SPARQL_BASICS", "SPARQL_VARS",
+           "MAX_NAMED"]
+
+SPARQL_VARS = ("x", "y", "z")
+# The terms a question may use without naming them: the class and property hierarchies and a property's domain
+# and range ("the direct superclasses of X", "the domain and the range of P"). Every other term of a reference query
+# in the task suites is named by its question (rdfs:label, skos:definition, owl:Class, ...); offered as free
+# choices, the model put owl:inverseOf into every query.
+SPARQL_BASICS = ("rdfs:subClassOf", "rdfs:subPropertyOf", "rdfs:domain", "rdfs:range")
+# Properties of the RDF, RDFS and OWL vocabularies (and rdf:type) describe other terms: a predicate, never a node.
+_META_PREFIXES = ("rdf:", "rdfs:", "owl:")
+_HIERARCHY = ("rdfs:subClassOf", "rdfs:subPropertyOf")
+MAX_NAMED = 4  # named CURIEs whose use is tracked (2**4 states of the body); past that, any order of use
+MAX_PATTERNS = 3
+_COLUMNS = re.compile(r"\b(one|two|three|[123])\s+columns?\b", re.I)
+_COLUMN_WORDS = {"one": 1, "two": 2, "three": 3}
+_COUNT = re.compile(r"\bhow many\b|\bnumber of\b|\bcount(s|ed)?\b", re.I)
+_EACH = re.compile(r"\b(for each|per|each)\b", re.I)
+_HYPHENATED = re.compile(r"(?<![\w:/#-])[a-z]+(?:-[a-z]+)+(?![\w-])")  # a value (access-and-query), not PROV-O
+_FILTER_WORD = re.compile(r"\b(?:word|text|includes?|contains?|mentions?|value|is|in)\s+([A-Za-z][\w-]*)(?![\w:-])", re.I)
+
+
+def sparql_columns(query: str) -> int | None:
+    """How many columns the question asks its SELECT for ("(one column: the property)", "two columns: domain,
+    range"); None when it does not say."""
+    m = _COLUMNS.search(query or "")
+    return None if m is None else _COLUMN_WORDS.get(m.group(1).lower()) or int(m.group(1))
+
+
+def asks_count(query: str) -> bool:
+    """Whether the question asks how many ("how many", "the number of", "count")."""
+    return bool(_COUNT.search(query or ""))
+
+
+def sparql_strings(slots: dict[str, list[str]], query: str = "") -> list[str]:
+    """The text a SPARQL filter may compare with: the question's IRIs, quoted text, hyphenated words (a category
+    such as ``access-and-query``) and the word after "the word", "text", "includes", "contains", "mentions",
+    "value", "is" or "in" (not a stopword or a CURIE): "whose rdfs:label includes Collection" gives
+    ``Collection``. [] when the question names no text to filter by (then a FILTER can only keep IRIs)."""
+    from rlmlab.memory import STOPWORDS
+
+    plain = " ".join(x for x in query.split() if "://" not in x)
+    words = [w for w in _FILTER_WORD.findall(plain) if w.lower() not in STOPWORDS and w.lower() != "exactly"]
+    hyphenated = _HYPHENATED.findall(plain)
+    return list(dict.fromkeys([*(slots.get("iri") or []), *(slots.get("quoted") or []), *hyphenated, *words]))
+
+
+def _is_property(curie: str) -> bool:
+    return curie.split(":", 1)[1][:1].islower()
+
+
+def _alt(options: Sequence[str]) -> str:
+    opts = list(dict.fromkeys(options))
+    return opts[0] if len(opts) == 1 else "(" + " | ".join(opts) + ")"
+
+
+def _body_rules(named: list[str], width: int, rules: dict[str, str], relations: Sequence[Relation] = (),
+                reach: bool = False) -> str:
+    """The rule of a body (up to :data:`MAX_PATTERNS` triple patterns, then a FILTER) for a SELECT of ``width``
+    variables.
+
+    The patterns together use each of ``named`` at least once and bind ``?x`` ... up to the width; the body ends as
+    soon as both hold (offered free patterns, the model filled each with ``?x owl:inverseOf ?y``). Each pattern
+    makes progress (a named term or a variable it adds); one without a named term joins a bound variable to another
+    (never first). The variable past the SELECT's (the join: ``?y`` for one column) is used twice, the second time
+    down a hierarchy (``?x rdfs:domain ?y . ?y rdfs:subClassOf* C``), or once and tested by a text FILTER; never
+    once alone (``?x rdfs:domain ?y`` only narrows). A term the question puts on one side of a property
+    (``relations``: "the rdfs:domain of P" makes P the subject) stands only there, and is no predicate. States are
+    (named terms used, variables bound, how often the join variable was used: 0, 1, 2 for more)."""
+    n = len(named)
+    full = frozenset(range(n))
+    meta = {t for t in named if t.startswith(_META_PREFIXES) and _is_property(t)}
+    side = {(r.predicate, r.subject or r.object): "s" if r.subject else "o" for r in relations}
+    fixed = {term for _, term in side}  # a node of a stated relation: never a predicate
+    predicates_only = {r.predicate for r in relations}
+    exact_of = {r.object: r.predicate for r in relations if r.object and r.exact}
+    subject_of: dict[str, set[str]] = {}
+    for r in relations:
+        if r.subject:
+            subject_of.setdefault(r.subject, set()).add(r.predicate)
+    others = [b for b in SPARQL_BASICS if b not in named and _is_property(b)]
+    if "sq-bpred" not in rules:
+        rules["sq-bpred"] = _alt(['"a"', f'{_alt([_lit(b) for b in others])} ("+" | "*")?'] if others else ['"a"'])
+        rules["sq-hpred"] = f'{_alt([_lit(h) for h in _HIERARCHY])} ("+" | "*")?'
+    join = SPARQL_VARS[width] if width < len(SPARQL_VARS) else None
+    vars_ = [f"?{v}" for v in SPARQL_VARS[:width + 1]]  # the SELECT's and one to join through
+
+    def pred(i: int) -> str:
+        if named[i] == "rdf:type":  # SPARQL's "a" is rdf:type
+            return '("rdf:type" | "a")'
+        return f'{_lit(named[i])} ("+" | "*")?'
+
+    State = tuple[frozenset[int], frozenset[str], int]
+
+    def key(st: State) -> str:
+        used, bound, j = st
+        return f"{'-'.join(map(str, sorted(used))) or 'e'}-{''.join(sorted(bound)) or 'n'}{j}"
+
+    def patterns(st: State) -> dict[State, list[str]]:
+        """One triple pattern's alternatives from a state, by the state it leads to."""
+        used, bound, j = st
+        out: dict[State, list[str]] = {}
+
+        def add(s: str, p: str, p_term: str | None, o: str, uses: set[int]) -> None:
+            names = {x[1:] for x in (s, o) if x in vars_}
+            if s == o or not names or (not uses and not (names & bound)):
+                return  # a variable at both ends, no variable, or a join-less pattern without a named term
+            if p_term is not None and p_term in (s, o) or any(x in predicates_only for x in (s, o)):
+                return  # a property as the predicate and a node of one pattern, or the P of "the P of T" as a node
+            if p == "sq-hpred" and not (join in names and j == 1):
+                return  # sq-bpred offers the hierarchy elsewhere
+            if (uses <= used and names <= bound) or any(x in meta for x in (s, o)):
+                return  # no progress (a repeat narrows nothing), or a meta-property as a node (?x P rdfs:domain)
+            if p_term is not None and (side.get((p_term, o)) == "s" or side.get((p_term, s)) == "o"):
+                return  # "whose rdfs:domain is C": never C rdfs:domain ?x
+            if any(x in subject_of and (p_term not in subject_of[x] or x != s) for x in (s, o)):
+                return  # "the rdfs:domain of P": P only as the subject of rdfs:domain (P rdfs:domain ?x)
+            if join in names and j == 1 and not (p == "sq-hpred" or p_term in _HIERARCHY):
+                return  # the join variable's second use goes down a hierarchy (?y rdfs:subClassOf* C), nothing else
+            if join in names and j == 0 and p_term in _HIERARCHY and not reach:
+                return  # a chain of hierarchy steps only where the question says so ("two ... steps", "below")
+            if any(x in exact_of and p_term != exact_of[x] for x in (s, o)):
+                return  # "whose rdfs:domain is exactly C": C only as the object of rdfs:domain
+            jn = min(2, j + (join in names)) if join else 0
+            out.setdefault((used | uses, bound | names, jn), []).append(f'{_lit(s)} " " {p} " " {_lit(o)}')
+
+        nodes = vars_ + list(named)
+        for s_ in nodes:
+            for o in nodes:
+                uses = {named.index(x) for x in (s_, o) if x in named}
+                add(s_, "sq-bpred", None, o, uses)
+                add(s_, "sq-hpred", None, o, uses)
+                for prop in subject_of.get(s_, ()):  # "the superclasses of T": T rdfs:subClassOf ?x, unnamed
+                    if prop not in named:
+                        add(s_, f'{_lit(prop)} ("+" | "*")?', prop, o, uses)
+                for i in range(n):
+                    if _is_property(named[i]) and named[i] not in fixed:
+                        add(s_, pred(i), named[i], o, uses | {i})
+        return out
+
+    head = frozenset(SPARQL_VARS[:width])
+    filt = "sq-filter?"
+    # used once, the join variable is what a text filter tests ("whose prov:category is qualified"); with no
+    # text to filter by, a body that used it once does not end
+    join_filter = f'" . FILTER(" sq-scond-{join} (" && " sq-cond)? ")"' if join and "sq-str" in rules else None
+
+    def body(st: State, k: int) -> str | None:
+        name = f"sq-b{width}-{key(st)}-{k}"
+        if name in rules:
+            return name if rules[name] else None
+        rules[name] = ""  # reserve
+        opts = []
+        for after, alts in patterns(st).items():
+            tp = f"sq-t{width}-{key(st)}-{key(after)}"
+            rules[tp] = " | ".join(alts)
+            if after[0] == full and head <= after[1] and (after[2] != 1 or join_filter):
+                opts.append(f"{tp} {join_filter}" if after[2] == 1 else f"{tp} {filt}")
+            elif k > 1:
+                rest = body(after, k - 1)
+                if rest:
+                    opts.append(f'{tp} " . " {rest}')
+        if not opts:
+            del rules[name]
+            return None
+        rules[name] = " | ".join(opts)
+        return name
+
+    start = body((frozenset(), frozenset(), 0), MAX_PATTERNS)
+    if start is None:
+        raise ValueError(f"no SPARQL body uses {', '.join(named)} with {width} variable(s)")
+    return start
+
+
+def sparql_rules(curies: list[str], strings: Sequence[str] = (), columns: int | None = None,
+                 numbers: Sequence[str] = (), count: bool | None = None, each: bool = False,
+                 relations: Sequence[Relation] = (), reach: bool = False) -> dict[str, str]:
+    """GBNF rules (first ``sq-q``) of a Python string literal holding a SELECT over the question's ``curies``: see
+    the module docstring. ``strings``: what a FILTER may compare text with (:func:`sparql_strings`); ``columns``:
+    the SELECT's width (None: 1 to 3); ``numbers``: what HAVING may compare a count with; ``count``: True selects
+    a count only, False never, None either; ``each`` (with a count): the count per value of a grouping variable;
+    ``relations``: the triples the question states (:func:`rlmlab.ontology.question_relations`); ``reach``: the
+    question allows a chain of hierarchy steps (:func:`rlmlab.ontology.reaches`)."""
+    named = list(dict.fromkeys(curies))
+    tracked = named[:MAX_NAMED] if len(named) <= MAX_NAMED else []
+    n = columns if columns in (1, 2, 3) else None
+    forms: list[tuple[str, int]] = []  # (form, how many variables its body binds)
+    if count is not True:
+        forms += [(f'("DISTINCT ")? {_lit(" ".join("?" + v for v in SPARQL_VARS[:w]))} " WHERE {{ " BODY " }}"', w)
+                  for w in (1, 2, 3) if n in (None, w)]
+    if count is not False and n in (None, 1) and not (each and n is None):
+        forms.append(('"(COUNT(DISTINCT ?x) AS ?n) WHERE { " BODY " }"', 1))
+    if count is not False and n in (None, 2) and (each or count is None):
+        after = ['" ORDER BY DESC(?n) LIMIT 1"']
+        ints = [x for x in dict.fromkeys(numbers) if x.isdigit()]
+        for a, b in (("x", "y"), ("y", "x")):  # the grouping variable first or second in the body
+            having = [f'" HAVING (COUNT(DISTINCT ?{b}) >= " {_alt([_lit(x) for x in ints])} ")"'] if ints else []
+            forms.append((f'"?{a} (COUNT(DISTINCT ?{b}) AS ?n) WHERE {{ " BODY " }} GROUP BY ?{a}" '
+                          f'({" | ".join(after + having)})?', 2))
+    if not forms:  # the question's words contradict each other: any form
+        return sparql_rules(curies, strings, None, numbers, None, each, relations, reach)
+    rules: dict[str, str] = {"sq-q": ""}
+    conds = ['"isIRI(" VAR ")"']
+    rules["sq-var"] = '"?" ' + _alt([_lit(v) for v in SPARQL_VARS])
+    strings = [x for x in dict.fromkeys(strings) if x and "'" not in x and "\\" not in x and "\n" not in x]
+    if strings:
+        conds += ['"!"? ("STRSTARTS" | "STRENDS" | "CONTAINS") "(STR(" VAR "), " sq-str ")"',
+                  '"!"? "REGEX(STR(" VAR "), " sq-str ", \'i\')"', '"STR(" VAR ") = " sq-str']
+        rules["sq-str"] = _alt([_lit(f"'{x}'") for x in strings])
+    rules["sq-cond"] = " | ".join(c.replace("VAR", "sq-var") for c in conds)
+    for v in SPARQL_VARS:  # a text FILTER on the join variable (the body used it once)
+        if len(conds) > 1:
+            rules[f"sq-scond-{v}"] = " | ".join(c.replace("VAR", _lit("?" + v)) for c in conds[1:])
+    if tracked:
+        bodies = {w: _body_rules(tracked, w, rules, relations, reach) for w in {w for _, w in forms}}
+    else:  # none named (or too many to track): any of the terms, in any pattern that holds a variable
+        words = list(dict.fromkeys([*named, *SPARQL_BASICS]))
+        props = [w for w in words if _is_property(w)]
+        var = '"?" ' + _alt([_lit(v) for v in SPARQL_VARS])
+        rules["sq-term"] = _alt([_lit(w) for w in words])
+        rules["sq-pred"] = f'"a" | {_alt([_lit(w) for w in props])} ("+" | "*")?'
+        rules["sq-tp"] = f'{var} " " sq-pred " " ({var} | sq-term) | sq-term " " sq-pred " " {var}'
+        rules["sq-body"] = f'sq-tp (" . " sq-tp){{0,{MAX_PATTERNS - 1}}} sq-filter?'
+        bodies = {w: "sq-body" for _, w in forms}
+    rules["sq-q"] = '"\\"SELECT " ' + _alt([f.replace("BODY", bodies[w]) for f, w in forms]) + ' "\\""'
+    rules["sq-filter"] = '" . FILTER(" sq-cond (" && " sq-cond)? ")"'
+    return rules
+
+
+def question_sparql_rules(query: str, slots: dict[str, list[str]]) -> dict[str, str]:
+    """:func:`sparql_rules` for a question, its literals read by :func:`query_slots`."""
+    count = asks_count(query)
+    return sparql_rules(list(slots.get("curie") or []), sparql_strings(slots, query), sparql_columns(query),
+                        list(slots.get("number") or []), count=count, each=count and bool(_EACH.search(query)),
+                        relations=question_relations(query), reach=reaches(query))
