@@ -131,8 +131,11 @@ def test_off_rust_only_the_suite_of_a_template_is_checked(pack):
     arith = read_tasks("data/tasks/e14/arith_train.jsonl")[0].to_memory_task()
     sparql = [it for it in pack.values() if it.template and "sparql_query(" in it.template]
     sums = [it for it in pack.values() if it.template and "(" not in it.template.split("SUBMIT")[0]]
-    # nothing tells a wrong SPARQL template from a right one: each is admitted, as the first ranked was before
-    assert all(template_fits(onto, it) for it in sparql)
+    # the question's closed SPARQL space tells a right template from a wrong one: "the properties whose rdfs:domain
+    # is exactly skos:Concept" takes the "given property value" query, not the superclasses of a class
+    fits = {it.title for it in sparql if template_fits(onto, it)}
+    assert any(t.startswith("Resources with a given property value") for t in fits)
+    assert not any(t.startswith("Direct named superclasses") for t in fits) and len(fits) < len(sparql)
     assert not any(template_fits(onto, it) for it in sums) and not template_fits(onto, pack["Count structs"])
     assert all(template_fits(arith, it) for it in sums)
     assert not any(template_fits(arith, it) for it in sparql) and not template_fits(arith, pack["Count structs"])

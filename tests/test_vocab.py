@@ -70,9 +70,9 @@ def test_the_local_model_accepts_vocabulary_queries_and_rejects_made_up_node_kin
     assert engine.accepts(grammar, step(good))
     assert not engine.accepts(grammar, step("hits = ast_query(context, '(function_definition name: (identifier))')"))
     onto = _grammar("What is the domain of prov:wasGeneratedBy?", ontology=True)
-    sparql = 'rows = sparql_query("SELECT ?d WHERE { prov:wasGeneratedBy rdfs:domain ?d }")'
+    sparql = 'rows = sparql_query("SELECT ?x WHERE { prov:wasGeneratedBy rdfs:domain ?x }")'
     assert engine.accepts(onto, step(sparql).replace(query, "What is the domain of prov:wasGeneratedBy?"))
-    assert not engine.accepts(onto, step('rows = sparql_query("SELECT ?d WHERE { prov:madeUp rdfs:domain ?d }")')
+    assert not engine.accepts(onto, step('rows = sparql_query("SELECT ?x WHERE { prov:madeUp rdfs:domain ?x }")')
                               .replace(query, "What is the domain of prov:wasGeneratedBy?"))
 
 
@@ -132,7 +132,7 @@ def test_the_local_model_cannot_submit_made_up_text_but_can_submit_what_code_com
     assert not engine.accepts(g, _step(arith, 'SUBMIT(answer="42")'))
     onto = "What is the domain of prov:wasGeneratedBy?"
     g = _grammar(onto, ontology=True)
-    select = '"SELECT ?d WHERE { prov:wasGeneratedBy rdfs:domain ?d }"'
+    select = '"SELECT ?x WHERE { prov:wasGeneratedBy rdfs:domain ?x }"'
     assert engine.accepts(g, _step(onto, f"answer = {select}\nSUBMIT(answer=answer)"))  # the query is the answer
     assert engine.accepts(g, _step(onto, f"rows = sparql_query({select})\nprint(rows)"))
     assert not engine.accepts(g, _step(onto, 'answer = "the domain is Entity"\nSUBMIT(answer=answer)'))

@@ -17,6 +17,7 @@ from rlmlab.executors._timing import TIME_PARTS, RunClock, TimeBreakdown, time_b
 from rlmlab.executors._prompt import COMPACT_INSTRUCTIONS, PROMPTS
 from rlmlab.executors._step_grammar import query_slots, template_rule
 from rlmlab.executors._offer import context_kind, fits_query
+from rlmlab.executors._sparql_space import filter_texts, sparql_fit
 
 __all__ = [
     "RunOptions", "CodeRunOptions", "ReactOptions", "ScratchpadOptions", "RunEnv", "Run", "StepScope", "StepLoop",
@@ -25,6 +26,6 @@ __all__ = [
     "run_rlm", "IterationRecord", "Trajectory", "TRAJECTORY_FILE", "trajectory_table", "trajectory_summary",
     "MeteredReAct", "run_react", "run_scratchpad", "scratchpad_prompt", "parse_reply",
     "EXECUTORS", "Executor", "make_executor", "register_executor", "trajectory_metrics", "METRIC_FIELDS",
-    "TimeBreakdown", "RunClock", "time_breakdown", "TIME_PARTS", "PROMPTS", "COMPACT_INSTRUCTIONS", "query_slots", "template_rule",
+    "TimeBreakdown", "RunClock", "time_breakdown", "TIME_PARTS", "PROMPTS", "COMPACT_INSTRUCTIONS", "query_slots", "template_rule", "filter_texts", "sparql_fit",
     "context_kind", "fits_query",
 ]

@@ -13,6 +13,7 @@ from rlmlab.executors._step_grammar import assigned_names, output_numbers, query
 from rlmlab.executors._offer import (RESULT_KEYS, answer_form, asks_every, ast_vocabulary, context_kind, grep_rules,
                                     item_names, lookup_names, offered_tools, post_templates)
 from rlmlab.executors._sparql_fill import sparql_keeper
+from rlmlab.executors._sparql_space import space_fit
 from rlmlab.executors._vocab import CAPTURES, argument_vocabularies, named_captures, ts_query_rules
 from rlmlab.lm import can_constrain, pop_constraint, push_constraint
 from rlmlab.tools import ontology_of
@@ -147,9 +148,15 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
         templates = post or templates
     # a SPARQL template's fillings are narrowed to those whose query matches the attached ontology (_sparql_fill)
     check = sparql_keeper(ontology_of(ws)) if templates and ws.extras.get("ontology") is not None else None
+    fit = None
+    if templates and form == "query":  # a retrieved SPARQL procedure fits when its query is one the space holds
+        try:
+            fit = space_fit(vocab["sparql_query.query"])
+        except ImportError:  # llguidance (the local extra) checks the fit; without it every template is offered
+            fit = None
     return step_grammar(tools, ws.caps, fmt=fmt, scope=scope, max_statements=opts.max_statements,
                         query=run.query, templates=templates, numbers=numbers, must_submit=must_submit,
                         templates_first=not run.records, context=run.context_text, vocab=vocab, keys=keys,
                         raw=sorted(raw), template_check=check, joins=joins,
                         join_only=bool(lookup) and asks_every(run.query or ""),
-                        answer_form=form)
+                        answer_form=form, template_fit=fit)

@@ -13,8 +13,9 @@ learn from. What the question says closes the space, as the key-free ``constrain
 - the SELECT has as many columns as the question says; a question asking how many selects a count (``(COUNT(DISTINCT
   ?x) AS ?n)``, or a value and its count grouped by the value when it asks for each value), any other question
   variables only;
-- one FILTER may keep IRIs or test a variable's text against the text the question gives to filter by (its IRIs,
-  quoted text, "the word X", "includes X"; :func:`sparql_strings`).
+- a question that gives text to filter by (its IRIs, quoted text, "the word X", "includes X": :func:`filter_texts`)
+  has one FILTER that tests a variable's text against it; any FILTER may keep IRIs. A named OWL/RDFS class
+  (``owl:Class``, ``owl:ObjectProperty``) is only the type of a variable (``?x a owl:Class``).
 
 The rules' first entry (``sq-q``) is a Python string literal holding the query.
 """
@@ -28,7 +29,8 @@ from collections.abc import Sequence
 from rlmlab.executors._gbnf import _lit
 from rlmlab.ontology import Relation, question_relations, reaches
 
-__all__ = ["sparql_rules", "sparql_strings", "sparql_columns", "asks_count", "SPARQL_BASICS", "SPARQL_VARS",
+__all__ = ["sparql_rules", "filter_texts", "sparql_columns", "asks_count", "canonical_select", "space_fit", "sparql_fit",
+           "SPARQL_BASICS", "SPARQL_VARS",
            "MAX_NAMED"]
 
 SPARQL_VARS = ("x", "y", "z")
@@ -45,9 +47,10 @@ MAX_PATTERNS = 3
 _COLUMNS = re.compile(r"\b(one|two|three|[123])\s+columns?\b", re.I)
 _COLUMN_WORDS = {"one": 1, "two": 2, "three": 3}
 _COUNT = re.compile(r"\bhow many\b|\bnumber of\b|\bcount(s|ed)?\b", re.I)
+_NEGATION = re.compile(r"\b(not|outside|except|excluding)\b", re.I)
 _EACH = re.compile(r"\b(for each|per|each)\b", re.I)
-_HYPHENATED = re.compile(r"(?<![\w:/#-])[a-z]+(?:-[a-z]+)+(?![\w-])")  # a value (access-and-query), not PROV-O
-_FILTER_WORD = re.compile(r"\b(?:word|text|includes?|contains?|mentions?|value|is|in)\s+([A-Za-z][\w-]*)(?![\w:-])", re.I)
+_FILTER_WORD = re.compile(r"(?=\b(?:word|text|includes?|contains?|mentions?|value|is|in)\s+([A-Za-z][\w-]*)(?![\w:-]))",
+                          re.I)  # a lookahead: "value is access-and-query" reads both words after a cue
 
 
 def sparql_columns(query: str) -> int | None:
@@ -62,17 +65,16 @@ def asks_count(query: str) -> bool:
     return bool(_COUNT.search(query or ""))
 
 
-def sparql_strings(slots: dict[str, list[str]], query: str = "") -> list[str]:
-    """The text a SPARQL filter may compare with: the question's IRIs, quoted text, hyphenated words (a category
-    such as ``access-and-query``) and the word after "the word", "text", "includes", "contains", "mentions",
-    "value", "is" or "in" (not a stopword or a CURIE): "whose rdfs:label includes Collection" gives
-    ``Collection``. [] when the question names no text to filter by (then a FILTER can only keep IRIs)."""
+def filter_texts(slots: dict[str, list[str]], query: str = "") -> list[str]:
+    """The text a SPARQL filter may compare with: the question's IRIs, quoted text and the word after "the word",
+    "text", "includes", "contains", "mentions", "value", "is" or "in" (not a stopword or a CURIE; a hyphenated
+    value such as ``access-and-query`` is one word): "whose rdfs:label includes Collection" gives ``Collection``.
+    [] when the question names no text to filter by (then a FILTER can only keep IRIs)."""
     from rlmlab.memory import STOPWORDS
 
     plain = " ".join(x for x in query.split() if "://" not in x)
     words = [w for w in _FILTER_WORD.findall(plain) if w.lower() not in STOPWORDS and w.lower() != "exactly"]
-    hyphenated = _HYPHENATED.findall(plain)
-    return list(dict.fromkeys([*(slots.get("iri") or []), *(slots.get("quoted") or []), *hyphenated, *words]))
+    return list(dict.fromkeys([*(slots.get("iri") or []), *(slots.get("quoted") or []), *words]))
 
 
 def _is_property(curie: str) -> bool:
@@ -100,6 +102,7 @@ def _body_rules(named: list[str], width: int, rules: dict[str, str], relations: 
     n = len(named)
     full = frozenset(range(n))
     meta = {t for t in named if t.startswith(_META_PREFIXES) and _is_property(t)}
+    types = {t for t in named if t.startswith(_META_PREFIXES) and not _is_property(t)}  # owl:Class, ...
     side = {(r.predicate, r.subject or r.object): "s" if r.subject else "o" for r in relations}
     fixed = {term for _, term in side}  # a node of a stated relation: never a predicate
     predicates_only = {r.predicate for r in relations}
@@ -149,6 +152,8 @@ def _body_rules(named: list[str], width: int, rules: dict[str, str], relations: 
                 return  # the join variable's second use goes down a hierarchy (?y rdfs:subClassOf* C), nothing else
             if join in names and j == 0 and p_term in _HIERARCHY and not reach:
                 return  # a chain of hierarchy steps only where the question says so ("two ... steps", "below")
+            if any(x in types for x in (s, o)) and not (p_term == "rdf:type" and o in types):
+                return  # "the owl:ObjectProperty resources": ?x a owl:ObjectProperty, nothing else
             if any(x in exact_of and p_term != exact_of[x] for x in (s, o)):
                 return  # "whose rdfs:domain is exactly C": C only as the object of rdfs:domain
             jn = min(2, j + (join in names)) if join else 0
@@ -160,6 +165,8 @@ def _body_rules(named: list[str], width: int, rules: dict[str, str], relations: 
                 uses = {named.index(x) for x in (s_, o) if x in named}
                 add(s_, "sq-bpred", None, o, uses)
                 add(s_, "sq-hpred", None, o, uses)
+                if o in types:
+                    add(s_, '"a"', "rdf:type", o, uses)
                 for prop in subject_of.get(s_, ()):  # "the superclasses of T": T rdfs:subClassOf ?x, unnamed
                     if prop not in named:
                         add(s_, f'{_lit(prop)} ("+" | "*")?', prop, o, uses)
@@ -169,10 +176,10 @@ def _body_rules(named: list[str], width: int, rules: dict[str, str], relations: 
         return out
 
     head = frozenset(SPARQL_VARS[:width])
-    filt = "sq-filter?"
+    filt = "sq-filter" if "sq-str" in rules else "sq-filter?"  # text to filter by: the FILTER uses it
     # used once, the join variable is what a text filter tests ("whose prov:category is qualified"); with no
     # text to filter by, a body that used it once does not end
-    join_filter = f'" . FILTER(" sq-scond-{join} (" && " sq-cond)? ")"' if join and "sq-str" in rules else None
+    join_filter = f'" . FILTER(" sq-scond-{join} (" && " sq-iri)? ")"' if join and "sq-str" in rules else None
 
     def body(st: State, k: int) -> str | None:
         name = f"sq-b{width}-{key(st)}-{k}"
@@ -203,13 +210,15 @@ def _body_rules(named: list[str], width: int, rules: dict[str, str], relations: 
 
 def sparql_rules(curies: list[str], strings: Sequence[str] = (), columns: int | None = None,
                  numbers: Sequence[str] = (), count: bool | None = None, each: bool = False,
-                 relations: Sequence[Relation] = (), reach: bool = False) -> dict[str, str]:
+                 relations: Sequence[Relation] = (), reach: bool = False, negate: bool = False) -> dict[str, str]:
     """GBNF rules (first ``sq-q``) of a Python string literal holding a SELECT over the question's ``curies``: see
-    the module docstring. ``strings``: what a FILTER may compare text with (:func:`sparql_strings`); ``columns``:
+    the module docstring. ``strings``: what a FILTER may compare text with (:func:`filter_texts`); ``columns``:
     the SELECT's width (None: 1 to 3); ``numbers``: what HAVING may compare a count with; ``count``: True selects
     a count only, False never, None either; ``each`` (with a count): the count per value of a grouping variable;
     ``relations``: the triples the question states (:func:`rlmlab.ontology.question_relations`); ``reach``: the
-    question allows a chain of hierarchy steps (:func:`rlmlab.ontology.reaches`)."""
+    question allows a chain of hierarchy steps (:func:`rlmlab.ontology.reaches`); ``negate``: a text test may be
+    negated (the question says "not"). With ``strings``, the body's FILTER tests one of them (a question that
+    gives text to filter by is answered by a query that filters by it); a second condition only keeps IRIs."""
     named = list(dict.fromkeys(curies))
     tracked = named[:MAX_NAMED] if len(named) <= MAX_NAMED else []
     n = columns if columns in (1, 2, 3) else None
@@ -227,19 +236,22 @@ def sparql_rules(curies: list[str], strings: Sequence[str] = (), columns: int | 
             forms.append((f'"?{a} (COUNT(DISTINCT ?{b}) AS ?n) WHERE {{ " BODY " }} GROUP BY ?{a}" '
                           f'({" | ".join(after + having)})?', 2))
     if not forms:  # the question's words contradict each other: any form
-        return sparql_rules(curies, strings, None, numbers, None, each, relations, reach)
+        return sparql_rules(curies, strings, None, numbers, None, each, relations, reach, negate)
     rules: dict[str, str] = {"sq-q": ""}
-    conds = ['"isIRI(" VAR ")"']
+    not_ = '"!"? ' if negate else ""
     rules["sq-var"] = '"?" ' + _alt([_lit(v) for v in SPARQL_VARS])
+    rules["sq-iri"] = '"isIRI(" sq-var ")"'
     strings = [x for x in dict.fromkeys(strings) if x and "'" not in x and "\\" not in x and "\n" not in x]
-    if strings:
-        conds += ['"!"? ("STRSTARTS" | "STRENDS" | "CONTAINS") "(STR(" VAR "), " sq-str ")"',
-                  '"!"? "REGEX(STR(" VAR "), " sq-str ", \'i\')"', '"STR(" VAR ") = " sq-str']
+    if strings:  # a text test of one variable (negated only where the question says "not")
+        conds = [f'{not_}("STRSTARTS" | "STRENDS" | "CONTAINS") "(STR(" VAR "), " sq-str ")"',
+                 f'{not_}"REGEX(STR(" VAR "), " sq-str ", \'i\')"', '"STR(" VAR ") = " sq-str']
         rules["sq-str"] = _alt([_lit(f"'{x}'") for x in strings])
-    rules["sq-cond"] = " | ".join(c.replace("VAR", "sq-var") for c in conds)
-    for v in SPARQL_VARS:  # a text FILTER on the join variable (the body used it once)
-        if len(conds) > 1:
-            rules[f"sq-scond-{v}"] = " | ".join(c.replace("VAR", _lit("?" + v)) for c in conds[1:])
+        rules["sq-text"] = " | ".join(c.replace("VAR", "sq-var") for c in conds)
+        for v in SPARQL_VARS:  # a text FILTER on the join variable (the body used it once)
+            rules[f"sq-scond-{v}"] = " | ".join(c.replace("VAR", _lit("?" + v)) for c in conds)
+        rules["sq-filter"] = '" . FILTER(" (sq-text (" && " sq-iri)? | sq-iri " && " sq-text) ")"'
+    else:
+        rules["sq-filter"] = '" . FILTER(" sq-iri (" && " sq-iri)? ")"'
     if tracked:
         bodies = {w: _body_rules(tracked, w, rules, relations, reach) for w in {w for _, w in forms}}
     else:  # none named (or too many to track): any of the terms, in any pattern that holds a variable
@@ -252,13 +264,83 @@ def sparql_rules(curies: list[str], strings: Sequence[str] = (), columns: int | 
         rules["sq-body"] = f'sq-tp (" . " sq-tp){{0,{MAX_PATTERNS - 1}}} sq-filter?'
         bodies = {w: "sq-body" for _, w in forms}
     rules["sq-q"] = '"\\"SELECT " ' + _alt([f.replace("BODY", bodies[w]) for f, w in forms]) + ' "\\""'
-    rules["sq-filter"] = '" . FILTER(" sq-cond (" && " sq-cond)? ")"'
     return rules
 
 
 def question_sparql_rules(query: str, slots: dict[str, list[str]]) -> dict[str, str]:
     """:func:`sparql_rules` for a question, its literals read by :func:`query_slots`."""
     count = asks_count(query)
-    return sparql_rules(list(slots.get("curie") or []), sparql_strings(slots, query), sparql_columns(query),
+    return sparql_rules(list(slots.get("curie") or []), filter_texts(slots, query), sparql_columns(query),
                         list(slots.get("number") or []), count=count, each=count and bool(_EACH.search(query)),
-                        relations=question_relations(query), reach=reaches(query))
+                        relations=question_relations(query), reach=reaches(query),
+                        negate=bool(_NEGATION.search(query)))
+
+
+def canonical_select(select: str) -> str | None:
+    """``select`` written as the closed space writes a SELECT: PREFIX lines and a trailing LIMIT dropped, variables
+    renamed ``?x ?y ?z`` in order of first use (a count's ``?n`` kept), ``S p1 o1 ; p2 o2`` spelled out, double-quoted
+    strings single-quoted. None when it has more than three variables or is not one SELECT ... WHERE { ... }."""
+    if "SELECT" not in select:
+        return None
+    sel = " ".join(select[select.index("SELECT"):].split())
+    if "ORDER BY" not in sel:  # a LIMIT that only bounds the rows (LIMIT 1000), not "the one carried most"
+        sel = re.sub(r"\s+LIMIT\s+\d+\s*$", "", sel)
+    names = list(dict.fromkeys(v for v in re.findall(r"\?(\w+)", sel) if v != "n"))
+    if len(names) > len(SPARQL_VARS):
+        return None
+    rename = {v: SPARQL_VARS[i] for i, v in enumerate(names)}
+    sel = re.sub(r"\?(\w+)", lambda g: "?" + rename.get(g.group(1), g.group(1)), sel)
+    m = re.match(r"SELECT (.*?) WHERE \{ (.*?)( \.? ?FILTER\s*\(.*\))? \}(.*)$", sel)
+    if not m:
+        return None
+    head, body, filt, tail = m.groups()
+    patterns = []
+    for tp in (t.strip() for t in re.split(r" \. ", body.rstrip(" ."))):
+        parts = [p.strip() for p in tp.split(";")]
+        if not parts[0]:
+            return None
+        subject = parts[0].split()[0]
+        patterns += [parts[0], *(f"{subject} {p}" for p in parts[1:] if p)]
+    filt = re.sub(r'"([^"]*)"', r"'\1'", (filt or "").strip(" ."))
+    filt = f" . {filt}" if filt else ""
+    return f"SELECT {head} WHERE {{ {' . '.join(patterns)}{filt} }}{tail}"
+
+
+def space_fit(rules: dict[str, str]):
+    """A ``fit`` for :func:`rlmlab.executors.template_rule`: of a SPARQL template's filled texts, those whose every
+    SELECT (canonical: :func:`canonical_select`) the question's closed space (``rules``, from
+    :func:`question_sparql_rules`) holds. A retrieved template that fills only outside the space (a hand-written
+    "superclasses" query for a question about subclasses, a learnt count for a listing) is not offered."""
+    import json
+
+    import llguidance
+
+    from rlmlab.executors._sparql_fill import sparql_strings
+
+    tok = llguidance.LLTokenizer("byte")
+    grammar = llguidance.grammar_from("grammar", "root ::= sq-q\n" + "\n".join(f"{k} ::= {v}" for k, v in rules.items()))
+    seen: dict[str, bool] = {}
+
+    def held(select: str) -> bool:
+        text = canonical_select(select)
+        if text is None:
+            return False
+        if text not in seen:
+            m = llguidance.LLMatcher(tok, grammar, log_level=0)
+            seen[text] = m.consume_tokens(tok.tokenize_bytes(json.dumps(text).encode())) and m.is_accepting()
+        return seen[text]
+
+    def fit(filled: list[str]) -> list[str]:
+        return [code for code in filled if (found := sparql_strings(code)) and all(held(q) for q in found)]
+
+    return fit
+
+
+def sparql_fit(query: str):
+    """:func:`space_fit` for a question (its literals read by :func:`query_slots`); None without llguidance."""
+    from rlmlab.memory import query_slots
+
+    try:
+        return space_fit(question_sparql_rules(query, query_slots(query)))
+    except ImportError:
+        return None

@@ -204,7 +204,8 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
                  echo_query: bool = True, templates_first: bool = False, context: str | None = None,
                  vocab: dict[str, dict[str, str]] | None = None, keys: Sequence[str] | None = None,
                  raw: Sequence[str] = (), template_check: Callable[[list[str]], list[str]] | None = None,
-                 joins: Sequence[str] = (), join_only: bool = False, answer_form: str | None = None) -> str:
+                 joins: Sequence[str] = (), join_only: bool = False, answer_form: str | None = None,
+                 template_fit: Callable[[list[str]], list[str]] | None = None) -> str:
     """The GBNF grammar of one step of an executor, over the tools of ``registry`` (ToolSpecs) with ``caps``.
 
     ``scope`` names the variables the step may read besides the assignable :data:`TARGET_NAMES`;
@@ -223,7 +224,8 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     ``keys`` limits a subscript to those string keys and the first item (None: any string or index up to 999), and
     then a whole tool result (a name assigned a call, this step or, listed in ``raw``, an earlier one) is read
     only through a key: ``SUBMIT(answer=hits)`` of a result's dict is not a step. ``template_check`` narrows a
-    template's fillings (``keep`` of :func:`template_rule`). ``joins`` (capture names; with ``keys``) lets
+    template's fillings (``keep`` of :func:`template_rule`); ``template_fit`` drops the fillings, and templates,
+    that do not fit the question (``fit``). ``joins`` (capture names; with ``keys``) lets
     ``SUBMIT`` list one capture of every match of a whole result, ``", ".join(m["captures"]["field"] for m in
     hits["matches"])``: the answer to "the fields of struct X" is every match, not the first; and a whole result
     is then submitted only as one value it holds (its total, the first match's text, line or a capture), never as
@@ -263,7 +265,8 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     calls = [_tool_call(spec, caps, b, vocab) for spec in specs]
     slots = query_slots(query or "", context)
     uses = number_uses(query or "")
-    filled = [r for r in (template_rule(t, slots, uses=uses, keep=template_check) for t in templates)
+    filled = [r for r in (template_rule(t, slots, uses=uses, keep=template_check, fit=template_fit)
+                          for t in templates)
               if r is not None]
     # a string a step assigns is a SPARQL query over the ontology's terms (the ontology suite's answer is the query's
     # text); any other string is a tool argument only. Free text only when vocabularies are off.

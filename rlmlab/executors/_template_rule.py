@@ -28,7 +28,8 @@ _JOINT_MAX = 256  # slot-value combinations enumerated jointly; past this, slots
 
 
 def template_rule(template: str, slots: dict[str, list[str]], *, uses: dict[str, int] | None = None,
-                  keep: Callable[[list[str]], list[str]] | None = None) -> str | None:
+                  keep: Callable[[list[str]], list[str]] | None = None,
+                  fit: Callable[[list[str]], list[str]] | None = None) -> str | None:
     """GBNF for a template with each slot one of the query's candidates of its type; None if a slot has none.
 
     Slots are filled jointly: a name used twice takes one value, and different slots that are not numbers
@@ -41,7 +42,10 @@ def template_rule(template: str, slots: dict[str, list[str]], *, uses: dict[str,
     ``{{a}} / {{b}}`` with 144 and 12, never 12 and 12, while "What is 2 + 2?" may give both slots 2.
     ``keep`` (the filled templates' texts -> those that can be right) narrows the joint fillings, e.g. to the SPARQL
     templates whose query returns rows over the attached ontology; when it keeps none, every filling stays (an
-    empty answer may be the right one). Both apply where the slots are enumerated jointly.
+    empty answer may be the right one). ``fit`` (the same texts -> those the question's closed space holds) drops
+    the others, and the template with them when it keeps none: a retrieved procedure that does not fit the
+    question is not offered to its first step. All three apply where the slots are enumerated jointly (a template
+    with more joint fillings than that is left out when ``fit`` is given).
     """
     pieces: list[tuple[str, str] | str] = []  # literal text, or (name, kind)
     pos = 0
@@ -85,9 +89,15 @@ def template_rule(template: str, slots: dict[str, list[str]], *, uses: dict[str,
             once = [c for c in combos if _within_uses([c[n] for n in names if kinds[n] == "number"], uses)]
             combos = once or combos
         alts = ["".join(p if isinstance(p, str) else picked[p[0]] for p in pieces) for picked in combos]
+        if fit is not None:
+            alts = fit(alts)
+            if not alts:
+                return None
         if keep is not None and len(alts) > 1:
             alts = keep(alts) or alts
         return _alt(_lit(a) for a in alts)
+    if fit is not None:
+        return None
     return " ".join(_lit(p) if isinstance(p, str) else _alt(_lit(v) for v in choices[p[0]]) for p in pieces)
 
 

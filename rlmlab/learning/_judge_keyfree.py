@@ -5,7 +5,9 @@ read), passes the L1 checks of :func:`rlmlab.ontology.validate_sparql` (no inven
 question itself names, no domain or range violation, no cartesian product, no IRI compared as a string),
 uses every term the question names, in the relations the question states ("the rdfs:label of prov:Activity"
 needs ``prov:Activity rdfs:label ?x``; "whose rdfs:domain is prov:Entity" needs ``?x rdfs:domain prov:Entity``),
-has as many columns as the question asks for ("(two columns: ...)"), and returns rows. No rows pass only when
+has as many columns as the question asks for ("(two columns: ...)"), tests the text the question gives to filter
+by (its IRIs, "the word X": ``rlmlab.executors.filter_texts``), types a variable with each OWL/RDFS class it
+names (``?x a owl:Class``), and returns rows. No rows pass only when
 a term the question names is not in the ontology: that is why there are none.
 
 ``vote`` needs every rollout's answer (:meth:`VoteJudge.judge_rollouts`): a rollout passes when its answer
@@ -23,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rlmlab.errors import ConfigError
+from rlmlab.executors import query_slots, filter_texts
 from rlmlab.memory import MemoryTask, Verdict
 from rlmlab.ontology import CURIE_PATTERN, question_relations
 from rlmlab.numbers import vote_key
@@ -148,6 +151,15 @@ class ConstraintsJudge:
         if relation:
             return _verdict(self.name, False, f"The question asks for {relation}; no triple pattern of the query "
                                               f"states it (a reversed direction or another property).")
+        texts = filter_texts(query_slots(task.query), task.query)
+        if texts and not any(f"'{t}'" in query or f'"{t}"' in query for t in texts):
+            return _verdict(self.name, False, f"The question gives text to filter by ({', '.join(texts[:3])}); the "
+                                              f"query does not test it.")
+        rdf_type = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
+        for c in named:  # "the owl:ObjectProperty resources": the answer's type, not a node of another relation
+            if c.startswith(("owl:", "rdfs:", "rdf:")) and c.split(":", 1)[1][:1].isupper() and expand[c] and \
+                    not any(rdf_type in tp and to == f"<{expand[c]}>" for _, tp, to in triples):
+                return _verdict(self.name, False, f"The query does not type a variable as {c} (?x a {c}).")
         m = _COLUMNS.search(task.query)
         want = None if m is None else _WORDS.get(m.group(1).lower()) or int(m.group(1))
         if want is not None and width != want:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlmlab.memory import (
-    RETRIEVAL_POLICIES, MemoryItem, MemoryStore, MemoryTask, fill_template, query_slots, template_slots,
+    RETRIEVAL_POLICIES, MemoryItem, MemoryStore, MemoryTask, TemplateError, fill_template, query_slots, template_slots,
 )
 from rlmlab.records import Record
 
@@ -84,6 +84,9 @@ def template_fills(template: str, task: MemoryTask, limit: int = MAX_FILLS) -> l
     return out
 
 
+_SELECT = re.compile(r"[\"']\s*SELECT\b", re.I)
+
+
 def template_fits(task: MemoryTask | str, item: MemoryItem) -> bool:
     """Whether a retrieved strategy may be the one a constrained first step copies for ``task`` (the
     ``ContextBuilder``'s ``admit``): an item without a template always; a template when it can compute from what the
@@ -101,16 +104,37 @@ def template_fits(task: MemoryTask | str, item: MemoryItem) -> bool:
     kind = context_kind(task.context, task.meta.get("ontology"))
     if kind not in {"ontology": ("ontology",), "code": ("rust", "text"), None: ("none",)}[_needs(item.template)]:
         return False
+    if kind == "ontology":  # some filling's query is one the question's closed SPARQL space holds
+        return _fits_space(item.template, task)
     if kind != "rust":  # no closed vocabulary to check against: the first candidate of the task's kind, as before
         return True
     return bool(template_fills(item.template, task, 1)) and fits_query(
         item.template, task.query, query_slots(task.query, task.context).get("ident") or [])
 
 
+def _fits_space(template: str, task: MemoryTask) -> bool:
+    """Whether a filling of a SPARQL template (up to :data:`MAX_FILLS`) is a query in the task's closed space
+    (``rlmlab.executors.sparql_fit``); True without llguidance, which checks it."""
+    from rlmlab.executors import sparql_fit
+
+    fit = sparql_fit(task.query)
+    if fit is None:
+        return True
+    filled = []
+    for values in template_fills(template, task):
+        try:
+            filled.append(fill_template(template, values))
+        except TemplateError:
+            continue
+    return bool(fit(filled))
+
+
 def _needs(template: str) -> str | None:
     """What a template computes from: "ontology" (it runs SPARQL), "code" (a code tool reads the context) or None
-    (no tool: arithmetic on the query's numbers)."""
-    if "sparql_query(" in template:
+    (no tool: arithmetic on the query's numbers). A learnt SPARQL template may submit its SELECT without running
+    it (the minimal code of a trajectory leaves out a ``sparql_query`` call the answer does not read): a string
+    that is a SELECT makes it one that needs an ontology too."""
+    if "sparql_query(" in template or _SELECT.search(template):
         return "ontology"
     if any(f"{tool}(" in template for tool in ("ctx_find", "ast_query", "ctx_slice")):
         return "code"
