@@ -164,3 +164,43 @@ def test_a_retrieved_template_fits_only_where_its_filled_query_is_in_the_space(t
     supq = next(t for t in tasks if t.meta.get("kind") == "superclasses")
     assert template_rule(sup, query_slots(sub.query)) is not None  # without the fit it fills
     assert not offered(sub) and offered(supq)
+
+
+def test_the_question_s_words_name_the_text_test_and_the_hierarchy_steps(tasks):
+    """"begins with" is STRSTARTS (not STRENDS), "at any depth" needs + or *, "a direct rdfs:subClassOf" none, "two
+    rdfs:subClassOf steps" a chain through the join variable; "the domain and the range of P" is P rdfs:domain ?x,
+    P rdfs:range ?y. On the train stream's own tasks, the grammar and the judge alike."""
+    from rlmlab.ontology import hierarchy_steps, text_tests
+
+    judge = JUDGES.make("constraints")
+    verdict = lambda task, q: judge.judge(task, SimpleNamespace(error=None, answer=q)).success  # noqa: E731
+    first = {}
+    for t in tasks:
+        first.setdefault(t.meta.get("kind"), t)
+    iri = first["iri_prefix"]  # "... whose IRI starts with <iri> (one column ...)"
+    assert text_tests(iri.query) == {"STRSTARTS"}
+    prefix = query_slots(iri.query)["iri"][0]
+    good = f"SELECT ?x WHERE {{ ?x a owl:ObjectProperty . FILTER(STRSTARTS(STR(?x), '{prefix}')) }}"
+    bad = good.replace("STRSTARTS", "STRENDS")
+    g = _select_grammar(iri.query)
+    assert _accepts(g, json.dumps(good)) and not _accepts(g, json.dumps(bad))
+    assert verdict(iri, good) and not verdict(iri, bad)
+    walk = first["count_subclasses_transitive"]
+    assert hierarchy_steps(walk.query) == "any"
+    c = query_slots(walk.query)["class"][0]
+    g = _select_grammar(walk.query)
+    assert _accepts(g, json.dumps(f"SELECT (COUNT(DISTINCT ?x) AS ?n) WHERE {{ ?x rdfs:subClassOf+ {c} }}"))
+    assert not _accepts(g, json.dumps(f"SELECT (COUNT(DISTINCT ?x) AS ?n) WHERE {{ ?x rdfs:subClassOf {c} }}"))
+    assert not verdict(walk, f"SELECT (COUNT(DISTINCT ?x) AS ?n) WHERE {{ ?x rdfs:subClassOf {c} }}")
+    two = first["two_step_subclasses"]
+    assert hierarchy_steps(two.query) == "chain"
+    c = query_slots(two.query)["class"][0]
+    g = _select_grammar(two.query)
+    assert _accepts(g, json.dumps(f"SELECT ?x WHERE {{ ?x rdfs:subClassOf ?y . ?y rdfs:subClassOf {c} }}"))
+    assert not _accepts(g, json.dumps(f"SELECT ?x WHERE {{ ?x rdfs:subClassOf {c} }}"))
+    assert not verdict(two, f"SELECT ?x WHERE {{ ?x rdfs:subClassOf {c} }}")
+    dr = first["domain_range"]  # "the domain and the range of the property P"
+    p = query_slots(dr.query)["property"][0]
+    g = _select_grammar(dr.query)
+    assert _accepts(g, json.dumps(f"SELECT ?x ?y WHERE {{ {p} rdfs:domain ?x . {p} rdfs:range ?y }}"))
+    assert not _accepts(g, json.dumps(f"SELECT ?x ?y WHERE {{ ?x {p} ?y }}"))

@@ -27,7 +27,7 @@ import re
 from collections.abc import Sequence
 
 from rlmlab.executors._gbnf import _lit
-from rlmlab.ontology import Relation, question_relations, reaches
+from rlmlab.ontology import Relation, hierarchy_steps, question_relations, reaches, text_tests
 
 __all__ = ["sparql_rules", "filter_texts", "sparql_columns", "asks_count", "canonical_select", "space_fit", "sparql_fit",
            "SPARQL_BASICS", "SPARQL_VARS",
@@ -87,7 +87,7 @@ def _alt(options: Sequence[str]) -> str:
 
 
 def _body_rules(named: list[str], width: int, rules: dict[str, str], relations: Sequence[Relation] = (),
-                reach: bool = False) -> str:
+                reach: bool = False, steps: str = "") -> str:
     """The rule of a body (up to :data:`MAX_PATTERNS` triple patterns, then a FILTER) for a SELECT of ``width``
     variables.
 
@@ -98,7 +98,11 @@ def _body_rules(named: list[str], width: int, rules: dict[str, str], relations: 
     down a hierarchy (``?x rdfs:domain ?y . ?y rdfs:subClassOf* C``), or once and tested by a text FILTER; never
     once alone (``?x rdfs:domain ?y`` only narrows). A term the question puts on one side of a property
     (``relations``: "the rdfs:domain of P" makes P the subject) stands only there, and is no predicate. States are
-    (named terms used, variables bound, how often the join variable was used: 0, 1, 2 for more)."""
+    (named terms used, variables bound, how often the join variable was used: 0, 1, 2 for more).
+
+    ``steps`` (:func:`rlmlab.ontology.hierarchy_steps`): a hierarchy predicate takes ``+`` or ``*`` where the
+    question walks it at any depth ("any"), neither where it says direct ("one", "chain"), either otherwise; a
+    "chain" question's body goes down two steps through the join variable. Only hierarchy predicates take them."""
     n = len(named)
     full = frozenset(range(n))
     meta = {t for t in named if t.startswith(_META_PREFIXES) and _is_property(t)}
@@ -106,22 +110,28 @@ def _body_rules(named: list[str], width: int, rules: dict[str, str], relations: 
     side = {(r.predicate, r.subject or r.object): "s" if r.subject else "o" for r in relations}
     fixed = {term for _, term in side}  # a node of a stated relation: never a predicate
     predicates_only = {r.predicate for r in relations}
-    exact_of = {r.object: r.predicate for r in relations if r.object and r.exact}
+    # "whose rdfs:domain is exactly C" (or without "exactly" where the question says nothing of classes below C):
+    # C only as the object of rdfs:domain
+    exact_of: dict[str, set[str]] = {}
+    for r in relations:
+        if r.object and (r.exact or not reach):
+            exact_of.setdefault(r.object, set()).add(r.predicate)
     subject_of: dict[str, set[str]] = {}
     for r in relations:
         if r.subject:
             subject_of.setdefault(r.subject, set()).add(r.predicate)
     others = [b for b in SPARQL_BASICS if b not in named and _is_property(b)]
-    if "sq-bpred" not in rules:
-        rules["sq-bpred"] = _alt(['"a"', f'{_alt([_lit(b) for b in others])} ("+" | "*")?'] if others else ['"a"'])
-        rules["sq-hpred"] = f'{_alt([_lit(h) for h in _HIERARCHY])} ("+" | "*")?'
+    mod = {"any": ' ("+" | "*")', "one": "", "chain": ""}.get(steps, ' ("+" | "*")?')
+    if "sq-bpred" not in rules:  # the unnamed basics but the hierarchy (offered with its term, below)
+        rules["sq-bpred"] = _alt(['"a"', *[_lit(b) for b in others if b not in _HIERARCHY]])
+    walks = [h for h in _HIERARCHY if h not in named]
     join = SPARQL_VARS[width] if width < len(SPARQL_VARS) else None
     vars_ = [f"?{v}" for v in SPARQL_VARS[:width + 1]]  # the SELECT's and one to join through
 
     def pred(i: int) -> str:
         if named[i] == "rdf:type":  # SPARQL's "a" is rdf:type
             return '("rdf:type" | "a")'
-        return f'{_lit(named[i])} ("+" | "*")?'
+        return f"{_lit(named[i])}{mod}" if named[i] in _HIERARCHY else _lit(named[i])
 
     State = tuple[frozenset[int], frozenset[str], int]
 
@@ -140,21 +150,19 @@ def _body_rules(named: list[str], width: int, rules: dict[str, str], relations: 
                 return  # a variable at both ends, no variable, or a join-less pattern without a named term
             if p_term is not None and p_term in (s, o) or any(x in predicates_only for x in (s, o)):
                 return  # a property as the predicate and a node of one pattern, or the P of "the P of T" as a node
-            if p == "sq-hpred" and not (join in names and j == 1):
-                return  # sq-bpred offers the hierarchy elsewhere
             if (uses <= used and names <= bound) or any(x in meta for x in (s, o)):
                 return  # no progress (a repeat narrows nothing), or a meta-property as a node (?x P rdfs:domain)
             if p_term is not None and (side.get((p_term, o)) == "s" or side.get((p_term, s)) == "o"):
                 return  # "whose rdfs:domain is C": never C rdfs:domain ?x
             if any(x in subject_of and (p_term not in subject_of[x] or x != s) for x in (s, o)):
                 return  # "the rdfs:domain of P": P only as the subject of rdfs:domain (P rdfs:domain ?x)
-            if join in names and j == 1 and not (p == "sq-hpred" or p_term in _HIERARCHY):
+            if join in names and j == 1 and p_term not in _HIERARCHY:
                 return  # the join variable's second use goes down a hierarchy (?y rdfs:subClassOf* C), nothing else
-            if join in names and j == 0 and p_term in _HIERARCHY and not reach:
+            if join in names and j == 0 and p_term in _HIERARCHY and not (reach or steps == "chain"):
                 return  # a chain of hierarchy steps only where the question says so ("two ... steps", "below")
             if any(x in types for x in (s, o)) and not (p_term == "rdf:type" and o in types):
                 return  # "the owl:ObjectProperty resources": ?x a owl:ObjectProperty, nothing else
-            if any(x in exact_of and p_term != exact_of[x] for x in (s, o)):
+            if any(x in exact_of and p_term not in exact_of[x] for x in (s, o)):
                 return  # "whose rdfs:domain is exactly C": C only as the object of rdfs:domain
             jn = min(2, j + (join in names)) if join else 0
             out.setdefault((used | uses, bound | names, jn), []).append(f'{_lit(s)} " " {p} " " {_lit(o)}')
@@ -164,12 +172,13 @@ def _body_rules(named: list[str], width: int, rules: dict[str, str], relations: 
             for o in nodes:
                 uses = {named.index(x) for x in (s_, o) if x in named}
                 add(s_, "sq-bpred", None, o, uses)
-                add(s_, "sq-hpred", None, o, uses)
+                for h in walks:
+                    add(s_, f"{_lit(h)}{mod}", h, o, uses)
                 if o in types:
                     add(s_, '"a"', "rdf:type", o, uses)
                 for prop in subject_of.get(s_, ()):  # "the superclasses of T": T rdfs:subClassOf ?x, unnamed
                     if prop not in named:
-                        add(s_, f'{_lit(prop)} ("+" | "*")?', prop, o, uses)
+                        add(s_, f"{_lit(prop)}{mod}" if prop in _HIERARCHY else _lit(prop), prop, o, uses)
                 for i in range(n):
                     if _is_property(named[i]) and named[i] not in fixed:
                         add(s_, pred(i), named[i], o, uses | {i})
@@ -190,7 +199,8 @@ def _body_rules(named: list[str], width: int, rules: dict[str, str], relations: 
         for after, alts in patterns(st).items():
             tp = f"sq-t{width}-{key(st)}-{key(after)}"
             rules[tp] = " | ".join(alts)
-            if after[0] == full and head <= after[1] and (after[2] != 1 or join_filter):
+            if after[0] == full and head <= after[1] and (after[2] != 1 or join_filter) and \
+                    (steps != "chain" or after[2] == 2):  # two steps down: through the join variable
                 opts.append(f"{tp} {join_filter}" if after[2] == 1 else f"{tp} {filt}")
             elif k > 1:
                 rest = body(after, k - 1)
@@ -210,7 +220,8 @@ def _body_rules(named: list[str], width: int, rules: dict[str, str], relations: 
 
 def sparql_rules(curies: list[str], strings: Sequence[str] = (), columns: int | None = None,
                  numbers: Sequence[str] = (), count: bool | None = None, each: bool = False,
-                 relations: Sequence[Relation] = (), reach: bool = False, negate: bool = False) -> dict[str, str]:
+                 relations: Sequence[Relation] = (), reach: bool = False, negate: bool = False, steps: str = "",
+                 tests: Sequence[str] = ()) -> dict[str, str]:
     """GBNF rules (first ``sq-q``) of a Python string literal holding a SELECT over the question's ``curies``: see
     the module docstring. ``strings``: what a FILTER may compare text with (:func:`filter_texts`); ``columns``:
     the SELECT's width (None: 1 to 3); ``numbers``: what HAVING may compare a count with; ``count``: True selects
@@ -218,7 +229,9 @@ def sparql_rules(curies: list[str], strings: Sequence[str] = (), columns: int | 
     ``relations``: the triples the question states (:func:`rlmlab.ontology.question_relations`); ``reach``: the
     question allows a chain of hierarchy steps (:func:`rlmlab.ontology.reaches`); ``negate``: a text test may be
     negated (the question says "not"). With ``strings``, the body's FILTER tests one of them (a question that
-    gives text to filter by is answered by a query that filters by it); a second condition only keeps IRIs."""
+    gives text to filter by is answered by a query that filters by it); a second condition only keeps IRIs;
+    ``tests``: the text tests the question's words name (:func:`rlmlab.ontology.text_tests`; empty: any); ``steps``:
+    how it walks a hierarchy (:func:`rlmlab.ontology.hierarchy_steps`)."""
     named = list(dict.fromkeys(curies))
     tracked = named[:MAX_NAMED] if len(named) <= MAX_NAMED else []
     n = columns if columns in (1, 2, 3) else None
@@ -236,15 +249,17 @@ def sparql_rules(curies: list[str], strings: Sequence[str] = (), columns: int | 
             forms.append((f'"?{a} (COUNT(DISTINCT ?{b}) AS ?n) WHERE {{ " BODY " }} GROUP BY ?{a}" '
                           f'({" | ".join(after + having)})?', 2))
     if not forms:  # the question's words contradict each other: any form
-        return sparql_rules(curies, strings, None, numbers, None, each, relations, reach, negate)
+        return sparql_rules(curies, strings, None, numbers, None, each, relations, reach, negate, steps, tests)
     rules: dict[str, str] = {"sq-q": ""}
     not_ = '"!"? ' if negate else ""
     rules["sq-var"] = '"?" ' + _alt([_lit(v) for v in SPARQL_VARS])
     rules["sq-iri"] = '"isIRI(" sq-var ")"'
     strings = [x for x in dict.fromkeys(strings) if x and "'" not in x and "\\" not in x and "\n" not in x]
     if strings:  # a text test of one variable (negated only where the question says "not")
-        conds = [f'{not_}("STRSTARTS" | "STRENDS" | "CONTAINS") "(STR(" VAR "), " sq-str ")"',
-                 f'{not_}"REGEX(STR(" VAR "), " sq-str ", \'i\')"', '"STR(" VAR ") = " sq-str']
+        fns = [f for f in ("STRSTARTS", "STRENDS", "CONTAINS") if not tests or f in tests]
+        conds = ([f'{not_}{_alt([_lit(f) for f in fns])} "(STR(" VAR "), " sq-str ")"'] if fns else []) + \
+            ([f'{not_}"REGEX(STR(" VAR "), " sq-str ", \'i\')"'] if not tests or "REGEX" in tests else []) + \
+            (['"STR(" VAR ") = " sq-str'] if not tests or "=" in tests else [])
         rules["sq-str"] = _alt([_lit(f"'{x}'") for x in strings])
         rules["sq-text"] = " | ".join(c.replace("VAR", "sq-var") for c in conds)
         for v in SPARQL_VARS:  # a text FILTER on the join variable (the body used it once)
@@ -253,7 +268,7 @@ def sparql_rules(curies: list[str], strings: Sequence[str] = (), columns: int | 
     else:
         rules["sq-filter"] = '" . FILTER(" sq-iri (" && " sq-iri)? ")"'
     if tracked:
-        bodies = {w: _body_rules(tracked, w, rules, relations, reach) for w in {w for _, w in forms}}
+        bodies = {w: _body_rules(tracked, w, rules, relations, reach, steps) for w in {w for _, w in forms}}
     else:  # none named (or too many to track): any of the terms, in any pattern that holds a variable
         words = list(dict.fromkeys([*named, *SPARQL_BASICS]))
         props = [w for w in words if _is_property(w)]
@@ -273,7 +288,8 @@ def question_sparql_rules(query: str, slots: dict[str, list[str]]) -> dict[str, 
     return sparql_rules(list(slots.get("curie") or []), filter_texts(slots, query), sparql_columns(query),
                         list(slots.get("number") or []), count=count, each=count and bool(_EACH.search(query)),
                         relations=question_relations(query), reach=reaches(query),
-                        negate=bool(_NEGATION.search(query)))
+                        negate=bool(_NEGATION.search(query)), steps=hierarchy_steps(query),
+                        tests=sorted(text_tests(query)))
 
 
 def canonical_select(select: str) -> str | None:

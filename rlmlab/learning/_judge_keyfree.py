@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from rlmlab.errors import ConfigError
 from rlmlab.executors import query_slots, filter_texts
 from rlmlab.memory import MemoryTask, Verdict
-from rlmlab.ontology import CURIE_PATTERN, question_relations
+from rlmlab.ontology import CURIE_PATTERN, hierarchy_steps, question_relations, reaches, text_tests
 from rlmlab.numbers import vote_key
 from rlmlab.learning._judge import JUDGES, strip_fences
 from rlmlab.learning._judge_oracle import OracleJudge, cannot_judge
@@ -155,6 +155,22 @@ class ConstraintsJudge:
         if texts and not any(f"'{t}'" in query or f'"{t}"' in query for t in texts):
             return _verdict(self.name, False, f"The question gives text to filter by ({', '.join(texts[:3])}); the "
                                               f"query does not test it.")
+        named_tests = text_tests(task.query)
+        used_tests = {t for t in ("STRSTARTS", "STRENDS", "CONTAINS", "REGEX") if t + "(" in query.upper()} | \
+            ({"="} if re.search(r"STR\(\s*\?\w+\s*\)\s*=", query, re.I) else set())
+        if named_tests and used_tests and not used_tests & named_tests:
+            return _verdict(self.name, False, f"The question asks for a text test by {', '.join(sorted(named_tests))}; "
+                                              f"the query tests with {', '.join(sorted(used_tests))}.")
+        steps = hierarchy_steps(task.query)
+        walked = re.findall(r"(subClassOf|subPropertyOf)\s*([+*]?)", query)
+        if steps == "any" and walked and not any(m for _, m in walked):
+            return _verdict(self.name, False, "The question walks the hierarchy at any depth; the query takes one "
+                                              "step (no + or *).")
+        if steps in ("one", "chain") and any(m for _, m in walked):
+            return _verdict(self.name, False, "The question asks for direct steps; the query walks the hierarchy at "
+                                              "any depth.")
+        if steps == "chain" and len(walked) < 2:
+            return _verdict(self.name, False, "The question asks for two hierarchy steps; the query takes fewer.")
         rdf_type = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
         for c in named:  # "the owl:ObjectProperty resources": the answer's type, not a node of another relation
             if c.startswith(("owl:", "rdfs:", "rdf:")) and c.split(":", 1)[1][:1].isupper() and expand[c] and \
@@ -206,7 +222,7 @@ def _relations_missing(question: str, triples: list[tuple[str, str, str]], expan
         # "whose rdfs:range is prov:Agent or a class below it": the value may reach the class through a variable,
         # down the class or property hierarchy (not through another rdfs:range)
         reach = {target} | ({ts for ts, tp, to in triples if to == target and ts.startswith("?")
-                             and any(h in tp for h in _HIERARCHY)} if not rel.exact else set())
+                             and any(h in tp for h in _HIERARCHY)} if reaches(question) and not rel.exact else set())
         if not any(iri(rel.predicate) in tp and to in reach for _, tp, to in triples):
             return f"?x {rel.predicate} {rel.object}"
     return ""

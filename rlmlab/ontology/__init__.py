@@ -17,7 +17,9 @@ from rlmlab.ontology._loader import (
     LOADERS, ONTOLOGY_DIR, PROV_TTL, SKOS_TTL, as_graph, clear_ontology_cache, load_ontology, loader,
     ontology_cache_info,
 )
-from rlmlab.ontology._question import CURIE_PATTERN, Relation, question_relations, reaches
+from rlmlab.ontology._question import (
+    CURIE_PATTERN, Relation, hierarchy_steps, question_relations, reaches, text_tests,
+)
 from rlmlab.ontology._schema import OntologySchema, schema_of
 from rlmlab.ontology._sense import BRIEF_BUDGET, CARD_BUDGET, OntSense, ont_sense, sense_brief, sense_card
 from rlmlab.ontology._validate import FINDING_KINDS, Finding, validate_sparql
@@ -34,5 +36,5 @@ __all__ = [
     "PropertyConstraint", "constraints_from_graph", "AntiPattern", "load_antipatterns", "DEFAULT_ANTIPATTERNS",
     "pack_constraints", "CONSTRAINTS_BUDGET", "validate_sparql", "Finding", "FINDING_KINDS",
     # what a question states about its query
-    "question_relations", "reaches", "Relation", "CURIE_PATTERN",
+    "question_relations", "reaches", "hierarchy_steps", "text_tests", "Relation", "CURIE_PATTERN",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Relation", "question_relations", "reaches", "CURIE_PATTERN"]
+__all__ = ["Relation", "question_relations", "reaches", "hierarchy_steps", "text_tests", "CURIE_PATTERN"]
 
 CURIE_PATTERN = r"[a-z][a-z0-9]*:[A-Za-z_][\w.-]*[\w]"  # a CURIE, as rlmlab.memory's literal reader takes it
 _C = CURIE_PATTERN
@@ -21,6 +21,10 @@ _OF = re.compile(r"\b(?:the|every|each)\s+(?:distinct\s+)?({c})(?:\s+and\s+(?:th
 _PAREN_OF = re.compile(r"\b(?:the|every|each)\s+(?:distinct\s+)?[\w-]+\s+\(({c})\)\s+(?:of|given\s+for)\s+"
                        r"(?:the\s+(?:class|property)\s+)?({c})".format(c=_C))
 _WHOSE = re.compile(r"\bwhose\s+({c})\s+is\s+(?:exactly\s+)?({c})".format(c=_C))
+# "the domain and the range of the property P" (RDFS in words), "going from X (rdfs:domain) to Y (rdfs:range)"
+_DOMAIN_RANGE = re.compile(r"\bthe\s+(domain|range)(?:\s+and\s+(?:the\s+)?(domain|range))?\s+of\s+"
+                           r"(?:the\s+property\s+)?({c})".format(c=_C))
+_VALUE_PAREN = re.compile(r"\b(?:from|to)\s+({c})\s+\(({c})\)".format(c=_C))
 # The class and property hierarchies in words: "the direct superclasses of X", "X is a direct rdfs:subPropertyOf
 # of" (X above, the answer below it); "the subclasses of X", "a direct rdfs:subClassOf X", "classes below X",
 # "a sub-property of X", "how many distinct subclasses X has" (the answer below X).
@@ -53,6 +57,10 @@ def question_relations(question: str) -> list[Relation]:
         out.append(Relation(m.group(2), m.group(1), None))
     for m in _WHOSE.finditer(question or ""):
         out.append(Relation(None, m.group(1), m.group(2), exact="exactly" in m.group(0)))
+    for m in _DOMAIN_RANGE.finditer(question or ""):
+        out += [Relation(m.group(3), f"rdfs:{w}", None) for w in (m.group(1), m.group(2)) if w]
+    for m in _VALUE_PAREN.finditer(question or ""):
+        out.append(Relation(None, m.group(2), m.group(1)))
     for m in _ABOVE.finditer(question or ""):
         out.append(Relation(m.group(1) or m.group(2), _hierarchy(m.group(0)), None))
     for m in _BELOW.finditer(question or ""):
@@ -67,6 +75,37 @@ def reaches(question: str) -> bool:
     """Whether the question's answer may lie more than one hierarchy step from a class it names: "below X",
     "two rdfs:subClassOf steps", "the direct subclasses of the direct subclasses of X"."""
     return bool(_REACH.search(question or ""))
+
+
+_TRANSITIVE = re.compile(r"\bany depth\b|\bindirect\b|\bone or more\b|\btransitive\b|\(rdfs:sub\w+[+*]", re.I)
+_CHAIN = re.compile(r"\btwo\b[^.;]*\bsteps\b|\bsub-?class(?:es)?\s+of\s+(?:a|the)\s+direct\s+sub-?class", re.I)
+# The text test a question's verb names: "begins with" / "in the prov namespace" STRSTARTS, "ending in" STRENDS,
+# "includes" CONTAINS, "mentions" / "ignoring case" a case-blind REGEX, "whose prov:category is qualified" equality.
+_TEXT_TESTS = (
+    (re.compile(r"\b(?:starts?|begins?|beginning|starting)\s+with\b|\bnamespace\b", re.I), "STRSTARTS"),
+    (re.compile(r"\b(?:ends?|ending)\s+(?:with|in)\b", re.I), "STRENDS"),
+    (re.compile(r"\b(?:contains?|includes?|including|containing)\b", re.I), "CONTAINS"),
+    (re.compile(r"\bmentions?\b|\bmatch(?:es|ing)?\b|\bthe word\b|\bignoring case\b|\bletter case\b|"
+                r"\bcase-insensitive", re.I), "REGEX"),
+    (re.compile(r"\b(?:value|is)\s+(?![a-z]+:)(?!(?:not|a|an|the|exactly|in|of)\b)[a-z][\w-]*", re.I), "="),
+)
+
+
+def hierarchy_steps(question: str) -> str:
+    """How the question walks a class or property hierarchy: "any" (one or more steps: "at any depth", "direct or
+    indirect", ``rdfs:subClassOf+``), "chain" (exactly two: "two rdfs:subClassOf steps", "the subclasses of the
+    direct subclasses"), "one" (a direct step only) or "" (it does not say)."""
+    if _TRANSITIVE.search(question or ""):
+        return "any"
+    if _CHAIN.search(question or ""):
+        return "chain"
+    return "one" if re.search(r"\bdirect\b", question or "", re.I) else ""
+
+
+def text_tests(question: str) -> set[str]:
+    """The SPARQL text tests the question's words name (``STRSTARTS``, ``STRENDS``, ``CONTAINS``, ``REGEX``, ``=``);
+    empty when it names none."""
+    return {name for pattern, name in _TEXT_TESTS if pattern.search(question or "")}
 
 
 def _hierarchy(words: str) -> str:
