@@ -148,12 +148,8 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
         templates = post or templates
     # a SPARQL template's fillings are narrowed to those whose query matches the attached ontology (_sparql_fill)
     check = sparql_keeper(ontology_of(ws)) if templates and ws.extras.get("ontology") is not None else None
-    fit = None
-    if templates and form == "query":  # a retrieved SPARQL procedure fits when its query is one the space holds
-        try:
-            fit = space_fit(vocab["sparql_query.query"])
-        except ImportError:  # llguidance (the local extra) checks the fit; without it every template is offered
-            fit = None
+    # a retrieved SPARQL procedure fits when its query is one the space holds
+    fit = space_fit(vocab["sparql_query.query"]) if templates and form == "query" else None
     return step_grammar(tools, ws.caps, fmt=fmt, scope=scope, max_statements=opts.max_statements,
                         query=run.query, templates=templates, numbers=numbers, must_submit=must_submit,
                         templates_first=not run.records, context=run.context_text, vocab=vocab, keys=keys,

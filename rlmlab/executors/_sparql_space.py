@@ -22,9 +22,9 @@ The rules' first entry (``sq-q``) is a Python string literal holding the query.
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from rlmlab.executors._gbnf import _lit
 from rlmlab.ontology import Relation, hierarchy_steps, question_relations, reaches, text_tests
@@ -326,10 +326,14 @@ def space_fit(rules: dict[str, str]):
     """A ``fit`` for :func:`rlmlab.executors.template_rule`: of a SPARQL template's filled texts, those whose every
     SELECT (canonical: :func:`canonical_select`) the question's closed space (``rules``, from
     :func:`question_sparql_rules`) holds. A retrieved template that fills only outside the space (a hand-written
-    "superclasses" query for a question about subclasses, a learnt count for a listing) is not offered."""
+    "superclasses" query for a question about subclasses, a learnt count for a listing) is not offered. None
+    without llguidance (the local extra), which checks the fit: then every template is offered."""
     import json
 
-    import llguidance
+    try:
+        import llguidance
+    except ImportError:
+        return None
 
     from rlmlab.executors._sparql_fill import sparql_strings
 
@@ -352,11 +356,10 @@ def space_fit(rules: dict[str, str]):
     return fit
 
 
+@lru_cache(maxsize=32)
 def sparql_fit(query: str):
-    """:func:`space_fit` for a question (its literals read by :func:`query_slots`); None without llguidance."""
+    """:func:`space_fit` for a question (its literals read by :func:`query_slots`); None without llguidance. One per
+    question: retrieval asks it of every candidate template of the same task."""
     from rlmlab.memory import query_slots
 
-    try:
-        return space_fit(question_sparql_rules(query, query_slots(query)))
-    except ImportError:
-        return None
+    return space_fit(question_sparql_rules(query, query_slots(query)))
