@@ -13,7 +13,7 @@ from fractions import Fraction
 from typing import Any
 
 __all__ = ["normalise_answer", "answers_match", "final_number", "normalise_text", "vote_key", "solve_arithmetic",
-           "format_number", "TOLERANCE"]
+           "stated_arithmetic", "format_number", "TOLERANCE"]
 
 # Exact tolerance for numeric comparison; answers are compared as Decimals, so this only matters
 # for references or answers written with many decimal places.
@@ -208,3 +208,20 @@ def solve_arithmetic(question: str) -> str | None:
         return format_number(_eval(ast.parse(expr, mode="eval")))
     except (SyntaxError, ValueError, ZeroDivisionError):
         return None
+
+
+_HOW_MUCH = re.compile(r"^\s*how much is\s+", re.I)
+_PERCENT_WORD = re.compile(r"(\d)\s*(?:percent|per cent)\b", re.I)
+_INSTRUCTION = re.compile(r"(?<=[.?])\s+(?:answer|give|reply|respond)\b[^.?]*[.?]?\s*$", re.I)
+
+
+def stated_arithmetic(question: str) -> str | None:
+    """The exact value of the arithmetic a question states as its whole task, or None for a word problem.
+
+    :func:`solve_arithmetic`, also for "How much is X?", "N percent of M" and a trailing instruction sentence
+    ("Calculate 3 * 4. Answer with a number."): a question that is its own computation, so its answer can be
+    checked without an answer key.
+    """
+    text = _INSTRUCTION.sub("", question.strip())
+    text = _PERCENT_WORD.sub(r"\1%", _HOW_MUCH.sub("What is ", text))
+    return solve_arithmetic(text.rstrip(" ."))

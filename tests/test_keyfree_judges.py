@@ -164,9 +164,22 @@ def test_constraints_on_real_ontology_tasks(task_id, answer, passes, why):
 
 # -- vote -----------------------------------------------------------------------------------------------------
 
+def program(answer, code, i=0, query="q"):
+    """A rollout whose one step wrote ``code`` and submitted ``answer``."""
+    from rlmlab.executors import IterationRecord
+    from rlmlab.trace import IterationLeakage
+
+    t = traj(answer, i)
+    t.query = query
+    t.iterations = [IterationRecord(index=1, reasoning="", code=code, output="", tool_calls=[],
+                                    leakage=IterationLeakage(iteration=1), input_tokens=0, output_tokens=0,
+                                    elapsed_ms=0)]
+    return t
+
+
 def test_vote_passes_the_agreeing_majority_only():
     task = TASKS["arith-math20-q3"]  # 125 + 389 = 514
-    judge = VoteJudge(min_votes=3)
+    judge = VoteJudge(min_votes=3, plausible=False)  # the bare vote: every answer votes, no exact value
     verdicts = judge_rollouts(judge, task, [traj(a, i) for i, a in enumerate(["514", "514", "515", "514.0", "1028"])])
     assert [v.success for v in verdicts] == [True, True, False, True, False]
     disagreeing = judge.judge_rollouts(task, [traj(a, i) for i, a in enumerate(["514", "515", "516", "517", None])])
@@ -177,6 +190,40 @@ def test_vote_passes_the_agreeing_majority_only():
     assert [v.success for v in wrong_majority] == [True, True, True, False]  # a vote is not the truth
     alone = judge.judge(task, traj("514"))
     assert not alone.success and alone.rationale.startswith(CANNOT_JUDGE)
+
+
+def test_only_plausible_rollouts_vote_on_a_word_problem():
+    task = TASKS["arith-gsm-1"]  # 48 clips in April and half as many in May: 72
+    q = task.query
+    agreeing_wrong = [program("24", "SUBMIT(answer=48 / 2)", i, q) for i in range(3)]  # writes 48: plausible
+    right = [program("72", "answer = 48 + 48 / 2\nSUBMIT(answer=answer)", 3, q)]
+    verdicts = VoteJudge(min_votes=3).judge_rollouts(task, agreeing_wrong + right)
+    assert [v.success for v in verdicts] == [True, True, True, False]  # plausible and agreeing is still no proof
+
+    # the model's typical failures: a product of numbers the question does not give, a retyped constant
+    made_up = [program("4", "SUBMIT(answer=2 * 2)", i, q) for i in range(3)]
+    verdicts = VoteJudge(min_votes=3).judge_rollouts(task, made_up + right)
+    assert not any(v.success for v in verdicts)
+    assert "never uses 48" in verdicts[0].rationale
+    assert all(v.success for v in VoteJudge(min_votes=3, plausible=False).judge_rollouts(task, made_up))
+
+    how_many = TASKS["arith-gsm-1"]
+    for answer, code, why in [("-24", "SUBMIT(answer=24 - 48)", "negative"), ("36.5", "SUBMIT(answer=48 * 0.76)",
+                                                                                   "not whole"),
+                              ("clips", "SUBMIT(answer='clips' + str(48))", "not a number")]:
+        verdicts = VoteJudge(min_votes=3).judge_rollouts(how_many, [program(answer, code, i, q) for i in range(3)])
+        assert not any(v.success for v in verdicts) and why in verdicts[0].rationale, verdicts[0].rationale
+
+
+def test_a_question_that_states_its_arithmetic_is_judged_by_its_value():
+    for query, right, wrong in [("What is 125 + 389?", "514", "515"), ("How much is 40 percent of 1140?", "456",
+                                                                     "45600"),
+                                ("Calculate 12 * 9 + 300. Answer with a number.", "408", "3900")]:
+        task = MemoryTask(id="t", query=query, check="numeric")
+        majority_wrong = [traj(wrong, i) for i in range(3)] + [traj(right, 3)]
+        assert [v.success for v in VoteJudge(min_votes=3).judge_rollouts(task, majority_wrong)] == \
+            [False, False, False, True]
+        assert VoteJudge().judge(task, traj(right)).success  # one rollout is enough: no vote is taken
 
 
 def test_agreement_counts_precision_and_recall_against_the_reference():
@@ -190,10 +237,10 @@ def test_agreement_counts_precision_and_recall_against_the_reference():
         (TASKS["code-l5-06"], [reference_answer(TASKS["code-l5-06"])], "reference"),
     ]
     reports = judge_agreement(cases, group_of=lambda task, label: label)
-    vote = reports["vote"]
-    assert vote.counts() == {"tp": 3, "fp": 3, "fn": 1, "tn": 3, "abstain": 0}
-    assert vote.precision() == 0.5 and vote.recall() == 0.75
-    assert vote.precision("right majority") == 1.0 and vote.precision("wrong majority") == 0.0
+    vote = reports["vote"]  # "What is 125 + 389?" states its arithmetic: judged by its exact value, not the vote
+    assert vote.counts() == {"tp": 4, "fp": 0, "fn": 0, "tn": 6, "abstain": 0}
+    assert vote.precision() == 1.0 and vote.recall() == 1.0
+    assert vote.precision("right majority") == 1.0 and vote.precision("wrong majority") == 1.0
     assert reports["constraints"].counts() == {"tp": 1, "fp": 0, "fn": 0, "tn": 1, "abstain": 0}
     oracle = reports["oracle"]
     assert oracle.counts() == {"tp": 2, "fp": 0, "fn": 1, "tn": 0, "abstain": 1}

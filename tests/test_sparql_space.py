@@ -204,3 +204,40 @@ def test_the_question_s_words_name_the_text_test_and_the_hierarchy_steps(tasks):
     g = _select_grammar(dr.query)
     assert _accepts(g, json.dumps(f"SELECT ?x ?y WHERE {{ {p} rdfs:domain ?x . {p} rdfs:range ?y }}"))
     assert not _accepts(g, json.dumps(f"SELECT ?x ?y WHERE {{ ?x {p} ?y }}"))
+
+
+def test_stated_relations_are_required_in_their_order_and_steps_follow_whether_the_term_itself_counts(tasks):
+    """What the embedded model wrote on the train stream inside the earlier space, and the reference judge failed:
+    "the domain and the range of P" answered with ``?y rdfs:range ?x`` (P's range never read) or with the columns
+    swapped; "the superclasses of X, one or more steps" with ``*`` (X itself among them); and "P whose range is X or
+    a class below X" needs ``*``. The grammar now refuses each, and the judge fails it."""
+    from rlmlab.ontology import hierarchy_steps
+
+    judge = JUDGES.make("constraints")
+    verdict = lambda task, q: judge.judge(task, SimpleNamespace(error=None, answer=q)).success  # noqa: E731
+    first = {}
+    for t in tasks:
+        first.setdefault(t.meta.get("kind"), t)
+
+    def splits(task, good: str, *bad: str) -> None:
+        g = _select_grammar(task.query)
+        assert _accepts(g, json.dumps(good)) and verdict(task, good), good
+        for b in bad:
+            assert not _accepts(g, json.dumps(b)), b
+            assert not verdict(task, b), b
+
+    dr = first["domain_range"]
+    p = query_slots(dr.query)["property"][0]
+    splits(dr, f"SELECT ?x ?y WHERE {{ {p} rdfs:domain ?x . {p} rdfs:range ?y }}",
+           f"SELECT ?x ?y WHERE {{ {p} rdfs:domain ?x . ?y rdfs:range ?x }}",
+           f"SELECT ?x ?y WHERE {{ {p} rdfs:range ?x . {p} rdfs:domain ?y }}")
+    sup = first["superclasses_transitive"]
+    assert hierarchy_steps(sup.query) == "any"
+    c = query_slots(sup.query)["class"][0]
+    splits(sup, f"SELECT DISTINCT ?x WHERE {{ {c} rdfs:subClassOf+ ?x . FILTER(isIRI(?x)) }}",
+           f"SELECT DISTINCT ?x WHERE {{ {c} rdfs:subClassOf* ?x . FILTER(isIRI(?x)) }}")
+    below = first["properties_range_below"]  # "... whose rdfs:range is C or a class below C at any depth"
+    assert hierarchy_steps(below.query) == "self"
+    c = query_slots(below.query)["class"][0]
+    splits(below, f"SELECT DISTINCT ?x WHERE {{ ?x rdfs:range ?y . ?y rdfs:subClassOf* {c} }}",
+           f"SELECT DISTINCT ?x WHERE {{ ?x rdfs:range ?y . ?y rdfs:subClassOf+ {c} }}")

@@ -149,6 +149,17 @@ def test_arithmetic_solver():
     assert solve_arithmetic("Tom has 48 apples.") is None
 
 
+def test_stated_arithmetic_reads_more_phrasings_than_the_solver():
+    from rlmlab.numbers import stated_arithmetic
+
+    assert stated_arithmetic("How much is 40 percent of 1140?") == "456"
+    assert stated_arithmetic("Compute 25% of 160.") == "40"
+    assert stated_arithmetic("Calculate 12 * 9 + 300. Answer with a number.") == "408"
+    assert stated_arithmetic("What is (12 + 3) * 3?") == solve_arithmetic("What is (12 + 3) * 3?") == "45"
+    assert stated_arithmetic("There were 71 marbles in a box. Farid took 4 of them. How many remain?") is None
+    assert stated_arithmetic("How much is 5 apples and 3 pears?") is None
+
+
 def test_lm_learner_on_a_scripted_model_counts_tokens_and_memoises():
     lm = make_lm("scripted", script=["12 * 12 = 144\nAnswer: 144\nConfidence: 0.8"])
     learner = LMLearner(lm)

@@ -100,11 +100,16 @@ def _body_rules(named: list[str], width: int, rules: dict[str, str], relations: 
     (``relations``: "the rdfs:domain of P" makes P the subject) stands only there, and is no predicate. States are
     (named terms used, variables bound, how often the join variable was used: 0, 1, 2 for more).
 
-    ``steps`` (:func:`rlmlab.ontology.hierarchy_steps`): a hierarchy predicate takes ``+`` or ``*`` where the
-    question walks it at any depth ("any"), neither where it says direct ("one", "chain"), either otherwise; a
+    ``steps`` (:func:`rlmlab.ontology.hierarchy_steps`): a hierarchy predicate takes ``+`` where the question walks
+    it at any depth ("any"), ``*`` where the named term itself counts too ("self": "X or a class below X"), neither
+    where it says direct ("one", "chain"), either or none otherwise; a
     "chain" question's body goes down two steps through the join variable. Only hierarchy predicates take them."""
     n = len(named)
-    full = frozenset(range(n))
+    # "the domain and the range of P": each stated (subject, property) is a pattern the body must hold, the k-th
+    # of them binding the SELECT's k-th variable where they fill the SELECT ("in that order: domain, range")
+    stated = list(dict.fromkeys((r.subject, r.predicate) for r in relations if r.subject))
+    ordered = len(stated) == width and len({subj for subj, _ in stated}) == 1
+    full = frozenset(range(n + len(stated)))
     meta = {t for t in named if t.startswith(_META_PREFIXES) and _is_property(t)}
     types = {t for t in named if t.startswith(_META_PREFIXES) and not _is_property(t)}  # owl:Class, ...
     side = {(r.predicate, r.subject or r.object): "s" if r.subject else "o" for r in relations}
@@ -121,9 +126,11 @@ def _body_rules(named: list[str], width: int, rules: dict[str, str], relations: 
         if r.subject:
             subject_of.setdefault(r.subject, set()).add(r.predicate)
     others = [b for b in SPARQL_BASICS if b not in named and _is_property(b)]
-    mod = {"any": ' ("+" | "*")', "one": "", "chain": ""}.get(steps, ' ("+" | "*")?')
-    if "sq-bpred" not in rules:  # the unnamed basics but the hierarchy (offered with its term, below)
-        rules["sq-bpred"] = _alt(['"a"', *[_lit(b) for b in others if b not in _HIERARCHY]])
+    mod = {"any": ' "+"', "self": ' "*"', "one": "", "chain": ""}.get(steps, ' ("+" | "*")?')
+    if "sq-bpred" not in rules:  # the unnamed basics but the hierarchy (offered with its term, below) and a
+        # property the question states of one term (its patterns are offered with that term, below)
+        rules["sq-bpred"] = _alt(['"a"', *[_lit(b) for b in others if b not in _HIERARCHY and
+                                           b not in {p for _, p in stated}]])
     walks = [h for h in _HIERARCHY if h not in named]
     join = SPARQL_VARS[width] if width < len(SPARQL_VARS) else None
     vars_ = [f"?{v}" for v in SPARQL_VARS[:width + 1]]  # the SELECT's and one to join through
@@ -150,6 +157,13 @@ def _body_rules(named: list[str], width: int, rules: dict[str, str], relations: 
                 return  # a variable at both ends, no variable, or a join-less pattern without a named term
             if p_term is not None and p_term in (s, o) or any(x in predicates_only for x in (s, o)):
                 return  # a property as the predicate and a node of one pattern, or the P of "the P of T" as a node
+            for k, (subj, prop) in enumerate(stated):
+                if p_term == prop and s != subj:
+                    return  # "the rdfs:range of P": rdfs:range only as P's (never ?y rdfs:range ?x)
+                if p_term == prop:
+                    if ordered and o != vars_[k]:
+                        return  # the k-th stated value is the SELECT's k-th column
+                    uses = uses | {n + k}
             if (uses <= used and names <= bound) or any(x in meta for x in (s, o)):
                 return  # no progress (a repeat narrows nothing), or a meta-property as a node (?x P rdfs:domain)
             if p_term is not None and (side.get((p_term, o)) == "s" or side.get((p_term, s)) == "o"):

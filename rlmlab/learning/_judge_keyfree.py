@@ -12,7 +12,12 @@ a term the question names is not in the ontology: that is why there are none.
 
 ``vote`` needs every rollout's answer (:meth:`VoteJudge.judge_rollouts`): a rollout passes when its answer
 (normalised as :func:`rlmlab.numbers.vote_key` does) is the unique most frequent one and at least ``min_votes``
-rollouts gave it. Alone (``judge``) it sees one answer and cannot judge.
+rollouts gave it. Alone (``judge``) it sees one answer and cannot judge. Only plausible rollouts vote
+(``plausible``, on by default; :func:`arith_implausible`): the answer is a number, the program writes every number
+the question gives in digits, and a "how many" answer is a whole number >= 0; a small model's samples agree on a
+wrong product of two of the question's numbers far more often than on the right answer, and such agreement is
+what the check removes. A question that is its own computation ("What is 12% of 300?",
+:func:`rlmlab.numbers.stated_arithmetic`) is judged by its exact value instead of a vote.
 """
 
 from __future__ import annotations
@@ -22,20 +27,22 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from rlmlab.errors import ConfigError
 from rlmlab.executors import query_slots, filter_texts
-from rlmlab.memory import MemoryTask, Verdict
+from rlmlab.memory import MemoryTask, Verdict, numbers_in
 from rlmlab.ontology import CURIE_PATTERN, hierarchy_steps, question_relations, reaches, text_tests
-from rlmlab.numbers import vote_key
+from rlmlab.numbers import stated_arithmetic, vote_key
 from rlmlab.learning._judge import JUDGES, strip_fences
 from rlmlab.learning._judge_oracle import OracleJudge, cannot_judge
 
 if TYPE_CHECKING:
     from rlmlab.executors import Trajectory
 
-__all__ = ["ConstraintsJudge", "VoteJudge", "keyfree_judge_for", "judge_rollouts", "KEYFREE_JUDGES"]
+__all__ = ["ConstraintsJudge", "VoteJudge", "keyfree_judge_for", "judge_rollouts", "KEYFREE_JUDGES",
+           "arith_implausible"]
 
 # The key-free judge of each kind of task (see keyfree_judge_for); the reference judges are the upper bound.
 KEYFREE_JUDGES = {"code": "oracle", "ontology": "constraints", "arith": "vote"}
@@ -137,6 +144,7 @@ class ConstraintsJudge:
             if result.type != "SELECT":
                 return _verdict(self.name, False, f"The query is a {result.type}; the task asks for a SELECT.")
             width = len(result.vars or [])
+            columns = [f"?{v}" for v in (result.vars or [])]
             rows = list(itertools.islice(iter(result), self.max_rows + 1))  # rdflib yields SELECT rows lazily
             triples = _triples(query, graph)
         except Exception as exc:  # rdflib's plain Exception for unknown prefixes, evaluation errors
@@ -151,6 +159,9 @@ class ConstraintsJudge:
         if relation:
             return _verdict(self.name, False, f"The question asks for {relation}; no triple pattern of the query "
                                               f"states it (a reversed direction or another property).")
+        misordered = _columns_misordered(task.query, triples, expand, columns)
+        if misordered:
+            return _verdict(self.name, False, misordered)
         texts = filter_texts(query_slots(task.query), task.query)
         if texts and not any(f"'{t}'" in query or f'"{t}"' in query for t in texts):
             return _verdict(self.name, False, f"The question gives text to filter by ({', '.join(texts[:3])}); the "
@@ -163,9 +174,15 @@ class ConstraintsJudge:
                                               f"the query tests with {', '.join(sorted(used_tests))}.")
         steps = hierarchy_steps(task.query)
         walked = re.findall(r"(subClassOf|subPropertyOf)\s*([+*]?)", query)
-        if steps == "any" and walked and not any(m for _, m in walked):
+        if steps in ("any", "self") and walked and not any(m for _, m in walked):
             return _verdict(self.name, False, "The question walks the hierarchy at any depth; the query takes one "
                                               "step (no + or *).")
+        if steps == "any" and any(m == "*" for _, m in walked):
+            return _verdict(self.name, False, "The question asks for one or more hierarchy steps; the query's * also "
+                                              "returns the named term itself (zero steps).")
+        if steps == "self" and any(m == "+" for _, m in walked):
+            return _verdict(self.name, False, "The question counts the named term itself; the query's + leaves it "
+                                              "out (zero steps need *).")
         if steps in ("one", "chain") and any(m for _, m in walked):
             return _verdict(self.name, False, "The question asks for direct steps; the query walks the hierarchy at "
                                               "any depth.")
@@ -228,26 +245,88 @@ def _relations_missing(question: str, triples: list[tuple[str, str, str]], expan
     return ""
 
 
+def _columns_misordered(question: str, triples: list[tuple[str, str, str]], expand: dict[str, str | None],
+                        columns: list[str]) -> str:
+    """Where the question's stated values of one term fill the SELECT ("the domain and the range of P": two
+    columns, domain then range), the k-th column must be the k-th value; the reason when it is not, else ""."""
+    stated = list(dict.fromkeys((r.subject, r.predicate) for r in question_relations(question) if r.subject))
+    if len(stated) != len(columns) or len({subj for subj, _ in stated}) != 1:
+        return ""
+    for k, (subj, prop) in enumerate(stated):
+        s_iri, p_iri = f"<{expand.get(subj) or subj}>", f"<{expand.get(prop) or prop}>"
+        values = [to for ts, tp, to in triples if ts == s_iri and p_iri in tp]
+        if values and columns[k] not in values:
+            return (f"The question asks for {', '.join(p for _, p in stated)} of {subj} in that order; column {k + 1} "
+                    f"({columns[k]}) is not its {prop}.")
+    return ""
+
+
 # -- vote -----------------------------------------------------------------------------------------------------
+
+_CANONICAL_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_HOW_MANY = re.compile(r"\bhow many\b", re.I)
+_HOW_MUCH_ASK = re.compile(r"\bhow (?:many|much)\b", re.I)
+
+
+def arith_implausible(query: str, trajectory: "Trajectory") -> str | None:
+    """Why a rollout's answer to an arithmetic word problem cannot be right, without the answer key; None when
+    nothing rules it out.
+
+    The answer must be a number; the program (every step's code) must write each number the question gives in
+    digits (a well-posed word problem uses its quantities; a distractor makes the check reject a right answer,
+    never accept a wrong one); a "how many" answer is whole and a "how many / how much" answer is not negative.
+    """
+    why = _no_answer(trajectory)
+    if why:
+        return why
+    key = vote_key(trajectory.answer)  # a one-number answer is written canonically ("-7", "2.5"), else text
+    if key is None or not _CANONICAL_NUMBER.fullmatch(key):
+        return "The answer is not a number."
+    value = Fraction(key)
+    code = " ".join(it.code for it in trajectory.iterations)
+    written = set(numbers_in(code))
+    unused = [n for n in dict.fromkeys(numbers_in(query)) if n not in written]
+    if unused:
+        return f"The program never uses {', '.join(unused[:3])}, which the question gives."
+    if value < 0 and _HOW_MUCH_ASK.search(query):
+        return f"The answer {key} is negative; the question asks how many or how much."
+    if value.denominator != 1 and _HOW_MANY.search(query):
+        return f"The answer {key} is not whole; the question asks how many."
+    return None
+
 
 @dataclass
 class VoteJudge:
-    """Agreement of the rollouts of one task (MaTTS samples): see the module docstring. ``min_votes`` >= 2."""
+    """Agreement of the plausible rollouts of one task (MaTTS samples): see the module docstring.
+    ``min_votes`` >= 2; ``plausible`` False lets every answer vote (the vote of sessions before it)."""
 
     min_votes: int = 3
+    plausible: bool = True
     name: str = field(default="vote", init=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.min_votes, bool) or not isinstance(self.min_votes, int) or self.min_votes < 2:
             raise ConfigError(f"judge vote: min_votes {self.min_votes!r}; use an integer >= 2 (one vote agrees "
                               "with nothing)")
+        if not isinstance(self.plausible, bool):
+            raise ConfigError(f"judge vote: plausible {self.plausible!r}; use true or false")
 
     def judge(self, task: MemoryTask, trajectory: "Trajectory") -> Verdict:
         return self.judge_rollouts(task, [trajectory])[0]
 
     def judge_rollouts(self, task: MemoryTask, trajectories: Sequence["Trajectory"]) -> list[Verdict]:
         """One verdict per rollout, from the answers of all of them."""
-        keys = [None if _no_answer(t) else vote_key(t.answer) for t in trajectories]
+        stated = stated_arithmetic(task.query) if self.plausible else None
+        if stated is not None:  # the question is its own computation: its exact value, no vote
+            out = []
+            for t in trajectories:
+                why = _no_answer(t)
+                ok = why is None and vote_key(t.answer) == vote_key(stated)
+                out.append(_verdict(self.name, ok, why or f"The question states its arithmetic; its exact value is "
+                                                          f"{stated}, the answer {'is' if ok else 'is not'}."))
+            return out
+        ruled_out = [arith_implausible(task.query, t) if self.plausible else _no_answer(t) for t in trajectories]
+        keys = [None if why else vote_key(t.answer) for why, t in zip(ruled_out, trajectories)]
         counts = Counter(k for k in keys if k is not None)
         ranked = counts.most_common(2)
         if len(keys) < self.min_votes:
@@ -256,9 +335,9 @@ class VoteJudge:
         top = ranked[0] if ranked else None
         unique = top is not None and (len(ranked) == 1 or ranked[1][1] < top[1])
         out = []
-        for key in keys:
+        for key, why in zip(keys, ruled_out):
             if key is None:
-                out.append(_verdict(self.name, False, "The rollout gave no answer, so it has no vote."))
+                out.append(_verdict(self.name, False, f"{why} The rollout has no vote."))
             elif not unique or top[1] < self.min_votes:
                 best = f"{top[1]} of {len(keys)}" if top else "none"
                 out.append(_verdict(self.name, False, f"No answer has a clear majority of at least {self.min_votes} "
@@ -309,6 +388,7 @@ def _constraints(max_rows: int = 10_000) -> ConstraintsJudge:
 
 
 @JUDGES.register("vote")
-def _vote(min_votes: int = 3) -> VoteJudge:
-    """A rollout agrees with the unique majority of at least min_votes rollouts; no answer key."""
-    return VoteJudge(min_votes)
+def _vote(min_votes: int = 3, plausible: bool = True) -> VoteJudge:
+    """A plausible rollout agrees with the unique majority of at least min_votes plausible rollouts; a question
+    that states its arithmetic is judged by its exact value; no answer key."""
+    return VoteJudge(min_votes, plausible)

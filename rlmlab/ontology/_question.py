@@ -91,10 +91,19 @@ _TEXT_TESTS = (
 )
 
 
+# "prov:Agent or a class below prov:Agent", "skos:Concept or of any subclass of skos:Concept": the named term counts
+# too, so zero or more steps (rdfs:subClassOf*); "the superclasses of X at any depth" leaves X out (one or more: +)
+_SELF = re.compile(r"\b({c})\s+or\s+(?:of\s+)?(?:a|an|any)\s+(?:[\w-]+\s+)?(?:sub-?)?(?:class|propert)\w*\s+(?:below|"
+                   r"of|under)\s+\1(?![\w:-])|\(rdfs:sub\w+\*|\bzero or more\b|\bor\s+({c})\s+itself\b".format(c=_C), re.I)
+
+
 def hierarchy_steps(question: str) -> str:
-    """How the question walks a class or property hierarchy: "any" (one or more steps: "at any depth", "direct or
-    indirect", ``rdfs:subClassOf+``), "chain" (exactly two: "two rdfs:subClassOf steps", "the subclasses of the
-    direct subclasses"), "one" (a direct step only) or "" (it does not say)."""
+    """How the question walks a class or property hierarchy: "self" (zero or more steps: the named term or any
+    below it, ``rdfs:subClassOf*``), "any" (one or more steps: "at any depth", "direct or indirect",
+    ``rdfs:subClassOf+``; the named term itself is not an answer), "chain" (exactly two: "two rdfs:subClassOf
+    steps", "the subclasses of the direct subclasses"), "one" (a direct step only) or "" (it does not say)."""
+    if _SELF.search(question or ""):
+        return "self"
     if _TRANSITIVE.search(question or ""):
         return "any"
     if _CHAIN.search(question or ""):
