@@ -9,7 +9,10 @@ Answers judged, per task of ``data/tasks`` (or the ``--tasks`` files):
   answers of ``benchmarks/sparql_judge_cases.py`` (the inverse property, direction reversed, a guessed term).
 - arith (``vote``): groups of 5 rollouts built from the reference r and wrong values: unanimous r; r r r w1 w2
   (right majority); w1 w1 w1 r w2 (wrong majority); r r w1 w1 w2 (tie); r w1 w2 w3 w4 (all disagree). These are
-  patterns, not model samples: the vote's precision depends on how often a model's majority is wrong.
+  patterns, not model samples: the vote's precision depends on how often a model's majority is wrong. A question
+  that states its arithmetic ("What is 125 + 389?", group "stated") is judged by its exact value, not the vote;
+  on a word problem (group "word") only a rollout whose program writes every number of the question votes, and
+  these patterns have no program, so the vote passes none of them (recall 0: the check fails closed).
 
 Run:  .venv/bin/python benchmarks/keyfree_judges.py [--tasks FILE ...] [--json PATH] [--smoke]
 """
@@ -28,7 +31,7 @@ from rich.table import Table
 from rlmlab._paths import PROJECT_ROOT
 from rlmlab.experiments import load_suite
 from rlmlab.learning import judge_agreement, keyfree_kind
-from rlmlab.numbers import final_number, format_number
+from rlmlab.numbers import final_number, format_number, stated_arithmetic
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sparql_judge_cases import CASES as SPARQL_CASES  # noqa: E402  (the issue-18 wrong answers)
@@ -103,7 +106,7 @@ def _arith_cases(tasks):
                              ("wrong majority 3/5", [w[0], w[0], w[0], ref, w[1]]),
                              ("tie 2-2-1", [ref, ref, w[0], w[0], w[1]]),
                              ("all disagree", [ref, *w])]:
-            yield task, group, label
+            yield task, group, f"{label} ({'stated' if stated_arithmetic(task.query) else 'word'})"
 
 
 def main(argv: list[str] | None = None) -> int:

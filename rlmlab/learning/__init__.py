@@ -10,7 +10,8 @@ rollout a task keeps (MaTTS)."""
 from rlmlab.learning._judge import CodeJudge, ExactJudge, JUDGES, Judge, NumericJudge, SparqlJudge, judge_for
 from rlmlab.learning._judge_oracle import CANNOT_JUDGE, OracleJudge
 from rlmlab.learning._judge_keyfree import (  # registers "oracle", "constraints", "vote"
-    KEYFREE_JUDGES, ConstraintsJudge, VoteJudge, judge_rollouts, keyfree_judge_for, keyfree_kind,
+    KEYFREE_JUDGES, ConstraintsJudge, VoteJudge, arith_implausible, judge_rollouts, keyfree_judge_for,
+    keyfree_kind,
 )
 from rlmlab.learning._judge_llm import DEFAULT_RUBRIC, RUBRICS, LLMJudge, parse_llm_verdict  # registers "llm"
 from rlmlab.learning._extract import EXTRACTORS, MAX_EXTRACT_ITEMS, ExtractionReport, Extractor, HeuristicExtractor
@@ -42,7 +43,8 @@ from rlmlab.learning._loop import EXTRACTION_MODES, RESULTS_FILE, ReasoningBankL
 
 __all__ = [
     "Judge", "JUDGES", "judge_for", "ExactJudge", "NumericJudge", "SparqlJudge", "CodeJudge", "LLMJudge", "RUBRICS",
-    "OracleJudge", "ConstraintsJudge", "VoteJudge", "KEYFREE_JUDGES", "keyfree_judge_for", "keyfree_kind",
+    "OracleJudge", "ConstraintsJudge", "VoteJudge", "arith_implausible", "KEYFREE_JUDGES", "keyfree_judge_for",
+    "keyfree_kind",
     "judge_rollouts", "CANNOT_JUDGE", "judge_agreement", "JudgeAgreement", "AgreementCase",
     "DEFAULT_RUBRIC", "parse_llm_verdict",
     "Extractor", "EXTRACTORS", "HeuristicExtractor", "LLMExtractor", "ExtractionReport", "EXTRACT_PROMPTS",
