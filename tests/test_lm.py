@@ -1,3 +1,8 @@
+import os
+import shutil
+import subprocess
+import sys
+
 import dspy
 import pytest
 
@@ -48,3 +53,17 @@ def test_lenient_adapter_salvages_off_format_code():
     with dspy.context(lm=lm, adapter=adapter):
         out = dspy.Predict("question -> reasoning, code")(question="q")
     assert out.code == "print(ctx_peek(context, 100))" and adapter.salvaged == 1
+
+
+@pytest.mark.skipif(shutil.which("taskset") is None or not hasattr(os, "sched_getaffinity"),
+                    reason="needs taskset (util-linux) and a platform with CPU affinity")
+def test_the_local_model_defaults_to_the_cores_the_process_may_run_on():
+    """A run pinned to one core (taskset) gets one llama.cpp thread, not os.cpu_count()'s: two spinning threads
+    on one core slow each other."""
+    code = "from rlmlab.lm._engines import _usable_cores; print(_usable_cores())"
+    pinned = subprocess.run(["taskset", "-c", "0", sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True)
+    assert pinned.stdout.strip() == "1"
+    from rlmlab.lm._engines import _usable_cores
+
+    assert _usable_cores() == len(os.sched_getaffinity(0))
