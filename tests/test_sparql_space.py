@@ -50,6 +50,28 @@ def tasks():
     return load_suite(TRAIN) + load_suite("ontology")
 
 
+def _judged(task, query: str) -> bool:
+    """The key-free constraints judge's verdict on ``query`` as the answer to ``task``."""
+    return JUDGES.make("constraints").judge(task, SimpleNamespace(error=None, answer=query)).success
+
+
+def _first_of_each_kind(tasks) -> dict:
+    first = {}
+    for t in tasks:
+        first.setdefault(t.meta.get("kind"), t)
+    return first
+
+
+def space_splits(task, good: str, *bad: str) -> None:
+    """The question's grammar holds ``good`` and the judge passes it; each of ``bad`` the grammar refuses and the
+    judge fails."""
+    g = _select_grammar(task.query)
+    assert _accepts(g, json.dumps(good)) and _judged(task, good), good
+    for b in bad:
+        assert not _accepts(g, json.dumps(b)), b
+        assert not _judged(task, b), b
+
+
 def test_the_closed_space_holds_the_reference_query_of_almost_every_task(tasks):
     """Every train task's reference, written in the space's variables, is a SELECT its question's grammar accepts
     (one hand-written task needs LANGMATCHES, which the space has no form for), and it returns the reference's rows."""
@@ -135,8 +157,7 @@ def test_the_question_states_its_relations_columns_counts_and_filter_text():
 def test_the_constraints_judge_reads_the_same_relations(tasks):
     """Every reference passes; a query that reaches an exact class through a subclass, or reads a stated relation
     the other way round, fails."""
-    judge = JUDGES.make("constraints")
-    verdict = lambda task, q: judge.judge(task, SimpleNamespace(error=None, answer=q)).success  # noqa: E731
+    verdict = _judged
     assert all(verdict(t, t.expected) for t in tasks[:120])
     by_kind = {t.meta["kind"]: t for t in tasks if t.meta.get("kind")}
     prop = by_kind["properties_with_domain"]
@@ -172,23 +193,12 @@ def test_the_question_s_words_name_the_text_test_and_the_hierarchy_steps(tasks):
     P rdfs:range ?y. On the train stream's own tasks, the grammar and the judge alike."""
     from rlmlab.ontology import hierarchy_steps, text_tests
 
-    judge = JUDGES.make("constraints")
-    verdict = lambda task, q: judge.judge(task, SimpleNamespace(error=None, answer=q)).success  # noqa: E731
-    first = {}
-    for t in tasks:
-        first.setdefault(t.meta.get("kind"), t)
-
-    def space_splits(task, good: str, bad: str) -> None:  # the grammar holds good, not bad; the judge fails bad
-        g = _select_grammar(task.query)
-        assert _accepts(g, json.dumps(good)) and not _accepts(g, json.dumps(bad))
-        assert not verdict(task, bad)
-
+    first = _first_of_each_kind(tasks)
     iri = first["iri_prefix"]  # "... whose IRI starts with <iri> (one column ...)"
     assert text_tests(iri.query) == {"STRSTARTS"}
     prefix = query_slots(iri.query)["iri"][0]
     good = f"SELECT ?x WHERE {{ ?x a owl:ObjectProperty . FILTER(STRSTARTS(STR(?x), '{prefix}')) }}"
     space_splits(iri, good, good.replace("STRSTARTS", "STRENDS"))
-    assert verdict(iri, good)
     walk = first["count_subclasses_transitive"]
     assert hierarchy_steps(walk.query) == "any"
     c = query_slots(walk.query)["class"][0]
@@ -213,31 +223,19 @@ def test_stated_relations_are_required_in_their_order_and_steps_follow_whether_t
     a class below X" needs ``*``. The grammar now refuses each, and the judge fails it."""
     from rlmlab.ontology import hierarchy_steps
 
-    judge = JUDGES.make("constraints")
-    verdict = lambda task, q: judge.judge(task, SimpleNamespace(error=None, answer=q)).success  # noqa: E731
-    first = {}
-    for t in tasks:
-        first.setdefault(t.meta.get("kind"), t)
-
-    def splits(task, good: str, *bad: str) -> None:
-        g = _select_grammar(task.query)
-        assert _accepts(g, json.dumps(good)) and verdict(task, good), good
-        for b in bad:
-            assert not _accepts(g, json.dumps(b)), b
-            assert not verdict(task, b), b
-
+    first = _first_of_each_kind(tasks)
     dr = first["domain_range"]
     p = query_slots(dr.query)["property"][0]
-    splits(dr, f"SELECT ?x ?y WHERE {{ {p} rdfs:domain ?x . {p} rdfs:range ?y }}",
-           f"SELECT ?x ?y WHERE {{ {p} rdfs:domain ?x . ?y rdfs:range ?x }}",
-           f"SELECT ?x ?y WHERE {{ {p} rdfs:range ?x . {p} rdfs:domain ?y }}")
+    space_splits(dr, f"SELECT ?x ?y WHERE {{ {p} rdfs:domain ?x . {p} rdfs:range ?y }}",
+                 f"SELECT ?x ?y WHERE {{ {p} rdfs:domain ?x . ?y rdfs:range ?x }}",
+                 f"SELECT ?x ?y WHERE {{ {p} rdfs:range ?x . {p} rdfs:domain ?y }}")
     sup = first["superclasses_transitive"]
     assert hierarchy_steps(sup.query) == "any"
     c = query_slots(sup.query)["class"][0]
-    splits(sup, f"SELECT DISTINCT ?x WHERE {{ {c} rdfs:subClassOf+ ?x . FILTER(isIRI(?x)) }}",
-           f"SELECT DISTINCT ?x WHERE {{ {c} rdfs:subClassOf* ?x . FILTER(isIRI(?x)) }}")
+    space_splits(sup, f"SELECT DISTINCT ?x WHERE {{ {c} rdfs:subClassOf+ ?x . FILTER(isIRI(?x)) }}",
+                 f"SELECT DISTINCT ?x WHERE {{ {c} rdfs:subClassOf* ?x . FILTER(isIRI(?x)) }}")
     below = first["properties_range_below"]  # "... whose rdfs:range is C or a class below C at any depth"
     assert hierarchy_steps(below.query) == "self"
     c = query_slots(below.query)["class"][0]
-    splits(below, f"SELECT DISTINCT ?x WHERE {{ ?x rdfs:range ?y . ?y rdfs:subClassOf* {c} }}",
-           f"SELECT DISTINCT ?x WHERE {{ ?x rdfs:range ?y . ?y rdfs:subClassOf+ {c} }}")
+    space_splits(below, f"SELECT DISTINCT ?x WHERE {{ ?x rdfs:range ?y . ?y rdfs:subClassOf* {c} }}",
+                 f"SELECT DISTINCT ?x WHERE {{ ?x rdfs:range ?y . ?y rdfs:subClassOf+ {c} }}")

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from rlmlab.executors._gbnf import _lit
-from rlmlab.ontology import Relation, hierarchy_steps, question_relations, reaches, text_tests
+from rlmlab.ontology import Relation, hierarchy_steps, question_relations, reaches, stated_values, text_tests
 
 __all__ = ["sparql_rules", "filter_texts", "sparql_columns", "asks_count", "canonical_select", "space_fit", "sparql_fit",
            "SPARQL_BASICS", "SPARQL_VARS",
@@ -107,8 +107,8 @@ def _body_rules(named: list[str], width: int, rules: dict[str, str], relations: 
     n = len(named)
     # "the domain and the range of P": each stated (subject, property) is a pattern the body must hold, the k-th
     # of them binding the SELECT's k-th variable where they fill the SELECT ("in that order: domain, range")
-    stated = list(dict.fromkeys((r.subject, r.predicate) for r in relations if r.subject))
-    ordered = len(stated) == width and len({subj for subj, _ in stated}) == 1
+    stated, ordered = stated_values(relations, width)
+    stated_props = {p for _, p in stated}
     full = frozenset(range(n + len(stated)))
     meta = {t for t in named if t.startswith(_META_PREFIXES) and _is_property(t)}
     types = {t for t in named if t.startswith(_META_PREFIXES) and not _is_property(t)}  # owl:Class, ...
@@ -130,7 +130,7 @@ def _body_rules(named: list[str], width: int, rules: dict[str, str], relations: 
     if "sq-bpred" not in rules:  # the unnamed basics but the hierarchy (offered with its term, below) and a
         # property the question states of one term (its patterns are offered with that term, below)
         rules["sq-bpred"] = _alt(['"a"', *[_lit(b) for b in others if b not in _HIERARCHY and
-                                           b not in {p for _, p in stated}]])
+                                           b not in stated_props]])
     walks = [h for h in _HIERARCHY if h not in named]
     join = SPARQL_VARS[width] if width < len(SPARQL_VARS) else None
     vars_ = [f"?{v}" for v in SPARQL_VARS[:width + 1]]  # the SELECT's and one to join through

@@ -33,7 +33,9 @@ from typing import TYPE_CHECKING, Any
 from rlmlab.errors import ConfigError
 from rlmlab.executors import query_slots, filter_texts
 from rlmlab.memory import MemoryTask, Verdict, numbers_in
-from rlmlab.ontology import CURIE_PATTERN, hierarchy_steps, question_relations, reaches, text_tests
+from rlmlab.ontology import (
+    CURIE_PATTERN, hierarchy_steps, question_relations, reaches, stated_values, text_tests,
+)
 from rlmlab.numbers import stated_arithmetic, vote_key
 from rlmlab.learning._judge import JUDGES, strip_fences
 from rlmlab.learning._judge_oracle import OracleJudge, cannot_judge
@@ -249,8 +251,8 @@ def _columns_misordered(question: str, triples: list[tuple[str, str, str]], expa
                         columns: list[str]) -> str:
     """Where the question's stated values of one term fill the SELECT ("the domain and the range of P": two
     columns, domain then range), the k-th column must be the k-th value; the reason when it is not, else ""."""
-    stated = list(dict.fromkeys((r.subject, r.predicate) for r in question_relations(question) if r.subject))
-    if len(stated) != len(columns) or len({subj for subj, _ in stated}) != 1:
+    stated, ordered = stated_values(question_relations(question), len(columns))
+    if not ordered:
         return ""
     for k, (subj, prop) in enumerate(stated):
         s_iri, p_iri = f"<{expand.get(subj) or subj}>", f"<{expand.get(prop) or prop}>"
@@ -318,10 +320,10 @@ class VoteJudge:
         """One verdict per rollout, from the answers of all of them."""
         stated = stated_arithmetic(task.query) if self.plausible else None
         if stated is not None:  # the question is its own computation: its exact value, no vote
-            out = []
+            out, exact = [], vote_key(stated)
             for t in trajectories:
                 why = _no_answer(t)
-                ok = why is None and vote_key(t.answer) == vote_key(stated)
+                ok = why is None and vote_key(t.answer) == exact
                 out.append(_verdict(self.name, ok, why or f"The question states its arithmetic; its exact value is "
                                                           f"{stated}, the answer {'is' if ok else 'is not'}."))
             return out

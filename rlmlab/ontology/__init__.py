@@ -18,7 +18,7 @@ from rlmlab.ontology._loader import (
     ontology_cache_info,
 )
 from rlmlab.ontology._question import (
-    CURIE_PATTERN, Relation, hierarchy_steps, question_relations, reaches, text_tests,
+    CURIE_PATTERN, Relation, hierarchy_steps, question_relations, reaches, stated_values, text_tests,
 )
 from rlmlab.ontology._schema import OntologySchema, schema_of
 from rlmlab.ontology._sense import BRIEF_BUDGET, CARD_BUDGET, OntSense, ont_sense, sense_brief, sense_card
@@ -36,5 +36,5 @@ __all__ = [
     "PropertyConstraint", "constraints_from_graph", "AntiPattern", "load_antipatterns", "DEFAULT_ANTIPATTERNS",
     "pack_constraints", "CONSTRAINTS_BUDGET", "validate_sparql", "Finding", "FINDING_KINDS",
     # what a question states about its query
-    "question_relations", "reaches", "hierarchy_steps", "text_tests", "Relation", "CURIE_PATTERN",
+    "question_relations", "stated_values", "reaches", "hierarchy_steps", "text_tests", "Relation", "CURIE_PATTERN",
 ]

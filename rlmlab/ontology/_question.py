@@ -9,9 +9,11 @@ exactly prov:Entity" states ``?x rdfs:domain prov:Entity``. The SPARQL step gram
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Relation", "question_relations", "reaches", "hierarchy_steps", "text_tests", "CURIE_PATTERN"]
+__all__ = ["Relation", "question_relations", "stated_values", "reaches", "hierarchy_steps", "text_tests",
+           "CURIE_PATTERN"]
 
 CURIE_PATTERN = r"[a-z][a-z0-9]*:[A-Za-z_][\w.-]*[\w]"  # a CURIE, as rlmlab.memory's literal reader takes it
 _C = CURIE_PATTERN
@@ -68,6 +70,14 @@ def question_relations(question: str) -> list[Relation]:
     return list(dict.fromkeys(out))
 
 
+def stated_values(relations: Sequence[Relation], width: int) -> tuple[list[tuple[str, str]], bool]:
+    """The (term, property) pairs the relations state of a named term ("the domain and the range of P": P's
+    rdfs:domain, then its rdfs:range), in order, and whether they fill a SELECT of ``width`` columns in that order
+    (as many pairs as columns, all of one term). The step grammar and the constraints judge read them alike."""
+    stated = list(dict.fromkeys((r.subject, r.predicate) for r in relations if r.subject))
+    return stated, len(stated) == width and len({subject for subject, _ in stated}) == 1
+
+
 _REACH = re.compile(r"\bbelow\b|\btwo\b|\bof\s+(?:the\s+)?(?:a\s+)?direct\s+sub-?class", re.I)
 
 
@@ -94,7 +104,8 @@ _TEXT_TESTS = (
 # "prov:Agent or a class below prov:Agent", "skos:Concept or of any subclass of skos:Concept": the named term counts
 # too, so zero or more steps (rdfs:subClassOf*); "the superclasses of X at any depth" leaves X out (one or more: +)
 _SELF = re.compile(r"\b({c})\s+or\s+(?:of\s+)?(?:a|an|any)\s+(?:[\w-]+\s+)?(?:sub-?)?(?:class|propert)\w*\s+(?:below|"
-                   r"of|under)\s+\1(?![\w:-])|\(rdfs:sub\w+\*|\bzero or more\b|\bor\s+({c})\s+itself\b".format(c=_C), re.I)
+                   r"of|under)\s+\1(?![\w:-])|\(rdfs:sub\w+\*|\bzero or more\b|\bor\s+({c})\s+itself\b".format(c=_C),
+                   re.I)
 
 
 def hierarchy_steps(question: str) -> str:
