@@ -305,8 +305,8 @@ def two_claims():
     items = [f"t{i}" for i in range(12)]
     claim("s004.zz-a", seed="004", text="a beats b", comparison="a vs b")(
         lambda ctx: Paired([True] * 12, [False] * 12, items, runs=["run-a"]))
-    claim("s002.zz-b", seed="002", text="c beats d", comparison="c vs d")(
-        lambda ctx: Paired([True, False] * 6, [False, True] * 6, items, runs=["run-b"]))
+    claim("s002.zz-b", seed="002", text="c beats d", comparison="c vs d")(  # as many items as the run asks
+        lambda ctx: Paired([True, False] * (ctx.n // 2), [False, True] * (ctx.n // 2), items[:ctx.n], runs=["run-b"]))
     yield
     CLAIMS.unregister("s004.zz-a")
     CLAIMS.unregister("s002.zz-b")
@@ -334,14 +334,31 @@ def test_a_run_in_parts_keeps_the_other_rows_of_the_same_settings(tmp_path, two_
 def test_other_settings_or_fresh_move_the_old_table_aside_whole(tmp_path, two_claims):
     run_scorecard("scripted:probe", n=12, claims=["s004.zz-a", "s002.zz-b"], out=tmp_path, progress=None)
     said: list[str] = []
-    run_scorecard("scripted:probe", n=6, claims=["s004.zz-a"], out=tmp_path, progress=said.append)
-    assert [r.name for r in read_scorecard(tmp_path).rows] == ["s004.zz-a"]  # n=6 rows are not mixed with n=12
+    run_scorecard("scripted:probe", n=12, steps=2, claims=["s004.zz-a"], out=tmp_path, progress=said.append)
+    assert [r.name for r in read_scorecard(tmp_path).rows] == ["s004.zz-a"]  # a step cap of 2 is not mixed with none
     aside = list(tmp_path.glob("scorecard.*.json"))
     assert len(aside) == 1 and [r.n for r in read_scorecard(aside[0]).rows] == [12, 12]
-    assert any("moved to scorecard." in s and "other settings: n 12 -> 6" in s for s in said)
-    run_scorecard("scripted:probe", n=6, claims=["s002.zz-b"], out=tmp_path, fresh=True, progress=None)
+    assert any("moved to scorecard." in s and "other settings: steps None -> 2" in s for s in said)
+    run_scorecard("scripted:probe", n=12, steps=2, claims=["s002.zz-b"], out=tmp_path, fresh=True, progress=None)
     assert [r.name for r in read_scorecard(tmp_path).rows] == ["s002.zz-b"]
     assert len(list(tmp_path.glob("scorecard.*.json"))) == 2
+
+
+def test_a_claim_measured_again_at_another_n_or_suite_joins_the_table_with_its_own(tmp_path, two_claims):
+    """A row left undecided can be measured again on more items (or another split) without losing the others: each
+    row keeps the n and --suite it was measured with, and the table says so."""
+    run_scorecard("scripted:probe", n=12, claims=["s004.zz-a", "s002.zz-b"], out=tmp_path, progress=None)
+    card = run_scorecard("scripted:probe", n=6, suite="arith", claims=["s002.zz-b"], out=tmp_path, progress=None)
+    saved = read_scorecard(tmp_path)
+    assert list(tmp_path.glob("scorecard.*.json")) == []
+    assert [(r.name, r.n, r.suite) for r in saved.rows] == [("s002.zz-b", 6, "arith"), ("s004.zz-a", 12, None)]
+    table = saved.markdown()
+    assert "| s002.zz-b | c vs d (on arith) | 6 |" in table and "| s004.zz-a | a vs b | 12 |" in table
+    from rich.console import Console
+
+    console = Console(width=200, record=True)
+    console.print(card)
+    assert "scorecard: scripted:probe, n per row" in console.export_text()
 
 
 def test_show_prints_a_saved_table_as_markdown_without_running(tmp_path, two_claims):

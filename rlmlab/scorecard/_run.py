@@ -32,7 +32,10 @@ NOT_MEASURED = "not measured"
 # the settings that make two runs' rows one table: the same model, items per claim, step cap, suite and seed. A run
 # into a folder whose scorecard.json has the same keeps that file's other rows (the full scorecard can be measured
 # in parts); one with other settings moves the old file aside (scorecard.<time>.json), so no row is lost
-MEASURE_KEYS = ("lm", "api_base", "n", "quick", "suite", "seed", "steps")
+# what a table's rows must share to be kept together; each row records its own n and --suite (ScoreRow.n, .suite),
+# so a claim that needs more items to be decided can be measured again at a larger n, or on another split, into
+# the same table
+MEASURE_KEYS = ("lm", "api_base", "quick", "seed", "steps")
 
 
 @dataclass
@@ -62,6 +65,7 @@ class ScoreRow:
     seconds: float = 0.0
     commit: str | None = None  # rlmlab's git commit that measured the row ("+dirty" with uncommitted changes)
     finished: str | None = None  # UTC time the row was measured, ISO 8601 (rlmlab._sqlite.utc_now)
+    suite: str | None = None  # the --suite its agent arms ran on instead of each config's own (None: their own)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -97,7 +101,9 @@ class Scorecard:
     def __rich__(self) -> Any:
         from rlmlab.scorecard._table import scorecard_table
 
-        return scorecard_table(self.rows, title=f"scorecard: {self.params.get('lm')}, n={self.params.get('n')}")
+        sizes = sorted({r.n for r in self.rows if r.n})
+        n = f"n={sizes[0]}" if len(sizes) == 1 else "n per row"
+        return scorecard_table(self.rows, title=f"scorecard: {self.params.get('lm')}, {n}")
 
     def _repr_html_(self) -> str:
         from rlmlab.scorecard._table import scorecard_html
@@ -211,7 +217,7 @@ def run_scorecard(lm: Any = "local", *, n: int | None = None, seeds: Sequence[st
         except KeyboardInterrupt as exc:  # Ctrl-C: say where the finished rows are, not only the cut agent run
             kept = f"{len(card.rows)} finished row(s) in {card.path}" if card.rows else "no row finished"
             raise RunInterrupted(f"scorecard interrupted at {entry.name}; {kept} ({exc})", out) from None
-        row.commit, row.finished = commit, utc_now()
+        row.commit, row.finished, row.suite = commit, utc_now(), suite
         card.rows.append(row)
         card.rows.sort(key=lambda r: (r.seed, r.name))
         card.seconds = time.perf_counter() - t0

@@ -14,13 +14,19 @@ VERDICT_STYLE = {"holds": "green", "contradicted": "red", "cannot tell": "yellow
 
 def _cells(row: Any) -> list[str]:
     if row.verdict == "not measured":
-        return [row.seed, row.name, row.comparison, "0", "", "", f"not measured: {row.reason}"]
+        return [row.seed, row.name, _compared(row), "0", "", "", f"not measured: {row.reason}"]
     interval = f"[{row.ci_low:+.3f}, {row.ci_high:+.3f}]"
     said = row.verdict
     if row.verdict == "cannot tell":
         said += (f" (n={row.n_to_decide} would decide it)" if row.n_to_decide
                  else " (no effect observed: no n decides it)")
-    return [row.seed, row.name, row.comparison, str(row.n), f"{row.difference:+.3f}", interval, said]
+    return [row.seed, row.name, _compared(row), str(row.n), f"{row.difference:+.3f}", interval, said]
+
+
+def _compared(row: Any) -> str:
+    """The comparison, and the suite its arms ran on when a --suite replaced each config's own."""
+    suite = getattr(row, "suite", None)
+    return row.comparison + (f" (on {Path(suite).stem})" if suite else "")
 
 
 HEADERS = ["seed", "claim", "comparison (a vs b)", "n", "a - b", "95% interval", "verdict"]
@@ -64,7 +70,7 @@ def scorecard_markdown(rows: Sequence[Any]) -> str:
         means = (f"{row.mean_a:.2f} / {row.mean_b:.2f}" if row.mean_a is not None and row.mean_b is not None
                  else "")
         diff = f"{cells[4]} {cells[5]}".strip()
-        comparison = row.comparison + ("" if row.metric == "pass rate" else f" ({row.metric})")
+        comparison = _compared(row) + ("" if row.metric == "pass rate" else f" ({row.metric})")
         when = " ".join(x for x in (row.commit or "", (row.finished or "")[:10]) if x)
         lines.append("| " + " | ".join(cell(c) for c in (row.seed, row.name, comparison, cells[3], means, diff,
                                                          cells[6], when)) + " |")
