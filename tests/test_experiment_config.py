@@ -22,6 +22,10 @@ def test_all_twelve_experiments_load_and_match_the_spec():
     assert (nine.extractor, nine.consolidator, nine.forgetter) == ("heuristic", "append", "none")
     assert (ten.consolidator, ten.forgetter) == ("consolidate", "none")
     assert eleven.forgetter == "bounded" and eleven.floors == {"success": 3, "failure": 3}
+    # E14: every learning condition retires the templates that keep failing on the stream; the others learn nothing
+    assert {c.name: c.forgetter for c in e["E14"].conditions} == {
+        "no_memory": "none", "hand_pack": "none", "learned": "failing", "learned_matts": "failing",
+        "pack_plus_learned": "failing", "learned_ref": "failing"}
     assert [(c.rollouts, c.extraction) for c in e["E12"].conditions] == [(3, "best"), (3, "contrastive")]
 
 

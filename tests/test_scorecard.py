@@ -359,6 +359,11 @@ def test_a_claim_measured_again_at_another_n_or_suite_joins_the_table_with_its_o
     console = Console(width=200, record=True)
     console.print(card)
     assert "scorecard: scripted:probe, n per row" in console.export_text()
+    from rlmlab._paths import PROJECT_ROOT
+
+    run_scorecard("scripted:probe", n=6, suite=str(PROJECT_ROOT / "data/tasks/e14/arith_train.jsonl"),
+                  claims=["s002.zz-b"], out=tmp_path, progress=None)
+    assert read_scorecard(tmp_path).rows[0].suite == "data/tasks/e14/arith_train.jsonl"  # not this machine's path
 
 
 def test_show_prints_a_saved_table_as_markdown_without_running(tmp_path, two_claims):

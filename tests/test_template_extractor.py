@@ -360,6 +360,52 @@ def test_the_loop_learns_a_template_and_injects_it_into_the_next_task(tmp_path):
         assert store.items()[0].template == item.template
 
 
+def test_a_learnt_template_that_fails_the_tasks_it_is_injected_into_is_retired_and_not_admitted_again(tmp_path):
+    """E14's arith bank kept `SUBMIT(answer={{books:number}} * {{b:number}})` through 40 judged rollouts (10 tasks)
+    and 0 wins, and it broke 3 test tasks; the failing forgetter retires a template after 3 failed tasks."""
+    from rlmlab.learning import FailingForgetter, task_outcomes
+
+    good = "x = {a}\ny = {b}\nanswer = x + y\nSUBMIT(answer=answer)"
+    steps = [_step(good.format(a=125, b=389))] + [_step("answer = 0\nSUBMIT(answer=answer)")] * 3 \
+        + [_step(good.format(a=3, b=4)), _step(good.format(a=6, b=2))]
+    tasks = [_arith("t1", "What is 125 plus 389 apples?", "514")] \
+        + [_arith(f"t{i}", f"What is {i} plus {i + 10} apples?", str(2 * i + 10)) for i in (2, 3, 4)] \
+        + [_arith("t5", "What is 3 plus 4 apples?", "7"), _arith("t6", "What is 6 plus 2 apples?", "8")]
+    with MemoryStore(tmp_path / "bank.db") as store:
+        loop = ReasoningBankLoop(store, lm=make_lm("scripted", script=steps), extractor="template",
+                                 consolidator="consolidate", builder=ContextBuilder(store, toggles=["L2"]),
+                                 templates=True, forgetter="failing")
+        out = loop.run(tasks)
+        [learnt] = out[0].extracted
+        assert all(learnt in o.injected for o in out[1:4]) and not any(o.success for o in out[1:4])
+        assert [o.forgotten for o in out[:4]] == [[], [], [], [learnt]]  # the third failed task retires it
+        assert store.get(learnt).status == "forgotten" and learnt not in out[4].injected and out[4].success
+        # t5 solves its task with the same procedure: the candidate is discarded, the retired one stays retired
+        assert [a["action"] for a in out[4].actions] == ["discard"] and "retired" in out[4].actions[0]["reason"]
+        assert store.items(polarity="success") == [] and learnt not in out[5].injected
+        assert task_outcomes(store)[learnt] == {f"{loop.run_id}-t{i}": False for i in (2, 3, 4)}
+        [event] = store.events(kind="forget")
+        assert event.payload["item_id"] == learnt and "won 0 of the 3 tasks" in event.payload["reason"]
+    # a pack's template with the same record is kept, and one win in three tasks is not yet failing
+    with MemoryStore(tmp_path / "pack.db") as store:
+        pack = _template_item("What is 1 plus 2 apples?", "answer = {{a:number}} + {{b:number}}\nSUBMIT(answer=answer)",
+                              source="pack:step_templates")
+        learnt = _template_item("What is 1 minus 2 apples?", "answer = {{a:number}} - {{b:number}}\nSUBMIT(answer=answer)",
+                                source="extract")
+        store.add_many([pack, learnt])
+        for task, won in (("r-t1", True), ("r-t2", False), ("r-t3", False)):
+            for k in range(2):
+                store.record_usage([pack.id, learnt.id], trajectory_id=f"{task}-r{k}")
+                store.record_outcome(f"{task}-r{k}", won and k == 0)
+        assert FailingForgetter().forget(store) == []
+        store.record_usage([pack.id, learnt.id], trajectory_id="r-t4-r0")
+        store.record_outcome("r-t4-r0", False)
+        assert FailingForgetter(below=0.4).forget(store)[0].item_id == learnt.id  # (1 + 1) / (4 + 2) < 0.4
+        assert store.get(pack.id).status == "active"
+    with pytest.raises(ConfigError, match="min_tasks"):
+        FailingForgetter(min_tasks=0)
+
+
 def test_the_loop_gives_the_extractor_earlier_tasks_asked_alike_as_siblings(tmp_path):
     """E14 never ran the intervention test: the loop passed no siblings. Now the stream so far supplies them."""
     from rlmlab.learning import nearest_siblings

@@ -29,7 +29,8 @@ from rlmlab.learning._consolidate import (
     SimilarityConsolidator, merge_contents, similarity,
 )
 from rlmlab.learning._forget import (
-    FORGETTERS, BoundedForgetter, ForgetAction, Forgetter, NoForgetter, memory_health, retention_score,
+    FORGETTERS, BoundedForgetter, FailingForgetter, ForgetAction, Forgetter, NoForgetter, memory_health,
+    retention_score, task_outcomes,
 )
 from rlmlab.learning._vote import (
     SELECTIONS, VOTE_STOPS, batch_seeds, majority, select_rollout, settled, settling_size,
@@ -53,7 +54,8 @@ __all__ = [
     "replay_code", "replay_template", "replay_workspace", "intervention", "nearest_siblings", "SIBLING_SIMILARITY",
     "Consolidator", "CONSOLIDATORS", "AppendConsolidator", "SimilarityConsolidator", "ConsolidationAction",
     "CONSOLIDATION_ACTIONS", "similarity", "merge_contents",
-    "Forgetter", "FORGETTERS", "NoForgetter", "BoundedForgetter", "ForgetAction", "retention_score", "memory_health",
+    "Forgetter", "FORGETTERS", "NoForgetter", "BoundedForgetter", "FailingForgetter", "ForgetAction",
+    "retention_score", "task_outcomes", "memory_health",
     "SELECTIONS", "VOTE_STOPS", "batch_seeds", "majority", "select_rollout", "settled", "settling_size",
     "template_recall", "template_fits", "right_templates", "run_template", "template_fills", "solves", "task_kind", "RecallReport",
     "BEFORE_RETRIEVAL", "AFTER_RETRIEVAL",

@@ -226,6 +226,12 @@ class SimilarityConsolidator:
         same = sorted((it for it in pool if it.template is not None and normalise_template(it.template) == key),
                       key=lambda it: (-it.uses, -it.wins, it.id))
         if not same:
+            retired = sorted(it.id for it in store.items(polarity=cand.polarity, layer=cand.layer, status="forgotten")
+                             if it.template is not None and normalise_template(it.template) == key)
+            if retired:  # a forgetter retired it for failing on the stream: the same template is not admitted again
+                store.add(replace(cand, status="discarded", superseded_by=None))
+                return act("discard", retired[:1], 1.0, f"same template as {retired[0]}, retired (forgotten)",
+                           retired[0])
             store.add(replace(cand, status="active", superseded_by=None))
             return act("add", [], None, "new template", cand.id)
         old = same[0]

@@ -7,6 +7,7 @@ a :class:`ForgetAction`, logged as a "forget" event.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,8 +19,8 @@ from rlmlab.memory import POLARITIES, MemoryItem
 from rlmlab.memory import MemoryStore
 from rlmlab.records import Record
 
-__all__ = ["FORGETTERS", "Forgetter", "ForgetAction", "NoForgetter", "BoundedForgetter", "retention_score",
-           "memory_health"]
+__all__ = ["FORGETTERS", "Forgetter", "ForgetAction", "NoForgetter", "BoundedForgetter", "FailingForgetter",
+           "retention_score", "task_outcomes", "memory_health"]
 
 FORGETTERS: Registry = Registry("forgetter")
 
@@ -128,6 +129,84 @@ class BoundedForgetter:
         return actions
 
 
+class FailingForgetter:
+    """Retires the templates the stream keeps failing with: an active success item of ``layer`` with a template,
+    injected into at least ``min_tasks`` judged tasks, whose smoothed task win rate (won + 1) / (tasks + 2) is below
+    ``below``. A task counts once however many rollouts it ran (trajectory ids ``<task>-r<k>``, see
+    :class:`~rlmlab.learning.ReasoningBankLoop`) and is won when one of them was judged a success; a merged item
+    counts the tasks of the items it superseded.
+
+    SkillGen's rule (keep a skill while its repairs outnumber its regressions) read on the tasks a template is
+    injected into after admission: replay admitted it on its own task and siblings, but a template retrieval keeps
+    injecting into tasks it does not solve costs each of them the step the model would have written without it.
+    Defaults (3 tasks, 0.25) retire 3 tasks with no win, 7 with one, 11 with two. Items whose ``source`` starts
+    with one of ``protect_sources`` (curated packs) are kept; the consolidator does not admit a retired template
+    again (see :class:`~rlmlab.learning.SimilarityConsolidator`).
+    """
+
+    name = "failing"
+
+    def __init__(self, min_tasks: int = 3, below: float = 0.25, protect_sources: Sequence[str] = ("pack:",),
+                 layer: str = "L2"):
+        if isinstance(min_tasks, bool) or not isinstance(min_tasks, int) or min_tasks < 1:
+            raise ConfigError(f"forgetter min_tasks: {min_tasks!r} is not allowed; use an integer >= 1")
+        if isinstance(below, bool) or not isinstance(below, (int, float)) or not 0 < below <= 1:
+            raise ConfigError(f"forgetter below: {below!r} is not allowed; use a number in (0, 1]")
+        if isinstance(protect_sources, str):
+            protect_sources = (protect_sources,)
+        self.min_tasks, self.below, self.layer = min_tasks, float(below), layer
+        self.protect_sources = tuple(protect_sources)
+
+    def forget(self, store: MemoryStore) -> list[ForgetAction]:
+        candidates = [it for it in store.items(layer=self.layer, polarity="success")
+                      if it.template and it.uses and not (self.protect_sources
+                                                           and it.source.startswith(self.protect_sources))]
+        if not candidates:
+            return []
+        outcomes = task_outcomes(store)
+        chosen = []
+        for it in candidates:
+            tasks = outcomes.get(it.id, {})
+            won = sum(tasks.values())
+            rate = (won + 1) / (len(tasks) + 2)
+            if len(tasks) >= self.min_tasks and rate < self.below:
+                chosen.append(ForgetAction("forget", it.id, it.polarity, round(rate, 4),
+                                           f"template failing: won {won} of the {len(tasks)} tasks it was injected "
+                                           f"into ({it.wins}/{it.uses} rollouts), (won + 1) / (tasks + 2) = "
+                                           f"{rate:.3f} below {self.below}", self.name))
+        if chosen:
+            store.set_status([a.item_id for a in chosen], "forgotten")
+        for act in chosen:
+            store.log_event(EVENT_KIND, act.to_dict())
+        return chosen
+
+
+_ROLLOUT = re.compile(r"-r\d+$")
+
+
+def task_outcomes(store: MemoryStore) -> dict[str, dict[str, bool]]:
+    """Item id -> {task: won}: the judged tasks each item was injected into, a task once however many rollouts
+    (``<task>-r<k>`` trajectory ids), won when one was judged a success; an item also counts the tasks of the items
+    it superseded (a merge sums their uses)."""
+    direct: dict[str, dict[str, bool]] = {}
+    for row in store.usage():
+        if row["outcome"] is None:
+            continue
+        task = _ROLLOUT.sub("", row["trajectory_id"])
+        seen = direct.setdefault(row["item_id"], {})
+        seen[task] = seen.get(task, False) or row["outcome"] == "success"
+    parent = {it.id: it.superseded_by for it in store.items(status="superseded") if it.superseded_by}
+    total: dict[str, dict[str, bool]] = {}
+    for item_id, tasks in direct.items():
+        node, hops = item_id, 0
+        while node is not None and hops < 1000:  # up the superseded_by chain to the item that holds the counts
+            into = total.setdefault(node, {})
+            for task, won in tasks.items():
+                into[task] = into.get(task, False) or won
+            node, hops = parent.get(node), hops + 1
+    return total
+
+
 @FORGETTERS.register("none")
 def _none() -> NoForgetter:
     """Keep every item (no forgetting)."""
@@ -139,6 +218,13 @@ def _bounded(max_items: int = 100, floors: Mapping[str, int] | None = None,
              protect_sources: Sequence[str] = ("pack:",), layer: str = "L2") -> BoundedForgetter:
     """Bound the active L2 bank by retention score, with per-polarity floors; packs are protected."""
     return BoundedForgetter(max_items=max_items, floors=floors, protect_sources=protect_sources, layer=layer)
+
+
+@FORGETTERS.register("failing")
+def _failing(min_tasks: int = 3, below: float = 0.25, protect_sources: Sequence[str] = ("pack:",),
+             layer: str = "L2") -> FailingForgetter:
+    """Retire learnt templates that win too few of the tasks they are injected into (SkillGen's rule)."""
+    return FailingForgetter(min_tasks=min_tasks, below=below, protect_sources=protect_sources, layer=layer)
 
 
 # -- memory health ---------------------------------------------------------------------------------------

@@ -217,7 +217,7 @@ def run_scorecard(lm: Any = "local", *, n: int | None = None, seeds: Sequence[st
         except KeyboardInterrupt as exc:  # Ctrl-C: say where the finished rows are, not only the cut agent run
             kept = f"{len(card.rows)} finished row(s) in {card.path}" if card.rows else "no row finished"
             raise RunInterrupted(f"scorecard interrupted at {entry.name}; {kept} ({exc})", out) from None
-        row.commit, row.finished, row.suite = commit, utc_now(), suite
+        row.commit, row.finished, row.suite = commit, utc_now(), _suite_name(suite)
         card.rows.append(row)
         card.rows.sort(key=lambda r: (r.seed, r.name))
         card.seconds = time.perf_counter() - t0
@@ -248,6 +248,18 @@ def _previous(path: Path, params: dict[str, Any], running: set[str], fresh: bool
         log(f"keeping {len(kept)} row(s) of the previous {path.name} (same settings): "
             f"{', '.join(r.name for r in kept)}")
     return kept, old.arms
+
+
+def _suite_name(suite: str | None) -> str | None:
+    """A --suite as rows record it: a built-in name as given, a file in the checkout relative to it."""
+    if not suite:
+        return None
+    from rlmlab._paths import PROJECT_ROOT
+
+    try:
+        return Path(suite).resolve().relative_to(PROJECT_ROOT.resolve()).as_posix()
+    except ValueError:
+        return suite
 
 
 def _aside(path: Path) -> Path:
