@@ -255,6 +255,28 @@ def test_golden_yield_counts_code_rollouts_the_oracles_accept(tmp_path, rust_fil
     assert run.summary["main"]["golden_yield"] == 0.667 and run.summary["main"]["pass_rate"] == 1.0
 
 
+def test_golden_reads_a_yes_no_or_return_type_question_as_that_question_not_as_a_listing(tmp_path, rust_file):
+    """The trace validator alone read "Does P define struct X?" as a count of structs (a right "yes" failed) and
+    had no oracle for return types; the golden check now asks the oracle judge, narrower question first, and a
+    question no oracle decides has no golden verdict (None) instead of a failing one."""
+    text = rust_file.read_text()
+    meta = {"source_path": str(rust_file), "suite": "code", "level": 1}
+    tasks = [MemoryTask("defines", "Does fs/file.rs define a pub struct named File? Answer yes or no.", text,
+                        "crate:tokio", "yes", "exact", dict(meta)),
+             MemoryTask("returns", "Which type does metadata (fs/file.rs) return? Answer with the type only.", text,
+                        "crate:tokio", "io::Result<Metadata>", "exact", dict(meta)),
+             MemoryTask("explain", "Explain why File buffers its writes.", text, "crate:tokio", "x", "exact",
+                        dict(meta))]
+    config = _config(tmp_path, "base: {layers: {}, max_iters: 2, samples: 2}\n")
+    lm, _ = _lm(["yes", "no", "io::Result<Metadata>", "Metadata", "because", "it is faster"])
+    run = run_experiment(config, lm=lm, task_list=tasks, runs_dir=tmp_path, progress=False)
+    rows = sorted(read_results(run.run_dir / "results.jsonl"), key=lambda r: (r["task_id"], r["rollout"]))
+    assert [(r["task_id"], r["answer"], r["golden"]) for r in rows] == [
+        ("defines", "yes", True), ("defines", "no", False), ("explain", "because", None),
+        ("explain", "it is faster", None), ("returns", "io::Result<Metadata>", True), ("returns", "Metadata", False)]
+    assert run.summary["main"]["golden_yield"] == 0.5  # of the rollouts an oracle could decide
+
+
 def test_summary_of_rows_written_before_votes_existed_keeps_its_keys_and_table():
     from rlmlab.experiments._report import TABLE_COLUMNS, ResultsTable
 

@@ -84,14 +84,21 @@ class OracleJudge:
             raise ConfigError(f"task {task.id}: {exc}") from None
 
     def judge(self, task: MemoryTask, trajectory: "Trajectory") -> Verdict:
-        from rlmlab.oracle import AnalysisResult
-
-        sources = self._sources(task)
         answer = trajectory.answer
         if trajectory.error or answer is None or not str(answer).strip():
+            self._sources(task)  # a task without a readable source is a config error whatever the run did
             return _verdict(False, "The run gave no answer to judge." if not trajectory.error
                             else f"The run ended with an error ({str(trajectory.error)[:80]}).")
-        from rlmlab.oracle import TreeSitterOracle
+        return self.verify(task, str(answer))
+
+    def verify(self, task: MemoryTask, answer: str) -> Verdict:
+        """The verdict on ``answer`` to ``task.query`` from the task's source alone (the judge without a run: the
+        experiment runner's golden check reads FINAL answers back from trajectory files)."""
+        from rlmlab.oracle import AnalysisResult, TreeSitterOracle
+
+        sources = self._sources(task)
+        if not answer.strip():
+            return _verdict(False, "The run gave no answer to judge.")
 
         facts = [TreeSitterOracle(text, path) for path, text in sources]
         verdict = self._facts(task.query, str(answer), facts)  # the narrower question first (see _facts)
