@@ -418,3 +418,18 @@ def test_code_first_learner_draws_a_seed_per_turn_and_replays_a_conversation_fro
     ex.answers.append(first.answer)
     ex.reprompts.append(("try_again_concise", "Try again."))
     assert learner.answer(ex).answer == "answer = 2 + 2\nAnswer: 4" and seeds == [7, 7 + TURN_SEED_STRIDE]
+
+
+def test_a_protocol_that_never_acted_is_said_beside_its_verdict():
+    """s003 "holds" on 120 arith items with 0 hook firings: the two arms were the same runs, and the table says so."""
+    from rlmlab.scorecard import ScoreRow, scorecard_markdown
+
+    def row(name, **extra):
+        return ScoreRow(name=name, seed="003", claim="c", comparison="on vs off", n=120, difference=0.0,
+                        ci_low=-0.035, ci_high=0.035, verdict="holds", mean_a=0.01, mean_b=0.01, extra=extra)
+
+    table = scorecard_markdown([row("s003.a", firings=0, corrections=0), row("s003.b", firings=4, corrections=0),
+                                row("s003.c", firings=4, corrections=2), row("s004.d")])
+    assert "| holds; no hook fired and no correction was injected: the arms ran alike |" in table
+    assert "| holds; hooks fired 4 times but no correction was injected |" in table
+    assert table.count("| holds |") == 2

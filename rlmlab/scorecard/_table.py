@@ -20,7 +20,22 @@ def _cells(row: Any) -> list[str]:
     if row.verdict == "cannot tell":
         said += (f" (n={row.n_to_decide} would decide it)" if row.n_to_decide
                  else " (no effect observed: no n decides it)")
-    return [row.seed, row.name, _compared(row), str(row.n), f"{row.difference:+.3f}", interval, said]
+    note = _note(row)
+    return [row.seed, row.name, _compared(row), str(row.n), f"{row.difference:+.3f}", interval,
+            said + (f"; {note}" if note else "")]
+
+
+def _note(row: Any) -> str:
+    """What the verdict cannot show by itself: a protocol that never acted makes its two arms the same runs, so a
+    "holds" there says the protocol did no harm by doing nothing."""
+    extra = getattr(row, "extra", None) or {}
+    if extra.get("note"):
+        return str(extra["note"])
+    if "corrections" in extra and not extra["corrections"]:
+        fired = extra.get("firings") or 0
+        return ("no hook fired and no correction was injected: the arms ran alike" if not fired
+                else f"hooks fired {fired} times but no correction was injected")
+    return ""
 
 
 def _compared(row: Any) -> str:
