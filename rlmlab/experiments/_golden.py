@@ -12,8 +12,8 @@ __all__ = ["golden_check"]
 
 
 def golden_check(traj_dir: Path) -> Callable[[MemoryTask, str], bool | None]:
-    """Whether a code-suite trajectory is a golden record by the code oracles (None for other suites, and where
-    no oracle can decide the task's kind of question).
+    """Whether a code-suite trajectory is a golden record by the code oracles (None for other suites, where no
+    oracle can decide the task's kind of question, and for a task with no source to check against).
 
     The trajectory's FINAL answer is read back from its file, as ``rlmlab oracle validate`` would (a missing file,
     or one without a final answer, is False), and checked against the task's source by the ``oracle`` judge
@@ -30,6 +30,7 @@ def golden_check(traj_dir: Path) -> Callable[[MemoryTask, str], bool | None]:
         nonlocal judge
         if task.meta.get("suite") != "code":
             return None
+        from rlmlab.errors import ConfigError
         from rlmlab.executors import TRAJECTORY_FILE
         from rlmlab.learning import OracleJudge
         from rlmlab.oracle import AnalysisResult, read_analysis_results
@@ -41,7 +42,10 @@ def golden_check(traj_dir: Path) -> Callable[[MemoryTask, str], bool | None]:
         if not found:
             return False
         judge = judge or OracleJudge()
-        verdict = judge.verify(task, str(found[-1].answer or ""))
+        try:
+            verdict = judge.verify(task, str(found[-1].answer or ""))
+        except ConfigError:  # no source to check against (a task given in code without meta["source_path"])
+            return None
         if verdict.confidence == 0:  # cannot judge: no oracle applies to this kind of question
             return None
         return verdict.success
