@@ -126,8 +126,11 @@ def _git(*args: str) -> str | None:
     return out.stdout.strip() if out.returncode == 0 else None
 
 
-def environment(lm: Any = None) -> dict[str, Any]:
-    """Git commit (and whether the tree had uncommitted changes), the model id, library versions, platform."""
+def environment(lm: Any = None, outputs: Any = ()) -> dict[str, Any]:
+    """Git commit (and whether the tree had uncommitted changes), the model id, library versions, platform.
+
+    ``outputs``: folders the caller writes its own results to (a scorecard's ``--out`` inside the checkout);
+    changes there are that run's output, not uncommitted code, and do not make the tree dirty."""
     versions = {}
     for name in LIBRARIES:
         try:
@@ -135,6 +138,15 @@ def environment(lm: Any = None) -> dict[str, Any]:
         except metadata.PackageNotFoundError:
             versions[name] = None
     status = _git("status", "--porcelain")
+    if status:
+        skip = []
+        for folder in outputs:
+            try:
+                skip.append(Path(folder).resolve().relative_to(PROJECT_ROOT.resolve()).as_posix().rstrip("/") + "/")
+            except ValueError:
+                continue  # outside the checkout: git does not see it anyway
+        status = "\n".join(line for line in status.splitlines()
+                           if not any(line[3:].strip('"').startswith(prefix) for prefix in skip))
     return {
         "git_commit": _git("rev-parse", "HEAD"),
         "git_dirty": bool(status) if status is not None else None,

@@ -145,3 +145,18 @@ def test_a_seeded_embedded_model_run_reruns_to_identical_answers_and_records_its
     report = rerun_experiment(first.run_dir, progress=False)
     assert report.rows and report.identical, report.rows
     assert report.differences == []
+
+
+def test_a_runs_own_output_folder_does_not_make_the_tree_dirty(monkeypatch):
+    """A scorecard writes scorecard.json inside the checkout; every row after the first was marked "+dirty" for
+    the table's own file. Changes under the caller's output folders no longer count; any other change does."""
+    import rlmlab.provenance as prov
+
+    status = {"status": ' M benchmarks/scorecard/scorecard.json\n?? "benchmarks/scorecard/runs/E1 x/"'}
+    monkeypatch.setattr(prov, "_git", lambda *args: status["status"] if args[0] == "status" else "abc123")
+    out = prov.PROJECT_ROOT / "benchmarks" / "scorecard"
+    assert prov.environment()["git_dirty"] is True
+    assert prov.environment(outputs=[out])["git_dirty"] is False
+    assert prov.environment(outputs=["/somewhere/else"])["git_dirty"] is True
+    status["status"] += "\n M rlmlab/provenance.py"
+    assert prov.environment(outputs=[out])["git_dirty"] is True

@@ -206,7 +206,7 @@ def run_scorecard(lm: Any = "local", *, n: int | None = None, seeds: Sequence[st
     from rlmlab._sqlite import utc_now
     from rlmlab.provenance import environment
 
-    params["environment"] = environment(lm_obj)
+    params["environment"] = environment(lm_obj, outputs=[out])  # the table's own file is not uncommitted code
     commit = _commit(params["environment"])
     card = Scorecard(list(kept), params, path=out / SCORECARD_FILE, arms=ctx.arms)
     t0 = time.perf_counter()
