@@ -22,7 +22,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterator
 
-from rlmlab._paths import PROJECT_ROOT
+from rlmlab._paths import PROJECT_ROOT, in_checkout
 
 __all__ = ["PROVENANCE_FILE", "LIBRARIES", "Collected", "recording", "recording_active", "note_plugin", "note_file", "note_grammar",
            "environment", "lm_provenance", "provenance", "file_sha256"]
@@ -138,13 +138,8 @@ def environment(lm: Any = None, outputs: Any = ()) -> dict[str, Any]:
         except metadata.PackageNotFoundError:
             versions[name] = None
     status = _git("status", "--porcelain")
-    if status:
-        skip = []
-        for folder in outputs:
-            try:
-                skip.append(Path(folder).resolve().relative_to(PROJECT_ROOT.resolve()).as_posix().rstrip("/") + "/")
-            except ValueError:
-                continue  # outside the checkout: git does not see it anyway
+    if status:  # a folder outside the checkout git does not see anyway
+        skip = [f"{rel}/" for rel in map(in_checkout, outputs) if rel]
         status = "\n".join(line for line in status.splitlines()
                            if not any(line[3:].strip('"').startswith(prefix) for prefix in skip))
     return {

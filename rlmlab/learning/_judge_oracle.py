@@ -84,12 +84,10 @@ class OracleJudge:
             raise ConfigError(f"task {task.id}: {exc}") from None
 
     def judge(self, task: MemoryTask, trajectory: "Trajectory") -> Verdict:
-        answer = trajectory.answer
-        if trajectory.error or answer is None or not str(answer).strip():
+        if trajectory.error:
             self._sources(task)  # a task without a readable source is a config error whatever the run did
-            return _verdict(False, "The run gave no answer to judge." if not trajectory.error
-                            else f"The run ended with an error ({str(trajectory.error)[:80]}).")
-        return self.verify(task, str(answer))
+            return _verdict(False, f"The run ended with an error ({str(trajectory.error)[:80]}).")
+        return self.verify(task, "" if trajectory.answer is None else str(trajectory.answer))
 
     def verify(self, task: MemoryTask, answer: str) -> Verdict:
         """The verdict on ``answer`` to ``task.query`` from the task's source alone (the judge without a run: the

@@ -29,12 +29,11 @@ QUICK_N = 4
 # what ``--json`` prints per row (the issue's schema), in order
 ROW_FIELDS = ("seed", "claim", "comparison", "n", "difference", "ci_low", "ci_high", "verdict")
 NOT_MEASURED = "not measured"
-# the settings that make two runs' rows one table: the same model, items per claim, step cap, suite and seed. A run
-# into a folder whose scorecard.json has the same keeps that file's other rows (the full scorecard can be measured
-# in parts); one with other settings moves the old file aside (scorecard.<time>.json), so no row is lost
-# what a table's rows must share to be kept together; each row records its own n and --suite (ScoreRow.n, .suite),
-# so a claim that needs more items to be decided can be measured again at a larger n, or on another split, into
-# the same table
+# the settings that make two runs' rows one table: the same model, step cap, seed and --quick. A run into a folder
+# whose scorecard.json has the same keeps that file's other rows (the full scorecard can be measured in parts); one
+# with other settings moves the old file aside (scorecard.<time>.json), so no row is lost. Each row records its own
+# n and --suite (ScoreRow.n, .suite), so a claim that needs more items to be decided can be measured again at a
+# larger n, or on another split, into the same table
 MEASURE_KEYS = ("lm", "api_base", "quick", "seed", "steps")
 
 
@@ -252,14 +251,9 @@ def _previous(path: Path, params: dict[str, Any], running: set[str], fresh: bool
 
 def _suite_name(suite: str | None) -> str | None:
     """A --suite as rows record it: a built-in name as given, a file in the checkout relative to it."""
-    if not suite:
-        return None
-    from rlmlab._paths import PROJECT_ROOT
+    from rlmlab._paths import in_checkout
 
-    try:
-        return Path(suite).resolve().relative_to(PROJECT_ROOT.resolve()).as_posix()
-    except ValueError:
-        return suite
+    return (in_checkout(suite) or suite) if suite else None
 
 
 def _aside(path: Path) -> Path:
