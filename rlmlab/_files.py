@@ -176,8 +176,9 @@ def finite(value: Any) -> Any:
 
 
 @contextmanager
-def _interrupts_deferred() -> Iterator[None]:
-    """Hold SIGINT while a record is written, so Ctrl-C lands between records and never inside one."""
+def interrupts_deferred() -> Iterator[None]:
+    """Hold SIGINT while a record is written (and counted), so Ctrl-C lands between records and never inside one.
+    Nests: an inner block restores the mask the outer one set."""
     hold = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
     if hold:
         old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
@@ -203,10 +204,10 @@ class JsonlWriter:
 
     def write(self, record: dict[str, Any]) -> None:
         line = json.dumps(finite(record), ensure_ascii=False, allow_nan=False) + "\n"
-        with _interrupts_deferred():
+        with interrupts_deferred():  # the count moves with the line: Ctrl-C lands before both or after both
             self._file.write(line)
             self._file.flush()
-        self.count += 1
+            self.count += 1
 
     def close(self) -> None:
         self._file.close()

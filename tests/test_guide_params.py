@@ -155,3 +155,60 @@ def test_the_teach_run_prints_a_flushed_line_per_item_and_arm(tmp_path, capsys):
     assert [line.split(":")[0] for line in lines] == [
         f"[{i + 1}/6] reference/{arm} q{q}" for i, (arm, q) in enumerate(
             (arm, q) for arm in ("single", "try_again", "rts") for q in (1, 2))]
+
+
+def _at_commit(monkeypatch, sha: str, dirty: bool = False) -> None:
+    # what the runner reads of git: the commit a run records in env.json and whether the tree was clean
+    from rlmlab.experiments import _runner
+
+    real = _runner.environment
+    monkeypatch.setattr(_runner, "environment", lambda *a, **k: {**real(*a, **k), "git_commit": sha,
+                                                                  "git_dirty": dirty})
+
+
+def test_resume_latest_continues_a_run_cut_short_at_the_same_commit_and_runs_only_its_remaining_tasks(
+        tmp_path, monkeypatch, capsys):
+    from rlmlab._faults import fault_hook
+    from rlmlab.errors import RunInterrupted
+
+    _at_commit(monkeypatch, "a" * 40)
+    kw = dict(lm="scripted:probe", suite="arith", tasks=3, runs_dir=tmp_path, progress=False)
+    rows_written = []
+
+    def ctrl_c_after_the_first_row(name: str) -> None:
+        if name == "results:row":
+            rows_written.append(name)
+            if len(rows_written) == 1:
+                raise KeyboardInterrupt
+
+    with fault_hook(ctrl_c_after_the_first_row), pytest.raises(RunInterrupted, match="after 1 of 3 tasks"):
+        run_experiment("E1", **kw)
+    (cut,) = tmp_path.glob("E1-*")
+    first_row = (cut / "results.jsonl").read_text().splitlines()
+    assert len(first_row) == 1
+    with fault_hook(rows_written.append):
+        done = run_experiment("E1", resume_latest=True, **kw)
+    assert done.run_dir == cut and f"continuing {cut.resolve()}" in capsys.readouterr().out
+    lines = (cut / "results.jsonl").read_text().splitlines()
+    assert len(lines) == 3 and lines[0] == first_row[0]  # the finished task was not run again
+    assert rows_written.count("results:row") == 1 + 2
+    # finished: read again, nothing runs
+    rows_written.clear()
+    with fault_hook(rows_written.append):
+        assert run_experiment("E1", resume_latest=True, **kw).run_dir == cut
+    assert "results:row" not in rows_written and (cut / "results.jsonl").read_text().splitlines() == lines
+
+
+@pytest.mark.parametrize("later", ["another commit", "uncommitted changes", "other parameters"])
+def test_resume_latest_starts_afresh_when_the_code_or_the_parameters_differ(tmp_path, monkeypatch, capsys, later):
+    kw = dict(lm="scripted:probe", suite="arith", tasks=1, runs_dir=tmp_path, progress=False)
+    _at_commit(monkeypatch, "a" * 40)
+    first = run_experiment("E1", **kw)
+    if later == "another commit":
+        _at_commit(monkeypatch, "b" * 40)
+    elif later == "uncommitted changes":
+        _at_commit(monkeypatch, "a" * 40, dirty=True)
+    else:
+        kw["tasks"] = 2
+    again = run_experiment("E1", resume_latest=True, **kw)
+    assert again.run_dir != first.run_dir and "continuing" not in capsys.readouterr().out

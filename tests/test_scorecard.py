@@ -433,3 +433,36 @@ def test_a_protocol_that_never_acted_is_said_beside_its_verdict():
     assert "| holds; no hook fired and no correction was injected: the arms ran alike |" in table
     assert "| holds; hooks fired 4 times but no correction was injected |" in table
     assert table.count("| holds |") == 2
+
+
+def test_an_arm_cut_short_is_continued_by_resume_not_run_again(tmp_path, monkeypatch):
+    from rlmlab._faults import fault_hook
+    from rlmlab.errors import RunInterrupted
+    from rlmlab.experiments import _runner
+
+    real = _runner.environment  # a clean tree at one commit, as a committed checkout is
+    monkeypatch.setattr(_runner, "environment", lambda *a, **k: {**real(*a, **k), "git_commit": "c" * 40,
+                                                                  "git_dirty": False})
+    rows: list[str] = []
+
+    def ctrl_c_after_the_first_row(name: str) -> None:
+        if name == "results:row":
+            rows.append(name)
+            if len(rows) == 1:
+                raise KeyboardInterrupt
+
+    with fault_hook(ctrl_c_after_the_first_row), pytest.raises(RunInterrupted) as info:
+        run_scorecard("scripted:probe", n=2, claims=["s004.E7"], out=tmp_path, progress=None)
+    said = str(info.value)
+    assert "interrupted after 1 of 2 tasks" in said and said.endswith("the same command with --resume goes on from there")
+    assert "continue it with" not in said  # the experiment's own hint names a flag the scorecard does not have
+    (cut,) = (tmp_path / "runs").glob("E7-*")
+    rows.clear()
+    with fault_hook(rows.append):
+        card = run_scorecard("scripted:probe", n=2, claims=["s004.E7"], out=tmp_path, progress=None, resume=True)
+    assert card.rows[0].n == 2 and card.rows[0].verdict != "not measured"
+    runs = sorted(p.name for p in (tmp_path / "runs").glob("E7-*"))
+    assert cut.name in runs and len(runs) == 2  # the cut arm went on; the other arm ran once
+    assert rows.count("results:row") == 1 + 2  # its remaining task, and the other arm's two
+    result = CliRunner().invoke(main, ["scorecard", "--help"])
+    assert "--resume" in result.output

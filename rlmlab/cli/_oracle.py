@@ -46,7 +46,7 @@ def _validate(traces: Path, source_root: Path | None, out: Path, review: Path, n
               collected: Any) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from rlmlab._files import write_atomic
+    from rlmlab._files import interrupts_deferred, write_atomic
     from rlmlab.oracle import MalformedLine, ResultWriter, TraceValidator, read_analysis_results
     from rlmlab.provenance import note_file, provenance
 
@@ -71,8 +71,9 @@ def _validate(traces: Path, source_root: Path | None, out: Path, review: Path, n
 
         def decided(result) -> None:
             nonlocal done
-            writer.write(result)
-            done += 1
+            with interrupts_deferred():  # the record and the count that reports it: both or neither
+                writer.write(result)
+                done += 1
             bar.advance(task)
 
         try:

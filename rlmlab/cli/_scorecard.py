@@ -39,6 +39,9 @@ def _split(values: tuple[str, ...]) -> list[str]:
 @click.option("--fresh", is_flag=True,
               help="Start a new table: a scorecard.json in OUT is moved aside (scorecard.<time>.json) instead of "
                    "keeping its other rows.")
+@click.option("--resume", is_flag=True,
+              help="Continue each experiment arm's newest run of the same parameters in OUT/runs made by this commit "
+                   "(clean tree): one cut short runs only its remaining tasks, a finished one is read again.")
 @click.option("--show", "show_only", is_flag=True,
               help="Print OUT's scorecard.json (table, --json or --markdown) and exit; nothing runs. With "
                    "--notebook, the notebook renders it (OUT/scorecard.ipynb, scorecard.png).")
@@ -50,7 +53,8 @@ def _split(values: tuple[str, ...]) -> list[str]:
                    "--quick].")
 def scorecard(lm: str, api_base: str | None, n: int | None, seeds: tuple[str, ...], claims: tuple[str, ...],
               quick: bool, suite: str | None, out: Path, as_json: bool, notebook: bool, list_only: bool,
-              plan_only: bool, fresh: bool, show_only: bool, markdown: bool, workers: int, steps: int | None) -> None:
+              plan_only: bool, fresh: bool, resume: bool, show_only: bool, markdown: bool, workers: int,
+              steps: int | None) -> None:
     """Measure each seed claim on LM: two arms on the same items, the difference with its 95% interval
     (Newcombe for pass rates, paired bootstrap otherwise) and the verdict: holds, contradicted or cannot tell.
 
@@ -76,7 +80,8 @@ def scorecard(lm: str, api_base: str | None, n: int | None, seeds: tuple[str, ..
                 click.echo(line)
             return
         else:
-            card = _measure(lm, api_base, n, seeds, claims, quick, suite, out, notebook, workers, steps, fresh)
+            card = _measure(lm, api_base, n, seeds, claims, quick, suite, out, notebook, workers, steps, fresh,
+                            resume)
     except (RLMLabError, ValueError) as exc:
         raise cli_error(exc) from None
     if as_json:
@@ -93,14 +98,15 @@ def scorecard(lm: str, api_base: str | None, n: int | None, seeds: tuple[str, ..
 
 def _measure(lm: str, api_base: str | None, n: int | None, seeds: tuple[str, ...], claims: tuple[str, ...],
              quick: bool, suite: str | None, out: Path, notebook: bool, workers: int, steps: int | None,
-             fresh: bool) -> Any:
+             fresh: bool, resume: bool = False) -> Any:
     from rlmlab.scorecard import run_scorecard
 
     with interrupts_in_one_line():
         if notebook:
-            return _via_notebook(lm, api_base, n, seeds, claims, quick, suite, out, steps, fresh)
+            return _via_notebook(lm, api_base, n, seeds, claims, quick, suite, out, steps, fresh, resume=resume)
         return run_scorecard(lm, n=n, seeds=_split(seeds) or None, claims=_split(claims) or None, quick=quick,
                              out=out, api_base=api_base, suite=suite, workers=workers, steps=steps, fresh=fresh,
+                             resume=resume,
                              progress=lambda line: click.echo(line, err=True))
 
 
@@ -119,7 +125,7 @@ def _plan(n: int | None, seeds: tuple[str, ...], claims: tuple[str, ...], quick:
 
 def _via_notebook(lm: str, api_base: str | None, n: int | None, seeds: tuple[str, ...], claims: tuple[str, ...],
                   quick: bool, suite: str | None, out: Path, steps: int | None = None, fresh: bool = False,
-                  measure: bool = True) -> Any:
+                  measure: bool = True, resume: bool = False) -> Any:
     """Execute the scorecard notebook with these parameters (its cells' output streamed to this terminal) and read
     back the scorecard it wrote; the executed notebook is ``OUT/scorecard.ipynb``. The cells' output goes to stderr.
     ``measure=False`` (``--show --notebook``) runs nothing: the notebook shows OUT's saved table and its plot."""
@@ -132,7 +138,7 @@ def _via_notebook(lm: str, api_base: str | None, n: int | None, seeds: tuple[str
     select_claims(_split(seeds) or None, _split(claims) or None)  # a bad name fails here, before a kernel starts
     params = {"lm": lm, "api_base": api_base, "n": n, "seeds": ",".join(_split(seeds)) or "001,002,003,004",
               "claims": ",".join(_split(claims)) or None, "quick": quick, "run_dir": str(out), "max_steps": steps,
-              "fresh": fresh, "measure": measure}
+              "fresh": fresh, "measure": measure, "resume": resume}
     with contextlib.redirect_stdout(sys.stderr):  # the cells' output is progress: stdout keeps the table or JSON
         done = run_notebook("scorecard.ipynb", params, progress=False, log_output=True)
     return read_scorecard(done.run_dir)

@@ -11,7 +11,7 @@ from rlmlab.experiments._learning import (
     CURVE_WINDOW, bank_figures, fifths, learning_curve, learning_figures, learning_line, learning_table,
     plot_learning,
 )
-from rlmlab.experiments._params import as_list, finished_run
+from rlmlab.experiments._params import as_list, finished_run, latest_run
 from rlmlab.experiments._phases import EXPERIMENT_PHASES, SuiteJudge, load_test_suite
 from rlmlab.experiments._notebooks import (
     FAMILIES, MAIN_JOB, NOTEBOOKS_DIR, NotebookFailed, NotebookRun, notebook_for, parse_parameter, run_notebook,
@@ -47,7 +47,7 @@ __all__ = [
     "results_table", "plot_conditions", "plot_learning_curve", "plot_rollouts", "plot_tasks", "figure", "summary_label",
     "summary_columns", "sample_lm", "vote_key", "majority", "select_rollout", "SELECTIONS",
     "CURVE_WINDOW", "bank_figures", "learning_curve", "learning_figures", "learning_line", "learning_table", "fifths", "plot_learning", "EXPERIMENT_PHASES", "SuiteJudge", "load_test_suite",
-    "RunInterruption", "read_interruption", "INTERRUPTED_FILE", "as_list", "finished_run",
+    "RunInterruption", "read_interruption", "INTERRUPTED_FILE", "as_list", "finished_run", "latest_run",
     "Rerun", "rerun_experiment", "compare_runs", "environment_differences",
     "export_inspect", "inspect_log", "INSPECT_FORMATS", "listed_by_inspect_view",
 ]

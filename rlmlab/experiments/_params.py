@@ -3,7 +3,8 @@
 papermill's ``-p conditions '["a"]'`` (and ``-p conditions a,b``) arrive as strings; :func:`as_list` turns
 every form a user may type into the list the runner wants, so a notebook calls one helper instead of parsing.
 :func:`finished_run` is how a guide notebook's default ``run_dir`` reopens a run already on disk instead of
-starting another one of the same parameters.
+starting another one of the same parameters; :func:`latest_run` is how a scorecard measured in parts continues an
+arm that was cut short (or reads one that finished) instead of running it again from its first task.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from rlmlab.errors import ConfigError
 
-__all__ = ["as_list", "finished_run"]
+__all__ = ["as_list", "finished_run", "latest_run", "pick_run"]
 
 
 def as_list(value: Any, name: str = "value", of: type = str) -> list[Any] | None:
@@ -92,3 +93,51 @@ def finished_run(runs_dir: str | Path, experiment_id: str, params: dict[str, Any
             continue
         found.append((done, run_dir.name, run_dir))
     return max(found)[2] if found else None
+
+
+def latest_run(runs_dir: str | Path, experiment_id: str, params: dict[str, Any],
+               commit: str | None) -> Path | None:
+    """The newest run directory under ``runs_dir`` of ``experiment_id`` with exactly ``params``, finished or cut
+    short, that was run by git commit ``commit`` on a clean tree (its ``env.json``); None if there is none, or if
+    ``commit`` is None (a tree with uncommitted changes: nothing vouches that the code is the one that ran).
+
+    Like :func:`finished_run`, unreadable or foreign directories are skipped, never an error.
+    """
+    root = Path(runs_dir)
+    if commit is None or not root.is_dir():
+        return None
+    found: list[tuple[float, str, Path]] = []
+    for config in root.glob(f"{experiment_id}-*/config.json"):
+        run_dir = config.parent
+        try:
+            doc = json.loads(config.read_text(encoding="utf-8"))
+            env = json.loads((run_dir / "env.json").read_text(encoding="utf-8"))
+            if (doc.get("experiment", {}).get("id") != experiment_id or doc.get("params") != params
+                    or env.get("git_commit") != commit or env.get("git_dirty") is not False):
+                continue
+            found.append((config.stat().st_mtime, run_dir.name, run_dir))
+        except (OSError, ValueError, AttributeError):
+            continue
+    return max(found)[2] if found else None
+
+
+def pick_run(experiment_id: str, params: dict[str, Any], runs_dir: str | Path, run_dir: str | Path | None,
+             resume: str | None, reuse: bool, commit: str | None) -> tuple[Path, str, str | None]:
+    """``(run_dir, run_id, resume)`` for :func:`~rlmlab.experiments.run_experiment`: ``run_dir`` exactly (continued
+    if it holds a run); else ``resume``'s run; else with ``reuse`` the newest finished run of ``params``, or with a
+    ``commit`` the newest run of ``params`` that commit made (:func:`latest_run`), each printed; else a new run."""
+    from rlmlab.executors import new_run_id
+
+    if run_dir is not None:
+        run_dir = Path(run_dir)
+        return run_dir, run_dir.name, run_dir.name if (run_dir / "config.json").exists() else None
+    if not resume and reuse and (previous := finished_run(runs_dir, experiment_id, params)) is not None:
+        print(f"reusing {previous.resolve()}: a finished {experiment_id} run of the same parameters "
+              "(reuse=False, a notebook's fresh=True, starts a new one)", flush=True)
+        return previous, previous.name, previous.name
+    if not resume and (previous := latest_run(runs_dir, experiment_id, params, commit)) is not None:
+        print(f"continuing {previous.resolve()}: a {experiment_id} run of the same parameters at this commit",
+              flush=True)
+        return previous, previous.name, previous.name
+    run_id = resume or new_run_id(experiment_id)
+    return Path(runs_dir) / run_id, run_id, resume

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from rlmlab._faults import write_point
-from rlmlab._files import write_atomic, write_jsonl
+from rlmlab._files import interrupts_deferred, write_atomic, write_jsonl
 from rlmlab._interrupt import noting_sigint
 from rlmlab._lock import lock_run_dir
 from rlmlab.errors import ConfigError
@@ -51,7 +51,7 @@ from rlmlab.experiments._env import environment
 from rlmlab.experiments._golden import golden_check
 from rlmlab.experiments._interrupt import clear_interruption, record_interruption
 from rlmlab.experiments._learning import bank_figures
-from rlmlab.experiments._params import finished_run
+from rlmlab.experiments._params import pick_run
 from rlmlab.experiments._phases import load_test_suite, make_judge
 from rlmlab.experiments._summary import read_results, summarise, summary_columns, summary_table
 from rlmlab.memory import (
@@ -210,7 +210,7 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
                    task_list: list[MemoryTask] | None = None, levels: list[int] | None = None,
                    parity: str | None = None, test_suite: str | Path | None = None,
                    test_tasks: int | None = None, decoding: str | None = None,
-                   explore: int | None = None, reuse: bool = False) -> ExperimentRun:
+                   explore: int | None = None, reuse: bool = False, resume_latest: bool = False) -> ExperimentRun:
     """Run ``experiment`` (an id like "E7", a path, or a loaded config).
 
     ``lm`` is an LM spec ("local", "scripted:<name>", a LiteLLM model) or an LM object; ``suite``, ``tasks``
@@ -227,9 +227,10 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
     ``test_tasks`` keeps its first N. ``decoding`` ("grammar" or "free") overrides every condition's; ``explore``
     the budget of every condition that explores (a short demo). ``reuse`` (with no ``run_dir`` or ``resume``)
     reopens the newest finished run under ``runs_dir`` of the same parameters instead of starting one (printed).
+    ``resume_latest`` (likewise) continues the newest run of the same parameters that this git commit ran on a clean
+    tree, finished or cut short (:func:`~rlmlab.experiments.latest_run`; printed): a finished one is only
+    summarised again, one cut short runs its remaining tasks.
     """
-    from rlmlab.executors import new_run_id
-
     exp = experiment if isinstance(experiment, ExperimentConfig) else load_experiment(experiment)
     params = {"suite": suite or exp.defaults["suite"], "tasks": tasks or exp.defaults["tasks"],
               "lm": lm if isinstance(lm, str) else (str(getattr(lm, "model", lm)) if lm is not None else exp.defaults["lm"]),
@@ -262,17 +263,8 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
                  for c in conds]
     if max_iters is not None:
         conds = [replace(c, max_iters=max_iters) for c in conds]
-    if run_dir is not None:
-        run_dir = Path(run_dir)
-        runs_dir, run_id = run_dir.parent, run_dir.name
-        resume = run_id if (run_dir / "config.json").exists() else None
-    elif reuse and not resume and (previous := finished_run(runs_dir, exp.id, params)) is not None:
-        print(f"reusing {previous.resolve()}: a finished {exp.id} run of the same parameters "
-              "(reuse=False, a notebook's fresh=True, starts a new one)", flush=True)
-        run_dir, run_id, resume = previous, previous.name, previous.name
-    else:
-        run_id = resume or new_run_id(exp.id)
-        run_dir = Path(runs_dir) / run_id
+    run_dir, run_id, resume = pick_run(exp.id, params, runs_dir, run_dir, resume, reuse,
+                                       _clean_commit() if resume_latest else None)
     with recording() as collected:  # every plug-in made and data file read from here on goes into provenance.json
         backend_obj = BACKENDS.make(backend, workers=params["workers"])
         config_path = run_dir / "config.json"
@@ -281,6 +273,11 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
         with lock_run_dir(run_dir):  # one writer per run: a second runner or resume is refused, not interleaved
             return _run_locked(exp, params, conds, run_id, run_dir, resume, lm, lm_options, task_list, levels,
                                parity, backend, backend_obj, progress, collected)
+
+
+def _clean_commit() -> str | None:  # the commit a run now records; None with uncommitted changes
+    env = environment()
+    return env["git_commit"] if env.get("git_dirty") is False else None
 
 
 def _run_locked(exp: ExperimentConfig, params: dict[str, Any], conds: list[Condition], run_id: str, run_dir: Path,
@@ -343,13 +340,14 @@ def _run_locked(exp: ExperimentConfig, params: dict[str, Any], conds: list[Condi
     def append(rows: list[dict[str, Any]]) -> None:
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
         with lock, results.open("a", encoding="utf-8") as fh:
-            fh.write(text[: len(text) // 2])
-            fh.flush()
-            write_point("results:partial")  # a kill here leaves a cut row, which the resume drops
-            fh.write(text[len(text) // 2:])
-            fh.flush()
+            with interrupts_deferred():  # Ctrl-C lands before the row or after it and its count, never between
+                fh.write(text[: len(text) // 2])
+                fh.flush()
+                write_point("results:partial")  # a kill here leaves a cut row, which the resume drops
+                fh.write(text[len(text) // 2:])
+                fh.flush()
+                finished_count[0] += 1
             write_point("results:row")
-            finished_count[0] += 1
             if progress == "lines":  # a plain line per task: notebooks and logs, where a live bar does not render
                 best = next(r for r in rows if r["best"])
                 print(f"[{finished_count[0]}/{len(done) + len(todo)}] {exp.id} {best['condition']} {best['task_id']}: "

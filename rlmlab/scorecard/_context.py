@@ -40,6 +40,9 @@ class ScoreContext:
     on_arm: Callable[[str, int], None] | None = None  # called before an arm runs, with its label and items
 
     steps: int | None = None  # at most this many agent steps in every experiment arm (None: each condition's own)
+    # continue each experiment arm's newest run of the same parameters under out/runs that this commit ran on a
+    # clean tree (cut short: its remaining tasks run; finished: read again), instead of starting it afresh
+    resume: bool = False
 
     @property
     def max_iters(self) -> int | None:
@@ -116,7 +119,8 @@ def experiment_arm(ctx: ScoreContext, experiment: str, condition: str | None = N
 
         ctx.log(f"  running {experiment}/{cond} on {suite} ({ctx.n} tasks)")
         done = run_experiment(exp, lm=ctx.lm, suite=suite, tasks=ctx.n, conditions=[cond], workers=ctx.workers,
-                              runs_dir=ctx.out / "runs", progress=False, max_iters=ctx.max_iters)
+                              runs_dir=ctx.out / "runs", progress=False, max_iters=ctx.max_iters,
+                              resume_latest=ctx.resume)
         from rlmlab.experiments import run_rows
 
         rows = {r["task_id"]: r for r in run_rows(done.run_dir)

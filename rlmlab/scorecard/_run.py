@@ -162,7 +162,7 @@ def _load_rows() -> None:
 def run_scorecard(lm: Any = "local", *, n: int | None = None, seeds: Sequence[str] | None = None,
                   claims: Sequence[str] | None = None, quick: bool = False, out: str | Path = "runs/scorecard",
                   api_base: str | None = None, suite: str | None = None, seed: int = 0, workers: int = 1,
-                  steps: int | None = None, fresh: bool = False,
+                  steps: int | None = None, fresh: bool = False, resume: bool = False,
                   progress: Callable[[str], None] | None = print) -> Scorecard:
     """Measure every selected claim on ``lm`` (a spec such as "local", "scripted:probe", a LiteLLM model string
     with ``api_base``, or an LM object) over ``n`` paired items each (default 60; ``quick``: 4 items and at most
@@ -172,7 +172,9 @@ def run_scorecard(lm: Any = "local", *, n: int | None = None, seeds: Sequence[st
     interleaved lose the prompt cache's shared prefix). Writes ``<out>/scorecard.json`` after every row, so a run cut
     short keeps the rows done. A ``scorecard.json`` already in ``out`` measured with the same settings
     (:data:`MEASURE_KEYS`) keeps its other rows, so the claims can be measured in parts into one table; with other
-    settings, or ``fresh``, it is moved aside to ``scorecard.<time>.json`` first.
+    settings, or ``fresh``, it is moved aside to ``scorecard.<time>.json`` first. ``resume``: each experiment arm
+    continues its newest run of the same parameters under ``<out>/runs`` made by this commit on a clean tree (one
+    cut short runs only its remaining tasks; a finished one is read, not run again) instead of starting afresh.
     ``progress`` gets one line per row as it finishes (None: silent). ConfigError for an unknown seed or claim;
     Ctrl-C raises RunInterrupted naming the rows kept.
     """
@@ -190,7 +192,7 @@ def run_scorecard(lm: Any = "local", *, n: int | None = None, seeds: Sequence[st
         lm_name, lm_obj = str(getattr(lm, "model", lm)), lm
     log = progress or (lambda line: None)
     ctx = ScoreContext(lm_obj, lm_name, n, out, quick=quick, suite=suite, seed=seed, log=log, workers=workers,
-                       steps=steps)
+                       steps=steps, resume=resume)
     params = {"lm": lm_name, "api_base": api_base, "n": n, "quick": quick, "seeds": list(seeds or SEEDS),
               "claims": [c.name for c in entries], "suite": suite, "seed": seed, "steps": steps, "workers": workers}
     try:
@@ -215,7 +217,9 @@ def run_scorecard(lm: Any = "local", *, n: int | None = None, seeds: Sequence[st
             row = score_claim(entry, ctx)
         except KeyboardInterrupt as exc:  # Ctrl-C: say where the finished rows are, not only the cut agent run
             kept = f"{len(card.rows)} finished row(s) in {card.path}" if card.rows else "no row finished"
-            raise RunInterrupted(f"scorecard interrupted at {entry.name}; {kept} ({exc})", out) from None
+            cut = str(exc).split("; continue it with")[0]  # the experiment's own hint names a flag it has, not us
+            raise RunInterrupted(f"scorecard interrupted at {entry.name}; {kept} ({cut}); the same command with "
+                                 "--resume goes on from there", out) from None
         row.commit, row.finished, row.suite = commit, utc_now(), _suite_name(suite)
         card.rows.append(row)
         card.rows.sort(key=lambda r: (r.seed, r.name))
