@@ -341,3 +341,59 @@ def test_a_yes_is_grounded_by_reading_the_thing():
     reply = "Yes, routes.py registers /health."
     assert fired(reply, context=user) == PHANTOM
     assert fired(reply, context=user, calls=[("read_file", {"path": "app/routes.py"})]) == []
+
+
+# -- events nothing in the turn observed (a commit, a CI run, a command the user ran) ------------------------------
+
+@pytest.mark.parametrize("question, reply", [
+    ("What changed in the last commit?", "The last commit renamed `parse_args` to `parse_cli` in src/cli.py."),
+    ("Which tests failed in the nightly CI run?", "The tests that failed in the nightly CI run were:\n"
+                                                  "- test_login\n- test_logout"),
+    ("Which tests failed when I ran pytest?", "When I ran pytest, I saw the following failures:\n"
+                                              "```\nFAILED tests/test_io.py::test_read - AssertionError\n```"),
+    ("Which tests failed when I ran `cargo test` just now?", "The `cargo test` command failed with 3 errors in "
+                                                             "`tests/parse.rs`."),
+    ("What did the last commit message say?", "The last commit message was \"fix off-by-one in pager\"."),
+    ("Run the benchmarks and tell me which ones regressed.", "The following benchmarks regressed: `bench_sort` by 12%."),
+])
+def test_reporting_an_event_nothing_observed_is_a_phantom(question, reply):
+    assert fired(reply, context=question) == PHANTOM
+
+
+@pytest.mark.parametrize("question, reply", [
+    # the reply says it cannot see the run, or hands the looking to the user
+    ("What changed in the last commit?", "I can't see your git history. Run `git show --stat HEAD` to see it."),
+    ("Which tests failed in the last CI run?", "Please share the CI log and I will tell you which tests failed."),
+    # general: what such a command usually shows, with nothing specific
+    ("What changed in the last commit?", "The last commit usually shows the files that were changed in `git log`."),
+    # nothing specific beyond the question's own words
+    ("What changed in the last commit to src/sync.rs?", "The last commit to src/sync.rs changed the sync code."),
+    # not a question about an event at all
+    ("What does git commit do?", "The last commit is the one HEAD points to; `git commit` records a new one."),
+])
+def test_events_admitted_unknown_general_or_not_asked_are_not_phantoms(question, reply):
+    assert fired(reply, context=question) == []
+
+
+def test_an_event_is_grounded_by_a_call_or_by_the_users_paste():
+    question, reply = "What changed in the last commit?", "The last commit renamed `parse_args` in src/cli.py."
+    assert fired(reply, calls=[("run_shell", {"cmd": "git show --stat HEAD"})], context=question) == []
+    pasted = "Here is the output of git show:\n```\nrename parse_args -> parse_cli (src/cli.py)\n```\nWhat changed in the last commit?"
+    assert fired(reply, context=pasted) == []
+
+
+@pytest.mark.parametrize("question, reply, phantom", [
+    # a value of a key in a named file, answered as the value it has there
+    ("What's the value of `timeout` in settings.ini?", "The value of `timeout` in settings.ini is 30 seconds.", True),
+    ("What's the value of `timeout` in settings.ini?", "The `timeout` value in settings.ini is 30.", True),
+    # what the key is, a definition: not the value it has there
+    ("What's the value of `region` in variables.tf?", "In variables.tf, `region` is a variable that selects the "
+                                                      "cloud region to deploy to.", False),
+    # a block that holds nothing but the file's own name shows no contents
+    ("List the functions in app/views.py.", "```python\n# app/views.py\n```", False),
+    # the name said short ("utils" for utils.py) restates the question
+    ("Quelles fonctions contient le fichier helpers.py ?", "Le fichier helpers.py contient les fonctions de helpers.",
+     False),
+])
+def test_values_definitions_name_only_blocks_and_short_names(question, reply, phantom):
+    assert fired(reply, context=question) == (PHANTOM if phantom else [])

@@ -26,7 +26,8 @@ from __future__ import annotations
 import re
 
 from rlmlab.turing._narrated import (_BUILTINS, _COMMAND_LINE, _GENERAL, _IDENT, _KIND_OF, _PROJECT, _UNKNOWN,
-                                     NarratedClaim, _generic_names, _prose_blocks, _sentences, _things)
+                                     NarratedClaim, _generic_names, _only_named, _prose_blocks, _sentences,
+                                     _things)
 
 __all__ = ["asked_things", "answer_claims", "affirms"]
 
@@ -222,14 +223,14 @@ def _block_claim(response: str, prose: str, fences: list[tuple[int, int, str]], 
         after = prose[len(response) - len(opening):][:400]  # "```...``` This is a typical Cargo.toml."
         fenced = re.search(r"```[^\n]*\n.*?```(?P<after>.{0,200})", response, re.S)
         framed = _KIND_TALK.search(fenced.group("after") if fenced else after)
-        if body.strip() and not _COMMAND_LINE.match(body.lstrip()) and not framed and not _UNKNOWN.search(
+        if not _only_named(body, name) and not _COMMAND_LINE.match(body.lstrip()) and not framed and not _UNKNOWN.search(
                 body[:200]) and not _READS_IT.search(body[:400]):
             return NarratedClaim(name, name, kind, response[:160], body.strip()[:500], 0)
     for s, _, body in fences:
         head = "\n".join(body.strip().splitlines()[:3])
         intro = prose[max(0, s - 160):s].strip().rsplit("\n\n", 1)[-1]
         if _KIND_TALK.search(intro) or _PLAN.search(intro) or _COMMAND_LINE.match(body.strip()) or _READS_IT.search(
-                head):
+                head) or _only_named(body, name):
             continue
         if rx.search(head) or rx.search(intro.strip().splitlines()[-1] if intro.strip() else "") or (
                 kind == "function" and re.search(_DEFINES.format(re.escape(name.rstrip("()"))), body)):

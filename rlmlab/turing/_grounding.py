@@ -15,6 +15,7 @@ import json
 import re
 
 from rlmlab.turing._answers import affirms, answer_claims
+from rlmlab.turing._events import event_claims
 from rlmlab.turing._narrated import (_EXCLUDED, _FILE, _DIR, _THING, _TOKEN, _STOP, NarratedClaim, _judged,
                                      _generic_names, _name_of, _prose_blocks, _things)
 from rlmlab.turing._turn import Turn
@@ -29,6 +30,8 @@ def _all_claims(response: str, context: str = "") -> tuple[NarratedClaim, ...]:
     generic = _generic_names(_prose_blocks(response)[0])  # "Here's a sample config.toml:": an example
     claims += [c for c in answer_claims(response, context, taken, {c.start for c in claims} - taken)
                if c.start not in taken and c.name.lower() not in generic]
+    taken = {c.start for c in claims}
+    claims += [c for c in event_claims(response, context) if c.start not in taken]
     return tuple(claims)
 
 
@@ -56,7 +59,8 @@ def _shown_in(content: str, pool: str, name: str = "", shown: str = "") -> bool:
     """Most of the stated contents already appear in ``pool`` (the context, the turn's earlier rounds). The thing's
     own name counts only where ``shown`` (pasted blocks, earlier outputs) holds it: "- tests/" repeated as the
     listing of tests/ shows nothing a question naming tests/ held."""
-    own = set(_tokens(name.replace("/", " "))) - set(_tokens(shown))
+    stem = name.rstrip("/").rsplit("/", 1)[-1].split(".")[0]  # "utils" of utils.py: the name said short
+    own = set(_tokens(name.replace("/", " ") + " " + stem)) - set(_tokens(shown))
     words = [w for w in _tokens(content) if w not in own]
     if not words or not pool:
         return False
@@ -75,6 +79,8 @@ def _read_by(claim: NarratedClaim, turn: Turn) -> bool:
     thing, any call (the seed's rule: which file a call read does not tell). "The output of your code" is read by
     a call of this round only: an earlier round's output is in the history, where its contents are compared."""
     calls = turn.turn_tool_calls
+    if claim.kind == "event":  # a run or a commit: any call or earlier output of the turn may have shown it
+        return bool(calls) or any(step.output.strip() for step in turn.turn_steps)
     if claim.kind == "output":
         return bool(turn.tool_calls)
     if any(step.output.strip() and not step.tool_calls and _names(step.response, claim) for step in turn.turn_steps):

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 __all__ = ["NarratedClaim"]
 
 _EXT = (r"py|rs|txt|md|json|toml|ya?ml|cfg|ini|conf|log|csv|sh|js|ts|go|c|h|cpp|hpp|java|rb|lock|xml|html|env|"
-        r"sql|ipynb|tsv|dat|out|lst")
+        r"sql|ipynb|tsv|dat|out|lst|tf|tfvars|hcl|prisma|proto|graphql|php|swift|kt|scala|cs|css|scss|vue|jsx|tsx|"
+        r"lua|nix|properties|gradle|mk|cmake|bat|ps1|dart|mod|sum|pem|csproj|tex|rst|plist")
 # Names are bounded ({0,60}) and possessive where nothing after them can start inside them: on a 10 kB run of
 # "a.a.a..." unbounded ones cost seconds (every start position scans to the end).
 _FILE = (rf"(?:[\w.~-]{{0,60}}+/){{0,8}}+(?:[\w~-][\w.-]{{0,60}}\.(?:{_EXT})\b|"
@@ -109,6 +110,9 @@ _INTENT = re.compile(
     r"|\b(?:what|which|how\s+many|welche|ce\s+que|qué|lo\s+que)\s+(?:\S+\s+){0,4}?$", re.I)
 # The same words after the subject of "In config.toml, you can set ..." (the sentence goes on past the match).
 _MODAL_AFTER = re.compile(r"\b(?:you|we|I)\s+(?:can|could|should|might|may|need|will|'ll|would)\b|\bif\b", re.I)
+# "In variables.tf, `region` is a variable that ...": what the key is, a definition, not the value it has there.
+_DEFINED_AFTER = re.compile(r"(?!(?:which|that|who|it|this)\b)(?:the\s+)?`?[\w.-]+`?\s+(?:is|are)\s+(?:a|an)\s+(?!\d)",
+                            re.I)
 # The user's own thing, never a general one: "your requirements.txt", "my config.toml".
 _OWN = re.compile(r"\b(?:your|my|our|this\s+project's|dein\w*|ihr\w*|votre|ton|tu|su)\b", re.I)
 # A name introduced as a kind of thing ("a Cargo.toml file", "a sample config.yaml"): later claims about it are
@@ -132,7 +136,10 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\d])|\n+")
 _TOKEN = re.compile(r"[A-Za-z_][\w.-]*[A-Za-z0-9_]|\d+")
 _STOP = frozenset("the and for are was were this that with from there has have not but all any its into it is "
                   "of to in on a an as at by be or file files directory folder function command output contains "
-                  "returns lists list which what you your following here".split())
+                  "returns lists list which what you your following here "
+                  # the same little words in German, French and Spanish ("Le fichier contient les fonctions du ...")
+                  "der die das den dem und ein eine ist sind le la les un une des du de et est sont dans pour "
+                  "el los las del y es son una en con".split())
 
 
 @dataclass(frozen=True)
@@ -230,6 +237,11 @@ _COMMAND_LINE = re.compile(r"^\s*(?:\$\s*|(?:ls|cat|find|grep|git|cargo|python3?
                            r"head|tail|less|more|type|dir)\b)")
 
 
+def _only_named(body: str, name: str) -> bool:
+    """A block that holds nothing but the thing's own name ("# cli.py"), or nothing at all: no contents shown."""
+    return not _TOKEN.search(body.replace("```", "").replace(name, ""))
+
+
 def _bare_block(response: str, context: str, asked: list[tuple[str, str]]) -> NarratedClaim | None:
     """A reply that answers "What's in X?" with nothing but a block (after at most "X:"): the block is presented
     as X's contents."""
@@ -239,7 +251,7 @@ def _bare_block(response: str, context: str, asked: list[tuple[str, str]]) -> Na
     if not m or (m.group(1) and m.group(1).strip("`*").lower() != asked[0][0].lower()):
         return None
     body = m.group(2).strip()
-    if not body or _COMMAND_LINE.match(body):
+    if not body or _COMMAND_LINE.match(body) or _only_named(body, asked[0][0]):
         return None
     return NarratedClaim(asked[0][0], asked[0][0], asked[0][1], m.group(0)[:160], body[:500], 0)
 
@@ -270,8 +282,9 @@ def _answer_rx(context: str) -> re.Pattern[str] | None:
     heads = {m.group(1).split()[-1].lower() for m in _ASKED_PART.finditer(context)} - {"file", "name", "way", "best"}
     if not heads:
         return None
-    return re.compile(rf"^(?:so,?\s+)?(?:the|your)\s+(?:[\w-]+\s+){{0,2}}?(?:{'|'.join(map(re.escape, heads))})"
-                      rf"\s+(?:is|are|was|were)\b", re.I)
+    # "The value of `max_connections` in postgresql.conf is 0", "The `replicas` value is 3"
+    return re.compile(rf"^(?:so,?\s+)?(?:the|your)\s+(?:[\w`-]+\s+){{0,2}}?(?:{'|'.join(map(re.escape, heads))})"
+                      rf"(?:\s+(?:of|in|for|from)\s+(?:[^.,;:?!]|\.(?=\w)){{1,80}}?)?\s+(?:is|are|was|were)\b", re.I)
 
 
 def _subject_of(m: re.Match[str]) -> str:
@@ -329,8 +342,8 @@ def _judged(response: str, context: str = "") -> tuple[NarratedClaim, ...]:
                 break
             before, after = sentence[:m.start()], sentence[m.end():]
             own = bool(_OWN.search(subject))
-            if (_INTENT.search(before) or _UNKNOWN.search(sentence) or (grp("subject5") and _MODAL_AFTER.search(
-                    grp("verb5") + " " + after)) or (not own and (_GENERAL.search(before + " " + subject)
+            if (_INTENT.search(before) or _UNKNOWN.search(sentence) or (grp("subject5") and (_MODAL_AFTER.search(
+                    grp("verb5") + " " + after) or _DEFINED_AFTER.match(grp("verb5") + " " + after))) or (not own and (_GENERAL.search(before + " " + subject)
                                                                    or name.lower() in generic))):
                 claims.append(left_out)
                 lead_left_out = sentence.rstrip().endswith(":")

@@ -143,6 +143,8 @@ def _obtained_claim(response: str, context: str = "") -> str | None:
 
 
 def _narration_reason(claim: NarratedClaim) -> str:
+    if claim.kind == "event":  # "the last commit", "When I ran pytest, I encountered"
+        return f"the reply reports an event nothing in the turn showed (\"{claim.sentence[:160]}\")"
     what = f"{claim.kind} {claim.name}" if claim.name else claim.subject
     return f"the reply states what the {what} contains (\"{claim.sentence[:160]}\")"
 
