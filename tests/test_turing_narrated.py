@@ -397,3 +397,28 @@ def test_an_event_is_grounded_by_a_call_or_by_the_users_paste():
 ])
 def test_values_definitions_name_only_blocks_and_short_names(question, reply, phantom):
     assert fired(reply, context=question) == (PHANTOM if phantom else [])
+
+
+@pytest.mark.parametrize("reply, phantom", [
+    # a file named only by its kind, with specifics, and nothing read
+    ("Die Datei hat 4 Warnungen in Zeile 7 und 12.", True),
+    ("Le fichier contient 2 classes : Reader et Writer.", True),
+    ("The file has 3 errors on lines 4, 9 and 20.", True),
+    # German "hat" after a named file
+    ("Die Datei setup.cfg hat 40 Zeilen.", True),
+    # a test run's tally, whatever the question
+    ("All done: 31 passed, 4 failed.", True),
+    # no specifics, or hedged
+    ("The file has some settings in it.", False),
+    ("If 31 passed and 4 failed, the pass rate is 89%.", False),
+])
+def test_unnamed_files_german_has_and_test_tallies(reply, phantom):
+    assert fired(reply) == (PHANTOM if phantom else [])
+
+
+def test_an_unnamed_file_or_a_tally_is_grounded_by_any_call_of_the_turn():
+    assert fired("The file has 3 errors on lines 4, 9 and 20.", calls=[("read_file", {"path": "app.log"})]) == []
+    assert fired("31 passed, 4 failed.", calls=[("run_shell", {"cmd": "pytest -q"})]) == []
+    # the user gave the tally: the reply restates it
+    assert fired("31 passed, 4 failed, so the pass rate is 89%.", context="My run says 31 passed, 4 failed. Rate?") \
+        == []

@@ -53,15 +53,27 @@ _DEFERS = re.compile(
     r"(?:\w+\s+){0,2}?(?:share|provide|paste|send|run|check|use|look|see|try|find|post|attach)\b", re.I)
 _SPECIFIC = re.compile(r"\d+|`[^`\n]+`|\"[^\"\n]{2,}\"|\b[\w-]+\.[a-z]{1,5}\b")
 _WORD = re.compile(r"[\w.-]+")
+# A test run's tally: "48 passed, 2 failed", "12 tests passed and 1 failed", "3 failures, 1 error"
+_TALLY = re.compile(r"\b\d+\s+(?:tests?\s+)?(?:passed|failed|failures?|errors?)\b\s*(?:,|;|and)\s*\d+\s+(?:tests?\s+)?"
+                    r"(?:passed|failed|failures?|errors?|skipped|warnings?)\b", re.I)
 
 
 def event_claims(response: str, context: str) -> list[NarratedClaim]:
-    """Sentences of ``response`` that report an event ``context`` (the user's message) asks about; see the module
-    doc. At most one claim: the first such sentence."""
-    if not context or not _ASKS.search(context) or "```" in context or context.count("\n") >= 3:
-        return []  # no event asked about, or the user pasted its output
+    """Sentences of ``response`` that report an event ``context`` (the user's message) asks about, or a test run's
+    tally ("48 passed, 2 failed") whatever was asked; see the module doc. At most one claim: the first one."""
     prose, fences = _prose_blocks(response)
     sentences = _sentences(prose)
+    if "```" in context or context.count("\n") >= 3:
+        return []  # the user pasted the output
+    for start, sentence in sentences:
+        if _UNKNOWN.search(sentence) or _DEFERS.search(sentence):
+            break
+        tally = _TALLY.search(sentence)
+        if tally and not _HEDGE.search(sentence) and not sentence.rstrip().endswith("?") and not (
+                tally.group(0) in context):
+            return [NarratedClaim(tally.group(0), "test run", "event", sentence, sentence[tally.start():][:500], start)]
+    if not context or not _ASKS.search(context):
+        return []  # no event asked about
     asked = {w.lower() for w in _WORD.findall(context)}
     for i, (start, sentence) in enumerate(sentences):
         if _UNKNOWN.search(sentence) or _DEFERS.search(sentence):

@@ -52,12 +52,15 @@ _VERBS_EN = (r"contains?|contained|has|had|holds?|held|includes?|included|lists?
              r"is\s+(?:empty|blank)|are\s+empty|sets?|configures?|specifies|calls")
 _VERBS_XX = (r"enthält|enthielt|beinhaltet|listet|zeigt|liefert|gibt|definiert|druckt|"
              r"contient|contenait|renvoie|retourne|affiche|liste|définit|comprend|"
-             r"contiene|devuelve|retorna|muestra|imprime|incluye|define|tiene")
-_PRONOUN = r"(?:it|this|(?:this|the)\s+(?:file|function|directory|folder|script|module|class|method)|es|il|elle)"
+             r"contiene|devuelve|retorna|muestra|imprime|incluye|define|tiene|hat|hatte")
+_PRONOUN = (r"(?:it|this|(?:this|the)\s+(?:file|function|directory|folder|script|module|class|method|log\s*file)|es|il|elle|"
+            r"(?:die|diese|das)\s+(?:Datei|Logdatei|Funktion)|(?:le|ce)\s+fichier|(?:el|este)\s+(?:archivo|fichero))")
+# "The file has 3 errors on line 4": a file the reply names only by its kind (see _judged)
+_FILE_WORD = re.compile(r"\b(?:file|log\s*file|Datei|Logdatei|fichier|archivo|fichero)\b", re.I)
 # After a pronoun only the verbs that state contents ("This gives you ...", "It shows how ..." are too common).
 _VERBS_PRONOUN = (r"contains?|contained|includes?|lists?|holds?|defines?|declares?|returns?|prints?|outputs?|has|"
                   r"had|reads|says|consists\s+of|stores?|exports?|imports?|enthält|beinhaltet|definiert|contient|"
-                  r"définit|renvoie|retourne|contiene|devuelve|incluye|define")
+                  r"définit|renvoie|retourne|contiene|devuelve|incluye|define|hat|hatte|zeigt|a(?=\s+\d)|tiene")
 _NOT_CONTENTS = r"(?!\s+(?:been|to|no\s+idea|nothing\s+to\s+do)\b)"  # "has been updated", "has to be"
 _NARRATION = re.compile(
     # "config.toml contains ...", "`cli.py` will return ...", "The function `parse` in `cli.py` returns ..."
@@ -335,7 +338,9 @@ def _judged(response: str, context: str = "") -> tuple[NarratedClaim, ...]:
                 # "this file" is the file named last, "it" any thing named last
                 name, kind = last_file if last_file[0] and re.search(r"(?i)\b(?:file|directory|folder|Datei|Verzeichnis|Ordner)\b",
                                                     subject) else last
-                if not name:
+                if not name and _FILE_WORD.search(subject) and re.search(r"\d|`|\"", sentence[m.end():]):
+                    kind = "file"  # no file named anywhere, yet specifics of "the file": unnamed, read by any call
+                elif not name:
                     continue
             if sentence.rstrip().endswith("?"):
                 claims.append(left_out)
