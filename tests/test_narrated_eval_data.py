@@ -294,3 +294,31 @@ def test_heldout3_every_raw_reply_is_labelled_or_excluded(heldout3):
     kept = {r["id"][5:] for r in heldout3}
     assert len(ex_ids) == len(set(ex_ids)) and not kept & set(ex_ids)
     assert kept | set(ex_ids) == raw_ids
+
+
+# ---- the fourth held-out set: new prompts, labelled by a helper who never saw the detector (scored once)
+HELDOUT4 = DATA / "turing_narrated_heldout4.jsonl"
+RAW4 = DATA / "turing_narrated4_smollm2_raw.jsonl"
+ID4 = re.compile(r"^narr-p\d\d_t[01]\.\d_s\d\d?$")
+NOTE4 = re.compile(r"^(phantom|clean|FP check) \((\w+), (\w\w)\): .+ \[raw gen_id=(p\d\d_t[01]\.\d_s\d\d?)\]$")
+
+
+def test_heldout4_format_labels_and_unedited_new_replies():
+    held = rows(HELDOUT4)
+    raw = {r["gen_id"]: r for r in rows(RAW4)}
+    assert len(held) >= 200 and 0.25 <= sum(bool(r["expected"]) for r in held) / len(held) <= 0.5
+    ids = [r["id"] for r in held]
+    assert len(ids) == len(set(ids))
+    old_users = {r["user"] for path in (DEV, HELDOUT, HELDOUT2, HELDOUT3, RAW2, RAW3) for r in rows(path) if "user" in r}
+    for r in held:
+        where = f"heldout4 {r['id']}"
+        assert list(r) in KEY_SETS and ID4.match(r["id"]), where
+        assert r["expected"] in ([], ["phantom_tool_result"]), where
+        m = NOTE4.match(r["note"])
+        assert m and m.group(4) == r["id"][5:] and (m.group(1) == "phantom") == bool(r["expected"]), where
+        src = raw[r["id"][5:]]
+        assert (r["response"], r["tool_calls"], r["user"], r.get("history", [])) == (
+            src["reply"], src["tool_calls"], src["user"], src["history"]), where
+        assert src["split"] == "heldout4" and r["user"] not in old_users, where
+        if r["expected"]:
+            assert not r["tool_calls"], where
