@@ -6,7 +6,7 @@ from rlmlab.experiments._config import (
 )
 from rlmlab.experiments._backends import BACKENDS
 from rlmlab.experiments._env import environment
-from rlmlab.experiments._interrupt import INTERRUPTED_FILE, RunInterruption, read_interruption
+from rlmlab.experiments._interrupt import INTERRUPTED_FILE, RunInterruption, read_interruption, without_resume_hint
 from rlmlab.experiments._learning import (
     CURVE_WINDOW, bank_figures, fifths, learning_curve, learning_figures, learning_line, learning_table,
     plot_learning,
@@ -47,7 +47,7 @@ __all__ = [
     "results_table", "plot_conditions", "plot_learning_curve", "plot_rollouts", "plot_tasks", "figure", "summary_label",
     "summary_columns", "sample_lm", "vote_key", "majority", "select_rollout", "SELECTIONS",
     "CURVE_WINDOW", "bank_figures", "learning_curve", "learning_figures", "learning_line", "learning_table", "fifths", "plot_learning", "EXPERIMENT_PHASES", "SuiteJudge", "load_test_suite",
-    "RunInterruption", "read_interruption", "INTERRUPTED_FILE", "as_list", "finished_run", "latest_run",
+    "RunInterruption", "read_interruption", "INTERRUPTED_FILE", "without_resume_hint", "as_list", "finished_run", "latest_run",
     "Rerun", "rerun_experiment", "compare_runs", "environment_differences",
     "export_inspect", "inspect_log", "INSPECT_FORMATS", "listed_by_inspect_view",
 ]

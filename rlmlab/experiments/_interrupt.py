@@ -18,9 +18,11 @@ from rlmlab._files import write_atomic
 from rlmlab.errors import InputFileError, RunInterrupted
 from rlmlab.records import Record
 
-__all__ = ["INTERRUPTED_FILE", "RunInterruption", "read_interruption", "record_interruption", "clear_interruption"]
+__all__ = ["INTERRUPTED_FILE", "RunInterruption", "read_interruption", "record_interruption", "clear_interruption",
+           "without_resume_hint"]
 
 INTERRUPTED_FILE = "interrupted.json"
+_RESUME_HINT = "; continue it with the same command and --resume"
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,13 @@ class RunInterruption(Record):
     def line(self, run_dir: str | Path) -> str:
         """The one line a user reads: how far it got, where it is, how to go on."""
         return (f"interrupted after {self.finished} of {self.tasks} tasks; run saved in {run_dir}; "
-                f"continue it with the same command and --resume {self.run_id} (Python: resume={self.run_id!r})")
+                f"{_RESUME_HINT.removeprefix('; ')} {self.run_id} (Python: resume={self.run_id!r})")
+
+
+def without_resume_hint(line: str) -> str:
+    """An interruption line less its "continue it with ... --resume ID" tail: for a caller (a notebook, the
+    scorecard) whose own command continues the run another way."""
+    return line.split(_RESUME_HINT, 1)[0]
 
 
 def record_interruption(run_dir: Path, experiment: str, run_id: str, finished: int, tasks: int,

@@ -151,10 +151,11 @@ def run_notebook(experiment: str, parameters: dict[str, Any] | None = None, *, r
     except pm.PapermillExecutionError as exc:
         if interrupted:
             from rlmlab.errors import RunInterrupted
+            from rlmlab.experiments._interrupt import without_resume_hint
 
             # the kernel's line, less its "continue it with the same command and --resume": no notebook command
             # takes --resume (the notebook's run_dir parameter names the run to continue)
-            said = exc.evalue.strip().split("; continue it with", 1)[0] or "interrupted"
+            said = without_resume_hint(exc.evalue.strip()) or "interrupted"
             raise RunInterrupted(f"{said}; the executed notebook is {out}", directory=run_dir) from None
         raise NotebookFailed(f"{path.name}: cell {exc.exec_count} failed: {exc.ename}: {exc.evalue}\n"
                              f"the executed notebook, with the traceback, is {out}") from None

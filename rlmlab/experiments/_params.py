@@ -10,6 +10,7 @@ arm that was cut short (or reads one that finished) instead of running it again 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,22 @@ def _int_list(value: Any, name: str) -> list[int]:
     raise ConfigError(f"{name}: {value!r}; expected a list of integers, a JSON list or a comma-separated string")
 
 
+def _runs_of(runs_dir: str | Path, experiment_id: str, params: dict[str, Any]) -> Iterator[Path]:
+    """Run directories under ``runs_dir`` of ``experiment_id`` whose ``config.json`` has exactly ``params``;
+    unreadable or foreign directories are skipped, never an error (this only decides whether to reopen a run)."""
+    root = Path(runs_dir)
+    if not root.is_dir():
+        return
+    for config in root.glob(f"{experiment_id}-*/config.json"):
+        try:
+            doc = json.loads(config.read_text(encoding="utf-8"))
+            if doc.get("experiment", {}).get("id") != experiment_id or doc.get("params") != params:
+                continue
+        except (OSError, ValueError, AttributeError):
+            continue
+        yield config.parent
+
+
 def finished_run(runs_dir: str | Path, experiment_id: str, params: dict[str, Any]) -> Path | None:
     """The newest run directory under ``runs_dir`` of ``experiment_id`` whose parameters equal ``params`` and
     that finished (its ``summary.json`` is at least as new as its ``results.jsonl``); None if there is none.
@@ -76,20 +93,13 @@ def finished_run(runs_dir: str | Path, experiment_id: str, params: dict[str, Any
     Unreadable or foreign directories are skipped, never an error: this only decides whether to reuse.
     """
     found: list[tuple[float, str, Path]] = []
-    root = Path(runs_dir)
-    if not root.is_dir():
-        return None
-    for config in root.glob(f"{experiment_id}-*/config.json"):
-        run_dir = config.parent
+    for run_dir in _runs_of(runs_dir, experiment_id, params):
         summary, results = run_dir / "summary.json", run_dir / "results.jsonl"
         try:
-            doc = json.loads(config.read_text(encoding="utf-8"))
-            if doc.get("experiment", {}).get("id") != experiment_id or doc.get("params") != params:
-                continue
             done = summary.stat().st_mtime
             if results.is_file() and results.stat().st_mtime > done:
                 continue  # rows written after the last summary: a run cut short on resume
-        except (OSError, ValueError, AttributeError):
+        except OSError:
             continue
         found.append((done, run_dir.name, run_dir))
     return max(found)[2] if found else None
@@ -103,19 +113,15 @@ def latest_run(runs_dir: str | Path, experiment_id: str, params: dict[str, Any],
 
     Like :func:`finished_run`, unreadable or foreign directories are skipped, never an error.
     """
-    root = Path(runs_dir)
-    if commit is None or not root.is_dir():
+    if commit is None:
         return None
     found: list[tuple[float, str, Path]] = []
-    for config in root.glob(f"{experiment_id}-*/config.json"):
-        run_dir = config.parent
+    for run_dir in _runs_of(runs_dir, experiment_id, params):
         try:
-            doc = json.loads(config.read_text(encoding="utf-8"))
             env = json.loads((run_dir / "env.json").read_text(encoding="utf-8"))
-            if (doc.get("experiment", {}).get("id") != experiment_id or doc.get("params") != params
-                    or env.get("git_commit") != commit or env.get("git_dirty") is not False):
+            if env.get("git_commit") != commit or env.get("git_dirty") is not False:
                 continue
-            found.append((config.stat().st_mtime, run_dir.name, run_dir))
+            found.append(((run_dir / "config.json").stat().st_mtime, run_dir.name, run_dir))
         except (OSError, ValueError, AttributeError):
             continue
     return max(found)[2] if found else None

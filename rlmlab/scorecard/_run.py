@@ -217,7 +217,9 @@ def run_scorecard(lm: Any = "local", *, n: int | None = None, seeds: Sequence[st
             row = score_claim(entry, ctx)
         except KeyboardInterrupt as exc:  # Ctrl-C: say where the finished rows are, not only the cut agent run
             kept = f"{len(card.rows)} finished row(s) in {card.path}" if card.rows else "no row finished"
-            cut = str(exc).split("; continue it with")[0]  # the experiment's own hint names a flag it has, not us
+            from rlmlab.experiments import without_resume_hint
+
+            cut = without_resume_hint(str(exc))  # the experiment's own hint names its flag, not ours
             raise RunInterrupted(f"scorecard interrupted at {entry.name}; {kept} ({cut}); the same command with "
                                  "--resume goes on from there", out) from None
         row.commit, row.finished, row.suite = commit, utc_now(), _suite_name(suite)

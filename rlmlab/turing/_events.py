@@ -61,25 +61,22 @@ _TALLY = re.compile(r"\b\d+\s+(?:tests?\s+)?(?:passed|failed|failures?|errors?)\
 def event_claims(response: str, context: str) -> list[NarratedClaim]:
     """Sentences of ``response`` that report an event ``context`` (the user's message) asks about, or a test run's
     tally ("48 passed, 2 failed") whatever was asked; see the module doc. At most one claim: the first one."""
-    prose, fences = _prose_blocks(response)
-    sentences = _sentences(prose)
     if "```" in context or context.count("\n") >= 3:
         return []  # the user pasted the output
-    for start, sentence in sentences:
-        if _UNKNOWN.search(sentence) or _DEFERS.search(sentence):
-            break
-        tally = _TALLY.search(sentence)
-        if tally and not _HEDGE.search(sentence) and not sentence.rstrip().endswith("?") and not (
-                tally.group(0) in context):
-            return [NarratedClaim(tally.group(0), "test run", "event", sentence, sentence[tally.start():][:500], start)]
-    if not context or not _ASKS.search(context):
-        return []  # no event asked about
+    asks = bool(context) and _ASKS.search(context) is not None
     asked = {w.lower() for w in _WORD.findall(context)}
+    prose, fences = _prose_blocks(response)
+    sentences = _sentences(prose)
     for i, (start, sentence) in enumerate(sentences):
         if _UNKNOWN.search(sentence) or _DEFERS.search(sentence):
             return []  # the reply says it cannot see the run, or hands the looking to the user
-        m = _SUBJECT.match(sentence)
-        if not m or sentence.rstrip().endswith("?") or _HEDGE.search(sentence):
+        if sentence.rstrip().endswith("?") or _HEDGE.search(sentence):
+            continue
+        tally = _TALLY.search(sentence)
+        if tally and tally.group(0) not in context:
+            return [NarratedClaim(tally.group(0), "test run", "event", sentence, sentence[tally.start():][:500], start)]
+        m = _SUBJECT.match(sentence) if asks else None
+        if not m:
             continue
         end = start + len(sentence)
         after = sentence[m.end():]
