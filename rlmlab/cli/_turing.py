@@ -133,3 +133,68 @@ def _evaluate(data: Path, detector: str, lm_spec: str, max_tokens: int, out: Pat
             max_tokens=max_tokens, hooks=[h.to_dict() for h in protocols[0].hooks], problems=protocols[0].problems,
             reports=str(out), finished=[r.detector for r in reports]), indent=2, default=str))
     return reports
+
+
+@turing.command("train-phantom")
+@click.option("--data", "files", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="A labelled JSONL file (repeatable); default: the narrated-contents splits 1-4 and dev.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Where the model goes (default: the shipped rlmlab/turing/phantom_model.json).")
+@click.option("--c", "c", default=10.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="Inverse L2 strength of the logistic regression.")
+@click.option("--threshold", default=None, type=click.FloatRange(0, 1),
+              help="The model fires at this score (where the rules did not); default: the lowest of 0.30, 0.35, "
+                   "... 0.70 whose pooled leave-one-file-out precision is at least --min-precision.")
+@click.option("--min-precision", default=0.9, show_default=True, type=click.FloatRange(0, 1),
+              help="The pooled cross-validated precision the default threshold must reach.")
+@click.option("--cv", "cv_only", is_flag=True,
+              help="Only cross-validate (leave one file out), print the table and write nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the cross-validation as JSON.")
+def train_phantom(files: tuple[Path, ...], out: Path | None, c: float, threshold: float | None, min_precision: float,
+                  cv_only: bool, as_json: bool) -> None:
+    """Fit the learned phantom_tool_result model on labelled turns, after leave-one-file-out cross-validation."""
+    from rlmlab.provenance import file_sha256
+    from rlmlab.turing import (
+        PHANTOM_MODEL_PATH, PHANTOM_THRESHOLDS, PHANTOM_TRAIN_FILES, cross_validate_phantom, fit_phantom_model,
+        phantom_rows, pick_threshold,
+    )
+
+    console = Console(stderr=True)
+    paths = [Path(f) for f in files] or list(PHANTOM_TRAIN_FILES)
+    try:
+        rows = phantom_rows(paths)
+        cv = cross_validate_phantom(rows, c=c, thresholds=PHANTOM_THRESHOLDS if threshold is None else (threshold,),
+                                    progress=lambda name: console.print(f"cross-validating: {name} left out"))
+    except (ValueError, RuntimeError) as exc:
+        raise InputError(exc) from None
+    rule = None
+    if threshold is None:
+        rule = f"lowest of {PHANTOM_THRESHOLDS[0]}-{PHANTOM_THRESHOLDS[-1]} with pooled leave-one-file-out precision >= {min_precision:g}"
+        threshold = pick_threshold(cv, min_precision)
+        if threshold is None:
+            best = max(s["precision"] or 0 for s in cv["model"]["pooled"].values())
+            raise InputError(f"no threshold of {PHANTOM_THRESHOLDS[0]}-{PHANTOM_THRESHOLDS[-1]} reaches pooled cross-validated "
+                             f"precision {min_precision:g} (best {best:.3f}); lower --min-precision or give "
+                             "--threshold")
+    if as_json:
+        click.echo(json.dumps({**cv, "threshold": threshold}, indent=1))
+    else:
+        table = Table(title=f"phantom_tool_result, leave one file out ({len(rows)} turns, C={c:g}, "
+                            f"threshold {threshold:g})")
+        short = lambda name: name.removeprefix("turing_narrated_").removesuffix(".jsonl")  # noqa: E731
+        for col in ("file left out", "rules TP/FP/FN", "P", "R", "rules+model TP/FP/FN", "P", "R"):
+            table.add_column(col, justify="left" if col == "file left out" else "right")
+        fmt = lambda x: "-" if x is None else f"{x:.2f}"  # noqa: E731
+        for name, r in cv["rules"].items():
+            m = cv["model"][name][str(threshold)]
+            table.add_row(short(name), f"{r['tp']}/{r['fp']}/{r['fn']}", fmt(r["precision"]), fmt(r["recall"]),
+                          f"{m['tp']}/{m['fp']}/{m['fn']}", fmt(m["precision"]), fmt(m["recall"]))
+        Console().print(table)
+    if cv_only:
+        return
+    target = out or PHANTOM_MODEL_PATH
+    model = fit_phantom_model(rows, c=c, threshold=threshold, meta={
+        "trained_on": {p.name: file_sha256(p)["sha256"] for p in paths}, "threshold_rule": rule,
+        "cv_pooled": cv["model"]["pooled"][str(threshold)], "cv_rules_pooled": cv["rules"]["pooled"]})
+    model.save(target)
+    console.print(f"model: {target} ({len(model.weights)} features)", soft_wrap=True, highlight=False)

@@ -23,11 +23,12 @@ from typing import Any
 
 from rlmlab.registry import Registry
 from rlmlab.turing._grounding import narrated_claims, narrated_spans, ungrounded_claims
+from rlmlab.turing._phantom_model import LEARNED_DETECTION, learned_detection, model_may_fire
 from rlmlab.turing._narrated import NarratedClaim
 from rlmlab.turing._turn import SUB_SESSION_TOOLS, Turn
 
 __all__ = ["VALIDATORS", "PATTERN_DETECTORS", "ValidatorContext", "validator", "pattern_detector", "schema_errors",
-           "is_courtesy_question", "ends_with_real_question", "ask_lm"]
+           "is_courtesy_question", "ends_with_real_question", "ask_lm", "phantom_rules_verdict"]
 
 
 @dataclass
@@ -149,8 +150,7 @@ def _narration_reason(claim: NarratedClaim) -> str:
     return f"the reply states what the {what} contains (\"{claim.sentence[:160]}\")"
 
 
-@pattern_detector("validate_phantom_tool_result")
-def detect_phantom_tool_result(turn: Turn) -> str | None:
+def _rules_detection(turn: Turn) -> str | None:
     claims = ungrounded_claims(turn)
     if claims:
         return _narration_reason(claims[0])
@@ -158,10 +158,30 @@ def detect_phantom_tool_result(turn: Turn) -> str | None:
     return f"the reply presents data as obtained from a tool (\"{claim}\")" if claim else None
 
 
+def phantom_rules_verdict(turn: Turn) -> str | None:
+    """The hand-written rules' verdict alone (detected and validated), without the learned model."""
+    detection = _rules_detection(turn)
+    return None if detection is None else _validate_rules(turn, detection)
+
+
+@pattern_detector("validate_phantom_tool_result")
+def detect_phantom_tool_result(turn: Turn) -> str | None:
+    detection = _rules_detection(turn)
+    if detection is not None and _validate_rules(turn, detection) is not None:
+        return detection
+    return learned_detection(turn) or detection
+
+
 @validator("validate_phantom_tool_result")
 def validate_phantom_tool_result(turn: Turn, detection: str | None, ctx: ValidatorContext) -> str | None:
     if detection is None:
         return None
+    if detection.startswith(LEARNED_DETECTION):  # its own Stage 2: no call, no earlier round, nothing given holds it
+        return detection + ", and no tool was called this turn" if model_may_fire(turn) else None
+    return _validate_rules(turn, detection)
+
+
+def _validate_rules(turn: Turn, detection: str) -> str | None:
     claims = ungrounded_claims(turn)
     if claims:  # narrated contents of a thing no call of the turn read and no context or earlier output shows
         return _narration_reason(claims[0]) + ", but nothing in this turn read it"
