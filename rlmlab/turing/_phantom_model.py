@@ -79,8 +79,8 @@ def phantom_features(response: str, context: str = "", *, calls: int = 0, rounds
 
 # Something specific: a number, a code span or block, a file name, an identifier (snake_case, camelCase), a quoted
 # string, a list item. Its first word must be missing from the user's message for the reply to add it.
-_SPECIFIC = re.compile(r"\b\d[\w.]*|`+\s*\w[^`]*|\b\w+_\w+\b|\b[a-z]+[A-Z]\w*\b|\b\w+\.\w{1,5}\b|^\s*[-*]\s+\S+"
-                       r"|\"[^\"\n]{2,}\"", re.M)
+_SPECIFIC = re.compile(r"```[\s\S]*?(?:```|$)|`[^`\n]+`|\b\d[\w.]*|\b\w+_\w+\b|\b[a-z]+[A-Z]\w*\b|\b\w+\.\w{1,5}\b"
+                       r"|^\s*[-*]\s+\S+|\"[^\"\n]{2,}\"", re.M)
 _TOKEN = re.compile(r"[\w.]+")
 
 

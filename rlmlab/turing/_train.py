@@ -26,12 +26,13 @@ __all__ = ["PHANTOM_TRAIN_FILES", "PHANTOM_THRESHOLDS", "PhantomRow", "phantom_r
            "pick_threshold"]
 
 HOOK = "phantom_tool_result"
-# The narrated-contents dev set and splits 1-4 (data/turing_narrated.README.md), each written by a labeller who never
-# saw the detector, and the hooks' dev set (turing_eval.jsonl: agent steps with no user message). Not here:
-# turing_narrated_heldout5.jsonl (the split this model is scored on once) and turing_heldout.jsonl (the hooks'
-# held-out set), kept for evaluation.
+# The narrated-contents dev set and splits 1-5 (data/turing_narrated.README.md), each written by a labeller who never
+# saw the detector, and the hooks' dev set (turing_eval.jsonl: agent steps with no user message). Split 5 was scored
+# once by the model fitted without it (rules 0.84/0.66, rules + model 0.83/0.81) and then added. Not here:
+# turing_heldout.jsonl (the hooks' held-out set), kept for evaluation; a sixth split labelled elsewhere is the next
+# unseen test.
 PHANTOM_TRAIN_FILES = tuple(PROJECT_ROOT / "data" / f"turing_narrated_{s}.jsonl"
-                    for s in ("dev", "heldout", "heldout2", "heldout3", "heldout4")) + (
+                            for s in ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5")) + (
     PROJECT_ROOT / "data" / "turing_eval.jsonl",)
 C_DEFAULT, THRESHOLD_DEFAULT, MIN_DF_DEFAULT, MIN_PRECISION_DEFAULT = 10.0, 0.45, 2, 0.90
 PHANTOM_THRESHOLDS = tuple(round(0.30 + 0.05 * i, 2) for i in range(9))  # 0.30 ... 0.70, the grid pick_threshold reads
