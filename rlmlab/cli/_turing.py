@@ -169,13 +169,13 @@ def train_phantom(files: tuple[Path, ...], out: Path | None, c: float, threshold
         raise InputError(exc) from None
     rule = None
     if threshold is None:
-        rule = f"lowest of {PHANTOM_THRESHOLDS[0]}-{PHANTOM_THRESHOLDS[-1]} with pooled leave-one-file-out precision >= {min_precision:g}"
+        grid = f"{PHANTOM_THRESHOLDS[0]}-{PHANTOM_THRESHOLDS[-1]}"
+        rule = f"lowest of {grid} with pooled leave-one-file-out precision >= {min_precision:g}"
         threshold = pick_threshold(cv, min_precision)
         if threshold is None:
             best = max(s["precision"] or 0 for s in cv["model"]["pooled"].values())
-            raise InputError(f"no threshold of {PHANTOM_THRESHOLDS[0]}-{PHANTOM_THRESHOLDS[-1]} reaches pooled cross-validated "
-                             f"precision {min_precision:g} (best {best:.3f}); lower --min-precision or give "
-                             "--threshold")
+            raise InputError(f"no threshold of {grid} reaches pooled cross-validated precision {min_precision:g} "
+                             f"(best {best:.3f}); lower --min-precision or give --threshold")
     if as_json:
         click.echo(json.dumps({**cv, "threshold": threshold}, indent=1))
     else:

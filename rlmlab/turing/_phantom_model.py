@@ -173,4 +173,5 @@ def learned_detection(turn: Turn) -> str | None:
     p = model.score(turn_features(turn, fired=False))
     if p < model.threshold:
         return None
-    return f"{LEARNED_DETECTION} nothing in this turn read (learned model: {p:.2f} >= {model.threshold:.2f}; no rule matched)"
+    return (f"{LEARNED_DETECTION} nothing in this turn read (learned model: {p:.2f} >= {model.threshold:.2f}; "
+            "no rule matched)")

@@ -22,8 +22,8 @@ from rlmlab.turing._phantom_model import PhantomModel, model_may_fire, turn_feat
 from rlmlab.turing._turn import Turn
 from rlmlab.turing._validators import phantom_rules_verdict
 
-__all__ = ["PHANTOM_TRAIN_FILES", "PHANTOM_THRESHOLDS", "PhantomRow", "phantom_rows", "fit_phantom_model", "cross_validate_phantom",
-           "pick_threshold"]
+__all__ = ["PHANTOM_TRAIN_FILES", "PHANTOM_THRESHOLDS", "PhantomRow", "phantom_rows", "fit_phantom_model",
+           "cross_validate_phantom", "pick_threshold"]
 
 HOOK = "phantom_tool_result"
 # The narrated-contents dev set and splits 1-5 (data/turing_narrated.README.md), each written by a labeller who never
