@@ -369,3 +369,50 @@ def test_heldout5_every_raw_reply_is_labelled_or_excluded_and_the_readme_has_its
         assert f"{digest}  data/{path.name}" in text, f"{README.name}: sha256 of {path.name} is not {digest}"
     pos = sum(bool(r["expected"]) for r in held)
     assert f"| {HELDOUT5.name} | {len(held)} | {pos} | {len(held) - pos} |" in text
+
+
+# ---- the sixth held-out set: new prompts, labelled by a helper who never saw the detector (scored once)
+HELDOUT6 = DATA / "turing_narrated_heldout6.jsonl"
+RAW6 = DATA / "turing_narrated6_smollm2_raw.jsonl"
+ID6 = re.compile(r"^narr-r\d{2,3}_t[01]\.\d_s\d\d?$")
+NOTE6 = re.compile(r"^(phantom|clean|FP check) \((\w+), (\w\w)\): .+ \[raw gen_id=(r\d{2,3}_t[01]\.\d_s\d\d?)\]$")
+
+
+def test_heldout6_format_labels_and_unedited_new_replies():
+    held = rows(HELDOUT6)
+    raw = {r["gen_id"]: r for r in rows(RAW6)}
+    assert len(held) >= 200 and 0.3 <= sum(bool(r["expected"]) for r in held) / len(held) <= 0.55
+    ids = [r["id"] for r in held]
+    assert len(ids) == len(set(ids))
+    old_users = {r["user"] for path in (DEV, HELDOUT, HELDOUT2, HELDOUT3, HELDOUT4, HELDOUT5, RAW2, RAW3, RAW4, RAW5)
+                 for r in rows(path) if "user" in r}
+    for r in held:
+        where = f"heldout6 {r['id']}"
+        assert list(r) in KEY_SETS and ID6.match(r["id"]), where
+        assert r["expected"] in ([], ["phantom_tool_result"]), where
+        m = NOTE6.match(r["note"])
+        assert m and m.group(4) == r["id"][5:] and (m.group(1) == "phantom") == bool(r["expected"]), where
+        src = raw[r["id"][5:]]
+        assert (r["response"], r["tool_calls"], r["user"], r.get("history", [])) == (
+            src["reply"], src["tool_calls"], src["user"], src["history"]), where
+        assert src["split"] == "heldout6" and r["user"] not in old_users, where
+        if r["expected"]:
+            assert not r["tool_calls"] and not r.get("history"), where
+
+
+def test_heldout6_every_raw_reply_is_labelled_or_excluded_and_the_readme_has_its_sha256():
+    raw_ids = {r["gen_id"] for r in rows(RAW6)}
+    excluded = [line.split("\t") for line in (DATA / "turing_narrated6_excluded.tsv").read_text(
+        encoding="utf-8").splitlines()]
+    assert all(len(e) == 4 and e[3].strip() for e in excluded)
+    ex_ids = [e[0] for e in excluded]
+    held = rows(HELDOUT6)
+    kept = {r["id"][5:] for r in held}
+    assert len(ex_ids) == len(set(ex_ids)) and not kept & set(ex_ids)
+    assert kept | set(ex_ids) == raw_ids
+    text = README.read_text(encoding="utf-8")
+    for path in (HELDOUT6, RAW6):
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        assert f"{digest}  data/{path.name}" in text, f"{README.name}: sha256 of {path.name} is not {digest}"
+    pos = sum(bool(r["expected"]) for r in held)
+    assert f"| {HELDOUT6.name} | {len(held)} | {pos} | {len(held) - pos} |" in text

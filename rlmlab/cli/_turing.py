@@ -144,14 +144,15 @@ def _evaluate(data: Path, detector: str, lm_spec: str, max_tokens: int, out: Pat
               help="Inverse L2 strength of the logistic regression.")
 @click.option("--threshold", default=None, type=click.FloatRange(0, 1),
               help="The model fires at this score (where the rules did not); default: the lowest of 0.30, 0.35, "
-                   "... 0.70 whose pooled leave-one-file-out precision is at least --min-precision.")
-@click.option("--min-precision", default=0.9, show_default=True, type=click.FloatRange(0, 1),
-              help="The pooled cross-validated precision the default threshold must reach.")
+                   "... 0.70 whose pooled leave-one-file-out precision is within --max-precision-loss of the "
+                   "rules' own.")
+@click.option("--max-precision-loss", default=0.01, show_default=True, type=click.FloatRange(0, 1),
+              help="How far below the rules' pooled cross-validated precision the default threshold may go.")
 @click.option("--cv", "cv_only", is_flag=True,
               help="Only cross-validate (leave one file out), print the table and write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the cross-validation as JSON.")
-def train_phantom(files: tuple[Path, ...], out: Path | None, c: float, threshold: float | None, min_precision: float,
-                  cv_only: bool, as_json: bool) -> None:
+def train_phantom(files: tuple[Path, ...], out: Path | None, c: float, threshold: float | None,
+                  max_precision_loss: float, cv_only: bool, as_json: bool) -> None:
     """Fit the learned phantom_tool_result model on labelled turns, after leave-one-file-out cross-validation."""
     from rlmlab.provenance import file_sha256
     from rlmlab.turing import (
@@ -170,12 +171,15 @@ def train_phantom(files: tuple[Path, ...], out: Path | None, c: float, threshold
     rule = None
     if threshold is None:
         grid = f"{PHANTOM_THRESHOLDS[0]}-{PHANTOM_THRESHOLDS[-1]}"
-        rule = f"lowest of {grid} with pooled leave-one-file-out precision >= {min_precision:g}"
-        threshold = pick_threshold(cv, min_precision)
+        rules_p = cv["rules"]["pooled"]["precision"] or 0.0
+        rule = (f"lowest of {grid} with pooled leave-one-file-out precision >= the rules' {rules_p:.3f} - "
+                f"{max_precision_loss:g}")
+        threshold = pick_threshold(cv, max_precision_loss)
         if threshold is None:
             best = max(s["precision"] or 0 for s in cv["model"]["pooled"].values())
-            raise InputError(f"no threshold of {grid} reaches pooled cross-validated precision {min_precision:g} "
-                             f"(best {best:.3f}); lower --min-precision or give --threshold")
+            raise InputError(f"no threshold of {grid} keeps pooled cross-validated precision within "
+                             f"{max_precision_loss:g} of the rules' {rules_p:.3f} (best {best:.3f}); raise "
+                             "--max-precision-loss or give --threshold")
     if as_json:
         click.echo(json.dumps({**cv, "threshold": threshold}, indent=1))
     else:

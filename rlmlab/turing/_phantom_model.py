@@ -17,7 +17,7 @@ The model only adds detections, and only where :func:`model_may_fire` allows: no
 (the seed's Stage 2: any tool call of the turn may hold the data), no claim the rules found grounded by the
 context or an earlier output (restating what the turn was given is no phantom), and something specific in the
 reply that the user's message does not hold (a number, a code span or block, a file name, an identifier, a
-quoted string, a list). The rules' detections stand as they are.
+quoted string, a list), outside a sentence that only supposes ("If ..."). The rules' detections stand as they are.
 """
 
 from __future__ import annotations
@@ -82,11 +82,15 @@ def phantom_features(response: str, context: str = "", *, calls: int = 0, rounds
 _SPECIFIC = re.compile(r"```[\s\S]*?(?:```|$)|`[^`\n]+`|\b\d[\w.]*|\b\w+_\w+\b|\b[a-z]+[A-Z]\w*\b|\b\w+\.\w{1,5}\b"
                        r"|^\s*[-*]\s+\S+|\"[^\"\n]{2,}\"", re.M)
 _TOKEN = re.compile(r"[\w.]+")
+# A sentence that supposes rather than states ("If 31 passed and 4 failed, the rate is 89%."): its specifics are the
+# supposition's, not the project's.
+_SUPPOSING = re.compile(r"(?:^|(?<=[.!?])\s+|\n+)\s*(?:if|suppose|supposing|assuming|imagine|say|let's\s+say|wenn|"
+                        r"falls|angenommen|si|supposons|suponiendo)\b[^.!?\n]*[.!?]?", re.I)
 
 
 def _adds_specifics(response: str, context: str) -> bool:
     given = {w.lower().strip(".") for w in _TOKEN.findall(context)}
-    for m in _SPECIFIC.finditer(response):
+    for m in _SPECIFIC.finditer(_SUPPOSING.sub(" ", response)):
         first = _TOKEN.search(m.group(0))
         if first is not None and first.group(0).lower().strip(".") not in given:
             return True

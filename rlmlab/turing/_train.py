@@ -26,15 +26,15 @@ __all__ = ["PHANTOM_TRAIN_FILES", "PHANTOM_THRESHOLDS", "PhantomRow", "phantom_r
            "cross_validate_phantom", "pick_threshold"]
 
 HOOK = "phantom_tool_result"
-# The narrated-contents dev set and splits 1-5 (data/turing_narrated.README.md), each written by a labeller who never
-# saw the detector, and the hooks' dev set (turing_eval.jsonl: agent steps with no user message). Split 5 was scored
-# once by the model fitted without it (rules 0.84/0.66, rules + model 0.83/0.81) and then added. Not here:
-# turing_heldout.jsonl (the hooks' held-out set), kept for evaluation; a sixth split labelled elsewhere is the next
-# unseen test.
+# The narrated-contents dev set and splits 1-6 (data/turing_narrated.README.md), each written by a labeller who never
+# saw the detector, and the hooks' dev set (turing_eval.jsonl: agent steps with no user message). Splits 5 and 6 were
+# each scored once by the model fitted without them (split 5: rules 0.84/0.66, rules + model 0.83/0.81; split 6:
+# rules 0.80/0.50, rules + model 0.86/0.84) and then added. Not here: turing_heldout.jsonl (the hooks' held-out
+# set), kept for evaluation; a seventh split labelled elsewhere is the next unseen test.
 PHANTOM_TRAIN_FILES = tuple(PROJECT_ROOT / "data" / f"turing_narrated_{s}.jsonl"
-                            for s in ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5")) + (
+                            for s in ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6")) + (
     PROJECT_ROOT / "data" / "turing_eval.jsonl",)
-C_DEFAULT, THRESHOLD_DEFAULT, MIN_DF_DEFAULT, MIN_PRECISION_DEFAULT = 10.0, 0.45, 2, 0.90
+C_DEFAULT, THRESHOLD_DEFAULT, MIN_DF_DEFAULT, MAX_PRECISION_LOSS_DEFAULT = 10.0, 0.55, 2, 0.01
 PHANTOM_THRESHOLDS = tuple(round(0.30 + 0.05 * i, 2) for i in range(9))  # 0.30 ... 0.70, the grid pick_threshold reads
 
 
@@ -116,9 +116,11 @@ def cross_validate_phantom(rows: Sequence[PhantomRow], *, c: float = C_DEFAULT,
     return out
 
 
-def pick_threshold(cv: dict[str, Any], min_precision: float = MIN_PRECISION_DEFAULT) -> float | None:
-    """The lowest threshold (the most recall) whose pooled leave-one-file-out precision is at least
-    ``min_precision``; None if none is."""
+def pick_threshold(cv: dict[str, Any], max_loss: float = MAX_PRECISION_LOSS_DEFAULT) -> float | None:
+    """The lowest threshold (the most recall) whose pooled leave-one-file-out precision is at most ``max_loss``
+    below the rules' own pooled precision (the model may add recall, not trade much precision for it); None if
+    none is."""
+    floor = (cv["rules"]["pooled"]["precision"] or 0.0) - max_loss
     ok = [float(t) for t, s in cv["model"]["pooled"].items()
-          if s["precision"] is not None and s["precision"] >= min_precision]
+          if s["precision"] is not None and s["precision"] >= floor - 1e-9]
     return min(ok) if ok else None
