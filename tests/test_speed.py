@@ -154,3 +154,29 @@ def test_llama_cpp_reports_prefill_decode_and_the_prefix_it_reused():
     assert engine.llm.n_tokens == 0  # the replay leaves no filler in the KV cache for the engine's next call
     again = engine.generate([system, {"role": "user", "content": "What is 30 + 12?"}], config)
     assert again.timing.cached_tokens == 0 and again.text.strip()  # nothing taken from the filler as if cached
+
+
+@pytest.mark.local_model
+def test_free_decoding_goes_back_to_an_earlier_prompt_from_a_stored_state_with_the_same_text():
+    import rlmlab.lm._engines as engines
+
+    config = type("C", (), {"temperature": 0.0, "max_tokens": 12, "stop": None, "seed": None})()
+    numbers = [{"role": "system", "content": "You answer arithmetic questions with one number. " * 30},
+               {"role": "user", "content": "What is 7 + 5?"}]
+    words = [{"role": "system", "content": "You translate English words into French, one word. " * 30},
+             {"role": "user", "content": "cat"}]
+    engine = make_lm("local", max_tokens=12).rlmlab_engine
+    engine.generate(numbers, config)
+    engine.generate(words, config)  # llama.cpp's own cache now holds this prompt only
+    back = engine.generate(numbers, config)
+    assert back.timing.cached_tokens > 200  # the first prompt's KV cells came back from the stored state
+    assert back.timing.prefill_tokens < 20
+    # the same call with nothing stored prefills the prompt again and writes the same text
+    engine._states.cache_state.clear()
+    engine.generate(words, config)
+    fresh = engine.generate(numbers, config)
+    assert fresh.timing.cached_tokens < 20 and fresh.text == back.text
+    # stored states hold one logits row (not n_batch x vocabulary, 100 MB), within the store's capacity
+    states = engine._states.cache_state.values()
+    assert states and all(len(s.scores) <= 1 for s in states)
+    assert sum(s.llama_state_size for s in states) <= engines.PROMPT_STATES_BYTES

@@ -122,6 +122,26 @@ def default_gguf_path() -> Path:
 
 _MODELS: dict[tuple[str, int, int], Any] = {}
 _MODELS_LOCK = threading.Lock()
+# Free decoding's KV states by prompt prefix, one store per model (llama-cpp-python's LlamaRAMCache): llama.cpp's own
+# cache keeps only the previous call's tokens, so a task whose prompts alternate (an RLM step, then its extract
+# step; the next task's step, which shares the first's long instructions) prefilled its whole prompt again at each
+# switch: 20 s of a 31 s free-decoding arith task on one core (benchmarks/speed.py --prompt-states).
+PROMPT_STATES_BYTES = 256 << 20  # KV bytes kept: about six 2,000-token SmolLM2 prompts (35-45 MB each)
+_STATES: dict[tuple[str, int, int], Any] = {}
+
+
+def _prompt_states(llama_cpp: Any, capacity: int) -> Any:
+    class PromptStates(llama_cpp.LlamaRAMCache):
+        """States keep the last row of their logits only: after a state is loaded llama-cpp-python decodes the
+        prompt's remaining tokens (at least its last), so the rows are never read, and a full copy is 100 MB
+        (n_batch x vocabulary) that the capacity does not count."""
+
+        def __setitem__(self, key: Any, value: Any) -> None:
+            if len(value.scores) > 1:
+                value.scores = value.scores[-1:].copy()
+            super().__setitem__(key, value)
+
+    return PromptStates(capacity_bytes=capacity)
 
 
 
@@ -148,8 +168,10 @@ def _close_models() -> None:
     with _MODELS_LOCK:
         close_decoders()
         for llm, _ in _MODELS.values():
+            llm.cache = None
             llm.close()
         _MODELS.clear()
+        _STATES.clear()
 
 
 class _TokenLogprobs:
@@ -189,6 +211,10 @@ class _Perf:
         self.llama_cpp, self.ctx = llama_cpp, llm._ctx.ctx
         llama_cpp.llama_perf_context_reset(self.ctx)
         self.t0 = time.perf_counter()
+
+    def prefilled(self) -> int:
+        """Prompt tokens llama.cpp evaluated since the reset."""
+        return int(self.llama_cpp.llama_perf_context(self.ctx).n_p_eval)
 
     def read(self, cached_tokens: int) -> CallTiming:
         wall_ms = (time.perf_counter() - self.t0) * 1000
@@ -262,7 +288,10 @@ class LlamaEngine(BatchedSampling, _TextEngine):
                 _MODELS[key] = (llama_cpp.Llama(model_path=str(self.model_path), n_ctx=n_ctx,
                                                 n_threads=self.n_threads, seed=seed, verbose=False,
                                                 logits_all=False), threading.RLock())
+            if key not in _STATES:
+                _STATES[key] = _prompt_states(llama_cpp, PROMPT_STATES_BYTES)
         self.llm, self._lock = _MODELS[key]
+        self._states = _STATES[key]
         self._llama_cpp = llama_cpp
         self.prompt_cache_tokens = 0  # prompt tokens served from the KV cache of the previous call
         self.constraint = DecodingConstraint.of(grammar, json_schema)
@@ -302,6 +331,7 @@ class LlamaEngine(BatchedSampling, _TextEngine):
             recorder = _TokenLogprobs() if logprobs else None
             if not self.prompt_cache:
                 self.llm.reset()
+            self.llm.cache = self._states if self.prompt_cache else None  # shared model: set for this call
             cached_before = self.llm._input_ids.copy()
             perf = _Perf(self._llama_cpp, self.llm)
             out = self.llm.create_chat_completion(
@@ -309,7 +339,9 @@ class LlamaEngine(BatchedSampling, _TextEngine):
                 seed=self.seed if seed is None else seed, grammar=grammar,
                 logits_processor=self._llama_cpp.LogitsProcessorList([recorder]) if recorder else None,
             )
-            reused = self._reused(cached_before, out)
+            prompt_tokens = int((out.get("usage") or {}).get("prompt_tokens", 0))
+            # from the previous call's KV cells, or from a stored state that shared more of the prompt
+            reused = max(self._reused(cached_before, out), prompt_tokens - perf.prefilled())
             self.prompt_cache_tokens += reused
             timing = perf.read(reused)
         choice = out["choices"][0]

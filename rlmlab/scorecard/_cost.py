@@ -18,36 +18,32 @@ from typing import Any
 
 __all__ = ["MEASURED", "MEASURED_NOTE", "ESTIMATED", "ArmCost", "Plan", "plan_scorecard", "arm_costs"]
 
-# Seconds per item of each arm on the embedded model (SmolLM2-135M Q4_1, llama-cpp-python, 2 cores), workers=1,
-# from `rlmlab scorecard --quick` (n=4, at most 3 agent steps, idle: load average < 0.5, 2026-11-25 04:00); an arm
-# two rows first ran together is split by its results' elapsed time. Runs at other step caps are priced by scaling
-# (see _price); figures taken on the shared machine (load 5-14) were 5-25x these and are not used.
-MEASURED_NOTE = "rlmlab scorecard --quick, n=4, idle (load < 0.5), workers=1, SmolLM2-135M Q4_1 on 2 cores"
+# Seconds per item of each arm on the embedded model (SmolLM2-135M Q4_1, llama-cpp-python, 2 threads on 2 cores),
+# workers=1, from `rlmlab scorecard --quick` (n=4, at most 3 agent steps, idle: nothing else running, 2026-12-02
+# 16:27 UTC, with free decoding's stored prompt states), in 11 min 11 s wall; an arm two rows share ran once (the
+# code-first teach arms, under a second there, keep their 2026-11-25 figures). Runs at
+# other step caps are priced by scaling (see _price). Free decoding's cost is mostly its tasks that run to the
+# 512-token cap on every step, so its figure at n=60 is higher than at n=4 (the n=60 scorecard's own arms, when
+# its scorecard.json is in --out, price those).
+MEASURED_NOTE = "rlmlab scorecard --quick, n=4, idle, workers=1, SmolLM2-135M Q4_1 on 2 threads, 2026-12-02"
 MEASURED: dict[str, float] = {
-    # --quick (at most 3 agent steps), idle
-    "experiment:E1/main@code/max3": 7.6, "experiment:E1/main@ontology/max3": 1.7,
-    "experiment:E2/main@ontology/max3": 4.8, "experiment:E3/main@ontology/max3": 2.2,
-    "experiment:E4/main@ontology/max3": 3.6, "experiment:E5/main@code/max3": 7.9,
-    "experiment:E6/main@code/max3": 11.7, "experiment:E7/handle@code/max3": 6.0,
-    "experiment:E7/naive@code/max3": 0.1, "experiment:E8/auto_inject@code/max3": 7.2,
-    "experiment:E8/tool_mediated@code/max3": 6.3, "experiment:E9/main@code/max3": 6.0,
-    "agent:free.turing@arith/max3": 18.8, "agent:free.plain@arith/max3": 18.8,
-    "agent:grammar.turing@arith/max3": 2.2, "agent:grammar.plain@arith/max3": 2.2,
-    "teach:code_first.single@math20": 0.4, "teach:code_first.rts@math20": 0.5,
+    "experiment:E1/main@code/max3": 5.3, "experiment:E1/main@ontology/max3": 1.8,
+    "experiment:E2/main@ontology/max3": 2.3, "experiment:E3/main@ontology/max3": 2.5,
+    "experiment:E4/main@ontology/max3": 2.4, "experiment:E5/main@code/max3": 7.0,
+    "experiment:E6/main@code/max3": 9.9, "experiment:E7/handle@code/max3": 5.0, "experiment:E7/naive@code/max3": 0.1,
+    "experiment:E8/auto_inject@code/max3": 6.9, "experiment:E8/tool_mediated@code/max3": 5.1,
+    "experiment:E9/main@code/max3": 5.0, "experiment:E10/main@code/max3": 4.3, "experiment:E11/main@code/max3": 5.2,
+    "experiment:E12/best_only@code/max3": 13.1, "experiment:E12/contrastive@code/max3": 13.3,
+    "experiment:E13/free@arith/max3": 39.1, "experiment:E13/grammar@arith/max3": 1.6,
+    "experiment:E13/grammar_templates@arith/max3": 2.3, "experiment:E13/vote5@arith/max3": 3.6,
+    "agent:free.turing@arith/max3": 12.0, "agent:free.plain@arith/max3": 9.6, "agent:grammar.turing@arith/max3": 1.9,
+    "agent:grammar.plain@arith/max3": 1.4, "teach:code_first.single@math20": 0.4, "teach:code_first.rts@math20": 0.5,
     "teach:code_first.try_again@math20": 0.5, "teach:code_first.rts.no_stop@math20": 0.5,
-    "teach:lm_free.single.turing@math20": 1.5, "teach:lm_free.single@math20": 1.5,
-    # E13 grammar_templates on arith at its own 3 steps, idle (benchmarks/speed_issue26.md: 1.66 s per task)
-    "experiment:E13/grammar_templates@arith/max3": 1.7,
+    "teach:lm_free.single.turing@math20": 4.1, "teach:lm_free.single@math20": 1.8,
 }
 # Arms not yet timed on an idle machine, priced from the nearest arm that was, and why (a plan names the source):
 # a run writes every arm's own figure into its scorecard.json, which the next plan in that folder uses instead.
 ESTIMATED: dict[str, tuple[float, str]] = {
-    "experiment:E10/main@code/max3": (6.0, "E9's figure: the same loop plus consolidation"),
-    "experiment:E11/main@code/max3": (6.0, "E9's figure: the same loop plus forgetting"),
-    "experiment:E12/best_only@code/max3": (18.0, "3 x E9's figure: 3 rollouts per task, run in turn"),
-    "experiment:E12/contrastive@code/max3": (18.0, "3 x E9's figure: 3 rollouts per task, run in turn"),
-    "experiment:E13/free@arith/max3": (18.8, "the free Turing-off agent arm on the same suite"),
-    "experiment:E13/grammar@arith/max3": (2.2, "the grammar Turing-off agent arm on the same suite"),
     # GSM8K items (n > 20) were timed only on the shared machine (load 5-8): single 8.0 s, RTS 26.3 s per item;
     # divided by 5 (the E1 code arm ran 2.2x its idle figure at load 2.5)
     "teach:code_first.single@gsm8k_train_500": (1.6, "shared-machine time / 5"),
@@ -61,10 +57,8 @@ ESTIMATED: dict[str, tuple[float, str]] = {
     "teach:code_first.rts@math80": (0.5, "math20's figure: items of its kind"),
     "teach:code_first.try_again@math80": (0.5, "math20's figure: items of its kind"),
     "teach:code_first.rts.no_stop@math80": (0.5, "math20's figure: items of its kind"),
-    "teach:lm_free.single@math80": (1.5, "math20's figure: items of its kind"),
-    "teach:lm_free.single.turing@math80": (1.5, "math20's figure: items of its kind"),
-    "experiment:E13/vote5@arith/max3": (5.6, "3.3 x grammar_templates: their ratio on the same arith tasks, "
-                                            "timed together on the shared machine"),
+    "teach:lm_free.single@math80": (1.8, "math20's figure: items of its kind"),
+    "teach:lm_free.single.turing@math80": (4.1, "math20's figure: items of its kind"),
 }
 
 
