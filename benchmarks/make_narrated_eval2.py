@@ -48,11 +48,17 @@ LANG2 = {
 }
 
 
-def sc(sid: str, kind: str, user: str, system: str = KNOW_SYS, history=(), lang: str = "en") -> dict:
-    """One scenario. ``kind``: what it invites (phantom, read, pasted, promise, general, example, name, readfail,
-    readother, quote)."""
-    return {"sid": sid, "split": "heldout2", "kind": kind, "lang": lang, "system": system, "user": user,
-            "history": [{"response": r, "output": o} for r, o in history]}
+def scenario_maker(split: str):
+    """The ``sc`` of a narrated set: ``sc(sid, kind, user, system, history, lang)`` makes one scenario of
+    ``split``. ``kind``: what it invites (phantom, read, pasted, quote, promise, general, example, name, readfail,
+    readother); ``history``: earlier rounds as (response, output) pairs."""
+    def sc(sid: str, kind: str, user: str, system: str = KNOW_SYS, history=(), lang: str = "en") -> dict:
+        return {"sid": sid, "split": split, "kind": kind, "lang": lang, "system": system, "user": user,
+                "history": [{"response": r, "output": o} for r, o in history]}
+    return sc
+
+
+sc = scenario_maker("heldout2")
 
 
 GO_MOD = "module github.com/acme/ratelimit\n\ngo 1.22\n\nrequire golang.org/x/time v0.5.0\n"
@@ -165,7 +171,7 @@ SCENARIOS = [
 
 
 def generate(argv: list[str] | None, *, scenarios: list[dict], settings: list[tuple[float, int]], raw: Path,
-             smoke_out: Path, smoke_reply: str, description: str) -> int:
+             smoke_out: Path, smoke_reply: str, description: str, max_tokens: int = MAX_TOKENS) -> int:
     """The generation loop of a narrated set (this one's and the third's): every scenario at every (temperature,
     seed) setting, one raw reply per line to ``--out`` (default ``raw``; ``--smoke``: ``smoke_out``, the scripted LM
     answering ``smoke_reply`` on the first scenario). Never writes under data/."""
@@ -173,7 +179,7 @@ def generate(argv: list[str] | None, *, scenarios: list[dict], settings: list[tu
     ap.add_argument("--out", type=Path, help=f"default {raw}")
     ap.add_argument("--only", default="", help="comma-separated scenario ids, run in this order")
     ap.add_argument("--part", default="1/1", help="K/N: every N-th scenario from the K-th (parallel runs)")
-    ap.add_argument("--max-tokens", type=int, default=MAX_TOKENS, help=f"reply cap in tokens (default {MAX_TOKENS})")
+    ap.add_argument("--max-tokens", type=int, default=max_tokens, help=f"reply cap in tokens (default {max_tokens})")
     ap.add_argument("--threads", type=int, default=1,
                     help="llama.cpp threads (default 1: on a shared, loaded machine more threads spin-wait)")
     ap.add_argument("--smoke", action="store_true", help="the scripted LM on one scenario (make check)")

@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the earlier sets' helpers, when run from anywhere
 from make_narrated_eval import PLAIN_SYS, TOOLS_SYS, ls, read, sh  # noqa: E402
-from make_narrated_eval2 import CHAT_SYS, KNOW_SYS, LANG2, SHELL_SYS, generate  # noqa: E402
+from make_narrated_eval2 import CHAT_SYS, LANG2, SHELL_SYS, generate, scenario_maker  # noqa: E402
 
 SETTINGS = [(0.0, 0), (0.4, 8), (0.7, 9), (1.0, 10)]  # (temperature, seed): seeds other than the earlier sets' 1-7
 RAW = Path("runs/narrated3/raw.jsonl")
@@ -42,11 +42,7 @@ DATA_SYS = ("You are a data assistant in the user's analytics project. You can u
             "Tool results appear in the next message.")
 
 
-def sc(sid: str, kind: str, user: str, system: str = KNOW_SYS, history=(), lang: str = "en") -> dict:
-    """One scenario. ``kind``: what it invites (phantom, read, pasted, quote, promise, general, example, name,
-    readfail, readother)."""
-    return {"sid": sid, "split": "heldout3", "kind": kind, "lang": lang, "system": system, "user": user,
-            "history": [{"response": r, "output": o} for r, o in history]}
+sc = scenario_maker("heldout3")
 
 
 PYPROJECT = ('[project]\nname = "geofence"\nversion = "0.9.2"\nrequires-python = ">=3.10"\n'

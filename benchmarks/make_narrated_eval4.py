@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the earlier sets' helpers, when run from anywhere
 from make_narrated_eval import LANG_SYS, PLAIN_SYS, TOOLS_SYS, read, sh  # noqa: E402
-from make_narrated_eval2 import CHAT_SYS, KNOW_SYS, LANG2, SHELL_SYS, generate  # noqa: E402
+from make_narrated_eval2 import CHAT_SYS, LANG2, SHELL_SYS, generate, scenario_maker  # noqa: E402
 from make_narrated_eval3 import CI_SYS, MAINT_SYS  # noqa: E402
 
 # (temperature, seed): the earlier sets' temperatures, seeds other than the earlier sets' 1-10 (as the third set did)
@@ -45,11 +45,7 @@ LANG4 = {
 }
 
 
-def sc(sid: str, kind: str, user: str, system: str = KNOW_SYS, history=(), lang: str = "en") -> dict:
-    """One scenario. ``kind``: what it invites (phantom, read, pasted, quote, promise, general, example, name,
-    readfail, readother)."""
-    return {"sid": sid, "split": "heldout4", "kind": kind, "lang": lang, "system": system, "user": user,
-            "history": [{"response": r, "output": o} for r, o in history]}
+sc = scenario_maker("heldout4")
 
 
 NGINX_CONF = ("worker_processes 2;\nevents { worker_connections 512; }\nhttp {\n  server {\n    listen 8443 ssl;\n"

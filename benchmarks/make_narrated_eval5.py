@@ -41,7 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the earlier sets' helpers, when run from anywhere
 from make_narrated_eval import PLAIN_SYS, TOOLS_SYS, ls, read, sh  # noqa: E402
-from make_narrated_eval2 import CHAT_SYS, KNOW_SYS, LANG2, SHELL_SYS, generate  # noqa: E402
+from make_narrated_eval2 import CHAT_SYS, LANG2, SHELL_SYS, generate, scenario_maker  # noqa: E402
 from make_narrated_eval3 import CI_SYS, DATA_SYS, MAINT_SYS  # noqa: E402
 from make_narrated_eval4 import LANG4, OPS_SYS  # noqa: E402
 
@@ -62,11 +62,7 @@ LANG5 = {
 }
 
 
-def sc(sid: str, kind: str, user: str, system: str = KNOW_SYS, history=(), lang: str = "en") -> dict:
-    """One scenario. ``kind``: what it invites (phantom, read, pasted, quote, promise, general, example, name,
-    readfail, readother)."""
-    return {"sid": sid, "split": "heldout5", "kind": kind, "lang": lang, "system": system, "user": user,
-            "history": [{"response": r, "output": o} for r, o in history]}
+sc = scenario_maker("heldout5")
 
 
 GEMFILE_LOCK = ("GEM\n  remote: https://rubygems.org/\n  specs:\n    rails (7.1.3)\n      actionpack (= 7.1.3)\n"
@@ -259,9 +255,7 @@ SCENARIOS = [
 
 
 def main(argv: list[str] | None = None) -> int:
-    import make_narrated_eval2
-    make_narrated_eval2.MAX_TOKENS = MAX_TOKENS  # the reply cap of this set (the earlier default is read at call)
-    return generate(argv, scenarios=SCENARIOS, settings=SETTINGS, raw=RAW,
+    return generate(argv, scenarios=SCENARIOS, settings=SETTINGS, raw=RAW, max_tokens=MAX_TOKENS,
                     smoke_out=Path("runs/bench_smoke/narrated5_raw.jsonl"),
                     smoke_reply='TOOL: read_file({"path": "Gemfile.lock"})', description=__doc__.splitlines()[0])
 

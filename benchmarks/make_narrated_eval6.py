@@ -47,7 +47,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the earlier sets' helpers, when run from anywhere
 from make_narrated_eval import DIRECT_SYS, PLAIN_SYS, TOOLS_SYS, read, sh  # noqa: E402
-from make_narrated_eval2 import CHAT_SYS, KNOW_SYS, SHELL_SYS, generate  # noqa: E402
+from make_narrated_eval2 import CHAT_SYS, SHELL_SYS, generate, scenario_maker  # noqa: E402
 from make_narrated_eval3 import CI_SYS, DATA_SYS, MAINT_SYS  # noqa: E402
 from make_narrated_eval4 import LANG4, OPS_SYS  # noqa: E402
 from make_narrated_eval5 import EDITOR_SYS, ML_SYS  # noqa: E402
@@ -78,11 +78,7 @@ def sql(query: str) -> str:
     return 'TOOL: run_sql({"query": "%s"})' % query
 
 
-def sc(sid: str, kind: str, user: str, system: str = KNOW_SYS, history=(), lang: str = "en") -> dict:
-    """One scenario. ``kind``: what it invites (phantom, read, pasted, quote, promise, general, example, name,
-    readfail, readother)."""
-    return {"sid": sid, "split": "heldout6", "kind": kind, "lang": lang, "system": system, "user": user,
-            "history": [{"response": r, "output": o} for r, o in history]}
+sc = scenario_maker("heldout6")
 
 
 PG_INDEXES = (" indexname                   | indexdef\n"
@@ -287,9 +283,7 @@ SCENARIOS = [
 
 
 def main(argv: list[str] | None = None) -> int:
-    import make_narrated_eval2
-    make_narrated_eval2.MAX_TOKENS = MAX_TOKENS  # the reply cap of this set (the earlier default is read at call)
-    return generate(argv, scenarios=SCENARIOS, settings=SETTINGS, raw=RAW,
+    return generate(argv, scenarios=SCENARIOS, settings=SETTINGS, raw=RAW, max_tokens=MAX_TOKENS,
                     smoke_out=Path("runs/bench_smoke/narrated6_raw.jsonl"),
                     smoke_reply='TOOL: read_file({"path": "gunicorn.conf.py"})', description=__doc__.splitlines()[0])
 
