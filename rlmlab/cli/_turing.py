@@ -137,7 +137,8 @@ def _evaluate(data: Path, detector: str, lm_spec: str, max_tokens: int, out: Pat
 
 @turing.command("train-phantom")
 @click.option("--data", "files", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="A labelled JSONL file (repeatable); default: the narrated-contents splits 1-4 and dev.")
+              help="A labelled JSONL file (repeatable); default: rlmlab.turing.PHANTOM_TRAIN_FILES (the "
+                   "narrated dev set, splits 1-6 and turing_eval).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Where the model goes (default: the shipped rlmlab/turing/phantom_model.json).")
 @click.option("--c", "c", default=10.0, show_default=True, type=click.FloatRange(min=0, min_open=True),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import glob
 import os
 import threading
@@ -125,7 +126,7 @@ _MODELS_LOCK = threading.Lock()
 # Free decoding's KV states by prompt prefix, one store per model (llama-cpp-python's LlamaRAMCache): llama.cpp's own
 # cache keeps only the previous call's tokens, so a task whose prompts alternate (an RLM step, then its extract
 # step; the next task's step, which shares the first's long instructions) prefilled its whole prompt again at each
-# switch: 20 s of a 31 s free-decoding arith task on one core (benchmarks/speed.py --prompt-states).
+# switch: 20 s of a 31 s free-decoding arith task on one core (benchmarks/prompt_states.py).
 PROMPT_STATES_BYTES = 256 << 20  # KV bytes kept: about six 2,000-token SmolLM2 prompts (35-45 MB each)
 _STATES: dict[tuple[str, int, int], Any] = {}
 
@@ -211,10 +212,6 @@ class _Perf:
         self.llama_cpp, self.ctx = llama_cpp, llm._ctx.ctx
         llama_cpp.llama_perf_context_reset(self.ctx)
         self.t0 = time.perf_counter()
-
-    def prefilled(self) -> int:
-        """Prompt tokens llama.cpp evaluated since the reset."""
-        return int(self.llama_cpp.llama_perf_context(self.ctx).n_p_eval)
 
     def read(self, cached_tokens: int) -> CallTiming:
         wall_ms = (time.perf_counter() - self.t0) * 1000
@@ -339,11 +336,12 @@ class LlamaEngine(BatchedSampling, _TextEngine):
                 seed=self.seed if seed is None else seed, grammar=grammar,
                 logits_processor=self._llama_cpp.LogitsProcessorList([recorder]) if recorder else None,
             )
+            timing = perf.read(0)
             prompt_tokens = int((out.get("usage") or {}).get("prompt_tokens", 0))
             # from the previous call's KV cells, or from a stored state that shared more of the prompt
-            reused = max(self._reused(cached_before, out), prompt_tokens - perf.prefilled())
+            reused = max(self._reused(cached_before, out), prompt_tokens - timing.prefill_tokens)
             self.prompt_cache_tokens += reused
-            timing = perf.read(reused)
+            timing = dataclasses.replace(timing, cached_tokens=reused)
         choice = out["choices"][0]
         lps = recorder.logprobs if recorder else []
         pieces = [self.llm.detokenize([t]).decode("utf-8", "replace") for t in recorder.token_ids] if recorder else []

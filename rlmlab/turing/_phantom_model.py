@@ -35,7 +35,7 @@ from rlmlab.turing._grounding import narrated_claims, ungrounded_claims
 from rlmlab.turing._turn import Turn
 
 __all__ = ["PHANTOM_MODEL_PATH", "PhantomModel", "phantom_features", "turn_features", "model_may_fire",
-           "default_phantom_model", "learned_detection", "LEARNED_DETECTION"]
+           "default_phantom_model", "learned_score", "learned_detection", "LEARNED_DETECTION"]
 
 PHANTOM_MODEL_PATH = Path(__file__).with_name("phantom_model.json")
 FORMAT = "rlmlab.phantom_model/1"
@@ -169,12 +169,17 @@ def default_phantom_model() -> PhantomModel | None:
 LEARNED_DETECTION = "the reply reads as narrating contents"
 
 
+def learned_score(model: PhantomModel, turn: Turn) -> float:
+    """``model``'s score of a turn the rules did not flag; 0.0 where :func:`model_may_fire` does not allow it."""
+    return model.score(turn_features(turn, fired=False)) if model_may_fire(turn) else 0.0
+
+
 def learned_detection(turn: Turn) -> str | None:
     """The model's detection where :func:`model_may_fire` allows it and the score reaches the threshold."""
     model = default_phantom_model()
-    if model is None or not model_may_fire(turn):
+    if model is None:
         return None
-    p = model.score(turn_features(turn, fired=False))
+    p = learned_score(model, turn)
     if p < model.threshold:
         return None
     return (f"{LEARNED_DETECTION} nothing in this turn read (learned model: {p:.2f} >= {model.threshold:.2f}; "

@@ -18,7 +18,7 @@ from typing import Any
 
 from rlmlab._paths import PROJECT_ROOT
 from rlmlab.turing._eval import load_eval_cases
-from rlmlab.turing._phantom_model import PhantomModel, model_may_fire, turn_features
+from rlmlab.turing._phantom_model import PhantomModel, learned_score, turn_features
 from rlmlab.turing._turn import Turn
 from rlmlab.turing._validators import phantom_rules_verdict
 
@@ -105,9 +105,7 @@ def cross_validate_phantom(rows: Sequence[PhantomRow], *, c: float = C_DEFAULT,
         if progress:
             progress(name)
         model = fit_phantom_model([r for r in rows if r.file != name], c=c, min_df=min_df)
-        scored += [(r, 1.0 if r.rules else (model.score(list(turn_features(r.turn, fired=False)))
-                                            if model_may_fire(r.turn) else 0.0))
-                   for r in rows if r.file == name]
+        scored += [(r, 1.0 if r.rules else learned_score(model, r.turn)) for r in rows if r.file == name]
     out: dict[str, Any] = {"c": c, "min_df": min_df, "files": files, "rules": {}, "model": {}}
     for name in files + ["pooled"]:
         part = [(r, p) for r, p in scored if name in (r.file, "pooled")]
