@@ -324,95 +324,60 @@ def test_heldout4_format_labels_and_unedited_new_replies():
             assert not r["tool_calls"], where
 
 
-# ---- the fifth held-out set: new prompts, labelled by a helper who never saw the detector (scored once)
-HELDOUT5 = DATA / "turing_narrated_heldout5.jsonl"
-RAW5 = DATA / "turing_narrated5_smollm2_raw.jsonl"
-ID5 = re.compile(r"^narr-q\d{2,3}_t[01]\.\d_s\d\d?$")
-NOTE5 = re.compile(r"^(phantom|clean|FP check) \((\w+), (\w\w)\): .+ \[raw gen_id=(q\d{2,3}_t[01]\.\d_s\d\d?)\]$")
+# ---- the fifth and sixth held-out sets: new prompts, each labelled by a helper who never saw the detector or the
+# learned model (each scored once, then a training file of the model)
+HELDOUT5, RAW5 = DATA / "turing_narrated_heldout5.jsonl", DATA / "turing_narrated5_smollm2_raw.jsonl"
+# split number -> its scenario ids' letter and the files whose user messages it must not repeat
+LATER_SPLITS = {5: ("q", (DEV, HELDOUT, HELDOUT2, HELDOUT3, HELDOUT4, RAW2, RAW3, RAW4)),
+                6: ("r", (DEV, HELDOUT, HELDOUT2, HELDOUT3, HELDOUT4, HELDOUT5, RAW2, RAW3, RAW4, RAW5))}
 
 
-def test_heldout5_format_labels_and_unedited_new_replies():
-    held = rows(HELDOUT5)
-    raw = {r["gen_id"]: r for r in rows(RAW5)}
+def _later_split(k: int) -> tuple[Path, Path, re.Pattern, re.Pattern]:
+    letter = LATER_SPLITS[k][0]
+    gen = rf"{letter}\d{{2,3}}_t[01]\.\d_s\d\d?"
+    return (DATA / f"turing_narrated_heldout{k}.jsonl", DATA / f"turing_narrated{k}_smollm2_raw.jsonl",
+            re.compile(rf"^narr-{gen}$"),
+            re.compile(rf"^(phantom|clean|FP check) \((\w+), (\w\w)\): .+ \[raw gen_id=({gen})\]$"))
+
+
+@pytest.mark.parametrize("k", sorted(LATER_SPLITS))
+def test_later_heldout_format_labels_and_unedited_new_replies(k):
+    path, raw_path, id_rx, note_rx = _later_split(k)
+    held = rows(path)
+    raw = {r["gen_id"]: r for r in rows(raw_path)}
     assert len(held) >= 200 and 0.3 <= sum(bool(r["expected"]) for r in held) / len(held) <= 0.55
     ids = [r["id"] for r in held]
     assert len(ids) == len(set(ids))
-    old_users = {r["user"] for path in (DEV, HELDOUT, HELDOUT2, HELDOUT3, HELDOUT4, RAW2, RAW3, RAW4)
-                 for r in rows(path) if "user" in r}
+    old_users = {r["user"] for old in LATER_SPLITS[k][1] for r in rows(old) if "user" in r}
     for r in held:
-        where = f"heldout5 {r['id']}"
-        assert list(r) in KEY_SETS and ID5.match(r["id"]), where
+        where = f"heldout{k} {r['id']}"
+        assert list(r) in KEY_SETS and id_rx.match(r["id"]), where
         assert r["expected"] in ([], ["phantom_tool_result"]), where
-        m = NOTE5.match(r["note"])
+        m = note_rx.match(r["note"])
         assert m and m.group(4) == r["id"][5:] and (m.group(1) == "phantom") == bool(r["expected"]), where
         src = raw[r["id"][5:]]
         assert (r["response"], r["tool_calls"], r["user"], r.get("history", [])) == (
             src["reply"], src["tool_calls"], src["user"], src["history"]), where
-        assert src["split"] == "heldout5" and r["user"] not in old_users, where
+        assert src["split"] == f"heldout{k}" and r["user"] not in old_users, where
         if r["expected"]:
             assert not r["tool_calls"] and not r.get("history"), where
 
 
-def test_heldout5_every_raw_reply_is_labelled_or_excluded_and_the_readme_has_its_sha256():
-    raw_ids = {r["gen_id"] for r in rows(RAW5)}
-    excluded = [line.split("\t") for line in (DATA / "turing_narrated5_excluded.tsv").read_text(
+@pytest.mark.parametrize("k", sorted(LATER_SPLITS))
+def test_later_heldout_every_raw_reply_is_labelled_or_excluded_and_the_readme_has_its_sha256(k):
+    path, raw_path, _, _ = _later_split(k)
+    raw_ids = {r["gen_id"] for r in rows(raw_path)}
+    excluded = [line.split("\t") for line in (DATA / f"turing_narrated{k}_excluded.tsv").read_text(
         encoding="utf-8").splitlines()]
     assert all(len(e) == 4 and e[3].strip() for e in excluded)
     ex_ids = [e[0] for e in excluded]
-    held = rows(HELDOUT5)
+    held = rows(path)
     kept = {r["id"][5:] for r in held}
     assert len(ex_ids) == len(set(ex_ids)) and not kept & set(ex_ids)
     assert kept | set(ex_ids) == raw_ids
     text = README.read_text(encoding="utf-8")
-    for path in (HELDOUT5, RAW5):
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        assert f"{digest}  data/{path.name}" in text, f"{README.name}: sha256 of {path.name} is not {digest}"
+    for f in (path, raw_path):
+        digest = hashlib.sha256(f.read_bytes()).hexdigest()
+        assert f"{digest}  data/{f.name}" in text, f"{README.name}: sha256 of {f.name} is not {digest}"
     pos = sum(bool(r["expected"]) for r in held)
-    assert f"| {HELDOUT5.name} | {len(held)} | {pos} | {len(held) - pos} |" in text
-
-
-# ---- the sixth held-out set: new prompts, labelled by a helper who never saw the detector (scored once)
-HELDOUT6 = DATA / "turing_narrated_heldout6.jsonl"
-RAW6 = DATA / "turing_narrated6_smollm2_raw.jsonl"
-ID6 = re.compile(r"^narr-r\d{2,3}_t[01]\.\d_s\d\d?$")
-NOTE6 = re.compile(r"^(phantom|clean|FP check) \((\w+), (\w\w)\): .+ \[raw gen_id=(r\d{2,3}_t[01]\.\d_s\d\d?)\]$")
-
-
-def test_heldout6_format_labels_and_unedited_new_replies():
-    held = rows(HELDOUT6)
-    raw = {r["gen_id"]: r for r in rows(RAW6)}
-    assert len(held) >= 200 and 0.3 <= sum(bool(r["expected"]) for r in held) / len(held) <= 0.55
-    ids = [r["id"] for r in held]
-    assert len(ids) == len(set(ids))
-    old_users = {r["user"] for path in (DEV, HELDOUT, HELDOUT2, HELDOUT3, HELDOUT4, HELDOUT5, RAW2, RAW3, RAW4, RAW5)
-                 for r in rows(path) if "user" in r}
-    for r in held:
-        where = f"heldout6 {r['id']}"
-        assert list(r) in KEY_SETS and ID6.match(r["id"]), where
-        assert r["expected"] in ([], ["phantom_tool_result"]), where
-        m = NOTE6.match(r["note"])
-        assert m and m.group(4) == r["id"][5:] and (m.group(1) == "phantom") == bool(r["expected"]), where
-        src = raw[r["id"][5:]]
-        assert (r["response"], r["tool_calls"], r["user"], r.get("history", [])) == (
-            src["reply"], src["tool_calls"], src["user"], src["history"]), where
-        assert src["split"] == "heldout6" and r["user"] not in old_users, where
-        if r["expected"]:
-            assert not r["tool_calls"] and not r.get("history"), where
-
-
-def test_heldout6_every_raw_reply_is_labelled_or_excluded_and_the_readme_has_its_sha256():
-    raw_ids = {r["gen_id"] for r in rows(RAW6)}
-    excluded = [line.split("\t") for line in (DATA / "turing_narrated6_excluded.tsv").read_text(
-        encoding="utf-8").splitlines()]
-    assert all(len(e) == 4 and e[3].strip() for e in excluded)
-    ex_ids = [e[0] for e in excluded]
-    held = rows(HELDOUT6)
-    kept = {r["id"][5:] for r in held}
-    assert len(ex_ids) == len(set(ex_ids)) and not kept & set(ex_ids)
-    assert kept | set(ex_ids) == raw_ids
-    text = README.read_text(encoding="utf-8")
-    for path in (HELDOUT6, RAW6):
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        assert f"{digest}  data/{path.name}" in text, f"{README.name}: sha256 of {path.name} is not {digest}"
-    pos = sum(bool(r["expected"]) for r in held)
-    assert f"| {HELDOUT6.name} | {len(held)} | {pos} | {len(held) - pos} |" in text
+    assert f"| {path.name} | {len(held)} | {pos} | {len(held) - pos} |" in text
