@@ -48,13 +48,16 @@ def _split(values: tuple[str, ...]) -> list[str]:
 @click.option("--markdown", is_flag=True, help="Print the table as Markdown (with each row's commit and date).")
 @click.option("--workers", type=click.IntRange(1, 8), default=1, show_default=True,
               help="Threads an experiment arm's tasks run on (learning conditions stay sequential).")
+@click.option("--procs", type=click.IntRange(1, 16), default=None,
+              help="Processes the claims run in, each on its own cores with its own model; claims that share an arm "
+                   "stay together [default: one per two cores for --lm local, else 1].")
 @click.option("--max-steps", "steps", type=click.IntRange(1, 50), default=None,
               help="At most this many agent steps in every experiment arm [default: each condition's own; 3 with "
                    "--quick].")
 def scorecard(lm: str, api_base: str | None, n: int | None, seeds: tuple[str, ...], claims: tuple[str, ...],
               quick: bool, suite: str | None, out: Path, as_json: bool, notebook: bool, list_only: bool,
               plan_only: bool, fresh: bool, resume: bool, show_only: bool, markdown: bool, workers: int,
-              steps: int | None) -> None:
+              procs: int | None, steps: int | None) -> None:
     """Measure each seed claim on LM: two arms on the same items, the difference with its 95% interval
     (Newcombe for pass rates, paired bootstrap otherwise) and the verdict: holds, contradicted or cannot tell.
 
@@ -76,12 +79,12 @@ def scorecard(lm: str, api_base: str | None, n: int | None, seeds: tuple[str, ..
                 console.print(f"{entry.name}\t{entry.seed}\t{entry.comparison}")
             return
         elif plan_only:
-            for line in _plan(n, seeds, claims, quick, suite, out, steps):
+            for line in _plan(n, seeds, claims, quick, suite, out, steps, procs if procs else _auto(lm)):
                 click.echo(line)
             return
         else:
             card = _measure(lm, api_base, n, seeds, claims, quick, suite, out, notebook, workers, steps, fresh,
-                            resume)
+                            resume, procs)
     except (RLMLabError, ValueError) as exc:
         raise cli_error(exc) from None
     if as_json:
@@ -98,7 +101,7 @@ def scorecard(lm: str, api_base: str | None, n: int | None, seeds: tuple[str, ..
 
 def _measure(lm: str, api_base: str | None, n: int | None, seeds: tuple[str, ...], claims: tuple[str, ...],
              quick: bool, suite: str | None, out: Path, notebook: bool, workers: int, steps: int | None,
-             fresh: bool, resume: bool = False) -> Any:
+             fresh: bool, resume: bool = False, procs: int | None = None) -> Any:
     from rlmlab.scorecard import run_scorecard
 
     with interrupts_in_one_line():
@@ -106,21 +109,31 @@ def _measure(lm: str, api_base: str | None, n: int | None, seeds: tuple[str, ...
             return _via_notebook(lm, api_base, n, seeds, claims, quick, suite, out, steps, fresh, resume=resume)
         return run_scorecard(lm, n=n, seeds=_split(seeds) or None, claims=_split(claims) or None, quick=quick,
                              out=out, api_base=api_base, suite=suite, workers=workers, steps=steps, fresh=fresh,
-                             resume=resume,
+                             resume=resume, procs=procs,
                              progress=lambda line: click.echo(line, err=True))
 
 
 def _plan(n: int | None, seeds: tuple[str, ...], claims: tuple[str, ...], quick: bool, suite: str | None,
-          out: Path, steps: int | None) -> list[str]:
-    """The plan's summary and one line per arm; nothing runs and no model loads (a scripted LM stands in)."""
+          out: Path, steps: int | None, procs: int = 1) -> list[str]:
+    """The plan's summary, one line per arm and, with ``procs`` > 1, what each process runs; nothing runs and no
+    model loads (a scripted LM stands in)."""
     from rlmlab.lm import make_lm
-    from rlmlab.scorecard import DEFAULT_N, QUICK_N, ScoreContext, plan_scorecard, select_claims
+    from rlmlab.scorecard import DEFAULT_N, QUICK_N, ScoreContext, partition, plan_scorecard, select_claims
 
     entries = select_claims(_split(seeds) or None, _split(claims) or None)
     ctx = ScoreContext(make_lm("scripted:probe"), "plan", n or (QUICK_N if quick else DEFAULT_N), out, quick=quick,
                        suite=suite, steps=steps)
     plan = plan_scorecard(entries, ctx, previous=out / "scorecard.json")
-    return [plan.summary(), *plan.lines()]
+    parts = partition(plan, procs) if procs > 1 else []
+    split = [f"process p{p.index} on core(s) {','.join(map(str, p.cores))}: projected {p.seconds / 60:.1f} min, "
+             f"{', '.join(p.claims)}" for p in parts] if len(parts) > 1 else []
+    return [plan.summary(), *plan.lines(), *split]
+
+
+def _auto(lm: str) -> int:
+    from rlmlab.scorecard import auto_procs
+
+    return auto_procs(lm)
 
 
 def _via_notebook(lm: str, api_base: str | None, n: int | None, seeds: tuple[str, ...], claims: tuple[str, ...],

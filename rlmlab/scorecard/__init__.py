@@ -4,6 +4,7 @@ and verdict (``rlmlab scorecard``, ``notebooks/scorecard.ipynb``)."""
 from rlmlab.scorecard._claims import CLAIMS, SEEDS, Claim, NotMeasured, Paired, claim
 from rlmlab.scorecard._context import ScoreContext, experiment_arm
 from rlmlab.scorecard._cost import MEASURED, ArmCost, Plan, arm_costs, plan_scorecard
+from rlmlab.scorecard._procs import Part, auto_procs, partition, usable_cores
 from rlmlab.scorecard._learner import (CODE_FIRST_INSTRUCTIONS, CodeFirstLearner, expression_grammar, number_counts,
                                       question_numbers)
 from rlmlab.scorecard._run import (
@@ -19,7 +20,8 @@ from rlmlab.scorecard._table import plot_scorecard, scorecard_html, scorecard_ma
 
 __all__ = [
     "CLAIMS", "SEEDS", "Claim", "NotMeasured", "Paired", "claim", "ScoreContext", "experiment_arm",
-    "MEASURED", "ArmCost", "Plan", "arm_costs", "plan_scorecard",
+    "MEASURED", "ArmCost", "Plan", "arm_costs", "plan_scorecard", "Part", "auto_procs", "partition",
+    "usable_cores",
     "CodeFirstLearner", "CODE_FIRST_INSTRUCTIONS", "expression_grammar", "question_numbers", "number_counts",
     "DEFAULT_N", "QUICK_N", "SCORECARD_FILE", "ROW_FIELDS", "Scorecard", "ScoreRow", "read_scorecard", "run_scorecard",
     "score_claim", "select_claims",

@@ -20,26 +20,28 @@ __all__ = ["MEASURED", "MEASURED_NOTE", "ESTIMATED", "ArmCost", "Plan", "plan_sc
 
 # Seconds per item of each arm on the embedded model (SmolLM2-135M Q4_1, llama-cpp-python, 2 threads on 2 cores),
 # workers=1, from `rlmlab scorecard --quick` (n=4, at most 3 agent steps, idle: nothing else running, 2026-12-02
-# 16:27 UTC, with free decoding's stored prompt states), in 11 min 11 s wall; an arm two rows share ran once (the
-# code-first teach arms, under a second there, keep their 2026-11-25 figures). Runs at
+# 20:33 UTC, benchmarks/scorecard_procs.py's one-process run), in 15 min 54 s wall; an arm two rows share ran once
+# (the code-first teach arms, under a second there, keep their 2026-11-25 figures). That session's machine ran every
+# arm 1.2-1.9x slower than the one of 16:27 the same day (11 min 11 s): the "2-core machine" is not always the same
+# hardware, so a previous scorecard.json in --out, this machine's own figures, prices first. Runs at
 # other step caps are priced by scaling (see _price). Free decoding's cost is mostly its tasks that run to the
 # 512-token cap on every step, so its figure at n=60 is higher than at n=4 (the n=60 scorecard's own arms, when
 # its scorecard.json is in --out, price those).
-MEASURED_NOTE = "rlmlab scorecard --quick, n=4, idle, workers=1, SmolLM2-135M Q4_1 on 2 threads, 2026-12-02"
+MEASURED_NOTE = "rlmlab scorecard --quick, n=4, idle, workers=1, SmolLM2-135M Q4_1 on 2 threads, 2026-12-02 20:33 UTC"
 MEASURED: dict[str, float] = {
-    "experiment:E1/main@code/max3": 5.3, "experiment:E1/main@ontology/max3": 1.8,
-    "experiment:E2/main@ontology/max3": 2.3, "experiment:E3/main@ontology/max3": 2.5,
-    "experiment:E4/main@ontology/max3": 2.4, "experiment:E5/main@code/max3": 7.0,
-    "experiment:E6/main@code/max3": 9.9, "experiment:E7/handle@code/max3": 5.0, "experiment:E7/naive@code/max3": 0.1,
-    "experiment:E8/auto_inject@code/max3": 6.9, "experiment:E8/tool_mediated@code/max3": 5.1,
-    "experiment:E9/main@code/max3": 5.0, "experiment:E10/main@code/max3": 4.3, "experiment:E11/main@code/max3": 5.2,
-    "experiment:E12/best_only@code/max3": 13.1, "experiment:E12/contrastive@code/max3": 13.3,
-    "experiment:E13/free@arith/max3": 39.1, "experiment:E13/grammar@arith/max3": 1.6,
-    "experiment:E13/grammar_templates@arith/max3": 2.3, "experiment:E13/vote5@arith/max3": 3.6,
-    "agent:free.turing@arith/max3": 12.0, "agent:free.plain@arith/max3": 9.6, "agent:grammar.turing@arith/max3": 1.9,
-    "agent:grammar.plain@arith/max3": 1.4, "teach:code_first.single@math20": 0.4, "teach:code_first.rts@math20": 0.5,
+    "experiment:E1/main@code/max3": 9.4, "experiment:E1/main@ontology/max3": 2.1,
+    "experiment:E2/main@ontology/max3": 2.9, "experiment:E3/main@ontology/max3": 3.0,
+    "experiment:E4/main@ontology/max3": 3.0, "experiment:E5/main@code/max3": 10.3,
+    "experiment:E6/main@code/max3": 13.4, "experiment:E7/handle@code/max3": 6.0, "experiment:E7/naive@code/max3": 0.2,
+    "experiment:E8/auto_inject@code/max3": 9.2, "experiment:E8/tool_mediated@code/max3": 6.5,
+    "experiment:E9/main@code/max3": 7.3, "experiment:E10/main@code/max3": 7.3, "experiment:E11/main@code/max3": 7.9,
+    "experiment:E12/best_only@code/max3": 20.7, "experiment:E12/contrastive@code/max3": 22.1,
+    "experiment:E13/free@arith/max3": 51.3, "experiment:E13/grammar@arith/max3": 2.3,
+    "experiment:E13/grammar_templates@arith/max3": 2.5, "experiment:E13/vote5@arith/max3": 4.2,
+    "agent:free.turing@arith/max3": 18.4, "agent:free.plain@arith/max3": 13.2, "agent:grammar.turing@arith/max3": 3.0,
+    "agent:grammar.plain@arith/max3": 2.2, "teach:code_first.single@math20": 0.4, "teach:code_first.rts@math20": 0.5,
     "teach:code_first.try_again@math20": 0.5, "teach:code_first.rts.no_stop@math20": 0.5,
-    "teach:lm_free.single.turing@math20": 4.1, "teach:lm_free.single@math20": 1.8,
+    "teach:lm_free.single.turing@math20": 5.5, "teach:lm_free.single@math20": 2.5,
 }
 # Arms not yet timed on an idle machine, priced from the nearest arm that was, and why (a plan names the source):
 # a run writes every arm's own figure into its scorecard.json, which the next plan in that folder uses instead.

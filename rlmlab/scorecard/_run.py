@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from rlmlab._files import write_atomic
-from rlmlab.errors import ConfigError, RunInterrupted
+from rlmlab.errors import ConfigError, RLMLabError, RunInterrupted
 from rlmlab.scorecard._claims import CLAIMS, SEEDS, Claim, NotMeasured, Paired
 from rlmlab.scorecard._context import ScoreContext
 from rlmlab.scorecard._cost import Plan, plan_scorecard
+from rlmlab.scorecard._procs import Part, auto_procs, partition, run_parts
 from rlmlab.scorecard._stats import paired_binary, paired_continuous
 
 __all__ = ["ROW_FIELDS", "SCORECARD_FILE", "QUICK_N", "DEFAULT_N", "MEASURE_KEYS", "ScoreRow", "Scorecard",
@@ -162,8 +163,8 @@ def _load_rows() -> None:
 def run_scorecard(lm: Any = "local", *, n: int | None = None, seeds: Sequence[str] | None = None,
                   claims: Sequence[str] | None = None, quick: bool = False, out: str | Path = "runs/scorecard",
                   api_base: str | None = None, suite: str | None = None, seed: int = 0, workers: int = 1,
-                  steps: int | None = None, fresh: bool = False, resume: bool = False,
-                  progress: Callable[[str], None] | None = print) -> Scorecard:
+                  steps: int | None = None, fresh: bool = False, resume: bool = False, procs: int | None = None,
+                  card_file: str | Path | None = None, progress: Callable[[str], None] | None = print) -> Scorecard:
     """Measure every selected claim on ``lm`` (a spec such as "local", "scripted:probe", a LiteLLM model string
     with ``api_base``, or an LM object) over ``n`` paired items each (default 60; ``quick``: 4 items and at most
     3 agent steps; ``steps``: at most that many in every experiment arm). Before the first row it logs the plan
@@ -175,6 +176,10 @@ def run_scorecard(lm: Any = "local", *, n: int | None = None, seeds: Sequence[st
     settings, or ``fresh``, it is moved aside to ``scorecard.<time>.json`` first. ``resume``: each experiment arm
     continues its newest run of the same parameters under ``<out>/runs`` made by this commit on a clean tree (one
     cut short runs only its remaining tasks; a finished one is read, not run again) instead of starting afresh.
+    ``procs``: processes the claims run in (None: one per two usable cores for the embedded model by name, else 1;
+    see :mod:`rlmlab.scorecard._procs`): claims that share an arm run in one process, each process is pinned to its
+    own cores and loads its own model, and their rows are merged into one table (``OUT/parts`` keeps each
+    process's own). ``card_file``: where the table is written (default ``OUT/scorecard.json``).
     ``progress`` gets one line per row as it finishes (None: silent). ConfigError for an unknown seed or claim;
     Ctrl-C raises RunInterrupted naming the rows kept.
     """
@@ -184,32 +189,48 @@ def run_scorecard(lm: Any = "local", *, n: int | None = None, seeds: Sequence[st
         raise ConfigError(f"scorecard: n must be >= 1, got {n}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    if isinstance(lm, str):
-        from rlmlab.lm import make_lm
+    card_path = Path(card_file) if card_file else out / SCORECARD_FILE
+    procs = auto_procs(lm) if procs is None else procs
+    if procs > 1 and not isinstance(lm, str):
+        raise ConfigError(f"scorecard: procs={procs} needs the LM by name (each process makes its own); got an "
+                          f"LM object ({type(lm).__name__}): give procs=1 or the spec, e.g. 'local'")
+    from rlmlab.lm import make_lm
 
-        lm_name, lm_obj = lm, make_lm(lm, **({"api_base": api_base} if api_base else {}))
+    if isinstance(lm, str):
+        lm_name = lm
     else:
         lm_name, lm_obj = str(getattr(lm, "model", lm)), lm
     log = progress or (lambda line: None)
-    ctx = ScoreContext(lm_obj, lm_name, n, out, quick=quick, suite=suite, seed=seed, log=log, workers=workers,
-                       steps=steps, resume=resume)
+    ctx = ScoreContext(make_lm("scripted:probe") if isinstance(lm, str) else lm_obj, lm_name, n, out, quick=quick,
+                       suite=suite, seed=seed, log=log, workers=workers, steps=steps, resume=resume)
     params = {"lm": lm_name, "api_base": api_base, "n": n, "quick": quick, "seeds": list(seeds or SEEDS),
-              "claims": [c.name for c in entries], "suite": suite, "seed": seed, "steps": steps, "workers": workers}
+              "claims": [c.name for c in entries], "suite": suite, "seed": seed, "steps": steps, "workers": workers,
+              "procs": 1}
     try:
-        plan = plan_scorecard(entries, ctx, previous=out / SCORECARD_FILE)
+        plan = plan_scorecard(entries, ctx, previous=card_path)  # planning runs no LM call: a probe stands in
     except KeyboardInterrupt:
         raise RunInterrupted("scorecard interrupted while planning; no row run", out) from None
     log(plan.summary())
     for line in plan.lines():
         log(line)
-    kept, old_arms = _previous(out / SCORECARD_FILE, params, {e.name for e in entries}, fresh, log)
+    parts = partition(plan, procs) if procs > 1 else []
+    kept, old_arms = _previous(card_path, params, {e.name for e in entries}, fresh, log)
+    if len(parts) > 1:
+        params["procs"] = len(parts)
+        card = Scorecard(list(kept), params, path=card_path, arms=dict(old_arms))
+        child = {"lm": lm, "api_base": api_base, "n": n, "quick": quick, "suite": suite, "seed": seed,
+                 "workers": workers, "steps": steps, "resume": resume}
+        return _run_parts(card, parts, child, out, log)
+    if isinstance(lm, str):
+        lm_obj = make_lm(lm, **({"api_base": api_base} if api_base else {}))
+    ctx.lm = lm_obj
     ctx.arms.update({k: v for k, v in old_arms.items() if k not in ctx.arms})
     from rlmlab._sqlite import utc_now
     from rlmlab.provenance import environment
 
     params["environment"] = environment(lm_obj, outputs=[out])  # the table's own file is not uncommitted code
     commit = _commit(params["environment"])
-    card = Scorecard(list(kept), params, path=out / SCORECARD_FILE, arms=ctx.arms)
+    card = Scorecard(list(kept), params, path=card_path, arms=ctx.arms)
     t0 = time.perf_counter()
     ctx.on_arm = _arm_progress(plan, ctx, log, t0)
     for i, entry in enumerate(entries, 1):
@@ -228,6 +249,41 @@ def run_scorecard(lm: Any = "local", *, n: int | None = None, seeds: Sequence[st
         card.seconds = time.perf_counter() - t0
         write_atomic(card.path, json.dumps(card.to_dict(), indent=2))
         log(_progress_line(i, len(entries), row))
+    return card
+
+
+def _run_parts(card: Scorecard, parts: list[Part], child: dict[str, Any], out: Path,
+               log: Callable[[str], None]) -> Scorecard:
+    """Run ``parts`` in their processes and merge their rows, arms and environment into ``card`` (written when
+    they end, also when cut short or failed: nothing a process finished is lost)."""
+    for part in parts:
+        log(f"process p{part.index} on core(s) {','.join(map(str, part.cores))}: {len(part.claims)} claim(s), "
+            f"projected {part.seconds / 60:.1f} min: {', '.join(part.claims)}")
+    t0 = time.perf_counter()
+    interrupted, failed, files = False, [], []
+    try:
+        files, failed = run_parts(parts, child, out, log)
+    except KeyboardInterrupt:
+        interrupted = True
+        files = [out / p.card_file for p in parts if (out / p.card_file).is_file()]
+    for path in files:
+        try:
+            got = read_scorecard(path)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            failed.append(f"{path.name} unreadable ({type(exc).__name__}: {exc})")
+            continue
+        card.rows += got.rows
+        card.arms.update(got.arms)
+        card.params.setdefault("environment", got.params.get("environment"))
+    card.rows.sort(key=lambda r: (r.seed, r.name))
+    card.seconds = time.perf_counter() - t0
+    write_atomic(card.path, json.dumps(card.to_dict(), indent=2))
+    if interrupted:
+        raise RunInterrupted(f"scorecard interrupted; {len(card.rows)} row(s) in {card.path}; the same command "
+                             "with --resume goes on from there", out)
+    if failed:
+        raise RLMLabError(f"scorecard: {len(failed)} of {len(parts)} processes failed ({'; '.join(failed)}); "
+                          f"{len(card.rows)} row(s) kept in {card.path}")
     return card
 
 
