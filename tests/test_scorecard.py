@@ -15,7 +15,7 @@ from rlmlab.lm import make_lm
 from rlmlab.scorecard import (
     CLAIMS, ROW_FIELDS, SEEDS, VERDICTS, Z95, Claim, CodeFirstLearner, NotMeasured, Paired, claim, expression_grammar,
     n_to_decide, newcombe_paired, number_counts, paired_binary, paired_continuous, question_numbers, read_scorecard,
-    run_scorecard, select_claims, verdict, wilson,
+    run_scorecard, scorecard_markdown, select_claims, verdict, wilson,
 )
 from rlmlab.teach import Exchange
 
@@ -125,7 +125,7 @@ def test_a_row_that_cannot_run_says_so_and_the_others_go_on(tmp_path):
     claim("s004.broken", seed="004", text="t", comparison="a vs b")(broken)
     claim("s004.unmeasured", seed="004", text="t", comparison="a vs b")(lambda ctx: NotMeasured("no such arm yet"))
     try:
-        card = run_scorecard("scripted:probe", n=1, claims=["s004.broken", "s004.unmeasured", "s004.E4-breakeven"],
+        card = run_scorecard("scripted:probe", n=1, claims=["s004.broken", "s004.unmeasured", "s001.yield"],
                              out=tmp_path, progress=None)
     finally:
         CLAIMS.unregister("s004.broken")
@@ -134,7 +134,7 @@ def test_a_row_that_cannot_run_says_so_and_the_others_go_on(tmp_path):
     assert rows["s004.broken"].verdict == "not measured"
     assert rows["s004.broken"].reason == "the arm failed: RuntimeError: arm missing its suite"
     assert rows["s004.unmeasured"].reason == "no such arm yet"
-    assert rows["s004.E4-breakeven"].verdict == "not measured" and rows["s004.E4-breakeven"].difference is None
+    assert rows["s001.yield"].verdict == "not measured" and rows["s001.yield"].difference is None
     assert [r.name for r in read_scorecard(tmp_path).rows] == [r.name for r in card.rows]
 
 
@@ -203,7 +203,7 @@ def test_reprompting_row_holds_when_the_learner_fixes_every_item_after_a_repromp
 # -- the command line --------------------------------------------------------------------------------------------
 
 def test_cli_json_has_one_row_per_claim_with_the_issue_schema(tmp_path):
-    picked = "s001.oracle,s002.rts-vs-single,s003.teach,s004.E7,s004.E4-breakeven"
+    picked = "s001.oracle,s002.rts-vs-single,s003.teach,s004.E7,s003.one-correction"
     result = CliRunner().invoke(main, ["scorecard", "--lm", "scripted:probe", "--n", "2", "--claims", picked,
                                        "--out", str(tmp_path), "--json"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
@@ -219,6 +219,22 @@ def test_cli_json_has_one_row_per_claim_with_the_issue_schema(tmp_path):
     saved = json.loads((tmp_path / "scorecard.json").read_text())
     assert saved["params"]["lm"] == "scripted:probe" and all(r["runs"] for r in saved["rows"] if r["n"])
     assert re.search(r"\[1/5\] s001\.oracle: n=2, difference", result.stderr)
+
+
+def test_the_break_even_row_prices_the_guide_against_the_tokens_it_adds_per_query(tmp_path):
+    card = run_scorecard("scripted:probe", n=2, claims=["s004.E4-breakeven"], out=tmp_path, progress=None)
+    row = card.rows[0]
+    assert (row.n, row.metric, row.direction) == (2, "thousand tokens per query", "less")
+    assert row.ci_low <= row.difference <= row.ci_high
+    # E4's guide is the ontology's sense brief, built by code: one guide event in the run's bank, no LM tokens
+    assert (row.extra["guides"], row.extra["guide_tokens"]) == (1, 0)
+    saved = row.extra["tokens_saved_per_query"]
+    assert abs(saved - (row.mean_b - row.mean_a) * 1000) < 0.2  # the means are kept to 4 places of thousands
+    if saved > 0:
+        assert row.extra["break_even_n"] == 1 and row.extra["break_even"].startswith("break-even after 1 query")
+    else:
+        assert row.extra["break_even_n"] is None and row.extra["break_even"].startswith("no break-even")
+    assert row.extra["break_even"] in scorecard_markdown(card.rows)
 
 
 def test_cli_table_and_bad_input(tmp_path):
@@ -242,7 +258,7 @@ def test_scorecard_notebook_runs_under_papermill_on_a_scripted_model(rlmlab_kern
     papermill.execute_notebook(str(PROJECT_ROOT / "notebooks" / "scorecard.ipynb"), str(out), kernel_name="rlmlab",
                                cwd=str(tmp_path), progress_bar=False,
                                parameters={"lm": "scripted:probe", "n": 1, "seeds": "003,004",
-                                           "claims": "s003.teach,s004.E7,s004.E4-breakeven", "quick": True})
+                                           "claims": "s003.teach,s004.E7,s003.one-correction", "quick": True})
     cells = [c for c in json.loads(out.read_text())["cells"] if c["cell_type"] == "code"]
     outputs = [o for c in cells for o in c.get("outputs", [])]
     assert not [o for o in outputs if o["output_type"] == "error"]
@@ -250,10 +266,10 @@ def test_scorecard_notebook_runs_under_papermill_on_a_scripted_model(rlmlab_kern
     assert "s004.E7" in html and "not measured" in html
     assert any("image/png" in o.get("data", {}) for o in outputs)
     saved = read_scorecard(tmp_path / "runs" / "scorecard")
-    assert [r.name for r in saved.rows] == ["s003.teach", "s004.E4-breakeven", "s004.E7"]
+    assert [r.name for r in saved.rows] == ["s003.one-correction", "s003.teach", "s004.E7"]
     assert (tmp_path / "runs" / "scorecard" / "scorecard.png").is_file()
     printed = "".join("".join(o.get("text", "")) for o in outputs)
-    assert [json.loads(line)["seed"] for line in printed.splitlines() if line.startswith("{")] == ["003", "004", "004"]
+    assert [json.loads(line)["seed"] for line in printed.splitlines() if line.startswith("{")] == ["003", "003", "004"]
 
 
 @pytest.mark.local_model

@@ -105,8 +105,8 @@ def arm_label(kind: str, name: str, where: str, max_iters: int | None) -> str:
 def experiment_arm(ctx: ScoreContext, experiment: str, condition: str | None = None,
                    suite: str | None = None) -> dict[str, Any]:
     """Run one condition of an experiment on the context's tasks (once per scorecard) and return
-    ``{"run_id", "rows": {task_id: results row}, "health": memory health or {}}``: the stream phase's best
-    rollout of each task."""
+    ``{"run_id", "rows": {task_id: results row}, "run_dir", "health": memory health or {}}``: the stream phase's
+    best rollout of each task."""
     from rlmlab.experiments import load_experiment, run_experiment
 
     exp = load_experiment(experiment)
@@ -126,11 +126,11 @@ def experiment_arm(ctx: ScoreContext, experiment: str, condition: str | None = N
         rows = {r["task_id"]: r for r in run_rows(done.run_dir)
                 if r["condition"] == cond and r.get("phase", "stream") == "stream" and r.get("best", True)}
         health = Path(done.run_dir) / f"health.{cond}.json"
-        return {"run_id": done.run_id, "rows": rows,
+        return {"run_id": done.run_id, "rows": rows, "run_dir": str(done.run_dir),
                 "health": json.loads(health.read_text(encoding="utf-8")) if health.is_file() else {}}
 
     return ctx.cached(("experiment", experiment, cond, suite, ctx.n, ctx.max_iters), run,
                       label=arm_label("experiment", f"{experiment}/{cond}", Path(suite).stem,
                                       ctx.max_iters or cond_obj.max_iters),
                       items=min(ctx.n, suite_size(suite) or ctx.n),
-                      empty={"run_id": "", "rows": {}, "health": {}})
+                      empty={"run_id": "", "rows": {}, "run_dir": "", "health": {}})

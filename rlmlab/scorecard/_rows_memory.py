@@ -6,12 +6,13 @@ levels) and pairs them by task id; ``success`` is the task's deterministic check
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from rlmlab.scorecard._claims import NotMeasured, Paired, claim
 from rlmlab.scorecard._context import ScoreContext, experiment_arm
 
-__all__ = ["pair_experiments"]
+__all__ = ["pair_experiments", "guide_costs"]
 
 
 def pair_experiments(ctx: ScoreContext, a: tuple[str, str | None], b: tuple[str, str | None],
@@ -63,11 +64,49 @@ def _e8(ctx: ScoreContext) -> Paired:
     return pair_experiments(ctx, ("E8", "auto_inject"), ("E8", "tool_mediated"))
 
 
-@claim("s004.E4-breakeven", seed="004", comparison="E4 guide cost amortised over N queries", metric="break-even N",
+@claim("s004.E4-breakeven", seed="004", comparison="E4 guide summary vs E1 baseline: LM tokens per query",
+       direction="less", metric="thousand tokens per query",
        text="Track break-even point: guide creation cost amortized over N queries")
-def _e4_breakeven(ctx: ScoreContext) -> NotMeasured:
-    return NotMeasured("a break-even N is one number from cost totals, not a paired pass-rate difference; the E4 "
-                       "run's summary records the guide's creation cost")
+def _e4_breakeven(ctx: ScoreContext) -> Paired | NotMeasured:
+    suite = _suite("E4")
+    e4, e1 = experiment_arm(ctx, "E4", None, suite), experiment_arm(ctx, "E1", None, suite)
+    items = [t for t in e4["rows"] if t in e1["rows"]]
+
+    def tokens(row: dict[str, Any]) -> float:  # prompt and completion tokens of every LM call of the task
+        return ((row.get("input_tokens") or 0) + (row.get("output_tokens") or 0)) / 1000
+
+    a, b = [tokens(e4["rows"][t]) for t in items], [tokens(e1["rows"][t]) for t in items]
+    if not items:
+        return Paired(a, b, items, "continuous")
+    guides = guide_costs(e4.get("run_dir"))
+    made = sum(g.get("input_tokens", 0) + g.get("output_tokens", 0) for g in guides)
+    saved = (sum(b) - sum(a)) / len(items) * 1000  # tokens per query the guide saves (negative: it costs)
+    if saved > 0:
+        n = max(1, math.ceil(made / saved))
+        said = (f"break-even after {n} quer{'y' if n == 1 else 'ies'}: the guides took {made} LM tokens to make "
+                f"and the summary saves {saved:.0f} per query")
+    else:
+        n, said = None, (f"no break-even: the guide's summary adds {-saved:.0f} tokens per query, and the guides "
+                         f"took {made} LM tokens to make ({len(guides)} built by "
+                         f"{', '.join(sorted({g.get('how', '?') for g in guides})) or 'nothing'})")
+    return Paired(a, b, items, "continuous", runs=sorted({e4["run_id"], e1["run_id"]}),
+                  extra={"guide_tokens": made, "guides": len(guides), "tokens_saved_per_query": round(saved, 1),
+                         "break_even_n": n, "break_even": said})
+
+
+def guide_costs(run_dir: str | None) -> list[dict[str, Any]]:
+    """The "guide" events of an E4 run's memory banks (each guide's LM tokens, chars, how it was made)."""
+    from pathlib import Path
+
+    from rlmlab.memory import MemoryStore
+
+    if not run_dir:
+        return []
+    out = []
+    for path in sorted(Path(run_dir).glob("memory.*.sqlite")):
+        with MemoryStore(path) as store:
+            out += [e.payload for e in store.events(kind="guide")]
+    return out
 
 
 @claim("s001.oracle", seed="001", comparison="oracle golden vs reference check on agent FINAL answers",

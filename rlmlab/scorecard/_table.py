@@ -29,6 +29,8 @@ def _note(row: Any) -> str:
     """What the verdict cannot show by itself: a protocol that never acted makes its two arms the same runs, so a
     "holds" there says the protocol did no harm by doing nothing."""
     extra = getattr(row, "extra", None) or {}
+    if extra.get("break_even"):
+        return str(extra["break_even"])
     if "corrections" in extra and not extra["corrections"]:
         fired = extra.get("firings") or 0
         return ("no hook fired and no correction was injected: the arms ran alike" if not fired
