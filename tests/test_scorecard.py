@@ -203,7 +203,7 @@ def test_reprompting_row_holds_when_the_learner_fixes_every_item_after_a_repromp
 # -- the command line --------------------------------------------------------------------------------------------
 
 def test_cli_json_has_one_row_per_claim_with_the_issue_schema(tmp_path):
-    picked = "s001.oracle,s002.rts-vs-single,s003.teach,s004.E7,s003.one-correction"
+    picked = "s001.oracle,s002.rts-vs-single,s003.teach,s004.E7,s001.yield"
     result = CliRunner().invoke(main, ["scorecard", "--lm", "scripted:probe", "--n", "2", "--claims", picked,
                                        "--out", str(tmp_path), "--json"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
@@ -219,6 +219,7 @@ def test_cli_json_has_one_row_per_claim_with_the_issue_schema(tmp_path):
     saved = json.loads((tmp_path / "scorecard.json").read_text())
     assert saved["params"]["lm"] == "scripted:probe" and all(r["runs"] for r in saved["rows"] if r["n"])
     assert re.search(r"\[1/5\] s001\.oracle: n=2, difference", result.stderr)
+    assert "[2/5] s001.yield: not measured" in result.stderr
 
 
 def test_the_break_even_row_prices_the_guide_against_the_tokens_it_adds_per_query(tmp_path):
@@ -257,8 +258,8 @@ def test_scorecard_notebook_runs_under_papermill_on_a_scripted_model(rlmlab_kern
     out = tmp_path / "scorecard.out.ipynb"
     papermill.execute_notebook(str(PROJECT_ROOT / "notebooks" / "scorecard.ipynb"), str(out), kernel_name="rlmlab",
                                cwd=str(tmp_path), progress_bar=False,
-                               parameters={"lm": "scripted:probe", "n": 1, "seeds": "003,004",
-                                           "claims": "s003.teach,s004.E7,s003.one-correction", "quick": True})
+                               parameters={"lm": "scripted:probe", "n": 1, "seeds": "001,003,004",
+                                           "claims": "s003.teach,s004.E7,s001.yield", "quick": True})
     cells = [c for c in json.loads(out.read_text())["cells"] if c["cell_type"] == "code"]
     outputs = [o for c in cells for o in c.get("outputs", [])]
     assert not [o for o in outputs if o["output_type"] == "error"]
@@ -266,10 +267,10 @@ def test_scorecard_notebook_runs_under_papermill_on_a_scripted_model(rlmlab_kern
     assert "s004.E7" in html and "not measured" in html
     assert any("image/png" in o.get("data", {}) for o in outputs)
     saved = read_scorecard(tmp_path / "runs" / "scorecard")
-    assert [r.name for r in saved.rows] == ["s003.one-correction", "s003.teach", "s004.E7"]
+    assert [r.name for r in saved.rows] == ["s001.yield", "s003.teach", "s004.E7"]
     assert (tmp_path / "runs" / "scorecard" / "scorecard.png").is_file()
     printed = "".join("".join(o.get("text", "")) for o in outputs)
-    assert [json.loads(line)["seed"] for line in printed.splitlines() if line.startswith("{")] == ["003", "003", "004"]
+    assert [json.loads(line)["seed"] for line in printed.splitlines() if line.startswith("{")] == ["001", "003", "004"]
 
 
 @pytest.mark.local_model
@@ -482,3 +483,45 @@ def test_an_arm_cut_short_is_continued_by_resume_not_run_again(tmp_path, monkeyp
     assert rows.count("results:row") == 1 + 2  # its remaining task, and the other arm's two
     result = CliRunner().invoke(main, ["scorecard", "--help"])
     assert "--resume" in result.output
+
+
+def test_one_correction_row_counts_corrections_beyond_the_first_per_hook_and_turn(tmp_path):
+    from rlmlab.scorecard import ScoreContext, score_claim
+    from rlmlab.scorecard._rows_turing import excess_corrections
+
+    assert excess_corrections([]) == 0
+    assert excess_corrections([["phantom_tool_result"], ["format_check"]]) == 0  # two hooks, once each
+    assert excess_corrections([["phantom_tool_result"], ["phantom_tool_result", "format_check"]]) == 1
+    ctx = ScoreContext(make_lm("scripted:probe"), "probe", 4, tmp_path)
+    def arm(decoding: str, turns: dict) -> None:
+        key = ("agent", decoding, True, "arith", 4, 3)
+        ctx.cache[key] = {"run_id": f"turing/{decoding}", "success": {"t1": False, "t2": True}, "firings": 0,
+                          "corrections": 0, "turns": turns}
+
+    [once] = select_claims(claims=["s003.one-correction"])
+    ctx.suite = "arith"
+    arm("free", {"t1#0": {"fired": ["phantom_tool_result"], "corrected": [["phantom_tool_result"]]},
+                 "t1#1": {"fired": ["format_check"], "corrected": [["format_check"]]}})
+    arm("grammar", {"t2#0": {"fired": ["phantom_tool_result"], "corrected": []}})
+    row = score_claim(once, ctx)
+    assert (row.n, row.difference, row.verdict) == (3, 0.0, "holds")
+    assert row.extra == {"turns_fired": 3, "turns_by_hook": {"phantom_tool_result": 2, "format_check": 1},
+                         "corrections": 2}
+    arm("free", {f"t{i}#0": {"fired": ["phantom_tool_result"], "corrected": [["phantom_tool_result"]] * 2}
+                 for i in range(20)})
+    row = score_claim(once, ctx)
+    assert row.difference > 0.9 and row.verdict == "contradicted"  # every turn corrected twice by one hook
+    arm("free", {})
+    arm("grammar", {})
+    assert score_claim(once, ctx).reason.startswith("no hook fired in 4 protocol-on tasks")
+
+
+def test_one_correction_row_on_real_protocol_runs(tmp_path):
+    # the scripted probe's replies make hooks fire in the protocol-on agent arms: each turn a hook fired in is an
+    # item, and the protocol's one correction per turn leaves no hook correcting twice
+    card = run_scorecard("scripted:probe", n=2, claims=["s003.one-correction"], out=tmp_path, progress=None)
+    row = card.rows[0]
+    assert row.n == row.extra["turns_fired"] > 0 and sum(row.extra["turns_by_hook"].values()) >= row.n
+    assert (row.difference, row.verdict) == (0.0, "holds")
+    assert 0 < row.extra["corrections"] <= row.n
+    assert len(row.runs) == 2 and all(r.startswith("turing/turing-") for r in row.runs)

@@ -12,7 +12,7 @@ from typing import Any
 from rlmlab.scorecard._claims import NotMeasured, Paired, claim
 from rlmlab.scorecard._context import ScoreContext, arm_label, sized_suite, suite_size
 
-__all__ = ["agent_arm"]
+__all__ = ["agent_arm", "excess_corrections"]
 
 SUITE = "arith"  # the suite the embedded model solves some of: an effect on success can show there
 # E13's cap on the same suite: there the embedded model's successes come at step 1 or 3 (14 runs of 21 tasks,
@@ -22,7 +22,9 @@ AGENT_MAX_ITERS = 3
 
 
 def agent_arm(ctx: ScoreContext, decoding: str, turing: bool) -> dict[str, Any]:
-    """Run the arm once per scorecard; ``{"run_id", "success": {task_id: bool}, "firings", "corrections"}``."""
+    """Run the arm once per scorecard; ``{"run_id", "success": {task_id: bool}, "firings", "corrections",
+    "turns"}``: ``turns`` maps each step a hook fired on (``task_id#step``) to the hooks that fired and, per
+    correction injected there, the hooks it answered."""
     from rlmlab.executors import new_run_id, run_rlm
     from rlmlab.experiments import load_suite
     from rlmlab.learning import judge_for
@@ -41,7 +43,7 @@ def agent_arm(ctx: ScoreContext, decoding: str, turing: bool) -> dict[str, Any]:
 
             protocol = TuringProtocol.from_config(log=ctx.out / "turing" / "turing.sqlite")
         run_id = new_run_id(f"turing-{label}")
-        success, firings, corrections = {}, 0, 0
+        success, firings, corrections, turns = {}, 0, 0, {}
         for task in tasks:
             traj = run_rlm(task.query, task.context, lm=ctx.lm, turing=protocol, decoding=decoding,
                            instructions=BASE_INSTRUCTIONS, max_iters=steps,
@@ -51,13 +53,20 @@ def agent_arm(ctx: ScoreContext, decoding: str, turing: bool) -> dict[str, Any]:
             rounds = [r for rec in traj.iterations for r in (rec.turing or [])]
             firings += sum(len(r.get("violations") or []) for r in rounds)
             corrections += sum(1 for r in rounds if r.get("correction"))
-        return {"run_id": f"turing/{run_id}", "success": success, "firings": firings, "corrections": corrections}
+            for i, rec in enumerate(traj.iterations):
+                fired = [r for r in rec.turing or [] if r.get("violations")]
+                if fired:  # the turn's corrections by the hooks that caused them, and the hooks that fired
+                    turns[f"{task.id}#{i}"] = {
+                        "fired": sorted({h for r in fired for h in r.get("hooks") or []}),
+                        "corrected": [sorted(set(r.get("hooks") or [])) for r in fired if r.get("correction")]}
+        return {"run_id": f"turing/{run_id}", "success": success, "firings": firings, "corrections": corrections,
+                "turns": turns}
 
     name = f"{decoding}.{'turing' if turing else 'plain'}"
     return ctx.cached(("agent", decoding, turing, suite, ctx.n, steps), run,
                       label=arm_label("agent", name, Path(suite).stem, steps),
                       items=min(ctx.n, suite_size(suite) or ctx.n),
-                      empty={"run_id": "", "success": {}, "firings": 0, "corrections": 0})
+                      empty={"run_id": "", "success": {}, "firings": 0, "corrections": 0, "turns": {}})
 
 
 def _on_off(ctx: ScoreContext, decoding: str) -> Paired:
@@ -84,7 +93,33 @@ def _grammar(ctx: ScoreContext) -> Paired:
     return _on_off(ctx, "grammar")
 
 
-@claim("s003.one-correction", seed="003", comparison="corrections per hook per turn", metric="corrections per turn",
+@claim("s003.one-correction", seed="003", comparison="corrections beyond one per hook per turn (protocol on) vs none",
+       direction="equal", margin=0.05, metric="extra corrections per turn a hook fired in",
        text="Each hook fires **at most once per turn**.")
-def _once(ctx: ScoreContext) -> NotMeasured:
-    return NotMeasured("an invariant of the protocol, not an effect between arms: tests/test_turing.py checks it")
+def _once(ctx: ScoreContext) -> Paired | NotMeasured:
+    # the protocol arms of both decodings (the runs s003.agent-free and s003.agent-grammar pair); a turn is one
+    # agent step, its rounds the reply and each tool call checked in it
+    arms = [agent_arm(ctx, decoding, True) for decoding in ("free", "grammar")]
+    turns = {f"{d}:{t}": got for d, arm in zip(("free", "grammar"), arms) for t, got in arm["turns"].items()}
+    if not turns and any(arm["run_id"] for arm in arms):
+        return NotMeasured(f"no hook fired in {sum(len(a['success']) for a in arms)} protocol-on tasks, so no turn "
+                           "can show a hook correcting twice")
+    items = sorted(turns)
+    by_hook: dict[str, int] = {}
+    for t in turns.values():
+        for h in t["fired"]:
+            by_hook[h] = by_hook.get(h, 0) + 1
+    return Paired([float(excess_corrections(turns[i]["corrected"])) for i in items], [0.0] * len(items), items,
+                  "continuous", runs=[a["run_id"] for a in arms],
+                  extra={"turns_fired": len(items), "turns_by_hook": by_hook,
+                         "corrections": sum(len(t["corrected"]) for t in turns.values())})
+
+
+def excess_corrections(corrected: list[list[str]]) -> int:
+    """Corrections beyond the first that one hook caused in one turn: ``corrected`` lists, per correction, the
+    hooks it answered."""
+    count: dict[str, int] = {}
+    for hooks in corrected:
+        for h in hooks:
+            count[h] = count.get(h, 0) + 1
+    return sum(n - 1 for n in count.values() if n > 1)
