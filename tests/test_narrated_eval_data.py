@@ -324,12 +324,14 @@ def test_heldout4_format_labels_and_unedited_new_replies():
             assert not r["tool_calls"], where
 
 
-# ---- the fifth and sixth held-out sets: new prompts, each labelled by a helper who never saw the detector or the
+# ---- the fifth, sixth and seventh held-out sets: new prompts, each labelled by a helper who never saw the detector or the
 # learned model (each scored once, then a training file of the model)
 HELDOUT5, RAW5 = DATA / "turing_narrated_heldout5.jsonl", DATA / "turing_narrated5_smollm2_raw.jsonl"
 # split number -> its scenario ids' letter and the files whose user messages it must not repeat
 LATER_SPLITS = {5: ("q", (DEV, HELDOUT, HELDOUT2, HELDOUT3, HELDOUT4, RAW2, RAW3, RAW4)),
-                6: ("r", (DEV, HELDOUT, HELDOUT2, HELDOUT3, HELDOUT4, HELDOUT5, RAW2, RAW3, RAW4, RAW5))}
+                6: ("r", (DEV, HELDOUT, HELDOUT2, HELDOUT3, HELDOUT4, HELDOUT5, RAW2, RAW3, RAW4, RAW5)),
+                7: ("s", (DEV, HELDOUT, HELDOUT2, HELDOUT3, HELDOUT4, HELDOUT5, DATA / "turing_narrated_heldout6.jsonl",
+                          RAW2, RAW3, RAW4, RAW5, DATA / "turing_narrated6_smollm2_raw.jsonl"))}
 
 
 def _later_split(k: int) -> tuple[Path, Path, re.Pattern, re.Pattern]:

@@ -30,7 +30,10 @@ HOOK = "phantom_tool_result"
 # saw the detector, and the hooks' dev set (turing_eval.jsonl: agent steps with no user message). Splits 5 and 6 were
 # each scored once by the model fitted without them (split 5: rules 0.84/0.66, rules + model 0.83/0.81; split 6:
 # rules 0.80/0.50, rules + model 0.86/0.84) and then added. Not here: turing_heldout.jsonl (the hooks' held-out
-# set), kept for evaluation; a seventh split labelled elsewhere is the next unseen test.
+# set) and the seventh split (turing_narrated_heldout7.jsonl), kept for evaluation. Split 7, scored once by this
+# model: rules 0.79/0.37, rules + model 0.87/0.75. A refit with it picked threshold 0.45 by pick_threshold's rule and
+# then fired on two of the tests' hard negatives (a restated test tally, a library function's documented return)
+# and on 2 clean turns of turing_heldout (benchmarks/turing_issue29_narrated.md, round six), so it was not shipped.
 PHANTOM_TRAIN_FILES = tuple(PROJECT_ROOT / "data" / f"turing_narrated_{s}.jsonl"
                             for s in ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6")) + (
     PROJECT_ROOT / "data" / "turing_eval.jsonl",)
