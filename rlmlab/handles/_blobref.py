@@ -51,7 +51,13 @@ def decode_handles(value: Any) -> Any:
     """Inverse of :func:`encode_handles`: tagged dicts become BlobRef objects again."""
     if isinstance(value, dict):
         if value.get(BLOBREF_TAG) is True and isinstance(value.get("key"), str):
-            return BlobRef(value["key"], int(value.get("n", 0)))
+            n = value.get("n", 0)
+            # a handle comes from step code: a malformed one is that code's error, not a reason to stop the host
+            if isinstance(n, bool) or not isinstance(n, int):
+                from rlmlab.errors import ToolError
+
+                raise ToolError(f"handle {value['key']!r}: n is {n!r}; expected an int (the blob's length)")
+            return BlobRef(value["key"], n)
         return {k: decode_handles(v) for k, v in value.items()}
     if isinstance(value, list):
         return [decode_handles(v) for v in value]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -17,15 +18,31 @@ from rlmlab.tools._workspace import Workspace
 __all__ = ["ast_query"]
 
 
+_MAX_FILE_BYTES = 64 << 20  # a path's file is read whole on the host
+
+
 def _source_of(ws: Workspace, ref_or_path: BlobRef | str) -> tuple[str, str]:
     """(text, label) of a BlobRef, a blob key, or a file path."""
     if isinstance(ref_or_path, BlobRef):
         return ws.store.get(ref_or_path), ref_or_path.key
     if ref_or_path in ws.store:
         return ws.store.get(ref_or_path), ref_or_path
+    if not isinstance(ref_or_path, str):
+        raise ToolError(f"ref_or_path: {type(ref_or_path).__name__}; expected a BlobRef, a blob key or a .rs path")
     path = Path(ref_or_path)
     if not path.is_file():
         raise ToolError(f"ref_or_path: {ref_or_path!r} is neither a blob key nor a readable file")
+    # The host reads the path for step code it does not trust: only a Rust source file, judged by where the path
+    # really leads (symlinks and /proc/<pid>/fd links followed), and nothing under /proc, /sys or /dev. Without this
+    # a step read the host's own /proc/self/environ (its API keys), ~/.ssh and .env through the parse's captures.
+    real = Path(os.path.realpath(path))
+    if real.suffix != ".rs" or real.parts[1:2] in (("proc",), ("sys",), ("dev",)):
+        raise ToolError(f"ref_or_path: {ref_or_path!r} is not a Rust source file (.rs); ast_query reads only those "
+                        "by path (give other text as a blob)")
+    if real.stat().st_size > _MAX_FILE_BYTES:
+        raise ToolError(f"ref_or_path: {ref_or_path!r} is {real.stat().st_size} bytes, over the "
+                        f"{_MAX_FILE_BYTES >> 20} MB a path may hold (load it as a blob instead)")
+    path = real
     try:
         return path.read_text(encoding="utf-8"), str(path)
     except (OSError, UnicodeDecodeError) as exc:

@@ -150,7 +150,7 @@ def _evaluate(graph: Graph, query: str, limit: int) -> tuple[str, list[str], lis
     """(result type, variables, at most ``limit`` rows in N3, whether there were more); runs in the bounded
     worker, so a query that explodes is stopped there."""
     try:
-        result = graph.query(query)
+        result = graph.query(_local_only(graph, query))
         nm = graph.namespace_manager
         if result.type == "ASK":
             return "ASK", ["ask"], [{"ask": bool(result.askAnswer)}], False
@@ -163,12 +163,35 @@ def _evaluate(graph: Graph, query: str, limit: int) -> tuple[str, list[str], lis
         triples = sorted(result.graph) if result.graph is not None else []
         rows = [{"s": s.n3(nm), "p": p.n3(nm), "o": o.n3(nm)} for s, p, o in triples[:limit]]
         return result.type, ["s", "p", "o"], rows, len(triples) > limit
-    except (MemoryError, RecursionError):
+    except (MemoryError, RecursionError, ToolError):
         raise
     except Exception as exc:  # pyparsing ParseException, rdflib's plain Exception for unknown prefixes, re.error
         detail = getattr(exc, "msg", None) or str(exc)  # from a regex() filter, ... : all the query's to fix
         where = f" at line {exc.lineno}, column {exc.col}" if hasattr(exc, "lineno") and hasattr(exc, "col") else ""
         raise ToolError(f"query: SPARQL error{where}: {' '.join(str(detail).split())[:300]}") from None
+
+
+def _local_only(graph: Graph, query: str) -> Any:
+    """The query prepared against ``graph``'s prefixes, refused with a ToolError when it has a ``SERVICE`` clause:
+    rdflib would fetch that URL from the host (network the step code must not reach: a step sent a file it read
+    to a listener in the URL's query string). ``FROM`` graphs are not loaded either."""
+    import rdflib.plugins.sparql as sparql
+    from rdflib.plugins.sparql import prepareQuery
+    from rdflib.plugins.sparql.algebra import traverse
+
+    sparql.SPARQL_LOAD_GRAPHS = False
+    prepared = prepareQuery(query, initNs=dict(graph.namespaces()))
+    found: list[str] = []
+
+    def visit(node: Any) -> None:
+        if getattr(node, "name", None) == "ServiceGraphPattern":
+            found.append(str(node.get("term", "")))
+
+    traverse(prepared.algebra, visit)
+    if found:
+        raise ToolError(f"query: SERVICE <{found[0]}> would fetch from the network; sparql_query answers from the "
+                        "attached ontology only")
+    return prepared
 
 
 def _warnings(query: str, graph: Graph) -> list[str]:
