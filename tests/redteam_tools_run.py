@@ -73,7 +73,7 @@ def main() -> None:
     from rlmlab.executors import RLMLabInterpreter
     from rlmlab.tools import attach_ontology
 
-    attach_ontology(ws, "/work/main/data/ontology/prov.ttl")  # a run with an ontology (the SPARQL suite)
+    attach_ontology(ws, str(Path(__file__).resolve().parents[1] / "data" / "ontology" / "prov.ttl"))  # a run with an ontology (the SPARQL suite)
     tools = {spec.name: ws.bound(spec.name) for spec in ws.registry}  # as rlmlab.learning._recall does
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Log)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()

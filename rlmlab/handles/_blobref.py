@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from rlmlab.errors import ToolError
+
 __all__ = ["BlobRef", "encode_handles", "decode_handles", "BLOBREF_TAG"]
 
 # Key used when a BlobRef crosses a JSON boundary (host <-> REPL worker).
@@ -54,8 +56,6 @@ def decode_handles(value: Any) -> Any:
             n = value.get("n", 0)
             # a handle comes from step code: a malformed one is that code's error, not a reason to stop the host
             if isinstance(n, bool) or not isinstance(n, int):
-                from rlmlab.errors import ToolError
-
                 raise ToolError(f"handle {value['key']!r}: n is {n!r}; expected an int (the blob's length)")
             return BlobRef(value["key"], n)
         return {k: decode_handles(v) for k, v in value.items()}

@@ -25,10 +25,10 @@ def _source_of(ws: Workspace, ref_or_path: BlobRef | str) -> tuple[str, str]:
     """(text, label) of a BlobRef, a blob key, or a file path."""
     if isinstance(ref_or_path, BlobRef):
         return ws.store.get(ref_or_path), ref_or_path.key
-    if ref_or_path in ws.store:
-        return ws.store.get(ref_or_path), ref_or_path
     if not isinstance(ref_or_path, str):
         raise ToolError(f"ref_or_path: {type(ref_or_path).__name__}; expected a BlobRef, a blob key or a .rs path")
+    if ref_or_path in ws.store:
+        return ws.store.get(ref_or_path), ref_or_path
     path = Path(ref_or_path)
     if not path.is_file():
         raise ToolError(f"ref_or_path: {ref_or_path!r} is neither a blob key nor a readable file")
@@ -39,14 +39,14 @@ def _source_of(ws: Workspace, ref_or_path: BlobRef | str) -> tuple[str, str]:
     if real.suffix != ".rs" or real.parts[1:2] in (("proc",), ("sys",), ("dev",)):
         raise ToolError(f"ref_or_path: {ref_or_path!r} is not a Rust source file (.rs); ast_query reads only those "
                         "by path (give other text as a blob)")
-    if real.stat().st_size > _MAX_FILE_BYTES:
-        raise ToolError(f"ref_or_path: {ref_or_path!r} is {real.stat().st_size} bytes, over the "
+    size = real.stat().st_size
+    if size > _MAX_FILE_BYTES:
+        raise ToolError(f"ref_or_path: {ref_or_path!r} is {size} bytes, over the "
                         f"{_MAX_FILE_BYTES >> 20} MB a path may hold (load it as a blob instead)")
-    path = real
     try:
-        return path.read_text(encoding="utf-8"), str(path)
+        return real.read_text(encoding="utf-8"), str(real)
     except (OSError, UnicodeDecodeError) as exc:
-        raise ToolError(f"ref_or_path: cannot read {path} as UTF-8 text ({exc})") from None
+        raise ToolError(f"ref_or_path: cannot read {real} as UTF-8 text ({exc})") from None
 
 
 @tool(cap=lambda caps: caps.find_k_max * (caps.captures_max * (caps.snippet_chars + 48) + 64) + 512, group="code")

@@ -119,7 +119,9 @@ def sparql_query(
     if len(query) > query_max:
         raise ToolError(f"query: {len(query)} characters, over the cap of {query_max}")
     graph = ontology_of(ws)
-    import rdflib.plugins.sparql  # noqa: F401 - the SPARQL engine is loaded here, before the fork
+    import rdflib.plugins.sparql  # the SPARQL engine is loaded here, before the fork
+
+    rdflib.plugins.sparql.SPARQL_LOAD_GRAPHS = False  # a FROM <url> is never fetched for step code
 
     kind, variables, rows, more = run_bounded(_evaluate, graph, query, limit, seconds=time_left(ws),
                                               memory_mb=ws.caps.tool_memory_mb, what="sparql_query")
@@ -174,12 +176,10 @@ def _evaluate(graph: Graph, query: str, limit: int) -> tuple[str, list[str], lis
 def _local_only(graph: Graph, query: str) -> Any:
     """The query prepared against ``graph``'s prefixes, refused with a ToolError when it has a ``SERVICE`` clause:
     rdflib would fetch that URL from the host (network the step code must not reach: a step sent a file it read
-    to a listener in the URL's query string). ``FROM`` graphs are not loaded either."""
-    import rdflib.plugins.sparql as sparql
+    to a listener in the URL's query string)."""
     from rdflib.plugins.sparql import prepareQuery
     from rdflib.plugins.sparql.algebra import traverse
 
-    sparql.SPARQL_LOAD_GRAPHS = False
     prepared = prepareQuery(query, initNs=dict(graph.namespaces()))
     found: list[str] = []
 
