@@ -49,3 +49,23 @@ def test_handles_cross_json_both_ways():
     encoded = encode_handles(value)
     assert encoded["r"] == {"__blobref__": True, "key": "k", "n": 3}
     assert decode_handles(encoded) == {"r": BlobRef("k", 3), "xs": [BlobRef("j", 1), 2]}
+
+
+def test_the_blobref_module_imports_nothing_of_rlmlab_so_pyodide_can_run_a_copy():
+    import ast
+
+    from rlmlab import PROJECT_ROOT
+
+    tree = ast.parse((PROJECT_ROOT / "rlmlab" / "handles" / "_blobref.py").read_text(encoding="utf-8"))
+    imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    assert not [m for m in imported if m.split(".")[0] == "rlmlab"], imported
+
+
+def test_a_malformed_handle_is_a_tool_error_on_the_host():
+    from rlmlab.errors import ToolError
+
+    for n in ("zz", [1], None, True):
+        with pytest.raises(ToolError, match="expected an int"):
+            decode_handles({"__blobref__": True, "key": "k", "n": n})
+    assert decode_handles({"__blobref__": True, "key": "k", "n": 3}) == BlobRef("k", 3)

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlmlab.errors import ToolError
-
 __all__ = ["BlobRef", "encode_handles", "decode_handles", "BLOBREF_TAG"]
 
 # Key used when a BlobRef crosses a JSON boundary (host <-> REPL worker).
@@ -54,9 +52,10 @@ def decode_handles(value: Any) -> Any:
     if isinstance(value, dict):
         if value.get(BLOBREF_TAG) is True and isinstance(value.get("key"), str):
             n = value.get("n", 0)
-            # a handle comes from step code: a malformed one is that code's error, not a reason to stop the host
+            # a handle comes from step code: a malformed one is that code's error (rlmlab.handles.decode_handles,
+            # the host's entry, makes it a ToolError; this file stays free of rlmlab imports for the Pyodide copy)
             if isinstance(n, bool) or not isinstance(n, int):
-                raise ToolError(f"handle {value['key']!r}: n is {n!r}; expected an int (the blob's length)")
+                raise ValueError(f"handle {value['key']!r}: n is {n!r}; expected an int (the blob's length)")
             return BlobRef(value["key"], n)
         return {k: decode_handles(v) for k, v in value.items()}
     if isinstance(value, list):
