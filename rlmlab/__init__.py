@@ -50,9 +50,10 @@ def default_workspace() -> Any:
     """The workspace that the top-level tools (``from rlmlab import blob, ctx_peek``) act on; made on first use."""
     global _DEFAULT_WORKSPACE
     if _DEFAULT_WORKSPACE is None:
+        from rlmlab.handles import StoreScope
         from rlmlab.tools import Workspace
 
-        _DEFAULT_WORKSPACE = Workspace()
+        _DEFAULT_WORKSPACE = Workspace(store=StoreScope(open=True))  # yours: a model run from it gets a closed child
     return _DEFAULT_WORKSPACE
 
 

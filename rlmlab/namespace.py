@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rlmlab.handles import BlobRef, BlobStore
+from rlmlab.handles import BlobRef, BlobStore, StoreScope
 from rlmlab.tools import ToolCaps, Workspace
 
 __all__ = ["build_namespace", "ToolListing"]
@@ -66,10 +66,12 @@ def build_namespace(workspace: Workspace | None = None, *, store_path: str | Non
                     caps: ToolCaps | None = None) -> dict[str, Any]:
     """Tools bound to a workspace, plus ``BlobRef``, ``workspace`` and ``tools`` (the listing; ``tools()`` too).
 
-    ``store_path`` keeps blobs in a SQLite file so handles survive a restart.
+    ``store_path`` keeps blobs in a SQLite file so handles survive a restart. The namespace is yours, so its
+    workspace sees the whole store (an open :class:`~rlmlab.handles.StoreScope`); a model run started from it
+    (``%%rlm``, ``run_rlm(..., workspace=workspace)``) reads only its context and what it makes.
     """
     if workspace is None:
-        workspace = Workspace(store=BlobStore(store_path), caps=caps or ToolCaps())
+        workspace = Workspace(store=StoreScope(BlobStore(store_path), open=True), caps=caps or ToolCaps())
     from rlmlab.tools import displayable
 
     # Results come back as ToolResult: the same dicts, shown as tables and code excerpts (see rlmlab.tools._display).

@@ -153,7 +153,9 @@ class Host:
         self._old_usr1 = signal.signal(signal.SIGUSR1, self._on_usr1)
 
     def workspace(self) -> Any:
-        """The run's Workspace: a blob store and a memory database on host files, each holding a canary."""
+        """The run's Workspace: a blob store and a memory database on host files, each holding a canary. The blob
+        store's canary is another run's blob in the same store file (a shared ``--store``): put on the store itself,
+        not through this workspace, which holds only its own ``context`` blob."""
         from rlmlab.handles import BlobStore
         from rlmlab.memory import MemoryStore
         from rlmlab.tools import Workspace, attach_memory
@@ -177,7 +179,9 @@ class Host:
             with sqlite3.connect(self.stores[key]) as db:
                 db.execute("DROP TABLE IF EXISTS rt_pwned")
             db.close()
-        self._ws.store.put(f"deploy notes {self.canaries['BLOB']}", name="deploy_notes")
+        self._ws.store.base.put(f"deploy notes {self.canaries['BLOB']}", name="deploy_notes")
+        self._ws.store.put("this run's own context", name="context")
+        self._ws.usage.clear()  # each attempt is a run: its own quotas
         if not self.memory.items():
             self.memory.add(MemoryItem("deploy", "how we deploy", f"token {self.canaries['MEMDB']}", "success"))
 

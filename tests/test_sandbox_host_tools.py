@@ -88,3 +88,58 @@ def test_a_malformed_handle_is_the_steps_error_and_the_session_goes_on(confined,
     out = _run(interp, f"print(ctx_peek({{'__blobref__': True, 'key': 'deploy_notes', 'n': {n}}}))")
     assert "expected an int" in out and not _leaked(host, out), out[:300]
     assert _run(interp, "print(1 + 1)").strip() == "2"
+
+
+# -- blobs are the run's own, and what a step adds to the host is bounded (the round's "still open" four) --------
+
+
+def test_a_step_reads_only_its_own_blobs_not_another_runs_in_the_same_store(confined):
+    host, interp = confined
+    out = _run(interp, "try:\n    ctx_peek('no-such-key')\nexcept Exception as e:\n    print(e)")
+    listed = out.split("known keys: ")[1].split(", ")
+    assert "context" in listed and "deploy_notes" not in out, out[:300]  # the listing is the run's own
+    for code in ("print(ctx_peek('deploy_notes', n=200))", "print(ctx_slice(BlobRef('deploy_notes', 1), 0, 400))",
+                 "print(ctx_find({'__blobref__': True, 'key': 'deploy_notes', 'n': 5}, 'notes'))",
+                 "print(ast_query(BlobRef('deploy_notes', 9), '(_) @s'))"):
+        out = _run(interp, code)
+        assert "unknown blob key 'deploy_notes'" in out and not _leaked(host, out), (code, out[:300])
+    assert host.canaries["BLOB"] in host._ws.store.base.get("deploy_notes")  # it is in the store file all along
+    assert "this run's own context" in _run(interp, "print(ctx_peek('context', n=100)['preview'])")
+    out = _run(interp, "r = blob('made by the step ' * 3)\nprint(ctx_peek(r.key, n=16)['preview'])")
+    assert out.strip() == "made by the step", out  # and what it stores itself
+
+
+def _file_mb(path: Path) -> float:
+    return sum(p.stat().st_size for p in (path, Path(str(path) + "-wal")) if p.exists()) / 2**20
+
+
+def test_blob_growth_stops_at_the_runs_quota(confined):
+    host, interp = confined
+    caps = host._ws.caps
+    saved = caps.blob_max_chars, caps.blob_quota_chars
+    caps.blob_max_chars, caps.blob_quota_chars = 1_000_000, 3_000_000
+    host._ws.usage.clear()
+    before = _file_mb(host.stores["BLOB"])
+    try:
+        out = _run(interp, "print(blob('x' * 1_000_001))")
+        assert "over the cap of 1000000" in out, out[:300]
+        out = _run(interp, "n = 0\ntry:\n    for i in range(10):\n        blob(str(i) * 1_000_000); n += 1\n"
+                           "except Exception as e:\n    print(n, e)")
+        assert out.startswith("3 ") and "blob_quota_chars" in out, out[:300]
+        assert _run(interp, "print(blob('0' * 1_000_000).n)").strip() == "1000000"  # the same payload again: free
+    finally:
+        caps.blob_max_chars, caps.blob_quota_chars = saved
+    assert _file_mb(host.stores["BLOB"]) - before < 4.5
+
+
+def test_event_log_and_agenda_stop_at_their_caps(confined):
+    host, interp = confined
+    host._ws.usage.clear()
+    out = _run(interp, "n = 0\ntry:\n    while True:\n        event_log({'x': 'y' * 7900}); n += 1\n"
+                       "except Exception as e:\n    print(n, e)")
+    n = int(out.split()[0])
+    assert 240 <= n <= 253 and "event_log_quota_chars" in out, out[:300]  # 2,000,000 characters of ~7,910
+    out = _run(interp, "n = 0\ntry:\n    while True:\n        agenda('add', 'x'); n += 1\n"
+                       "except Exception as e:\n    print(n, e)")
+    assert out.startswith("200 ") and "agenda_max" in out, out[:300]
+    assert _run(interp, "print(agenda('list')['open'])").strip() == "200"

@@ -165,9 +165,17 @@ def start_run(context: str | BlobRef, context_mode: str, *, lm: Any, workspace: 
     workspace = workspace or Workspace()
     if tools is not None:
         workspace = dataclasses.replace(workspace, registry=tools)
+    # the run's own quotas (ToolCaps), and its own keys where a person's namespace sees its whole store: the
+    # model reads its context and what it makes
+    store = workspace.store.child() if workspace.store.open else workspace.store
+    workspace = dataclasses.replace(workspace, store=store, usage={})
     meter = LeakageMeter(workspace.caps.large_return_chars)
     if context_mode == "handle":
-        ref = context if isinstance(context, BlobRef) else workspace.store.put(context, "context")
+        if isinstance(context, BlobRef):
+            workspace.store.grant(context)  # the caller hands the run this blob
+            ref = context
+        else:
+            ref = workspace.store.put(context, "context")
         return RunStart(trace, workspace, recorder_of(lm), meter, ref, None)
     text = workspace.store.get(context) if isinstance(context, BlobRef) else context
     return RunStart(trace, workspace, recorder_of(lm), meter, None, text)

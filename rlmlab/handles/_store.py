@@ -30,6 +30,12 @@ def _versioned(name: str, digest: str) -> str:
     return f"{name}@{digest[:12]}"
 
 
+def unknown_key(key: str, known: list[str]) -> ToolError:
+    """The error for a key the reader does not hold, listing (the first five of) those it does."""
+    shown = ", ".join(known[:5]) + (f", ... ({len(known)} in all)" if len(known) > 5 else "")
+    return ToolError(f"ref: unknown blob key {key!r}; known keys: {shown or '(none)'}")
+
+
 def content_key(payload: str) -> str:
     """Content-hash key: the same payload always gets the same key."""
     return "blob_" + hashlib.sha256(payload.encode("utf-8")).hexdigest()[:12]
@@ -112,9 +118,7 @@ class BlobStore:
                 if row is not None:
                     self._mem[key] = row[0]
                     return row[0]
-        known = self.keys()
-        shown = ", ".join(known[:5]) + (f", ... ({len(known)} in all)" if len(known) > 5 else "")
-        raise ToolError(f"ref: unknown blob key {key!r}; known keys: {shown or '(none)'}")
+        raise unknown_key(key, self.keys())
 
     def ref(self, key: str) -> BlobRef:
         return BlobRef(key, len(self.get(key)))

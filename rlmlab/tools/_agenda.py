@@ -25,6 +25,9 @@ def agenda(ws: Workspace, action: Literal["add", "list", "complete"], item: str 
     if action == "add":
         if not item or not item.strip():
             raise ToolError("item: empty; give the task to add")
+        if len(items) >= ws.caps.agenda_max:
+            raise ToolError(f"agenda: {len(items)} items, the cap (ToolCaps.agenda_max); complete or reuse items "
+                            "instead of adding more")
         items.append({"n": len(items) + 1, "item": item.strip()[:200], "done": False, "reason": None})
         return {"added": items[-1], "open": sum(not i["done"] for i in items)}
     if action == "complete":

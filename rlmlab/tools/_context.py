@@ -7,12 +7,13 @@ rather than silently clamping a request outside its caps.
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from functools import lru_cache
 from typing import Annotated, Any, Literal
 
 from rlmlab.errors import ToolError
-from rlmlab.handles import BlobRef
+from rlmlab.handles import BlobRef, content_key
 from rlmlab.tools._bounded import time_left
 from rlmlab.tools._clip import clip_json, json_width
 from rlmlab.tools._registry import tool
@@ -33,6 +34,14 @@ def blob(ws: Workspace, payload: str, name: str | None = None) -> BlobRef:
         payload: the text to store.
         name: key to store it under; default is a content hash. A name holding other text gives key name@<sha12>.
     """
+    if not isinstance(payload, str):
+        raise ToolError(f"payload: expected a str, got {type(payload).__name__}")
+    if len(payload) > ws.caps.blob_max_chars:
+        raise ToolError(f"payload: {len(payload)} characters, over the cap of {ws.caps.blob_max_chars}; store "
+                        "less (a slice, or what you computed from it)")
+    if name is None and ws.store.holds(content_key(payload)):  # already this run's: nothing new to keep
+        return ws.store.ref(content_key(payload))
+    ws.charge("blob_quota_chars", len(payload), ws.caps.blob_quota_chars)
     return ws.store.put(payload, name)
 
 
@@ -108,7 +117,7 @@ def ctx_slice(
             f"end: slice of {end - start + 1} lines is over the cap of {ws.caps.slice_lines_max}; "
             f"use end <= start + {ws.caps.slice_lines_max - 1}"
         )
-    lines = text.splitlines(keepends=True)[start - 1 : end]
+    lines = _lines(text, start, end, ws.caps.slice_lines_max * 200)
     excerpt = "".join(lines)
     if len(excerpt) > ws.caps.slice_lines_max * 200 or json_width(excerpt) > 2 * ws.caps.slice_lines_max * 200:
         raise ToolError(
@@ -173,6 +182,37 @@ def ctx_find(
     if not complete:
         out["total_complete"] = False  # counting stopped at the time limit: total is a lower bound
     return out
+
+
+# What str.splitlines breaks lines at ("\r\n" is one break).
+_BREAKS = ("\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+_BREAK_RE = re.compile(r"\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+_CHUNK = 1 << 20
+
+
+def _lines(text: str, start: int, end: int, cap: int) -> list[str]:
+    """``text.splitlines(keepends=True)[start - 1:end]`` without splitting the whole text: lines are counted in
+    chunks by ``str.count`` and only a window of ``cap`` + 2 characters from line ``start`` is split (a longer
+    excerpt is over the cap either way). A 24 MB blob of newlines took 12 times its size in host memory before."""
+    pos, need, n = 0, start - 1, len(text)
+    while need > 0:
+        if pos >= n:
+            return []
+        hi = min(n, pos + _CHUNK)
+        while hi < n and text[hi - 1] == "\r":  # keep a "\r\n" inside one chunk
+            hi += 1
+        found = sum(text.count(b, pos, hi) for b in _BREAKS) - text.count("\r\n", pos, hi)
+        if found < need:
+            need, pos = need - found, hi
+            continue
+        for m in _BREAK_RE.finditer(text, pos, hi):
+            need -= 1
+            if need == 0:
+                pos = m.end()
+                break
+    if pos >= n:
+        return []
+    return text[pos: pos + cap + 2].splitlines(keepends=True)[: end - start + 1]
 
 
 @lru_cache(maxsize=128)

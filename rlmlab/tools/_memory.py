@@ -37,6 +37,8 @@ MEMORY_CAP_DEFAULTS = {
     "mem_get_max": 3,  # mem_get: most ids per call
     "mem_quote_max": 2000,  # mem_quote: largest max_chars
     "event_max_chars": 8000,  # event_log: largest event, in characters of JSON
+    "event_log_quota_chars": 2_000_000,  # event_log: all events of one workspace, in characters of JSON
+    "mem_add_max": 50,  # mem_add: most calls per workspace
 }
 
 _TITLE_CLIP, _DESC_CLIP = 120, 160  # mem_search shows titles and descriptions cut to these (characters)
@@ -237,6 +239,7 @@ def mem_add(
     """
     from rlmlab.memory import ItemValidationError, MemoryItem
 
+    ws.charge("mem_add_max", 1, _cap(ws.caps, "mem_add_max"), unit="calls")
     try:
         item = MemoryItem(title=title, description=description, content=content, polarity=polarity, role=role,
                           tags=tags or [], scope=scope, source="mem_add")
@@ -264,6 +267,7 @@ def event_log(ws: Workspace, obj: dict, kind: str = "note") -> dict:
     cap = _cap(ws.caps, "event_max_chars")
     if size > cap:
         raise ToolError(f"obj: {size} characters of JSON, over the cap of {cap}; log a smaller object or a BlobRef")
+    ws.charge("event_log_quota_chars", size, _cap(ws.caps, "event_log_quota_chars"))
     from rlmlab.memory import ItemValidationError
 
     try:

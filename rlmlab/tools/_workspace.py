@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from rlmlab.errors import ToolError
-from rlmlab.handles import BlobStore, encode_handles
+from rlmlab.handles import BlobStore, StoreScope, encode_handles
 from rlmlab.tools._registry import TOOLS, ToolRegistry, ToolSpec
 from rlmlab.tools._schema import is_blobref_schema
 from rlmlab.records import Record
@@ -38,6 +38,13 @@ class ToolCaps(Record):
     sparql_query_max: int = 4000  # sparql_query: longest query, in characters
     tool_timeout_s: float = 10.0  # ctx_find's regex, ast_query, sparql_query: wall time of one call (seconds)
     tool_memory_mb: int = 1024  # ast_query, sparql_query: memory one call may add (their worker is killed past it)
+    # What step code may add to the host's state through tools, per workspace (one run): the host keeps it in its
+    # memory and files, outside the sandbox's scratch quota.
+    blob_max_chars: int = 8_000_000  # blob: largest payload
+    blob_quota_chars: int = 64_000_000  # blob: all new payloads of the workspace together
+    event_log_quota_chars: int = 2_000_000  # event_log: all events of the workspace together, as JSON
+    agenda_max: int = 200  # agenda: most items
+    mem_add_max: int = 50  # mem_add: most calls
 
 
 @dataclass(frozen=True)
@@ -62,17 +69,35 @@ class ToolObserver(Protocol):
 class Workspace:
     """Blob store, caps and registry; ``call`` is the single dispatch point for tool calls.
 
+    ``store`` is a :class:`~rlmlab.handles.StoreScope`: the tools read only the blobs this workspace put or was
+    granted (a bare BlobStore given here is wrapped in one). ``usage`` counts what its tools added to the host's
+    state against the quotas in ``caps``.
+
     Observers see each call before it runs (and may raise ToolError to block
     it, which the Turing Protocol's pre-execution hooks do) and after it
     returns. Extra state used by later subsystems (memory bank, ontology
     graph, oracles) hangs off ``extras``.
     """
 
-    store: BlobStore = field(default_factory=BlobStore)
+    store: StoreScope = field(default_factory=StoreScope)
     caps: ToolCaps = field(default_factory=ToolCaps)
     registry: ToolRegistry = field(default_factory=lambda: TOOLS)
     observers: list[Any] = field(default_factory=list)
     extras: dict[str, Any] = field(default_factory=dict)
+    usage: dict[str, int] = field(default_factory=dict)  # what tools added to the host's state (see charge)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.store, BlobStore):  # a bare store: this workspace reads what it puts or is granted
+            self.store = StoreScope(self.store)
+
+    def charge(self, what: str, amount: int, quota: int, unit: str = "characters") -> None:
+        """Count ``amount`` against this workspace's ``quota`` for ``what`` (a ToolCaps field's name), or raise
+        ToolError when it would go over; nothing is counted then."""
+        used = self.usage.get(what, 0)
+        if used + amount > quota:
+            raise ToolError(f"{what}: this run has used {used} of its {quota} {unit} and this call needs {amount}; "
+                            f"reuse what you stored or store less (ToolCaps.{what})")
+        self.usage[what] = used + amount
 
     def bind_arguments(self, spec: ToolSpec, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         """Map positional and keyword arguments to parameter names, or raise ToolError saying what is wrong."""
