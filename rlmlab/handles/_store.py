@@ -130,7 +130,13 @@ class BlobStore:
         return sorted(keys)
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and key in self.keys()
+        if not isinstance(key, str):
+            return False
+        with self._lock:
+            if key in self._mem:
+                return True
+            return self._db is not None and self._db.execute(
+                "SELECT 1 FROM blobs WHERE key = ?", (key,)).fetchone() is not None
 
     def __len__(self) -> int:
         return len(self.keys())
