@@ -519,8 +519,11 @@ def test_one_correction_row_counts_corrections_beyond_the_first_per_hook_and_tur
 def test_one_correction_row_on_real_protocol_runs(tmp_path):
     # the scripted probe's replies make hooks fire in the protocol-on agent arms: each turn a hook fired in is an
     # item, and the protocol's one correction per turn leaves no hook correcting twice
-    card = run_scorecard("scripted:probe", n=2, claims=["s003.one-correction"], out=tmp_path, progress=None)
+    lines: list[str] = []
+    card = run_scorecard("scripted:probe", n=2, claims=["s003.one-correction"], out=tmp_path, progress=lines.append)
     row = card.rows[0]
+    done = [line.strip() for line in lines if "2/2 tasks" in line]
+    assert len(done) == 2 and done[0].startswith("2/2 tasks, ") and "hook firings" in done[0]  # one per arm
     assert row.n == row.extra["turns_fired"] > 0 and sum(row.extra["turns_by_hook"].values()) >= row.n
     assert (row.difference, row.verdict) == (0.0, "holds")
     assert 0 < row.extra["corrections"] <= row.n

@@ -6,6 +6,7 @@ judged by the task's deterministic check; the protocol arm counts hook firings a
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,8 @@ def agent_arm(ctx: ScoreContext, decoding: str, turing: bool) -> dict[str, Any]:
             protocol = TuringProtocol.from_config(log=ctx.out / "turing" / "turing.sqlite")
         run_id = new_run_id(f"turing-{label}")
         success, firings, corrections, turns = {}, 0, 0, {}
-        for task in tasks:
+        started = time.monotonic()
+        for done, task in enumerate(tasks, 1):
             traj = run_rlm(task.query, task.context, lm=ctx.lm, turing=protocol, decoding=decoding,
                            instructions=BASE_INSTRUCTIONS, max_iters=steps,
                            run_id=f"{run_id}-{task.id}", runs_dir=ctx.out / "turing" / run_id,
@@ -59,6 +61,9 @@ def agent_arm(ctx: ScoreContext, decoding: str, turing: bool) -> dict[str, Any]:
                     turns[f"{task.id}#{i}"] = {
                         "fired": sorted({h for r in fired for h in r.get("hooks") or []}),
                         "corrected": [sorted(set(r.get("hooks") or [])) for r in fired if r.get("correction")]}
+            if done % 10 == 0 or done == len(tasks):  # an arm of free decoding runs for tens of minutes
+                ctx.log(f"    {done}/{len(tasks)} tasks, {sum(success.values())} passed, {firings} hook firings, "
+                        f"{time.monotonic() - started:.0f} s")
         return {"run_id": f"turing/{run_id}", "success": success, "firings": firings, "corrections": corrections,
                 "turns": turns}
 
