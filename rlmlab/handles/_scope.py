@@ -46,10 +46,10 @@ class StoreScope:
         """Let this scope (and its parents) read ``ref``: the host hands a blob to a run."""
         key = ref.key if isinstance(ref, BlobRef) else ref
         scope: StoreScope | None = self
-        with self._lock:
-            while scope is not None:
+        while scope is not None:
+            with scope._lock:  # each scope's own lock: its keys() may be listing them
                 scope._held.add(key)
-                scope = scope.parent
+            scope = scope.parent
 
     def holds(self, ref: BlobRef | str) -> bool:
         key = ref.key if isinstance(ref, BlobRef) else ref

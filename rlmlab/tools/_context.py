@@ -39,8 +39,10 @@ def blob(ws: Workspace, payload: str, name: str | None = None) -> BlobRef:
     if len(payload) > ws.caps.blob_max_chars:
         raise ToolError(f"payload: {len(payload)} characters, over the cap of {ws.caps.blob_max_chars}; store "
                         "less (a slice, or what you computed from it)")
-    if name is None and ws.store.holds(content_key(payload)):  # already this run's: nothing new to keep
-        return ws.store.ref(content_key(payload))
+    if name is None:
+        key = content_key(payload)
+        if ws.store.holds(key):  # already this run's: nothing new to keep
+            return BlobRef(key, len(payload))
     ws.charge("blob_quota_chars", len(payload), ws.caps.blob_quota_chars)
     return ws.store.put(payload, name)
 
@@ -117,12 +119,13 @@ def ctx_slice(
             f"end: slice of {end - start + 1} lines is over the cap of {ws.caps.slice_lines_max}; "
             f"use end <= start + {ws.caps.slice_lines_max - 1}"
         )
-    lines = _lines(text, start, end, ws.caps.slice_lines_max * 200)
+    chars_cap = ws.caps.slice_lines_max * 200
+    lines = _lines(text, start, end, chars_cap)
     excerpt = "".join(lines)
-    if len(excerpt) > ws.caps.slice_lines_max * 200 or json_width(excerpt) > 2 * ws.caps.slice_lines_max * 200:
+    if len(excerpt) > chars_cap or json_width(excerpt) > 2 * chars_cap:
         raise ToolError(
             f"end: lines {start}-{end} hold {len(excerpt)} characters, over the cap of "
-            f"{ws.caps.slice_lines_max * 200}; ask for fewer lines"
+            f"{chars_cap}; ask for fewer lines"
         )
     return {"key": _key(ref), "unit": unit, "start": start, "end": start + len(lines) - 1, "text": excerpt}
 
