@@ -7,7 +7,7 @@ import jsonschema
 import pytest
 
 from rlmlab.errors import ToolError
-from rlmlab.memory import MemoryItem, MemoryStore, import_pack
+from rlmlab.memory import MemoryItem, MemoryStore, candidate_items, import_pack
 from rlmlab.tools import TOOLS, ToolCaps
 from rlmlab.tools._memory import MEMORY_CAP_DEFAULTS, attach_memory, set_default_store
 
@@ -104,15 +104,17 @@ def test_mem_quote_is_bounded(mem):
         ws.call("mem_quote", item.id, 10, start=-1)
 
 
-def test_mem_add_stores_once_and_prints_nothing(mem, capsys):
+def test_mem_add_proposes_once_and_prints_nothing(mem, capsys):
     ws, store = mem
     args = dict(title="Slice tests out of counts", description="Exclude #[cfg(test)] modules from function counts",
                 content="Find the test module's line range with ctx_find and drop matches inside it.",
                 polarity="success", tags=["counting", "tests"])
     first = ws.call("mem_add", **args)
     again = ws.call("mem_add", **{**args, "title": "slice TESTS out of counts", "description": "other"})
-    assert first == {"id": first["id"], "created": True} and again == {"id": first["id"], "created": False}
-    item = store.get(first["id"])
+    assert first == {"id": first["id"], "created": True, "status": "candidate"}
+    assert again == {"id": first["id"], "created": False, "status": "candidate"}
+    assert first["id"] not in store  # a candidate until a judge or a person admits it (test_memory_candidates.py)
+    [item] = candidate_items(store)
     assert (item.source, item.run_id, item.trajectory_id, item.domain, item.description) == (
         "mem_add", "run-1", "traj-1", "tokio", args["description"])
     with pytest.raises(ToolError, match=r"^polarity: 'meh' is not allowed; use one of 'success', 'failure'"):

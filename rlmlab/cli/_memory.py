@@ -1,5 +1,6 @@
 """``rlmlab memory``: search, show, import, export and count the items of a memory store; preview the
-ContextBuilder's injected context; memory health; store L3 artifacts."""
+ContextBuilder's injected context; memory health; store L3 artifacts; list and admit the candidates agents
+proposed with mem_add."""
 
 from __future__ import annotations
 
@@ -111,6 +112,44 @@ def show(ids: tuple[str, ...], db: Path, as_json: bool) -> None:
         code = f"\n\n[bold]Template[/bold]\n{escape(item.template)}" if item.template else ""
         console.print(Panel(f"[bold]{item.description}[/bold]\n\n{item.content}{code}\n\n[dim]{meta}[/dim]",
                             title=f"{item.id}: {item.title}", title_align="left"))
+
+
+@memory.command("candidates")
+@_db_option
+@click.option("--run", "run_id", default=None, help="Only those this run proposed.")
+@click.option("--json", "as_json", is_flag=True)
+def candidates(db: Path, run_id: str | None, as_json: bool) -> None:
+    """Items agents proposed with mem_add that are not in the bank: no search or run sees them until admitted."""
+    from rlmlab.memory import candidate_items
+
+    held = candidate_items(_open(db), run_id=run_id)
+    if as_json:
+        for item in held:
+            click.echo(json.dumps(item.to_dict(), ensure_ascii=False))
+        return
+    table = Table(title=f"{len(held)} candidate(s) in {db}", title_justify="left")
+    for col in ("id", "polarity", "run", "trajectory", "title", "content"):
+        table.add_column(col, overflow="fold", no_wrap=col == "id")
+    for it in held:
+        table.add_row(it.id, it.polarity, it.run_id or "-", it.trajectory_id or "-", it.title, it.content[:200])
+    Console().print(table)
+
+
+@memory.command("admit")
+@click.argument("ids", nargs=-1, required=True)
+@_db_option
+def admit(ids: tuple[str, ...], db: Path) -> None:
+    """Admit candidates into the bank as active items (after reading them: `rlmlab memory candidates`)."""
+    import getpass
+
+    from rlmlab.memory import MemoryStoreError, admit_candidates
+
+    try:
+        results = admit_candidates(_open(db), ids, by=f"person:{getpass.getuser()}")
+    except MemoryStoreError as exc:
+        raise _fail(exc) from None
+    for r in results:
+        click.echo(f"{r.id}: {'admitted' if r.created else 'already in the bank'}")
 
 
 @memory.command("import")

@@ -76,6 +76,7 @@ class TaskOutcome(Record):
     extracted: list[str] = field(default_factory=list)
     actions: list[dict[str, Any]] = field(default_factory=list)
     forgotten: list[str] = field(default_factory=list)
+    admitted: list[str] = field(default_factory=list)  # the agent's own mem_add candidates the judge admitted
     rollouts: list[dict[str, Any]] = field(default_factory=list)  # per rollout: trajectory_metrics()
     # per rollout, the task's own check (the answer key) when the loop's judge is another one (a key-free judge):
     # what a report scores, while ``verdicts`` are what the loop learnt from; empty when they are the same judge
@@ -211,7 +212,7 @@ class ReasoningBankLoop:
             groups.discard("memory")  # memory reaches the agent only through the injected context
         ws = Workspace(registry=TOOLS.select(groups=groups))
         if self.builder.mode == "tool_mediated":
-            attach_memory(ws, self.store)
+            attach_memory(ws, self.store, read_only=self.frozen)
         if task.domain:
             domain = resolve_domain(task.domain)
             if domain.kind == "ontology":
@@ -372,6 +373,7 @@ class ReasoningBankLoop:
                 self.store.record_outcome(tid, verdict.success)
                 self.store.log_event("judge", {"task_id": task.id, "answer": traj.answer, **verdict.to_dict()},
                                      trajectory_id=tid)
+            outcome.admitted = self._admit_candidates(task, ids, rollouts)
             self.store.bind(run_id=self.run_id, trajectory_id=ids[best], domain=task.domain)
             if solved and built.injected_ids:  # a template that won takes the task's shape: a guardrail for that
                 code = "\n".join(it.code for it in rollouts[best][0].iterations)  # shape no longer retires it
@@ -394,6 +396,18 @@ class ReasoningBankLoop:
         self.outcomes.append(outcome)
         self._append_result(outcome)
         return outcome
+
+    def _admit_candidates(self, task: MemoryTask, ids: list[str], rollouts: list[tuple[Any, Verdict]]) -> list[str]:
+        """The items the agent proposed with ``mem_add`` (candidates) in the rollouts the judge accepted enter the
+        bank; a rejected rollout's stay candidates (the event log keeps them; ``rlmlab memory admit`` can still
+        take one). Inside the task's transaction. Returns the ids admitted."""
+        from rlmlab.memory import admit_candidates, candidate_items
+
+        accepted = [c.id for tid, (_, verdict) in zip(ids, rollouts) if verdict.success
+                    for c in candidate_items(self.store, run_id=self.run_id, trajectory_id=tid)]
+        if accepted:
+            admit_candidates(self.store, accepted, by=f"judge:{getattr(self._task_judge(task), 'name', 'judge')}")
+        return list(dict.fromkeys(accepted))
 
     def recorded(self, task_id: str, trajectory_ids: list[str]) -> TaskOutcome | None:
         """The outcome of ``task_id`` stored by an earlier ``run_task`` of this run id with these trajectories

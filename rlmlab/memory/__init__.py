@@ -28,12 +28,13 @@ from rlmlab.memory._templates import (
     parse_template, template_matches, template_slots,
 )
 from rlmlab.memory._store import MemoryStore
+from rlmlab.memory._candidates import admit_candidates, candidate_items, propose_candidate
 from rlmlab.memory._literals import query_shape, query_slots, shape_similarity, shape_tokens, numbers_in
 from rlmlab.memory._shape import ShapeRetriever
 from rlmlab.memory._tokens import FIELD_WEIGHTS, STOPWORDS, fts_query, query_tokens, tokenize
 
 __all__ = [
-    "MemoryStore", "MemoryItem", "admission_summary", "Event", "Hit", "AddResult", "StoreStats", "item_id",
+    "MemoryStore", "MemoryItem", "propose_candidate", "candidate_items", "admit_candidates", "admission_summary", "Event", "Hit", "AddResult", "StoreStats", "item_id",
     "POLARITIES", "LAYERS", "LIMITS", "FILTERS", "STATUSES", "Artifact", "artifact_id",
     "Packed", "DEFAULT_BUDGETS", "pack_text", "pack_l2", "pack_l3", "summarise_markdown", "clip_words",
     "ContextBuilder", "BuiltContext", "LayerReport", "Toggles", "Budgets", "CONTEXT_MODES", "BASE_INSTRUCTIONS",

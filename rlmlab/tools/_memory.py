@@ -30,6 +30,8 @@ __all__ = ["mem_search", "mem_get", "mem_quote", "mem_add", "event_log", "attach
            "memory_of", "MEMORY_CAP_DEFAULTS"]
 
 MEMORY_KEY = "memory"
+CANDIDATES_KEY = "mem_candidates"  # ws.extras: id -> MemoryItem this run proposed with mem_add (rlmlab.memory.propose_candidate)
+READ_ONLY_KEY = "memory_read_only"  # ws.extras: True when the run may not write the bank at all (a frozen loop)
 
 # Defaults of the memory tools' caps (the ToolCaps fields of the same names), for callers without a workspace.
 MEMORY_CAP_DEFAULTS = {
@@ -68,12 +70,15 @@ def _bounds(name: str) -> Bounds:
     return Bounds(minimum=1, cap=name)
 
 
-def attach_memory(ws: Workspace, store: MemoryStore | None) -> None:
-    """Give a workspace its memory store (None detaches it)."""
+def attach_memory(ws: Workspace, store: MemoryStore | None, *, read_only: bool = False) -> None:
+    """Give a workspace its memory store (None detaches it). ``read_only``: mem_add keeps what the run proposes
+    in the workspace and logs nothing to the store (a frozen bank's test phase)."""
     if store is None:
         ws.extras.pop(MEMORY_KEY, None)
+        ws.extras.pop(READ_ONLY_KEY, None)
     else:
         ws.extras[MEMORY_KEY] = store
+        ws.extras[READ_ONLY_KEY] = bool(read_only)
 
 
 def set_default_store(store: MemoryStore | None) -> None:
@@ -167,12 +172,14 @@ def mem_get(ws: Workspace, ids: list[str] | str) -> dict:
     from rlmlab.memory import MemoryStoreError
 
     store = memory_of(ws)
+    own = ws.extras.get(CANDIDATES_KEY, {})
+    banked = [i for i in ids if i not in own]
     try:
-        items = store.get_many(ids)
+        found = {it.id: it for it in store.get_many(banked)}
     except MemoryStoreError as exc:
         raise ToolError(f"ids: {exc}; ids come from mem_search") from None
-    store.record_usage(ids)
-    return {"items": [_item_view(it) for it in items]}
+    store.record_usage(banked)
+    return {"items": [_item_view(found[i] if i in found else own[i]) for i in ids]}
 
 
 def _item_view(item: MemoryItem) -> dict[str, Any]:
@@ -205,11 +212,13 @@ def mem_quote(
     from rlmlab.memory import MemoryStoreError
 
     store = memory_of(ws)
+    own = ws.extras.get(CANDIDATES_KEY, {})
     try:
-        item = store.get(id)
+        item = own[id] if isinstance(id, str) and id in own else store.get(id)
     except MemoryStoreError as exc:
         raise ToolError(f"id: {exc}; ids come from mem_search") from None
-    store.record_usage([id])
+    if item.id not in own:
+        store.record_usage([id])
     text = item.content[start : start + max_chars]
     return {"id": item.id, "start": start, "end": start + len(text), "length": len(item.content), "text": text,
             "truncated": start + len(text) < len(item.content)}
@@ -226,7 +235,11 @@ def mem_add(
     tags: list[str] | None = None,
     scope: str = "global",
 ) -> dict:
-    """Store a memory item; returns its id and whether it was new (an identical title+content is stored once).
+    """Propose a memory item; returns its id, whether it was new, and its status.
+
+    From a model's run the item is a candidate: this run can read it with mem_get, but no search or later run
+    sees it until the run's judge accepts the run (or a person admits it). An item the bank already holds, or
+    one added from a person's own namespace, is "active".
 
     Args:
         title: short name of the strategy or guardrail (at most 200 characters).
@@ -237,16 +250,25 @@ def mem_add(
         tags: a few lower-case keywords.
         scope: where it applies, a lower-case slug such as "global" or "task".
     """
-    from rlmlab.memory import ItemValidationError, MemoryItem
+    from rlmlab.memory import ItemValidationError, MemoryItem, propose_candidate
 
     ws.charge("mem_add_max", 1, _cap(ws.caps, "mem_add_max"), unit="calls")
+    store = memory_of(ws)
     try:
         item = MemoryItem(title=title, description=description, content=content, polarity=polarity, role=role,
                           tags=tags or [], scope=scope, source="mem_add")
-        result = memory_of(ws).add(item)
     except ItemValidationError as exc:
         raise ToolError(str(exc)) from None
-    return result.to_dict()
+    if item.id in store:
+        return {"id": item.id, "created": False, "status": "active"}
+    if ws.store.open:  # a person's own namespace (rlmlab repl, %load_ext rlmlab): no model wrote it
+        return {**store.add(item).to_dict(), "status": "active"}
+    own = ws.extras.setdefault(CANDIDATES_KEY, {})
+    created = item.id not in own
+    if created and not ws.extras.get(READ_ONLY_KEY):  # a frozen bank (a test phase) keeps them in the run only
+        created = propose_candidate(store, item).created
+    own.setdefault(item.id, item)
+    return {"id": item.id, "created": created, "status": "candidate"}
 
 
 @tool(cap=128, group="memory")
