@@ -12,6 +12,7 @@ and never fails a run: a file that cannot be read is recorded with its error.
 from __future__ import annotations
 
 import hashlib
+import json
 import platform
 import subprocess
 import sys
@@ -174,6 +175,11 @@ def lm_provenance(lm: Any) -> dict[str, Any] | None:
         eng: dict[str, Any] = {"class": type(engine).__name__}
         if getattr(engine, "model_path", None) is not None:
             eng["gguf"] = file_sha256(engine.model_path)
+            sidecar = Path(engine.model_path).with_suffix(".json")  # derived weights: what they were made from
+            if getattr(engine, "weights", None) not in (None, "shipped") and sidecar.is_file():
+                eng["gguf"]["derived"] = json.loads(sidecar.read_text(encoding="utf-8"))
+        if getattr(engine, "weights", None) is not None:
+            eng["weights"] = engine.weights
         for name in ("n_ctx", "n_threads", "seed", "max_tokens", "constraint_engine", "prompt_cache"):
             value = getattr(engine, name, None)
             if value is not None and _plain(value):

