@@ -130,3 +130,24 @@ def test_ctx_slice_lines_are_splitlines_lines(text):
             out = ws.call("ctx_slice", ref, start, end, unit="lines")
             expected = text.splitlines(keepends=True)[start - 1:end]
             assert out["text"] == "".join(expected) and out["end"] == start + len(expected) - 1, (start, end)
+
+
+def test_an_interpreter_made_on_a_persons_open_namespace_runs_its_code_in_a_closed_child(tmp_path):
+    """RLMLabInterpreter(ns["workspace"]) directly, not through run_rlm: the step code still reads only its own keys,
+    and what it stores is the namespace owner's to read."""
+    from rlmlab.executors import RLMLabInterpreter
+    from rlmlab.namespace import build_namespace
+
+    ns = build_namespace(store_path=str(tmp_path / "blobs.sqlite"))
+    secret = ns["blob"]("the owner's notes: SECRET", name="owner_notes")
+    ws = ns["workspace"]
+    tools = {spec.name: ws.bound(spec.name) for spec in ws.registry}
+    repl = RLMLabInterpreter(ws, tools=tools, step_timeout=20)
+    try:
+        out = repl.execute("try:\n    print(ctx_peek('owner_notes'))\nexcept Exception as e:\n    print(e)")
+        assert "unknown blob key 'owner_notes'" in out and "SECRET" not in out, out
+        made = repl.execute("r = blob('made by the step')\nprint(r.key)").strip()
+        assert ws.call("ctx_peek", made, n=16)["preview"] == "made by the step"  # granted back to the owner
+        assert ws.call("ctx_peek", secret, n=5)["preview"] == "the o" and ws.store.open
+    finally:
+        repl.shutdown()

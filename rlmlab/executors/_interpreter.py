@@ -9,6 +9,8 @@ backend gets a scrubbed environment (no API keys) and a scratch directory as cwd
 
 from __future__ import annotations
 
+import dataclasses
+
 import inspect
 import json
 import os
@@ -111,7 +113,10 @@ class RLMLabInterpreter(LocalInterpreter):
                  sandbox_policy: str = "best_effort", notes: list[str] | None = None):
         super().__init__(tools=tools, output_fields=output_fields, execution_timeout=step_timeout,
                          callbacks=callbacks)
-        self.workspace = workspace if workspace is not None else Workspace()
+        workspace = workspace if workspace is not None else Workspace()
+        if workspace.store.open:  # a person's namespace sees its whole store; the step code it runs gets its own
+            workspace = dataclasses.replace(workspace, store=workspace.store.child())  # keys (granted back up)
+        self.workspace = workspace
         self.sub_call_counter = sub_call_counter
         self.memory_limit_mb = memory_limit_mb
         choice = choose_sandbox(sandbox or default_sandbox(), sandbox_policy)  # required + unavailable: raises here
