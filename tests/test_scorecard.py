@@ -549,3 +549,43 @@ def test_a_table_measured_on_other_weights_is_moved_aside(tmp_path, two_claims):
     said: list[str] = []
     kept, _ = _previous(path, {**params, "lm": "local:q8_0", "weights": "q8_0"}, set(), False, said.append)
     assert kept == [] and "weights 'shipped' -> 'q8_0'" in said[0] and list(tmp_path.glob("scorecard.*.json"))
+
+
+def test_an_agent_arm_cut_short_goes_on_from_its_finished_tasks_with_resume(tmp_path, monkeypatch):
+    """A Ctrl-C in the third task of an agent arm keeps the two finished ones (tasks.jsonl); --resume reads them at
+    the same clean commit and runs only the third; a dirty tree starts afresh."""
+    import rlmlab.provenance
+    from rlmlab.scorecard import ScoreContext
+    from rlmlab.scorecard._rows_turing import agent_arm
+
+    suite = tmp_path / "arith3.jsonl"
+    suite.write_text("".join(json.dumps({"id": f"t{i}", "suite": "arith", "level": 1, "query": f"What is {i} + 1?",
+                                         "checker": "numeric", "expected": str(i + 1)}) + "\n" for i in range(3)))
+    env = {"git_commit": "c0ffee", "git_dirty": False}
+    monkeypatch.setattr(rlmlab.provenance, "environment", lambda *a, **k: dict(env))
+    asked: list[str] = []
+
+    def script(messages):
+        query = next(m["content"] for m in messages if "What is" in m["content"])
+        i = int(query.split("What is ")[1].split(" ")[0])
+        asked.append(f"t{i}")
+        if i == 2 and not resuming:
+            raise KeyboardInterrupt
+        return {"reasoning": "add", "code": f"SUBMIT(answer='{i + 1}')"}
+
+    def ctx(resume: bool) -> ScoreContext:
+        return ScoreContext(make_lm("scripted", script=script), "scripted", 3, tmp_path / "out", suite=str(suite),
+                            resume=resume)
+
+    resuming = False
+    with pytest.raises(KeyboardInterrupt):
+        agent_arm(ctx(False), "grammar", False)
+    [run_dir] = (tmp_path / "out" / "turing").iterdir()
+    assert [json.loads(line)["task_id"] for line in (run_dir / "tasks.jsonl").read_text().splitlines()] == ["t0", "t1"]
+    resuming, asked[:] = True, []
+    arm = agent_arm(ctx(True), "grammar", False)
+    assert asked == ["t2"] and arm["success"] == {"t0": True, "t1": True, "t2": True}
+    assert arm["run_id"] == f"turing/{run_dir.name}" and len((run_dir / "tasks.jsonl").read_text().splitlines()) == 3
+    env["git_dirty"], asked[:] = True, []  # uncommitted changes: nothing vouches for the old tasks
+    agent_arm(ctx(True), "grammar", False)
+    assert asked == ["t0", "t1", "t2"] and len(list((tmp_path / "out" / "turing").iterdir())) == 2

@@ -40,8 +40,9 @@ def _split(values: tuple[str, ...]) -> list[str]:
               help="Start a new table: a scorecard.json in OUT is moved aside (scorecard.<time>.json) instead of "
                    "keeping its other rows.")
 @click.option("--resume", is_flag=True,
-              help="Continue each experiment arm's newest run of the same parameters in OUT/runs made by this commit "
-                   "(clean tree): one cut short runs only its remaining tasks, a finished one is read again.")
+              help="Continue each experiment arm's newest run of the same parameters in OUT/runs (agent arms: "
+                   "OUT/turing) made by this commit (clean tree): one cut short runs only its remaining tasks, a "
+                   "finished one is read again.")
 @click.option("--show", "show_only", is_flag=True,
               help="Print OUT's scorecard.json (table, --json or --markdown) and exit; nothing runs. With "
                    "--notebook, the notebook renders it (OUT/scorecard.ipynb, scorecard.png).")

@@ -195,8 +195,9 @@ def run_scorecard(lm: Any = "local", *, n: int | None = None, seeds: Sequence[st
     short keeps the rows done. A ``scorecard.json`` already in ``out`` measured with the same settings
     (:data:`MEASURE_KEYS`) keeps its other rows, so the claims can be measured in parts into one table; with other
     settings, or ``fresh``, it is moved aside to ``scorecard.<time>.json`` first. ``resume``: each experiment arm
-    continues its newest run of the same parameters under ``<out>/runs`` made by this commit on a clean tree (one
-    cut short runs only its remaining tasks; a finished one is read, not run again) instead of starting afresh.
+    continues its newest run of the same parameters under ``<out>/runs`` (an agent arm: ``<out>/turing``) made by
+    this commit on a clean tree (one cut short runs only its remaining tasks; a finished one is read, not run again)
+    instead of starting afresh.
     ``procs``: processes the claims run in (None: one per two usable cores for the embedded model by name, else 1;
     see :mod:`rlmlab.scorecard._procs`): claims that share an arm run in one process, each process is pinned to its
     own cores and loads its own model, and their rows are merged into one table (``OUT/parts`` keeps each
