@@ -72,15 +72,22 @@ def search(query: str, db: Path, k: int, polarity: str | None, role: str | None,
         hits = _open(db).search(query, k=k, polarity=polarity, role=role, domain=domain)
     except MemoryStoreError as exc:
         raise _fail(exc) from None
+    _listing(hits, as_json, f"{len(hits)} hits for {query!r} in {db}",
+             ("id", "polarity", "role", "title", "description", "score"),
+             lambda h: (h.id, h.polarity, h.role, h.title, h.description, f"{h.score:.2f}"), right=("score",))
+
+
+def _listing(records: list, as_json: bool, title: str, columns: tuple[str, ...], row, right: tuple[str, ...] = ()):
+    """Records as JSON Lines (``--json``) or a table of ``columns`` (``row(record)`` gives a row's cells)."""
     if as_json:
-        for h in hits:
-            click.echo(json.dumps(h.to_dict(), ensure_ascii=False))
+        for record in records:
+            click.echo(json.dumps(record.to_dict(), ensure_ascii=False))
         return
-    table = Table(title=f"{len(hits)} hits for {query!r} in {db}", title_justify="left")
-    for col in ("id", "polarity", "role", "title", "description", "score"):
-        table.add_column(col, overflow="fold", justify="right" if col == "score" else "left", no_wrap=col == "id")
-    for h in hits:
-        table.add_row(h.id, h.polarity, h.role, h.title, h.description, f"{h.score:.2f}")
+    table = Table(title=title, title_justify="left")
+    for col in columns:
+        table.add_column(col, overflow="fold", justify="right" if col in right else "left", no_wrap=col == "id")
+    for record in records:
+        table.add_row(*row(record))
     Console().print(table)
 
 
@@ -123,16 +130,9 @@ def candidates(db: Path, run_id: str | None, as_json: bool) -> None:
     from rlmlab.memory import candidate_items
 
     held = candidate_items(_open(db), run_id=run_id)
-    if as_json:
-        for item in held:
-            click.echo(json.dumps(item.to_dict(), ensure_ascii=False))
-        return
-    table = Table(title=f"{len(held)} candidate(s) in {db}", title_justify="left")
-    for col in ("id", "polarity", "run", "trajectory", "title", "content"):
-        table.add_column(col, overflow="fold", no_wrap=col == "id")
-    for it in held:
-        table.add_row(it.id, it.polarity, it.run_id or "-", it.trajectory_id or "-", it.title, it.content[:200])
-    Console().print(table)
+    _listing(held, as_json, f"{len(held)} candidate(s) in {db}",
+             ("id", "polarity", "run", "trajectory", "title", "content"),
+             lambda it: (it.id, it.polarity, it.run_id or "-", it.trajectory_id or "-", it.title, it.content[:200]))
 
 
 @memory.command("admit")
