@@ -66,8 +66,9 @@ def _worker(arm: str, tasks: int, free_tasks: int, threads: int, smoke: bool) ->
     path = default_gguf_path(arm)
     out: dict = {"gguf": str(path), "raw": _raw_speed(path, threads, 64 if smoke else 1000, 8 if smoke else 64)}
     with tempfile.TemporaryDirectory() as runs:
-        plan = [("code", "grammar_templates", 1)] if smoke else [
-            ("code", "grammar_templates", tasks), ("ontology", "grammar_templates", tasks), ("arith", "free", free_tasks)]
+        plan = [("code", "grammar_templates", 1)] if smoke else [("code", "grammar_templates", tasks),
+                                                                  ("ontology", "grammar_templates", tasks),
+                                                                  ("arith", "free", free_tasks)]
         out["suites"] = {f"{suite}/{cond}": _tasks_run(arm, suite, cond, n, threads, Path(runs))
                          for suite, cond, n in plan if n > 0}
     return out

@@ -10,7 +10,6 @@ backend gets a scrubbed environment (no API keys) and a scratch directory as cwd
 from __future__ import annotations
 
 import dataclasses
-
 import inspect
 import json
 import os

@@ -21,6 +21,7 @@ __all__ = [
     "LenientChatAdapter", "salvage_fields", "CallRecorder", "CallTiming", "LMCall", "note_timing", "call_role",
     "call_scope", "current_role",
     "CALLS_FILE", "read_calls", "write_calls",
-    "Completion", "LlamaEngine", "ScriptedEngine", "default_gguf_path", "shipped_gguf_path", "WEIGHTS", "DEFAULT_WEIGHTS", "format_fields",
+    "Completion", "LlamaEngine", "ScriptedEngine", "default_gguf_path", "shipped_gguf_path", "WEIGHTS",
+    "DEFAULT_WEIGHTS", "format_fields",
     "shared_samples", "PLACEHOLDER_KEY", "SERVER_CONSTRAINTS", "ServerLM", "detect_constraint", "LM_PROVIDERS", "LMProvider", "lm_provider", "provider", "make_lm", "recorder_of", "count_tokens",
 ]

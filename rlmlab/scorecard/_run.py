@@ -41,12 +41,9 @@ MEASURE_KEYS = ("lm", "weights", "api_base", "quick", "seed", "steps")
 def _weights(params: dict[str, Any]) -> str | None:
     """The embedded model's weights a scorecard's params name ("shipped", "q8_0"); None for another LM. A table
     from before weights were recorded (no "weights" key) was measured on the wheel's own file: "shipped"."""
-    from rlmlab.lm import WEIGHTS
-
     if "weights" in params:
         return params["weights"]
-    name, _, arg = str(params.get("lm") or "").partition(":")
-    return "shipped" if name == "local" and (not arg or arg in WEIGHTS) else None
+    return "shipped" if weights_of(str(params.get("lm") or "")) is not None else None
 
 
 def weights_of(lm_name: str) -> str | None:

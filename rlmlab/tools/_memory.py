@@ -30,7 +30,8 @@ __all__ = ["mem_search", "mem_get", "mem_quote", "mem_add", "event_log", "attach
            "memory_of", "MEMORY_CAP_DEFAULTS"]
 
 MEMORY_KEY = "memory"
-CANDIDATES_KEY = "mem_candidates"  # ws.extras: id -> MemoryItem this run proposed with mem_add (rlmlab.memory.propose_candidate)
+# ws.extras: id -> MemoryItem this run proposed with mem_add (rlmlab.memory.propose_candidate)
+CANDIDATES_KEY = "mem_candidates"
 READ_ONLY_KEY = "memory_read_only"  # ws.extras: True when the run may not write the bank at all (a frozen loop)
 
 # Defaults of the memory tools' caps (the ToolCaps fields of the same names), for callers without a workspace.
