@@ -5,6 +5,8 @@ Three figures, each measured alternating confined / none so that load on the mac
   (median, and the ratio confined / none; the goal is <= 1.5);
 - per-step overhead: a trivial step (``x = 1``) ``--steps`` times on one live worker of each backend (median ms per
   step and the difference confined - none; the goal is <= 10 ms);
+- the bridge's checks (issue 52): a trivial step and a tool call on a confined worker as shipped against the same
+  worker read as DSPy reads it (median ms per step, the difference; the goal is <= 1 ms);
 - E13's ``grammar_templates`` condition on a few even-numbered level-1/2 tasks under each backend: pass rate and
   seconds per task (the goal: the same pass rate). The scripted LM in ``--smoke`` mode, the embedded model else.
 
@@ -69,6 +71,52 @@ def step_times(steps: int) -> dict[str, list[float]]:
     return out
 
 
+def bridge_step_times(steps: int) -> dict[str, list[float]]:
+    """Seconds per step on two confined workers, alternating: ``checked`` (RLMLabInterpreter as shipped: bounded
+    reply reader, every reply tied to its request, tool requests validated) and ``unchecked`` (the same
+    interpreter reading replies as DSPy's LocalInterpreter does, the host side before issue 52). Each step is a
+    trivial one and one tool call (ctx_peek), so the tool-request checks are timed too."""
+    from dspy.primitives.local_interpreter import LocalInterpreter
+
+    from rlmlab.executors import RLMLabInterpreter
+    from rlmlab.tools import Workspace
+
+    class Unchecked(RLMLabInterpreter):
+        _receive = LocalInterpreter._receive
+        _send = LocalInterpreter._send
+
+        def _read_responses(self, process):  # LocalInterpreter's: every line, unbounded
+            for line in process.stdout:
+                self._responses.put(line)
+            self._responses.put(None)
+
+        def _with_refusals(self, result):
+            return result
+
+    def make(cls):
+        ws = Workspace()
+        repl = cls(ws, tools={"ctx_peek": ws.bound("ctx_peek")}, step_timeout=30, sandbox="confined",
+                   sandbox_policy="required")
+        ws.store.put("some text to peek at", "doc")
+        return repl
+
+    repls = {"checked": make(RLMLabInterpreter), "unchecked": make(Unchecked)}
+    out: dict[str, list[float]] = {b: [] for b in repls}
+    try:
+        for repl in repls.values():
+            repl.execute("x = 0")
+        for i in range(steps):
+            for name in (("checked", "unchecked") if i % 2 == 0 else ("unchecked", "checked")):
+                t0 = time.perf_counter()
+                repls[name].execute("x = 1")
+                repls[name].execute("p = ctx_peek('doc', n=4)")
+                out[name].append((time.perf_counter() - t0) / 2)
+    finally:
+        for repl in repls.values():
+            repl.shutdown()
+    return out
+
+
 def e13(tasks: int, smoke: bool, runs_dir: str) -> dict[str, dict]:
     """E13's grammar_templates on ``tasks`` even-numbered level-1/2 tasks under each backend: pass rate, s/task."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -125,6 +173,9 @@ def main() -> int:
     result["start_ratio"] = round(result["start_s"]["confined"] / result["start_s"]["none"], 2)
     result["step_ms"] = {b: round(1000 * median(v), 3) for b, v in steps.items()}
     result["step_overhead_ms"] = round(result["step_ms"]["confined"] - result["step_ms"]["none"], 3)
+    bridge = bridge_step_times(args.steps)
+    result["bridge_step_ms"] = {b: round(1000 * median(v), 3) for b, v in bridge.items()}
+    result["bridge_overhead_ms"] = round(result["bridge_step_ms"]["checked"] - result["bridge_step_ms"]["unchecked"], 3)
     if args.tasks:
         result["e13"] = e13(args.tasks, args.smoke, str(out_path.parent / "sandbox_runs"))
     result["load_after"] = os.getloadavg()

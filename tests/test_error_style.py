@@ -64,7 +64,7 @@ def test_a_tool_error_is_one_line_in_a_plain_python_jupyter_kernel():
 
 
 def test_dspy_warnings_go_into_the_run_record_not_onto_stderr(tmp_path, capfd):
-    lm = make_lm("scripted", script=[{"reasoning": "look", "code": "print(1)"}, {"reasoning": "x", "answer": "7"}])
+    lm = make_lm("scripted", script=[{"reasoning": "look", "code": "print(7)"}, {"reasoning": "x", "answer": "7"}])
     traj = run_rlm("q", "ctx", lm=lm, runs_dir=tmp_path, max_iters=1)  # DSPy warns: max iterations, extract
     assert "RLM reached max iterations" not in capfd.readouterr().err
     warning = "dspy WARNING dspy.predict.rlm: RLM reached max iterations, using extract to get final output"

@@ -86,9 +86,21 @@ def test_step_timeout_restarts_worker_and_keeps_inputs():
 
 
 def test_max_iterations_uses_extract_fallback():
-    lm = make_lm("scripted", script=_steps("print(1)", "print(2)") + [{"answer": "guessed"}])
+    lm = make_lm("scripted", script=_steps("print('found: guessed')", "print(2)") + [{"answer": "guessed"}])
     traj = run_rlm("q", "ctx", lm=lm, max_iters=2)
     assert traj.answer == "guessed" and not traj.submitted and len(traj.iterations) == 2
+
+
+@pytest.mark.parametrize("written", ["'{answer}'", "{answer}", "<answer>", "The output is:", "56"])
+def test_the_extract_fallback_never_returns_a_placeholder_or_an_uncomputed_value(written):
+    """Issue 53: the extract step wrote the literal '{answer}' (13 of 40 text questions) or a sentence; an answer the
+    run never computed is no answer, and the run says so."""
+    lm = make_lm("scripted", script=_steps("print(ctx_stats(context)['lines'])", "x = 1") + [{"answer": written}])
+    traj = run_rlm("How many lines?", "a\nb\nc", lm=lm, max_iters=2)
+    assert traj.answer == "" and not traj.submitted
+    assert any(n.startswith("extract fallback:") and "without an answer" in n for n in traj.notes), traj.notes
+    lm = make_lm("scripted", script=_steps("print(ctx_stats(context)['lines'])", "x = 1") + [{"answer": "3"}])
+    assert run_rlm("How many lines?", "a\nb\nc", lm=lm, max_iters=2).answer == "3"  # a value a step printed stands
 
 
 def test_lm_failure_is_recorded_and_iterations_kept(tmp_path):

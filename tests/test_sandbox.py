@@ -58,7 +58,10 @@ def guarded(body: str) -> str:
 def test_env_key_is_not_visible_to_step_code(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     monkeypatch.setenv("MY_SERVICE_TOKEN", SECRET)
-    out = attempt("import os\nprint(sorted(os.environ.items()))\nprint(open('/proc/self/environ', 'rb').read())")
+    # /proc/self/environ: readable under a user namespace; under the host's root the worker becomes another user,
+    # and the kernel then refuses it (the process is no longer dumpable). Either way no secret shows.
+    out = attempt("import os\nprint(sorted(os.environ.items()))\ntry:\n    print(open('/proc/self/environ', 'rb').read())"
+                  "\nexcept OSError as e:\n    print('refused', e)")
     assert SECRET not in out and "OPENAI_API_KEY" not in out and "PATH" in out
 
 

@@ -56,18 +56,20 @@ def test_ast_query_reads_no_host_file_but_rust_source(confined, target):
     assert _run(interp, "print(1 + 1)").strip() == "2"  # the session goes on
 
 
-def test_ast_query_follows_a_link_to_where_it_leads(confined, tmp_path):
+def test_ast_query_follows_no_link_and_reads_only_beneath_the_roots(confined, tmp_path):
     host, interp = confined
     link = Path(interp.scratch_dir) / "innocent.rs"
     link.unlink(missing_ok=True)
     os.symlink(host.canary_file, link)
     out = _run(interp, "print(ast_query(P, '(_) @s', k=100))", P=str(link))
-    assert not _leaked(host, out) and "not a Rust source file" in out, out[:300]
-    rust = tmp_path / "lib.rs"
+    assert not _leaked(host, out) and "symbolic link" in out, out[:300]
+    rust = tmp_path / "lib.rs"  # a Rust file outside the run's roots (issue 52: it was read before)
     rust.write_text("pub fn visible() -> u8 { 1 }\n")
-    out = _run(interp, "print(ast_query(P, '(function_item name: (identifier) @n)')['matches'][0]['captures'])",
-               P=str(rust))
-    assert "visible" in out  # a Rust file by path still works
+    out = _run(interp, "print(ast_query(P, '(function_item name: (identifier) @n)'))", P=str(rust))
+    assert "outside the directories this run may read" in out, out[:300]
+    (Path(interp.scratch_dir) / "lib.rs").write_text(rust.read_text())
+    out = _run(interp, "print(ast_query('lib.rs', '(function_item name: (identifier) @n)')['matches'][0]['captures'])")
+    assert "visible" in out  # a Rust file in scratch is read by path
 
 
 def test_sparql_service_fetches_nothing_from_the_host(confined):

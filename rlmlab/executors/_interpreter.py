@@ -14,6 +14,7 @@ import inspect
 import json
 import os
 import queue
+import secrets
 import shutil
 import subprocess
 import sys
@@ -30,6 +31,7 @@ from dspy.primitives.local_interpreter import LocalInterpreter
 from dspy.utils.callback import with_callbacks
 
 from rlmlab.errors import ToolError
+from rlmlab.executors._replies import REPLY_LINE_MAX, Oversize, ReplyQueue, parse_reply, read_replies
 from rlmlab.handles import decode_handles, encode_handles
 from rlmlab.lm import call_role
 from rlmlab.sandbox import (SANDBOXES, Backend, SandboxChoice, SandboxUnavailable, choose_sandbox, default_sandbox,
@@ -68,6 +70,11 @@ LOCAL_INTERPRETER_DIFFERENCES: dict[str, str] = {
 _WORKER = Path(__file__).with_name("_worker.py")
 _DSPY_WORKER = Path(_dspy_local.__file__).with_name("local_interpreter_worker.py")
 _SUB_LLM_TOOLS = {"llm_query": 1, "llm_query_batched": None}
+_SUB_LLM_ARG = {"llm_query": "prompt", "llm_query_batched": "prompts"}
+# The worker's replies: each answers the pending request (its xid); tool requests are bounded per step.
+_REPLY_TYPES = ("result", "final", "syntax", "execution_error", "terminal_error")
+_TOOL_CALLS_PER_STEP = 10_000
+_TOOL_CALLS_AT_ONCE = 32
 
 
 class RLMLabInterpreter(LocalInterpreter):
@@ -109,7 +116,8 @@ class RLMLabInterpreter(LocalInterpreter):
                  output_fields: list[dict[str, Any]] | None = None, *, step_timeout: float = 30.0,
                  sub_call_counter: Any = None, callbacks: list[Any] | None = None,
                  memory_limit_mb: int | None = None, sandbox: str | None = None,
-                 sandbox_policy: str = "best_effort", notes: list[str] | None = None):
+                 sandbox_policy: str = "best_effort", notes: list[str] | None = None,
+                 path_roots: tuple[str, ...] = ()):
         super().__init__(tools=tools, output_fields=output_fields, execution_timeout=step_timeout,
                          callbacks=callbacks)
         workspace = workspace if workspace is not None else Workspace()
@@ -135,11 +143,23 @@ class RLMLabInterpreter(LocalInterpreter):
         # The worker's cwd, HOME and TMPDIR (a host path, the same path inside the sandbox); kept across restarts.
         self.scratch_dir = Path(tempfile.mkdtemp(prefix="rlmlab-scratch-"))
         self._remove_scratch = weakref.finalize(self, shutil.rmtree, str(self.scratch_dir), True)
+        user = self._backend.worker_user()
+        if user is not None:  # the worker runs as another user (the host's root started it): scratch is theirs
+            os.chown(self.scratch_dir, *user)
+        # Paths a tool may read for this interpreter's step code: the roots the run declared, and scratch.
+        self.workspace = dataclasses.replace(workspace, path_roots=(*(workspace.path_roots or ()), *path_roots,
+                                                                    str(self.scratch_dir)))
         self.recording_setup = False
         self._setup: list[tuple[str, dict[str, Any]]] = []
         self.restarts = 0
         self.crashes = 0
         self._started: subprocess.Popen[str] | None = None  # the latest worker (kept after a crash clears _process)
+        self._responses = ReplyQueue()
+        self._xid: str | None = None  # the execute request a reply must answer (None: none pending)
+        self._refused: list[str] = []  # what this step wrote to the reply channel that the host refused
+        self._tool_calls = 0  # tool requests this step
+        self._in_flight = 0  # tool requests being served now
+        self._count_lock = threading.Lock()
 
     @with_callbacks  # DSPy's startup callbacks (on_interpreter_startup_*), also when a timeout restarts the worker
     def start(self) -> None:
@@ -193,7 +213,7 @@ class RLMLabInterpreter(LocalInterpreter):
         if self.execution_timeout is not None:  # tools the code calls may not outlast the step (tools/_bounded.py)
             self.workspace.extras[DEADLINE_KEY] = time.monotonic() + self.execution_timeout
         try:
-            return _local_execute(self, code, variables)
+            return self._with_refusals(_local_execute(self, code, variables))
         except CodeInterpreterError as exc:
             process = self._started
             if self.recording_setup or process is None:
@@ -216,35 +236,127 @@ class RLMLabInterpreter(LocalInterpreter):
 
     def _read_responses(self, process: subprocess.Popen[str]) -> None:
         # The queue of this process, not ``self._responses`` at each line: after a restart the old process's
-        # reader must not put its end-of-stream into the new process's queue.
+        # reader must not put its end-of-stream into the new process's queue. Bytes, bounded (see _replies).
         responses = self._responses
         assert process.stdout is not None
-        for line in process.stdout:
-            responses.put(line)
-        responses.put(None)
+        read_replies(getattr(process.stdout, "buffer", process.stdout), responses)
 
     def _restart(self) -> None:
         self.restarts += 1
         self._ended, self._process = False, None
-        self._responses = queue.Queue()
+        self._responses.close()  # the old reader may be waiting on a full queue: it stops there
+        self._responses = ReplyQueue()
+        self._xid = None
         self.start()
         for code, variables in self._setup:
             _local_execute(self, code, variables)
 
+    # -- the reply channel: every message is step code's until it answers the pending request ------------------
+
+    def _send(self, message: dict[str, Any], process: subprocess.Popen[str] | None = None) -> None:
+        if message.get("type") == "execute":  # a fresh id the step's code cannot know before it runs
+            self._xid = secrets.token_hex(12)
+            message = {**message, "xid": self._xid}
+            self._refused, self._tool_calls = [], 0
+        super()._send(message, process)
+
+    def _receive(self, deadline: float | None, timeout_message: str) -> dict[str, Any]:
+        """The next message that answers what the host waits for; anything else the worker's pipe carries (a
+        line over REPLY_LINE_MAX bytes, not JSON, a reply to no pending request, a tool request over the step's
+        caps) is refused, noted for the step, and reading goes on."""
+        while True:
+            timeout = None if deadline is None else max(0, deadline - time.monotonic())
+            try:
+                item = self._responses.get(timeout=timeout)
+            except queue.Empty:
+                self._raise_terminal_error(timeout_message)
+            if item is None:
+                self._raise_terminal_error("Python worker exited unexpectedly.")
+            if isinstance(item, BaseException):  # a workspace tool's own failure (see _handle_tool)
+                self.shutdown()
+                raise item
+            if isinstance(item, Oversize):
+                self._refuse(f"a message of {item.size} bytes, over the {REPLY_LINE_MAX >> 20} MiB a reply may hold")
+                continue
+            message = parse_reply(item)
+            problem = "a line that is not a protocol message" if message is None else self._unexpected(message)
+            if problem is None:
+                return message  # type: ignore[return-value]
+            if problem:
+                self._refuse(problem)
+
+    def _unexpected(self, message: dict[str, Any]) -> str | None:
+        """None when ``message`` answers what is pending; "" when it was answered here (a tool request over the
+        step's caps); else why it is refused."""
+        kind = message["type"]
+        if kind in ("ready", "sandbox_error"):
+            return None if self._xid is None else f"a {kind!r} message during a step"
+        if kind in _REPLY_TYPES:
+            if self._xid is None or message.get("xid") != self._xid:
+                return f"a {kind!r} reply to no pending request"
+            self._xid = None  # answered: a second reply with this id is refused too
+            return None
+        if kind != "tool_request":
+            return f"a message of unknown type {kind[:40]!r}"
+        rid, name = message.get("id"), message.get("name")
+        if not (isinstance(rid, int) and isinstance(name, str) and isinstance(message.get("args", []), list)
+                and isinstance(message.get("kwargs", {}), dict)):
+            return "a malformed tool request"
+        if self._xid is None:
+            return "a tool request outside a step"
+        with self._count_lock:
+            self._tool_calls += 1
+            over = (f"more than {_TOOL_CALLS_PER_STEP} tool calls in one step" if self._tool_calls > _TOOL_CALLS_PER_STEP
+                    else f"more than {_TOOL_CALLS_AT_ONCE} tool calls at once" if self._in_flight >= _TOOL_CALLS_AT_ONCE
+                    else None)
+            if over is None:
+                self._in_flight += 1
+                return None
+        self._send({"type": "tool_error", "id": rid, "error": f"ToolError: {over} (refused)"})
+        return ""
+
+    def _refuse(self, what: str) -> None:
+        self._refused.append(what)
+
+    def _with_refusals(self, result: Any) -> Any:
+        """The step's result, with one line naming what the host refused from its reply channel (if anything)."""
+        if not self._refused:
+            return result
+        kinds = list(dict.fromkeys(self._refused))
+        note = (f"[refused] the host ignored {len(self._refused)} message(s) this step wrote to the REPL's reply "
+                f"channel: {'; '.join(kinds[:3])}{' ...' if len(kinds) > 3 else ''}")
+        self._refused = []
+        if self.notes is not None:
+            self.notes.append(f"sandbox: {note}")
+        return f"{result}\n{note}" if isinstance(result, str) else (note if result is None else result)
+
     def _handle_tool(self, request: dict[str, Any], process: subprocess.Popen[str]) -> None:
+        """Serve one tool request of step code. Its arguments are plain JSON; a ToolError, or any exception of a
+        sub-LM or other host tool, is the step's error; a BaseException host code raised for the step
+        (SystemExit, KeyboardInterrupt) is refused as the step's error too, never the caller's; any other
+        exception of a workspace tool (a cap broken, a bug) wakes execute(), which raises it and ends the run."""
         name = request.get("name")
-        if name not in self.workspace.registry:
-            return super()._handle_tool(request, process)
         try:
-            value = self.invoke_tool(name, request.get("args", []), request.get("kwargs", {}))
-            json.dumps(value, allow_nan=False)
-        except ToolError as exc:
-            self._send({"type": "tool_error", "id": request["id"], "error": f"ToolError: {exc}"}, process)
-            return
-        except BaseException as exc:  # not the model's to fix: wake execute(), which raises it and ends the run
-            self._responses.put(exc)
-            return
-        self._send({"type": "tool_result", "id": request["id"], "value": value}, process)
+            try:
+                value = self.invoke_tool(name, request.get("args", []), request.get("kwargs", {}))
+                json.dumps(value, allow_nan=False)
+            except ToolError as exc:
+                error = f"ToolError: {exc}"
+            except Exception as exc:  # noqa: BLE001
+                if name in self.workspace.registry:  # not the model's to fix
+                    self._responses.put(exc)
+                    return
+                error = f"{type(exc).__name__}: {exc}"
+            except BaseException as exc:  # noqa: BLE001 - raised by host code on the step's behalf: the step's
+                error = (f"HostError: host code serving {str(name)[:40]!r} raised {type(exc).__name__}; refused "
+                         "(the run goes on)")
+            else:
+                self._send({"type": "tool_result", "id": request["id"], "value": value}, process)
+                return
+            self._send({"type": "tool_error", "id": request["id"], "error": error[:2000]}, process)
+        finally:
+            with self._count_lock:
+                self._in_flight -= 1
 
     @with_callbacks  # on_interpreter_tool_call_* for workspace tools too, once per call
     def invoke_tool(self, tool_name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -252,12 +364,31 @@ class RLMLabInterpreter(LocalInterpreter):
         if tool_name in self.workspace.registry:
             return encode_handles(self.workspace.call(tool_name, *args, **kwargs))
         if tool_name in _SUB_LLM_TOOLS:
-            n = _SUB_LLM_TOOLS[tool_name] or len((args or [kwargs.get("prompts", [])])[0])
+            value = _sub_lm_text(tool_name, args, kwargs)
+            n = len(value) if tool_name == "llm_query_batched" else 1
             if self.sub_call_counter is not None:
                 self.sub_call_counter(n)
             with call_role("sub"):
                 return _local_invoke_tool(self, tool_name, args, kwargs)
+        if not isinstance(tool_name, str) or tool_name.startswith("_") or tool_name not in self.tools:
+            # DSPy's sandbox facade (__dspy_construct__, __dspy_call__) builds modules on the host from strings
+            # step code wrote: never served (MeteredRLM does not install it)
+            raise ToolError(f"no tool named {str(tool_name)[:60]!r} is offered to step code")
         return encode_handles(_local_invoke_tool(self, tool_name, args, kwargs))
+
+
+def _sub_lm_text(name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """The one argument of llm_query (a non-empty string) or llm_query_batched (a list of them), checked before any
+    host code sees it; ToolError naming what is wrong."""
+    param = _SUB_LLM_ARG[name]
+    if len(args) + len(kwargs) != 1 or (kwargs and param not in kwargs):
+        raise ToolError(f"{name}: takes one argument, {param}")
+    value = args[0] if args else kwargs[param]
+    texts = value if name == "llm_query_batched" else [value]
+    if not isinstance(texts, list) or not all(isinstance(t, str) and t for t in texts):
+        what = "a list of non-empty strings" if name == "llm_query_batched" else "a non-empty string"
+        raise ToolError(f"{name}: {param}: expected {what}, got {type(value).__name__}")
+    return value
 
 
 _TERMINAL = ("Python worker exited unexpectedly", "Python worker returned invalid JSON",
@@ -292,8 +423,10 @@ class InterpreterFactory:
     """
 
     def __init__(self, workspace: Workspace, step_timeout: float = 30.0, sub_call_counter: Any = None, *,
-                 sandbox: str | None = None, sandbox_policy: str = "best_effort", notes: list[str] | None = None):
+                 sandbox: str | None = None, sandbox_policy: str = "best_effort", notes: list[str] | None = None,
+                 path_roots: tuple[str, ...] = ()):
         self.workspace, self.step_timeout, self.sub_call_counter = workspace, step_timeout, sub_call_counter
+        self.path_roots = path_roots  # directories a tool may read paths beneath for the step code (and scratch)
         self.sandbox, self.sandbox_policy = sandbox or default_sandbox(), sandbox_policy
         self.notes = notes  # the run's trajectory notes: a sandbox fallback or "none" warning lands here
         # required + unavailable: refuse before the run starts
@@ -311,7 +444,8 @@ class InterpreterFactory:
 
     def sandbox_options(self) -> dict[str, Any]:
         """The keywords every interpreter this factory makes gets (TappedFactory's too)."""
-        return {"sandbox": self.sandbox, "sandbox_policy": self.sandbox_policy, "notes": self.notes}
+        return {"sandbox": self.sandbox, "sandbox_policy": self.sandbox_policy, "notes": self.notes,
+                "path_roots": self.path_roots}
 
 
 @SANDBOXES.register("pyodide")

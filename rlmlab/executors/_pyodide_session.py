@@ -19,6 +19,8 @@ from typing import Any, Callable
 
 from _blobref import BlobRef, decode_handles, encode_handles  # a copy of rlmlab/handles/_blobref.py
 
+STDOUT_MAX = 4 << 20  # characters of a step's printed output sent back
+
 
 class Submission(BaseException):
     def __init__(self, value: Any) -> None:
@@ -110,6 +112,11 @@ class Session:
         finally:
             sys.stdout, sys.stderr = saved
         outcome["stdout"] = captured.getvalue().rstrip("\n")
+        if len(outcome["stdout"]) > STDOUT_MAX:  # the host reads no reply line over 8 MiB
+            size = len(outcome["stdout"])
+            outcome["stdout"] = (outcome["stdout"][:STDOUT_MAX] + f"\n[... output cut: the step printed {size} "
+                                 f"characters; the first {STDOUT_MAX} are shown]")
+        outcome["xid"] = request.get("xid")  # the request this answers: the host refuses a reply to any other
         return outcome
 
 
@@ -133,6 +140,7 @@ def main(read: Callable[[], Any], write: Callable[[str], Any]) -> None:
     """Serve execute requests until end of input or a shutdown message."""
     session = Session(read, write)
     session.send({"type": "ready"})
+    xid = None
     try:
         while True:
             request = session.receive()
@@ -140,6 +148,7 @@ def main(read: Callable[[], Any], write: Callable[[str], Any]) -> None:
                 return
             if request.get("type") != "execute":
                 raise ValueError(f"unknown request {request.get('type')!r}")
+            xid = request.get("xid")
             session.send(session.execute(request))
     except BaseException as exc:  # a broken channel: tell the host, which restarts the REPL
-        session.send({"type": "terminal_error", "error": f"{type(exc).__name__}: {exc}"})
+        session.send({"type": "terminal_error", "error": f"{type(exc).__name__}: {exc}", "xid": xid})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import dspy
@@ -19,7 +20,7 @@ from rlmlab.executors._prompt import CompactVariable, GuidedPredict, compact_act
 from rlmlab.executors._step_grammar import fields_grammar
 from rlmlab.executors._trajectory import IterationRecord
 from rlmlab.handles import BlobRef
-from rlmlab.tools import Workspace
+from rlmlab.tools import Workspace, source_roots
 from rlmlab.trace import ContextTrace
 
 __all__ = ["MeteredRLM", "RlmLoop", "run_rlm", "dspy_tools", "RLM_SIGNATURE"]
@@ -140,11 +141,9 @@ class MeteredRLM(dspy.RLM):
             repl.recording_setup = False
 
     def _setup_facade(self, repl: Any, budget: Any, interpreter_factory: Any) -> str:
-        repl.recording_setup = True
-        try:
-            return super()._setup_facade(repl, budget, interpreter_factory)
-        finally:
-            repl.recording_setup = False
+        """Offer step code no host-side DSPy modules: DSPy's facade builds them on the host from signature strings
+        step code wrote, importing and evaluating what their annotations name. Sub-LM calls stay (llm_query)."""
+        return ""
 
     def _execute_iteration(self, repl, variables, history, iteration, input_args, output_field_names,
                            interpreter_factory, sub_agent_rules):
@@ -207,7 +206,8 @@ class RlmLoop:
     def run(self, run: Run) -> None:
         opts, ws = run.options, run.workspace
         factory = InterpreterFactory(ws, step_timeout=opts.step_timeout, sub_call_counter=run.meter.record_sub_calls,
-                                     sandbox=opts.sandbox, sandbox_policy=opts.sandbox_policy, notes=run.traj.notes)
+                                     sandbox=opts.sandbox, sandbox_policy=opts.sandbox_policy, notes=run.traj.notes,
+                                     path_roots=source_roots(run.env.source_path))
         run.traj.sandbox = factory.sandbox_used
         run.traj.prompt = resolve_prompt(opts.prompt, opts.decoding)
         guidance = None
@@ -222,6 +222,33 @@ class RlmLoop:
         run.traj.answer = str(pred.answer)
         run.traj.final_reasoning = str(getattr(pred, "final_reasoning", ""))
         run.traj.submitted = run.traj.final_reasoning != "Extract forced final output"
+        if not run.traj.submitted:
+            kept, why = supported_fallback(run.traj.answer, [r.output for r in run.records], run.query)
+            if not kept:
+                run.traj.notes.append(f"extract fallback: {why}; the run ends without an answer")
+                run.traj.answer = ""
+
+
+_PLACEHOLDER = re.compile(r"^[\s'\"`]*(?:\{+\s*\w*\s*\}+|<\s*\w*\s*>|\.\.\.|…|TODO|N/?A|None|null)[\s'\"`.]*$", re.I)
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def supported_fallback(answer: str, outputs: list[str], query: str = "") -> tuple[bool, str]:
+    """Whether an answer DSPy's extract step wrote after the last iteration (the model never SUBMITted) may stand:
+    not a placeholder (``{answer}``, ``<answer>``, ``...``), and everything it states (each number, or the text
+    itself) shown by a step's output, or, for a number, given in the question. (False, why) otherwise."""
+    text = " ".join(str(answer or "").split())
+    if not text or _PLACEHOLDER.match(text):
+        return False, f"the extract step wrote a placeholder ({text[:40]!r}), not a value the run computed"
+    seen = " ".join(" ".join(o.split()) for o in outputs)
+    numbers = _NUMBER.findall(text)
+    if numbers:
+        shown = set(_NUMBER.findall(seen)) | set(_NUMBER.findall(query))
+        missing = [n for n in numbers if n not in shown]
+        return (not missing, f"the extract step's answer {text[:40]!r} states {', '.join(missing[:3])}, which no "
+                             "step output shows")
+    ok = text.casefold() in seen.casefold()
+    return ok, f"the extract step's answer {text[:40]!r} appears in no step's output"
 
 
 run_rlm = entry_point(RlmLoop, """Run one RLM task and return its trajectory (also written to

@@ -27,7 +27,7 @@ from rlmlab.executors._harness import CodeRunOptions, Run
 from rlmlab.executors._interpreter import InterpreterFactory, RLMLabInterpreter
 from rlmlab.executors._trajectory import clip_output
 from rlmlab.lm import constrained
-from rlmlab.tools import Workspace
+from rlmlab.tools import Workspace, source_roots
 
 __all__ = ["run_scratchpad", "ScratchpadLoop", "ScratchpadOptions", "scratchpad_prompt", "parse_reply", "ScratchStep"]
 
@@ -191,7 +191,8 @@ class ScratchpadLoop:
         opts, ws = run.options, run.workspace
         factory = TappedFactory(InterpreterFactory(ws, step_timeout=opts.step_timeout,
                                                    sub_call_counter=run.meter.record_sub_calls, sandbox=opts.sandbox,
-                                                   sandbox_policy=opts.sandbox_policy, notes=run.traj.notes),
+                                                   sandbox_policy=opts.sandbox_policy, notes=run.traj.notes,
+                                                   path_roots=source_roots(run.env.source_path)),
                                 run.tap, run.clock)
         run.traj.sandbox = factory.sandbox_used
         if run.ref is not None:

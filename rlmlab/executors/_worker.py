@@ -54,6 +54,53 @@ def configure(self, tool_names, output_fields):
 
 worker.Session.configure = configure
 
+# What the host accepts as this worker's reply names the request it answers (its "xid"): a reply step code forges
+# for another request, or after the step, is refused there (rlmlab/executors/_replies.py).
+_execute = worker.Session.execute
+_send = worker.send
+_current = {"xid": None}
+
+
+def execute(self, request):
+    _current["xid"] = request.get("xid")
+    return _execute(self, request)
+
+
+def send(message):
+    if message.get("type") not in ("tool_request", "ready") and "xid" not in message:
+        message = {**message, "xid": _current["xid"]}
+    _send(message)
+
+
+worker.Session.execute = execute
+worker.send = send
+
+# A step's printed output is cut here (it went to a file in scratch first): the host reads no line over 8 MiB.
+STDOUT_MAX = 4 << 20
+
+
+class CappedOutput(worker.CapturedOutput):
+    def __exit__(self, *_):
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001 - as dspy's own capture does
+                pass
+        sys.stdout, sys.stderr = worker._worker_stdout, worker._worker_stderr
+        os.dup2(self.saved[0], 1)
+        os.dup2(self.saved[1], 2)
+        os.close(self.saved[0])
+        os.close(self.saved[1])
+        size = os.fstat(self.file.fileno()).st_size
+        self.file.seek(0)
+        self.value = self.file.read(STDOUT_MAX).decode(errors="replace").rstrip("\n")
+        if size > STDOUT_MAX:
+            self.value += f"\n[... output cut: the step printed {size} bytes; the first {STDOUT_MAX} are shown]"
+        self.file.close()
+
+
+worker.CapturedOutput = CappedOutput
+
 
 def _confine() -> None:
     spec = json.loads(os.environ.pop("RLMLAB_SANDBOX_CONFINE"))
@@ -61,7 +108,9 @@ def _confine() -> None:
 
     if spec.get("seal"):  # unshare: the host's tree, made read-only here (bwrap built a read-only view instead)
         seal_host_tree(**spec["seal"])
-    drop_capabilities()  # root of its user namespace no more: nothing to undo the mounts or limits with
+    # root of its user namespace no more (or, started by the host's root, not root at all): nothing to undo the
+    # mounts or limits with
+    drop_capabilities(*spec.get("user", ()))
     apply_rlimits(spec["rlimits"])
     confine_self(spec["read"], spec["write"])
     forbid_new_processes()  # threads yes, processes no: RLIMIT_NPROC never binds the host's root

@@ -33,6 +33,9 @@ SANDBOX_POLICIES = ("best_effort", "required")
 _SHORTHANDS = {"required": ("confined", "required"), "best_effort": ("confined", "best_effort")}
 
 _TMPFS_BYTES = 64 * 1024 * 1024  # the fresh /tmp and /dev/shm inside the sandbox, each
+# The user a worker started by the host's root runs as (the kernel's overflow uid, "nobody"): files it creates in
+# scratch are nobody's on the host, not root's.
+SANDBOX_UID = SANDBOX_GID = 65534
 # Defaults for what the worker may use; memory_limit_mb replaces AS. CPU seconds are per worker (a restart after a
 # timeout starts a new count), well above any step timeout; a file over FSIZE fails with EFBIG.
 DEFAULT_RLIMITS = {"AS": 8 << 30, "CPU": 900, "NPROC": 64, "FSIZE": 256 << 20, "NOFILE": 256, "CORE": 0}
@@ -63,6 +66,11 @@ class Backend:
     def exit_code(self, code: int) -> int:
         """The worker's own return code (negative: killed by that signal) from the wrapper process's."""
         return code
+
+    def worker_user(self) -> tuple[int, int] | None:
+        """(uid, gid) the worker becomes on the host, whose scratch directory must then be theirs; None: the
+        host's own user."""
+        return None
 
     def describe(self) -> str:
         return self.name
@@ -156,21 +164,34 @@ class Confined(Backend):
         if self.tool == "unshare":  # the host's file tree, narrowed by the worker's Landlock rules
             return [_find("unshare") or "unshare", "--user", "--map-root-user", "--pid", "--fork", "--kill-child",
                     "--net", "--ipc", "--uts", "--mount", "--mount-proc", "--", *argv]
-        cmd = [_find("bwrap") or "bwrap", "--die-with-parent", "--new-session", "--unshare-user", "--unshare-pid",
+        # The host's root starts bwrap in no user namespace (one made by root maps its root to the host's): the
+        # worker becomes SANDBOX_UID itself (worker_user) once started. Anyone else gets a user namespace.
+        as_root = self.worker_user() is not None
+        userns = [] if as_root else ["--unshare-user", "--disable-userns", "--cap-drop", "ALL"]
+        cmd = [_find("bwrap") or "bwrap", "--die-with-parent", "--new-session", *userns, "--unshare-pid",
                "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--hostname", "rlmlab-sandbox",
-               "--disable-userns", "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr"]
+               "--ro-bind", "/usr", "/usr"]
         for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
             if os.path.islink(top):
                 cmd += ["--symlink", os.readlink(top), top]
             elif os.path.isdir(top):
                 cmd += ["--ro-bind", top, top]
-        cmd += ["--proc", "/proc", "--dev", "/dev",
-                "--size", str(_TMPFS_BYTES), "--tmpfs", "/tmp", "--size", str(_TMPFS_BYTES), "--tmpfs", "/dev/shm"]
+        cmd += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(_TMPFS_BYTES), "--tmpfs", "/tmp",
+                "--perms", "1777", "--size", str(_TMPFS_BYTES), "--tmpfs", "/dev/shm"]
+        binds = [*_ETC, *python_paths(), str(scratch)]
+        if as_root:  # bwrap gives the directories it makes above a bind their source's modes (/root: 0700)
+            for parent in _parents(binds):
+                cmd += ["--perms", "0755", "--dir", parent]
         # after the fresh /tmp: a checkout or venv under /tmp (a CI clone made with mktemp) stays visible
-        for path in (*_ETC, *python_paths()):
+        for path in binds[:-1]:
             cmd += ["--ro-bind-try", path, path]
         cmd += ["--bind", str(scratch), str(scratch), "--chdir", str(scratch), "--", *argv]
         return cmd
+
+    def worker_user(self) -> tuple[int, int] | None:
+        if self.tool == "bwrap" and os.geteuid() == 0:
+            return SANDBOX_UID, SANDBOX_GID
+        return None
 
     def worker_confinement(self, scratch: Path, memory_limit_mb: int | None) -> dict[str, Any] | None:
         limits = dict(DEFAULT_RLIMITS)
@@ -178,9 +199,23 @@ class Confined(Backend):
             limits["AS"] = int(memory_limit_mb) * 1024 * 1024
         spec: dict[str, Any] = {"read": ["/usr", "/proc", *_ETC, *python_paths()],
                                 "write": [str(scratch), *_DEV, "/tmp", "/dev/shm"], "rlimits": limits}
+        if self.worker_user() is not None:
+            spec["user"] = list(self.worker_user())
         if self.tool == "unshare":  # the host's tree: read-only, fresh /tmp /run /dev/shm (bwrap builds its own view)
             spec["seal"] = {"scratch": str(scratch), "fresh": ["/tmp", "/run", "/dev/shm"], "tmpfs_bytes": _TMPFS_BYTES}
         return spec
+
+
+def _parents(paths: list[str]) -> list[str]:
+    """The directories above ``paths`` that bwrap makes, outermost first (not /, /usr, /tmp or /dev: mounted)."""
+    out: dict[str, None] = {}
+    for path in paths:
+        parts = Path(path).parts[1:-1]
+        for i in range(1, len(parts) + 1):
+            parent = "/" + "/".join(parts[:i])
+            if parent not in ("/usr", "/tmp", "/dev", "/proc") and not parent.startswith(("/usr/", "/proc/", "/dev/")):
+                out[parent] = None
+    return list(out)
 
 
 @dataclass(frozen=True)

@@ -177,14 +177,23 @@ def seal_host_tree(scratch: str, fresh: Iterable[str], tmpfs_bytes: int) -> None
         os.close(fd)
 
 
-def drop_capabilities() -> None:
+def drop_capabilities(uid: int | None = None, gid: int | None = None) -> None:
     """Drop every capability (bounding, effective, permitted, inheritable): what a user namespace's root holds
-    is gone for this process and its children. Raises OSError when the kernel refuses."""
+    is gone for this process and its children. With ``uid`` (a worker started as the host's root, in no user
+    namespace), become that user and group first, with no supplementary groups, so that what it creates is not
+    root's on the host. Raises OSError when the kernel refuses."""
     for cap in range(64):
         if _libc.prctl(_PR_CAPBSET_READ, cap, 0, 0, 0) != 1:  # not held (bwrap --cap-drop ALL), or no such cap
             continue
         if _libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
             raise OSError(ctypes.get_errno(), f"prctl(PR_CAPBSET_DROP, {cap})")
+    if uid is not None:  # after the bounding set (dropping it needs CAP_SETPCAP, which a non-root user lacks)
+        group = uid if gid is None else gid
+        os.setgroups([])
+        os.setresgid(group, group, group)
+        os.setresuid(uid, uid, uid)  # from root to another user: the kernel clears every capability set
+        if os.getuid() != uid or os.geteuid() != uid or os.getgid() != group:
+            raise OSError(f"could not become uid {uid}")
 
     class Header(ctypes.Structure):
         _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
@@ -198,8 +207,9 @@ def drop_capabilities() -> None:
 
 
 # seccomp: new processes are refused (threads are not); on x86_64 and arm64, the architectures whose numbers are here
-_SECCOMP_ARCH = {"x86_64": (0xC000003E, {"fork": 57, "vfork": 58, "clone": 56, "clone3": 435}),
-                 "aarch64": (0xC00000B7, {"clone": 220, "clone3": 435})}
+_SECCOMP_ARCH = {"x86_64": (0xC000003E, {"fork": 57, "vfork": 58, "clone": 56, "clone3": 435, "unshare": 272,
+                                          "setns": 308}),
+                 "aarch64": (0xC00000B7, {"clone": 220, "clone3": 435, "unshare": 97, "setns": 268})}
 _RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
 _EPERM, _ENOSYS = 1, 38
 _CLONE_THREAD = 0x00010000
@@ -215,7 +225,7 @@ class _SockFprog(ctypes.Structure):
 
 
 def forbid_new_processes() -> bool:
-    """Install a seccomp filter: fork, vfork and clone without CLONE_THREAD fail with EPERM, clone3 with ENOSYS
+    """Install a seccomp filter: fork, vfork, unshare, setns and clone without CLONE_THREAD fail with EPERM, clone3 with ENOSYS
     (so the C library creates threads with clone), syscalls of another ABI (i386, x32) with EPERM. Bounds a fork
     storm where RLIMIT_NPROC does not (it never applies to the host's root). False on an architecture without a
     table here; OSError when the kernel refuses."""
@@ -225,7 +235,9 @@ def forbid_new_processes() -> bool:
     audit_arch, nr = arch
     ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
     deny, allow, nosys = _RET_ERRNO | _EPERM, _RET_ALLOW, _RET_ERRNO | _ENOSYS
-    refused = [nr[n] for n in ("fork", "vfork") if n in nr]
+    # unshare and setns too: a worker that is no user namespace's root (started by the host's root) could
+    # otherwise make a user namespace of its own
+    refused = [nr[n] for n in ("fork", "vfork", "unshare", "setns") if n in nr]
     # instructions as (code, jt, jf, k); jumps are relative to the next instruction
     prog = [(ld, 0, 0, 4), (jeq, 1, 0, audit_arch), (ret, 0, 0, deny), (ld, 0, 0, 0),
             (jge, 0, 1, 0x40000000), (ret, 0, 0, deny)]

@@ -8,13 +8,15 @@ from rlmlab.tools._workspace import ToolCallRecord, ToolCaps, ToolObserver, Work
 from rlmlab.tools import _context  # noqa: F401  (registers blob and ctx_*)
 from rlmlab.tools._context import blob, ctx_find, ctx_peek, ctx_slice, ctx_stats
 from rlmlab.tools._ast import ast_query  # registers ast_query
+from rlmlab.tools._paths import source_roots
 from rlmlab.tools._agenda import agenda  # registers agenda
 from rlmlab.tools._sparql import attach_ontology, ontology_of, sparql_query  # registers sparql_query
-from rlmlab.tools._memory import attach_memory, event_log, mem_add, mem_get, mem_quote, mem_search  # registers mem_*
+from rlmlab.tools._memory import (attach_memory, event_log, mem_add, mem_get, mem_quote, mem_search,  # registers mem_*
+                                  memory_of)
 
 __all__ = [
     "TOOLS", "ToolRegistry", "ToolSpec", "tool", "Bounds", "schema_for", "is_blobref_schema",
     "ToolResult", "displayable", "DEADLINE_KEY", "exit_description", "run_bounded", "time_left", "ToolCaps", "ToolCallRecord", "ToolObserver", "Workspace",
-    "blob", "ctx_stats", "ctx_peek", "ctx_slice", "ctx_find", "ast_query", "agenda",
-    "attach_memory", "event_log", "mem_add", "mem_get", "mem_quote", "mem_search", "attach_ontology", "ontology_of", "sparql_query",
+    "blob", "ctx_stats", "ctx_peek", "ctx_slice", "ctx_find", "ast_query", "agenda", "source_roots",
+    "attach_memory", "memory_of", "event_log", "mem_add", "mem_get", "mem_quote", "mem_search", "attach_ontology", "ontology_of", "sparql_query",
 ]

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Annotated
 
 from rlmlab.errors import ToolError
 from rlmlab.handles import BlobRef
 from rlmlab.tools._bounded import run_bounded, time_left
 from rlmlab.tools._clip import clip_json
+from rlmlab.tools._paths import read_path
 from rlmlab.tools._context import _check_range
 from rlmlab.tools._registry import tool
 from rlmlab.tools._schema import Bounds
@@ -22,31 +21,17 @@ _MAX_FILE_BYTES = 64 << 20  # a path's file is read whole on the host
 
 
 def _source_of(ws: Workspace, ref_or_path: BlobRef | str) -> tuple[str, str]:
-    """(text, label) of a BlobRef, a blob key, or a file path."""
+    """(text, label) of a BlobRef, a blob key, or a file path (read as :func:`read_path` allows)."""
     if isinstance(ref_or_path, BlobRef):
         return ws.store.get(ref_or_path), ref_or_path.key
     if not isinstance(ref_or_path, str):
         raise ToolError(f"ref_or_path: {type(ref_or_path).__name__}; expected a BlobRef, a blob key or a .rs path")
     if ref_or_path in ws.store:
         return ws.store.get(ref_or_path), ref_or_path
-    path = Path(ref_or_path)
-    if not path.is_file():
-        raise ToolError(f"ref_or_path: {ref_or_path!r} is neither a blob key nor a readable file")
-    # The host reads the path for step code it does not trust: only a Rust source file, judged by where the path
-    # really leads (symlinks and /proc/<pid>/fd links followed), and nothing under /proc, /sys or /dev. Without this
-    # a step read the host's own /proc/self/environ (its API keys), ~/.ssh and .env through the parse's captures.
-    real = Path(os.path.realpath(path))
-    if real.suffix != ".rs" or real.parts[1:2] in (("proc",), ("sys",), ("dev",)):
-        raise ToolError(f"ref_or_path: {ref_or_path!r} is not a Rust source file (.rs); ast_query reads only those "
-                        "by path (give other text as a blob)")
-    size = real.stat().st_size
-    if size > _MAX_FILE_BYTES:
-        raise ToolError(f"ref_or_path: {ref_or_path!r} is {size} bytes, over the "
-                        f"{_MAX_FILE_BYTES >> 20} MB a path may hold (load it as a blob instead)")
-    try:
-        return real.read_text(encoding="utf-8"), str(real)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ToolError(f"ref_or_path: cannot read {real} as UTF-8 text ({exc})") from None
+    if not ref_or_path.endswith(".rs"):
+        raise ToolError(f"ref_or_path: {ref_or_path!r} is not a Rust source file (.rs) nor a blob key; "
+                        "ast_query reads only those by path (give other text as a blob)")
+    return read_path(ws.path_roots, ref_or_path, arg="ref_or_path", suffix=".rs", max_bytes=_MAX_FILE_BYTES)
 
 
 @tool(cap=lambda caps: caps.find_k_max * (caps.captures_max * (caps.snippet_chars + 48) + 64) + 512, group="code")

@@ -15,6 +15,9 @@ import re
 from pathlib import Path
 from typing import Any, Callable
 
+from rlmlab.errors import ToolError
+from rlmlab.tools._paths import read_path
+
 __all__ = ["ToolResult", "displayable"]
 
 _PRE = ("margin:2px 0;padding:4px 8px;background:#f6f6f6;border-radius:3px;white-space:pre;overflow:auto;"
@@ -193,9 +196,10 @@ def _source_text(workspace: Any, ref: Any) -> str | None:
     try:
         if isinstance(ref, BlobRef) or (isinstance(ref, str) and ref in workspace.store):
             return workspace.store.get(ref)
-        if isinstance(ref, (str, Path)) and Path(ref).is_file():
-            return Path(ref).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError, KeyError, ValueError):
+        if isinstance(ref, (str, Path)):
+            return read_path(workspace.path_roots, str(ref), arg="ref", suffix=Path(ref).suffix or ".rs",
+                             max_bytes=64 << 20)[0]
+    except (OSError, UnicodeDecodeError, KeyError, ValueError, ToolError):
         return None
     return None
 

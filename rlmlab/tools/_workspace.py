@@ -85,6 +85,9 @@ class Workspace:
     observers: list[Any] = field(default_factory=list)
     extras: dict[str, Any] = field(default_factory=dict)
     usage: dict[str, int] = field(default_factory=dict)  # what tools added to the host's state (see charge)
+    # Directories a tool may read a path beneath (rlmlab.tools._paths); None: a person's own namespace, whose
+    # paths are read as named. An interpreter gives its step code the run's source tree and its scratch.
+    path_roots: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.store, BlobStore):  # a bare store: this workspace reads what it puts or is granted
