@@ -240,11 +240,13 @@ def test_the_loop_refuses_an_unknown_selection(tmp_path):
 
 
 def test_golden_yield_counts_code_rollouts_the_oracles_accept(tmp_path, rust_file):
-    from rlmlab.oracle import GrepOracle
+    from rlmlab.oracle import AnalysisResult, TraceValidator
 
     text, query = rust_file.read_text(), "How many pub async fn are in file.rs?"
-    # the count the grep oracle accepts (it reads the source its own way; the runner only has to ask it)
-    n = next(k for k in range(1, 100) if GrepOracle(text).verify_detailed(str(k), query).verdict.name == "ExactMatch")
+    # the count the code oracle accepts (it reads the source its own way; the runner only has to ask it)
+    validator = TraceValidator()
+    n = next(k for k in range(1, 100)
+             if validator.validate(AnalysisResult(query, str(k)), text, str(rust_file)).is_golden)
     task = MemoryTask("async", query, text, "crate:tokio", n, "numeric",
                       {"source_path": str(rust_file), "suite": "code", "level": 2})
     config = _config(tmp_path, "base: {layers: {}, max_iters: 2, samples: 3}\n")

@@ -286,8 +286,8 @@ def test_llm_no_answer_skips_the_lm_and_unknown_rubric():
 # -- registry ----------------------------------------------------------------------------------------------
 
 def test_registry_and_judge_for(rust_file):
-    assert JUDGES.names() == ["code", "constraints", "exact", "llm", "numeric", "oracle", "sparql", "vote"]
-    with pytest.raises(ConfigError, match="unknown 'fuzzy'; registered: code, constraints, exact, llm, numeric, oracle, sparql, vote"):
+    assert JUDGES.names() == ["code", "constraints", "exact", "llm", "numeric", "oracle", "set", "sparql", "vote"]
+    with pytest.raises(ConfigError, match="unknown 'fuzzy'; registered: code, constraints, exact, llm, numeric, oracle, set, sparql, vote"):
         JUDGES.make("fuzzy")
     with pytest.raises(ConfigError, match="unknown 'fuzzy'"):
         judge_for(MemoryTask("x", "q", check="fuzzy"))

@@ -470,8 +470,12 @@ def test_count_and_list_templates_agree_with_the_oracle_for_every_construct(phra
         where = f"the {source} module (all files under {source}/)" if module else source
         task = _synthetic(task_id, f"How many {said} are there in {where}?")
         answer = run_template(count.template, {}, task)
-        assert judged(task, answer).success, (task_id, said, answer)
-        if answer == "0" or int(answer) > 100:  # ctx_find shows at most 100 matches: longer lists are cut
+        verdict = judged(task, answer)
+        if answer == "0":  # issue 53: "none" where the oracle finds none is never verified (its reading may be wrong)
+            assert not verdict.success and "claims no items" in verdict.rationale, (task_id, said, verdict.rationale)
+            continue
+        assert verdict.success, (task_id, said, answer)
+        if int(answer) > 100:  # ctx_find shows at most 100 matches: longer lists are cut
             continue
         task = _synthetic(task_id, f"Find all {said} in {where}. Answer one per line as path:line:code.")
         answer = run_template(listing.template, {}, task)

@@ -11,12 +11,14 @@ from dspy.utils.callback import BaseCallback
 
 from rlmlab.executors._step_grammar import assigned_names, output_numbers, query_slots, step_grammar, whole_results
 from rlmlab.executors._offer import (RESULT_KEYS, answer_form, asks_every, ast_vocabulary, context_kind, grep_rules,
+                                    text_rules,
                                     item_names, lookup_names, offered_tools, post_templates)
 from rlmlab.executors._sparql_fill import sparql_keeper
 from rlmlab.executors._sparql_space import space_fit
 from rlmlab.executors._vocab import CAPTURES, argument_vocabularies, named_captures, ts_query_rules
 from rlmlab.lm import can_constrain, pop_constraint, push_constraint
-from rlmlab.tools import ontology_of
+from rlmlab.errors import ToolError
+from rlmlab.tools import memory_of, ontology_of
 
 __all__ = ["StepConstraint", "DECODINGS", "check_decoding", "decoding_note", "output_fields", "grammar_lm",
            "GRAMMAR_MIN_TOKENS", "run_step_grammar"]
@@ -96,6 +98,26 @@ def _raised(output: str | None) -> bool:
     return bool(output) and re.search(r"(?m)^\[Error\] ", output) is not None
 
 
+def _has_memory(ws: Any) -> bool:
+    try:
+        memory_of(ws)
+    except ToolError:
+        return False
+    return True
+
+
+def _vocabularies(run: Any, slots: dict[str, list[str]]) -> dict[str, Any] | None:
+    """The argument vocabularies of the run's tools, or None (steps then follow the tools' grammar without them)
+    when the question's closed space cannot be built; the run's notes say so, once."""
+    try:
+        return argument_vocabularies(run.workspace, slots, run.query or "")
+    except ValueError as exc:
+        note = f"step space: no closed vocabulary for this question ({exc}); steps follow the tools' grammar only"
+        if note not in run.traj.notes:
+            run.traj.notes.append(note)
+        return None
+
+
 def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
     """The step grammar of the next step of ``run`` in an executor's format: the workspace's tools (with
     vocabularies on, only those that can answer the query over its context: :func:`offered_tools`), the variables
@@ -112,16 +134,19 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
     numbers = [n for it in run.records for n in output_numbers(it.output)]
     templates = [t["template"] for t in ws.extras.get("step_templates", []) if t.get("template")]
     slots = query_slots(run.query or "", run.context_text)
-    vocab = argument_vocabularies(ws, slots, run.query or "") if opts.vocab else None
-    # sparql_query without an attached ontology can only fail: a code or arithmetic step is not offered it
-    tools = [t for t in ws.registry if t.name != "sparql_query" or ws.extras.get("ontology") is not None]
+    vocab = _vocabularies(run, slots) if opts.vocab else None
+    # a tool whose state is missing can only fail: sparql_query without an attached ontology, the memory tools
+    # without a memory store (a code or arithmetic step is not offered them)
+    tools = [t for t in ws.registry if (t.name != "sparql_query" or ws.extras.get("ontology") is not None)
+             and (t.group != "memory" or _has_memory(ws))]
     keys, joins, lookup, form = None, (), [], None
     if vocab is not None:  # closed vocabularies close the tools and a result's keys too (see _offer)
         kind = context_kind(run.context_text, ws.extras.get("ontology"))
         if kind == "rust":  # the answer comes from a tool: numbers a step printed are not retyped into arithmetic
             numbers = []
         tools = offered_tools(tools, run.query or "", kind)
-        grep = grep_rules(run.query or "", slots.get("ident") or []) if kind == "rust" else None
+        grep = grep_rules(run.query or "", slots.get("ident") or [], run.context_text) if kind == "rust" else \
+            text_rules(run.query or "", run.context_text or "") if kind == "text" else None
         if grep is not None:
             vocab["ctx_find.pattern"] = grep
         lookup = lookup_names(run.query or "", slots.get("ident") or [], run.context_text)[:24] \
@@ -132,7 +157,7 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
         if kind == "rust" and "ast_query.query" in vocab:
             names = lookup or item_names(run.query or "", slots.get("ident") or [])[:24]
             vocab["ast_query.query"] = ts_query_rules(names, named=bool(lookup), **av) or vocab["ast_query.query"]
-        keys = RESULT_KEYS if kind != "text" else None
+        keys = RESULT_KEYS
         joins = CAPTURES if kind == "rust" else ()  # an ast_query's matches carry captures; a SPARQL result rows
         if lookup:  # a question about one named item is answered by what a query captured of it (not a count, a
             # line number or a line), under the one name its child shape captures (never the item's own @name)

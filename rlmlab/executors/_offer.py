@@ -26,13 +26,15 @@ A context of another kind (the user's own text) keeps every tool and free string
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from rlmlab.oracle import INTENT_PATTERNS, is_count_query
+from rlmlab.oracle import INTENT_PATTERNS, is_count_query, pattern_for_intent, read_question
 
-__all__ = ["context_kind", "offered_tools", "grep_patterns", "grep_rules", "ast_vocabulary", "item_names",
+__all__ = ["context_kind", "offered_tools", "grep_patterns", "grep_rules", "text_patterns", "text_rules",
+           "text_search_terms", "ast_vocabulary", "item_names",
            "RESULT_KEYS", "CONTEXT_KINDS", "AST_INNER", "AST_FIELDS", "post_templates", "fits_query", "lookup_names",
            "answer_form", "impl_pair"]
 
@@ -79,11 +81,12 @@ def offered_tools(specs: Iterable[Any], query: str, kind: str) -> list[Any]:
 
     Rust: a count, a list ("List all ...") or a yes/no question is answered by grep (``ctx_find``); any other
     question (a signature, a type, the variants of an enum) by ``ast_query`` or grep. An ontology: ``sparql_query``.
-    No context (arithmetic): no tool, the answer is computed from the query's numbers. Other text: every tool.
+    No context (arithmetic): no tool, the answer is computed from the query's numbers. Other text: the context
+    tools (and memory's).
     """
     specs = list(specs)
-    if kind == "text":
-        return specs
+    if kind == "text":  # a document's lines: search, read and count them (and the memory tools, where given)
+        return [s for s in specs if s.name in _TEXT_TOOLS or s.name.startswith("mem_")]
     if kind == "none":
         return []
     if kind == "ontology":
@@ -91,6 +94,82 @@ def offered_tools(specs: Iterable[Any], query: str, kind: str) -> list[Any]:
     grep_only = is_count_query(query) or bool(_LIST.search(query)) or _asks_choice(query)
     names = ("ctx_find",) if grep_only else _RUST_TOOLS
     return [s for s in specs if s.name in names]
+
+
+# -- plain text documents: line searches built from the question's own words ---------------------------------
+
+# Words that say how to ask, not what to look for (English function words and the vocabulary of asking about a
+# document); the rest of the question's words, where the document has them, are the search terms.
+_ASKING = frozenset("""a an the of in on at to for from by with without and or not no nor is are was were be been
+being do does did has have had how many much what which who whom whose when where why there this that these those
+it its their them they i me my we our you your he she his her please tell give show list find count number total
+lines line entries entry records record rows row times occurrences mention mentions mentioning contain contains
+containing include includes including appear appears appearing file document log text any all each every only
+just than then so if as into out up down about between across per over under answer reply respond with as
+integer value result one ones""".split())
+_QUERY_WORD = re.compile(r"[A-Za-z0-9][\w.-]*[A-Za-z0-9]|[A-Za-z0-9]")
+_QUOTED_TERM = re.compile(r"""["'`‘“]([^"'`’”\n]{1,60})["'`’”]""")
+_TEXT_PATTERNS_MAX = 12
+_ANY_CASE = re.compile(r"case[- ]?insensitiv|ignor\w*\s+(?:the\s+)?case|regardless\s+of\s+case|any\s+case|upper\s+or\s+lower", re.I)
+
+
+def text_search_terms(query: str, text: str) -> list[tuple[str, bool]]:
+    """The question's search terms that occur in ``text``, in the question's order: (term, exact). A quoted term
+    is matched exactly (case and all); another word of the question that is not a word of asking matches, ignoring
+    case, where a word of the document starts with it ("disk" finds "disk" and "disks")."""
+    terms: list[tuple[str, bool]] = []
+    quoted_spans = []
+    any_case = _ANY_CASE.search(query) is not None  # "case-insensitive": a quoted term in any case too
+    for m in _QUOTED_TERM.finditer(query):
+        term = m.group(1).strip()
+        if term and (term.casefold() in text.casefold() if any_case else term in text):
+            terms.append((term, not any_case))
+        quoted_spans.append(m.span())
+    lowered = text.casefold()
+    for m in _QUERY_WORD.finditer(query):
+        if any(a <= m.start() < b for a, b in quoted_spans):
+            continue
+        word = m.group(0)
+        if word.casefold() in _ASKING or len(word) < 2 and not word.isdigit():
+            continue
+        if re.search(rf"(?<![\w]){re.escape(word.casefold())}", lowered) and (word, False) not in terms:
+            terms.append((word, False))
+    return list(dict.fromkeys(terms))
+
+
+def _term_regex(term: str, exact: bool) -> str:
+    body = re.escape(term)
+    if exact:
+        return f"(?=.*{body})"
+    return f"(?=.*(?i:{body}))" if " " in term or not term[:1].isalnum() else f"(?=.*(?i:(?<![\\w]){body}))"
+
+
+def text_patterns(query: str, text: str) -> list[str]:
+    """``ctx_find`` regexes over a plain text document for ``query``: lines holding every search term (in any
+    order), then every pair, then each term alone (:func:`text_search_terms`), at most 12. Built from the
+    question's words and the document, never from a question's shape. Empty when no term occurs."""
+    # in a fixed order (not the question's): the same terms asked in other words give the same searches
+    terms = sorted(text_search_terms(query, text)[:6], key=lambda t: (t[0].casefold(), t[1]))
+    if not terms:
+        return []
+    groups: list[tuple[tuple[str, bool], ...]] = [tuple(terms)] if len(terms) > 1 else []
+    groups += [(a, b) for i, a in enumerate(terms) for b in terms[i + 1:]] if len(terms) > 2 else []
+    groups += [(t,) for t in terms]
+    return ["(?m)^" + "".join(_term_regex(t, e) for t, e in g) + ".*$" for g in groups][:_TEXT_PATTERNS_MAX]
+
+
+def text_rules(query: str, text: str) -> dict[str, str] | None:
+    """GBNF rules of ``ctx_find``'s pattern over a text document (:func:`text_patterns`); None when the question
+    names nothing the document holds (the pattern then stays a free string)."""
+    pats = text_patterns(query, text)
+    if not pats:
+        return None
+    from rlmlab.executors._gbnf import _lit
+
+    return {"grep-pat": "(" + " | ".join(_lit(_py_raw(p)) for p in pats) + ")"}
+
+
+_TEXT_TOOLS = ("ctx_find", "ctx_peek", "ctx_slice", "ctx_stats")
 
 
 def _line_regex(regex: str) -> str:
@@ -134,7 +213,17 @@ def impl_pair(query: str, names: Sequence[str]) -> tuple[str, str] | None:
     return (before[-1], after[0]) if passive else (after[0], before[-1])
 
 
-def grep_patterns(query: str, idents: Sequence[str] = ()) -> list[str]:
+@functools.lru_cache(maxsize=32)
+def _read_count_pattern(query: str, text: str) -> str | None:
+    """The per-line regex the oracle's question reader gives for what ``query`` counts or lists over ``text`` (the
+    oracle judges with the same one); None when the reader reads no such question."""
+    intent = read_question(query, [text])
+    if intent.kind not in ("count", "list"):
+        return None
+    return pattern_for_intent(intent, query)
+
+
+def grep_patterns(query: str, idents: Sequence[str] = (), text: str | None = None) -> list[str]:
     """The regexes a ``ctx_find`` over Rust may take for ``query``: the grep oracle's intent regex of the first item
     kind the query's words name (the one the oracle counts by), also for an item whose name contains one of ``idents`` (the query's
     identifiers defined in the context: its exact name); with "implement" and two identifiers, ``impl ... A for B`` both ways.
@@ -143,7 +232,8 @@ def grep_patterns(query: str, idents: Sequence[str] = ()) -> list[str]:
     out: list[str] = []
     # the grep oracle counts by the first intent the query's words name (pub functions before functions): the
     # others would only offer a wrong count ("How many public functions" answered by every fn line)
-    intents = [regex for rx, regex in INTENT_PATTERNS if rx.search(query)][:1]
+    read = _read_count_pattern(query, text) if text else None  # the shared question reader, given the source
+    intents = [read] if read else [regex for rx, regex in INTENT_PATTERNS if rx.search(query)][:1]
     names = [i for i in dict.fromkeys(idents) if _names_item(i, query)][:6]
     pair = impl_pair(query, names) if _asks_choice(query) else None
     if pair is not None:  # "Does the type Shared implement the trait Deref? Answer yes or no.": its impl line only
@@ -234,10 +324,10 @@ def _py_raw(regex: str) -> str:
     return 'r"' + regex.replace('"', '\\"') + '"'
 
 
-def grep_rules(query: str, idents: Sequence[str] = ()) -> dict[str, str] | None:
+def grep_rules(query: str, idents: Sequence[str] = (), text: str | None = None) -> dict[str, str] | None:
     """GBNF rules (the first the argument's) of ``ctx_find``'s pattern as one of :func:`grep_patterns`; None when
     the query names no item kind (the pattern then stays a free string)."""
-    pats = grep_patterns(query, idents)
+    pats = grep_patterns(query, idents, text)
     if not pats:
         return None
     from rlmlab.executors._gbnf import _lit

@@ -372,8 +372,14 @@ def space_fit(rules: dict[str, str]):
 
 @lru_cache(maxsize=32)
 def sparql_fit(query: str):
-    """:func:`space_fit` for a question (its literals read by :func:`query_slots`); None without llguidance. One per
-    question: retrieval asks it of every candidate template of the same task."""
+    """:func:`space_fit` for a question (its literals read by :func:`query_slots`); None without llguidance, and
+    None when no closed space can be built for the question (its steps then run without one: see
+    :func:`rlmlab.executors._constrain.run_step_grammar`). One per question: retrieval asks it of every candidate
+    template of the same task."""
     from rlmlab.memory import query_slots
 
-    return space_fit(question_sparql_rules(query, query_slots(query)))
+    try:
+        rules = question_sparql_rules(query, query_slots(query))
+    except ValueError:
+        return None
+    return space_fit(rules)

@@ -59,6 +59,7 @@ from rlmlab.memory import (
     resolve_domain,
 )
 from rlmlab.learning import ReasoningBankLoop, TaskOutcome, memory_health, select_rollout, task_kind
+from rlmlab.experiments._task_error import task_or_error
 
 __all__ = ["run_experiment", "ExperimentRun", "read_results", "summarise", "summary_table", "summary_columns",
            "sample_lm", "RESULTS", "GUIDE_QUERY"]
@@ -445,7 +446,8 @@ def _run_unit(unit: _Unit) -> TaskOutcome:
     lm = make_lm(unit.lm[0], **unit.lm[1]) if isinstance(unit.lm, tuple) else unit.lm
     run_dir = Path(unit.run_dir)
     with MemoryStore(run_dir / f"memory.{unit.cond.name}.sqlite") as store:
-        return _loop(unit.cond, store, lm, unit.run_id, run_dir).run_task(unit.task, rollout=unit.rollout)
+        return task_or_error(_loop(unit.cond, store, lm, unit.run_id, run_dir), unit.task, unit.cond, unit.run_id,
+                              unit.rollout)
 
 
 def _merge(parts: list[TaskOutcome], selection: str = "score") -> TaskOutcome:
@@ -475,7 +477,7 @@ def _run_condition(exp: ExperimentConfig, cond: Condition, pending: list[MemoryT
                 or (backend.name == "threads" and backend.workers == 1)):
             loop = _loop(cond, store, lm, run_id, run_dir)
             for task in pending:
-                append(_rows(exp, cond, task, loop.run_task(task), params["lm"], golden))
+                append(_rows(exp, cond, task, task_or_error(loop, task, cond, run_id), params["lm"], golden))
                 tick()
         else:
             unit_lm = lm if backend.ships_lm_objects or lm_spec is None else lm_spec

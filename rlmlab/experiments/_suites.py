@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -27,13 +27,19 @@ from rlmlab.errors import ConfigError, RLMLabError
 from rlmlab.memory import MemoryTask
 
 __all__ = [
-    "Task", "SUITES", "TASKS_DIR", "CHECKERS", "TASK_SCHEMA", "MAX_CONTEXT_CHARS", "SuiteError", "read_tasks",
+    "Task", "SUITES", "TASKS_DIR", "PARAPHRASE_DIR", "CHECKERS", "TASK_SCHEMA", "MAX_CONTEXT_CHARS", "SuiteError", "read_tasks",
     "load_suite", "task_context", "list_suites", "task_numbers",
 ]
 
 TASKS_DIR = PROJECT_ROOT / "data" / "tasks"
+PARAPHRASE_DIR = PROJECT_ROOT / "data" / "paraphrase"
 SUITES: dict[str, Path] = {name: TASKS_DIR / f"{name}.jsonl" for name in ("code", "ontology", "arith")}
-CHECKERS = ("exact", "numeric", "sparql", "code")  # the deterministic judges of rlmlab.learning.JUDGES
+# Questions in a researcher's own words, written blind (data/paraphrase/README.md): writer A is the dev split,
+# writer B (other sources) the test split.
+SUITES.update({f"{suite}-paraphrase-{split}": PARAPHRASE_DIR / suite / writer / "questions.jsonl"
+               for suite in ("code", "ontology", "text") for split, writer in (("dev", "A"), ("test", "B"))})
+CHECKERS = ("exact", "numeric", "set", "sparql", "code")  # the deterministic judges of rlmlab.learning.JUDGES
+DOCS_DIR = "docs"  # a doc:<name> domain is the file <the task file's directory>/docs/<name>
 LEVELS = (1, 2, 3, 4, 5)
 # The suites keep every context under this size (tests/test_task_suites.py checks), so a whole-module task
 # stays a handle a small model can page through; it is a data rule, not enforced at load.
@@ -55,12 +61,24 @@ TASK_SCHEMA: dict[str, Any] = {
         "checker": {"enum": list(CHECKERS)},
         "expected": {"anyOf": [_ANSWER, {"type": "array", "items": _ANSWER, "minItems": 1}]},
         "domain": {"type": "string", "minLength": 1,
-                   "description": "'prov', 'skos', 'crate:<name>' or 'dir:<path>' (any directory of Rust sources)"},
+                   "description": "'prov', 'skos', 'crate:<name>', 'dir:<path>' (any directory of Rust sources) or "
+                                  "'doc:<name>' (a document in docs/ beside the task file)"},
         "source": {"type": "string", "minLength": 1, "description": "file or directory under the crate's src"},
         "kind": {"type": "string", "pattern": r"^[a-z][a-z0-9_]*$",
                  "description": "the question's kind (generated tasks: 'signature', 'count_unsafe_blocks', ...)"},
         "origin": {"type": "string", "description": "where the task came from (dataset and row)"},
         "note": {"type": "string", "description": "how the expected answer was computed"},
+        # what a blind writer labels a question with (data/paraphrase/BRIEF_COMMON.md)
+        "scope": {"enum": ["file", "module", "crate", "document", "ontology"]},
+        "targets": {"type": "array", "items": {"type": "string"}},
+        "rules": {"type": "string"},
+        "writer": {"type": "string"},
+        "method": {"type": "string", "description": "how the writer computed expected"},
+        "check": {"type": "string", "description": "the writer's second, independent check"},
+        "crate_version": {"type": "string"},
+        "rows": {"type": "array", "description": "sparql: the reference query's rows, frozen"},
+        "columns": {"type": "array", "items": {"type": "string"}},
+        "language": {"type": "string"},
     },
     "allOf": [
         {"if": {"required": ["domain"], "properties": {"domain": {"pattern": "^(crate|dir):"}}},
@@ -69,6 +87,8 @@ TASK_SCHEMA: dict[str, Any] = {
          "then": {"required": ["domain", "source"], "properties": {"domain": {"pattern": "^(crate|dir):"}}}},
         {"if": {"properties": {"checker": {"const": "sparql"}}},
          "then": {"required": ["domain"], "properties": {"expected": {"type": "string"}}}},
+        {"if": {"properties": {"checker": {"const": "set"}}},
+         "then": {"properties": {"expected": {"type": "array", "items": {"type": ["string", "number"]}}}}},
         {"if": {"properties": {"checker": {"const": "numeric"}}},
          "then": {"properties": {"expected": {"anyOf": [
              {"type": "number"}, {"type": "string", "pattern": r"^\s*-?[\d,]*\.?\d+\s*$"},
@@ -102,19 +122,38 @@ class Task:
     origin: str | None = None
     note: str | None = None
     kind: str | None = None
+    scope: str | None = None
+    targets: list[str] | None = None
+    rules: str | None = None
+    writer: str | None = None
+    method: str | None = None
+    check: str | None = None
+    crate_version: str | None = None
+    rows: list[Any] | None = None
+    columns: list[str] | None = None
+    language: str | None = None
+    base: str | None = None  # the task file's directory (doc: domains), not part of the line
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None}
+        return {k: v for k, v in asdict(self).items() if v is not None and k != "base"}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Task":
         """A Task from a validated line (see :data:`TASK_SCHEMA`); unknown keys are a TypeError."""
         return cls(**data)
 
+    def doc_path(self) -> Path | None:
+        """The document of a ``doc:<name>`` task (``docs/<name>`` beside its task file), else None."""
+        if self.domain is None or not self.domain.startswith("doc:"):
+            return None
+        return Path(self.base or ".") / DOCS_DIR / self.domain[4:]
+
     def _domain(self) -> Any:
         from rlmlab.memory import resolve_domain
 
-        return None if self.domain is None else resolve_domain(self.domain)
+        if self.domain is None or self.domain.startswith("doc:"):
+            return None
+        return resolve_domain(self.domain)
 
     def crate_root(self) -> Path | None:
         """The ``src`` directory of a task with a ``source`` (``crate:<name>``), or the directory ``dir:<path>``
@@ -122,9 +161,11 @@ class Task:
 
         ConfigError for an unknown crate, or a ``source`` whose domain is not a crate.
         """
-        if self.source is None:
+        if self.source is None or self.doc_path() is not None:
             return None
         domain = self._domain()
+        if domain is not None and domain.kind == "ontology" and self.source == domain.source.name:
+            return None  # the source names the ontology's own file (a blind writer's label): no crate
         if domain is None or domain.kind != "crate":
             raise ConfigError(f"{self.domain!r}: a task with a source needs a crate domain ('crate:<name>' or "
                               "'dir:<path>')")
@@ -151,11 +192,10 @@ class Task:
         reference's exact wording, failing a correct list given in another order or layout.
         """
         meta: dict[str, Any] = {"suite": self.suite, "level": self.level}
-        if self.kind:
-            meta["kind"] = self.kind
-        if self.origin:
-            meta["origin"] = self.origin
-        ontology, source = self.ontology_path(), self.source_path()
+        for key in ("kind", "origin", "scope", "writer"):
+            if getattr(self, key):
+                meta[key] = getattr(self, key)
+        ontology, source = self.ontology_path(), self.source_path() or self.doc_path()
         if ontology is not None:
             meta["ontology"] = str(ontology)
         if source is not None:
@@ -163,7 +203,9 @@ class Task:
         expected = self.expected
         if self.checker == "code":
             meta["reference"], expected = expected, None
-        return MemoryTask(id=self.id, query=self.query, context=task_context(self), domain=self.domain,
+        doc = self.doc_path()
+        domain = f"doc:{doc.absolute()}" if doc is not None else self.domain  # resolvable without the task file
+        return MemoryTask(id=self.id, query=self.query, context=task_context(self), domain=domain,
                           expected=expected, check=self.checker, meta=meta)
 
 
@@ -193,7 +235,7 @@ def task_context(task: Task) -> str:
     """The text the agent works on: the source file, a source directory's ``.rs`` files (sorted, each after a
     ``// file: <relpath>`` line), the ontology's Turtle text, or "" (the query is all). Cached per file;
     ConfigError when the source is missing."""
-    source = task.source_path()
+    source = task.source_path() or task.doc_path()
     if source is not None:
         if source.is_file():
             return _read_file(_stamp(source))
@@ -272,6 +314,10 @@ def read_tasks(path: str | Path) -> list[Task]:
             if not raw.strip() or raw.lstrip().startswith("#"):
                 continue
             task = _parse_line(path, line_no, raw)
+            if task.domain and task.domain.startswith("doc:"):
+                task = replace(task, base=str(path.parent))
+                if not task.doc_path().is_file():
+                    raise SuiteError(path, line_no, "domain", f"{task.domain!r}: no file {task.doc_path()}")
             if task.id in seen:
                 raise SuiteError(path, line_no, "id", f"{task.id!r} is already used on line {seen[task.id]}; "
                                                       "expected unique ids")

@@ -7,7 +7,8 @@ trajectories, extracts memory items from them, consolidates and forgets, and wri
 are plug-ins in registries (``JUDGES.make("numeric", rel_tol=1e-3)``); a vote or the judge's score picks the
 rollout a task keeps (MaTTS)."""
 
-from rlmlab.learning._judge import CodeJudge, ExactJudge, JUDGES, Judge, NumericJudge, SparqlJudge, judge_for
+from rlmlab.learning._judge import (CodeJudge, ExactJudge, JUDGES, Judge, NumericJudge, SetJudge, SparqlJudge,
+                                    answer_items, judge_for)
 from rlmlab.learning._judge_oracle import CANNOT_JUDGE, OracleJudge
 from rlmlab.learning._judge_keyfree import (  # registers "oracle", "constraints", "vote"
     KEYFREE_JUDGES, ConstraintsJudge, VoteJudge, arith_implausible, judge_rollouts, keyfree_judge_for,
@@ -43,7 +44,7 @@ from rlmlab.learning._recall import (
 from rlmlab.learning._loop import EXTRACTION_MODES, RESULTS_FILE, ReasoningBankLoop, TaskOutcome, rlm_executor
 
 __all__ = [
-    "Judge", "JUDGES", "judge_for", "ExactJudge", "NumericJudge", "SparqlJudge", "CodeJudge", "LLMJudge", "RUBRICS",
+    "Judge", "JUDGES", "judge_for", "ExactJudge", "NumericJudge", "SetJudge", "answer_items", "SparqlJudge", "CodeJudge", "LLMJudge", "RUBRICS",
     "OracleJudge", "ConstraintsJudge", "VoteJudge", "arith_implausible", "KEYFREE_JUDGES", "keyfree_judge_for",
     "keyfree_kind",
     "judge_rollouts", "CANNOT_JUDGE", "judge_agreement", "JudgeAgreement", "AgreementCase",

@@ -98,6 +98,59 @@ class ExactJudge:
         return _binary(self.name, False, f"The answer {_clip(trajectory.answer)!r} differs from the expected {shown}.")
 
 
+# -- set --------------------------------------------------------------------------------------------------
+
+_BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
+
+
+def answer_items(answer: str) -> list[str]:
+    """The items of a list answer: one per line, or, on a single line, separated by commas or semicolons outside
+    brackets; bullets, numbering, backticks and surrounding quotes stripped, whitespace collapsed and dropped
+    around colons."""
+    lines = [ln for ln in str(answer).replace("`", "").splitlines() if ln.strip()]
+    if len(lines) == 1:
+        lines = _split_outside_brackets(lines[0])
+    items = []
+    for line in lines:
+        item = _BULLET.sub("", line).strip().strip("'\"").rstrip(".;,").strip()
+        item = re.sub(r"\s*:\s*", ":", " ".join(item.split()))  # "404: 17", "404:17" and "404 : 17" alike
+        if item:
+            items.append(item)
+    return items
+
+
+def _split_outside_brackets(line: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(line):
+        depth += ch in "<([{"
+        depth -= ch in ">)]}" and depth > 0
+        if ch in ",;" and depth == 0:
+            parts.append(line[start:i])
+            start = i + 1
+    return parts + [line[start:]]
+
+
+@dataclass
+class SetJudge:
+    """The answer's items (see :func:`answer_items`) equal ``task.expected`` (a list) as a set."""
+
+    name: str = field(default="set", init=False)
+
+    def judge(self, task: MemoryTask, trajectory: "Trajectory") -> Verdict:
+        if not isinstance(task.expected, (list, tuple)):
+            return _binary(self.name, False, f"Task {task.id} has no expected list to compare with.", 0.0)
+        why = _no_answer(trajectory)
+        if why:
+            return _binary(self.name, False, why)
+        want = {x for e in task.expected for x in answer_items(str(e))}
+        got = set(answer_items(trajectory.answer))
+        if got == want:
+            return _binary(self.name, True, f"The answer's {len(got)} items are the expected ones.")
+        missing, extra = sorted(want - got), sorted(got - want)
+        return _binary(self.name, False, f"The answer's items differ from the expected {len(want)}: "
+                                         f"missing {_clip(missing, 80)}, extra {_clip(extra, 80)}.")
+
+
 # -- numeric ----------------------------------------------------------------------------------------------
 
 def _show(value: Fraction) -> str:
@@ -377,6 +430,12 @@ class CodeJudge:
 def _exact() -> ExactJudge:
     """Normalised string equality with task.expected (a string or a list of acceptable strings)."""
     return ExactJudge()
+
+
+@JUDGES.register("set")
+def _set() -> SetJudge:
+    """The answer's items (one per line, or comma-separated) equal task.expected (a list) as a set."""
+    return SetJudge()
 
 
 @JUDGES.register("numeric")

@@ -24,20 +24,24 @@ _ONTOLOGY_SUFFIXES = (".ttl", ".owl", ".rdf", ".nt", ".n3", ".jsonld", ".xml")
 
 @dataclass(frozen=True)
 class Domain:
-    """A domain id and its source: ``kind`` "ontology" (an RDF file) or "crate" (a Rust ``src`` directory)."""
+    """A domain id and its source: ``kind`` "ontology" (an RDF file), "crate" (a Rust ``src`` directory) or
+    "document" (a plain text file: a log, a table, a README)."""
 
     id: str
     kind: str
     source: Path
 
     def __post_init__(self) -> None:
-        if self.kind not in ("ontology", "crate"):
-            raise ConfigError(f"domain {self.id!r}: kind {self.kind!r}; use 'ontology' or 'crate'")
+        if self.kind not in ("ontology", "crate", "document"):
+            raise ConfigError(f"domain {self.id!r}: kind {self.kind!r}; use 'ontology', 'crate' or 'document'")
 
     def sense_card(self, budget: int) -> str:
-        """The L0 card: ``sense_card`` of the ontology or ``crate_sense_card`` of the crate."""
+        """The L0 card: ``sense_card`` of the ontology, ``crate_sense_card`` of the crate, or a document's name,
+        size and first line."""
         from rlmlab.ontology import crate_sense_card, sense_card
 
+        if self.kind == "document":
+            return _document_card(self.source, budget)
         return sense_card(self.source, budget) if self.kind == "ontology" else crate_sense_card(self.source, budget)
 
     def constraints(self) -> list[Any]:
@@ -63,6 +67,14 @@ def _builtin() -> dict[str, Domain]:
 
 
 DOMAINS: dict[str, Domain] = _builtin()
+
+
+def _document_card(path: Path, budget: int) -> str:
+    """A text document at a glance: its name, lines and characters, and its first line (a table's header)."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    first = next((ln for ln in text.splitlines() if ln.strip()), "")
+    card = f"Document {path.name}: {text.count(chr(10)) + 1} lines, {len(text)} characters. First line: {first}"
+    return card[: max(budget * 4, 80)]
 
 
 def register_domain(domain: Domain) -> Domain:
@@ -96,6 +108,11 @@ def resolve_domain(domain_id: str) -> Domain:
             raise ConfigError(f"domain {domain_id!r}: no {CARGO_REGISTRY}/{name}-<version>/src; "
                               f"install it with: apt-get install librust-{name.replace('_', '-')}-dev")
         return Domain(domain_id, "crate", Path(found[-1]))
+    if domain_id.startswith("doc:"):  # a plain text document (a log, a table, a README) by its path
+        where = Path(domain_id[len("doc:"):]).expanduser()
+        if not where.is_file():
+            raise ConfigError(f"domain {domain_id!r}: {where} is not a file; 'doc:<path>' names a text document")
+        return Domain(domain_id, "document", where)
     if domain_id.startswith("dir:"):
         where = Path(domain_id[len("dir:"):]).expanduser()
         if not where.is_dir():

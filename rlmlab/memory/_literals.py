@@ -104,7 +104,7 @@ def query_slots(query: str, context: str | None = None) -> dict[str, list[str]]:
 
     With the task's ``context`` text, an ``ident`` slot takes only the query's words that name something in it
     (defined or used as code), so "What does fn wait return?" offers ``wait``, not ``What`` or ``fn``; if none
-    does, every identifier-like word stays a candidate. ``property`` and ``class`` are the query's CURIEs
+    does, the slot has no candidate. ``property`` and ``class`` are the query's CURIEs
     whose local name starts lower-case (RDF properties) or upper-case (classes).
     """
     out: dict[str, list[str]] = {t: [] for t in SLOT_TYPES}
@@ -128,9 +128,8 @@ def query_slots(query: str, context: str | None = None) -> dict[str, list[str]]:
     for m in _IDENT.finditer(_PATH.sub(" ", masked)):
         if len(m.group(0)) > 1:
             out["ident"].append(m.group(0))
-    if context:
-        grounded = [w for w in out["ident"] if _names_something(w, context)]
-        out["ident"] = grounded or out["ident"]
+    if context:  # a word that names nothing in the context is never a slot value ("Answer with a number")
+        out["ident"] = [w for w in out["ident"] if _names_something(w, context)]
     return {k: list(dict.fromkeys(v)) for k, v in out.items()}
 
 

@@ -1,9 +1,10 @@
 """Code oracles that verify an agent's FINAL answers about source code, and golden-trace output.
 
-Query kinds route to oracles (:mod:`._classify`): pattern-match -> :class:`GrepOracle`,
-structural -> :class:`TreeSitterOracle`, semantic -> unverified (or
-:class:`SelfConsistencyOracle` consensus). :class:`TraceValidator` turns
-executor trajectories into golden JSONL records.
+:func:`read_question` reads what a question asks (an :class:`Intent`: kind, targets, scope, rules) from general
+English and the names the source defines. Query kinds route to oracles (:mod:`._classify`): pattern-match ->
+:class:`GrepOracle`, structural -> :class:`TreeSitterOracle`, semantic -> unverified (or
+:class:`SelfConsistencyOracle` consensus); a question the reader cannot decide is unverified.
+:class:`TraceValidator` turns executor trajectories into golden JSONL records.
 """
 
 from rlmlab.oracle._batch import EXTRACTIONS, extract_files
@@ -12,8 +13,9 @@ from rlmlab.oracle._extract_cache import ExtractionCache
 from rlmlab.oracle._consistency import ConsensusResult, SelfConsistencyOracle, answer_similarity
 from rlmlab.oracle._grep import (
     CODE_LINE, INTENT_PATTERNS, GrepClaim, GrepOracle, GrepResult, GrepVerification, is_count_query, parse_claim,
-    parse_claims, pattern_for_query,
+    parse_claims, pattern_for_intent, pattern_for_query,
 )
+from rlmlab.oracle._question import Intent, read_question
 from rlmlab.oracle._records import GOLDEN_FIELDS, AnalysisResult, GoldenTrace, MalformedLine, read_analysis_results
 from rlmlab.oracle._source import ParseCache, SourceEntry
 from rlmlab.oracle._structural import STRUCTURAL_ASPECTS, StructuralResult, structural_target, verify_structural
@@ -27,7 +29,8 @@ from rlmlab.oracle._validator import (
 from rlmlab.oracle._verdicts import GOOD_VERDICTS, CannotVerify, Verification
 
 __all__ = [
-    "GrepOracle", "GrepResult", "GrepVerification", "CODE_LINE", "INTENT_PATTERNS", "pattern_for_query",
+    "read_question", "Intent",
+    "GrepOracle", "GrepResult", "GrepVerification", "CODE_LINE", "INTENT_PATTERNS", "pattern_for_query", "pattern_for_intent",
     "GrepClaim", "parse_claim", "parse_claims", "is_count_query",
     "ParseCache", "SourceEntry", "STRUCTURAL_ASPECTS", "StructuralResult", "structural_target", "verify_structural",
     "EXTRACTIONS", "extract_files", "ExtractionCache", "TreeSitterOracle", "AstMatch", "AstQueryError", "FunctionInfo", "Param", "FieldInfo", "StructInfo",

@@ -1,9 +1,14 @@
 """Query classification: which kind of query this is, and so which oracle can check it.
 
-Rules are tried in priority order (lowest first); the first that matches
-decides. The defaults follow the spec's table, with structural rules before
-pattern-match ones so that "list all fields of X" is structural. Add a rule
-with ``QUERY_RULES.register(QueryRule.regex(...))``.
+With the source at hand (``sources``, or an ``intent`` already read from it) the question reader decides
+(:func:`~rlmlab.oracle.read_question`): questions about items go to the tree-sitter oracle, lines and text
+searches to the grep oracle, and a question the reader cannot decide is ``Unknown`` (the validator reports it
+unverified, with the reader's reason). Only the rules of kind ``Semantic`` ("explain ...", "why does ...") are
+asked first: the reader knows no such kind.
+
+Without a source the rules decide: they are tried in priority order (lowest first); the first that matches
+decides. The defaults follow the spec's table, with structural rules before pattern-match ones so that "list
+all fields of X" is structural. Add a rule with ``QUERY_RULES.register(QueryRule.regex(...))``.
 """
 
 from __future__ import annotations
@@ -13,10 +18,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rlmlab.oracle._aggregate import FACT_SUBJECTS
 from rlmlab.oracle._grep import pattern_for_query
+from rlmlab.oracle._question import Intent, Sources, read_question
+from rlmlab.oracle._source import ParseCache
 from rlmlab.oracle._structural import structural_target
 
-__all__ = ["QueryKind", "QueryRule", "QueryClassifier", "QUERY_RULES", "classify_query"]
+__all__ = ["QueryKind", "QueryRule", "QueryClassifier", "QUERY_RULES", "classify_query", "oracle_kind"]
 
 
 class QueryKind(str, enum.Enum):
@@ -42,7 +50,29 @@ class QueryRule:
 @dataclass(frozen=True)
 class Classification:
     kind: QueryKind
-    rule: str | None
+    rule: str | None  # the rule that decided, "reader" when the question reader did
+    intent: Intent | None = None
+
+
+def _subject_item(intent: Intent) -> str | None:
+    subject = intent.subject or ""
+    if subject.startswith(".") and subject.endswith("()"):
+        return "call"
+    return "unsafe {}" if subject == "unsafe {}" else (subject.split()[-1] if subject else None)
+
+
+def oracle_kind(intent: Intent) -> QueryKind:
+    """The oracle a read question goes to: Unknown when undecided; PatternMatch for lines, text searches and
+    counts or lists of what tree-sitter gives no items of (comments, macros); Structural otherwise."""
+    if not intent.decided:
+        return QueryKind.Unknown
+    if intent.kind in ("count", "list") and (intent.unit == "lines" or _subject_item(intent) not in FACT_SUBJECTS):
+        return QueryKind.PatternMatch
+    if intent.kind == "list" and _subject_item(intent) in ("call", "unsafe {}"):
+        return QueryKind.PatternMatch  # such items have no names: they are listed as lines
+    if intent.kind == "count" and _subject_item(intent) == "unsafe {}":
+        return QueryKind.PatternMatch  # counted as the lines that open one, as the grep oracle always has
+    return QueryKind.Structural
 
 
 class QueryClassifier:
@@ -64,7 +94,15 @@ class QueryClassifier:
     def rules(self) -> list[QueryRule]:
         return sorted(self._rules.values(), key=lambda r: r.priority)
 
-    def classify(self, query: str) -> Classification:
+    def classify(self, query: str, sources: Sources | None = None, *, intent: Intent | None = None,
+                 cache: ParseCache | None = None) -> Classification:
+        """The kind of ``query``: read against ``sources`` (or from ``intent``) when given, else by the rules."""
+        if intent is not None or sources is not None:
+            for rule in self.rules:
+                if rule.kind is QueryKind.Semantic and rule.matches(query):
+                    return Classification(rule.kind, rule.name, intent)
+            intent = intent if intent is not None else read_question(query, sources, cache=cache)
+            return Classification(oracle_kind(intent), "reader", intent)
         for rule in self.rules:
             if rule.matches(query):
                 return Classification(rule.kind, rule.name)
@@ -86,5 +124,6 @@ for _rule in [
     QUERY_RULES.register(_rule)
 
 
-def classify_query(query: str) -> QueryKind:
-    return QUERY_RULES.classify(query).kind
+def classify_query(query: str, sources: Sources | None = None) -> QueryKind:
+    """The kind of ``query``; read against ``sources`` when given (see the module docstring)."""
+    return QUERY_RULES.classify(query, sources).kind

@@ -25,11 +25,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from rlmlab.oracle._question import Intent
 from rlmlab.oracle._source import ParseCache, SourceEntry
 from rlmlab.oracle._verdicts import Verification, asks_for_sample, normalise_ws, set_verdict
 
 __all__ = ["GrepVerification", "GrepResult", "GrepOracle", "GrepClaim", "CODE_LINE", "INTENT_PATTERNS",
-           "pattern_for_query", "parse_claim", "parse_claims", "is_count_query"]
+           "pattern_for_query", "pattern_for_intent", "parse_claim", "parse_claims", "is_count_query"]
 
 GrepVerification = Verification
 
@@ -118,6 +119,48 @@ def pattern_for_query(query: str) -> str | None:
     if matching and intent:
         return _named_item(intent, matching.group(1))
     return intent
+
+
+_FN_MODIFIERS = [("pub", r"pub(?:\([^)]*\))?\s+"), ("const", r"const\s+"), ("async", r"async\s+"),
+                 ("unsafe", r"unsafe\s+"), ("extern", r"extern\s+(?:\"[^\"]*\"\s+)?")]
+_ITEM_LINES = {"struct": CODE_LINE + r"\bstruct\s+\w+", "enum": CODE_LINE + r"\benum\s+\w+",
+               "trait": CODE_LINE + r"\btrait\s+\w+", "macro": CODE_LINE + r"\bmacro_rules!\s*\w+",
+               "unsafe {}": CODE_LINE + r"\bunsafe\s*\{"}
+
+
+def _fn_line(modifiers: set[str]) -> str:
+    """Lines declaring a fn with all of ``modifiers`` (pub, const, async, unsafe), the others allowed between."""
+    required = [i for i, (name, _) in enumerate(_FN_MODIFIERS) if name in modifiers]
+    parts = [rx if i in required else f"(?:{rx})?" for i, (_, rx) in enumerate(_FN_MODIFIERS)][required[0]:] \
+        if required else []
+    return CODE_LINE + r"\b" + "".join(parts) + r"fn\s+\w+"
+
+
+def pattern_for_intent(intent: Intent, query: str) -> str | None:
+    """The per-line regex for what a read question counts or lists (:class:`~rlmlab.oracle.Intent`);
+    :func:`pattern_for_query` for subjects tree-sitter has no items of (comments, quoted text); None when the
+    question narrows its items in a way one line cannot show (named traits or types, owners, name patterns,
+    excluded names, tests): the tree-sitter facts check those."""
+    subject = intent.subject or ""
+    words = subject.replace("#[test]", "test").split()
+    call = re.fullmatch(r"\.(\w+)\(\)", subject)
+    item = "call" if call else subject if subject == "unsafe {}" else (words[-1] if words else "")
+    if item in ("fn", "impl", "struct", "enum", "trait", "type", "call", "unsafe {}"):
+        narrowed = intent.targets or intent.context or intent.name_pattern or intent.excluded \
+            or "no_tests" in intent.rules or {"test", "free", "inherent", "trait"} & set(words[:-1])
+        if narrowed or item == "type":
+            return None
+    if call:
+        return CODE_LINE + rf"\.{re.escape(call.group(1))}\(" + (r"\)" if call.group(1) == "unwrap" else "")
+    if subject in _ITEM_LINES:
+        return _ITEM_LINES[subject]
+    if item == "fn":
+        return _fn_line(set(words[:-1]))
+    if item == "impl":
+        return r"^\s*unsafe\s+impl\b" if "unsafe" in words else r"^\s*(unsafe\s+)?impl\b"
+    if item in _ITEM_LINES and len(words) == 1:
+        return _ITEM_LINES[item]
+    return pattern_for_query(query)
 
 
 # Ground truth is computed over a file's whole text: a literal every match must contain (found with sre's
@@ -307,12 +350,15 @@ class GrepOracle:
         result = self.verify_detailed(answer, query)
         return None if result is None else result.verdict
 
-    def verify_detailed(self, answer: str, query: str) -> GrepResult | None:
-        pattern = pattern_for_query(query)
+    def verify_detailed(self, answer: str, query: str, *, pattern: str | None = None,
+                        count: bool | None = None) -> GrepResult | None:
+        """The detailed verdict; ``pattern`` and ``count`` default to what :func:`pattern_for_query` and
+        :func:`is_count_query` read from the query."""
+        pattern = pattern if pattern is not None else pattern_for_query(query)
         if pattern is None:
             return None
         actual = self.ground_truth_all(pattern)
-        if is_count_query(query):
+        if count if count is not None else is_count_query(query):
             m = re.search(r"-?\d+", answer)
             if m is None:
                 return GrepResult(Verification.Mismatch, pattern, 0, len(actual))

@@ -92,6 +92,7 @@ class ImplInfo(Record):
     negative: bool  # impl !Send for Foo
     methods: tuple[str, ...]
     from_macro: str | None = None
+    is_unsafe: bool = False  # unsafe impl Send for Foo
 
 
 @dataclass(frozen=True)

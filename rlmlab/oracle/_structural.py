@@ -1,4 +1,8 @@
-"""Structural verification: "signature of X", "parameters of X", "fields of X" (or variants), "implements X".
+"""Structural verification: the signature, parameters, fields or variants of an item, its implementations.
+
+What a question asks is read by :func:`~rlmlab.oracle.read_question` (counts, lists, extremes, return types
+and definitions go on to :mod:`rlmlab.oracle._aggregate`); ``STRUCTURAL_ASPECTS`` and
+:func:`structural_target` are the older regex reading, kept for callers that have no source to read against.
 
 The claimed items are read from the answer (one per line or comma-separated,
 bullets and backticks stripped, ``name: type`` where a type is given) and
@@ -14,14 +18,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from rlmlab.oracle._aggregate import CountResult, verify_aggregate
+from rlmlab.oracle._answers import StructuralResult, compare_names, name_type_claims, param_key, split_items, squash
+from rlmlab.oracle._question import Intent, read_question
+from rlmlab.oracle._facts import derived_traits
 from rlmlab.oracle._treesitter import FieldInfo, TreeSitterOracle, _last_segment
-from rlmlab.oracle._verdicts import CannotVerify, Verification, asks_for_sample, set_verdict
+from rlmlab.oracle._verdicts import CannotVerify, Verification, set_verdict
 
-__all__ = ["StructuralResult", "STRUCTURAL_ASPECTS", "structural_target", "verify_structural"]
+__all__ = ["StructuralResult", "STRUCTURAL_ASPECTS", "structural_target", "verify_structural", "verify_intent"]
 
 _NAME = r"`?(?:[\w:]+::)?(\w+)`?"
 # Optional leading words, each followed by whitespace so that they never eat the start of a name (`fns_defined`).
@@ -42,26 +49,6 @@ STRUCTURAL_ASPECTS: dict[str, list[re.Pattern[str]]] = {
 }
 
 
-@dataclass(frozen=True)
-class StructuralResult:
-    """The detailed form of a structural verdict: what was expected, what was claimed, what was wrong."""
-
-    verdict: Verification
-    aspect: str
-    target: str
-    expected: list[str] = field(default_factory=list)
-    claimed: list[str] = field(default_factory=list)
-    false_positives: list[str] = field(default_factory=list)
-    false_negatives: list[str] = field(default_factory=list)
-    note: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        # What asdict gives, without its recursive deep copy (a batch converts every result).
-        return {"verdict": self.verdict, "aspect": self.aspect, "target": self.target, "expected": list(self.expected),
-                "claimed": list(self.claimed), "false_positives": list(self.false_positives),
-                "false_negatives": list(self.false_negatives), "note": self.note}
-
-
 @lru_cache(maxsize=4096)  # the classifier and the verifier both ask, and a batch repeats its queries
 def structural_target(query: str) -> tuple[str, tuple[str, ...]] | None:
     """(aspect, target names) for a structural query, or None if the query is not one."""
@@ -73,64 +60,12 @@ def structural_target(query: str) -> tuple[str, tuple[str, ...]] | None:
     return None
 
 
-def _split_items(answer: str) -> list[str]:
-    """Answer items: lines, and within a line commas at bracket depth 0; bullets, numbering, backticks stripped."""
-    items = []
-    for line in answer.replace("`", "").splitlines():
-        line = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s+", "", line).strip().rstrip(",;.")
-        if not line or line.endswith(":"):
-            continue
-        depth, start = 0, 0
-        for i, ch in enumerate(line):
-            depth += ch in "<([{"
-            depth -= ch in ">)]}" and depth > 0
-            if ch == "," and depth == 0:
-                items.append(line[start:i].strip())
-                start = i + 1
-        items.append(line[start:].strip())
-    return [i for i in items if i]
-
-
-def _squash(text: str) -> str:
-    """Whitespace-insensitive form for comparing types and signatures."""
-    return re.sub(r"\s+", "", text)
-
-
-def _param_key(pattern: str) -> str:
-    """Compare parameter patterns without `mut` and whitespace; any form of self is ``self``."""
-    key = re.sub(r"\bmut\s+", "", pattern).replace(" ", "")
-    return "self" if re.fullmatch(r"&?('\w+)?self", key) else key
-
-
-def _split_name_type(item: str) -> tuple[str, str | None]:
-    """``name: type`` at the first colon outside brackets (``Foo { a: b }: Foo`` keeps its braces)."""
-    depth = 0
-    for i, ch in enumerate(item):
-        depth += ch in "<([{"
-        depth -= ch in ">)]}" and depth > 0
-        if ch == ":" and depth == 0 and item[i:i + 2] != "::":
-            return item[:i].strip(), item[i + 1:].strip() or None
-    return item.strip(), None
-
-
-def _name_type_claims(answer: str) -> list[tuple[str, str | None]]:
-    claims = []
-    for item in _split_items(answer):
-        item = re.sub(r"^pub(?:\([^)]*\))?\s+", "", item)
-        name, typ = _split_name_type(item)
-        if typ is None:  # "size" or "size (u64)" or prose: the first word-like token is the name
-            m = re.match(r"(&?\s*(?:'\w+\s+)?(?:mut\s+)?\w+)", name)
-            name = m.group(1) if m else name
-        claims.append((_param_key(name), typ))
-    return claims
-
-
 def _compare_named(claims: list[tuple[str, str | None]], fields: Sequence[FieldInfo], sample: bool,
                    aspect: str, target: str) -> StructuralResult:
     real = {f.name: f.type for f in fields}
     hits, wrong = [], []
     for name, typ in claims:
-        ok = name in real and (typ is None or real[name] is None or _squash(typ) == _squash(real[name]))
+        ok = name in real and (typ is None or real[name] is None or squash(typ) == squash(real[name]))
         (hits if ok else wrong).append(name if ok else (f"{name}: {typ}" if typ else name))
     order = [f.name for f in fields]
     verdict = set_verdict(hits, len(wrong), order, sample)
@@ -142,7 +77,7 @@ def _compare_named(claims: list[tuple[str, str | None]], fields: Sequence[FieldI
 
 
 def _params_as_fields(fn: Any) -> list[FieldInfo]:
-    return [FieldInfo(_param_key(p.name), p.type, None) for p in fn.parameters]
+    return [FieldInfo(param_key(p.name), p.type, None) for p in fn.parameters]
 
 
 def _best(candidates: list[StructuralResult]) -> StructuralResult:
@@ -157,9 +92,28 @@ def _not_found(target: str, what: str) -> CannotVerify:
                         f"cfg_*! {{ ... }} were re-parsed too; bodies that are not Rust items are not)")
 
 
+def _signature_claim(answer: str, target: str) -> str | None:
+    """The answer's line holding ``fn target``, with the lines that continue it (a where clause, a return type or
+    parameters on lines of their own) joined to it."""
+    lines = answer.replace("`", "").splitlines()
+    at = next((i for i, ln in enumerate(lines) if re.search(rf"\bfn\s+{re.escape(target)}\b", ln)), None)
+    if at is None:
+        return None
+    claim = lines[at]
+    for more in lines[at + 1:]:
+        if not more.strip() or "{" in claim or not (more[:1].isspace() or more.lstrip().startswith(_CONTINUED)
+                                                    or claim.count("(") > claim.count(")")):
+            break
+        claim += " " + more.strip()
+    return claim
+
+
+_CONTINUED = ("where", "->", ")", ",", "+", ">")
+
+
 def _signature(oracles: Sequence[TreeSitterOracle], answer: str, target: str) -> StructuralResult:
     fns = [f for o in oracles for f in o.get_functions() if f.name == target]
-    line = next((ln for ln in answer.replace("`", "").splitlines() if re.search(rf"\bfn\s+{target}\b", ln)), None)
+    line = _signature_claim(answer, target)
     if not fns:
         raise _not_found(target, "function")
     expected = [f.signature for f in fns]
@@ -167,12 +121,12 @@ def _signature(oracles: Sequence[TreeSitterOracle], answer: str, target: str) ->
         return StructuralResult(Verification.Mismatch, "signature", target, expected=expected,
                                 false_negatives=expected, note=f"the answer has no `fn {target}`")
     claim = re.sub(r"\s*[{;]\s*$", "", line.strip()).strip()
-    claim = claim[re.search(r"(pub\b|const\b|async\b|unsafe\b|extern\b|fn\b)", claim).start():]
+    claim = claim[re.search(r"\b(?:pub|const|async|unsafe|extern|fn)\b", claim).start():]
     c_mods, c_core = claim.split("fn ", 1)[0], "fn " + claim.split("fn ", 1)[1]
     results = []
     for sig in expected:
         mods, core = sig.split("fn ", 1)[0], "fn " + sig.split("fn ", 1)[1]
-        if _squash(core) != _squash(c_core):
+        if squash(core) != squash(c_core):
             results.append(StructuralResult(Verification.Mismatch, "signature", target, expected, [claim],
                                             [claim], [sig]))
             continue
@@ -184,35 +138,55 @@ def _signature(oracles: Sequence[TreeSitterOracle], answer: str, target: str) ->
     return _best(results)
 
 
-def _compare_names(aspect: str, target: str, claims: list[str], actual: list[str], sample: bool) -> StructuralResult:
-    """Claimed names against the real ones (order-free sets of type or trait names)."""
-    hits = [c for c in claims if c in actual]
-    wrong = [c for c in claims if c not in actual]
-    return StructuralResult(set_verdict(hits, len(wrong), actual, sample), aspect, target, actual, claims, wrong,
-                            [a for a in actual if a not in set(hits)])
+def _derives(oracles: Sequence[TreeSitterOracle]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for o in oracles:
+        for typ, traits in derived_traits(o).items():
+            out.setdefault(typ, set()).update(traits)
+    return out
 
 
-def _implementors(oracles: Sequence[TreeSitterOracle], answer: str, trait: str, sample: bool) -> StructuralResult:
+def _derive_rule(derived: bool, rules: tuple[str, ...], what: str) -> bool:
+    """Whether derives count: as the question says; CannotVerify when it matters and the question does not say."""
+    if "with_derives" in rules:
+        return True
+    if "no_derives" in rules or not derived:
+        return False
+    raise CannotVerify(f"{what} by a #[derive]; the question does not say whether derives count")
+
+
+def _implementors(oracles: Sequence[TreeSitterOracle], answer: str, trait: str, sample: bool,
+                  rules: tuple[str, ...] = ()) -> StructuralResult:
     actual = list(dict.fromkeys(i.type_name for o in oracles for i in o.get_impls()
                                 if i.trait_name == trait and not i.negative))
+    derived = sorted(t for t, traits in _derives(oracles).items() if trait in traits and t not in actual)
+    if _derive_rule(bool(derived), rules, f"{', '.join(derived[:3])} implement{'s' * (len(derived) == 1)} {trait}"):
+        actual += derived
     claims = []
-    for item in _split_items(answer):
+    for item in split_items(answer):
         item = item.split(" for ", 1)[1] if " for " in item else item
         m = re.match(r"(?:impl\S*\s+)?&?\s*((?:\w+::)*\w+)", item)
         if m:
             claims.append(_last_segment(m.group(1)))
-    return _compare_names("implementors", trait, claims, actual, sample)
+    return compare_names("implementors", trait, claims, actual, sample)
 
 
-def _traits_of(oracles: Sequence[TreeSitterOracle], answer: str, typ: str, sample: bool) -> StructuralResult:
+def _traits_of(oracles: Sequence[TreeSitterOracle], answer: str, typ: str, sample: bool,
+               rules: tuple[str, ...] = ()) -> StructuralResult:
     actual = list(dict.fromkeys(i.trait_name for o in oracles for i in o.get_impls()
                                 if i.type_name == typ and i.trait_name and not i.negative))
-    claims = [_last_segment(re.sub(r"^impl\S*\s+", "", i).split(" for ", 1)[0]) for i in _split_items(answer)]
-    return _compare_names("traits_of", typ, claims, actual, sample)
+    derived = sorted(_derives(oracles).get(typ, set()) - set(actual))
+    if _derive_rule(bool(derived), rules, f"{typ} implements {', '.join(derived[:3])}"):
+        actual += derived
+    claims = [_last_segment(re.sub(r"^impl\S*\s+", "", i).split(" for ", 1)[0]) for i in split_items(answer)]
+    return compare_names("traits_of", typ, claims, actual, sample)
 
 
-def _does_implement(oracles: Sequence[TreeSitterOracle], answer: str, typ: str, trait: str) -> StructuralResult:
+def _does_implement(oracles: Sequence[TreeSitterOracle], answer: str, typ: str, trait: str,
+                    rules: tuple[str, ...] = ()) -> StructuralResult:
     truth = any(i.type_name == typ and i.trait_name == trait and not i.negative for o in oracles for i in o.get_impls())
+    if not truth and "no_derives" not in rules:
+        truth = trait in _derives(oracles).get(typ, set())  # a derived trait is implemented
     m = re.search(r"\b(yes|no|does not|doesn't|not)\b", answer, re.I)
     target = f"{typ}: {trait}"
     if m is None:
@@ -225,7 +199,7 @@ def _does_implement(oracles: Sequence[TreeSitterOracle], answer: str, typ: str, 
 
 
 def _fields(oracles: Sequence[TreeSitterOracle], answer: str, target: str, sample: bool) -> StructuralResult:
-    claims = _name_type_claims(answer)
+    claims = name_type_claims(answer)
     shapes = [s.fields for o in oracles for s in o.get_structs() if s.name == target]
     shapes += [tuple(FieldInfo(v.name, None, None) for v in e.variants)
                for o in oracles for e in o.get_enums() if e.name == target]
@@ -235,30 +209,57 @@ def _fields(oracles: Sequence[TreeSitterOracle], answer: str, target: str, sampl
 
 
 def _parameters(oracles: Sequence[TreeSitterOracle], answer: str, target: str, sample: bool) -> StructuralResult:
-    claims = _name_type_claims(answer)
+    claims = name_type_claims(answer)
     fns = [f for o in oracles for f in o.get_functions() if f.name == target]
     if not fns:
         raise _not_found(target, "function")
     return _best([_compare_named(claims, _params_as_fields(f), sample, "parameters", target) for f in fns])
 
 
-_VERIFIERS: dict[str, Callable[..., StructuralResult]] = {
-    "signature": lambda os, a, t, s: _signature(os, a, t[0]),
-    "parameters": lambda os, a, t, s: _parameters(os, a, t[0], s),
-    "fields": lambda os, a, t, s: _fields(os, a, t[0], s),
-    "does_implement": lambda os, a, t, s: _does_implement(os, a, t[0], t[1]),
-    "traits_of": lambda os, a, t, s: _traits_of(os, a, t[0], s),
-    "implementors": lambda os, a, t, s: _implementors(os, a, t[0], s),
+_VERIFIERS: dict[str, Callable[..., StructuralResult]] = {  # (oracles, answer, targets, sample, rules)
+    "signature": lambda os, a, t, s, r: _signature(os, a, t[0]),
+    "parameters": lambda os, a, t, s, r: _parameters(os, a, t[0], s),
+    "fields": lambda os, a, t, s, r: _fields(os, a, t[0], s),
+    "variants": lambda os, a, t, s, r: _fields(os, a, t[0], s),
+    "does_implement": lambda os, a, t, s, r: _does_implement(os, a, t[0], t[1], r),
+    "traits_of": lambda os, a, t, s, r: _traits_of(os, a, _one_type(os, t[0]), s, r),
+    "implementors": lambda os, a, t, s, r: _implementors(os, a, t[0], s, r),
 }
 
 
-def verify_structural(oracles: Sequence[TreeSitterOracle], answer: str, query: str) -> StructuralResult | None:
-    """Verify a structural query over one or more parsed files; None if the query is not structural.
+def _one_type(oracles: Sequence[TreeSitterOracle], name: str) -> str:
+    """``name`` if at most one struct or enum of that name is defined in the files; else CannotVerify: impl blocks
+    name types by their last segment, so the impls of two types of one name cannot be told apart."""
+    where = [f"{o.path or 'the file'}:{r.line}" for o in oracles for r in [*o.get_structs(), *o.get_enums()]
+             if r.name == name]
+    if len(where) > 1:
+        raise CannotVerify(f"{len(where)} types named {name} are defined ({', '.join(where[:4])}); their impl "
+                           f"blocks cannot be told apart by name")
+    return name
 
-    Raises :class:`CannotVerify` when the item the query names is not in the parsed source.
+
+def verify_intent(oracles: Sequence[TreeSitterOracle], answer: str, intent: Intent
+                  ) -> StructuralResult | CountResult:
+    """The verdict on ``answer`` for what the question reader decided, from the parsed files.
+
+    Raises :class:`CannotVerify` when the reader is undecided, or when the facts cannot decide (the item the
+    question names is not in the source, an ambiguous name, a tie).
     """
-    found = structural_target(query)
-    if found is None:
-        return None
-    aspect, targets = found
-    return _VERIFIERS[aspect](oracles, answer, targets, asks_for_sample(query, targets))
+    if not intent.decided:
+        raise CannotVerify(f"the question reader is undecided: {intent.reason}")
+    if intent.files:
+        oracles = [o for o in oracles if o.path in intent.files] or oracles
+    aspect = "does_implement" if intent.kind == "yes_no" and intent.asks == "implements" else intent.kind
+    if aspect in _VERIFIERS:
+        return _VERIFIERS[aspect](oracles, answer, intent.targets, "sample" in intent.rules, intent.rules)
+    return verify_aggregate(oracles, answer, intent)
+
+
+def verify_structural(oracles: Sequence[TreeSitterOracle], answer: str, query: str, intent: Intent | None = None
+                      ) -> StructuralResult | CountResult:
+    """Verify an answer about items over one or more parsed files: the question is read by
+    :func:`~rlmlab.oracle.read_question` against those files (or ``intent`` is given).
+
+    Raises :class:`CannotVerify` when the reader is undecided or the facts cannot decide.
+    """
+    return verify_intent(oracles, answer, intent if intent is not None else read_question(query, oracles))

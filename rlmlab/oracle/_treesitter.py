@@ -358,6 +358,7 @@ class TreeSitterOracle:
             trait_name=_last_segment(trait_text) if trait_text else None,
             negative=any(c.type == "!" for c in node.children),
             methods=self._method_names(node.child_by_field_name("body")),
+            is_unsafe=any(c.type == "unsafe" for c in node.children),
         )
 
     def _trait(self, node: Any) -> TraitInfo:

@@ -1,10 +1,18 @@
 """TraceValidator: route each FINAL answer to the oracle its query kind calls for; golden, unverified or failed.
 
-Routing (:mod:`rlmlab.oracle._classify`): PatternMatch -> GrepOracle,
+Routing (:mod:`rlmlab.oracle._classify`): the question is read against the
+source (:func:`~rlmlab.oracle.read_question`); PatternMatch -> GrepOracle,
 Structural -> TreeSitterOracle, Semantic -> SelfConsistency when an LM is
-given (verdict ``Consensus``, never golden), else Unverified. An answer is
+given (verdict ``Consensus``, never golden), else Unverified. A question the
+reader cannot decide is Unverified with its reason, never Failed. An answer is
 golden when its verdict is ExactMatch, UnorderedMatch, or SubsetMatch for a
 query that asked for a sample; any other verdict fails it.
+
+An answer that says nothing is never golden, whatever the oracle: an empty
+answer is Unverified, a placeholder (``{answer}``, ``<answer>``, ``TODO``,
+``...``, ``N/A``) Failed, and an answer claiming no items (no line, no name, a
+count of 0) where the oracle finds none either is Unverified: the oracle's own
+reading may be what found nothing.
 
 Sources: pass ``source`` (the text) to ``validate``, or let the validator read
 ``source_path`` (absolute, or relative to ``source_root``). A directory is a
@@ -21,9 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from rlmlab._files import JsonlWriter, finite, write_jsonl
+from rlmlab.oracle._answers import claims_nothing, says_nothing
 from rlmlab.oracle._classify import QUERY_RULES, QueryClassifier, QueryKind
 from rlmlab.oracle._consistency import SelfConsistencyOracle
-from rlmlab.oracle._grep import GrepOracle
+from rlmlab.oracle._grep import GrepOracle, parse_claims, pattern_for_intent
+from rlmlab.oracle._question import Intent, read_question
 from rlmlab.oracle._records import AnalysisResult, GoldenTrace, MalformedLine
 from rlmlab.oracle._source import ParseCache
 from rlmlab.oracle._structural import verify_structural
@@ -43,27 +53,59 @@ Sources = list[tuple[str | None, str]]  # (path relative to the source, text); o
 
 @dataclass(frozen=True)
 class OraclePlugin:
-    """A deterministic oracle for one query kind: ``check(answer, query, sources, cache)`` -> detailed result."""
+    """A deterministic oracle for one query kind: ``check(answer, query, sources, cache)`` -> detailed result.
+
+    With ``takes_intent`` the check is also given the question reader's :class:`~rlmlab.oracle.Intent` and the
+    parsed files it read (a list of :class:`TreeSitterOracle`, in the order of ``sources``), both None when the
+    question was not read."""
 
     name: str
     kind: QueryKind
-    check: Callable[[str, str, Sources, ParseCache | None], Any]
+    check: Callable[..., Any]
+    takes_intent: bool = False
 
 
-def _grep_check(answer: str, query: str, sources: Sources, cache: ParseCache | None) -> Any:
+def _grep_check(answer: str, query: str, sources: Sources, cache: ParseCache | None,
+                intent: Intent | None = None, parsed: list[TreeSitterOracle] | None = None) -> Any:
     if len(sources) == 1 and sources[0][0] is None:
-        return GrepOracle(sources[0][1], cache=cache).verify_detailed(answer, query)
-    return GrepOracle.over_files(dict(sources), cache=cache).verify_detailed(answer, query)
+        oracle = GrepOracle(sources[0][1], cache=cache)
+    else:
+        oracle = GrepOracle.over_files(dict(sources), cache=cache)
+    if intent is None:
+        return oracle.verify_detailed(answer, query)
+    return oracle.verify_detailed(answer, query, pattern=pattern_for_intent(intent, query),
+                                  count=intent.kind == "count")
 
 
-def _tree_sitter_check(answer: str, query: str, sources: Sources, cache: ParseCache | None) -> Any:
-    return verify_structural([TreeSitterOracle(text, path, cache=cache) for path, text in sources], answer, query)
+def _tree_sitter_check(answer: str, query: str, sources: Sources, cache: ParseCache | None,
+                       intent: Intent | None = None, parsed: list[TreeSitterOracle] | None = None) -> Any:
+    oracles = parsed if parsed is not None else [TreeSitterOracle(text, path, cache=cache) for path, text in sources]
+    return verify_structural(oracles, answer, query, intent)
 
 
 ORACLES: dict[QueryKind, OraclePlugin] = {
-    QueryKind.PatternMatch: OraclePlugin("GrepOracle", QueryKind.PatternMatch, _grep_check),
-    QueryKind.Structural: OraclePlugin("TreeSitterOracle", QueryKind.Structural, _tree_sitter_check),
+    QueryKind.PatternMatch: OraclePlugin("GrepOracle", QueryKind.PatternMatch, _grep_check, takes_intent=True),
+    QueryKind.Structural: OraclePlugin("TreeSitterOracle", QueryKind.Structural, _tree_sitter_check,
+                                       takes_intent=True),
 }
+
+
+def _grep_or_facts(kind: QueryKind, intent: Intent, query: str, answer: str) -> QueryKind:
+    """Items listed as their source lines go to the grep oracle when one line regex finds them all; what such a
+    regex cannot narrow (a named trait, an owner, tests) stays with the tree-sitter facts, lines or not."""
+    by_line = pattern_for_intent(intent, query) is not None
+    if kind is QueryKind.Structural and by_line and intent.kind == "list" and intent.unit != "files" \
+            and _line_claims_only(answer):
+        return QueryKind.PatternMatch
+    if kind is QueryKind.PatternMatch and not by_line and intent.subject not in (None, "text", "comment", "macro"):
+        return QueryKind.Structural
+    return kind
+
+
+def _line_claims_only(answer: str) -> bool:
+    """Whether every non-blank line of the answer is a ``[path:]line[:text]`` claim."""
+    lines = [ln for ln in answer.splitlines() if ln.strip()]
+    return bool(lines) and len(parse_claims(answer)) == len(lines)
 
 
 @dataclass
@@ -233,13 +275,16 @@ class TraceValidator:
 
     def __init__(self, source_root: str | Path | None = None, *, use_cache: bool = True, lm: Any = None,
                  consistency: SelfConsistencyOracle | None = None, classifier: QueryClassifier = QUERY_RULES,
-                 oracles: dict[QueryKind, OraclePlugin] | None = None, suffix: str = ".rs"):
+                 oracles: dict[QueryKind, OraclePlugin] | None = None, suffix: str = ".rs",
+                 read_questions: bool = True):
         self.source_root = Path(source_root) if source_root is not None else None
         self.cache = ParseCache() if use_cache else None
         self._files: dict[tuple[str, int, int], str] = {}
         self._batch: dict[str | None, tuple[Sources, str | None]] | None = None  # resolve() memo during a batch
         self.consistency = consistency or (SelfConsistencyOracle(lm) if lm is not None else None)
         self.classifier, self.oracles, self.suffix = classifier, oracles or ORACLES, suffix
+        # False: the classifier's rules alone route the question, as before the question reader (for comparisons)
+        self.read_questions = read_questions
 
     # -- sources --------------------------------------------------------------------------------------
 
@@ -305,27 +350,53 @@ class TraceValidator:
                 self.resolve(source_path)
         except SourceMissing as exc:
             return OracleResult.Unverified(str(exc))
-        kind = self.classifier.classify(result.query).kind
         trace_of = lambda method: GoldenTrace.of(result, method, recorded_path)  # noqa: E731
+        empty = says_nothing(result.answer)
+        if empty:
+            return OracleResult.Failed(empty, trace_of("AnswerCheck"), method="AnswerCheck", verdict="Placeholder")
+        parsed = [TreeSitterOracle(text, path, cache=self.cache) for path, text in sources] \
+            if self.read_questions else None
+        intent = read_question(result.query, parsed) if parsed is not None else None
+        kind = self.classifier.classify(result.query, intent=intent).kind if intent is not None else \
+            self.classifier.classify(result.query).kind
         if kind is QueryKind.Semantic:
-            if self.consistency is None:
-                return OracleResult.Unverified("semantic query: no deterministic oracle (pass an LM for "
-                                               "self-consistency)")
-            text = "\n\n".join(f"// {p}\n{t}" if p else t for p, t in sources)
-            check = self.consistency.check(result.answer, result.query, text)
-            if check.consensus:
-                return OracleResult.Consensus(trace_of(self.consistency.name),
-                                              f"{len(check.samples)} samples agree (lowest similarity "
-                                              f"{check.agreement:.2f})", method=self.consistency.name,
-                                              verdict="consensus", detail=check.to_dict())
-            return OracleResult.Unverified(f"semantic query: no consensus (lowest similarity {check.agreement:.2f})",
-                                           method=self.consistency.name, verdict="no-consensus",
-                                           detail=check.to_dict())
+            return self._semantic(result, sources, trace_of)
+        if intent is not None and not intent.decided:
+            return OracleResult.Unverified(f"the question reader is undecided: {intent.reason}",
+                                           method="QuestionReader", detail={"intent": intent.to_dict()})
+        if intent is not None and intent.kind in ("list", "count"):
+            kind = _grep_or_facts(kind, intent, result.query, result.answer)
+        return self._check(kind, result, sources, intent, parsed, trace_of)
+
+    def _semantic(self, result: AnalysisResult, sources: Sources, trace_of: Callable[[str], GoldenTrace]
+                  ) -> OracleResult:
+        if self.consistency is None:
+            return OracleResult.Unverified("semantic query: no deterministic oracle (pass an LM for "
+                                           "self-consistency)")
+        text = "\n\n".join(f"// {p}\n{t}" if p else t for p, t in sources)
+        check = self.consistency.check(result.answer, result.query, text)
+        if check.consensus:
+            return OracleResult.Consensus(trace_of(self.consistency.name),
+                                          f"{len(check.samples)} samples agree (lowest similarity "
+                                          f"{check.agreement:.2f})", method=self.consistency.name,
+                                          verdict="consensus", detail=check.to_dict())
+        return OracleResult.Unverified(f"semantic query: no consensus (lowest similarity {check.agreement:.2f})",
+                                       method=self.consistency.name, verdict="no-consensus", detail=check.to_dict())
+
+    def _check(self, kind: QueryKind, result: AnalysisResult, sources: Sources, intent: Intent | None,
+               parsed: list[TreeSitterOracle] | None, trace_of: Callable[[str], GoldenTrace]) -> OracleResult:
+        if intent is not None and intent.files:  # the question names one file of the tree: check that file
+            keep = [i for i, (path, _) in enumerate(sources) if path in intent.files]
+            sources = [sources[i] for i in keep]
+            parsed = [parsed[i] for i in keep] if parsed is not None else None
         plugin = self.oracles.get(kind)
         if plugin is None:
             return OracleResult.Unverified(f"no oracle for {kind.value} queries: {result.query!r}")
         try:
-            detailed = plugin.check(result.answer, result.query, sources, self.cache)
+            if plugin.takes_intent:
+                detailed = plugin.check(result.answer, result.query, sources, self.cache, intent, parsed)
+            else:
+                detailed = plugin.check(result.answer, result.query, sources, self.cache)
         except CannotVerify as exc:
             return OracleResult.Unverified(f"{plugin.name}: {exc}", method=plugin.name)
         if detailed is None:
@@ -334,6 +405,10 @@ class TraceValidator:
         detail = detailed.to_dict()
         verdict = detailed.verdict.value
         if detailed.verdict in GOOD_VERDICTS:
+            if claims_nothing(detail):
+                return OracleResult.Unverified(f"{plugin.name}: the answer claims no items and the oracle finds "
+                                               "none: nothing to verify", method=plugin.name, verdict=verdict,
+                                               detail=detail)
             return OracleResult.Golden(trace_of(plugin.name), method=plugin.name, verdict=verdict, detail=detail)
         return OracleResult.Failed(_reason(plugin.name, verdict, detail), trace_of(plugin.name), method=plugin.name,
                                    verdict=verdict, detail=detail)

@@ -13,15 +13,14 @@ earlier inference round of the same user turn counts, as the seed's
 
 from __future__ import annotations
 
-import ast
 import difflib
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from rlmlab.registry import Registry
+from rlmlab.turing._evidence import step_code, unsupported_submission
 from rlmlab.turing._grounding import narrated_claims, narrated_spans, ungrounded_claims
 from rlmlab.turing._phantom_model import LEARNED_DETECTION, learned_detection, model_may_fire
 from rlmlab.turing._narrated import NarratedClaim
@@ -408,31 +407,17 @@ def validate_tool_schema(turn: Turn, detection: str | None, ctx: ValidatorContex
 
 # -- repetition_loop ----------------------------------------------------------------------------------
 
-_FENCE = re.compile(r"```(\w*)[ \t]*\n(.*?)(?:```|\Z)", re.S)
-
-
-def _code_of(response: str) -> str:
-    """The step's code: its Python (or untagged) fenced blocks, except those right after an "Output:" line
-    (small models invent outputs); the whole text if there is no fence."""
-    blocks = []
-    for m in _FENCE.finditer(response):
-        before = response[:m.start()].rstrip().splitlines()[-1:] or [""]
-        if m.group(1).lower() in ("", "python", "py", "python3") and not re.search(r"(?i)output\s*:?\s*$", before[0]):
-            blocks.append(m.group(2))
-    return "\n".join(blocks) if blocks else response
-
-
 def _norm(text: str) -> str:
     return " ".join(text.split())
 
 
 @validator("validate_repetition_loop")
 def validate_repetition_loop(turn: Turn, detection: str | None, ctx: ValidatorContext) -> str | None:
-    now = _norm(_code_of(turn.response))
+    now = _norm(step_code(turn.response))
     if len(now) < 8:
         return None
     for back, step in enumerate(reversed(turn.history[-2:]), 1):
-        before = _norm(_code_of(step.response))
+        before = _norm(step_code(step.response))
         ratio = 1.0 if before == now else difflib.SequenceMatcher(None, before, now).ratio()
         if ratio >= 0.9:
             return f"this step repeats the step {back} back ({ratio:.0%} identical)"
@@ -441,49 +426,6 @@ def validate_repetition_loop(turn: Turn, detection: str | None, ctx: ValidatorCo
 
 # -- final_without_evidence ---------------------------------------------------------------------------
 
-_FINAL_CALLS = {"SUBMIT", "FINAL", "FINAL_VAR"}
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
-_STOPWORDS = frozenset("the and for are was were this that with from there has have not but all any its into "
-                       "fn pub async let mut use self none true false answer result found lines line functions "
-                       "function file".split())
-
-
-def _final_literals(code: str) -> list[str] | None:
-    """Literal values passed to SUBMIT/FINAL in the code; None if there is no such call or it passes a computed value."""
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return None
-    found: list[str] | None = None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FINAL_CALLS:
-            values = [*node.args, *(kw.value for kw in node.keywords)]
-            for v in values:
-                try:
-                    lit = ast.literal_eval(v)
-                except (ValueError, SyntaxError, TypeError):
-                    return None  # a computed value: its evidence is the code itself
-                found = (found or []) + [lit if isinstance(lit, str) else json.dumps(lit)]
-    return found
-
-
 @validator("validate_final_without_evidence")
 def validate_final_without_evidence(turn: Turn, detection: str | None, ctx: ValidatorContext) -> str | None:
-    literals = _final_literals(_code_of(turn.response))
-    if not literals:
-        return None
-    outputs = "\n".join(step.output for step in turn.history)
-    text = "\n".join(literals)
-    numbers = re.findall(r"\b\d+\b", text)
-    words = [w for w in _WORD.findall(text) if w.lower() not in _STOPWORDS]
-    missing_numbers = [n for n in numbers if not re.search(rf"\b{n}\b", outputs)]
-    missing_words = [w for w in words if w not in outputs]
-    # identifiers (snake_case, camelCase, with digits) must each have been seen; prose words mostly
-    missing_ids = [w for w in missing_words if "_" in w or re.search(r"[a-z][A-Z]|\d", w)]
-    if not numbers and not words:
-        return None  # nothing specific to check
-    if missing_numbers or missing_ids or (words and len(missing_words) > len(words) / 2):
-        shown = ", ".join((missing_numbers + missing_words)[:5])
-        where = "any execution output" if outputs.strip() else "any execution output (nothing was executed yet)"
-        return f"SUBMIT with literal values that never appeared in {where}: {shown}"
-    return None
+    return unsupported_submission(turn)  # the data flow of the step's code, see _evidence

@@ -1,0 +1,2 @@
+import rs, sys, os, re, collections
+from stats import trait_of

@@ -1,0 +1,101 @@
+"""Plain text documents (a log, a table, a README) get a step space of their own (issue 53, item 3): line searches
+built from the question's words that the document holds (all of them in any order, pairs, each alone; quoted
+terms exactly), the context tools only, and an answer a tool computed."""
+
+from __future__ import annotations
+
+import random
+import re
+from types import SimpleNamespace
+
+import pytest
+
+from rlmlab.executors import CodeRunOptions
+from rlmlab.executors._constrain import run_step_grammar
+from rlmlab.executors._offer import context_kind, text_patterns, text_search_terms
+from rlmlab.tools import TOOLS, Workspace
+
+
+def _log(n: int = 300, seed: int = 7) -> str:
+    rng = random.Random(seed)
+    lines = []
+    for i in range(n):
+        level = rng.choice(["INFO", "INFO", "WARN", "ERROR", "DEBUG"])
+        what = rng.choice(["disk /dev/sda1 usage 91%", "connection reset by peer", "job 42 finished",
+                           "disk quota exceeded for user bob", "cache miss ratio high", "auth failure for admin"])
+        lines.append(f"2026-12-06T10:{i // 60:02d}:{i % 60:02d} host-{rng.randint(1, 4)} {level} "
+                     f"svc[{rng.randint(100, 999)}]: {what}")
+    return "\n".join(lines) + "\n"
+
+
+LOG = _log()
+TRUTH = sum(1 for line in LOG.splitlines() if " ERROR " in line and "disk" in line)
+PHRASINGS = ("How many ERROR lines mention disk?",
+             "Count the ERROR lines that contain disk.",
+             "disk + ERROR: how many lines have both? Answer with a number.")
+
+
+def test_a_log_is_a_text_context():
+    assert context_kind(LOG) == "text"
+
+
+@pytest.mark.parametrize("query", PHRASINGS)
+def test_the_search_holds_every_term_in_any_order_and_counts_right(query):
+    pats = text_patterns(query, LOG)
+    assert sorted(t for t, _ in text_search_terms(query, LOG)) == ["ERROR", "disk"]
+    assert len(re.findall(pats[0], LOG)) == TRUTH  # the all-terms search is the first offered
+
+
+def test_the_same_question_three_ways_gets_the_same_offer():
+    offers = {frozenset(text_patterns(q, LOG)) for q in PHRASINGS}
+    assert len(offers) == 1
+
+
+def test_a_word_the_document_lacks_is_never_searched_for():
+    terms = [t for t, _ in text_search_terms("How many ERROR lines mention the kraken in the log?", LOG)]
+    assert terms == ["ERROR"]
+    assert text_patterns("Which planet is largest?", LOG) == []
+
+
+def test_quoted_terms_are_exact_unless_the_question_ignores_case():
+    text = "Timeout here\ntimeout there\nno match\n"
+    assert [len(re.findall(p, text)) for p in text_patterns("How many lines contain 'timeout'?", text)] == [1]
+    assert [len(re.findall(p, text)) for p in
+            text_patterns("How many lines contain 'timeout' (case-insensitive)?", text)] == [2]
+
+
+def _run(query: str, text: str) -> SimpleNamespace:
+    return SimpleNamespace(workspace=Workspace(registry=TOOLS), options=CodeRunOptions(decoding="grammar"),
+                           records=[], query=query, context_text=text, traj=SimpleNamespace(notes=[]))
+
+
+def grammar_accepts(grammar: str, text: str) -> bool:
+    """Whether the GBNF ``grammar`` accepts ``text`` whole, byte by byte (llguidance's byte tokenizer)."""
+    import llguidance
+
+    tok = llguidance.LLTokenizer("byte")
+    m = llguidance.LLMatcher(tok, llguidance.grammar_from("grammar", grammar), log_level=0)
+    assert not m.is_error(), m.get_error()
+    return m.consume_tokens(tok.tokenize_bytes(text.encode())) and m.is_accepting()
+
+
+def test_the_step_grammar_offers_the_searches_and_the_context_tools_only():
+    query = PHRASINGS[0]
+    grammar = run_step_grammar(_run(query, LOG), fmt="rlm", must_submit=False)
+    pattern = text_patterns(query, LOG)[0]
+    step = (f"[[ ## reasoning ## ]]\nQuestion: {query} Plan: count it\n\n[[ ## code ## ]]\n"
+            f"hits = ctx_find(context, r\"{pattern}\")\nprint(hits[\"total\"])\n\n[[ ## completed ## ]]")
+    assert grammar_accepts(grammar, step)
+    assert not grammar_accepts(grammar, step.replace("ctx_find(context", "ast_query(context"))
+    assert not grammar_accepts(grammar, step.replace(pattern, "(?m)^.*kraken.*$"))
+
+
+@pytest.mark.local_model
+def test_the_embedded_model_counts_error_lines_that_mention_disk():
+    """The issue's own case: on a 300-line service log the run answered the literal '{answer}'."""
+    from rlmlab.executors import run_rlm
+    from rlmlab.lm import make_lm
+
+    traj = run_rlm(PHRASINGS[0], LOG, lm=make_lm("local", max_tokens=256, n_threads=2), decoding="grammar",
+                   max_iters=4)
+    assert traj.answer.strip() == str(TRUTH), [(it.code, it.output[:100]) for it in traj.iterations]
