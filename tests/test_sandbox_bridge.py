@@ -275,5 +275,9 @@ def test_files_the_step_creates_are_not_roots(interp):
     for name in ("mine.txt", "dir1"):
         st = (Path(interp.scratch_dir) / name).stat()
         assert st.st_uid != 0 and st.st_gid != 0, (name, st.st_uid)
-    out = execute(interp, "import os\ntry:\n    os.chmod('mine.txt', 0o4755)\nexcept OSError as e:\n    print(e)", {})
-    assert not (Path(interp.scratch_dir) / "mine.txt").stat().st_uid == 0
+    out = execute(interp, "import os, shutil\nfor f in (lambda: os.chmod('mine.txt', 0o4755), lambda: os.mkdir('g', 0o2775),\n"
+                          "          lambda: os.open('s.bin', os.O_CREAT | os.O_WRONLY, 0o6755)):\n"
+                          "    try:\n        f()\n    except OSError as e:\n        print(e)", {})
+    assert out.count("Operation not permitted") == 3, out  # no setuid or setgid bit on a file the host holds
+    for path in Path(interp.scratch_dir).rglob("*"):
+        assert not path.lstat().st_mode & 0o6000, path

@@ -99,3 +99,22 @@ def test_the_embedded_model_counts_error_lines_that_mention_disk():
     traj = run_rlm(PHRASINGS[0], LOG, lm=make_lm("local", max_tokens=256, n_threads=2), decoding="grammar",
                    max_iters=4)
     assert traj.answer.strip() == str(TRUTH), [(it.code, it.output[:100]) for it in traj.iterations]
+
+
+@pytest.mark.parametrize("path", [None, "/usr/share/cargo/registry/tokio-1.24.2/src/fs/file.rs"])
+def test_an_answer_about_a_context_is_never_constants_the_step_typed(path):
+    """Issue 53: the tour's live step answered "Find all async functions in this file" with SUBMIT(answer=1 + 1)
+    (the question's "one" gave the grammar a 1). Over a document or code the answer reads a variable."""
+    from pathlib import Path
+
+    query = "Find all async functions in this file. Answer one per line as `line:text`"
+    text = Path(path).read_text() if path else LOG
+    grammar = run_step_grammar(_run(query, text), fmt="rlm", must_submit=True)
+
+    def step(code: str) -> str:
+        return f"[[ ## reasoning ## ]]\nQuestion: {query} Plan: count it\n\n[[ ## code ## ]]\n{code}\n\n[[ ## completed ## ]]"
+
+    assert not grammar_accepts(grammar, step("SUBMIT(answer=1 + 1)"))
+    assert not grammar_accepts(grammar, step("SUBMIT(answer=1)"))
+    arith = run_step_grammar(_run("What is 125 + 389?", ""), fmt="rlm", must_submit=True)
+    assert grammar_accepts(arith, step("SUBMIT(answer=125 + 389)").replace(query, "What is 125 + 389?"))

@@ -139,10 +139,10 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
     # without a memory store (a code or arithmetic step is not offered them)
     tools = [t for t in ws.registry if (t.name != "sparql_query" or ws.extras.get("ontology") is not None)
              and (t.group != "memory" or _has_memory(ws))]
-    keys, joins, lookup, form = None, (), [], None
+    keys, joins, lookup, form, kind = None, (), [], None, None
     if vocab is not None:  # closed vocabularies close the tools and a result's keys too (see _offer)
         kind = context_kind(run.context_text, ws.extras.get("ontology"))
-        if kind == "rust":  # the answer comes from a tool: numbers a step printed are not retyped into arithmetic
+        if kind in ("rust", "text"):  # the answer comes from a tool: numbers a step printed are not retyped
             numbers = []
         tools = offered_tools(tools, run.query or "", kind)
         grep = grep_rules(run.query or "", slots.get("ident") or [], run.context_text) if kind == "rust" else \
@@ -180,4 +180,5 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
                         templates_first=not run.records, context=run.context_text, vocab=vocab, keys=keys,
                         raw=sorted(raw), template_check=check, joins=joins,
                         join_only=bool(lookup) and asks_every(run.query or ""),
-                        answer_form=form, template_fit=fit)
+                        answer_form=form, template_fit=fit,
+                        typed_answers=vocab is None or kind not in ("rust", "text"))

@@ -156,6 +156,7 @@ class RLMLabInterpreter(LocalInterpreter):
         self._started: subprocess.Popen[str] | None = None  # the latest worker (kept after a crash clears _process)
         self._responses = ReplyQueue()
         self._xid: str | None = None  # the execute request a reply must answer (None: none pending)
+        self._answered: list[str] = []  # the last few requests' ids (a late second reply to one is not news)
         self._refused: list[str] = []  # what this step wrote to the reply channel that the host refused
         self._tool_calls = 0  # tool requests this step
         self._in_flight = 0  # tool requests being served now
@@ -241,6 +242,12 @@ class RLMLabInterpreter(LocalInterpreter):
         assert process.stdout is not None
         read_replies(getattr(process.stdout, "buffer", process.stdout), responses)
 
+    def _kill(self) -> None:
+        try:
+            super()._kill()
+        except OSError:  # closing a dead worker's stdin flushes into a broken pipe: it is gone either way
+            pass
+
     def _restart(self) -> None:
         self.restarts += 1
         self._ended, self._process = False, None
@@ -256,6 +263,8 @@ class RLMLabInterpreter(LocalInterpreter):
     def _send(self, message: dict[str, Any], process: subprocess.Popen[str] | None = None) -> None:
         if message.get("type") == "execute":  # a fresh id the step's code cannot know before it runs
             self._xid = secrets.token_hex(12)
+            self._answered.append(self._xid)
+            del self._answered[:-8]
             message = {**message, "xid": self._xid}
             self._refused, self._tool_calls = [], 0
         super()._send(message, process)
@@ -278,6 +287,8 @@ class RLMLabInterpreter(LocalInterpreter):
             if isinstance(item, Oversize):
                 self._refuse(f"a message of {item.size} bytes, over the {REPLY_LINE_MAX >> 20} MiB a reply may hold")
                 continue
+            if not item.strip():  # the worker ends any partial line before its own messages
+                continue
             message = parse_reply(item)
             problem = "a line that is not a protocol message" if message is None else self._unexpected(message)
             if problem is None:
@@ -293,6 +304,11 @@ class RLMLabInterpreter(LocalInterpreter):
             return None if self._xid is None else f"a {kind!r} message during a step"
         if kind in _REPLY_TYPES:
             if self._xid is None or message.get("xid") != self._xid:
+                if message.get("xid") in self._answered:  # an earlier step's own reply, after a forged one was
+                    # taken for it: that step's business, noted in the run, not in this step's output
+                    if self.notes is not None:
+                        self.notes.append(f"sandbox: [refused] a second {kind!r} reply to an earlier step")
+                    return ""
                 return f"a {kind!r} reply to no pending request"
             self._xid = None  # answered: a second reply with this id is refused too
             return None

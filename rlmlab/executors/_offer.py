@@ -44,8 +44,7 @@ CONTEXT_KINDS = ("none", "rust", "ontology", "text")
 RESULT_KEYS = ("total", "matches", "line", "text", "captures", "rows", "name", "type", "field", "param", "item", "x")
 # Tools that answer a question about Rust source: grep-like counting and listing, tree-sitter structure.
 _RUST_TOOLS = ("ctx_find", "ast_query")
-_RUST_LINE = re.compile(r"^[ \t]*(pub(\([^)]*\))?[ \t]+)?(fn|struct|enum|impl|use|mod|trait|const|static|macro_rules!)\b",
-                        re.M)
+_RUST_LINE = re.compile(r"(?m)^[ \t]*(pub(\([^)]*\))?[ \t]+)?((async|unsafe|const|extern(?:[ \t]+\"\w+\")?)[ \t]+)*(fn|struct|enum|impl|use|mod|trait|const|static|macro_rules!)\b")
 _LIST = re.compile(r"^\s*(list|find|show)\s+(all|every)\b", re.I)
 _IMPLEMENT = re.compile(r"\bimplement(s|ed|ing)?\b", re.I)
 _IDENT = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
@@ -85,8 +84,10 @@ def offered_tools(specs: Iterable[Any], query: str, kind: str) -> list[Any]:
     tools (and memory's).
     """
     specs = list(specs)
-    if kind == "text":  # a document's lines: search, read and count them (and the memory tools, where given)
-        return [s for s in specs if s.name in _TEXT_TOOLS or s.name.startswith("mem_")]
+    if kind == "text":  # a document's lines: search, read and count them (and the memory tools, where given);
+        # a count or a list is what a search returns, as over Rust
+        names = ("ctx_find",) if is_count_query(query) or _LIST.search(query) else _TEXT_TOOLS
+        return [s for s in specs if s.name in names or s.name.startswith("mem_")]
     if kind == "none":
         return []
     if kind == "ontology":
@@ -130,11 +131,19 @@ def text_search_terms(query: str, text: str) -> list[tuple[str, bool]]:
         if any(a <= m.start() < b for a, b in quoted_spans):
             continue
         word = m.group(0)
-        if word.casefold() in _ASKING or len(word) < 2 and not word.isdigit():
-            continue
-        if re.search(rf"(?<![\w]){re.escape(word.casefold())}", lowered) and (word, False) not in terms:
-            terms.append((word, False))
+        # a hyphenated or dotted word ("ERROR-level", "web-02", "service.log"): itself where the document has it,
+        # else its parts
+        for part in ([word] if _in_text(word, lowered) else re.split(r"[-.]", word)):
+            if part.casefold() in _ASKING or len(part) < 2 and not part.isdigit():
+                continue
+            if _in_text(part, lowered) and (part, False) not in terms:
+                terms.append((part, False))
     return list(dict.fromkeys(terms))
+
+
+def _in_text(word: str, lowered: str) -> bool:
+    """Whether a word of the document starts with ``word`` (``lowered``: the document, casefolded)."""
+    return bool(word) and re.search(rf"(?<![\w]){re.escape(word.casefold())}", lowered) is not None
 
 
 def _term_regex(term: str, exact: bool) -> str:

@@ -38,6 +38,7 @@ class Session:
         self.ids = 0
 
     def send(self, message: dict[str, Any]) -> None:
+        self._write("")  # ends any partial line step code left on the pipe: the message is a line of its own
         self._write(json.dumps(message, separators=(",", ":"), allow_nan=False))
 
     def receive(self) -> dict[str, Any] | None:

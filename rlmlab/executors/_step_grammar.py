@@ -205,8 +205,12 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
                  vocab: dict[str, dict[str, str]] | None = None, keys: Sequence[str] | None = None,
                  raw: Sequence[str] = (), template_check: Callable[[list[str]], list[str]] | None = None,
                  joins: Sequence[str] = (), join_only: bool = False, answer_form: str | None = None,
-                 template_fit: Callable[[list[str]], list[str]] | None = None) -> str:
+                 template_fit: Callable[[list[str]], list[str]] | None = None,
+                 typed_answers: bool = True) -> str:
     """The GBNF grammar of one step of an executor, over the tools of ``registry`` (ToolSpecs) with ``caps``.
+
+    ``typed_answers=False`` (a question about a context: code, a document): ``SUBMIT`` takes no expression made
+    of constants alone (``1 + 1``); every computed answer reads at least one variable.
 
     ``scope`` names the variables the step may read besides the assignable :data:`TARGET_NAMES`;
     ``templates`` are code templates with ``{{slot:type}}`` slots (a template whose slot has no candidate in
@@ -287,7 +291,7 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
                      strings=strings, choices=answer_choices(query or ""), has_numbers=number is not None,
                      raw=(raw or ()) if keys else None, joins=joins if keys else (),
                      scalars=bool(scalar_opts), count_ok=not keys or "total" in keys,
-                     form=answer_form if keys and joins else None)
+                     form=answer_form if keys and joins else None, typed_answers=typed_answers)
     if answer_form == "query" and strings:
         # the answer to a question over an ontology is a SPARQL query's text: the step writes one, runs it (a query
         # that does not run ends the step with its error) and submits it; no number, no arithmetic
@@ -331,7 +335,7 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
               output_field: str, seen: Sequence[str], inputs: Sequence[str], *, strings: Sequence[str] = ("str-lit",),
               choices: Sequence[str] = (), has_numbers: bool = True, raw: Sequence[str] | None = None,
               joins: Sequence[str] = (), scalars: bool = True, count_ok: bool = True,
-              form: str | None = None) -> str:
+              form: str | None = None, typed_answers: bool = True) -> str:
     """The statements of a step, tracking which names are assigned: an expression may read only the names in
     scope and those assigned by an earlier statement of the same step (so no step reads an unset variable).
 
@@ -391,8 +395,19 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
             b.add(f"crhs-{i}", " | ".join(x for x in cooked_rhs if x))
         if own:  # print what a step computed; the inputs are handles, printing one shows nothing
             b.add(f"print-{i}", f'"print(" {_alt(_lit(n) for n in own)} subscript{{0,3}} ")"')
+        answer_expr = f"opexpr-{i}" if computable else None
+        if computable and not typed_answers:  # an answer that reads a variable: at least one factor is one
+            held = factors[1:]  # every factor but "(" expr ")": the variables' reads and counts
+            if held:
+                b.add(f"vfactor-{i}", " | ".join(held))
+                mul = '(" * " | " / " | " // " | " % ")'
+                b.add(f"vterm-{i}", f"(factor-{i} {mul}){{0,6}} vfactor-{i} ({mul} factor-{i}){{0,6}}")
+                b.add(f"vexpr-{i}", f'(term-{i} (" + " | " - ")){{0,6}} vterm-{i} ((" + " | " - ") term-{i}){{0,6}}')
+                answer_expr = f"vexpr-{i}"
+            else:
+                answer_expr = None
         values = ([f"primary-{i}", f'"len(" primary-{i} ")"'] if f"primary-{i}" in b.rules else []) + \
-            ([f"opexpr-{i}"] if computable else [])
+            ([answer_expr] if answer_expr else [])
         if seen_rule and not (track and own):  # a number a variable holds is submitted through it, not retyped
             values.append(seen_rule)
         if whole and joins:

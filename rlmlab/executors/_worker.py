@@ -34,12 +34,19 @@ _spec.loader.exec_module(worker)
 _configure = worker.Session.configure
 
 
+ARGS_MAX = 4 << 20  # bytes of one tool call's arguments as JSON: the host reads no message over 8 MiB
+
+
 def _wrapped_tool(session, name):
     def call(*args, **kwargs):
         # the protocol's call_tool takes the keywords as one dict: Session.call_tool(name, *args, **kwargs) would
         # refuse a tool's own ``name`` keyword (``blob(text, name='mod.rs')``) as a second value for ``name``
-        return decode_handles(session.protocol.call_tool(name, tuple(encode_handles(list(args))),
-                                                         encode_handles(kwargs)))
+        args, kwargs = tuple(encode_handles(list(args))), encode_handles(kwargs)
+        size = len(json.dumps([args, kwargs], default=str))
+        if size > ARGS_MAX:
+            raise RuntimeError(f"ToolError: {name}: its arguments are {size} bytes as JSON, over the "
+                               f"{ARGS_MAX >> 20} MiB a tool call may carry (pass a BlobRef handle instead)")
+        return decode_handles(session.protocol.call_tool(name, args, kwargs))
 
     call.__name__ = name
     return call
@@ -63,12 +70,17 @@ _current = {"xid": None}
 
 def execute(self, request):
     _current["xid"] = request.get("xid")
-    return _execute(self, request)
+    return {**_execute(self, request), "xid": request.get("xid")}
 
 
 def send(message):
-    if message.get("type") not in ("tool_request", "ready") and "xid" not in message:
+    # Only the worker's own last word gets the pending request's id here (its replies carry it from execute): a
+    # message step code hands to this function is refused. A newline first ends any partial line step code left
+    # on the pipe, so the reply is a line of its own.
+    if message.get("type") == "terminal_error" and "xid" not in message:
         message = {**message, "xid": _current["xid"]}
+    with worker._send_lock:
+        worker._protocol_output.write("\n")
     _send(message)
 
 

@@ -102,7 +102,8 @@ def template_fits(task: MemoryTask | str, item: MemoryItem) -> bool:
     if isinstance(task, str):
         return True
     kind = context_kind(task.context, task.meta.get("ontology"))
-    if kind not in {"ontology": ("ontology",), "code": ("rust", "text"), None: ("none",)}[_needs(item.template)]:
+    # a template over code reads Rust (its regexes and queries name Rust items): not a plain document's template
+    if kind not in {"ontology": ("ontology",), "code": ("rust",), None: ("none",)}[_needs(item.template)]:
         return False
     if kind == "ontology":  # some filling's query is one the question's closed SPARQL space holds
         return _fits_space(item.template, task)

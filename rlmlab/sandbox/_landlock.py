@@ -210,6 +210,13 @@ def drop_capabilities(uid: int | None = None, gid: int | None = None) -> None:
 _SECCOMP_ARCH = {"x86_64": (0xC000003E, {"fork": 57, "vfork": 58, "clone": 56, "clone3": 435, "unshare": 272,
                                           "setns": 308}),
                  "aarch64": (0xC00000B7, {"clone": 220, "clone3": 435, "unshare": 97, "setns": 268})}
+# Syscalls that set a file's mode: (number, the mode's argument, the flags' argument when the mode counts only with
+# O_CREAT or O_TMPFILE). A mode with the setuid or setgid bit fails with EPERM: the worker's files in scratch are
+# the host's files too.
+_MODE_CALLS = {"x86_64": ((2, 2, 1), (85, 1, None), (83, 1, None), (90, 1, None), (91, 1, None), (257, 3, 2),
+                          (258, 2, None), (268, 2, None), (452, 2, None)),
+               "aarch64": ((56, 3, 2), (34, 2, None), (52, 1, None), (53, 2, None), (452, 2, None))}
+_SET_ID_BITS, _CREATING = 0o6000, 0o100 | 0o20000000  # S_ISUID | S_ISGID; O_CREAT | O_TMPFILE
 _RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
 _EPERM, _ENOSYS = 1, 38
 _CLONE_THREAD = 0x00010000
@@ -225,7 +232,8 @@ class _SockFprog(ctypes.Structure):
 
 
 def forbid_new_processes() -> bool:
-    """Install a seccomp filter: fork, vfork, unshare, setns and clone without CLONE_THREAD fail with EPERM, clone3 with ENOSYS
+    """Install a seccomp filter: fork, vfork, unshare, setns and clone without CLONE_THREAD fail with EPERM, as does
+    setting a setuid or setgid bit (chmod, mkdir, creat, open with O_CREAT), clone3 with ENOSYS
     (so the C library creates threads with clone), syscalls of another ABI (i386, x32) with EPERM. Bounds a fork
     storm where RLIMIT_NPROC does not (it never applies to the host's root). False on an architecture without a
     table here; OSError when the kernel refuses."""
@@ -243,7 +251,12 @@ def forbid_new_processes() -> bool:
             (jge, 0, 1, 0x40000000), (ret, 0, 0, deny)]
     for n in refused:
         prog += [(jeq, 0, 1, n), (ret, 0, 0, deny)]
-    prog += [(jeq, 0, 1, nr["clone3"]), (ret, 0, 0, nosys),
+    for number, mode_arg, flags_arg in _MODE_CALLS.get(os.uname().machine, ()):
+        mode = [(ld, 0, 0, 16 + 8 * mode_arg), (jset, 0, 1, _SET_ID_BITS), (ret, 0, 0, deny)]
+        flags = [] if flags_arg is None else [(ld, 0, 0, 16 + 8 * flags_arg), (jset, 0, len(mode), _CREATING)]
+        prog += [(ld, 0, 0, 0), (jeq, 0, len(flags) + len(mode), number), *flags, *mode]
+    prog += [(ld, 0, 0, 0),  # the syscall's number again: a mode check above may have loaded an argument
+             (jeq, 0, 1, nr["clone3"]), (ret, 0, 0, nosys),
              (jeq, 0, 3, nr["clone"]), (ld, 0, 0, 16), (jset, 1, 0, _CLONE_THREAD), (ret, 0, 0, deny),
              (ret, 0, 0, allow)]
     filters = (_SockFilter * len(prog))(*[_SockFilter(*ins) for ins in prog])

@@ -37,6 +37,13 @@ def read_path(roots: tuple[str, ...] | None, path: str, *, arg: str, suffix: str
     from each root in turn; nothing beneath the root may be a symbolic link; the file must be regular, have one
     link, end in ``suffix`` and hold at most ``max_bytes``. ``roots=None``: the path as a person names it.
     """
+    if "\0" in path or not path.isprintable() or len(path) > 4096:
+        raise ToolError(f"{arg}: {path[:80]!r} is not a usable path (a NUL, a control character or over 4096 "
+                        "characters)")
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ToolError(f"{arg}: {path[:80]!r} is not a usable path (not valid UTF-8)") from None
     if not path.endswith(suffix):
         raise ToolError(f"{arg}: {path!r} is not a {suffix} file; give a blob key or the path of a {suffix} file")
     if roots is None:
