@@ -85,9 +85,10 @@ def bridge_step_times(steps: int) -> dict[str, list[float]]:
         _receive = LocalInterpreter._receive
         _send = LocalInterpreter._send
 
-        def _read_responses(self, process):  # LocalInterpreter's: every line, unbounded
-            for line in process.stdout:
-                self._responses.put(line)
+        def _read_responses(self, process):  # LocalInterpreter's: every line, unbounded (the worker's blank
+            for line in process.stdout:       # line before each message skipped, as the shipped reader does)
+                if line.strip():
+                    self._responses.put(line)
             self._responses.put(None)
 
         def _with_refusals(self, result):

@@ -479,3 +479,20 @@ def test_a_question_without_a_closed_sparql_space_falls_back_and_says_so(tmp_pat
                             runs_dir=tmp_path / "runs", progress=False)
     rows = [json.loads(x) for x in (result.run_dir / "results.jsonl").read_text().splitlines() if x.strip()]
     assert [r["task_id"] for r in rows] == ["hard", "ok"]  # the run went on past the hard question
+
+
+def test_every_offered_search_is_a_python_literal_that_finds_the_lines():
+    """The reader's pattern for async functions holds escaped quotes (extern "C"): written as r"...\\"..." it was a
+    syntax error in every step that used it."""
+    import ast
+    import re as _re
+    from pathlib import Path
+
+    from rlmlab.executors._offer import _py_raw
+
+    text = Path("/usr/share/cargo/registry/tokio-1.24.2/src/fs/file.rs").read_text()
+    pats = grep_patterns("Find all async functions in this file.", [], text)
+    assert pats
+    for p in pats:
+        value = ast.literal_eval(_py_raw(p))
+        assert len(_re.findall(value, text)) == len(_re.findall(p, text)) > 0

@@ -20,6 +20,11 @@ import pytest
 pytestmark = pytest.mark.sandbox
 
 RUNNER = Path(__file__).with_name("redteam_bridge_run.py")
+# Under pyodide, make test leaves out what runs on the host the same way whichever backend the step ran under (the
+# DSPy facade attempts: DSPy parsed their strings on the host, not in the REPL) and the two floods of a 96-200 MiB
+# argument, which Pyodide takes 60-100 s to build in WebAssembly; `python tests/redteam_bridge_run.py` runs them
+# all on both backends (about 9 minutes).
+PYODIDE_SLOW = {"pipe_huge_tool_arg", "pipe_llm_query_huge"}
 ROW = re.compile(r"^(\w+)\s+(\w+)\s+(confined|pyodide)\s+(held|PARTIAL|ESCAPED|n/a|error)\b(.*)$")
 
 
@@ -31,10 +36,20 @@ def test_no_attempt_reaches_the_host(backend):
         why = pyodide_unavailable()
         if why:
             pytest.skip(f"pyodide cannot start here: {why}")
-    proc = subprocess.run([sys.executable, str(RUNNER), "--backend", backend], capture_output=True, text=True,
-                          timeout=1200, cwd=RUNNER.parent)
+    names = [] if backend == "confined" else _pyodide_names()
+    proc = subprocess.run([sys.executable, str(RUNNER), "--backend", backend, *names], capture_output=True,
+                          text=True, timeout=1200, cwd=RUNNER.parent)
     rows = [m.groups() for m in map(ROW.match, proc.stdout.splitlines()) if m]
-    assert proc.returncode == 0 and len(rows) >= 70, (proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:])
+    assert proc.returncode == 0 and len(rows) >= (70 if backend == "confined" else len(names)), \
+        (proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:])
     bad = [f"{name} ({cls}): {result} {evidence.strip()[:300]}" for name, cls, _, result, evidence in rows
            if result in ("PARTIAL", "ESCAPED", "error")]
     assert not bad, "\n".join(bad)
+
+
+def _pyodide_names() -> list[str]:
+    sys.path.insert(0, str(RUNNER.parent))
+    from redteam_bridge_corpus import by_name
+
+    return [a.name for a in by_name().values()
+            if "pyodide" in a.backends and a.cls != "dspy_facade" and a.name not in PYODIDE_SLOW]

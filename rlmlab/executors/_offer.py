@@ -329,8 +329,9 @@ def lookup_names(query: str, idents: Sequence[str], text: str | None = None) -> 
 
 
 def _py_raw(regex: str) -> str:
-    """``regex`` as a Python raw string literal (the step's text): r"...", double quotes escaped."""
-    return 'r"' + regex.replace('"', '\\"') + '"'
+    """``regex`` as a Python raw string literal (the step's text): r"...", each double quote (escaped in the regex
+    or not) written as the regex escape ``\\x22``, since a raw literal cannot hold ``\\"`` after a backslash."""
+    return 'r"' + regex.replace('\\"', '"').replace('"', '\\x22') + '"'
 
 
 def grep_rules(query: str, idents: Sequence[str] = (), text: str | None = None) -> dict[str, str] | None:

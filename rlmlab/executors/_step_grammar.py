@@ -387,14 +387,6 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
             b.add(f"expr-{i}", f'term-{i} ((" + " | " - ") term-{i}){{0,6}}')
             b.add(f"opexpr-{i}", f'term-{i} ((" + " | " - ") term-{i}){{1,6}} | '
                                  f'factor-{i} ((" * " | " / " | " // " | " % ") factor-{i}){{1,6}}')
-        cooked_rhs = [f"{call_alt} top-key subscript{{0,3}}" if track and call_alt else rhs_calls,
-                      f"expr-{i}" if computable else None, string_rule]
-        b.add(f"rhs-{i}", " | ".join(x for x in ([rhs_calls] + cooked_rhs[1:] if not track else
-                                                 [call_alt, *cooked_rhs]) if x))
-        if track:
-            b.add(f"crhs-{i}", " | ".join(x for x in cooked_rhs if x))
-        if own:  # print what a step computed; the inputs are handles, printing one shows nothing
-            b.add(f"print-{i}", f'"print(" {_alt(_lit(n) for n in own)} subscript{{0,3}} ")"')
         answer_expr = f"opexpr-{i}" if computable else None
         if computable and not typed_answers:  # an answer that reads a variable: at least one factor is one
             held = factors[1:]  # every factor but "(" expr ")": the variables' reads and counts
@@ -406,6 +398,17 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
                 answer_expr = f"vexpr-{i}"
             else:
                 answer_expr = None
+        # over a context, a name is assigned a tool's result or a value computed from one, never constants alone
+        # (``answer = 1``, then ``SUBMIT(answer=answer)``)
+        assigned = f"expr-{i}" if computable and typed_answers else answer_expr if not typed_answers else None
+        cooked_rhs = [f"{call_alt} top-key subscript{{0,3}}" if track and call_alt else rhs_calls,
+                      assigned, string_rule]
+        b.add(f"rhs-{i}", " | ".join(x for x in ([rhs_calls] + cooked_rhs[1:] if not track else
+                                                 [call_alt, *cooked_rhs]) if x))
+        if track:
+            b.add(f"crhs-{i}", " | ".join(x for x in cooked_rhs if x))
+        if own:  # print what a step computed; the inputs are handles, printing one shows nothing
+            b.add(f"print-{i}", f'"print(" {_alt(_lit(n) for n in own)} subscript{{0,3}} ")"')
         values = ([f"primary-{i}", f'"len(" primary-{i} ")"'] if f"primary-{i}" in b.rules else []) + \
             ([answer_expr] if answer_expr else [])
         if seen_rule and not (track and own):  # a number a variable holds is submitted through it, not retyped
