@@ -656,7 +656,8 @@ def main() -> None:
                 nonce = os.urandom(6).hex()
                 t0 = time.monotonic()
                 earlier: list[str] = []
-                for attempt_no in range(int(a.options.get("tries", 1))):
+                tries = min(int(a.options.get("tries", 1)), int(os.environ.get("RT_BRIDGE_TRIES") or 99))
+                for attempt_no in range(tries):
                     try:
                         ctx = (parent.run_interp if a.via == "interp" else parent.run_child)(a, backend, nonce)
                         result, evidence = judge(a, ctx)
@@ -666,7 +667,7 @@ def main() -> None:
                         if verbose:
                             traceback.print_exc()
                     goal = LEVELS[a.options.get("goal", "ESCAPED")]
-                    if LEVELS.get(result, 0) >= goal or attempt_no + 1 == int(a.options.get("tries", 1)):
+                    if LEVELS.get(result, 0) >= goal or attempt_no + 1 == tries:
                         break
                     earlier.append(f"try {attempt_no + 1}: {result}: {evidence[:120]}")
                     nonce = os.urandom(6).hex()

@@ -46,7 +46,9 @@ def test_the_q8_0_copy_is_made_once_recorded_and_answers_like_the_shipped_file(m
     assert path == again and path.parent == tmp_path / "cache" / "gguf" and path.stat().st_size > 100_000_000
     sidecar = json.loads(path.with_suffix(".json").read_text())
     assert sidecar["weights"] == "q8_0" and sidecar["source"] == str(shipped_gguf_path())
-    prompt = "Name the capital of France in one word."
+    # "Name the capital of France in one word." got "L'Étoile." from the shipped file on this session's llama.cpp
+    # build (6306c57 too): the question below gets Paris from both files here
+    prompt = "Which city is the capital of France? Answer in one word."
     answers = {}
     for spec in ("local", "local:q8_0"):
         lm = make_lm(spec, max_tokens=12)

@@ -328,7 +328,8 @@ class RLMLabInterpreter(LocalInterpreter):
             if over is None:
                 self._in_flight += 1
                 return None
-        self._send({"type": "tool_error", "id": rid, "error": f"ToolError: {over} (refused)"})
+        # to this worker only: one that is gone (a restart under way) needs no answer
+        self._send({"type": "tool_error", "id": rid, "error": f"ToolError: {over} (refused)"}, self._started)
         return ""
 
     def _refuse(self, what: str) -> None:
