@@ -10,6 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from grammar_check import accepts as _accepts
+
 from rlmlab.executors import CodeRunOptions
 from rlmlab.executors._constrain import run_step_grammar
 from rlmlab.executors._offer import context_kind, grep_patterns, impl_pair, offered_tools
@@ -24,16 +26,6 @@ TRAIN = "data/tasks/e14/code_train.jsonl"  # the train stream only: the test spl
 @pytest.fixture(scope="module")
 def train():
     return read_tasks(TRAIN)
-
-
-def _accepts(grammar: str, text: str) -> bool:
-    """Whether the GBNF ``grammar`` accepts ``text`` whole, byte by byte (llguidance's byte tokenizer)."""
-    import llguidance
-
-    tok = llguidance.LLTokenizer("byte")
-    m = llguidance.LLMatcher(tok, llguidance.grammar_from("grammar", grammar), log_level=0)
-    assert not m.is_error(), m.get_error()
-    return m.consume_tokens(tok.tokenize_bytes(text.encode())) and m.is_accepting()
 
 
 def _run(task, records=(), ws=None):

@@ -10,6 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from grammar_check import accepts as grammar_accepts
+
 from rlmlab.executors import CodeRunOptions
 from rlmlab.executors._constrain import run_step_grammar
 from rlmlab.executors._offer import context_kind, text_patterns, text_search_terms
@@ -67,16 +69,6 @@ def test_quoted_terms_are_exact_unless_the_question_ignores_case():
 def _run(query: str, text: str) -> SimpleNamespace:
     return SimpleNamespace(workspace=Workspace(registry=TOOLS), options=CodeRunOptions(decoding="grammar"),
                            records=[], query=query, context_text=text, traj=SimpleNamespace(notes=[]))
-
-
-def grammar_accepts(grammar: str, text: str) -> bool:
-    """Whether the GBNF ``grammar`` accepts ``text`` whole, byte by byte (llguidance's byte tokenizer)."""
-    import llguidance
-
-    tok = llguidance.LLTokenizer("byte")
-    m = llguidance.LLMatcher(tok, llguidance.grammar_from("grammar", grammar), log_level=0)
-    assert not m.is_error(), m.get_error()
-    return m.consume_tokens(tok.tokenize_bytes(text.encode())) and m.is_accepting()
 
 
 def test_the_step_grammar_offers_the_searches_and_the_context_tools_only():

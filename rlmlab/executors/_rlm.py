@@ -20,6 +20,7 @@ from rlmlab.executors._prompt import CompactVariable, GuidedPredict, compact_act
 from rlmlab.executors._step_grammar import fields_grammar
 from rlmlab.executors._trajectory import IterationRecord
 from rlmlab.handles import BlobRef
+from rlmlab.oracle import says_nothing
 from rlmlab.tools import Workspace, source_roots
 from rlmlab.trace import ContextTrace
 
@@ -229,7 +230,6 @@ class RlmLoop:
                 run.traj.answer = ""
 
 
-_PLACEHOLDER = re.compile(r"^[\s'\"`]*(?:\{+\s*\w*\s*\}+|<\s*\w*\s*>|\.\.\.|…|TODO|N/?A|None|null)[\s'\"`.]*$", re.I)
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
@@ -238,7 +238,8 @@ def supported_fallback(answer: str, outputs: list[str], query: str = "") -> tupl
     not a placeholder (``{answer}``, ``<answer>``, ``...``), and everything it states (each number, or the text
     itself) shown by a step's output, or, for a number, given in the question. (False, why) otherwise."""
     text = " ".join(str(answer or "").split())
-    if not text or _PLACEHOLDER.match(text):
+    # the oracle's placeholders, and Python's None that an extract step copies from a variable's repr
+    if says_nothing(text) or text.strip("'\"` .").casefold() == "none":
         return False, f"the extract step wrote a placeholder ({text[:40]!r}), not a value the run computed"
     seen = " ".join(" ".join(o.split()) for o in outputs)
     numbers = _NUMBER.findall(text)

@@ -15,6 +15,7 @@ from rlmlab.oracle._grep import (
     CODE_LINE, INTENT_PATTERNS, GrepClaim, GrepOracle, GrepResult, GrepVerification, is_count_query, parse_claim,
     parse_claims, pattern_for_intent, pattern_for_query,
 )
+from rlmlab.oracle._answers import says_nothing
 from rlmlab.oracle._question import Intent, read_question
 from rlmlab.oracle._records import GOLDEN_FIELDS, AnalysisResult, GoldenTrace, MalformedLine, read_analysis_results
 from rlmlab.oracle._source import ParseCache, SourceEntry
@@ -29,7 +30,7 @@ from rlmlab.oracle._validator import (
 from rlmlab.oracle._verdicts import GOOD_VERDICTS, CannotVerify, Verification
 
 __all__ = [
-    "read_question", "Intent",
+    "read_question", "Intent", "says_nothing",
     "GrepOracle", "GrepResult", "GrepVerification", "CODE_LINE", "INTENT_PATTERNS", "pattern_for_query", "pattern_for_intent",
     "GrepClaim", "parse_claim", "parse_claims", "is_count_query",
     "ParseCache", "SourceEntry", "STRUCTURAL_ASPECTS", "StructuralResult", "structural_target", "verify_structural",
