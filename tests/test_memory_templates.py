@@ -426,7 +426,7 @@ def test_retrieval_injects_the_right_template_first(seeded, prefix, task_id):
 
 
 def test_seed_pack_items_are_general_success_strategies():
-    assert len(SEED_ITEMS) == len({it.id for it in SEED_ITEMS}) == 46
+    assert len(SEED_ITEMS) == len({it.id for it in SEED_ITEMS}) == 62
     odd = [t.to_memory_task() for t in ODD.values()]
     specifics = {"set_len", "is_readable", "register", "BarrierWaitResult", "file.rs", "watch.rs", "mutex.rs",
                  "barrier.rs", "poll.rs", "Grey", "156", "48", "27"}

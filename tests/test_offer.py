@@ -398,11 +398,13 @@ def _exec_step(task, code: str):
 
 
 def test_the_offered_parameters_read_and_signature_step_answer_what_the_oracle_verifies_on_train_tasks(train):
-    """The one parameters shape the grammar offers, joined, and the signature step :func:`post_templates` offers,
+    """The one parameters shape the grammar offers, joined, and the hand pack's signature procedure,
     filled with the item's name and run by the real tools, give answers the tree-sitter oracle verifies on the
     train stream's parameters and signature tasks (all but the odd one whose name or slice misleads)."""
-    from rlmlab.executors._offer import post_templates
+    import json
 
+    [sig_step] = [d["template"] for d in map(json.loads, open("data/packs/step_templates.jsonl"))
+                  if d["title"].startswith("Signature of a function")]
     params = [t for t in train if t.kind == "parameters"]
     sigs = [t for t in train if t.kind in ("signature", "signature_in_module")]
     assert len(params) >= 5 and len(sigs) >= 8
@@ -416,8 +418,7 @@ def test_the_offered_parameters_read_and_signature_step_answer_what_the_oracle_v
     assert ok >= len(params) - 1, (ok, len(params))
     ok = 0
     for task in sigs:
-        [step] = post_templates(task.query)
-        ok += _oracle_agrees(task, _exec_step(task, step.replace("{{name:ident}}", lookup_names_of(task))))
+        ok += _oracle_agrees(task, _exec_step(task, sig_step.replace("{{name:ident}}", lookup_names_of(task))))
     assert ok >= len(sigs) - 1, (ok, len(sigs))
 
 

@@ -10,7 +10,6 @@ import pytest
 
 from rlmlab.errors import ConfigError
 from rlmlab.executors import fits_query
-from rlmlab.executors._offer import post_templates
 from rlmlab.experiments._suites import read_tasks
 from rlmlab.learning import ReasoningBankLoop, judge_for, solves, template_fits
 from rlmlab.memory import ContextBuilder, MemoryItem, MemoryStore, MixedRetrieval, import_pack
@@ -62,10 +61,9 @@ def test_counts_and_lookups_do_not_stand_in_for_each_other(first_of_kind, pack):
     assert template_fits(first_of_kind["defines_struct"], defines)
 
 
-def test_an_impl_query_does_not_answer_a_return_type(first_of_kind):
+def test_an_impl_query_does_not_answer_a_return_type(first_of_kind, pack):
     implementors = first_of_kind["implementors"]
-    [impl_step] = post_templates(implementors.query)
-    item = MemoryItem(title="implementors", description="d", content="c", polarity="success", template=impl_step)
+    item = next(it for title, it in pack.items() if title.startswith("Types that implement a trait"))
     assert template_fits(implementors, item)
     assert not template_fits(first_of_kind["return_type"], item)
     assert not template_fits(first_of_kind["signature"], item)

@@ -12,7 +12,7 @@ from dspy.utils.callback import BaseCallback
 from rlmlab.executors._step_grammar import assigned_names, output_numbers, query_slots, step_grammar, whole_results
 from rlmlab.executors._offer import (RESULT_KEYS, answer_form, asks_every, ast_vocabulary, context_kind, grep_rules,
                                     text_rules,
-                                    item_names, lookup_names, offered_tools, post_templates)
+                                    item_names, lookup_names, offered_tools)
 from rlmlab.executors._sparql_fill import sparql_keeper
 from rlmlab.executors._sparql_space import space_fit
 from rlmlab.executors._vocab import CAPTURES, argument_vocabularies, named_captures, ts_query_rules
@@ -121,8 +121,10 @@ def _vocabularies(run: Any, slots: dict[str, list[str]]) -> dict[str, Any] | Non
 def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
     """The step grammar of the next step of ``run`` in an executor's format: the workspace's tools (with
     vocabularies on, only those that can answer the query over its context: :func:`offered_tools`), the variables
-    earlier steps assigned, the numbers they printed, the injected templates (first step) or, over Rust, the
-    post-processing steps a question over many items needs instead (:func:`post_templates`)."""
+    earlier steps assigned, the numbers they printed and the injected templates (first step): procedures come from
+    memory only. Over Rust, a whole result is read through the generic operations the grammar offers (count,
+    distinct, filter on a capture equal to a name the question gives that occurs in the source, argmax by count,
+    group by file), whatever the question's words."""
     ws, opts = run.workspace, run.options
     # a step that raised may have left its names unset: reading one next only repeats a NameError until the end
     scope = ["context"] + [n for it in run.records if not _raised(it.output) for n in assigned_names(it.code)]
@@ -166,11 +168,6 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
             # and only ast_query captures it: a ctx_find result has no captures, so with these keys a grep is a
             # step that can only fail (the model grepped a struct's line, then joined its "captures": KeyError)
             tools = [t for t in tools if t.name == "ast_query"] or tools
-        # a question over many items: its post-processing steps replace the retrieved templates, since a template
-        # learnt on another many-item question fills from the same names and misfires (the implementors of Future
-        # for "which trait is implemented most, Future aside"); a learnt copy of the same step is the same code
-        post = post_templates(run.query or "") if kind == "rust" else []
-        templates = post or templates
     # a SPARQL template's fillings are narrowed to those whose query matches the attached ontology (_sparql_fill)
     check = sparql_keeper(ontology_of(ws)) if templates and ws.extras.get("ontology") is not None else None
     # a retrieved SPARQL procedure fits when its query is one the space holds
@@ -181,4 +178,7 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
                         raw=sorted(raw), template_check=check, joins=joins,
                         join_only=bool(lookup) and asks_every(run.query or ""),
                         answer_form=form, template_fit=fit,
-                        typed_answers=vocab is None or kind not in ("rust", "text"))
+                        typed_answers=vocab is None or kind not in ("rust", "text"),
+                        # the generic operations over a whole result's matches, for any question over code or a
+                        # document but a lookup of one named item (whose answer is what that item holds)
+                        names=(slots.get("ident") or [])[:24], match_ops=kind in ("rust", "text") and not lookup)

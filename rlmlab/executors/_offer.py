@@ -14,11 +14,11 @@ success to learn from. Under the step grammar with vocabularies on, a step is in
   over what the tree-sitter oracle reads (:func:`ast_vocabulary`), ``#eq?`` on the names the query gives an item,
   required when the question is about one named item (:func:`lookup_names`);
 - as subscripts, the keys the tools' results have (:data:`RESULT_KEYS`) and the first item;
-- for a question over many items at once (which traits X implements, which types implement Y, the file with the
-  most matches, the most implemented trait, how many distinct traits), whole steps that post-process a tool's result
-  the way the oracles' own answers do (:func:`post_templates`): names captured by an impl pattern, de-duplicated;
-  matches grouped by the ``// file:`` header above them, then the argmax. They are templates whose slots the
-  query fills, offered beside the retrieved ones: a 135M model picks one but would not write one.
+- nothing chosen by the question's words beyond that: a multi-step procedure for a question shape (the traits
+  a type implements, the file with the most unsafe blocks) is an L2 template in memory (the hand pack
+  ``data/packs/step_templates.jsonl`` and the learned bank), offered only to a run that retrieved it; what every
+  run gets instead are the generic operations over a whole result the step grammar offers whenever the types fit
+  (count, distinct count, filter on a capture's value, argmax by count, group by file: :mod:`._step_grammar`).
 
 A context of another kind (the user's own text) keeps every tool and free strings.
 """
@@ -31,11 +31,12 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from rlmlab.tools import file_headers
 from rlmlab.oracle import INTENT_PATTERNS, is_count_query, pattern_for_intent, read_question
 
 __all__ = ["context_kind", "offered_tools", "grep_patterns", "grep_rules", "text_patterns", "text_rules",
            "text_search_terms", "ast_vocabulary", "item_names",
-           "RESULT_KEYS", "CONTEXT_KINDS", "AST_INNER", "AST_FIELDS", "post_templates", "fits_query", "lookup_names",
+           "RESULT_KEYS", "CONTEXT_KINDS", "AST_INNER", "AST_FIELDS", "fits_query", "lookup_names",
            "answer_form", "impl_pair"]
 
 CONTEXT_KINDS = ("none", "rust", "ontology", "text")
@@ -67,18 +68,25 @@ def _asks_choice(query: str) -> bool:
     return len(answer_choices(query)) == 2
 
 
+def _counts(query: str) -> bool:
+    """Whether the question asks how many: the grep oracle's count reading, or the question reader's
+    (rlmlab.oracle.read_question: "What is the number of unsafe impl blocks?")."""
+    return is_count_query(query) or read_question(query).kind == "count"
+
+
 def answer_form(query: str) -> str | None:
     """The form a question's answer takes over Rust, as the step grammar closes it: "choice" when the query offers
     two answer words ("Answer yes or no."), "count" when it asks how many, else None (a value, a name, a list)."""
     if _asks_choice(query):
         return "choice"
-    return "count" if is_count_query(query) else None
+    return "count" if _counts(query) else None
 
 
 def offered_tools(specs: Iterable[Any], query: str, kind: str) -> list[Any]:
     """The specs a step over a context of ``kind`` may call for ``query`` (order kept).
 
-    Rust: a count, a list ("List all ...") or a yes/no question is answered by grep (``ctx_find``); any other
+    Rust: a count (but of distinct names), a list ("List all ...") or a yes/no question is answered by grep
+    (``ctx_find``); any other
     question (a signature, a type, the variants of an enum) by ``ast_query`` or grep. An ontology: ``sparql_query``.
     No context (arithmetic): no tool, the answer is computed from the query's numbers. Other text: the context
     tools (and memory's).
@@ -86,13 +94,15 @@ def offered_tools(specs: Iterable[Any], query: str, kind: str) -> list[Any]:
     specs = list(specs)
     if kind == "text":  # a document's lines: search, read and count them (and the memory tools, where given);
         # a count or a list is what a search returns, as over Rust
-        names = ("ctx_find",) if is_count_query(query) or _LIST.search(query) else _TEXT_TOOLS
+        names = ("ctx_find",) if _counts(query) or _LIST.search(query) else _TEXT_TOOLS
         return [s for s in specs if s.name in names or s.name.startswith("mem_")]
     if kind == "none":
         return []
     if kind == "ontology":
         return [s for s in specs if s.name == "sparql_query"]
-    grep_only = is_count_query(query) or bool(_LIST.search(query)) or _asks_choice(query)
+    # a count of distinct names (the question reader's "distinct" rule) counts captures: ast_query too
+    distinct = "distinct" in read_question(query).rules
+    grep_only = (_counts(query) and not distinct) or bool(_LIST.search(query)) or _asks_choice(query)
     names = ("ctx_find",) if grep_only else _RUST_TOOLS
     return [s for s in specs if s.name in names]
 
@@ -226,10 +236,38 @@ def impl_pair(query: str, names: Sequence[str]) -> tuple[str, str] | None:
 def _read_count_pattern(query: str, text: str) -> str | None:
     """The per-line regex the oracle's question reader gives for what ``query`` counts or lists over ``text`` (the
     oracle judges with the same one); None when the reader reads no such question."""
-    intent = read_question(query, [text])
-    if intent.kind not in ("count", "list"):
+    intent = read_question(query, _sources(text))
+    if intent.kind not in ("count", "list", "argmax", "argmin") or intent.subject is None:
         return None
     return pattern_for_intent(intent, query)
+
+
+def _sources(text: str) -> str | dict[str, str]:
+    """The context as the question reader takes it: its files by path when it has ``// file:`` headers (a module
+    or a crate), else the one text."""
+    lines, paths = file_headers(text)
+    if not lines:
+        return text
+    rows = text.split("\n")
+    ends = [*lines[1:], len(rows) + 1]
+    return {p: "\n".join(rows[a:b - 1]) for p, a, b in zip(paths, lines, ends)}
+
+
+@functools.lru_cache(maxsize=32)
+def _read_impl_patterns(query: str, text: str) -> list[str] | None:
+    """The impl lines a question about implementations reads, as the question reader reads it (rlmlab.oracle
+    .read_question over ``text``): every impl line, and those of the named trait (for the types that implement
+    it) or of the named type (for the traits it implements); None for any other question."""
+    intent = read_question(query, _sources(text))
+    if intent.kind not in ("implementors", "traits_of"):
+        return None
+    out = [_line_regex(r"^\s*(unsafe\s+)?impl\b")]
+    for n in intent.targets:
+        t = re.escape(n)
+        out.append(_line_regex(rf"^\s*(unsafe\s+)?impl(<[^{{]*>)?\s+(\w+::)*{t}\b(<[^{{]*>)?\s+for\b"
+                               if intent.kind == "implementors" else
+                               rf"^\s*(unsafe\s+)?impl\b.*\bfor\s+(&\s*('\w+\s+)?(mut\s+)?|dyn\s+)?(\w+::)*{t}\b"))
+    return out
 
 
 def grep_patterns(query: str, idents: Sequence[str] = (), text: str | None = None) -> list[str]:
@@ -241,6 +279,9 @@ def grep_patterns(query: str, idents: Sequence[str] = (), text: str | None = Non
     out: list[str] = []
     # the grep oracle counts by the first intent the query's words name (pub functions before functions): the
     # others would only offer a wrong count ("How many public functions" answered by every fn line)
+    impl = _read_impl_patterns(query, text) if text else None
+    if impl:  # which types implement T, which traits T implements: the impl lines, whatever the words
+        return impl
     read = _read_count_pattern(query, text) if text else None  # the shared question reader, given the source
     intents = [read] if read else [regex for rx, regex in INTENT_PATTERNS if rx.search(query)][:1]
     names = [i for i in dict.fromkeys(idents) if _names_item(i, query)][:6]
@@ -252,7 +293,7 @@ def grep_patterns(query: str, idents: Sequence[str] = (), text: str | None = Non
         stem = re.sub(r"(\\s\+\\w\+|\\s\*\\w\+|\\b)$", "", regex)
         if stem != regex:  # an item kind with a name after it (struct X, unsafe fn X), not a call (.unwrap())
             out += [_line_regex(rf"{stem}\s+{re.escape(n)}\b") for n in names]
-    if not out and names and not is_count_query(query):  # "Which arguments does spawn take?": the named item
+    if not out and names and not _counts(query):  # "Which arguments does spawn take?": the named item
         for n in names:
             out += [_line_regex(rf"{_DEFINES}{re.escape(n)}\b"),
                     _line_regex(rf"\b{re.escape(n)}\b")]
@@ -311,13 +352,19 @@ def item_names(query: str, idents: Sequence[str]) -> list[str]:
     return [i for i in idents if _names_item(i, query)] or list(idents)
 
 
+# what the question reader (rlmlab.oracle.read_question) reads as a question over many items, not one named item
+_OVER_MANY = frozenset(("count", "list", "implementors", "traits_of", "argmax", "argmin"))
+
+
 def lookup_names(query: str, idents: Sequence[str], text: str | None = None) -> list[str]:
     """The items a question about one named item asks about ("Which type does get_mut return?", the fields of
     struct X): the query identifiers that can name an item, or that ``text`` (the context) defines as a fn, struct,
     enum, union, trait or type ("What parameters does chunk take?"), when the question is not a count, a list, a
     yes/no or about implementing (an impl block has no name of its own). Empty otherwise. An ``ast_query`` for
     such a question reads that item only (``named`` of :func:`ts_query_rules`)."""
-    if is_count_query(query) or _LIST.search(query) or _asks_choice(query) or _IMPLEMENT.search(query):
+    if _counts(query) or _LIST.search(query) or _asks_choice(query) or _IMPLEMENT.search(query):
+        return []
+    if read_question(query).kind in _OVER_MANY:  # the question reader: an argmax or a list is about many items
         return []
     first = query.split(maxsplit=1)[0] if query.split() else ""
 
@@ -344,77 +391,6 @@ def grep_rules(query: str, idents: Sequence[str] = (), text: str | None = None) 
 
     return {"grep-pat": "(" + " | ".join(_lit(_py_raw(p)) for p in pats) + ")"}
 
-
-
-# -- post-processing steps (levels 4-5) ------------------------------------------------------------------------
-
-# The impl pairs as the tree-sitter oracle reads them (trait and type of each impl block). Trait before type: the
-# children's order in an impl_item, which a tree-sitter pattern must follow.
-_IMPLS = "hits = ast_query(context, '(impl_item trait: (_) @name type: (_) @type)', k=100)[\"matches\"]"
-# A captured trait or type reduced to its last path segment without generics or reference, as the oracle names it.
-_TRAIT, _TYPE = ('m["captures"]["name"].split("<")[0].split("::")[-1]',
-                 'm["captures"]["type"].split("<")[0].split("::")[-1].split()[-1].lstrip("&")')  # &'a mut X, dyn X
-_TRAITS_OF = re.compile(r"\btraits?\b.*\bimplement(s|ed)?\b.*\b(for|by)\b|\btraits\s+does\s+\w+\s+implement", re.I)
-_IMPLEMENTORS = re.compile(r"\b(types?|structs?)\b.*\bimplements?\b|\bimplementors\s+of\b", re.I)
-_MOST = re.compile(r"\b(most|largest\s+number|greatest\s+number)\b", re.I)
-_WHICH_FILE = re.compile(r"\bwhich\s+file\b", re.I)
-_WHICH_TRAIT = re.compile(r"\bwhich\s+trait\b", re.I)
-_DISTINCT_TRAITS = re.compile(r"\bdistinct\s+trait|\btraits?\b.*\beach\s+(trait\s+)?name\s+once\b", re.I)
-_LEAVE_OUT = re.compile(r"\bnot\s+counting\s+`?([A-Z]\w*)|\b([A-Z]\w*)`?\s+aside\b")
-
-
-_SIGNATURE = re.compile(r"\bsignatures?\b", re.I)
-_PATH_LINE = re.compile(r"\bpath:line\b", re.I)
-_FILES = 'files = ctx_find(context, r"(?m)^// file: ", k=100)["matches"]'
-# A function's signature as the tree-sitter oracle reads it: the item's text before its body (or the ";" of a
-# declaration), whitespace collapsed; read from the lines at the item's start, since a capture is clipped.
-_SIGNATURE_STEP = (
-    "hits = ast_query(context, '([(function_item name: (identifier) @name) (function_signature_item name: "
-    "(identifier) @name)] @item (#eq? @name \"{{name:ident}}\"))', k=1)\n"
-    "n = hits[\"matches\"][0][\"line\"]\n"
-    "x = ctx_slice(context, n, n + 11, unit=\"lines\")[\"text\"]\n"
-    "SUBMIT(answer=\" \".join(x.split(\"{\")[0].split(\";\")[0].split()))")
-
-
-def post_templates(query: str) -> list[str]:
-    """Step templates that post-process a tool's result for a question over many items (see the module
-    docstring), decided from the query's words alone; ``{{name:ident}}`` slots take the query's identifiers.
-    Empty for any other question (a count, a signature, a yes/no), which a single tool call answers."""
-    out: list[str] = []
-    if _asks_choice(query):  # "Does X implement Y? Answer yes or no.": one grep answers it
-        return out
-    if _DISTINCT_TRAITS.search(query):
-        out.append(f"{_IMPLS}\nSUBMIT(answer=len({{{_TRAIT} for m in hits}}))")
-    elif _WHICH_TRAIT.search(query) and _MOST.search(query) and _IMPLEMENT.search(query):
-        skip = " and ".join(f't != "{a or b}"' for a, b in _LEAVE_OUT.findall(query))  # "Future aside"
-        where = f" if {skip}" if skip else ""
-        out.append(f"{_IMPLS}\nrows = {{({_TRAIT}, {_TYPE}) for m in hits}}\n"
-                   f"SUBMIT(answer=max(sorted({{t for t, _ in rows{where}}}), key=[t for t, _ in rows].count))")
-    elif _TRAITS_OF.search(query):
-        out.append(f'{_IMPLS}\nSUBMIT(answer=", ".join(dict.fromkeys({_TRAIT} for m in hits '
-                   f'if {_TYPE} == "{{{{type:ident}}}}")))')
-    elif _IMPLEMENTORS.search(query) and not _MOST.search(query):
-        out.append(f'{_IMPLS}\nSUBMIT(answer=", ".join(dict.fromkeys({_TYPE} for m in hits '
-                   f'if {_TRAIT} == "{{{{trait:ident}}}}")))')
-    if _SIGNATURE.search(query) and not is_count_query(query):
-        out.append(_SIGNATURE_STEP)
-    if _LIST.search(query) and _PATH_LINE.search(query):
-        for regex in [regex for rx, regex in INTENT_PATTERNS if rx.search(query)][:1]:  # the oracle's intent
-            out.append(f"hits = ctx_find(context, {_py_raw(_line_regex(regex))}, k=100)[\"matches\"]\n"
-                       f"{_FILES}\n"
-                       "x = [[f for f in files if f[\"line\"] < m[\"line\"]][-1:] for m in hits]\n"
-                       "SUBMIT(answer=\"\\n\".join((f[0][\"text\"][9:] + \":\" if f else \"\") + "
-                       "str(m[\"line\"] - (f[0][\"line\"] if f else 0)) + \":\" + m[\"text\"].strip() "
-                       "for f, m in zip(x, hits)))")
-    if _WHICH_FILE.search(query) and _MOST.search(query):
-        for rx, regex in INTENT_PATTERNS:
-            if rx.search(query):
-                out.append(f"hits = ctx_find(context, {_py_raw(_line_regex(regex))}, k=100)[\"matches\"]\n"
-                           f"{_FILES}\n"
-                           "x = [[f[\"text\"][9:] for f in files if f[\"line\"] < m[\"line\"]][-1:] for m in hits]\n"
-                           "SUBMIT(answer=max(sorted({f[0] for f in x if f}), key=[f[0] for f in x if f].count))")
-                break
-    return out
 
 
 # -- retrieved templates that do not fit the query ---------------------------------------------------------------
@@ -472,10 +448,10 @@ def fits_query(template: str, query: str, idents: Sequence[str] = ()) -> bool:
                     return False  # a return type does not answer "which arguments does X take?"
         if isinstance(node, ast.Constant) and node.value == "total":
             counts = True
-            if not (is_count_query(query) or _asks_choice(query)):
+            if not (_counts(query) or _asks_choice(query)):
                 return False
     chooses = any(isinstance(n, ast.IfExp) and isinstance(n.body, ast.Constant) and isinstance(n.body.value, str)
                   and isinstance(n.orelse, ast.Constant) and isinstance(n.orelse.value, str) for n in ast.walk(tree))
     if chooses != _asks_choice(query):
         return False
-    return counts or not is_count_query(query)
+    return counts or not _counts(query)

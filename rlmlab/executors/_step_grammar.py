@@ -30,12 +30,13 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from rlmlab.executors._gbnf import _alt, _lit, _rule_name, int_range
+from rlmlab.executors._match_ops import match_operations
 from rlmlab.executors._template_rule import number_uses, template_rule
 from rlmlab.memory import SLOT_TYPES, numbers_in, query_slots
-from rlmlab.tools import is_blobref_schema
+from rlmlab.tools import file_headers, is_blobref_schema
 
 __all__ = ["step_grammar", "query_slots", "template_rule", "int_range", "SLOT_TYPES", "UNIT_CONSTANTS",
-           "STEP_FORMATS", "TARGET_NAMES", "answer_choices", "assigned_names", "whole_results", "output_numbers", "fields_grammar", "PLAN_WORD_CHARS"]
+           "STEP_FORMATS", "TARGET_NAMES", "answer_choices", "match_operations", "assigned_names", "whole_results", "output_numbers", "fields_grammar", "PLAN_WORD_CHARS"]
 
 STEP_FORMATS = ("rlm", "react", "scratchpad")
 # Names a step may assign (a fixed pool, so the grammar stays context-free); variables of earlier steps and the
@@ -206,7 +207,7 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
                  raw: Sequence[str] = (), template_check: Callable[[list[str]], list[str]] | None = None,
                  joins: Sequence[str] = (), join_only: bool = False, answer_form: str | None = None,
                  template_fit: Callable[[list[str]], list[str]] | None = None,
-                 typed_answers: bool = True) -> str:
+                 typed_answers: bool = True, names: Sequence[str] = (), match_ops: bool = False) -> str:
     """The GBNF grammar of one step of an executor, over the tools of ``registry`` (ToolSpecs) with ``caps``.
 
     ``typed_answers=False`` (a question about a context: code, a document): ``SUBMIT`` takes no expression made
@@ -240,6 +241,14 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     ``"yes" if ... else "no"`` over a result it read; "query" (a question over an ontology, whose answer is a
     SPARQL query's text; needs ``vocab["sparql_query.query"]``) is one step that assigns a SELECT of the closed
     vocabulary, runs it with ``sparql_query`` and submits the query.
+
+    ``match_ops`` (a whole result of ``ctx_find`` or ``ast_query`` over code or a document, with ``keys``): the
+    generic operations over its matches are answers too, offered whenever a whole result is in scope and never
+    chosen by the question's words (:func:`match_operations`): the matches listed one per line as ``line:text``
+    (``path:line:text`` over a context of several files), the file with the most matches, and over captures
+    (``joins``) the distinct count, the most frequent value, the most frequent but one and a capture's values
+    where another capture equals a name; ``names`` are the names a filter may compare with (the question's names
+    that occur in the source).
     """
     if fmt not in STEP_FORMATS:
         raise ValueError(f"fmt: {fmt!r}; use one of {', '.join(STEP_FORMATS)}")
@@ -283,6 +292,7 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     if answer_form == "query" and strings == ["str-lit"]:
         raise ValueError("answer_form 'query' needs a SPARQL vocabulary (vocab['sparql_query.query'])")
     counting = answer_form == "count" and bool(keys and joins)
+    has_files = bool(context and file_headers(context)[0])
     scalar_opts = [] if not (keys and joins) else [
         *([_lit(f'{first}["captures"][') + " join-key " + _lit("]")] if not (join_only or counting) else []),
         *(_lit(f'{first}[{json.dumps(k)}]') for k in ("text", "line") if k in keys and not counting),
@@ -291,7 +301,9 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
                      strings=strings, choices=answer_choices(query or ""), has_numbers=number is not None,
                      raw=(raw or ()) if keys else None, joins=joins if keys else (),
                      scalars=bool(scalar_opts), count_ok=not keys or "total" in keys,
-                     form=answer_form if keys and joins else None, typed_answers=typed_answers)
+                     form=answer_form if keys and joins else None, typed_answers=typed_answers,
+                     ops=(lambda w, form: match_operations(w, joins, names=names, files=has_files, form=form))
+                     if match_ops and keys else None)
     if answer_form == "query" and strings:
         # the answer to a question over an ontology is a SPARQL query's text: the step writes one, runs it (a query
         # that does not run ends the step with its error) and submits it; no number, no arithmetic
@@ -335,7 +347,8 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
               output_field: str, seen: Sequence[str], inputs: Sequence[str], *, strings: Sequence[str] = ("str-lit",),
               choices: Sequence[str] = (), has_numbers: bool = True, raw: Sequence[str] | None = None,
               joins: Sequence[str] = (), scalars: bool = True, count_ok: bool = True,
-              form: str | None = None, typed_answers: bool = True) -> str:
+              form: str | None = None, typed_answers: bool = True,
+              ops: Callable[[str, str | None], list[str]] | None = None) -> str:
     """The statements of a step, tracking which names are assigned: an expression may read only the names in
     scope and those assigned by an earlier statement of the same step (so no step reads an unset variable).
 
@@ -418,6 +431,10 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
                 values.append(f"count-{i}")
             if form != "count":  # every match's capture, joined: a list answer (fields, variants, parameters)
                 values.append(f'{_JOIN_OPEN} join-key {_lit("] for m in ")} {wl} {_MATCHES_CLOSE}')
+        if whole and ops is not None:  # the generic operations over a whole result's matches (match_operations)
+            generic = [op for w in whole for op in ops(w, form)]
+            if generic:
+                values.append(b.add(f"ops-{i}", _alt(generic)))
         if own and len(choices) == 2 and f"primary-{i}" in b.rules:
             cond = f"primary-{i}"
             if form == "choice":  # whether a tool found anything: its total or how many matches, not a match's

@@ -80,7 +80,7 @@ _QUOTED = re.compile(r"(?<!\w)([\"'`])(.+?)\1(?!\w)")
 _MATCHING = re.compile(r"\b(?:matching|named|containing|like)\s+(?:pattern\s+)?[\"'`]?([\w*?.^$\\]+)[\"'`]?", re.I)
 # Words before a quote that make it an item's name ("structs named 'Handle'") rather than the pattern itself.
 _NAMING = re.compile(r"\b(?:matching|named|called|containing|like|with names?)\s+(?:pattern\s+)?$", re.I)
-_COUNT = re.compile(r"^\s*(count|how many)\b", re.I)
+_COUNT = re.compile(r"^\s*(count|how many)\b|\bhow\s+many\b|\b(?:what|give)\s+(?:is\s+)?the\s+(?:total\s+)?number\s+of\b", re.I)
 
 
 def is_count_query(query: str) -> bool:

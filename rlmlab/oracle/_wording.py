@@ -43,6 +43,9 @@ _ITEM_WORDS = {"fn": "fn", "function": "fn", "method": "fn", "struct": "struct",
                "type": "type", "union": "struct"}
 
 
+_KEYWORDS_ONLY = re.compile(r"[a-z_]+!?(?:\s+[a-z_]+!?)*(?:\s*\{)?")
+
+
 @dataclass
 class Mention:
     text: str  # as written
@@ -106,6 +109,11 @@ def tokenise(question: str) -> QuestionText:
                                          hint=_ITEM_WORDS.get(named.group(1) or ""),
                                          qualifier=path.rsplit("::", 1)[0] if "::" in path else None))
             spans.append((m.start(), m.end(), f" qname{len(spans)} "))
+        elif _KEYWORDS_ONLY.fullmatch(inner) and all(w in RUST_KEYWORDS for w in re.findall(r"\w+", inner)):
+            # `unsafe`, `unsafe impl`, `async fn`: keywords quoted are the words themselves ("the most `unsafe`
+            # blocks" asks what "the most unsafe blocks" asks), not code naming an item
+            text.snippets.append(inner)
+            spans.append((m.start(), m.end(), f" {inner} "))
         else:
             text.snippets.append(inner)
             text.mentions += _snippet_mentions(inner, m.start())
@@ -254,7 +262,7 @@ _ASK = cue(r"\b(?:which|what|list|name|give|enumerate|show|find|many|number\s+of
 _UNITS: list[tuple[str, re.Pattern[str]]] = [
     ("files", cue(r"^(?:source\s+)?(?:files?|paths?)\b")),
     ("lines", cue(r"^(?:source\s+)?lines?\b")),
-    ("types", cue(r"^types?\b(?!\s+alias)")),
+    ("types", cue(r"^(?:types?\b(?!\s+alias)|implement[eo]rs?\b)")),  # "the implementors of Buf"
     ("traits", cue(r"^traits?\b")),
 ]
 _FILES_UNIT = cue(r"\bfile\s*names?\b|\bfile\s+paths?\b|\bpaths?\s+relative\b|\brelative\s+paths?\b")

@@ -9,6 +9,7 @@ from rlmlab.tools import _context  # noqa: F401  (registers blob and ctx_*)
 from rlmlab.tools._context import blob, ctx_find, ctx_peek, ctx_slice, ctx_stats
 from rlmlab.tools._ast import ast_query  # registers ast_query
 from rlmlab.tools._paths import source_roots
+from rlmlab.tools._files import add_files, file_headers
 from rlmlab.tools._agenda import agenda  # registers agenda
 from rlmlab.tools._sparql import attach_ontology, ontology_of, sparql_query  # registers sparql_query
 from rlmlab.tools._memory import (attach_memory, event_log, mem_add, mem_get, mem_quote, mem_search,  # registers mem_*

@@ -8,6 +8,7 @@ from rlmlab.errors import ToolError
 from rlmlab.handles import BlobRef
 from rlmlab.tools._bounded import run_bounded, time_left
 from rlmlab.tools._clip import clip_json
+from rlmlab.tools._files import FILE_FIELD_CHARS, add_files
 from rlmlab.tools._paths import read_path
 from rlmlab.tools._context import _check_range
 from rlmlab.tools._registry import tool
@@ -34,7 +35,8 @@ def _source_of(ws: Workspace, ref_or_path: BlobRef | str) -> tuple[str, str]:
     return read_path(ws.path_roots, ref_or_path, arg="ref_or_path", suffix=".rs", max_bytes=_MAX_FILE_BYTES)
 
 
-@tool(cap=lambda caps: caps.find_k_max * (caps.captures_max * (caps.snippet_chars + 48) + 64) + 512, group="code")
+@tool(cap=lambda caps: caps.find_k_max * (caps.captures_max * (caps.snippet_chars + 48) + 4 * caps.snippet_chars
+                                        + 80 + FILE_FIELD_CHARS) + 512, group="code")
 def ast_query(
     ws: Workspace,
     ref_or_path: BlobRef | str,
@@ -42,6 +44,8 @@ def ast_query(
     k: Annotated[int, Bounds(minimum=1, cap="find_k_max")] = 20,
 ) -> dict:
     """Run a tree-sitter query (s-expression) over Rust source; first k matches with line numbers and captures.
+
+    A match also has its line's ``text`` and, over several files (``// file:`` headers), ``file`` and ``file_line``.
 
     Args:
         ref_or_path: a BlobRef, a blob key, or the path of a Rust file.
@@ -59,7 +63,7 @@ def ast_query(
     total, matches = run_bounded(_first_matches, text, label, query, k, ws.caps.snippet_chars,
                                  ws.caps.captures_max, ws.extras.get("parse_cache"),
                                  seconds=time_left(ws), memory_mb=ws.caps.tool_memory_mb, what="ast_query")
-    return {"source": label, "query": query, "total": total, "matches": matches, "truncated": total > k}
+    return {"source": label, "query": query, "total": total, "matches": add_files(text, matches), "truncated": total > k}
 
 
 def _first_matches(text: str, label: str, query: str, k: int, width: int, captures_max: int,
@@ -72,9 +76,12 @@ def _first_matches(text: str, label: str, query: str, k: int, width: int, captur
     except AstQueryError as exc:
         raise ToolError(f"query: {exc}") from None
     matches = []
+    lines = text.splitlines() if found else []
     for m in found:
         shown: dict[str, list[str]] = {}
         for name, c in [(name, c) for name, cs in m.captures.items() for c in cs][:captures_max]:
             shown.setdefault(name, []).append(clip_json(" ".join(c.text.split())[:width], width + 2))
-        matches.append({"line": m.line, "captures": {n: v[0] if len(v) == 1 else v for n, v in shown.items()}})
+        line = lines[m.line - 1] if 0 < m.line <= len(lines) else ""
+        matches.append({"line": m.line, "text": clip_json(line[:2 * width], 2 * width + 2),
+                        "captures": {n: v[0] if len(v) == 1 else v for n, v in shown.items()}})
     return total, matches

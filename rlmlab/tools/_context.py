@@ -16,6 +16,7 @@ from rlmlab.errors import ToolError
 from rlmlab.handles import BlobRef, content_key
 from rlmlab.tools._bounded import time_left
 from rlmlab.tools._clip import clip_json, json_width
+from rlmlab.tools._files import FILE_FIELD_CHARS, add_files
 from rlmlab.tools._registry import tool
 from rlmlab.tools._schema import Bounds
 from rlmlab.tools._workspace import Workspace
@@ -130,7 +131,7 @@ def ctx_slice(
     return {"key": _key(ref), "unit": unit, "start": start, "end": start + len(lines) - 1, "text": excerpt}
 
 
-@tool(cap=lambda caps: caps.find_k_max * (caps.snippet_chars * 2 + 64) + 2 * caps.pattern_max + _OVERHEAD,
+@tool(cap=lambda caps: caps.find_k_max * (caps.snippet_chars * 2 + 64 + FILE_FIELD_CHARS) + 2 * caps.pattern_max + _OVERHEAD,
       group="context")
 def ctx_find(
     ws: Workspace,
@@ -140,6 +141,8 @@ def ctx_find(
     ignore_case: bool = False,
 ) -> dict:
     """Offsets, line numbers and the matching line (clipped) of the first k regex matches, and the total count.
+
+    Over several files (``// file: <path>`` headers) a match also has ``file`` and ``file_line``.
 
     Args:
         ref: a BlobRef or a blob key.
@@ -181,7 +184,8 @@ def ctx_find(
             raise ToolError(f"pattern: {pattern!r} did not finish within {seconds:.3g} s (nested repeats such as "
                             "(a+)+ backtrack without end); simplify it or search a smaller slice") from None
         complete = False
-    out = {"key": _key(ref), "pattern": pattern, "total": total, "matches": matches, "truncated": total > k}
+    out = {"key": _key(ref), "pattern": pattern, "total": total, "matches": add_files(text, matches),
+           "truncated": total > k}
     if not complete:
         out["total_complete"] = False  # counting stopped at the time limit: total is a lower bound
     return out

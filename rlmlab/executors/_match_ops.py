@@ -1,0 +1,51 @@
+"""The generic operations over a whole tool result's matches that a step may submit (issue 53): offered whenever a
+``ctx_find`` or ``ast_query`` result is in scope over code or a document, never chosen by the question's words.
+They are what a run without memory composes a many-item answer from; whole procedures live in memory (L2)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from rlmlab.executors._gbnf import _alt, _lit
+
+__all__ = ["match_operations"]
+
+
+def match_operations(var: str, joins: Sequence[str] = (), *, names: Sequence[str] = (), files: bool = False,
+                     form: str | None = None) -> list[str]:
+    """GBNF alternatives of the generic operations over the matches of the whole tool result held by ``var``, as
+    ``SUBMIT`` values. They depend on the result's type only, never on the question's words:
+
+    - every match as ``line:text`` (``file:file_line:text`` when ``files``), one per line;
+    - with ``files``, the file with the most matches (ties to the first in sorted order);
+    - over each capture name of ``joins``: how many distinct values, the most frequent value, the most frequent
+      value other than one of ``names``, and (a filter) the distinct values of a capture in the matches whose
+      other capture equals one of ``names``, joined with ", ".
+
+    ``form`` "count" keeps the counts only and "choice" none (a yes/no answer is the choice over a result)."""
+    if form == "choice":
+        return []
+    over = f' for m in {var}["matches"]'
+    out: list[str] = []
+    name_rule = _alt(_lit(json.dumps(n)) for n in dict.fromkeys(names)) if names else None
+    if form != "count":
+        place = 'm["file"] + ":" + str(m["file_line"])' if files else 'str(m["line"])'
+        out.append(_lit(f'"\\n".join({place} + ":" + m["text"].strip(){over})'))
+        if files:
+            out.append(_lit(f'max(sorted({{m["file"]{over}}}), key=[m["file"]{over}].count)'))
+    for k in dict.fromkeys(joins):
+        cap = f'm["captures"][{json.dumps(k)}]'
+        out.append(_lit(f"len({{{cap}{over}}})"))
+        if form == "count":
+            continue
+        out.append(_lit(f"max(sorted({{{cap}{over}}}), key=[{cap}{over}].count)"))
+        if name_rule is None:
+            continue
+        out.append(f'{_lit(f"max(sorted({{{cap}{over} if {cap} != ")} {name_rule} '
+                   f'{_lit(f"}}), key=[{cap}{over}].count)")}')
+        for other in dict.fromkeys(joins):
+            if other != k:
+                head = '", ".join(dict.fromkeys(' + f'{cap}{over} if m["captures"][{json.dumps(other)}] == '
+                out.append(f'{_lit(head)} {name_rule} {_lit("))")}')
+    return out
