@@ -12,6 +12,11 @@ bank frozen. The goals (one run, idle machine; not timed tests):
 - key-free judges: precision >= 0.9 against the answer key (``learned``'s rollouts);
 - seconds per task under ``learned`` <= 1.3 x ``no_memory``.
 
+With ``--paraphrase-split`` (dev or test; code and ontology), the frozen test phase also runs that paraphrase split
+(questions in a researcher's own words, written blind: ``data/paraphrase``), and every condition's test pass@1 is
+printed for the generated and the paraphrase questions side by side, with the paired difference ``learned`` minus
+``no_memory`` on the paraphrase questions and its 95% interval (normal approximation over tasks).
+
 ``--smoke`` runs the scripted ``solver`` agent on tiny generated arithmetic files (2 stream and 2 test tasks) in
 seconds and writes its JSON, to check the pipeline, not to measure. Numbers go to ``--json`` (default
 runs/bench/learning.json). Run:  .venv/bin/python benchmarks/learning.py --tasks 40 --test-tasks 20
@@ -29,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rlmlab.experiments import fifths, learning_line, run_experiment  # noqa: E402
+from rlmlab.experiments import SUITES, fifths, learning_line, run_experiment  # noqa: E402
 
 DATA = ROOT / "data" / "tasks" / "e14"
 # issue 25's test-split margin of learned over no_memory, in points
@@ -43,6 +48,45 @@ def smoke_data(where: Path) -> Path:
                   "checker": "numeric", "expected": str(a + b), "kind": "bare_add"} for a, b in pairs]
         (where / f"arith_{split}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     return where
+
+
+def combined_test_file(suite: str, data: Path, split: str | None, where: Path, first: int | None = None) -> Path:
+    """The suite's generated test split (its ``first`` tasks), followed by its whole paraphrase ``split`` when
+    there is one."""
+    generated = data / f"{suite}_test.jsonl"
+    para = SUITES.get(f"{suite}-paraphrase-{split}") if split else None
+    if para is None:
+        return generated
+    out = where / f"{suite}_test_plus_paraphrase_{split}.jsonl"
+    lines = [x for x in generated.read_text().splitlines(keepends=True) if x.strip()]
+    out.write_text("".join(lines[:first] if first else lines) + Path(para).read_text())
+    return out
+
+
+def paraphrase_figures(run_dir: Path, paraphrase_ids: set[str]) -> dict:
+    """Per condition: the test phase's pass@1 on the generated and on the paraphrase questions (best rollout per
+    task), the undecided count, and the paired difference learned - no_memory on the paraphrase questions."""
+    rows = [json.loads(x) for x in (run_dir / "results.jsonl").read_text().splitlines() if x.strip()]
+    best = [r for r in rows if r.get("phase") == "test" and r["best"]]
+    out: dict = {}
+    for cond in dict.fromkeys(r["condition"] for r in best):
+        mine = [r for r in best if r["condition"] == cond]
+        gen = [float(r["success"]) for r in mine if r["task_id"] not in paraphrase_ids]
+        par = [r for r in mine if r["task_id"] in paraphrase_ids]
+        out[cond] = {"generated": round(sum(gen) / len(gen), 3) if gen else None, "generated_tasks": len(gen),
+                     "paraphrase": round(sum(r["success"] for r in par) / len(par), 3) if par else None,
+                     "paraphrase_tasks": len(par), "undecided": sum(bool(r.get("undecided")) for r in par)}
+    by = {c: {r["task_id"]: float(r["success"]) for r in best if r["condition"] == c and r["task_id"] in paraphrase_ids}
+          for c in ("learned", "no_memory")}
+    both = sorted(set(by["learned"]) & set(by["no_memory"]))
+    if len(both) >= 2:
+        diffs = [by["learned"][t] - by["no_memory"][t] for t in both]
+        m = sum(diffs) / len(diffs)
+        sd = (sum((d - m) ** 2 for d in diffs) / (len(diffs) - 1)) ** 0.5
+        half = 1.96 * sd / len(diffs) ** 0.5
+        out["learned_minus_no_memory"] = {"tasks": len(both), "mean": round(m, 3),
+                                          "ci95": [round(m - half, 3), round(m + half, 3)]}
+    return out
 
 
 def _pts(x: float | None) -> str:
@@ -103,6 +147,8 @@ def main() -> None:
     ap.add_argument("--runs-dir", help="default runs/bench in the checkout; --smoke: runs/bench_smoke")
     ap.add_argument("--json", help="default runs/bench/learning.json in the checkout; --smoke: runs/bench_smoke/")
     ap.add_argument("--smoke", action="store_true", help="scripted solver, tiny arithmetic files: seconds")
+    ap.add_argument("--paraphrase-split", choices=("dev", "test"), default=None,
+                    help="also test each frozen bank on this paraphrase split (code, ontology), side by side")
     args = ap.parse_args()
     # a smoke run (make check) never overwrites a full run's figures
     base = Path("runs/bench_smoke").resolve() if args.smoke else ROOT / "runs" / "bench"
@@ -112,23 +158,33 @@ def main() -> None:
         tmp = tempfile.TemporaryDirectory()
         args.data, args.suites, args.lm, args.tasks = str(smoke_data(Path(tmp.name))), "arith", "scripted:solver", 2
     run_root = Path(args.runs_dir) / f"learning-{time.strftime('%Y%m%d-%H%M%S')}"
-    summaries, t0 = {}, time.perf_counter()
+    summaries, side, t0 = {}, {}, time.perf_counter()
+    scratch = tempfile.TemporaryDirectory()
     for suite in [s.strip() for s in args.suites.split(",") if s.strip()]:
+        test_file = combined_test_file(suite, Path(args.data), args.paraphrase_split, Path(scratch.name),
+                                       args.test_tasks)
+        para_file = SUITES.get(f"{suite}-paraphrase-{args.paraphrase_split}") if args.paraphrase_split else None
+        para_ids = {json.loads(x)["id"] for x in Path(para_file).read_text().splitlines() if x.strip()} \
+            if para_file else set()
         run = run_experiment(
             "E14", lm=args.lm, suite=str(Path(args.data) / f"{suite}_train.jsonl"), tasks=args.tasks,
-            test_suite=str(Path(args.data) / f"{suite}_test.jsonl"), test_tasks=args.test_tasks,
+            test_suite=str(test_file), test_tasks=None if para_ids else args.test_tasks,
             conditions=args.conditions.split(",") if args.conditions else None, max_iters=args.max_iters,
             lm_options={k: v for k, v in (("max_tokens", args.max_tokens), ("n_threads", args.threads)) if v} or None, run_dir=run_root / suite,
             progress="lines" if not args.smoke else False)
         summaries[suite] = run.summary
         for cond, s in run.summary.items():
             print(suite, learning_line(cond, s), flush=True)
+        if para_ids:
+            side[suite] = paraphrase_figures(run.run_dir, para_ids)
+            print(f"{suite} test pass@1, generated vs paraphrase ({args.paraphrase_split}):", json.dumps(side[suite]),
+                  flush=True)
     table = goals(summaries)
     print(f"\n{'goal':<62} {'measured':<40} met")
     for goal, measured, met in table:
         print(f"{goal:<62} {measured:<40} {'-' if met is None else 'yes' if met else 'no'}")
     result = {"params": {k: v for k, v in vars(args).items()}, "seconds": round(time.perf_counter() - t0, 1),
-              "run_dir": str(run_root), "summaries": summaries,
+              "run_dir": str(run_root), "summaries": summaries, "paraphrase": side,
               "goals": [{"goal": g, "measured": m, "met": ok} for g, m, ok in table]}
     path = Path(args.json)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -136,6 +192,7 @@ def main() -> None:
     print(f"\nwrote {path}")
     if tmp is not None:
         tmp.cleanup()
+    scratch.cleanup()
 
 
 if __name__ == "__main__":

@@ -15,7 +15,11 @@ One run, one process, the embedded model (llama-cpp-python, 2 threads):
    even-numbered tasks are the held-out figure.
 2. Levels 3-5 for the best single-sample condition (by pass@1 on the even tasks), ``--hard-per-group`` tasks
    of each suite x level (default 2; 0 for all).
-3. Speed: decode tokens/s with and without the step grammar on the same prompt, and seconds per task of the
+3. The same conditions (grammar_templates, grammar) on the level-1/2 questions of the paraphrase split
+   (``--paraphrase-split``, default dev; written blind, ``data/paraphrase``) of code, ontology and text, up to
+   ``--paraphrase-per-group`` per suite x level, printed beside the generated figures (the even tasks): the
+   in-distribution and the paraphrase pass@1 side by side, and their gap.
+4. Speed: decode tokens/s with and without the step grammar on the same prompt, and seconds per task of the
    grammar condition with llama.cpp's prefix (prompt) cache off and on, on the same tasks.
 
 Numbers go to ``--json`` (default runs/bench/small_model.json). The machine is noisy: run it idle; ratios
@@ -37,7 +41,7 @@ from statistics import mean
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rlmlab.experiments import load_experiment, run_experiment  # noqa: E402
+from rlmlab.experiments import load_experiment, load_suite, run_experiment  # noqa: E402
 from rlmlab.experiments._suites import SUITES, read_tasks  # noqa: E402
 
 SUITE_NAMES = ("code", "ontology", "arith")
@@ -86,6 +90,52 @@ def tables(rows: list[dict], numbers: dict[str, int]) -> dict:
             "golden_yield": _rate([float(x) for x in golden]),
         }
     return out
+
+
+PARAPHRASE_SUITES = ("code", "ontology", "text")
+
+
+def paraphrase_tasks(split: str, per_group: int, suites=PARAPHRASE_SUITES) -> list:
+    """The level-1/2 questions of each suite's paraphrase split, the first ``per_group`` of each level."""
+    out = []
+    for suite in suites:
+        counts: dict[int, int] = defaultdict(int)
+        for task in load_suite(f"{suite}-paraphrase-{split}", levels=(1, 2)):
+            counts[task.meta["level"]] += 1
+            if counts[task.meta["level"]] <= per_group:
+                out.append(task)
+    return out
+
+
+def side_by_side(generated: list[dict], paraphrase: list[dict], numbers: dict[str, int], split: str) -> dict:
+    """Per condition and suite: pass@1 on the generated held-out (even) level-1/2 tasks and on the paraphrase
+    split's level-1/2 questions, and the gap (generated minus paraphrase, in points)."""
+    out: dict = defaultdict(dict)
+    for cond in dict.fromkeys(r["condition"] for r in paraphrase):
+        for suite in PARAPHRASE_SUITES:
+            gen = [float(r["success"]) for r in generated if r["condition"] == cond and r["suite"] == suite
+                   and numbers.get(r["task_id"], 1) % 2 == 0]
+            par = [r for r in paraphrase if r["condition"] == cond
+                   and r["suite"] == suite]
+            if not par and not gen:
+                continue
+            g, p = _rate(gen), _rate([float(r["success"]) for r in par])
+            out[cond][suite] = {"generated_pass_at_1": g, "generated_tasks": len(gen),
+                                f"paraphrase_{split}_pass_at_1": p, "paraphrase_tasks": len(par),
+                                "undecided": sum(bool(r.get("undecided")) for r in par),
+                                "gap_points": None if g is None or p is None else round(100 * (g - p), 1)}
+    return out
+
+
+def print_side_by_side(figures: dict) -> None:
+    print("\n## generated (held-out, levels 1-2) vs paraphrase (levels 1-2), pass@1\n")
+    print("| condition | suite | generated | tasks | paraphrase | tasks | undecided | gap (points) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for cond, per in figures.items():
+        for suite, f in per.items():
+            para = next(v for k, v in f.items() if k.startswith("paraphrase_") and k.endswith("pass_at_1"))
+            print(f"| {cond} | {suite} | {f['generated_pass_at_1']} | {f['generated_tasks']} | {para} | "
+                  f"{f['paraphrase_tasks']} | {f['undecided']} | {f['gap_points']} |")
 
 
 def print_table(title: str, figures: dict, groups: list[str]) -> None:
@@ -150,6 +200,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--all-parities", action="store_true",
                     help="run grammar, vote5 and free on the odd tasks too (default: grammar_templates only)")
     ap.add_argument("--max-tokens", type=int, default=256)
+    ap.add_argument("--paraphrase-split", choices=("dev", "test"), default="dev",
+                    help="the paraphrase split beside the generated tasks (test: measured once per change)")
+    ap.add_argument("--paraphrase-per-group", type=int, default=3, help="paraphrase questions per suite x level")
     args = ap.parse_args(argv)
     base = Path("runs/bench_smoke") if args.smoke else ROOT / "runs" / "bench"
     args.json, args.runs_dir = args.json or str(base / "small_model.json"), args.runs_dir or str(base)
@@ -192,6 +245,18 @@ def main(argv: list[str] | None = None) -> int:
         result["levels_1_2"] = tables(rows, numbers)
         save()
         print_table(f"E13 on levels 1-2 so far ({cond} done)", result["levels_1_2"], groups)
+
+    # the same conditions on questions in a researcher's own words, beside the generated ones
+    para = paraphrase_tasks(args.paraphrase_split, 1 if args.smoke else args.paraphrase_per_group,
+                            suites=("code",) if args.smoke else PARAPHRASE_SUITES)
+    para_rows: list[dict] = []
+    for cond in ("grammar_templates", "grammar"):
+        run = run_experiment("E13", task_list=para, lm=lm, lm_options=lm_options, conditions=[cond],
+                             runs_dir=args.runs_dir, progress="lines")
+        para_rows += _rows(run)
+    result["paraphrase"] = side_by_side(rows, para_rows, numbers, args.paraphrase_split)
+    save()
+    print_side_by_side(result["paraphrase"])
 
     figures = result["levels_1_2"]
     singles = [c.name for c in load_experiment("E13").conditions if c.samples == 1 and c.name in figures]

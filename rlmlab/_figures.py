@@ -75,6 +75,8 @@ _LIST = [
     Figure("elapsed_ms", "time", "s", "wall-clock time of the run"),
     Figure("latency_s", "latency", "s", "wall-clock time of one LM call"),
     Figure("pass_rate", "pass rate", "share", "tasks whose selected answer the judge passed"),
+    Figure("undecided_share", "undecided", "share",
+           "tasks whose judge could not decide (neither passed nor failed; not in the pass rate)"),
     Figure("convergence", "converged", "share", "runs whose answer the model SUBMITted, with no error"),
     Figure("fallback", "extract fallback", "share",
            "runs answered only by DSPy's extract fallback (no SUBMIT by the iteration limit)"),

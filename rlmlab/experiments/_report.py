@@ -20,7 +20,7 @@ __all__ = ["ResultsTable", "results_table", "plot_conditions", "plot_learning_cu
            "load_runs", "TABLE_COLUMNS", "TaskTable", "task_table", "compare_table", "COMPARE_METRICS", "plot_tasks"]
 
 # Summary keys: quality, efficiency, then leakage. Labels and units come from rlmlab._figures.
-TABLE_COLUMNS = ["tasks", "pass_rate", "convergence", "fallback", "mean_input_tokens", "mean_output_tokens",
+TABLE_COLUMNS = ["tasks", "pass_rate", "undecided_share", "convergence", "fallback", "mean_input_tokens", "mean_output_tokens",
                  "mean_lm_calls", "mean_iterations", "mean_tool_calls", "mean_elapsed_ms", "mean_prompt_chars_mean",
                  "mean_variables_info_chars", "mean_stdout_chars", "mean_large_returns", "mean_sub_llm_calls",
                  "mean_context_chars"]

@@ -58,7 +58,7 @@ from rlmlab.memory import (
     BASE_INSTRUCTIONS, PLAIN_INSTRUCTIONS, Artifact, ContextBuilder, MemoryStore, MemoryTask, import_pack,
     resolve_domain,
 )
-from rlmlab.learning import ReasoningBankLoop, TaskOutcome, memory_health, select_rollout, task_kind
+from rlmlab.learning import CANNOT_JUDGE, ReasoningBankLoop, TaskOutcome, memory_health, select_rollout, task_kind
 from rlmlab.experiments._task_error import task_or_error
 
 __all__ = ["run_experiment", "ExperimentRun", "read_results", "summarise", "summary_table", "summary_columns",
@@ -194,6 +194,8 @@ def _rows(exp: ExperimentConfig, cond: Condition, task: MemoryTask, o: TaskOutco
             "success": scored["success"],
             "accepted": verdict["success"], "judge_used": verdict["judge"],
             "score": scored["score"], "judge": scored["judge"], "rationale": scored["rationale"],
+            # a judge that could not decide: not a pass, and counted apart from the failures (summarise)
+            "undecided": str(scored["rationale"]).startswith(CANNOT_JUDGE),
             "context_chars": o.context_chars, "injected": o.injected, "extracted": o.extracted if i == o.best else [],
             "decoding": cond.decoding, "decoding_asked": cond.decoding, "templates": cond.templates, "samples": cond.samples,
             "vote_stop": cond.vote_stop, "selected_by": cond.selection, "explore": cond.explore,

@@ -52,7 +52,8 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     ``mean_salvaged`` (off-format replies per rollout) and ``golden_yield`` (share of code-suite rollouts the
     oracles accept as golden records) are None for rows written before they were recorded. ``errors`` counts rows whose run ended in an
     error (``first_error`` quotes one); ``all_failed`` is True when every row did (e.g. every LM call failed), so
-    the condition's other figures measure nothing.
+    the condition's other figures measure nothing. ``undecided`` counts the tasks whose judge could not decide
+    (``Cannot judge``: not a pass, and not a failure either) and ``undecided_share`` is their share.
 
     Rows of a run with phases (``phase`` "stream" or "test") add :func:`learning_figures`: the figures above are
     the stream's, and ``test`` holds the frozen test phase's pass@1 with its Wilson interval.
@@ -69,6 +70,9 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "all_failed": bool(mine) and all(r.get("error") and not r.get("converged") for r in mine),
             "first_error": next((r["error"] for r in mine if r.get("error")), None),
             "pass_rate": _mean([float(r["success"]) for r in best]),
+            # the judge could not decide (an abstention, never a pass): counted apart from the failures
+            "undecided": sum(1 for r in best if r.get("undecided")),
+            "undecided_share": _mean([float(bool(r.get("undecided"))) for r in best]),
             "convergence": _mean([float(r["converged"]) for r in mine]),
             "fallback": _mean([float(r["fallback"]) for r in mine if r.get("fallback") is not None]),
             **{f"mean_{k}": _mean([float(r[k]) for r in mine]) for k in (
