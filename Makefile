@@ -40,9 +40,10 @@ install: $(STAMP)
 # Real Rust sources for the demo, oracle tests and benchmarks (Debian's librust-*-dev packages): tokio (with
 # bytes and mio) for the generated suites, and the crates the paraphrase sets ask about (data/paraphrase/README.md).
 RUST_CRATES := tokio log memchr smallvec either semver slab indexmap arrayvec itoa anyhow http once-cell \
+               flate2 miniz-oxide tiny-keccak rustc-demangle owning-ref socket2 crc32fast adler valuable \
                crossbeam-channel hashbrown lock-api parking-lot scopeguard
 rust-src:
-	@ls -d $(RUST_SRC)/tokio-[0-9]* $(RUST_SRC)/log-[0-9]* $(RUST_SRC)/hashbrown-[0-9]* $(RUST_SRC)/arrayvec-[0-9]* \
+	@ls -d $(RUST_SRC)/tokio-[0-9]* $(RUST_SRC)/log-[0-9]* $(RUST_SRC)/hashbrown-[0-9]* $(RUST_SRC)/arrayvec-[0-9]* $(RUST_SRC)/flate2-[0-9]* \
 	  >/dev/null 2>&1 || { \
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends \

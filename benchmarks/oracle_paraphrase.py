@@ -42,7 +42,9 @@ from rlmlab.oracle import AnalysisResult, TraceValidator, TreeSitterOracle, read
 PROJECT = Path(__file__).resolve().parents[1]
 REGISTRY = Path("/usr/share/cargo/registry")
 SPLITS = {"dev": PROJECT / "data" / "paraphrase" / "code" / "A" / "questions.jsonl",
-          "test": PROJECT / "data" / "paraphrase" / "code" / "B" / "questions.jsonl"}
+          "test": PROJECT / "data" / "paraphrase" / "code" / "B" / "questions.jsonl",
+          # writer C (other crates), written after the reader: a second dev split, first measured untouched
+          "dev2": PROJECT / "data" / "paraphrase" / "code" / "C" / "questions.jsonl"}
 PLACEHOLDERS = ("'{answer}'", "")
 SMOKE_QUESTIONS = 8
 PATHS = {"reader": {}, "rules": {"read_questions": False}}
@@ -146,7 +148,7 @@ def table(split: str, out: dict[str, Any]) -> Table:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--split", choices=sorted(SPLITS), default="dev", help="dev = code/A (default), test = code/B")
+    ap.add_argument("--split", choices=sorted(SPLITS), default="dev", help="dev = code/A (default), test = code/B, dev2 = code/C")
     ap.add_argument("--smoke", action="store_true", help=f"the first {SMOKE_QUESTIONS} dev questions (make check); "
                     "--json defaults to runs/bench_smoke/oracle_paraphrase.json")
     ap.add_argument("--details", action="store_true", help="one line per question (refused for the test split)")

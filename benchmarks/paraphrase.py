@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rlmlab.experiments import load_experiment, load_suite, run_experiment  # noqa: E402
+from rlmlab.experiments import SUITES, load_experiment, load_suite, run_experiment  # noqa: E402
 from rlmlab.scorecard import wilson  # noqa: E402
 
 GENERATED = {"code": "code", "ontology": "ontology", "text": None}
@@ -44,7 +44,7 @@ def _rate(rows: list[dict]) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--suites", default="code,ontology,text")
-    ap.add_argument("--split", choices=("dev", "test"), default="dev")
+    ap.add_argument("--split", choices=("dev", "test", "dev2"), default="dev", help="dev2: code only (writer C)")
     ap.add_argument("--conditions", default="grammar,grammar_templates")
     ap.add_argument("--limit", type=int, default=None, help="tasks per suite and split (round-robin over levels)")
     ap.add_argument("--no-generated", action="store_true", help="only the paraphrase split")
@@ -68,6 +68,9 @@ def main() -> int:
     result: dict = {"split": args.split, "smoke": args.smoke, "conditions": conditions, "suites": {}}
     t0 = time.perf_counter()
     for suite in [s for s in args.suites.split(",") if s]:
+        if f"{suite}-paraphrase-{args.split}" not in SUITES:
+            print(f"{suite}: no {args.split} paraphrase split; skipped")
+            continue
         splits = {"paraphrase": load_suite(f"{suite}-paraphrase-{args.split}", limit=limit)}
         if GENERATED[suite] and not args.no_generated:
             splits["generated"] = load_suite(GENERATED[suite], limit=limit)

@@ -20,7 +20,8 @@ from rlmlab.experiments._suites import SUITES
 
 ROOT = Path(__file__).resolve().parents[1] / "data" / "paraphrase"
 REGISTRY = Path("/usr/share/cargo/registry")
-SPLITS = [(suite, split) for suite in ("code", "ontology", "text") for split in ("dev", "test")]
+SPLITS = [(suite, split) for suite in ("code", "ontology", "text") for split in ("dev", "test")] + [("code", "dev2")]
+WRITERS = {"dev": "A", "test": "B", "dev2": "C"}
 
 
 def _sha(path: Path) -> str:
@@ -28,7 +29,7 @@ def _sha(path: Path) -> str:
 
 
 def _readme_hashes() -> dict[tuple[str, str], str]:
-    rows = re.findall(r"^\| (\w+) \| (dev|test) \| [AB] \| \d+ \| [^|]+ \| ([0-9a-f]{64}) \|",
+    rows = re.findall(r"^\| (\w+) \| (dev2|dev|test) \| [ABC] \| \d+ \| [^|]+ \| ([0-9a-f]{64}) \|",
                       (ROOT / "README.md").read_text(), re.M)
     return {(suite, split): sha for suite, split, sha in rows}
 
@@ -38,7 +39,7 @@ def test_each_set_is_frozen_and_loads(suite, split):
     path = SUITES[f"{suite}-paraphrase-{split}"]
     assert _sha(path) == _readme_hashes()[(suite, split)], f"{path} changed: a frozen set is never edited"
     manifest = json.loads((path.parent / "MANIFEST.json").read_text())
-    assert manifest["questions"] == _sha(path) and manifest["writer"] == ("A" if split == "dev" else "B")
+    assert manifest["questions"] == _sha(path) and manifest["writer"] == WRITERS[split]
     tasks = load_suite(f"{suite}-paraphrase-{split}")
     assert len(tasks) == manifest["count"] >= 40
     assert {t.meta["level"] for t in tasks} == {1, 2, 3, 4, 5}
@@ -49,7 +50,7 @@ def test_each_set_is_frozen_and_loads(suite, split):
 def test_the_sources_are_the_ones_the_writer_used(suite, split):
     path = SUITES[f"{suite}-paraphrase-{split}"]
     manifest = json.loads((path.parent / "MANIFEST.json").read_text())
-    base = {"code": REGISTRY, "ontology": ROOT.parents[0] / "ontology",
+    base = {"code": Path(manifest.get("files_root", REGISTRY)), "ontology": ROOT.parents[0] / "ontology",
             "text": path.parent / manifest.get("docs_dir", "")}[suite]
     changed = [name for name, sha in manifest["files"].items() if _sha(base / name) != sha]
     assert not changed, f"sources differ from what the writer saw: {changed[:5]}"
@@ -59,6 +60,9 @@ def test_dev_and_test_share_no_source():
     for suite in ("code", "text"):
         dev, test = ({t.domain for t in load_suite(f"{suite}-paraphrase-{s}")} for s in ("dev", "test"))
         assert not dev & test, (suite, dev & test)
+    dev2 = {t.domain for t in load_suite("code-paraphrase-dev2")}
+    others = {t.domain for s in ("dev", "test") for t in load_suite(f"code-paraphrase-{s}")}
+    assert not dev2 & others, dev2 & others
 
 
 @pytest.mark.parametrize("split", ["dev", "test"])

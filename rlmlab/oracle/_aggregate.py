@@ -75,8 +75,9 @@ def _subject_parts(subject: str | None) -> tuple[str, set[str], str | None]:
     return words[-1], set(words[:-1]), None
 
 
-def _public(visibility: str | None) -> bool:
-    return bool(visibility) and visibility.startswith("pub")
+def _public(visibility: str | None, plain: bool = False) -> bool:
+    """Whether an item is public: any ``pub`` visibility, or with ``plain`` exactly ``pub`` (not pub(crate))."""
+    return bool(visibility) and (visibility.strip() == "pub" if plain else visibility.startswith("pub"))
 
 
 def _owned(enclosing: str | None, owners: Sequence[str]) -> bool:
@@ -88,7 +89,7 @@ def _fns(o: TreeSitterOracle, mods: set[str], rules: tuple[str, ...], owners: Se
     for f in o.get_functions():
         if ("free" in mods and f.enclosing is not None) or (owners and not _owned(f.enclosing, owners)):
             continue
-        if ("pub" in mods or "only_pub" in rules) and not _public(f.visibility):
+        if ("pub" in mods or "only_pub" in rules) and not _public(f.visibility, "plain_pub" in rules):
             continue
         if ("async" in mods and not f.is_async) or ("unsafe" in mods and not f.is_unsafe) \
                 or ("const" in mods and not f.is_const):
@@ -126,7 +127,7 @@ def items_of(oracles: Sequence[TreeSitterOracle], intent: Intent) -> list[Found]
         elif item in ("struct", "enum", "trait"):
             records = {"struct": o.get_structs, "enum": o.get_enums, "trait": o.get_traits}[item]()
             found += [Found(r.name, o.path, r.line) for r in records
-                      if not (("pub" in mods or "only_pub" in rules) and not _public(r.visibility))]
+                      if not (("pub" in mods or "only_pub" in rules) and not _public(r.visibility, "plain_pub" in rules))]
         elif item == "type":
             found += [Found(name, o.path, line) for line, name in type_aliases(o)]
         elif item == "call":

@@ -147,7 +147,8 @@ def pattern_for_intent(intent: Intent, query: str) -> str | None:
     item = "call" if call else subject if subject == "unsafe {}" else (words[-1] if words else "")
     if item in ("fn", "impl", "struct", "enum", "trait", "type", "call", "unsafe {}"):
         narrowed = intent.targets or intent.context or intent.name_pattern or intent.excluded \
-            or "no_tests" in intent.rules or {"test", "free", "inherent", "trait"} & set(words[:-1])
+            or "no_tests" in intent.rules or "plain_pub" in intent.rules \
+            or {"test", "free", "inherent", "trait"} & set(words[:-1])
         if narrowed or item == "type":
             return None
     if call:

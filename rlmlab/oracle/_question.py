@@ -161,6 +161,8 @@ _SUBJECT_WANTS = {"fn": {"fn"}, "struct": {"struct"}, "enum": {"enum"}, "trait":
                   "impl": set(TRAIT_KINDS | TYPE_KINDS), "field": {"struct"}, "variant": {"enum"},
                   "parameter": {"fn"}}
 _DEFINITIONS = {"fn", "struct", "enum", "trait", "type"}
+# a question about implementations that asks for functions (methods of an impl block), not traits or types
+_ASKS_FUNCTIONS = re.compile(r"\b(?:which|what|list|name|count|many)\s+(?:\w+\s+){0,2}(?:methods?|functions?|fns?)\b")
 
 
 class _Reading:
@@ -186,7 +188,8 @@ class _Reading:
                 ok = m.tier <= 2 and (m.role is None or _role_fits(m.role, want))
             else:
                 kinds = self.kinds(m)
-                ok = bool(kinds & want) or (allow_absent and m.tier == 1 and not kinds)
+                # absent: defined nowhere here (a trait only implemented here is not defined here)
+                ok = bool(kinds & want) or (allow_absent and m.tier == 1 and not kinds & _DEFINITIONS)
                 if ok and m.role is not None and kinds:
                     ok = _role_fits(m.role, want) and bool(kinds & _role_kinds(m.role))
             if ok:
@@ -371,6 +374,8 @@ def _about_one_item(kind: str, reading: _Reading, base: dict[str, Any]) -> Inten
 
 
 def _implementation(text: QuestionText, reading: _Reading, unit: str, base: dict[str, Any]) -> Intent:
+    if _ASKS_FUNCTIONS.search(text.plain):  # "which methods of the impl X block are pub const fn"
+        return _undecided("asks for the functions of impl blocks, which the reader does not check", base)
     traits, why_t = reading.pick(set(TRAIT_KINDS))
     types, why_y = reading.pick(set(TYPE_KINDS))
     if unit == "files":  # "which files implement Ord": the files holding such impl blocks
@@ -444,6 +449,8 @@ def _unread_condition(text: QuestionText, subject: _Subject, rules: tuple[str, .
             if rx.search(plain):
                 return f"it narrows the {subject.item} items by their {what}, which the reader does not check"
     found = CONDITION.search(plain)
+    if found and "comment" in found.group(0) and "no_comments" in rules:
+        found = None  # "not the examples inside doc comments": an exclusion the comment rule reads, not a narrowing
     if found and subject.item != "call" and not (subject.item == "impl" and "deriv" in found.group(0)
                                                  and ({"no_derives", "with_derives"} & set(rules))):
         return f"it narrows the {subject.item} items by '{found.group(0)}', which the reader does not check"

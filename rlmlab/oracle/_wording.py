@@ -43,6 +43,12 @@ _ITEM_WORDS = {"fn": "fn", "function": "fn", "method": "fn", "struct": "struct",
                "type": "type", "union": "struct"}
 
 
+_NOT_ASKED = re.compile(r"\bnot\s+(?:just|only|merely|simply)\s+implement\w*", re.I)
+_EXAMPLE_ASIDE = re.compile(r"\(\s*(?:so|e\.\s?g\.?|i\.\s?e\.?|like|for\s+example|for\s+instance|such\s+as)\b[^()]*\)",
+                            re.I)
+_FORMAT_BEFORE = re.compile(r"\b(?:write|written|give|given|answer|format\w*|output|print|reply|spell\w*)\b"
+                            r"[^.?!`]{0,25}\b(?:as|like|in\s+the\s+form(?:\s+of)?)\s*$", re.I)
+_MODIFIER_WORDS = frozenset(("unsafe", "pub", "async", "const", "extern", "mut", "dyn"))
 _KEYWORDS_ONLY = re.compile(r"[a-z_]+!?(?:\s+[a-z_]+!?)*(?:\s*\{)?")
 
 
@@ -103,15 +109,19 @@ def tokenise(question: str) -> QuestionText:
     for m in _QUOTED.finditer(question):
         inner = m.group(2)
         named = _QUOTED_NAME.fullmatch(inner)
-        if named and named.group(2) not in RUST_KEYWORDS:
+        if _FORMAT_BEFORE.search(question[max(0, m.start() - 40):m.start()]):
+            # "Write each as `EnumName::Variant`": the answer's format, not a name of the source
+            text.snippets.append(inner)
+            spans.append((m.start(), m.end(), " qformat "))
+        elif named and named.group(2) not in RUST_KEYWORDS:
             path = named.group(2)
             text.mentions.append(Mention(path, last_segment(path), 1, m.start(),
                                          hint=_ITEM_WORDS.get(named.group(1) or ""),
                                          qualifier=path.rsplit("::", 1)[0] if "::" in path else None))
             spans.append((m.start(), m.end(), f" qname{len(spans)} "))
-        elif _KEYWORDS_ONLY.fullmatch(inner) and all(w in RUST_KEYWORDS for w in re.findall(r"\w+", inner)):
-            # `unsafe`, `unsafe impl`, `async fn`: keywords quoted are the words themselves ("the most `unsafe`
-            # blocks" asks what "the most unsafe blocks" asks), not code naming an item
+        elif _KEYWORDS_ONLY.fullmatch(inner) and all(w in _MODIFIER_WORDS for w in re.findall(r"\w+", inner)):
+            # `unsafe`, `pub`, `async`: a quoted modifier is the word itself ("the most `unsafe` blocks" asks what
+            # "the most unsafe blocks" asks); quoted code with an item keyword (`unsafe impl`) stays a snippet
             text.snippets.append(inner)
             spans.append((m.start(), m.end(), f" {inner} "))
         else:
@@ -139,10 +149,12 @@ def tokenise(question: str) -> QuestionText:
         at = end
     pieces.append(question[at:])
     outside = "".join(pieces)
+    # "defined (not just implemented)": a negated word is not what the question asks about
+    outside = _NOT_ASKED.sub(" ", outside)
     text.plain = outside.lower()
     for m in _WORD.finditer(outside):
         word = m.group(1)
-        if word in RUST_KEYWORDS or re.fullmatch(r"q(?:name|code|attr|call|file|dir)\d+", word):
+        if word in RUST_KEYWORDS or re.fullmatch(r"q(?:name|code|attr|call|file|dir)\d+|qformat", word):
             continue
         tier = 2 if _identifier_shaped(word, bool(m.group(2))) else 3
         if _NAMING.search(outside[:m.start()]):
@@ -155,6 +167,10 @@ def tokenise(question: str) -> QuestionText:
     for mention in text.mentions:
         if mention.tier == 1 and _EXCLUDING.search(question[:mention.pos]):
             mention.excluded = True
+    # a name in an aside that gives an example ("(so `io::Read` is just Read)", "(e.g. Foo)") is not a target
+    asides = [(m.start(), m.end()) for src in (question, outside) for m in _EXAMPLE_ASIDE.finditer(src)]
+    text.mentions = [mention for mention in text.mentions
+                     if not any(a <= mention.pos < b for a, b in asides)]
     return text
 
 
@@ -200,8 +216,13 @@ CRATE = cue(r"\b(?:crates?|whole|entire|codebase|project|library|anywhere|every\
 _NOT = r"(?:ignor\w*|exclud\w*|without|skip\w*|leav\w*\s+out|not|no|except|outside|omit\w*|don'?t\s+count)"
 _RULES: list[tuple[str, re.Pattern[str]]] = [
     ("no_comments", cue(rf"\b{_NOT}\b[^.;?!]{{0,40}}\bcomments?\b|\bactual\s+code\b|\bcode\s+only\b")),
-    ("no_tests", cue(rf"\b{_NOT}\b[^.;?!]{{0,30}}\btests?\b|\bnon-test\b")),
-    ("only_pub", cue(r"\bpublic\b|\bonly\s+pub\b|\bpub\s+only\b")),
+    ("no_tests", cue(rf"\b{_NOT}\b[^.;?!]{{0,30}}\btests?\b|\bnon-test\b|"
+                     r"\btests?\b[^.;?!]{0,30}\b(?:don'?t|do\s+not|doesn'?t|does\s+not)\s+count\b")),
+    ("only_pub", cue(r"\bpublic\b|\bonly\s+`?pub\b|\bpub`?\s+only\b|\bplain\s+`?pub\b(?!\()|"
+                     r"\b`?pub`?\s+visibility\b")),
+    # exactly `pub`, not pub(crate) or pub(super)
+    ("plain_pub", cue(r"\bplain\s+`?pub\b(?!\()|\bjust\s+`?pub`?\s+visibility\b|"
+                      rf"\b{_NOT}\b[^.;?!]{{0,30}}`?pub\s*\(\s*(?:crate|super)")),
     ("no_derives", cue(rf"\b{_NOT}\b[^.;?!]{{0,30}}\bderiv|\bderiv\w*\s+(?:do\s+not|don'?t|does\s+not|doesn'?t)\b|"
                        r"\bexplicit\b|\bhand[- ]?written\b|\bimpl\s+blocks?\s+only\b|\bonly\s+impl\s+blocks?\b")),
     ("with_derives", cue(r"\binclud\w*[^.;?!]{0,30}\bderiv|\bderiv\w*[^.;?!]{0,20}\b(?:included|too|as\s+well|"
