@@ -181,4 +181,5 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
                         typed_answers=vocab is None or kind not in ("rust", "text"),
                         # the generic operations over a whole result's matches, for any question over code or a
                         # document but a lookup of one named item (whose answer is what that item holds)
-                        names=(slots.get("ident") or [])[:24], match_ops=kind in ("rust", "text") and not lookup)
+                        names=(slots.get("ident") or [])[:24], match_ops=kind in ("rust", "text") and not lookup,
+                        count_reads=kind in ("rust", "text") and answer_form(run.query or "") == "count")

@@ -207,7 +207,8 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
                  raw: Sequence[str] = (), template_check: Callable[[list[str]], list[str]] | None = None,
                  joins: Sequence[str] = (), join_only: bool = False, answer_form: str | None = None,
                  template_fit: Callable[[list[str]], list[str]] | None = None,
-                 typed_answers: bool = True, names: Sequence[str] = (), match_ops: bool = False) -> str:
+                 typed_answers: bool = True, names: Sequence[str] = (), match_ops: bool = False,
+                 count_reads: bool = False) -> str:
     """The GBNF grammar of one step of an executor, over the tools of ``registry`` (ToolSpecs) with ``caps``.
 
     ``typed_answers=False`` (a question about a context: code, a document): ``SUBMIT`` takes no expression made
@@ -241,6 +242,9 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     ``"yes" if ... else "no"`` over a result it read; "query" (a question over an ontology, whose answer is a
     SPARQL query's text; needs ``vocab["sparql_query.query"]``) is one step that assigns a SELECT of the closed
     vocabulary, runs it with ``sparql_query`` and submits the query.
+
+    ``count_reads`` (a question asking how many, over a context): ``SUBMIT`` takes one read of a result (its total,
+    its number of matches, a count operation), never arithmetic over reads, and no name is assigned arithmetic.
 
     ``match_ops`` (a whole result of ``ctx_find`` or ``ast_query`` over code or a document, with ``keys``): the
     generic operations over its matches are answers too, offered whenever a whole result is in scope and never
@@ -303,7 +307,7 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
                      scalars=bool(scalar_opts), count_ok=not keys or "total" in keys,
                      form=answer_form if keys and joins else None, typed_answers=typed_answers,
                      ops=(lambda w, form: match_operations(w, joins, names=names, files=has_files, form=form))
-                     if match_ops and keys else None)
+                     if match_ops and keys else None, count_reads=count_reads)
     if answer_form == "query" and strings:
         # the answer to a question over an ontology is a SPARQL query's text: the step writes one, runs it (a query
         # that does not run ends the step with its error) and submits it; no number, no arithmetic
@@ -348,7 +352,7 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
               choices: Sequence[str] = (), has_numbers: bool = True, raw: Sequence[str] | None = None,
               joins: Sequence[str] = (), scalars: bool = True, count_ok: bool = True,
               form: str | None = None, typed_answers: bool = True,
-              ops: Callable[[str, str | None], list[str]] | None = None) -> str:
+              ops: Callable[[str, str | None], list[str]] | None = None, count_reads: bool = False) -> str:
     """The statements of a step, tracking which names are assigned: an expression may read only the names in
     scope and those assigned by an earlier statement of the same step (so no step reads an unset variable).
 
@@ -414,6 +418,8 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
         # over a context, a name is assigned a tool's result or a value computed from one, never constants alone
         # (``answer = 1``, then ``SUBMIT(answer=answer)``)
         assigned = f"expr-{i}" if computable and typed_answers else answer_expr if not typed_answers else None
+        if count_reads:  # a count over a context is one read of what a tool found, never arithmetic over reads
+            answer_expr = assigned = None  # (SUBMIT(answer=hits["total"] + len(hits["matches"])) counted twice)
         cooked_rhs = [f"{call_alt} top-key subscript{{0,3}}" if track and call_alt else rhs_calls,
                       assigned, string_rule]
         b.add(f"rhs-{i}", " | ".join(x for x in ([rhs_calls] + cooked_rhs[1:] if not track else
