@@ -277,3 +277,57 @@ def test_a_question_about_one_file_of_a_tree_is_checked_on_that_file():
     intent = read_question(query, sources(src))
     assert (intent.kind, intent.files, intent.scope) == ("count", ("tests.rs",), "file")
     assert TraceValidator().validate(AnalysisResult(query, str(n)), source_path=str(src)).is_golden
+
+
+# -- issue 53, writer C's dev split: phrasings the reader first misread (sentences written here, on other crates) --
+
+BYTES_RS = Path("/usr/share/cargo/registry/bytes-1.2.1/src/bytes.rs")
+BUF_DIR = Path("/usr/share/cargo/registry/bytes-1.2.1/src/buf")
+
+
+def _buf_files() -> dict[str, str]:
+    return {str(p.relative_to(BUF_DIR)): p.read_text() for p in sorted(BUF_DIR.rglob("*.rs"))}
+
+
+def test_lines_that_mention_an_unquoted_identifier_are_its_whole_word_lines():
+    text = BYTES_RS.read_text()
+    want = [str(i) for i, line in enumerate(text.splitlines(), 1) if re.search(r"\bKIND_VEC\b", line)]
+    for query in ("which line numbers in bytes.rs mention KIND_VEC (comments included)? comma-separated",
+                  "List the lines of bytes.rs that reference KIND_VEC, by number."):
+        intent = read_question(query, text)
+        assert (intent.kind, intent.subject, intent.targets) == ("list", "text", ("KIND_VEC",)), query
+        v = TraceValidator()
+        assert v.validate(AnalysisResult(query, ", ".join(want)), text, str(BYTES_RS)).is_golden
+        assert v.validate(AnalysisResult(query, ", ".join(want[:-1])), text, str(BYTES_RS)).status == "Failed"
+
+
+def test_plain_pub_leaves_out_pub_crate_and_pub_super():
+    files = _buf_files()
+    plain = sum(len(re.findall(r"(?m)^\s*pub\s+(?:const\s+|unsafe\s+)*fn\b", t)) for t in files.values())
+    any_pub = sum(len(re.findall(r"(?m)^\s*pub(?:\([^)]*\))?\s+(?:const\s+|unsafe\s+)*fn\b", t)) for t in files.values())
+    assert plain < any_pub
+    query = "Across the buf module, how many functions have plain `pub` visibility (leave out pub(crate))?"
+    assert "plain_pub" in read_question(query, files).rules
+    v = TraceValidator()
+    assert v.validate(AnalysisResult(query, str(plain), source_path=str(BUF_DIR))).is_golden
+    assert v.validate(AnalysisResult(query, str(any_pub), source_path=str(BUF_DIR))).status == "Failed"
+
+
+def test_a_quoted_answer_format_and_an_example_aside_name_no_target():
+    text = BYTES_RS.read_text()
+    fmt = read_question("List the variants of every enum in bytes.rs. Write each as `Enum::Variant`.", text)
+    assert "Variant" not in fmt.targets and "Enum" not in fmt.context
+    aside = read_question("How many different traits do impl blocks in bytes.rs implement? (so `core::fmt::Debug` "
+                          "is just Debug)", text)
+    assert aside.kind == "count" and aside.targets == () and "distinct" in aside.rules
+
+
+def test_defined_not_just_implemented_asks_about_a_definition():
+    """bytes.rs implements Buf for Bytes but defines no trait Buf: a question about the definition says no."""
+    text = BYTES_RS.read_text()
+    query = "Is the trait `Buf` defined (not just implemented) in bytes.rs? yes or no"
+    intent = read_question(query, text)
+    assert (intent.kind, intent.asks, intent.targets) == ("yes_no", "defines", ("Buf",))
+    v = TraceValidator()
+    assert v.validate(AnalysisResult(query, "no"), text, str(BYTES_RS)).is_golden
+    assert v.validate(AnalysisResult(query, "yes"), text, str(BYTES_RS)).status == "Failed"

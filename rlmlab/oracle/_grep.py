@@ -161,6 +161,8 @@ def pattern_for_intent(intent: Intent, query: str) -> str | None:
         return r"^\s*unsafe\s+impl\b" if "unsafe" in words else r"^\s*(unsafe\s+)?impl\b"
     if item in _ITEM_LINES and len(words) == 1:
         return _ITEM_LINES[item]
+    if subject == "text" and intent.targets:  # lines that mention an identifier of the source: the whole word
+        return rf"\b{re.escape(intent.targets[0])}\b"
     return pattern_for_query(query)
 
 
@@ -288,8 +290,14 @@ def parse_claim(line: str) -> GrepClaim | None:
     return GrepClaim(m.group(0).strip(), int(m.group("line")), m.group("path"), m.group("text"))
 
 
+_NUMBER_LIST = re.compile(r"\s*\d+(?:\s*[,;]\s*(?:and\s+)?\d+)+\s*[.]?\s*")
+
+
 def parse_claims(answer: str) -> list[GrepClaim]:
-    """The claims of an answer in the order written; blank and prose lines are skipped, as the oracle skips them."""
+    """The claims of an answer in the order written; blank and prose lines are skipped, as the oracle skips them.
+    An answer that is only line numbers separated by commas ("53, 63, 71") claims those lines."""
+    if _NUMBER_LIST.fullmatch(answer):
+        return [GrepClaim(n, int(n)) for n in re.findall(r"\d+", answer)]
     return [c for c in (parse_claim(ln) for ln in answer.splitlines() if ln.strip()) if c is not None]
 
 

@@ -161,6 +161,8 @@ _SUBJECT_WANTS = {"fn": {"fn"}, "struct": {"struct"}, "enum": {"enum"}, "trait":
                   "impl": set(TRAIT_KINDS | TYPE_KINDS), "field": {"struct"}, "variant": {"enum"},
                   "parameter": {"fn"}}
 _DEFINITIONS = {"fn", "struct", "enum", "trait", "type"}
+_LINES_MENTIONING = re.compile(r"\blines?\b(?:\s+numbers?)?[^.?!]{0,60}\b(?:that|which|where)?\s*"
+                               r"(?:mention\w*|contain\w*|referenc\w*|refer\w*\s+to|us(?:e|es|ing))\b")
 # a question about implementations that asks for functions (methods of an impl block), not traits or types
 _ASKS_FUNCTIONS = re.compile(r"\b(?:which|what|list|name|count|many)\s+(?:\w+\s+){0,2}(?:methods?|functions?|fns?)\b")
 
@@ -168,8 +170,8 @@ _ASKS_FUNCTIONS = re.compile(r"\b(?:which|what|list|name|count|many)\s+(?:\w+\s+
 class _Reading:
     """The names of one question against one source (``index`` None: no source)."""
 
-    def __init__(self, text: QuestionText, index: NameIndex | None):
-        self.text, self.index = text, index
+    def __init__(self, text: QuestionText, index: NameIndex | None, texts: Sequence[str] = ()):
+        self.text, self.index, self.texts = text, index, texts
 
     def kinds(self, m: Mention) -> frozenset[str]:
         if self.index is None:
@@ -210,6 +212,10 @@ class _Reading:
                 return [m for m in hinted if m.name == hinted_names[0]], ""
             return best, f"it names {len(names)} items it could be about: {', '.join(names)}"
         return [m for m in best if m.name == names[0]], ""
+
+    def mentioned(self, word: str) -> bool:
+        """Whether ``word`` occurs in the source's text as a whole word."""
+        return self.index is not None and any(re.search(rf"\b{re.escape(word)}\b", t) for t in self.texts)
 
     def context(self, chosen: list[Mention]) -> tuple[str, ...]:
         """Qualifiers of the targets and other type names the question mentions (an owner)."""
@@ -265,7 +271,8 @@ _READ_KEPT = 4096
 
 def _read(question: str, oracles: list[TreeSitterOracle] | None) -> Intent:
     text = tokenise(question)
-    reading = _Reading(text, NameIndex.of(oracles) if oracles is not None else None)
+    reading = _Reading(text, NameIndex.of(oracles) if oracles is not None else None,
+                       [o.entry.text for o in oracles] if oracles is not None else ())
     scope = scope_of(text, [o.path for o in oracles] if oracles is not None else None)
     rules, unit = rules_of(question.lower()), unit_of(text.plain)
     if SAMPLE.search(text.plain):
@@ -333,7 +340,7 @@ def _kind_of(plain: str, snippets: list[str]) -> tuple[str, str]:
         return "fields", ""
     if IMPLEMENT.search(plain) or any(re.search(r"\bimpl\b", s) for s in snippets):
         return "implement", ""
-    if LIST.search(plain):
+    if LIST.search(plain) or _LINES_MENTIONING.search(plain):  # "line numbers that mention X": the lines
         return "list", ""
     return "undecided", "it asks for nothing the reader knows (a signature, parameters, a return type, fields, " \
                         "variants, implementations, a count, a list, an extreme, or yes/no)"
@@ -461,6 +468,11 @@ def _aggregate(kind: str, text: QuestionText, reading: _Reading, unit: str, base
                subject: _Subject | None = None) -> Intent:
     if unit in ("traits", "types") and not IMPLEMENT.search(text.plain):
         unit = "items"  # "how many traits are there": trait definitions, not the traits impl blocks name
+    if subject is None and unit == "lines" and _LINES_MENTIONING.search(text.plain):
+        # "lines that mention CHUNK_SIZE (comments too)": an identifier the source holds, as a whole word
+        named = [m for m in text.mentions if m.tier == 2 and reading.mentioned(m.name)]
+        if len({m.name for m in named}) == 1:
+            return Intent(kind, targets=(named[0].name,), unit=unit, subject="text", **base)
     subject = subject or _subject(text, unit, reading)
     if unit in ("traits", "types") and (subject is None or subject.item in ("trait", "impl")) \
             and IMPLEMENT.search(text.plain):
