@@ -109,6 +109,9 @@ def test_an_answer_about_a_context_is_never_constants_the_step_typed(path):
     assert not grammar_accepts(grammar, step("SUBMIT(answer=1 + 1)"))
     assert not grammar_accepts(grammar, step("SUBMIT(answer=1)"))
     assert not grammar_accepts(grammar, step("answer = 1\nSUBMIT(answer=answer)"))  # constants under a name
-    assert grammar_accepts(grammar, step('hits = ctx_find(context, r"x")\nSUBMIT(answer=hits["total"])')) or path
+    # a list question's answer is the matches listed (a generic operation), not their count
+    listing = 'SUBMIT(answer="\\n".join(str(m["line"]) + ":" + m["text"].strip() for m in hits["matches"]))'
+    assert grammar_accepts(grammar, step('hits = ctx_find(context, r"x")\n' + listing)) or path
+    assert not grammar_accepts(grammar, step('hits = ctx_find(context, r"x")\nSUBMIT(answer=hits["total"])'))
     arith = run_step_grammar(_run("What is 125 + 389?", ""), fmt="rlm", must_submit=True)
     assert grammar_accepts(arith, step("SUBMIT(answer=125 + 389)").replace(query, "What is 125 + 389?"))

@@ -12,7 +12,7 @@ from dspy.utils.callback import BaseCallback
 from rlmlab.executors._step_grammar import assigned_names, output_numbers, query_slots, step_grammar, whole_results
 from rlmlab.executors._offer import (RESULT_KEYS, answer_form, asks_every, ast_vocabulary, context_kind, grep_rules,
                                     text_rules,
-                                    item_names, lookup_names, offered_tools)
+                                    asks_for_items, item_names, lookup_names, offered_tools)
 from rlmlab.executors._sparql_fill import sparql_keeper
 from rlmlab.executors._sparql_space import space_fit
 from rlmlab.executors._vocab import CAPTURES, argument_vocabularies, named_captures, ts_query_rules
@@ -160,6 +160,8 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
             names = lookup or item_names(run.query or "", slots.get("ident") or [])[:24]
             vocab["ast_query.query"] = ts_query_rules(names, named=bool(lookup), **av) or vocab["ast_query.query"]
         keys = RESULT_KEYS
+        if kind in ("rust", "text") and asks_for_items(run.query or "", run.context_text):
+            keys = tuple(k for k in keys if k != "total")  # "which types implement Display": names, not a count
         joins = CAPTURES if kind == "rust" else ()  # an ast_query's matches carry captures; a SPARQL result rows
         if lookup:  # a question about one named item is answered by what a query captured of it (not a count, a
             # line number or a line), under the one name its child shape captures (never the item's own @name)

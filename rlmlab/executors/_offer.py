@@ -37,7 +37,7 @@ from rlmlab.oracle import INTENT_PATTERNS, is_count_query, pattern_for_intent, r
 __all__ = ["context_kind", "offered_tools", "grep_patterns", "grep_rules", "text_patterns", "text_rules",
            "text_search_terms", "ast_vocabulary", "item_names",
            "RESULT_KEYS", "CONTEXT_KINDS", "AST_INNER", "AST_FIELDS", "fits_query", "lookup_names",
-           "answer_form", "impl_pair"]
+           "answer_form", "impl_pair", "asks_for_items"]
 
 CONTEXT_KINDS = ("none", "rust", "ontology", "text")
 # Keys of ctx_find / ast_query / sparql_query results and of their matches (see rlmlab.tools), and the capture
@@ -72,6 +72,13 @@ def _counts(query: str) -> bool:
     """Whether the question asks how many: the grep oracle's count reading, or the question reader's
     (rlmlab.oracle.read_question: "What is the number of unsafe impl blocks?")."""
     return is_count_query(query) or read_question(query).kind == "count"
+
+
+def asks_for_items(query: str, text: str | None = None) -> bool:
+    """Whether the question asks for items by name (the question reader's list, implementors or traits_of: "which
+    types implement Display", "name every function"): its answer is never a count of them."""
+    intent = read_question(query, _sources(text)) if text else read_question(query)
+    return intent.kind in ("list", "implementors", "traits_of") and not _counts(query)
 
 
 def answer_form(query: str) -> str | None:
