@@ -181,7 +181,7 @@ def _materialise_guides(store: MemoryStore, tasks: list[MemoryTask], cond: Condi
 def _rows(exp: ExperimentConfig, cond: Condition, task: MemoryTask, o: TaskOutcome, lm_name: str,
           golden: Callable[[MemoryTask, str], bool | None] | None = None, phase: str = "stream") -> list[dict]:
     """One row per rollout. ``success`` is by the task's own check (the answer key) even when a key-free judge
-    decided what the bank learnt: that judge's decision is ``accepted``."""
+    decided what the bank learnt: that judge's decision is ``accepted``; ``undecided``: it could not decide."""
     rows = []
     for i, (tid, verdict, metrics) in enumerate(zip(o.trajectory_ids, o.verdicts, o.rollouts)):
         scored = o.reference[i] if o.reference else verdict
@@ -194,9 +194,7 @@ def _rows(exp: ExperimentConfig, cond: Condition, task: MemoryTask, o: TaskOutco
             "success": scored["success"],
             "accepted": verdict["success"], "judge_used": verdict["judge"],
             "score": scored["score"], "judge": scored["judge"], "rationale": scored["rationale"],
-            # a judge that could not decide: not a pass, and counted apart from the failures (summarise)
-            "undecided": str(scored["rationale"]).startswith(CANNOT_JUDGE),
-            "context_chars": o.context_chars, "injected": o.injected, "extracted": o.extracted if i == o.best else [],
+            "undecided": str(scored["rationale"]).startswith(CANNOT_JUDGE), "context_chars": o.context_chars, "injected": o.injected, "extracted": o.extracted if i == o.best else [],
             "decoding": cond.decoding, "decoding_asked": cond.decoding, "templates": cond.templates, "samples": cond.samples,
             "vote_stop": cond.vote_stop, "selected_by": cond.selection, "explore": cond.explore,
             "golden": golden(task, tid) if golden else None,

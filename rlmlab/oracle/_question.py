@@ -35,7 +35,7 @@ from rlmlab.oracle._treesitter import TreeSitterOracle
 from rlmlab.oracle._wording import (
     ARGMAX, ARGMIN, CALLS, CONDITION, COUNT, CRATE, DEFINE, EACH, ELLIPSES, FIELDS, GENERICS, IDENT, IMPLEMENT, LIST,
     MODIFIERS, MODULE, NOUNS, PARAMS, RETURN, RUST_KEYWORDS, SAMPLE, SIGNATURE, TYPE_OF, VARIANTS, YES_NO, Mention,
-    QuestionText, is_noun, rules_of, scope_of, tokenise, unit_of,
+    LINES_MENTIONING, QuestionText, is_noun, kind_of, rules_of, scope_of, tokenise, unit_of,
 )
 
 __all__ = ["Intent", "KINDS", "read_question"]
@@ -161,8 +161,6 @@ _SUBJECT_WANTS = {"fn": {"fn"}, "struct": {"struct"}, "enum": {"enum"}, "trait":
                   "impl": set(TRAIT_KINDS | TYPE_KINDS), "field": {"struct"}, "variant": {"enum"},
                   "parameter": {"fn"}}
 _DEFINITIONS = {"fn", "struct", "enum", "trait", "type"}
-_LINES_MENTIONING = re.compile(r"\blines?\b(?:\s+numbers?)?[^.?!]{0,60}\b(?:that|which|where)?\s*"
-                               r"(?:mention\w*|contain\w*|referenc\w*|refer\w*\s+to|us(?:e|es|ing))\b")
 # a question about implementations that asks for functions (methods of an impl block), not traits or types
 _ASKS_FUNCTIONS = re.compile(r"\b(?:which|what|list|name|count|many)\s+(?:\w+\s+){0,2}(?:methods?|functions?|fns?)\b")
 
@@ -302,48 +300,10 @@ def _kind(text: QuestionText) -> tuple[str, str]:
     """The kind the cue words ask for, before any name is looked up: read from the first sentence (the question;
     what follows adds rules and formats, "Count impl blocks only"), else from the whole text."""
     first = re.split(r"(?<=[?!])\s|(?<=\.)\s", text.plain.strip(), maxsplit=1)[0]
-    kind, why = _kind_of(first, text.snippets if "qcode" in first else [])
+    kind, why = kind_of(first, text.snippets if "qcode" in first else [])
     if kind == "undecided" and first != text.plain.strip():
-        return _kind_of(text.plain, text.snippets)
+        return kind_of(text.plain, text.snippets)
     return kind, why
-
-
-def _kind_of(plain: str, snippets: list[str]) -> tuple[str, str]:
-    if TYPE_OF.search(plain) and not RETURN.search(plain):
-        return "undecided", "it asks for the type of something other than a function's return"
-    if GENERICS.search(plain):
-        return "undecided", "it asks about generic parameters, which the reader does not check"
-    if (COUNT.search(plain) or LIST.search(plain)) and EACH.search(plain):
-        return "undecided", "it asks for a figure per file, trait or type (a distribution)"
-    if YES_NO.search(plain) and not (LIST.search(plain) and not re.search(r"\byes\b", plain)):
-        return "yes_no", ""
-    if ARGMAX.search(plain) and ARGMIN.search(plain):
-        return "undecided", "it asks for both a largest and a smallest"
-    if ARGMAX.search(plain):
-        return "argmax", ""
-    if ARGMIN.search(plain):
-        return "argmin", ""
-    if COUNT.search(plain):
-        return "count", ""
-    if SIGNATURE.search(plain):
-        return "signature", ""
-    ret, params = bool(RETURN.search(plain)), bool(PARAMS.search(plain))
-    if ret and params:
-        return "undecided", "it asks for both the parameters and the return type"
-    if ret:
-        return "return_type", ""
-    if params:
-        return "parameters", ""
-    if VARIANTS.search(plain):
-        return "variants", ""
-    if FIELDS.search(plain):
-        return "fields", ""
-    if IMPLEMENT.search(plain) or any(re.search(r"\bimpl\b", s) for s in snippets):
-        return "implement", ""
-    if LIST.search(plain) or _LINES_MENTIONING.search(plain):  # "line numbers that mention X": the lines
-        return "list", ""
-    return "undecided", "it asks for nothing the reader knows (a signature, parameters, a return type, fields, " \
-                        "variants, implementations, a count, a list, an extreme, or yes/no)"
 
 
 def _names(ms: list[Mention]) -> tuple[str, ...]:
@@ -468,7 +428,7 @@ def _aggregate(kind: str, text: QuestionText, reading: _Reading, unit: str, base
                subject: _Subject | None = None) -> Intent:
     if unit in ("traits", "types") and not IMPLEMENT.search(text.plain):
         unit = "items"  # "how many traits are there": trait definitions, not the traits impl blocks name
-    if subject is None and unit == "lines" and _LINES_MENTIONING.search(text.plain):
+    if subject is None and unit == "lines" and LINES_MENTIONING.search(text.plain):
         # "lines that mention CHUNK_SIZE (comments too)": an identifier the source holds, as a whole word
         named = [m for m in text.mentions if m.tier == 2 and reading.mentioned(m.name)]
         if len({m.name for m in named}) == 1:

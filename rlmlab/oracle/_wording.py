@@ -17,7 +17,7 @@ from rlmlab.oracle._facts import last_segment
 __all__ = ["Mention", "QuestionText", "tokenise", "is_noun", "unit_of", "scope_of", "rules_of", "cue", "IDENT",
            "RUST_KEYWORDS", "ELLIPSES", "SAMPLE", "TYPE_OF", "EACH", "GENERICS", "CONDITION", "NOUNS", "MODIFIERS",
            "CALLS", "YES_NO", "ARGMAX", "ARGMIN", "COUNT", "MODULE", "CRATE", "SIGNATURE", "RETURN", "PARAMS",
-           "FIELDS", "VARIANTS", "IMPLEMENT", "LIST", "DEFINE"]
+           "FIELDS", "VARIANTS", "IMPLEMENT", "LIST", "DEFINE", "LINES_MENTIONING", "kind_of"]
 
 # -- the question as tokens ---------------------------------------------------------------------------------
 
@@ -346,3 +346,44 @@ def rules_of(plain: str) -> tuple[str, ...]:
     return tuple(name for name, rx in _RULES if rx.search(plain))
 
 
+# what a question asks, from its cue words (the question reader's first reading)
+LINES_MENTIONING = re.compile(r"\blines?\b(?:\s+numbers?)?[^.?!]{0,60}\b(?:that|which|where)?\s*"
+                               r"(?:mention\w*|contain\w*|referenc\w*|refer\w*\s+to|us(?:e|es|ing))\b")
+
+
+def kind_of(plain: str, snippets: list[str]) -> tuple[str, str]:
+    if TYPE_OF.search(plain) and not RETURN.search(plain):
+        return "undecided", "it asks for the type of something other than a function's return"
+    if GENERICS.search(plain):
+        return "undecided", "it asks about generic parameters, which the reader does not check"
+    if (COUNT.search(plain) or LIST.search(plain)) and EACH.search(plain):
+        return "undecided", "it asks for a figure per file, trait or type (a distribution)"
+    if YES_NO.search(plain) and not (LIST.search(plain) and not re.search(r"\byes\b", plain)):
+        return "yes_no", ""
+    if ARGMAX.search(plain) and ARGMIN.search(plain):
+        return "undecided", "it asks for both a largest and a smallest"
+    if ARGMAX.search(plain):
+        return "argmax", ""
+    if ARGMIN.search(plain):
+        return "argmin", ""
+    if COUNT.search(plain):
+        return "count", ""
+    if SIGNATURE.search(plain):
+        return "signature", ""
+    ret, params = bool(RETURN.search(plain)), bool(PARAMS.search(plain))
+    if ret and params:
+        return "undecided", "it asks for both the parameters and the return type"
+    if ret:
+        return "return_type", ""
+    if params:
+        return "parameters", ""
+    if VARIANTS.search(plain):
+        return "variants", ""
+    if FIELDS.search(plain):
+        return "fields", ""
+    if IMPLEMENT.search(plain) or any(re.search(r"\bimpl\b", s) for s in snippets):
+        return "implement", ""
+    if LIST.search(plain) or LINES_MENTIONING.search(plain):  # "line numbers that mention X": the lines
+        return "list", ""
+    return "undecided", "it asks for nothing the reader knows (a signature, parameters, a return type, fields, " \
+                        "variants, implementations, a count, a list, an extreme, or yes/no)"
