@@ -86,7 +86,7 @@ SERIAL_MARKERS   := local_model or browser or ray or server or lab
 PARALLEL_MARKERS := notebook or sandbox
 SLOW_MARKERS     := $(SERIAL_MARKERS) or $(PARALLEL_MARKERS)
 test: install rust-src ctags chromium bubblewrap pyodide
-	env -u PYTHONDONTWRITEBYTECODE PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(PY) -m pytest -q -n auto --durations=15 -m "not ($(SERIAL_MARKERS))"
+	env -u PYTHONDONTWRITEBYTECODE PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(PY) -m pytest -q -n auto -m "not ($(SERIAL_MARKERS))" --durations=15
 	env -u PYTHONDONTWRITEBYTECODE PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(PY) -m pytest --durations=15 -m "$(SERIAL_MARKERS)"
 
 # The unit tests only: no model, no notebooks, no browser, no Ray, no HTTP server, no JupyterLab, no real sandboxes
