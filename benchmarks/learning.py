@@ -15,7 +15,8 @@ bank frozen. The goals (one run, idle machine; not timed tests):
 With ``--paraphrase-split`` (dev or test; code and ontology), the frozen test phase also runs that paraphrase split
 (questions in a researcher's own words, written blind: ``data/paraphrase``), and every condition's test pass@1 is
 printed for the generated and the paraphrase questions side by side, with the paired difference ``learned`` minus
-``no_memory`` on the paraphrase questions and its 95% interval (normal approximation over tasks).
+``no_memory`` on the paraphrase questions with its 95% interval and verdict (the scorecard's
+:func:`~rlmlab.scorecard.paired_binary`, Newcombe's paired interval).
 
 ``--smoke`` runs the scripted ``solver`` agent on tiny generated arithmetic files (2 stream and 2 test tasks) in
 seconds and writes its JSON, to check the pipeline, not to measure. Numbers go to ``--json`` (default
@@ -35,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from rlmlab.experiments import SUITES, fifths, learning_line, run_experiment  # noqa: E402
+from rlmlab.scorecard import paired_binary  # noqa: E402
 
 DATA = ROOT / "data" / "tasks" / "e14"
 # issue 25's test-split margin of learned over no_memory, in points
@@ -79,13 +81,11 @@ def paraphrase_figures(run_dir: Path, paraphrase_ids: set[str]) -> dict:
     by = {c: {r["task_id"]: float(r["success"]) for r in best if r["condition"] == c and r["task_id"] in paraphrase_ids}
           for c in ("learned", "no_memory")}
     both = sorted(set(by["learned"]) & set(by["no_memory"]))
-    if len(both) >= 2:
-        diffs = [by["learned"][t] - by["no_memory"][t] for t in both]
-        m = sum(diffs) / len(diffs)
-        sd = (sum((d - m) ** 2 for d in diffs) / (len(diffs) - 1)) ** 0.5
-        half = 1.96 * sd / len(diffs) ** 0.5
-        out["learned_minus_no_memory"] = {"tasks": len(both), "mean": round(m, 3),
-                                          "ci95": [round(m - half, 3), round(m + half, 3)]}
+    if both:  # the scorecard's paired comparison of pass/fail outcomes (Newcombe's interval for a paired difference)
+        c = paired_binary([by["learned"][t] for t in both], [by["no_memory"][t] for t in both])
+        out["learned_minus_no_memory"] = {"tasks": c.n, "mean": round(c.difference, 3),
+                                          "ci95": [round(c.ci_low, 3), round(c.ci_high, 3)], "verdict": c.verdict,
+                                          "method": c.method}
     return out
 
 

@@ -77,7 +77,7 @@ def _counts(query: str) -> bool:
 def asks_for_items(query: str, text: str | None = None) -> bool:
     """Whether the question asks for items by name (the question reader's list, implementors or traits_of: "which
     types implement Display", "name every function"): its answer is never a count of them."""
-    intent = read_question(query, _sources(text)) if text else read_question(query)
+    intent = _intent_over(query, text) if text else read_question(query)
     return intent.kind in ("list", "implementors", "traits_of") and not _counts(query)
 
 
@@ -240,10 +240,17 @@ def impl_pair(query: str, names: Sequence[str]) -> tuple[str, str] | None:
 
 
 @functools.lru_cache(maxsize=32)
+def _intent_over(query: str, text: str) -> Any:
+    """The question reader's intent of ``query`` over the context's files (:func:`_sources`), once per step's
+    question and context: the count patterns, the impl patterns and :func:`asks_for_items` all read it."""
+    return read_question(query, _sources(text))
+
+
+@functools.lru_cache(maxsize=32)
 def _read_count_pattern(query: str, text: str) -> str | None:
     """The per-line regex the oracle's question reader gives for what ``query`` counts or lists over ``text`` (the
     oracle judges with the same one); None when the reader reads no such question."""
-    intent = read_question(query, _sources(text))
+    intent = _intent_over(query, text)
     if intent.kind not in ("count", "list", "argmax", "argmin") or intent.subject is None:
         return None
     return pattern_for_intent(intent, query)
@@ -265,7 +272,7 @@ def _read_impl_patterns(query: str, text: str) -> list[str] | None:
     """The impl lines a question about implementations reads, as the question reader reads it (rlmlab.oracle
     .read_question over ``text``): every impl line, and those of the named trait (for the types that implement
     it) or of the named type (for the traits it implements); None for any other question."""
-    intent = read_question(query, _sources(text))
+    intent = _intent_over(query, text)
     if intent.kind not in ("implementors", "traits_of"):
         return None
     out = [_line_regex(r"^\s*(unsafe\s+)?impl\b")]

@@ -71,12 +71,13 @@ def _first_matches(text: str, label: str, query: str, k: int, width: int, captur
     """(number of matches, the first k as the tool shows them); runs in the bounded worker."""
     from rlmlab.oracle import AstQueryError, TreeSitterOracle
 
+    oracle = TreeSitterOracle(text, label, cache=cache)
     try:
-        total, found = TreeSitterOracle(text, label, cache=cache).query_first(query, k)
+        total, found = oracle.query_first(query, k)
     except AstQueryError as exc:
         raise ToolError(f"query: {exc}") from None
     matches = []
-    lines = text.splitlines() if found else []
+    lines = oracle.entry.lines if found else []  # the parsed source's own lines, split once and kept with it
     for m in found:
         shown: dict[str, list[str]] = {}
         for name, c in [(name, c) for name, cs in m.captures.items() for c in cs][:captures_max]:
