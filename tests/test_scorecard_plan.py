@@ -13,6 +13,7 @@ from rlmlab.scorecard import (
     DEFAULT_N, VERDICTS, ScoreContext, newcombe_paired, paired_binary, read_scorecard, run_scorecard, select_claims,
     verdict,
 )
+from rlmlab.scorecard._context import suite_size
 
 
 def plan_scorecard(*args, **kwargs):
@@ -57,11 +58,16 @@ def test_the_full_plan_runs_every_row_at_60_items_and_each_shared_arm_once(tmp_p
     plan = plan_scorecard(entries, ctx)
     assert not any(tmp_path.iterdir())  # planning runs nothing
     # the built-in suites hold 30 tasks, so past 30 the rows take the generated held-out sets: 60 items each
-    assert DEFAULT_N >= 60 and all(a.items == DEFAULT_N for a in plan.arms)
+    # the paraphrase twins take their suite's blind questions, all of them (fewer than 60)
+    para = [a for a in plan.arms if "-paraphrase-test/" in a.label]
+    assert {a.label.split("@")[1].split("/")[0] for a in para} == {"code-paraphrase-test", "ontology-paraphrase-test"}
+    assert all(a.items == suite_size(a.label.split("@")[1].split("/")[0]) < DEFAULT_N for a in para)
+    plan_arms = [a for a in plan.arms if a not in para]
+    assert DEFAULT_N >= 60 and all(a.items == DEFAULT_N for a in plan_arms)
     assert plan.shared["experiment:E1/main@code_test/max6"] == ["s001.oracle", "s004.E5", "s004.E6", "s004.E9"]
     assert plan.shared["experiment:E1/main@ontology_test/max6"] == ["s004.E2", "s004.E3", "s004.E4",
                                                                     "s004.E4-breakeven"]
-    assert {a.label.split("@")[1].split("/")[0] for a in plan.arms if not a.label.startswith("teach:")} == {
+    assert {a.label.split("@")[1].split("/")[0] for a in plan_arms if not a.label.startswith("teach:")} == {
         "code_test", "ontology_test", "arith_test"}
     # the Turing agent arms stop at E13's 3 steps; experiment arms keep each condition's own unless capped
     assert {a.label for a in plan.arms if a.label.startswith("agent:")} == {
@@ -69,11 +75,35 @@ def test_the_full_plan_runs_every_row_at_60_items_and_each_shared_arm_once(tmp_p
     capped = plan_scorecard(entries, ScoreContext(make_lm("scripted:probe"), "probe", DEFAULT_N, tmp_path, steps=2))
     assert all(a.label.endswith("/max2") for a in capped.arms if a.label.startswith("experiment:"))
     assert all(a.label.endswith("/max3") for a in plan.arms if a.label.startswith("experiment:E13/"))
-    assert len(plan.arms) == len(plan.shared) and plan.items == DEFAULT_N * len(plan.arms)
+    assert len(plan.arms) == len(plan.shared) and plan.items == sum(a.items for a in plan.arms)
     measured_rows = {r for rows in plan.shared.values() for r in rows}
     # every row but the ones that are not paired comparisons has arms to run
     assert {e.name for e in entries} - measured_rows == {"s001.yield"}
     assert plan.seconds == sum(a.items * a.s_per_item for a in plan.arms)
+
+
+def test_each_code_and_ontology_experiment_row_has_a_twin_on_the_blind_paraphrase_split(tmp_path):
+    twins = {e.name for e in select_claims(claims=["s004.*"]) if e.name.endswith(".paraphrase")}
+    assert twins == {f"s004.{x}.paraphrase" for x in ("E2", "E3", "E4", "E5", "E6", "E7", "E8", "E9", "E10", "E11",
+                                                        "E12-rollouts", "E12-contrastive")}
+    card = run_scorecard("scripted:probe", n=2, claims=["s004.E5", "s004.E5.paraphrase"], out=tmp_path,
+                         progress=None)
+    rows = {r.name: r for r in card.rows}
+    assert [r.name for r in card.rows] == ["s004.E5", "s004.E5.paraphrase"]  # side by side in the table
+    assert rows["s004.E5.paraphrase"].comparison == rows["s004.E5"].comparison + ", paraphrase test split"
+    assert all(r.n == 2 and r.verdict in VERDICTS for r in rows.values())
+    assert not set(rows["s004.E5"].runs) & set(rows["s004.E5.paraphrase"].runs)  # their own runs
+    assert sorted(card.arms) == ["experiment:E1/main@code-paraphrase-test/max6", "experiment:E1/main@code/max6",
+                                 "experiment:E5/main@code-paraphrase-test/max6", "experiment:E5/main@code/max6"]
+    from rlmlab.experiments import run_rows
+
+    ids = {r: {row["task_id"] for run in (tmp_path / "runs").rglob("results*.jsonl") if r in str(run)
+               for row in run_rows(run.parent)} for r in rows["s004.E5.paraphrase"].runs}
+    assert all(t and all(i.startswith("pc-B-") for i in t) for t in ids.values()), ids  # the blind writer's questions
+    # with --suite every arm runs on that suite: there is no paraphrase split, and the row says so
+    other = run_scorecard("scripted:probe", n=2, suite="code", claims=["s004.E5.paraphrase"], out=tmp_path / "s",
+                          progress=None)
+    assert other.rows[0].verdict == "not measured" and "no paraphrase split" in other.rows[0].reason
 
 
 def test_a_previous_scorecard_in_the_folder_prices_the_next_plan(tmp_path):

@@ -9,15 +9,19 @@ A claim's ``measure(ctx)`` returns :class:`Paired` outcomes (item i of arm a pai
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rlmlab.registry import Registry
 from rlmlab.scorecard._stats import DIRECTIONS
 
-__all__ = ["CLAIMS", "SEEDS", "Claim", "Paired", "NotMeasured", "claim"]
+__all__ = ["CLAIMS", "SEEDS", "Claim", "Paired", "NotMeasured", "claim", "PARAPHRASE_SPLIT"]
 
 SEEDS = ("001", "002", "003", "004")
+# A claim registered with ``paraphrase=True`` (the experiment rows on the code and ontology suites) gets a twin,
+# ``<name>.paraphrase``, that runs the same two arms on the suite's questions written blind in a researcher's own
+# words (``<suite>-paraphrase-test``, data/paraphrase/), so the table shows both pass rates side by side.
+PARAPHRASE_SPLIT = "test"
 
 
 @dataclass
@@ -65,9 +69,11 @@ CLAIMS: Registry = Registry("scorecard claim")
 
 
 def claim(name: str, *, seed: str, text: str, comparison: str, direction: str = "greater", margin: float = 0.0,
-          quoted: bool = True, metric: str = "pass rate") -> Callable[[Callable[[Any], Any]], Callable[[Any], Any]]:
-    """Register ``measure(ctx)`` as the claim ``name``. Checked at registration: ValueError for an unknown seed or
-    direction, or a margin outside [0, 1)."""
+          quoted: bool = True, metric: str = "pass rate",
+          paraphrase: bool = False) -> Callable[[Callable[[Any], Any]], Callable[[Any], Any]]:
+    """Register ``measure(ctx)`` as the claim ``name``; with ``paraphrase`` also ``<name>.paraphrase``, the same
+    measure on the paraphrase test split of each arm's suite (``ctx.paraphrase`` set). Checked at registration:
+    ValueError for an unknown seed or direction, or a margin outside [0, 1)."""
     if seed not in SEEDS:
         raise ValueError(f"claim {name!r}: seed {seed!r}; use one of {', '.join(SEEDS)}")
     if direction not in DIRECTIONS:
@@ -81,6 +87,23 @@ def claim(name: str, *, seed: str, text: str, comparison: str, direction: str = 
 
         factory.__doc__ = f"{seed}: {text}"
         CLAIMS.register(name, factory)
+        if paraphrase:
+            def twin() -> Claim:
+                return Claim(f"{name}.paraphrase", seed, text, f"{comparison}, paraphrase {PARAPHRASE_SPLIT} split",
+                             _on_paraphrase(measure), direction, margin, quoted, metric)
+
+            twin.__doc__ = f"{seed}: {text} (on questions in a researcher's own words)"
+            CLAIMS.register(f"{name}.paraphrase", twin)
         return measure
 
     return decorate
+
+
+def _on_paraphrase(measure: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def on_paraphrase(ctx: Any) -> Any:
+        if ctx.suite:
+            return NotMeasured(f"--suite {ctx.suite} replaces every arm's suite, so there is no paraphrase split "
+                               "to run on")
+        return measure(replace(ctx, paraphrase=PARAPHRASE_SPLIT))  # shares the context's arms and cache
+
+    return on_paraphrase

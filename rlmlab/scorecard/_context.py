@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ScoreContext", "experiment_arm", "sized_suite", "suite_size", "arm_label", "LARGER_SUITES"]
+__all__ = ["ScoreContext", "experiment_arm", "sized_suite", "paraphrase_suite", "suite_size", "arm_label",
+           "LARGER_SUITES"]
 
 
 @dataclass
@@ -43,6 +44,9 @@ class ScoreContext:
     # continue each experiment arm's newest run of the same parameters under out/runs that this commit ran on a
     # clean tree (cut short: its remaining tasks run; finished: read again), instead of starting it afresh
     resume: bool = False
+    # run every experiment arm on its suite's paraphrase split (``<suite>-paraphrase-<split>``: questions written
+    # blind in a researcher's own words) instead of the suite itself; the ``.paraphrase`` twin rows set it
+    paraphrase: str | None = None
 
     @property
     def max_iters(self) -> int | None:
@@ -86,6 +90,18 @@ def sized_suite(suite: str, n: int) -> str:
     return str(PROJECT_ROOT / larger) if n > suite_size(suite) else suite
 
 
+def paraphrase_suite(suite: str, split: str) -> str:
+    """The built-in suite of ``suite``'s questions in a researcher's own words (``code`` -> ``code-paraphrase-test``);
+    ConfigError when the suite has none."""
+    from rlmlab.errors import ConfigError
+    from rlmlab.experiments import SUITES
+
+    name = f"{suite}-paraphrase-{split}"
+    if name not in SUITES:
+        raise ConfigError(f"suite {suite!r} has no paraphrase {split} split ({name!r} is not a built-in suite)")
+    return name
+
+
 def suite_size(suite: str) -> int | None:
     """Tasks in a built-in suite or a JSONL path (lines that are not blank); None when it cannot be read."""
     from rlmlab.experiments import SUITES
@@ -112,7 +128,8 @@ def experiment_arm(ctx: ScoreContext, experiment: str, condition: str | None = N
     exp = load_experiment(experiment)
     cond_obj = next((c for c in exp.conditions if c.name == condition), exp.conditions[0])
     cond = condition or cond_obj.name
-    suite = ctx.suite or sized_suite(suite or exp.defaults["suite"], ctx.n)
+    suite = ctx.suite or (paraphrase_suite(suite or exp.defaults["suite"], ctx.paraphrase) if ctx.paraphrase
+                          else sized_suite(suite or exp.defaults["suite"], ctx.n))
 
     def run() -> dict[str, Any]:
         import json

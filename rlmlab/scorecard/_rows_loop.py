@@ -38,15 +38,15 @@ def _rows(a: tuple[str, str | None], b: tuple[str, str | None]) -> Any:
 
 # the loop's additions manage the bank; the seed claims no gain in success from them, only that they keep it
 # clean, so each must not cost success (within 5 points) while the duplicate rate is shown beside it
-claim("s004.E10", seed="004", comparison="E10 consolidation vs E9 append-only", direction="no_worse", margin=0.05,
+claim("s004.E10", seed="004", paraphrase=True, comparison="E10 consolidation vs E9 append-only", direction="no_worse", margin=0.05,
       text="Merge/supersede/discard decisions per new memory item; track duplicate rate")(_rows(("E10", None),
                                                                                                 ("E9", None)))
-claim("s004.E11", seed="004", comparison="E11 forgetting (bounded bank) vs E10", direction="no_worse", margin=0.05,
+claim("s004.E11", seed="004", paraphrase=True, comparison="E11 forgetting (bounded bank) vs E10", direction="no_worse", margin=0.05,
       text="Bound active memory size; keep floors for both success and failure items")(_rows(("E11", None),
                                                                                              ("E10", None)))
-claim("s004.E12-rollouts", seed="004", comparison="E12 best of 3 rollouts (best-only extraction) vs E10 one rollout",
+claim("s004.E12-rollouts", seed="004", paraphrase=True, comparison="E12 best of 3 rollouts (best-only extraction) vs E10 one rollout",
       text="Run N rollouts per task; select best by judge")(_rows(("E12", "best_only"), ("E10", None)))
-claim("s004.E12-contrastive", seed="004", comparison="E12 contrastive extraction vs best-only extraction",
+claim("s004.E12-contrastive", seed="004", paraphrase=True, comparison="E12 contrastive extraction vs best-only extraction",
       text="v1: contrastive extraction using all rollouts (success vs failure)")(_rows(("E12", "contrastive"),
                                                                                     ("E12", "best_only")))
 claim("s004.E13-grammar", seed="004", comparison="E13 grammar-constrained steps vs free decoding", quoted=False,

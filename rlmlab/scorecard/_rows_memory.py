@@ -36,29 +36,29 @@ def _suite(experiment: str) -> str:
     return load_experiment(experiment).defaults["suite"]
 
 
-claim("s004.E2", seed="004", comparison="E2 sense card (L0) vs E1 baseline",
+claim("s004.E2", seed="004", paraphrase=True, comparison="E2 sense card (L0) vs E1 baseline",
       text="Cheap orientation; reduces exploration overhead.")(_against_baseline("E2"))
-claim("s004.E3", seed="004", comparison="E3 constraints (L1) vs E1 baseline",
+claim("s004.E3", seed="004", paraphrase=True, comparison="E3 constraints (L1) vs E1 baseline",
       text='Goal: validate "constraints help" independent of learned memory')(_against_baseline("E3"))
-claim("s004.E4", seed="004", comparison="E4 guide summary (L3) vs E1 baseline",
+claim("s004.E4", seed="004", paraphrase=True, comparison="E4 guide summary (L3) vs E1 baseline",
       text="a compressed guide summary (≈935 chars) materially improves cost/latency and query quality versus no "
            "guide.")(_against_baseline("E4"))
-claim("s004.E5", seed="004", comparison="E5 seeded procedures (L2) vs E1 baseline", quoted=False,
+claim("s004.E5", seed="004", paraphrase=True, comparison="E5 seeded procedures (L2) vs E1 baseline", quoted=False,
       text="A seeded bank of success strategies and failure guardrails (L2, retrieval only) improves task "
            "success over no memory.")(_against_baseline("E5"))
-claim("s004.E6", seed="004", comparison="E6 full layer cake vs E1 baseline",
+claim("s004.E6", seed="004", paraphrase=True, comparison="E6 full layer cake vs E1 baseline",
       text="Goal: measure additive/synergistic gains and detect redundancy")(_against_baseline("E6"))
-claim("s004.E9", seed="004", comparison="E9 closed loop (judge + extract) vs E1 baseline",
+claim("s004.E9", seed="004", paraphrase=True, comparison="E9 closed loop (judge + extract) vs E1 baseline",
       text="Track extraction quality and whether later tasks improve")(_against_baseline("E9"))
 
 
-@claim("s004.E7", seed="004", comparison="E7 handle vs naive (strings)",
+@claim("s004.E7", seed="004", paraphrase=True, comparison="E7 handle vs naive (strings)",
        text="Goal: validate that handle pattern improves RLM quality")
 def _e7(ctx: ScoreContext) -> Paired:
     return pair_experiments(ctx, ("E7", "handle"), ("E7", "naive"))
 
 
-@claim("s004.E8", seed="004", comparison="E8 auto_inject vs tool_mediated",
+@claim("s004.E8", seed="004", paraphrase=True, comparison="E8 auto_inject vs tool_mediated",
        text="Recommendation: implement both; default to **auto-inject**; explicitly compare modes.")
 def _e8(ctx: ScoreContext) -> Paired:
     return pair_experiments(ctx, ("E8", "auto_inject"), ("E8", "tool_mediated"))
