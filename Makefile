@@ -78,16 +78,16 @@ demo: install rust-src bubblewrap
 	$(VENV)/bin/rlmlab demo
 
 # Two passes that together run every test. First the unit tier, the notebooks (scripted LMs) and the real
-# sandboxes on one pytest-xdist worker per core; then the model's tests, JupyterLab, the browser, Ray and the HTTP
-# server, one worker per core with each worker pinned to its core (RLMLAB_PIN_WORKERS, tests/conftest.py): the
-# model then takes one thread, since llama.cpp's threads spin and two jobs of two threads each slow both. A marker added to pyproject.toml must be added to SERIAL_MARKERS or PARALLEL_MARKERS
+# sandboxes on one pytest-xdist worker per core; then the tests that hold both cores, one at a time: the model's
+# threads (llama.cpp's workers spin, so a second job beside them slows both), JupyterLab, the browser, Ray, the
+# HTTP server. A marker added to pyproject.toml must be added to SERIAL_MARKERS or PARALLEL_MARKERS
 # (tests/test_makefile.py checks it).
 SERIAL_MARKERS   := local_model or browser or ray or server or lab
 PARALLEL_MARKERS := notebook or sandbox
 SLOW_MARKERS     := $(SERIAL_MARKERS) or $(PARALLEL_MARKERS)
 test: install rust-src ctags chromium bubblewrap pyodide
 	env -u PYTHONDONTWRITEBYTECODE PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(PY) -m pytest -q -n auto -m "not ($(SERIAL_MARKERS))" --durations=15
-	env -u PYTHONDONTWRITEBYTECODE PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 RLMLAB_PIN_WORKERS=1 $(PY) -m pytest -n auto --durations=15 -m "$(SERIAL_MARKERS)"
+	env -u PYTHONDONTWRITEBYTECODE PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(PY) -m pytest --durations=15 -m "$(SERIAL_MARKERS)"
 
 # The unit tests only: no model, no notebooks, no browser, no Ray, no HTTP server, no JupyterLab, no real sandboxes
 # (the `sandbox` marker: the red-team corpus and the pyodide backend, about 2 min; make test runs them); one worker

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import glob
-import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,16 +13,6 @@ import pytest
 from rlmlab.tools import ToolCaps, Workspace
 
 RUST_REGISTRY = Path("/usr/share/cargo/registry")
-
-
-def pytest_configure(config):
-    """With ``RLMLAB_PIN_WORKERS=1`` (make test's second pass) each pytest-xdist worker runs on a core of its own,
-    so the embedded model in it takes one thread (its default is the cores it may use): two model tests side by side
-    do more than one at a time on both cores (llama.cpp's second thread adds about 30% here)."""
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
-    if os.environ.get("RLMLAB_PIN_WORKERS") == "1" and worker.startswith("gw") and hasattr(os, "sched_setaffinity"):
-        cores = sorted(os.sched_getaffinity(0))
-        os.sched_setaffinity(0, {cores[int(worker[2:]) % len(cores)]})
 
 
 @pytest.fixture(autouse=True)

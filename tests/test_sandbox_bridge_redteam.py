@@ -29,40 +29,29 @@ PYODIDE_SLOW = {"pipe_huge_tool_arg", "pipe_llm_query_huge"}
 ROW = re.compile(r"^(\w+)\s+(\w+)\s+(confined|pyodide)\s+(held|PARTIAL|ESCAPED|n/a|error)\b(.*)$")
 
 
-CHUNKS = 4  # each backend's attempts in four runner processes, so pytest-xdist spreads them over its workers
-
-
-@pytest.mark.parametrize("chunk", range(CHUNKS))
 @pytest.mark.parametrize("backend", ["confined", "pyodide"])
-def test_no_attempt_reaches_the_host(backend, chunk):
+def test_no_attempt_reaches_the_host(backend):
     if backend == "pyodide":
         from rlmlab.executors._pyodide import pyodide_unavailable
 
         why = pyodide_unavailable()
         if why:
             pytest.skip(f"pyodide cannot start here: {why}")
-    names = _names(backend)[chunk::CHUNKS]
+    names = [] if backend == "confined" else _pyodide_names()
     # one try of each race here (the runner retries a held race up to 3 times, to give it every chance to leak)
     proc = subprocess.run([sys.executable, str(RUNNER), "--backend", backend, *names], capture_output=True,
                           text=True, timeout=1200, cwd=RUNNER.parent, env={**os.environ, "RT_BRIDGE_TRIES": "1"})
     rows = [m.groups() for m in map(ROW.match, proc.stdout.splitlines()) if m]
-    assert proc.returncode == 0 and sorted(r[0] for r in rows) == sorted(names), \
+    assert proc.returncode == 0 and len(rows) >= (70 if backend == "confined" else len(names)), \
         (proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:])
     bad = [f"{name} ({cls}): {result} {evidence.strip()[:300]}" for name, cls, _, result, evidence in rows
            if result in ("PARTIAL", "ESCAPED", "error")]
     assert not bad, "\n".join(bad)
 
 
-def test_the_chunks_hold_every_attempt_of_each_backend():
-    confined = _names("confined")
-    assert len(confined) >= 70 and len(set(confined)) == len(confined)
-    assert sorted(n for c in range(CHUNKS) for n in confined[c::CHUNKS]) == sorted(confined)
-
-
-def _names(backend: str) -> list[str]:
-    """The corpus's attempts that apply to ``backend``; under pyodide without what runs on the host either way."""
+def _pyodide_names() -> list[str]:
     sys.path.insert(0, str(RUNNER.parent))
     from redteam_bridge_corpus import by_name
 
-    return [a.name for a in by_name().values() if backend in a.backends
-            and (backend == "confined" or (a.cls != "dspy_facade" and a.name not in PYODIDE_SLOW))]
+    return [a.name for a in by_name().values()
+            if "pyodide" in a.backends and a.cls != "dspy_facade" and a.name not in PYODIDE_SLOW]

@@ -88,7 +88,7 @@ def test_the_embedded_model_counts_error_lines_that_mention_disk():
     from rlmlab.executors import run_rlm
     from rlmlab.lm import make_lm
 
-    traj = run_rlm(PHRASINGS[0], LOG, lm=make_lm("local", max_tokens=256), decoding="grammar",
+    traj = run_rlm(PHRASINGS[0], LOG, lm=make_lm("local", max_tokens=256, n_threads=2), decoding="grammar",
                    max_iters=4)
     assert traj.answer.strip() == str(TRUTH), [(it.code, it.output[:100]) for it in traj.iterations]
 
