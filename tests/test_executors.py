@@ -198,7 +198,7 @@ def test_registry_errors_and_old_trajectories(tmp_path):
     path.write_text(json.dumps(header) + "\n" + json.dumps({"type": "final", "answer": "a"}) + "\n")
     assert Trajectory.read_jsonl(path).executor == "rlm"
     # Trajectories carry a schema version; one from a newer rlmlab is refused in one line.
-    assert Trajectory(run_id="x", query="q", lm="s", context_mode="handle").header()["schema_version"] == 4
+    assert Trajectory(run_id="x", query="q", lm="s", context_mode="handle").header()["schema_version"] == 5
     path.write_text(json.dumps({**header, "schema_version": 99}) + "\n")
     with pytest.raises(ConfigError, match=r"old.jsonl: trajectory schema_version 99 is newer than this rlmlab reads"):
         Trajectory.read_jsonl(path)

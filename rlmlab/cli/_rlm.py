@@ -19,8 +19,9 @@ LM_HELP = "scripted is for tests; local = embedded SmolLM2-135M; or a LiteLLM mo
 def run_and_show(query: str, path: Path, *, lm_spec: str, context_mode: str, max_iters: int, runs_dir: str,
                  step_timeout: float, n_threads: int | None, turing_config: Path | None = None,
                  api_base: str | None = None, decoding: str = "grammar", sandbox: str = "confined",
-                 lm_constrain: str = "auto") -> int:
-    """Run one task, print the summary, return the exit code (1 if the run recorded an error)."""
+                 lm_constrain: str = "auto", budget: dict | None = None) -> int:
+    """Run one task, print the summary, return the exit code (1 if the run recorded an error). ``budget``: the
+    run's limits (``max_tokens``, ``max_seconds``, ``max_cost``, ``max_errors``, ``show_budget``)."""
     from rlmlab._files import read_text
     from rlmlab.errors import ConfigError, InputFileError, RLMLabError
     from rlmlab.executors import TRAJECTORY_FILE, run_rlm, trajectory_summary
@@ -72,8 +73,12 @@ def run_and_show(query: str, path: Path, *, lm_spec: str, context_mode: str, max
     with console.status(f"running RLM on {path.name} ({len(text):,} chars, up to {max_iters} iterations) ..."):
         traj = run_rlm(query, text, lm=lm, context_mode=context_mode, max_iters=max_iters, runs_dir=runs_dir,
                        step_timeout=step_timeout, source_path=str(path), turing=protocol, decoding=decoding,
-                       sandbox=sandbox, trace=trace)
+                       sandbox=sandbox, trace=trace, **(budget or {}))
     console.print(trajectory_summary(traj))
+    if traj.stopped:
+        console.print(f"[yellow]stopped: {traj.stopped}[/] after {len(traj.iterations)} step(s), all kept; "
+                      + next((n for n in traj.notes if n.startswith("stopped before")), ""), soft_wrap=True,
+                      highlight=False)
     console.print(f"decoding: {traj.decoding}" + "".join(f" ({n})" for n in traj.notes if "decoding" in n),
                   soft_wrap=True, highlight=False)
     console.print(f"sandbox: {traj.sandbox}" + "".join(f" ({n})" for n in traj.notes if "sandbox" in n),
@@ -142,15 +147,28 @@ def rlm() -> None:
                    "it cannot run; required refuses instead; none runs it unconfined.")
 @click.option("--lm-constrain", type=click.Choice(LM_CONSTRAIN), default="auto", show_default=True,
               help=LM_CONSTRAIN_HELP)
+@click.option("--max-tokens", type=click.IntRange(min=1), default=None,
+              help="Stop before the next step once the run's LM calls (sub-calls included) used this many tokens.")
+@click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Stop before the next step once the run has taken this many seconds.")
+@click.option("--max-cost", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Stop before the next step once the run cost this many dollars (litellm's price table; local "
+                   "models cost 0).")
+@click.option("--max-errors", type=click.IntRange(min=1), default=None,
+              help="Stop before the next step after this many failed steps in a row.")
+@click.option("--show-budget", is_flag=True, help="Tell the model in each prompt what is left of each budget.")
 @interrupts_in_one_line()  # Ctrl-C: one line saying what was saved, exit code 130
 def run(query: str, file: Path, lm_spec: str, context_mode: str, max_iters: int, step_timeout: float,
         n_threads: int | None, runs_dir: str, turing_on: bool, turing_config: Path, api_base: str | None,
-        decoding: str, sandbox: str, lm_constrain: str) -> None:
+        decoding: str, sandbox: str, lm_constrain: str, max_tokens: int | None, max_seconds: float | None,
+        max_cost: float | None, max_errors: int | None, show_budget: bool) -> None:
     """Answer QUERY about FILE with an RLM agent; writes runs/<run-id>/trajectory.jsonl (and lm_calls.jsonl)."""
+    budget = {"max_tokens": max_tokens, "max_seconds": max_seconds, "max_cost": max_cost, "max_errors": max_errors,
+              "show_budget": show_budget}
     raise SystemExit(run_and_show(query, file, lm_spec=lm_spec, context_mode=context_mode, max_iters=max_iters,
                                   runs_dir=runs_dir, step_timeout=step_timeout, n_threads=n_threads,
                                   turing_config=turing_config if turing_on else None, api_base=api_base,
-                                  decoding=decoding, sandbox=sandbox, lm_constrain=lm_constrain))
+                                  decoding=decoding, sandbox=sandbox, lm_constrain=lm_constrain, budget=budget))
 
 
 @rlm.command("show")

@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Iterator, NamedTuple, Protocol
 from rlmlab._files import write_atomic
 from rlmlab._interrupt import check_stop, noting_sigint
 from rlmlab.errors import RunInterrupted
+from rlmlab.executors._budget import Budget, BudgetReached, budget_line, cost_note, spent_so_far
 from rlmlab.executors._constrain import check_decoding, decoding_note
 from rlmlab.executors._context_events import ToolTap, call_events
 from rlmlab.executors._dspy_log import dspy_warnings
@@ -56,11 +57,18 @@ class RunOptions:
     instructions: str | None = None
     # grammar wherever the LM can be constrained (the embedded model); other LMs run free and the run's notes say so
     decoding: str = "grammar"
+    # budgets over the whole run (every LM call, sub-calls included), checked at each step boundary; None: no limit
+    max_tokens: int | None = None  # LM tokens, prompt + completion
+    max_seconds: float | None = None  # wall seconds since the run started
+    max_cost: float | None = None  # dollars, from litellm's price table (local models cost 0)
+    max_errors: int | None = None  # failed steps in a row
+    show_budget: bool = False  # tell the model, in each prompt, what is left of each budget
 
     def __post_init__(self) -> None:
         if self.context_mode not in CONTEXT_MODES:
             raise ValueError(f"context_mode: {self.context_mode!r}; use 'handle' or 'string'")
         check_decoding(self.decoding)
+        self.budget  # an invalid limit fails here, before anything runs
         for name in ("max_iters", "max_output_chars"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
@@ -68,6 +76,10 @@ class RunOptions:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+    @property
+    def budget(self) -> Budget:
+        return Budget(self.max_tokens, self.max_seconds, self.max_cost, self.max_errors)
 
 
 @dataclass(frozen=True)
@@ -200,6 +212,8 @@ class Run:
     clock: RunClock = field(default_factory=RunClock)  # REPL-side time for the run's time breakdown
     records: list[IterationRecord] = field(default_factory=list)
     _verdict: Any = None
+    started: float = field(default_factory=time.perf_counter)  # for max_seconds
+    call_mark: int = 0  # the recorder's position when the run started: its calls are the ones after it
 
     @property
     def lm(self) -> Any:
@@ -241,6 +255,18 @@ class Run:
         finally:
             self.traj.salvaged_replies = adapter.salvaged
 
+    def spent(self) -> Any:
+        """What the run has used so far (:class:`~rlmlab.executors._budget.Spent`)."""
+        return spent_so_far(self.recorder.since(self.call_mark), self.started, [r.output for r in self.records])
+
+    def check_budget(self) -> None:
+        """BudgetReached when a budget of the run is reached (called before each step)."""
+        budget = self.options.budget
+        if budget.any:
+            reached = budget.reached(self.spent())
+            if reached is not None:
+                raise BudgetReached(*reached)
+
     def check_step(self, reasoning: str, code: str) -> str | None:
         """The guard's look at a step before it runs: the output to give the model if it kills the step."""
         self._verdict = self.guard.post_inference(reasoning, code, self.workspace.registry.names())
@@ -253,6 +279,8 @@ class Run:
         notes = [self._verdict.correction] if self._verdict is not None and self._verdict.correction else []
         notes += self.guard.take_pending_corrections()
         self._verdict = None
+        if self.options.show_budget and self.options.budget.any:
+            notes.append(budget_line(self.options.budget, self.spent()))
         if notes and isinstance(output, str):
             return "\n\n".join([output, *notes]) if output else "\n\n".join(notes)
         return output
@@ -263,6 +291,7 @@ class StepScope:
 
     def __init__(self, run: Run, n: int, shown_chars: int):
         check_stop()  # a thread asked to stop (another thread got Ctrl-C) starts no further step
+        run.check_budget()  # a run past a budget starts no further step either
         self.run, self.n = run, n
         run.meter.begin(n, shown_chars)
         run.tap.drain()
@@ -357,10 +386,14 @@ def _execute(loop: StepLoop, query: str, context: str | BlobRef, options: RunOpt
     run = Run(options, env, query, trace, workspace, recorder, meter, ref, text,
               make_guard(env.turing, workspace, run_id, query), traj)
     mark, t0 = recorder.mark(), time.perf_counter()
+    run.call_mark, run.started = mark, t0
     with dspy_warnings() as dspy_notes:  # DSPy's WARNING lines belong to this run's record, not to stderr
         try:
             with noting_sigint():
                 loop.run(run)
+        except BudgetReached as stop:  # the steps so far are kept; no answer is made up
+            traj.stopped = f"budget ({stop.which})"
+            traj.notes.append(str(stop))
         except Exception as exc:  # recorded, not lost: the steps so far are kept
             traj.error = f"{type(exc).__name__}: {exc}"
         except KeyboardInterrupt:  # Ctrl-C: the steps finished so far are written, marked, then the caller stops too
@@ -369,6 +402,9 @@ def _execute(loop: StepLoop, query: str, context: str | BlobRef, options: RunOpt
             close_trajectory(traj, run.records, recorder.since(mark), t0, trace, env.runs_dir, clock=run.clock)
             raise _interrupted(traj, options.max_iters, env.runs_dir) from None
     traj.notes.extend(dspy_notes)
+    said = cost_note(run.spent(), options.budget, env.lm) if options.budget.any else None
+    if said:
+        traj.notes.append(said)
     return close_trajectory(traj, run.records, recorder.since(mark), t0, trace, env.runs_dir, clock=run.clock)
 
 

@@ -59,5 +59,7 @@ def trajectory_summary(traj: Trajectory) -> Any:
         lines.append(f"error: {traj.error}")
     if traj.interrupted:
         lines.append("interrupted (Ctrl-C): the iterations above are those finished before it")
+    if traj.stopped:
+        lines.append(f"stopped: {traj.stopped}: the iterations above are those finished before it")
     trace = [traj.context_trace] if traj.context_trace is not None else []
     return Group(trajectory_table(traj), *trace, Panel(Text("\n".join(lines)), title="result"))

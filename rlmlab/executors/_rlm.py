@@ -11,6 +11,7 @@ from dspy.primitives.prediction import Prediction
 from dspy.utils.callback import BaseCallback
 from dspy.primitives.sandbox_serializable import SandboxSerializable
 
+from rlmlab.executors._budget import budget_line
 from rlmlab.executors._constrain import StepConstraint, output_fields, run_step_grammar
 from rlmlab.executors._context_events import TappedFactory
 from rlmlab.executors._entry import entry_point
@@ -212,10 +213,11 @@ class RlmLoop:
         run.traj.sandbox = factory.sandbox_used
         run.traj.prompt = resolve_prompt(opts.prompt, opts.decoding)
         guidance = None
+        instructions = _with_budget(opts.instructions, run)
         if run.traj.prompt == "compact":  # the task's instructions go after the shared part (see _prompt)
-            signature, guidance = RLM_SIGNATURE, opts.instructions or ""
+            signature, guidance = RLM_SIGNATURE, instructions or ""
         else:
-            signature = dspy.Signature(RLM_SIGNATURE, opts.instructions) if opts.instructions else RLM_SIGNATURE
+            signature = dspy.Signature(RLM_SIGNATURE, instructions) if instructions else RLM_SIGNATURE
         rlm = MeteredRLM(signature, run=run, factory=factory, max_iters=opts.max_iters, guidance=guidance,
                          max_llm_calls=opts.max_llm_calls, max_output_chars=opts.max_output_chars)
         context_value: Any = _HandleInput(run.ref) if run.ref is not None else run.text
@@ -228,6 +230,15 @@ class RlmLoop:
             if not kept:
                 run.traj.notes.append(f"extract fallback: {why}; the run ends without an answer")
                 run.traj.answer = ""
+
+
+def _with_budget(instructions: str | None, run: Run) -> str | None:
+    """The task's instructions, and with ``show_budget`` the run's budgets (each step's output then says what is
+    left of them)."""
+    if not (run.options.show_budget and run.options.budget.any):
+        return instructions
+    line = budget_line(run.options.budget, run.spent()).replace("[budget] left:", "Budget for this run:")
+    return "\n".join(x for x in (instructions, line) if x)
 
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")

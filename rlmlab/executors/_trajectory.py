@@ -89,10 +89,12 @@ class Trajectory:
     # True when Ctrl-C (or Kernel -> Interrupt) ended the run: ``iterations`` are the steps finished before it
     interrupted: bool = False
     sandbox: str | None = None  # the sandbox backend the step code ran under (rlmlab.sandbox); None: no REPL, or older
+    # why the run stopped before an answer when a budget ended it: "budget (max_tokens)", ...; None otherwise
+    stopped: str | None = None
 
     # 1: files written before the header carried a version (read the same way); 3: "prompt" and "timing" added;
-    # 4: "interrupted" and "sandbox" added
-    SCHEMA_VERSION: ClassVar[int] = 4
+    # 4: "interrupted" and "sandbox" added; 5: "stopped" added
+    SCHEMA_VERSION: ClassVar[int] = 5
 
     def header(self) -> dict[str, Any]:
         return {"type": "run", "schema_version": self.SCHEMA_VERSION, "run_id": self.run_id, "query": self.query, "lm": self.lm,
@@ -106,7 +108,7 @@ class Trajectory:
                 "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
                 "lm_calls": self.lm_calls, "elapsed_ms": self.elapsed_ms,
                 "salvaged_replies": self.salvaged_replies, "error": self.error, "notes": list(self.notes),
-                "timing": self.timing, "interrupted": self.interrupted}
+                "timing": self.timing, "interrupted": self.interrupted, "stopped": self.stopped}
 
     def to_records(self) -> list[dict[str, Any]]:
         trace = [] if self.context_trace is None else [{"type": "context_trace", **self.context_trace.to_dict()}]
