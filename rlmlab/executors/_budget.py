@@ -95,16 +95,17 @@ def call_cost(call: LMCall) -> float | None:
     return float(prompt) + float(completion)
 
 
-def spent_so_far(calls: list[LMCall], started: float, outputs: list[str]) -> Spent:
+def spent_so_far(calls: list[LMCall], started: float, outputs: list[str], *, price: bool = True) -> Spent:
     """What ``calls`` (every LM call of the run, sub-calls included), the time since ``started``
-    (``time.perf_counter()``) and the steps' ``outputs`` add up to."""
+    (``time.perf_counter()``) and the steps' ``outputs`` add up to; ``price=False`` leaves the cost at 0 (no
+    ``max_cost``: no call is looked up in the price table)."""
     cost, unpriced = 0.0, []
-    for call in calls:
-        price = call_cost(call)
-        if price is None:
+    for call in calls if price else ():
+        price_of = call_cost(call)
+        if price_of is None:
             unpriced.append(call.model)
         else:
-            cost += price
+            cost += price_of
     errors = 0
     for output in reversed(outputs):
         if not str(output).lstrip().startswith("[Error]"):
@@ -115,8 +116,8 @@ def spent_so_far(calls: list[LMCall], started: float, outputs: list[str]) -> Spe
                  unpriced=tuple(sorted(set(unpriced))))
 
 
-def budget_line(budget: Budget, spent: Spent) -> str:
-    """One line telling the model what is left of each limit the run has (``show_budget``)."""
+def budget_line(budget: Budget, spent: Spent, lead: str = "[budget] left:") -> str:
+    """One line telling the model what is left of each limit the run has (``show_budget``), after ``lead``."""
     parts: list[str] = []
     if budget.max_tokens is not None:
         parts.append(f"{max(0, budget.max_tokens - spent.tokens):,} LM tokens")
@@ -126,7 +127,7 @@ def budget_line(budget: Budget, spent: Spent) -> str:
         parts.append(f"${max(0.0, budget.max_cost - spent.cost):.4f}")
     if budget.max_errors is not None:
         parts.append(f"{max(0, budget.max_errors - spent.errors)} failed steps in a row")
-    return "[budget] left: " + ", ".join(parts) + "." if parts else ""
+    return f"{lead} " + ", ".join(parts) + "." if parts else ""
 
 
 def cost_note(spent: Spent, budget: Budget, lm: Any) -> str | None:

@@ -257,7 +257,8 @@ class Run:
 
     def spent(self) -> Any:
         """What the run has used so far (:class:`~rlmlab.executors._budget.Spent`)."""
-        return spent_so_far(self.recorder.since(self.call_mark), self.started, [r.output for r in self.records])
+        return spent_so_far(self.recorder.since(self.call_mark), self.started, [r.output for r in self.records],
+                            price=self.options.max_cost is not None)
 
     def check_budget(self) -> None:
         """BudgetReached when a budget of the run is reached (called before each step)."""

@@ -237,7 +237,7 @@ def _with_budget(instructions: str | None, run: Run) -> str | None:
     left of them)."""
     if not (run.options.show_budget and run.options.budget.any):
         return instructions
-    line = budget_line(run.options.budget, run.spent()).replace("[budget] left:", "Budget for this run:")
+    line = budget_line(run.options.budget, run.spent(), lead="Budget for this run:")
     return "\n".join(x for x in (instructions, line) if x)
 
 
