@@ -83,14 +83,15 @@ demo: install rust-src bubblewrap
 # HTTP server. A marker added to pyproject.toml must be added to SERIAL_MARKERS or PARALLEL_MARKERS
 # (tests/test_makefile.py checks it).
 SERIAL_MARKERS   := local_model or browser or ray or server or lab
-PARALLEL_MARKERS := notebook or sandbox
+PARALLEL_MARKERS := notebook or sandbox or long_context
 SLOW_MARKERS     := $(SERIAL_MARKERS) or $(PARALLEL_MARKERS)
 test: install rust-src ctags chromium bubblewrap pyodide
 	env -u PYTHONDONTWRITEBYTECODE PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(PY) -m pytest -q -n auto -m "not ($(SERIAL_MARKERS))" --durations=15
 	env -u PYTHONDONTWRITEBYTECODE PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(PY) -m pytest --durations=15 -m "$(SERIAL_MARKERS)"
 
 # The unit tests only: no model, no notebooks, no browser, no Ray, no HTTP server, no JupyterLab, no real sandboxes
-# (the `sandbox` marker: the red-team corpus and the pyodide backend, about 2 min; make test runs them); one worker
+# (the `sandbox` marker: the red-team corpus and the pyodide backend, about 2 min; make test runs them), no
+# million-token contexts (the `long_context` marker, a few seconds; make test runs it); one worker
 # per core (pytest-xdist), about 5 min on 2 cores. PYTHONDONTWRITEBYTECODE is dropped so pytest keeps its rewritten
 # test modules and Python its bytecode between runs.
 check: install rust-src ctags bubblewrap

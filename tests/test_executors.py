@@ -170,9 +170,9 @@ def test_every_executor_logs_into_a_supplied_trace(name, rust_file):
 def test_all_executors_one_call_same_shape(rust_file, tmp_path):
     text = rust_file.read_text()
     n = text.count("pub async fn")
-    assert EXECUTORS.names() == ["react", "rlm", "scratchpad"]
+    assert EXECUTORS.names() == ["direct", "react", "rlm", "scratchpad"]  # direct: one call, no steps (test_direct)
     runs = {}
-    for name in EXECUTORS:
+    for name in ("react", "rlm", "scratchpad"):
         lm = make_lm("scripted", script=_count_steps(name, n))
         runs[name] = EXECUTORS.make(name, max_iters=4)(QUERY, text, lm=lm, runs_dir=tmp_path)
     for name, traj in runs.items():
@@ -186,7 +186,7 @@ def test_all_executors_one_call_same_shape(rust_file, tmp_path):
 
 
 def test_registry_errors_and_old_trajectories(tmp_path):
-    with pytest.raises(ConfigError, match="unknown 'codeact'; registered: react, rlm, scratchpad"):
+    with pytest.raises(ConfigError, match="unknown 'codeact'; registered: direct, react, rlm, scratchpad"):
         make_executor("codeact")
     with pytest.raises(ConfigError, match=r"react.*unknown option\(s\) history_k"):
         EXECUTORS.make("react", history_k=2)
@@ -198,7 +198,7 @@ def test_registry_errors_and_old_trajectories(tmp_path):
     path.write_text(json.dumps(header) + "\n" + json.dumps({"type": "final", "answer": "a"}) + "\n")
     assert Trajectory.read_jsonl(path).executor == "rlm"
     # Trajectories carry a schema version; one from a newer rlmlab is refused in one line.
-    assert Trajectory(run_id="x", query="q", lm="s", context_mode="handle").header()["schema_version"] == 5
+    assert Trajectory(run_id="x", query="q", lm="s", context_mode="handle").header()["schema_version"] == 6
     path.write_text(json.dumps({**header, "schema_version": 99}) + "\n")
     with pytest.raises(ConfigError, match=r"old.jsonl: trajectory schema_version 99 is newer than this rlmlab reads"):
         Trajectory.read_jsonl(path)

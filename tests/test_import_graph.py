@@ -26,8 +26,9 @@ LAYERS = [
     {"executors"},
     {"learning"},  # judges, extraction, consolidation, forgetting, ReasoningBankLoop: they run executors
     {"experiments"},
-    {"jupyter", "taskgen", "scorecard"},  # taskgen: task generators over the suites' format (rlmlab tasks generate);
-    # scorecard: the seed claims measured over experiments, teach and turing (rlmlab scorecard)
+    {"jupyter", "taskgen"},  # taskgen: task generators over the suites' format (rlmlab tasks generate)
+    {"scorecard"},  # the seed claims measured over experiments, teach and turing, and E15's study over generated
+    # long-context tasks (rlmlab scorecard)
     {"cli"},
 ]
 LAYER = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}

@@ -36,7 +36,7 @@ def test_every_notebook_has_a_literal_parameters_cell_and_every_experiment_a_not
     for name in files:
         params = notebook_parameters(NOTEBOOKS_DIR / name)
         assert {"lm", "suite", "tasks", "run_dir"} <= params.keys(), name
-    assert {e for ids in FAMILIES.values() for e in ids} == {f"E{i}" for i in range(1, 15)}
+    assert {e for ids in FAMILIES.values() for e in ids} == {f"E{i}" for i in range(1, 16)}
     for ids in FAMILIES.values():
         for e in ids:
             load_experiment(e)
@@ -45,8 +45,8 @@ def test_every_notebook_has_a_literal_parameters_cell_and_every_experiment_a_not
         notebook_for("E99")
 
 
-# E14 runs a stream and a test split per suite from task files: its own test below
-@pytest.mark.parametrize("experiment", [ids[-1] for ids in FAMILIES.values() if ids != ("E14",)])
+# E14 runs a stream and a test split per suite from task files, E15 generates its tasks per size: their own tests
+@pytest.mark.parametrize("experiment", [ids[-1] for ids in FAMILIES.values() if ids not in (("E14",), ("E15",))])
 def test_family_notebook_runs_with_the_scripted_agent_and_writes_results_table_and_plots(kernel, tmp_path, experiment):
     done = run_notebook(experiment, {"lm": "scripted:probe", "tasks": 2}, runs_dir=tmp_path, progress=False)
     assert done.notebook.parent == done.run_dir and done.notebook.exists()
@@ -86,6 +86,20 @@ def test_the_learning_notebook_runs_e14_stream_and_frozen_test_and_plots_the_cur
     assert not [o for o in outs if o["output_type"] == "error"]
     text = "".join("".join(o.get("text", "")) for o in outs)
     assert "arith learned: curve 100" in text and "test 2/2" in text
+
+
+def test_the_long_context_notebook_generates_tasks_per_size_and_plots_accuracy_and_cost(kernel, tmp_path):
+    done = run_notebook("E15", {"lm": "scripted:probe", "tasks": 1, "sizes": [1000, 2000], "max_depth": 2},
+                        runs_dir=tmp_path, progress=False)
+    doc = json.loads((done.run_dir / "e15.json").read_text())
+    assert [(r["size_tokens"], r["condition"]) for r in doc["rows"]] == [
+        (s, c) for s in (1000, 2000) for c in ("direct", "rlm_d1", "rlm_d2")]
+    assert all(r["n"] == 1 and r["prompt_tokens"] > 0 and r["cost"] == 0 for r in doc["rows"])
+    assert {(c["a"], c["b"]) for c in doc["comparisons"]} == {("rlm_d1", "direct"), ("rlm_d2", "direct"),
+                                                              ("rlm_d2", "rlm_d1")}
+    assert (done.run_dir / "plots" / "e15_needle.png").stat().st_size > 5000
+    assert len(list((done.run_dir / "tasks" / "needle-2000" / "docs").glob("*.txt"))) == 1
+    assert not [o for o in outputs(done.notebook) if o["output_type"] == "error"]
 
 
 def test_main_job_notebook_runs_every_experiment_over_both_suites(kernel, tmp_path):

@@ -302,3 +302,60 @@ def test_a_rerun_reaches_the_server_again_unless_the_cache_is_asked_for_and_then
     assert cached and all(c.cached for c in cached)
     assert not any(c.cached for c in read_calls(next((tmp_path / "c0").rglob(CALLS_FILE))))
     assert any(f"{len(cached)} of {len(cached)} LM calls were answered from DSPy's cache" in n for n in trajs[1].notes)
+
+
+@pytest.mark.local_model
+def test_a_depth_2_runs_token_totals_equal_what_llama_cpp_server_reported(llama_server, tmp_path, monkeypatch):
+    """Issue 54 item 3: every LM call of a recursive run's tree (the root's, its rlm_query child's) reaches the real
+    llama_cpp.server through a relay that sums the usage the server reported; the run's totals, its lm_calls.jsonl
+    and its iterations' figures all equal it. The relay passes every request and every reply through unchanged but
+    one: the root's first step is rewritten to call rlm_query (the 135M model would not choose to recurse), keeping
+    the server's usage for it. Every other completion is the model's own."""
+    import urllib.request
+    from http.server import BaseHTTPRequestHandler
+
+    from rlmlab.executors import run_rlm
+    from rlmlab.lm import CALLS_FILE, make_lm, read_calls
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    usages: list[dict] = []
+    step = ("[[ ## reasoning ## ]]\nAsk a sub-agent about the first half.\n\n[[ ## code ## ]]\n"
+            "print(rlm_query('What is the vault code?', ctx_chunks(context, 2)[0]))\n\n[[ ## completed ## ]]")
+
+    class Relay(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            req = urllib.request.Request(llama_server + self.path.removeprefix("/v1"), data=body,
+                                         headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(req, timeout=300) as resp:
+                reply = json.loads(resp.read())
+            usages.append(reply["usage"])
+            if len(usages) == 1:
+                reply["choices"][0]["message"]["content"] = step
+            data = json.dumps(reply).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    text = "alpha\n" * 30 + "the vault code is 7291\n" + "beta\n" * 30
+    with serving(Relay) as url:
+        lm = make_lm("openai/smollm2", api_base=url, max_tokens=48)
+        traj = run_rlm("What is the vault code?", text, lm=lm, runs_dir=tmp_path, max_depth=2, max_iters=1,
+                       decoding="free", prompt="compact")  # the short action prompt: fewer tokens to prefill
+    assert traj.error is None, traj.error
+    [child] = traj.children
+    calls = read_calls(tmp_path / traj.run_id / CALLS_FILE)
+    assert len(calls) == len(usages) == traj.lm_calls and {c.depth for c in calls} == {0, 1}
+    served_in = sum(u["prompt_tokens"] for u in usages)
+    served_out = sum(u["completion_tokens"] for u in usages)
+    assert (traj.input_tokens, traj.output_tokens) == (served_in, served_out) and served_in > 0
+    assert [(c.input_tokens, c.output_tokens) for c in calls] == [(u["prompt_tokens"], u["completion_tokens"])
+                                                                  for u in usages]
+    assert child.input_tokens == sum(c.input_tokens for c in calls if c.run_id == child.run_id) > 0
+    own = [c for c in calls if c.run_id == traj.run_id and c.step == 1]
+    assert traj.iterations[0].input_tokens == sum(c.input_tokens for c in own)

@@ -106,7 +106,7 @@ def run(name: str, lm: str | None, suite: str | None, tasks: int | None, rollout
         conditions: tuple[str, ...], runs_dir: Path, resume: str | None, backend: str, max_iters: int | None,
         max_tokens: int | None, levels: tuple[int, ...], parity: str | None, api_base: str | None,
         test_suite: str | None, test_tasks: int | None, decoding: str | None, lm_constrain: str) -> None:
-    """Run experiment NAME (E1..E14 or a config path); writes runs/<run-id>/ and prints the summary."""
+    """Run experiment NAME (E1..E15 or a config path); writes runs/<run-id>/ and prints the summary."""
     from rlmlab.cli._console import wide_console
     from rlmlab.errors import RLMLabError
     from rlmlab.experiments import run_experiment

@@ -21,7 +21,8 @@ def run_and_show(query: str, path: Path, *, lm_spec: str, context_mode: str, max
                  api_base: str | None = None, decoding: str = "grammar", sandbox: str = "confined",
                  lm_constrain: str = "auto", budget: dict | None = None) -> int:
     """Run one task, print the summary, return the exit code (1 if the run recorded an error). ``budget``: the
-    run's limits (``max_tokens``, ``max_seconds``, ``max_cost``, ``max_errors``, ``show_budget``)."""
+    run's limits (``max_tokens``, ``max_seconds``, ``max_cost``, ``max_errors``, ``show_budget``) and recursion
+    (``max_depth``, ``max_concurrent``)."""
     from rlmlab._files import read_text
     from rlmlab.errors import ConfigError, InputFileError, RLMLabError
     from rlmlab.executors import TRAJECTORY_FILE, run_rlm, trajectory_summary
@@ -157,14 +158,20 @@ def rlm() -> None:
 @click.option("--max-errors", type=click.IntRange(min=1), default=None,
               help="Stop before the next step after this many failed steps in a row.")
 @click.option("--show-budget", is_flag=True, help="Tell the model in each prompt what is left of each budget.")
+@click.option("--max-depth", type=click.IntRange(min=1), default=1, show_default=True,
+              help="2 or more: step code may start sub-agents with their own REPL (rlm_query, rlm_query_batched); "
+                   "1: plain sub-calls only (llm_query).")
+@click.option("--max-concurrent", type=click.IntRange(min=1), default=4, show_default=True,
+              help="Sub-agents or sub-calls one batched call runs at once.")
 @interrupts_in_one_line()  # Ctrl-C: one line saying what was saved, exit code 130
 def run(query: str, file: Path, lm_spec: str, context_mode: str, max_iters: int, step_timeout: float,
         n_threads: int | None, runs_dir: str, turing_on: bool, turing_config: Path, api_base: str | None,
         decoding: str, sandbox: str, lm_constrain: str, max_tokens: int | None, max_seconds: float | None,
-        max_cost: float | None, max_errors: int | None, show_budget: bool) -> None:
+        max_cost: float | None, max_errors: int | None, show_budget: bool, max_depth: int,
+        max_concurrent: int) -> None:
     """Answer QUERY about FILE with an RLM agent; writes runs/<run-id>/trajectory.jsonl (and lm_calls.jsonl)."""
     budget = {"max_tokens": max_tokens, "max_seconds": max_seconds, "max_cost": max_cost, "max_errors": max_errors,
-              "show_budget": show_budget}
+              "show_budget": show_budget, "max_depth": max_depth, "max_concurrent": max_concurrent}
     raise SystemExit(run_and_show(query, file, lm_spec=lm_spec, context_mode=context_mode, max_iters=max_iters,
                                   runs_dir=runs_dir, step_timeout=step_timeout, n_threads=n_threads,
                                   turing_config=turing_config if turing_on else None, api_base=api_base,

@@ -16,7 +16,8 @@ def tasks() -> None:
 
 
 @tasks.command("generate")
-@click.option("--suite", type=click.Choice(["code", "ontology", "arith"]), required=True)
+@click.option("--suite", type=click.Choice(["code", "ontology", "arith", "needle", "aggregate", "twohop"]),
+              required=True, help="needle, aggregate and twohop write a long context per task (see --size-tokens).")
 @click.option("--source", "sources", multiple=True,
               help="code: a directory of Rust sources or a Debian crate name (repeat for several; each is then "
                    "one unit of the split).")
@@ -33,12 +34,16 @@ def tasks() -> None:
 @click.option("--id-prefix", default=None, help="Task ids start with this (default gen-<suite>; test ids add -test).")
 @click.option("--report", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the counts per kind and level, and the drops by reason, as JSON.")
+@click.option("--size-tokens", default=None, metavar="TOKENS",
+              help="needle, aggregate, twohop: each task's context size in tokens (500 to 8M; 8000, 100k, 1M); "
+                   "the contexts go to docs/<task id>.txt beside --out.")
 def generate(suite: str, sources: tuple[str, ...], n: int, seed: int, out: Path, split_by: str | None,
-             test_out: Path | None, test_frac: float, id_prefix: str | None, report: Path | None) -> None:
+             test_out: Path | None, test_frac: float, id_prefix: str | None, report: Path | None,
+             size_tokens: str | None) -> None:
     """Generate N tasks of SUITE with answers checked by a second computation; deterministic by --seed.
 
     Prints the counts per level and kind, and why candidates were dropped. Exit status 2 for bad input (a
-    missing --source, one with no .rs file, --split-by without --test-out).
+    missing --source, one with no .rs file, --split-by without --test-out, a bad or missing --size-tokens).
     """
     from rlmlab.errors import ConfigError
     from rlmlab.taskgen import generate_tasks, write_tasks
@@ -47,11 +52,13 @@ def generate(suite: str, sources: tuple[str, ...], n: int, seed: int, out: Path,
         raise cli_error(ConfigError("--split-by and --test-out go together: the split writes its test tasks there"))
     try:
         made = generate_tasks(suite, n=n, seed=seed, sources=sources, split_by=split_by, test_frac=test_frac,
-                              id_prefix=id_prefix)
+                              id_prefix=id_prefix, size_tokens=size_tokens, context_dir=out.parent)
     except ConfigError as exc:
         raise cli_error(exc) from None
     write_tasks(made.train, out)
     wrote = [f"{out} ({len(made.train)} tasks)"]
+    if made.report.contexts:
+        wrote.append(f"{len(made.report.contexts)} contexts in {out.parent / 'docs'}")
     if test_out is not None:
         write_tasks(made.test, test_out)
         wrote.append(f"{test_out} ({len(made.test)} tasks)")

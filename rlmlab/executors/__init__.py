@@ -10,6 +10,8 @@ from rlmlab.executors._rlm import RLM_SIGNATURE, MeteredRLM, RlmLoop, dspy_tools
 from rlmlab.executors._metrics import METRIC_FIELDS, trajectory_metrics
 from rlmlab.executors._render import trajectory_summary, trajectory_table
 from rlmlab.executors._trajectory import TRAJECTORY_FILE, IterationRecord, Trajectory
+from rlmlab.executors._budget import Budget, BudgetReached, call_cost
+from rlmlab.executors._direct import DirectLoop, DirectOptions, run_direct
 from rlmlab.executors._react import MeteredReAct, ReactLoop, ReactOptions, run_react
 from rlmlab.executors._scratchpad import ScratchpadLoop, ScratchpadOptions, parse_reply, run_scratchpad, scratchpad_prompt
 from rlmlab.executors._registry import EXECUTORS, Executor, make_executor, register_executor
@@ -24,7 +26,7 @@ __all__ = [
     "NullGuard", "execute", "RlmLoop", "ReactLoop", "ScratchpadLoop",
     "InterpreterFactory", "RLMLabInterpreter", "PyodideInterpreter", "pyodide_unavailable", "MeteredRLM", "RLM_SIGNATURE", "dspy_tools", "new_run_id",
     "run_rlm", "IterationRecord", "Trajectory", "TRAJECTORY_FILE", "trajectory_table", "trajectory_summary",
-    "MeteredReAct", "run_react", "run_scratchpad", "scratchpad_prompt", "parse_reply",
+    "Budget", "BudgetReached", "call_cost", "DirectLoop", "DirectOptions", "run_direct", "MeteredReAct", "run_react", "run_scratchpad", "scratchpad_prompt", "parse_reply",
     "EXECUTORS", "Executor", "make_executor", "register_executor", "trajectory_metrics", "METRIC_FIELDS",
     "TimeBreakdown", "RunClock", "time_breakdown", "TIME_PARTS", "PROMPTS", "COMPACT_INSTRUCTIONS", "query_slots", "template_rule", "filter_texts", "sparql_fit",
     "context_kind", "fits_query",

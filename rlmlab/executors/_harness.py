@@ -28,7 +28,7 @@ from rlmlab.executors._dspy_log import dspy_warnings
 from rlmlab.executors._timing import RunClock, time_breakdown
 from rlmlab.executors._trajectory import TRAJECTORY_FILE, IterationRecord, Trajectory, clip_output
 from rlmlab.handles import BlobRef
-from rlmlab.lm import CALLS_FILE, CallRecorder, LMCall, call_scope, recorder_of, write_calls
+from rlmlab.lm import CALLS_FILE, CallRecorder, LMCall, call_scope, current_scope, recorder_of, write_calls
 from rlmlab.provenance import PROVENANCE_FILE, provenance, recording, recording_active
 from rlmlab.sandbox import check_sandbox, default_sandbox
 from rlmlab.tools import ToolRegistry, Workspace
@@ -95,9 +95,17 @@ class CodeRunOptions(RunOptions):
     # where the step code runs (rlmlab.sandbox): confined | pyodide | none, or the shorthands required / best_effort
     sandbox: str = DEFAULT_SANDBOX
     sandbox_policy: str = "best_effort"  # required: refuse when the sandbox is unavailable; best_effort: warn, fall back
+    # recursion (rlm executor): at max_depth >= 2 step code has rlm_query / rlm_query_batched, each starting a
+    # sub-run with its own REPL on a handle it is given; 1: llm_query only (sub-calls are plain LM calls)
+    max_depth: int = 1
+    max_concurrent: int = 4  # sub-runs (or sub-calls) one batched call runs at once
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        for name in ("max_depth", "max_concurrent"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError(f"{name}: {value!r}; expected an integer > 0")
         check_sandbox(self.sandbox, self.sandbox_policy)  # an unknown name fails here, before anything runs
         from rlmlab.executors._prompt import resolve_prompt
 
@@ -116,6 +124,7 @@ class RunEnv:
     runs_dir: str | Path | None = None  # where <run-id>/trajectory.jsonl is written
     run_id: str | None = None
     source_path: str | None = None
+    parent: Any = None  # the Run whose step code started this one (rlm_query); None for a run a caller started
 
 
 class _Pass(NamedTuple):
@@ -214,10 +223,21 @@ class Run:
     _verdict: Any = None
     started: float = field(default_factory=time.perf_counter)  # for max_seconds
     call_mark: int = 0  # the recorder's position when the run started: its calls are the ones after it
+    scope: Any = None  # the run's CallScope: its LM calls and its sub-runs'
+    current_step: int = 0  # the step in progress (a sub-run started now belongs to it)
+    children: list[Trajectory] = field(default_factory=list)  # sub-runs (rlm_query), as they end
 
     @property
     def lm(self) -> Any:
         return self.env.lm
+
+    @property
+    def depth(self) -> int:
+        return 0 if self.env.parent is None else self.env.parent.depth + 1
+
+    @property
+    def root(self) -> "Run":
+        return self if self.env.parent is None else self.env.parent.root
 
     @property
     def context_text(self) -> str:
@@ -257,16 +277,19 @@ class Run:
 
     def spent(self) -> Any:
         """What the run has used so far (:class:`~rlmlab.executors._budget.Spent`)."""
-        return spent_so_far(self.recorder.since(self.call_mark), self.started, [r.output for r in self.records],
-                            price=self.options.max_cost is not None)
+        return spent_so_far(self.recorder.since(self.call_mark, scope=self.scope), self.started,
+                            [r.output for r in self.records], price=self.options.max_cost is not None)
 
     def check_budget(self) -> None:
-        """BudgetReached when a budget of the run is reached (called before each step)."""
-        budget = self.options.budget
-        if budget.any:
-            reached = budget.reached(self.spent())
-            if reached is not None:
-                raise BudgetReached(*reached)
+        """BudgetReached when a budget of the run, or of a run above it in a recursive tree (whose totals hold
+        this one's), is reached (called before each step)."""
+        run: Run | None = self
+        while run is not None:
+            if run.options.budget.any:
+                reached = run.options.budget.reached(run.spent())
+                if reached is not None:
+                    raise BudgetReached(*reached)
+            run = run.env.parent
 
     def check_step(self, reasoning: str, code: str) -> str | None:
         """The guard's look at a step before it runs: the output to give the model if it kills the step."""
@@ -281,7 +304,7 @@ class Run:
         notes += self.guard.take_pending_corrections()
         self._verdict = None
         if self.options.show_budget and self.options.budget.any:
-            notes.append(budget_line(self.options.budget, self.spent()))
+            notes.append(budget_line(self.root.options.budget, self.root.spent()))
         if notes and isinstance(output, str):
             return "\n\n".join([output, *notes]) if output else "\n\n".join(notes)
         return output
@@ -294,6 +317,7 @@ class StepScope:
         check_stop()  # a thread asked to stop (another thread got Ctrl-C) starts no further step
         run.check_budget()  # a run past a budget starts no further step either
         self.run, self.n = run, n
+        run.current_step = n
         run.meter.begin(n, shown_chars)
         run.tap.drain()
         run.guard.begin_turn(n)
@@ -305,7 +329,8 @@ class StepScope:
     def record(self, reasoning: str, code: str, output: str) -> IterationRecord:
         """Close the step: its LM calls and tool calls, leakage, the clipped output, the guard's rounds."""
         run = self.run
-        lm_calls = run.recorder.since(self.mark, step=self.n)
+        # its own calls: a sub-run's (deeper) are in its own trajectory, and in this run's totals
+        lm_calls = [c for c in run.recorder.since(self.mark, step=self.n, scope=run.scope) if c.depth == run.depth]
         self.main_calls = [c for c in lm_calls if c.role == "main"]
         self.sub_calls = [c for c in lm_calls if c.role == "sub"]
         leak = run.meter.end(stdout_chars=len(output), prompt_chars=sum(c.prompt_chars for c in self.main_calls),
@@ -317,6 +342,7 @@ class StepScope:
             tool_calls=[r.to_dict() for r in tool_records], leakage=leak, input_tokens=leak.prompt_tokens,
             output_tokens=leak.completion_tokens, elapsed_ms=int((time.perf_counter() - self.t0) * 1000),
             output_chars=len(output),
+            children=[c.run_id for c in run.children if c.parent_step == self.n],
         )
         record.turing = run.guard.end_turn(f"{reasoning}\n{code}", output)  # the guard sees the whole output
         run.records.append(record)
@@ -355,7 +381,7 @@ def execute(loop: StepLoop, query: str, context: str | BlobRef, options: RunOpti
     far with ``interrupted`` set and raises :class:`~rlmlab.errors.RunInterrupted`. Bad options raise before
     anything runs.
     """
-    with call_scope():  # the run counts its own LM calls only, whatever other runs share its LM on other threads
+    with call_scope():  # the run counts its own LM calls (and its sub-runs') only, whatever other runs share its LM
         if env.runs_dir is None or recording_active():  # inside an experiment: its provenance.json covers the run
             return _execute(loop, query, context, options, env)
         env = dataclasses.replace(env, run_id=env.run_id or new_run_id(loop.name))
@@ -377,6 +403,9 @@ def _execute(loop: StepLoop, query: str, context: str | BlobRef, options: RunOpt
         context, options.context_mode, lm=env.lm, workspace=env.workspace, tools=env.tools,
         trace_budget=options.trace_budget, trace=env.trace)
     run_id = env.run_id or new_run_id(loop.name)
+    scope = current_scope()
+    if scope is not None:
+        scope.run_id = run_id  # every LM call of the run carries its id and depth
     decoding, note = decoding_note(options.decoding, env.lm)
     if decoding != options.decoding:
         options = dataclasses.replace(options, decoding=decoding)
@@ -385,7 +414,9 @@ def _execute(loop: StepLoop, query: str, context: str | BlobRef, options: RunOpt
                       source_path=env.source_path, started=time.time(), executor=loop.name, decoding=decoding,
                       notes=[note] if note else [])
     run = Run(options, env, query, trace, workspace, recorder, meter, ref, text,
-              make_guard(env.turing, workspace, run_id, query), traj)
+              make_guard(env.turing, workspace, run_id, query), traj, scope=scope)
+    if env.parent is not None:
+        traj.depth, traj.parent_id, traj.parent_step = run.depth, env.parent.traj.run_id, env.parent.current_step
     mark, t0 = recorder.mark(), time.perf_counter()
     run.call_mark, run.started = mark, t0
     with dspy_warnings() as dspy_notes:  # DSPy's WARNING lines belong to this run's record, not to stderr
@@ -400,12 +431,14 @@ def _execute(loop: StepLoop, query: str, context: str | BlobRef, options: RunOpt
         except KeyboardInterrupt:  # Ctrl-C: the steps finished so far are written, marked, then the caller stops too
             traj.interrupted = True
             traj.notes.extend(dspy_notes)
+            traj.children = list(run.children)
             close_trajectory(traj, run.records, recorder.since(mark), t0, trace, env.runs_dir, clock=run.clock)
             raise _interrupted(traj, options.max_iters, env.runs_dir) from None
     traj.notes.extend(dspy_notes)
     said = cost_note(run.spent(), options.budget, env.lm) if options.budget.any else None
     if said:
         traj.notes.append(said)
+    traj.children = list(run.children)
     return close_trajectory(traj, run.records, recorder.since(mark), t0, trace, env.runs_dir, clock=run.clock)
 
 

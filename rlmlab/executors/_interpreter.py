@@ -31,6 +31,7 @@ from dspy.primitives.local_interpreter import LocalInterpreter
 from dspy.utils.callback import with_callbacks
 
 from rlmlab.errors import ToolError
+from rlmlab.executors._differences import LOCAL_INTERPRETER_DIFFERENCES, HeldClock
 from rlmlab.executors._replies import REPLY_LINE_MAX, Oversize, ReplyQueue, parse_reply, read_replies
 from rlmlab.handles import decode_handles, encode_handles
 from rlmlab.lm import call_role
@@ -40,37 +41,12 @@ from rlmlab.tools import DEADLINE_KEY, Workspace, exit_description
 
 __all__ = ["RLMLabInterpreter", "InterpreterFactory", "LOCAL_INTERPRETER_DIFFERENCES"]
 
-# Where RLMLabInterpreter knowingly behaves unlike dspy's LocalInterpreter (tests/test_dspy_contract.py runs
-# the same checks on both and consults this table; everything not listed here behaves the same).
-LOCAL_INTERPRETER_DIFFERENCES: dict[str, str] = {
-    "timeout_recovery": "A step over the timeout kills the worker, restarts it, replays the recorded setup "
-                        "(inputs, tools) and returns an '[Error] TimeoutError: ...' string; the session goes on "
-                        "(variables the model defined are lost). LocalInterpreter raises CodeInterpreterError and "
-                        "the session is over.",
-    "tool_errors": "A workspace tool's ToolError reaches the code as an exception, as any tool error does in "
-                   "LocalInterpreter; any other exception from a workspace tool (a cap violation, a bug) makes "
-                   "execute() raise it, so the run ends. DSPy's own tools (llm_query) keep DSPy's handling.",
-    "handles": "Workspace tool arguments and results cross the process boundary as BlobRef handles "
-               "(decode_handles/encode_handles); LocalInterpreter passes plain JSON.",
-    "constructor": "The first argument is the rlmlab Workspace whose registered tools the code may call; "
-                   "``step_timeout`` (default 30 s) is LocalInterpreter's ``execution_timeout`` (default none). "
-                   "``tools``, ``output_fields`` and ``callbacks`` are accepted as in LocalInterpreter.",
-    "crash_recovery": "A worker that dies during a step (os._exit, a signal such as the out-of-memory killer's "
-                      "SIGKILL, a broken reply) is restarted like a timed-out one and the step returns an "
-                      "'[Error] WorkerCrash: ...' string; LocalInterpreter raises CodeInterpreterError.",
-    "sandbox": "The worker runs under a sandbox backend (``sandbox``: confined by default on Linux, pyodide or "
-               "none) with a scrubbed environment and its own scratch directory as cwd, HOME and TMPDIR "
-               "(``scratch_dir``, removed at shutdown); LocalInterpreter inherits the whole environment, cwd and "
-               "the user's rights.",
-    "replayed_setup_callbacks": "The setup replayed after a timeout restart runs without execute callbacks "
-                                "(the caller did not ask for it again); the restart's start() fires the startup "
-                                "callbacks.",
-}
-
 _WORKER = Path(__file__).with_name("_worker.py")
 _DSPY_WORKER = Path(_dspy_local.__file__).with_name("local_interpreter_worker.py")
 _SUB_LLM_TOOLS = {"llm_query": 1, "llm_query_batched": None}
 _SUB_LLM_ARG = {"llm_query": "prompt", "llm_query_batched": "prompts"}
+# Host tools that run a whole sub-run (rlmlab/executors/_recursion.py): the step's timeout stops while they run
+_SUB_RUN_TOOLS = frozenset({"rlm_query", "rlm_query_batched"})
 # The worker's replies: each answers the pending request (its xid); tool requests are bounded per step.
 _REPLY_TYPES = ("result", "final", "syntax", "execution_error", "terminal_error")
 _TOOL_CALLS_PER_STEP = 10_000
@@ -161,6 +137,7 @@ class RLMLabInterpreter(LocalInterpreter):
         self._tool_calls = 0  # tool requests this step
         self._in_flight = 0  # tool requests being served now
         self._count_lock = threading.Lock()
+        self._clock = HeldClock()  # the step's timeout stops while a sub-run (rlm_query) serves it
 
     @with_callbacks  # DSPy's startup callbacks (on_interpreter_startup_*), also when a timeout restarts the worker
     def start(self) -> None:
@@ -267,6 +244,7 @@ class RLMLabInterpreter(LocalInterpreter):
             del self._answered[:-8]
             message = {**message, "xid": self._xid}
             self._refused, self._tool_calls = [], 0
+            self._clock.reset()
         super()._send(message, process)
 
     def _receive(self, deadline: float | None, timeout_message: str) -> dict[str, Any]:
@@ -274,10 +252,14 @@ class RLMLabInterpreter(LocalInterpreter):
         line over REPLY_LINE_MAX bytes, not JSON, a reply to no pending request, a tool request over the step's
         caps) is refused, noted for the step, and reading goes on."""
         while True:
-            timeout = None if deadline is None else max(0, deadline - time.monotonic())
+            due, paused = self._clock.deadline(deadline)
+            timeout = None if due is None else max(0, due - time.monotonic())
             try:
-                item = self._responses.get(timeout=timeout)
+                item = self._responses.get(timeout=min(timeout, 1.0) if paused and timeout is not None else timeout)
             except queue.Empty:
+                due, paused = self._clock.deadline(deadline)
+                if paused or (due is not None and due > time.monotonic()):
+                    continue
                 self._raise_terminal_error(timeout_message)
             if item is None:
                 self._raise_terminal_error("Python worker exited unexpectedly.")
@@ -391,6 +373,9 @@ class RLMLabInterpreter(LocalInterpreter):
             # DSPy's sandbox facade (__dspy_construct__, __dspy_call__) builds modules on the host from strings
             # step code wrote: never served (MeteredRLM does not install it)
             raise ToolError(f"no tool named {str(tool_name)[:60]!r} is offered to step code")
+        if tool_name in _SUB_RUN_TOOLS:  # a sub-run has its own steps, timeouts and budgets: this step waits
+            with self._clock.held():
+                return encode_handles(_local_invoke_tool(self, tool_name, args, kwargs))
         return encode_handles(_local_invoke_tool(self, tool_name, args, kwargs))
 
 

@@ -1,4 +1,4 @@
-"""Executors by name: "rlm", "react", "scratchpad", each called the way :func:`run_rlm` is.
+"""Executors by name: "rlm", "react", "scratchpad", "direct", each called the way :func:`run_rlm` is.
 
 ``EXECUTORS.make("scratchpad", history_k=2)`` (or :func:`make_executor`)
 returns an :class:`Executor`: ``executor(query, context, lm=lm, ...)`` runs
@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rlmlab.executors._direct import run_direct
 from rlmlab.executors._react import run_react
 from rlmlab.executors._rlm import run_rlm
 from rlmlab.executors._scratchpad import run_scratchpad
@@ -80,6 +81,7 @@ def register_executor(name: str) -> Callable[[Callable[..., Trajectory]], Callab
 register_executor("rlm")(run_rlm)
 register_executor("react")(run_react)
 register_executor("scratchpad")(run_scratchpad)
+register_executor("direct")(run_direct)
 
 
 def make_executor(name: str, **options: Any) -> Executor:

@@ -17,6 +17,7 @@ from rlmlab.executors._context_events import TappedFactory
 from rlmlab.executors._entry import entry_point
 from rlmlab.executors._harness import CodeRunOptions, Run, StepScope
 from rlmlab.executors._interpreter import InterpreterFactory
+from rlmlab.executors._recursion import child_tools, recursion_docs
 from rlmlab.executors._prompt import CompactVariable, GuidedPredict, compact_action_signature, resolve_prompt
 from rlmlab.executors._step_grammar import fields_grammar
 from rlmlab.executors._trajectory import IterationRecord
@@ -142,6 +143,17 @@ class MeteredRLM(dspy.RLM):
         finally:
             repl.recording_setup = False
 
+    def _make_llm_tools(self, budget: Any = None, max_workers: int = 8) -> dict[str, Any]:
+        """DSPy's llm_query tools (at most ``max_concurrent`` prompts of a batch at once) and, when the run may
+        recurse (``max_depth``), rlm_query / rlm_query_batched."""
+        tools = super()._make_llm_tools(budget, max_workers=min(max_workers, self._max_concurrent))
+        tools.update(child_tools(self.run_state, RlmLoop()))
+        return tools
+
+    @property
+    def _max_concurrent(self) -> int:
+        return int(getattr(self.run_state.options, "max_concurrent", 8))
+
     def _setup_facade(self, repl: Any, budget: Any, interpreter_factory: Any) -> str:
         """Offer step code no host-side DSPy modules: DSPy's facade builds them on the host from signature strings
         step code wrote, importing and evaluating what their annotations name. Sub-LM calls stay (llm_query)."""
@@ -214,6 +226,9 @@ class RlmLoop:
         run.traj.prompt = resolve_prompt(opts.prompt, opts.decoding)
         guidance = None
         instructions = _with_budget(opts.instructions, run)
+        recursion = recursion_docs(run.depth, opts.max_depth)
+        if recursion:
+            instructions = "\n".join(x for x in (instructions, "You may also call:\n" + recursion) if x)
         if run.traj.prompt == "compact":  # the task's instructions go after the shared part (see _prompt)
             signature, guidance = RLM_SIGNATURE, instructions or ""
         else:
@@ -237,7 +252,7 @@ def _with_budget(instructions: str | None, run: Run) -> str | None:
     left of them)."""
     if not (run.options.show_budget and run.options.budget.any):
         return instructions
-    line = budget_line(run.options.budget, run.spent(), lead="Budget for this run:")
+    line = budget_line(run.root.options.budget, run.root.spent(), lead="Budget for this run:")
     return "\n".join(x for x in (instructions, line) if x)
 
 

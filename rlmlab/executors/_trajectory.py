@@ -42,6 +42,7 @@ class IterationRecord:
     # ``output`` is stored as the model was shown it (at most the executor's max_output_chars, head and tail);
     # this is the full size (None in runs written before outputs were clipped).
     output_chars: int | None = None
+    children: list[str] = field(default_factory=list)  # run ids of the rlm_query sub-runs this step started
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -91,16 +92,24 @@ class Trajectory:
     sandbox: str | None = None  # the sandbox backend the step code ran under (rlmlab.sandbox); None: no REPL, or older
     # why the run stopped before an answer when a budget ended it: "budget (max_tokens)", ...; None otherwise
     stopped: str | None = None
+    # a recursive run's tree: 0 for the run a caller started; a sub-run (rlm_query) is its parent's depth + 1,
+    # with the parent's run id and the parent's step that started it
+    depth: int = 0
+    parent_id: str | None = None
+    parent_step: int | None = None
+    children: list["Trajectory"] = field(default_factory=list)  # sub-runs, in the order they ended
 
     # 1: files written before the header carried a version (read the same way); 3: "prompt" and "timing" added;
-    # 4: "interrupted" and "sandbox" added; 5: "stopped" added
-    SCHEMA_VERSION: ClassVar[int] = 5
+    # 4: "interrupted" and "sandbox" added; 5: "stopped" added; 6: "depth", "parent_id", "parent_step" and
+    # "child" lines (a sub-run's whole records, nested) added
+    SCHEMA_VERSION: ClassVar[int] = 6
 
     def header(self) -> dict[str, Any]:
         return {"type": "run", "schema_version": self.SCHEMA_VERSION, "run_id": self.run_id, "query": self.query, "lm": self.lm,
                 "context_mode": self.context_mode, "context_ref": self.context_ref,
                 "source_path": self.source_path, "started": self.started, "executor": self.executor,
-                "decoding": self.decoding, "prompt": self.prompt, "sandbox": self.sandbox}
+                "decoding": self.decoding, "prompt": self.prompt, "sandbox": self.sandbox, "depth": self.depth,
+                "parent_id": self.parent_id, "parent_step": self.parent_step}
 
     def final(self) -> dict[str, Any]:
         return {"type": "final", "answer": self.answer, "final_reasoning": self.final_reasoning,
@@ -112,7 +121,12 @@ class Trajectory:
 
     def to_records(self) -> list[dict[str, Any]]:
         trace = [] if self.context_trace is None else [{"type": "context_trace", **self.context_trace.to_dict()}]
-        return [self.header(), *(it.to_dict() for it in self.iterations), *trace, self.final()]
+        children = [{"type": "child", "records": c.to_records()} for c in self.children]
+        return [self.header(), *(it.to_dict() for it in self.iterations), *children, *trace, self.final()]
+
+    def walk(self) -> list["Trajectory"]:
+        """This run and every sub-run beneath it, depth first."""
+        return [self, *(t for c in self.children for t in c.walk())]
 
     def write_jsonl(self, path: str | Path) -> Path:
         write_jsonl(path, self.to_records())
@@ -121,18 +135,30 @@ class Trajectory:
     @classmethod
     def read_jsonl(cls, path: str | Path) -> "Trajectory":
         path = Path(path)
+        return cls.from_records(list(read_jsonl(path)), path)
+
+    @classmethod
+    def from_records(cls, records: list[tuple[int | None, dict[str, Any]]], path: Path) -> "Trajectory":
+        """A trajectory from its (line number, record) pairs; a damaged record raises InputFileError naming
+        ``path`` and the line (a sub-run's records are checked the same way, under its parent's line)."""
         header: dict[str, Any] | None = None
         iterations: list[IterationRecord] = []
+        children: list[Trajectory] = []
         final: dict[str, Any] = {}
         trace: ContextTrace | None = None
-        for lineno, rec in read_jsonl(path):
-            kind = rec.get("type")
+        for lineno, rec in records:
+            kind = rec.get("type") if isinstance(rec, dict) else None
             if not isinstance(kind, str):
                 raise InputFileError(path, lineno, "not a trajectory record (no 'type')")
             if kind == "run":
                 header = rec
             elif kind == "iteration":
                 iterations.append(IterationRecord.from_dict(rec))
+            elif kind == "child":
+                sub = rec.get("records")
+                if not isinstance(sub, list):
+                    raise InputFileError(path, lineno, "malformed child record (no 'records' list)")
+                children.append(cls.from_records([(lineno, r) for r in sub], path))
             elif kind == "context_trace":
                 try:
                     trace = ContextTrace.from_dict({k: v for k, v in rec.items() if k != "type"})
@@ -148,4 +174,4 @@ class Trajectory:
                                              f"({cls.SCHEMA_VERSION}); open it with the rlmlab that wrote it")
         header = {k: v for k, v in header.items() if k not in ("type", "schema_version")}
         final = {k: v for k, v in final.items() if k not in ("type", "iterations")}
-        return cls(**header, iterations=iterations, **final, context_trace=trace)
+        return cls(**header, iterations=iterations, **final, context_trace=trace, children=children)

@@ -1,4 +1,4 @@
-"""Experiments E1-E14: task suites with deterministic checkers, validated configs, and the runner that
+"""Experiments E1-E15: task suites with deterministic checkers, validated configs, and the runner that
 writes results, memory snapshots and the environment of every run under runs/<run-id>/."""
 
 from rlmlab.experiments._config import (
@@ -33,12 +33,12 @@ from rlmlab.learning import SELECTIONS, majority, select_rollout
 from rlmlab.numbers import vote_key  # what a vote compares: one key per answer (rlmlab.numbers)
 from rlmlab.experiments._suites import (
     CHECKERS, MAX_CONTEXT_CHARS, SUITES, TASK_SCHEMA, TASKS_DIR, SuiteError, Task, list_suites, load_suite,
-    read_tasks, task_context, task_numbers,
+    read_tasks, task_context, task_numbers, DOCS_DIR,
 )
 
 __all__ = [
     "Task", "SUITES", "TASKS_DIR", "CHECKERS", "TASK_SCHEMA", "MAX_CONTEXT_CHARS", "SuiteError", "read_tasks",
-    "load_suite", "task_context", "list_suites", "task_numbers",
+    "load_suite", "task_context", "list_suites", "task_numbers", "DOCS_DIR",
     "ExperimentConfig", "Condition", "load_experiment", "list_experiments", "EXPERIMENTS_DIR", "EXPERIMENT_SCHEMA",
     "run_experiment", "ExperimentRun", "read_results", "summarise", "summary_table", "environment", "BACKENDS",
     "run_notebook", "notebook_for", "MAIN_JOB", "parse_parameter", "NotebookRun", "NotebookFailed", "FAMILIES", "NOTEBOOKS_DIR",

@@ -35,6 +35,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "exp_matts.ipynb": ("E12",),
     "exp_small_model.ipynb": ("E13",),
     "exp_learning.ipynb": ("E14",),
+    "exp_long_context.ipynb": ("E15",),
 }
 
 

@@ -28,7 +28,7 @@ from rlmlab.memory import MemoryTask
 
 __all__ = [
     "Task", "SUITES", "TASKS_DIR", "PARAPHRASE_DIR", "CHECKERS", "TASK_SCHEMA", "MAX_CONTEXT_CHARS", "SuiteError", "read_tasks",
-    "load_suite", "task_context", "list_suites", "task_numbers",
+    "load_suite", "task_context", "list_suites", "task_numbers", "DOCS_DIR",
 ]
 
 TASKS_DIR = PROJECT_ROOT / "data" / "tasks"
@@ -80,6 +80,9 @@ TASK_SCHEMA: dict[str, Any] = {
         "rows": {"type": "array", "description": "sparql: the reference query's rows, frozen"},
         "columns": {"type": "array", "items": {"type": "string"}},
         "language": {"type": "string"},
+        "context_tokens": {"type": "integer", "minimum": 0,
+                           "description": "the context's size by rlmlab.tokens.count_tokens, measured when it was "
+                                          "written (the generated long-context suites)"},
     },
     "allOf": [
         {"if": {"required": ["domain"], "properties": {"domain": {"pattern": "^(crate|dir):"}}},
@@ -133,6 +136,7 @@ class Task:
     rows: list[Any] | None = None
     columns: list[str] | None = None
     language: str | None = None
+    context_tokens: int | None = None
     base: str | None = None  # the task file's directory (doc: domains), not part of the line
 
     def to_dict(self) -> dict[str, Any]:
@@ -193,7 +197,7 @@ class Task:
         reference's exact wording, failing a correct list given in another order or layout.
         """
         meta: dict[str, Any] = {"suite": self.suite, "level": self.level}
-        for key in ("kind", "origin", "scope", "writer"):
+        for key in ("kind", "origin", "scope", "writer", "context_tokens"):
             if getattr(self, key):
                 meta[key] = getattr(self, key)
         ontology, source = self.ontology_path(), self.source_path() or self.doc_path()
@@ -243,6 +247,8 @@ def task_context(task: Task) -> str:
         if source.is_dir():
             stamps = tuple(_stamp(p) for p in sorted(source.rglob("*.rs")) if p.is_file())
             return _dir_context(str(source), stamps)
+        if task.doc_path() is not None:
+            raise ConfigError(f"task {task.id}: context file {source} not found (domain {task.domain!r})")
         raise ConfigError(f"task {task.id}: source {task.source!r} not found under {task.crate_root()}")
     ontology = task.ontology_path()
     if ontology is not None:

@@ -5,7 +5,7 @@ from rlmlab.lm._constraints import (
     DecodingConstraint, active_constraint, can_constrain, constrained, pop_constraint, push_constraint,
 )
 from rlmlab.lm._calls import (
-    CALLS_FILE, CallRecorder, CallTiming, LMCall, call_role, call_scope, current_role, note_timing, read_calls,
+    CALLS_FILE, CallRecorder, CallScope, CallTiming, LMCall, call_role, call_scope, current_role, current_scope, note_timing, read_calls,
     write_calls,
 )
 from rlmlab.lm._calls import Completion
@@ -19,7 +19,7 @@ from rlmlab.tokens import count_tokens
 __all__ = [
     "DecodingConstraint", "active_constraint", "can_constrain", "constrained", "pop_constraint", "push_constraint",
     "LenientChatAdapter", "salvage_fields", "CallRecorder", "CallTiming", "LMCall", "note_timing", "call_role",
-    "call_scope", "current_role",
+    "call_scope", "CallScope", "current_scope", "current_role",
     "CALLS_FILE", "read_calls", "write_calls",
     "Completion", "LlamaEngine", "ScriptedEngine", "default_gguf_path", "shipped_gguf_path", "WEIGHTS",
     "DEFAULT_WEIGHTS", "format_fields",

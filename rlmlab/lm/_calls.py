@@ -20,7 +20,7 @@ from dspy.utils.callback import BaseCallback
 from rlmlab.records import Record
 
 __all__ = ["LMCall", "CallTiming", "Completion",
-           "note_timing", "CallRecorder", "call_role", "call_scope", "current_role",
+           "note_timing", "CallRecorder", "call_role", "call_scope", "CallScope", "current_scope", "current_role",
            "write_calls", "read_calls", "CALLS_FILE"]
 
 CALLS_FILE = "lm_calls.jsonl"  # beside trajectory.jsonl in a run directory
@@ -32,18 +32,45 @@ _TIMING: contextvars.ContextVar["CallTiming | None"] = contextvars.ContextVar("r
 # The run a call belongs to: runs on worker threads share one LM and so one recorder, and a run must not count
 # another's calls. DSPy runs a call's callbacks in the caller's context, and copies the context into the threads
 # of its batched sub-queries, so the scope follows every call a run makes.
-_SCOPE: contextvars.ContextVar[object | None] = contextvars.ContextVar("rlmlab_call_scope", default=None)
+_SCOPE: contextvars.ContextVar["CallScope | None"] = contextvars.ContextVar("rlmlab_call_scope", default=None)
+
+
+class CallScope:
+    """A run's scope of LM calls. A scope opened inside another (a recursive sub-run) is its child: the parent's
+    ``since`` includes the child's calls, so a run's totals are its whole call tree's. ``run_id`` and ``depth``
+    label every call made in the scope (set by the run once it has an id)."""
+
+    __slots__ = ("parent", "run_id", "depth")
+
+    def __init__(self, parent: "CallScope | None" = None) -> None:
+        self.parent = parent
+        self.run_id: str | None = None
+        self.depth = 0 if parent is None else parent.depth + 1
+
+    def within(self, other: "CallScope") -> bool:
+        """Whether this scope is ``other`` or one opened inside it."""
+        scope: CallScope | None = self
+        while scope is not None:
+            if scope is other:
+                return True
+            scope = scope.parent
+        return False
 
 
 @contextmanager
-def call_scope() -> Iterator[None]:
+def call_scope() -> Iterator[CallScope]:
     """Attribute LM calls made inside the block (in this context) to it: ``CallRecorder.since`` called inside
-    returns only them. Outside any scope, ``since`` returns every call, as before."""
-    token = _SCOPE.set(object())
+    returns only them and those of scopes opened inside it. Outside any scope, ``since`` returns every call."""
+    scope = CallScope(_SCOPE.get())
+    token = _SCOPE.set(scope)
     try:
-        yield
+        yield scope
     finally:
         _SCOPE.reset(token)
+
+
+def current_scope() -> CallScope | None:
+    return _SCOPE.get()
 
 
 @contextmanager
@@ -109,6 +136,9 @@ class LMCall(Record):
     step: int | None = None
     timing: dict[str, Any] | None = None  # CallTiming.to_dict() when the engine measured it (llama.cpp), else None
     cached: bool = False  # answered from DSPy's cache (opt-in, cache=True): nothing was sent, tokens are not counted
+    run_id: str | None = None  # the run (of a recursive run's tree) that made the call; None outside a run
+    depth: int = 0  # that run's depth: 0 for the run started by the caller, 1 for its rlm_query children, ...
+    parent_id: str | None = None  # that run's parent run, None at depth 0
 
 
 def _messages(inputs: dict[str, Any]) -> list[dict[str, str]]:
@@ -141,8 +171,8 @@ class CallRecorder(BaseCallback):
     def __init__(self, keep_text: bool = True) -> None:
         self.calls: list[LMCall] = []
         self.keep_text = keep_text  # False: counts only, no messages or completions (long-lived recorders)
-        self._pending: dict[str, tuple[float, Any, list[dict[str, str]], str, object | None]] = {}
-        self._scopes: list[object | None] = []  # the call_scope of each call in ``calls``
+        self._pending: dict[str, tuple[float, Any, list[dict[str, str]], str, CallScope | None]] = {}
+        self._scopes: list[CallScope | None] = []  # the call_scope of each call in ``calls``
         self._lock = threading.Lock()
 
     def on_lm_start(self, call_id: str, instance: Any, inputs: dict[str, Any]) -> None:
@@ -176,6 +206,9 @@ class CallRecorder(BaseCallback):
             completion=_completion(outputs) if self.keep_text and exception is None else None,
             timing=timing.to_dict() if timing is not None else None,
             cached=cached,
+            run_id=None if scope is None else scope.run_id,
+            depth=0 if scope is None else scope.depth,
+            parent_id=None if scope is None or scope.parent is None else scope.parent.run_id,
         )
         with self._lock:
             self.calls.append(call)
@@ -186,15 +219,17 @@ class CallRecorder(BaseCallback):
         with self._lock:
             return len(self.calls)
 
-    def since(self, mark: int, step: int | None = None) -> list[LMCall]:
-        """The calls made after ``mark`` (inside a :func:`call_scope`: only that scope's); with ``step``, they
-        are first labelled as that executor iteration's."""
-        scope = _SCOPE.get()
+    def since(self, mark: int, step: int | None = None, scope: CallScope | None = None) -> list[LMCall]:
+        """The calls made after ``mark`` in ``scope`` (default: the current :func:`call_scope`) and the scopes
+        opened inside it; outside any scope, every call. With ``step``, the scope's own calls are first labelled
+        as that executor iteration's (a child run labels its own)."""
+        scope = scope if scope is not None else _SCOPE.get()
         with self._lock:
-            mine = [i for i in range(mark, len(self.calls)) if scope is None or self._scopes[i] is scope]
+            mine = [i for i in range(mark, len(self.calls))
+                    if scope is None or (self._scopes[i] is not None and self._scopes[i].within(scope))]
             if step is not None:
                 for i in mine:
-                    if self.calls[i].step is None:
+                    if self.calls[i].step is None and self._scopes[i] is scope:
                         self.calls[i] = replace(self.calls[i], step=step)
             return [self.calls[i] for i in mine]
 

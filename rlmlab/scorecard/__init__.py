@@ -5,6 +5,8 @@ from rlmlab.scorecard._claims import CLAIMS, SEEDS, Claim, NotMeasured, Paired, 
 from rlmlab.scorecard._context import ScoreContext, experiment_arm
 from rlmlab.scorecard._cost import MEASURED, ArmCost, Plan, arm_costs, plan_scorecard
 from rlmlab.scorecard._procs import Part, auto_procs, partition, usable_cores
+from rlmlab.scorecard._long_context import (E15_FILE, LongContextRow, long_context_markdown, long_context_study,
+                                           plot_long_context, study_sizes)
 from rlmlab.scorecard._learner import (CODE_FIRST_INSTRUCTIONS, CodeFirstLearner, expression_grammar, number_counts,
                                       question_numbers)
 from rlmlab.scorecard._run import (
@@ -19,6 +21,7 @@ from rlmlab.scorecard._stats import (
 from rlmlab.scorecard._table import plot_scorecard, scorecard_html, scorecard_markdown, scorecard_table
 
 __all__ = [
+    "E15_FILE", "LongContextRow", "long_context_study", "long_context_markdown", "plot_long_context", "study_sizes",
     "CLAIMS", "SEEDS", "Claim", "NotMeasured", "Paired", "claim", "ScoreContext", "experiment_arm",
     "MEASURED", "ArmCost", "Plan", "arm_costs", "plan_scorecard", "Part", "auto_procs", "partition",
     "usable_cores",

@@ -59,6 +59,7 @@ class GenerationReport:
     examples: dict[tuple[str, str], str] = field(default_factory=dict)  # (kind, reason) -> first detail
     straddling: int = 0  # candidates whose sources fell on both sides of the split
     seconds: float = 0.0
+    contexts: list[int] = field(default_factory=list)  # long-context suites: each written context's tokens
 
     def note_drop(self, drop: Drop) -> None:
         key = (drop.kind, drop.reason)
@@ -72,7 +73,7 @@ class GenerationReport:
             "kept": [{"side": s, "level": lv, "kind": k, "n": n} for (s, lv, k), n in sorted(self.kept.items())],
             "dropped": [{"kind": k, "reason": r, "n": n, "example": self.examples.get((k, r), "")}
                         for (k, r), n in sorted(self.dropped.items())],
-        }
+        } | ({"context_tokens": self.contexts} if self.contexts else {})
 
     def lines(self) -> list[str]:
         """A short human summary: counts per side and level, then kinds, then drops by reason."""
@@ -92,6 +93,9 @@ class GenerationReport:
         if self.dropped:
             out.append(f"  dropped {sum(self.dropped.values())}: " + "; ".join(
                 f"{k} {r} {n}" for (k, r), n in sorted(self.dropped.items())))
+        if self.contexts:
+            out.append(f"  contexts: {len(self.contexts)} files, {min(self.contexts):,}-{max(self.contexts):,} "
+                       "tokens (rlmlab.tokens.count_tokens)")
         if self.straddling:
             out.append(f"  left out (sources on both sides of the split): {self.straddling}")
         return out

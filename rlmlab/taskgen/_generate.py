@@ -13,10 +13,12 @@ from pathlib import Path
 from rlmlab.errors import ConfigError
 from rlmlab.experiments import MAX_CONTEXT_CHARS, Task, read_tasks, task_context
 from rlmlab.taskgen._common import SIDES, Candidate, Drop, GenerationReport, Kind, rng_for, select, split_units
+from rlmlab.taskgen._longctx import ContextFiles, parse_size
 
-__all__ = ["SUITE_NAMES", "SPLITS", "Generated", "generate_tasks", "write_tasks"]
+__all__ = ["SUITE_NAMES", "LONG_SUITES", "SPLITS", "Generated", "generate_tasks", "write_tasks"]
 
-SUITE_NAMES = ("code", "ontology", "arith")
+LONG_SUITES = ("needle", "aggregate", "twohop")  # a fresh context file per task, of --size-tokens tokens
+SUITE_NAMES = ("code", "ontology", "arith", *LONG_SUITES)
 SPLITS = ("source",)
 
 
@@ -100,14 +102,62 @@ def _suite_kinds(suite: str, sources: Sequence[str | Path]) -> tuple[list[Kind],
     return _merge(arith_kinds()), groups
 
 
+def _long_kinds(suite: str, size_tokens: int, files: ContextFiles) -> list[Kind]:
+    if suite == "needle":
+        from rlmlab.taskgen._needle import needle_kinds
+
+        return needle_kinds(size_tokens, files)
+    if suite == "aggregate":
+        from rlmlab.taskgen._aggregate import aggregate_kinds
+
+        return aggregate_kinds(size_tokens, files)
+    from rlmlab.taskgen._twohop import twohop_kinds
+
+    return twohop_kinds(size_tokens, files)
+
+
+def _generate_long(suite: str, n: int, seed: int, sources: Sequence[str | Path], split_by: str | None,
+                   id_prefix: str | None, size_tokens: int | str | None, context_dir: str | Path | None) -> Generated:
+    size = parse_size(size_tokens, suite)
+    if sources:
+        raise ConfigError(f"--source: only the code suite reads sources; the {suite} suite makes its own contexts")
+    if split_by:
+        raise ConfigError(f"--split-by: every {suite} task has a context of its own, so there is no source to split "
+                          "by; write a test file with another --seed")
+    if context_dir is None:
+        raise ConfigError(f"context_dir: the {suite} suite writes its contexts to <context_dir>/docs/; give the "
+                          "directory the task file goes to")
+    started = time.perf_counter()
+    report = GenerationReport(suite, seed)
+    files = ContextFiles(context_dir)
+    try:
+        chosen = select(_long_kinds(suite, size, files), {"train": n}, seed, report)["train"]
+        prefix = id_prefix or f"gen-{suite}"
+        tasks = []
+        for i, task in enumerate(chosen, 1):
+            task_id = f"{prefix}-l{task.level}-{task.kind}-{i:03d}"
+            name = files.finish(task.domain.removeprefix("doc:"), task_id)
+            tasks.append(replace(task, id=task_id, domain=f"doc:{name}", base=str(files.base)))
+            report.contexts.append(task.context_tokens)
+    finally:
+        files.cleanup()
+    report.seconds = time.perf_counter() - started
+    return Generated(tasks, [], report)
+
+
 def generate_tasks(suite: str, *, n: int, seed: int, sources: Sequence[str | Path] = (), split_by: str | None = None,
-                   test_frac: float = 0.25, id_prefix: str | None = None) -> Generated:
-    """``n`` tasks of ``suite`` ("code", "ontology" or "arith"), deterministic in ``seed``.
+                   test_frac: float = 0.25, id_prefix: str | None = None, size_tokens: int | str | None = None,
+                   context_dir: str | Path | None = None) -> Generated:
+    """``n`` tasks of ``suite`` (one of :data:`SUITE_NAMES`), deterministic in ``seed``.
+
+    The long-context suites (:data:`LONG_SUITES`: needle, aggregate, twohop) write one context file of about
+    ``size_tokens`` tokens per task (an int, or "100k", "1M") to ``<context_dir>/docs/<task id>.txt``, where
+    ``context_dir`` is the directory the task file will be written to; they take no sources and no split.
 
     With ``split_by="source"``, ``round(n * test_frac)`` of them form a test split whose sources (crate or
     module, ontology term, GSM8K item or problem family) no train task uses. Fewer tasks than asked come back
-    when the sources run out (the report says so). ConfigError for an unknown suite, a bad ``n``/``test_frac``
-    or a bad source (missing, no ``.rs`` file).
+    when the sources run out (the report says so). ConfigError for an unknown suite, a bad ``n``/``test_frac``,
+    a bad source (missing, no ``.rs`` file) or a bad ``size_tokens``.
     """
     if suite not in SUITE_NAMES:
         raise ConfigError(f"--suite: unknown {suite!r}; known: {', '.join(SUITE_NAMES)}")
@@ -117,6 +167,10 @@ def generate_tasks(suite: str, *, n: int, seed: int, sources: Sequence[str | Pat
         raise ConfigError(f"--split-by: unknown {split_by!r}; known: {', '.join(SPLITS)}")
     if split_by and not 0 < test_frac < 1:
         raise ConfigError(f"--test-frac: {test_frac!r}; expected a fraction strictly between 0 and 1")
+    if suite in LONG_SUITES:
+        return _generate_long(suite, n, seed, sources, split_by, id_prefix, size_tokens, context_dir)
+    if size_tokens is not None:
+        raise ConfigError(f"--size-tokens: only the {', '.join(LONG_SUITES)} suites take a context size")
     started = time.perf_counter()
     report = GenerationReport(suite, seed)
     kinds, groups = _suite_kinds(suite, sources)

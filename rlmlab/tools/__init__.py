@@ -7,6 +7,7 @@ from rlmlab.tools._bounded import DEADLINE_KEY, exit_description, run_bounded, t
 from rlmlab.tools._workspace import ToolCallRecord, ToolCaps, ToolObserver, Workspace
 from rlmlab.tools import _context  # noqa: F401  (registers blob and ctx_*)
 from rlmlab.tools._context import blob, ctx_find, ctx_peek, ctx_slice, ctx_stats
+from rlmlab.tools._chunks import ctx_chunks  # registers ctx_chunks
 from rlmlab.tools._ast import ast_query  # registers ast_query
 from rlmlab.tools._paths import source_roots
 from rlmlab.tools._files import add_files, file_headers
@@ -18,6 +19,6 @@ from rlmlab.tools._memory import (attach_memory, event_log, mem_add, mem_get, me
 __all__ = [
     "TOOLS", "ToolRegistry", "ToolSpec", "tool", "Bounds", "schema_for", "is_blobref_schema",
     "ToolResult", "displayable", "DEADLINE_KEY", "exit_description", "run_bounded", "time_left", "ToolCaps", "ToolCallRecord", "ToolObserver", "Workspace",
-    "blob", "ctx_stats", "ctx_peek", "ctx_slice", "ctx_find", "ast_query", "agenda", "source_roots",
+    "blob", "ctx_stats", "ctx_peek", "ctx_slice", "ctx_find", "ctx_chunks", "ast_query", "agenda", "source_roots",
     "attach_memory", "memory_of", "event_log", "mem_add", "mem_get", "mem_quote", "mem_search", "attach_ontology", "ontology_of", "sparql_query",
 ]

@@ -1,0 +1,128 @@
+"""The ``direct`` executor: the base model answers from the context itself in one call, the baseline an RLM is
+compared with at long context (E15). As the RLM paper's baseline does, a context longer than the model's window
+is cut to fit it (its head is kept, and the prompt says how much was cut); no REPL, no tools.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from rlmlab.executors._entry import entry_point
+from rlmlab.executors._harness import Run, RunOptions
+from rlmlab.tokens import count_tokens
+
+__all__ = ["DirectLoop", "DirectOptions", "run_direct", "window_of", "fit_to_window"]
+
+_ANSWER_RULE = "Answer the question from the text above. Reply with the answer only, on one line."
+
+
+@dataclass(frozen=True)
+class DirectOptions(RunOptions):
+    """``window_tokens``: the model's context window (None: the local engine's ``n_ctx``, or litellm's model table,
+    else 8192); ``answer_tokens``: room kept for the reply. A direct call is never constrained."""
+
+    decoding: str = "free"
+    window_tokens: int | None = None
+    answer_tokens: int = 64
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in ("window_tokens", "answer_tokens"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
+                raise ValueError(f"{name}: {value!r}; expected an integer > 0")
+
+
+def window_of(lm: Any, given: int | None = None) -> int:
+    """The context window of ``lm`` in tokens: ``given``, the embedded engine's ``n_ctx``, litellm's
+    ``max_input_tokens`` for the model, else 8192."""
+    if given:
+        return given
+    engine = getattr(lm, "rlmlab_engine", None)
+    if getattr(engine, "n_ctx", None):
+        return int(engine.n_ctx)
+    try:
+        import litellm
+
+        info = litellm.get_model_info(str(getattr(lm, "model", "")))
+        return int(info.get("max_input_tokens") or 8192)
+    except Exception:  # noqa: BLE001 - an unknown model: the default
+        return 8192
+
+
+def _counter(lm: Any) -> Callable[[str], int]:
+    """Tokens of a text as ``lm`` counts them: the embedded model's tokenizer, else rlmlab's word count."""
+    llm = getattr(getattr(lm, "rlmlab_engine", None), "llm", None)
+    if llm is not None and hasattr(llm, "tokenize"):
+        return lambda text: len(llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+    return count_tokens
+
+
+def fit_to_window(text: str, budget: int, count: Callable[[str], int]) -> tuple[str, int]:
+    """(the longest head of ``text`` of at most ``budget`` tokens, cut at a line end where one is near; the
+    characters cut). A binary search over lengths, counting only candidate heads."""
+    if budget <= 0:
+        return "", len(text)
+    if count(text) <= budget:
+        return text, 0
+    lo, hi = 0, len(text)
+    while hi - lo > 64:
+        mid = (lo + hi) // 2
+        if count(text[:mid]) <= budget:
+            lo = mid
+        else:
+            hi = mid
+    head = text[:lo]
+    line_end = head.rfind("\n")
+    if line_end > len(head) * 0.9:
+        head = head[:line_end + 1]
+    return head, len(text) - len(head)
+
+
+class DirectLoop:
+    """One LM call: the context (cut to the window), the question, the answer."""
+
+    name = "direct"
+    options = DirectOptions
+
+    def run(self, run: Run) -> None:
+        opts = run.options
+        count = _counter(run.lm)
+        question = f"Question: {run.query}\n{_ANSWER_RULE}"
+        overhead = count(question) + 64  # the chat template's tokens, and a margin
+        window = window_of(run.lm, opts.window_tokens)
+        text = run.context_text
+        head, cut = fit_to_window(text, window - opts.answer_tokens - overhead, count)
+        note = (f"\n[... {cut:,} of {len(text):,} characters cut: the text did not fit the model's {window:,}-token "
+                "window ...]") if cut else ""
+        if cut:
+            run.traj.notes.append(f"direct: the context was cut to the model's {window:,}-token window "
+                                  f"({len(head):,} of {len(text):,} characters kept, the head)")
+        prompt = f"{opts.instructions + chr(10) if opts.instructions else ''}Text:\n{head}{note}\n\n{question}"
+        scope = run.step(1, len(prompt))
+        try:
+            reply = run.lm(prompt, max_tokens=opts.answer_tokens)
+            answer = _first_text(reply).strip()
+            output = answer
+        except Exception as exc:  # recorded as the step's output, then the run's error
+            answer, output = None, f"[Error] {type(exc).__name__}: {exc}"
+            scope.record("", "", output)
+            raise
+        record = scope.record("", "", output)
+        scope.log_context(record, _ANSWER_RULE)
+        run.traj.answer = answer.splitlines()[0].strip() if answer else ""
+        run.traj.submitted = bool(run.traj.answer)
+
+
+def _first_text(reply: Any) -> str:
+    first = reply[0] if isinstance(reply, list) and reply else reply
+    if isinstance(first, dict):
+        first = first.get("text", "")
+    return str(getattr(first, "text", first) or "")
+
+
+run_direct = entry_point(DirectLoop, """Answer one task with a single call of the base model over the context (no
+REPL, no tools), and return its trajectory: the baseline of E15. A context longer than the model's window
+(``window_tokens``, default the model's own) is cut to fit, keeping its head, and the trajectory's notes say how much
+was cut. Options: :class:`DirectOptions`; the rest: :class:`RunEnv`.""")
