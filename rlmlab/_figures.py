@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["Figure", "FIGURES", "figure", "label", "fmt", "fmt_tokens", "fmt_seconds", "wilson_interval", "token_rows",
-           "resend_note", "RELATION_KEYS", "summary_label", "fmt_delta"]
+           "resend_note", "RELATION_KEYS", "summary_label", "fmt_delta", "own_calls", "run_ending", "node_outcome",
+           "node_figures", "sub_runs_of"]
 
 
 @dataclass(frozen=True)
@@ -179,7 +180,7 @@ def token_rows(traj: Any, calls: list[Any] | None = None) -> tuple[list[str], li
     summary = traj.context_trace.summary() if traj.context_trace is not None else None
     by_it = summary.tokens_by_iteration if summary is not None else {}
     per_step: dict[Any, int] = {}
-    for c in calls or []:
+    for c in own_calls(calls or [], traj):
         per_step[c.step] = per_step.get(c.step, 0) + 1
 
     def n_calls(step: Any) -> str:
@@ -195,12 +196,18 @@ def token_rows(traj: Any, calls: list[Any] | None = None) -> tuple[list[str], li
         rows.append([str(it.index), n_calls(it.index), f"{it.input_tokens:,}", f"{it.output_tokens:,}",
                      f"{it.input_tokens + it.output_tokens:,}", f"{added:,}" if summary else "-",
                      f"{running:,}" if summary else "-"])
-    rest_in = traj.input_tokens - sum(it.input_tokens for it in traj.iterations)
-    rest_out = traj.output_tokens - sum(it.output_tokens for it in traj.iterations)
+    children = getattr(traj, "children", None) or []
+    sub_in, sub_out = sum(c.input_tokens for c in children), sum(c.output_tokens for c in children)
+    rest_in = traj.input_tokens - sum(it.input_tokens for it in traj.iterations) - sub_in
+    rest_out = traj.output_tokens - sum(it.output_tokens for it in traj.iterations) - sub_out
     rest_trace = summary.total_tokens - running if summary else 0
     if rest_in or rest_out or rest_trace or per_step.get(None):
         rows.append(["outside iterations", n_calls(None), f"{rest_in:,}", f"{rest_out:,}", f"{rest_in + rest_out:,}",
                      f"{rest_trace:,}" if summary else "-", f"{summary.total_tokens:,}" if summary else "-"])
+    if children:  # their calls and tokens are in the run's totals; their context traces are their own
+        n = sum(1 for c in children for _ in c.walk())
+        rows.append([f"sub-runs ({n}, rlm_query)", f"{sum(c.lm_calls for c in children):,}", f"{sub_in:,}",
+                     f"{sub_out:,}", f"{sub_in + sub_out:,}", "-", "-"])
     rows.append(["run", f"{traj.lm_calls:,}", f"{traj.input_tokens:,}", f"{traj.output_tokens:,}",
                  f"{traj.input_tokens + traj.output_tokens:,}", f"{summary.total_tokens:,}" if summary else "-",
                  f"{summary.total_tokens:,} / {summary.budget_tokens:,} budget" if summary else "-"])
@@ -211,15 +218,77 @@ def token_rows(traj: Any, calls: list[Any] | None = None) -> tuple[list[str], li
 
 
 def resend_note(traj: Any) -> str:
-    """One sentence comparing the run's prompt tokens sent with its context-trace tokens ("" without a trace)."""
+    """One sentence comparing the run's prompt tokens sent with its context-trace tokens ("" without a trace). A
+    run with sub-runs (rlm_query) compares its whole tree's: each run's prompts, each run's own trace."""
     if traj.context_trace is None or not traj.input_tokens:
         return ""
-    total = traj.context_trace.summary().total_tokens
+    runs = traj.walk() if getattr(traj, "children", None) else [traj]
+    total = sum(t.context_trace.summary().total_tokens for t in runs if t.context_trace is not None)
     ratio = traj.input_tokens / max(1, total)
     # the explanation holds only when more was sent than traced; below 1 the numbers stand alone
     why = " (every call re-sends the system prompt and the history)" if ratio > 1 else ""
-    return (f"This run sent {traj.input_tokens:,} prompt tokens for {total:,} context-trace tokens: "
+    who = "This run" if len(runs) == 1 else f"This run and its {len(runs) - 1} sub-run{'s' if len(runs) > 2 else ''}"
+    return (f"{who} sent {traj.input_tokens:,} prompt tokens for {total:,} context-trace tokens: "
             f"{ratio:.1f}×{why}.")
+
+
+def own_calls(calls: list[Any], traj: Any) -> list[Any]:
+    """The calls ``traj`` made itself. A recursive run's ``lm_calls.jsonl`` holds every call of its tree, each
+    with the ``run_id`` of the run that made it; a call without one (written before recursion) is the top run's."""
+    mine = traj.run_id
+    top = not getattr(traj, "depth", 0)
+    return [c for c in calls if getattr(c, "run_id", None) == mine or (top and getattr(c, "run_id", None) is None)]
+
+
+def sub_runs_of(traj: Any, step: int | None) -> list[Any]:
+    """The sub-runs (rlm_query) that step ``step`` of ``traj`` started, in the order the step records them. With
+    ``step`` None: those of a step that has no record (a run interrupted, or stopped, while that step ran)."""
+    children = getattr(traj, "children", None) or []
+    if step is None:
+        steps = {it.index for it in traj.iterations}
+        listed = {rid for it in traj.iterations for rid in it.children}
+        return [c for c in children if c.parent_step not in steps and c.run_id not in listed]
+    order = {rid: n for it in traj.iterations if it.index == step for n, rid in enumerate(it.children)}
+    mine = [c for c in children if c.parent_step == step or c.run_id in order]
+    return sorted(mine, key=lambda c: order.get(c.run_id, len(order)))
+
+
+def run_ending(traj: Any) -> str:
+    """How a run ended, in a few words: "SUBMIT", "extract fallback", "interrupted", "stopped: budget (...)",
+    or "error: ..."."""
+    if traj.error:
+        return f"error: {traj.error}"
+    if traj.stopped:
+        return f"stopped: {traj.stopped}"
+    if traj.interrupted:
+        return "interrupted"
+    return "SUBMIT" if traj.submitted else "extract fallback"
+
+
+def _clip(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: max(n - 1, 0)] + "…"
+
+
+def node_outcome(traj: Any, max_chars: int = 60) -> str:
+    """A run's answer, or why it has none, in at most about ``max_chars`` characters: "answer '7291'",
+    "answer '42' (extract fallback)", "no answer (stopped: budget (max_tokens))"."""
+    ending = run_ending(traj)
+    if traj.answer is None:
+        return _clip(f"no answer ({ending})", max_chars)
+    note = "" if ending == "SUBMIT" else f" ({_clip(ending, 24)})"
+    answer = repr(traj.answer)
+    room = max(max_chars - len("answer ") - len(note), 8)
+    if len(answer) > room:  # cut inside the quotes: 'a long answ…'
+        answer = answer[: room - 2] + "…" + answer[-1]
+    return f"answer {answer}{note}"
+
+
+def node_figures(traj: Any) -> str:
+    """A run's figures as a node of a recursive run's tree: "2 steps · tokens 3,027 + 80 · 0.3 s" (prompt tokens
+    sent + completion tokens of the run and its sub-runs; its wall time)."""
+    n = len(traj.iterations)
+    return (f"{n} step{'s' if n != 1 else ''} · tokens {traj.input_tokens:,} + {traj.output_tokens:,} · "
+            f"{fmt_seconds(traj.elapsed_ms)}")
 
 
 RELATION_KEYS = ("prompt_tokens", "completion_tokens", "lm_tokens", "trace_tokens")  # the figures token_rows relates

@@ -259,3 +259,88 @@ def test_a_reopened_notebook_says_its_widgets_have_no_kernel_until_the_cell_runs
             live.locator(".widget-vbox.rlmlab-explorer").first.wait_for(state="visible", timeout=60_000)
         finally:
             browser.close()
+
+
+@pytest.fixture
+def recursive_lab(rlmlab_kernel, tmp_path):
+    """A notebook that makes a scripted depth-2 run (tests/recursive_runs.py: steps 1 and 2 each start a sub-run)
+    and shows its explorer and budget timeline, served by JupyterLab, not yet run."""
+    import nbformat
+
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: `make test` installs Debian's chromium (apt-get install chromium)")
+    root = tmp_path / "lab"
+    root.mkdir()
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "rlmlab", "display_name": "rlmlab",
+                                                           "language": "python"}})
+    tests = PROJECT_ROOT / "tests"
+    nb.cells = [nbformat.v4.new_code_cell(f"import sys\nsys.path.insert(0, {str(tests)!r})\n"
+                                          "from recursive_runs import recursive_run\n"
+                                          "from rlmlab.jupyter import BudgetTimeline, TrajectoryExplorer\n"
+                                          f"traj = recursive_run({str(tmp_path / 'runs')!r})\n"
+                                          "print('tree:', ' '.join(t.run_id for t in traj.walk()))"),
+                nbformat.v4.new_code_cell(f"TrajectoryExplorer({str(tmp_path / 'runs')!r} + '/' + traj.run_id)"),
+                nbformat.v4.new_code_cell("BudgetTimeline.from_trajectory(traj)")]
+    nbformat.write(nb, root / "recursive.ipynb")
+    settings = tmp_path / "lab-settings"
+    install_lab_settings(settings)
+    server = LabServer(root, tmp_path / "jupyter-home", app_settings=settings).start()
+    yield server
+    server.stop()
+
+
+def test_the_explorer_of_a_depth_2_run_shows_each_sub_run_under_the_step_that_started_it(recursive_lab):
+    from playwright.sync_api import sync_playwright
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(recursive_lab.url("lab/tree/recursive.ipynb"))
+            page.wait_for_selector(".jp-Notebook", timeout=90_000)
+            page.wait_for_selector("text=rlmlab | Idle", timeout=90_000)
+            page.get_by_role("menuitem", name="Run", exact=True).click()
+            page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+            explorer = page.locator(".jp-OutputArea .widget-vbox.rlmlab-explorer").first
+            explorer.wait_for(state="visible", timeout=240_000)
+            page.wait_for_selector("text=rlmlab | Idle", timeout=120_000)
+            errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']")
+            assert errors.count() == 0, errors.all_inner_texts()
+            tree = page.get_by_text(re.compile(r"^tree: ")).first.inner_text().split()[1:]
+            root_id, first, second = tree
+            assert (first, second) == (f"{root_id}.1", f"{root_id}.2")
+            explorer.scroll_into_view_if_needed()
+            # the call tree in the header: each sub-run with its depth, answer, steps, tokens and seconds
+            call_tree = explorer.locator("details.rlmlab-call-tree")
+            assert re.search(rf"{re.escape(first)} · depth 1 · answer '7291' · 1 step · tokens [\d,]+ \+ [\d,]+ · "
+                             r"\d+\.\d s", call_tree.inner_text())
+            # step 1 (selected) holds its sub-run, collapsed; opened, the sub-run's own step, collapsed too
+            step = explorer.locator(".rlmlab-step[data-iteration='1']").first
+            child = step.locator(f"details.rlmlab-child[data-run-id='{first}'][data-parent-step='1']")
+            assert child.count() == 1 and step.locator(f"details.rlmlab-child[data-run-id='{second}']").count() == 0
+            summary = child.locator(":scope > summary")
+            assert summary.inner_text().startswith(f"sub-run {first} · depth 1 · answer '7291'")
+            sub_step = child.locator("details.rlmlab-child-step[data-iteration='1']")
+            assert not sub_step.is_visible()
+            summary.click()
+            sub_step.wait_for(state="visible", timeout=15_000)
+            sub_step.locator(":scope > summary").click()
+            code = sub_step.locator(".rlmlab-code").first
+            code.wait_for(state="visible", timeout=15_000)
+            assert "ctx_find(context, 'vault code is" in code.inner_text()
+            assert sub_step.locator(".rlmlab-lm-call").count() == 1  # the sub-run's own call, inside it
+            step.locator("details.rlmlab-child").first.evaluate("el => el.parentElement.scrollIntoView()")
+            page.screenshot(path=str(SHOTS / "explorer_depth2_step1.png"))  # step 1, its sub-run opened below
+            # next ▶: step 2 holds the other sub-run
+            explorer.get_by_role("button", name="next ▶").click()
+            explorer.locator(f".rlmlab-step[data-iteration='2'] details.rlmlab-child[data-run-id='{second}']"
+                             "[data-parent-step='2']").wait_for(state="attached", timeout=15_000)
+            # the budget timeline stacks the tree by depth
+            budget = page.locator(".jp-OutputArea .widget-vbox.rlmlab-budget").first
+            budget.scroll_into_view_if_needed()
+            assert budget.locator("rect.rlmlab-seg[data-kind='depth_1']").count() == 2
+            assert "stacked by depth" in budget.inner_text()
+            budget.screenshot(path=str(SHOTS / "budget_depth2.png"))
+        finally:
+            browser.close()

@@ -14,6 +14,8 @@ import pytest
 import rlmlab
 from rlmlab.executors import TRAJECTORY_FILE, Trajectory
 
+from recursive_runs import recursive_run
+
 
 def _cli(*args: str, cwd: Path, ok: bool = True) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}  # what a cron job or a CI runner has
@@ -82,6 +84,83 @@ def test_rlm_show_shows_one_run_and_experiment_show_does_too(rlm_run):
     _check_iteration_rows(also, traj, tables=2)
     bad = _cli("rlm", "show", str(cwd), ok=False, cwd=cwd)
     assert bad.returncode == 2 and "no trajectory.jsonl" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_rlm_show_shows_the_call_tree_and_each_sub_run_under_the_step_that_started_it(tmp_path):
+    traj = recursive_run(tmp_path / "runs", max_depth=3)
+    run_dir = tmp_path / "runs" / traj.run_id
+    shown = _cli("rlm", "show", str(run_dir), cwd=tmp_path).stdout
+    first, grand = traj.children[0], traj.children[0].children[0]
+    second = traj.children[1]
+    assert (first.parent_step, grand.parent_step, second.parent_step) == (1, 1, 2) and grand.depth == 2
+    lines = shown.splitlines()
+    # the call tree: each run's row (run id, depth, answer, steps, tokens, seconds) under the step that started it
+    at = lines.index(next(ln for ln in lines if ln.startswith("call tree: 4 runs in 3 levels")))
+    tree = [ln.rstrip() for ln in lines[at + 1: at + 8]]
+    for row, run in zip([tree[0], tree[2], tree[4], tree[6]], [traj, first, grand, second]):
+        assert f"{run.run_id} · depth {run.depth} · answer {run.answer!r} · {len(run.iterations)} step" in row
+        assert f"tokens {run.input_tokens:,} + {run.output_tokens:,} · {run.elapsed_ms / 1000:.1f} s" in row
+    assert [tree[1].strip("│ ├└─"), tree[3].strip("│ ├└─"), tree[5].strip("│ ├└─")] == ["step 1", "step 1", "step 2"]
+    # each sub-run's steps, indented, right after the panel of the step that started it, its own below them
+    rows = {run.run_id: next(n for n, ln in enumerate(lines) if f"↳ sub-run {run.run_id} · " in ln)
+            for run in (first, grand, second)}
+    panel = {name: next(n for n, ln in enumerate(lines) if f"╭─ {name} ─" in ln) for name in (
+        "iteration 1", "iteration 2", "iteration 3", f"iteration 1 of {first.run_id} (depth 1)",
+        f"iteration 2 of {first.run_id} (depth 1)", f"iteration 1 of {grand.run_id} (depth 2)",
+        f"iteration 1 of {second.run_id} (depth 1)")}
+    assert (panel["iteration 1"] < rows[first.run_id] < panel[f"iteration 1 of {first.run_id} (depth 1)"]
+            < rows[grand.run_id] < panel[f"iteration 1 of {grand.run_id} (depth 2)"]
+            < panel[f"iteration 2 of {first.run_id} (depth 1)"] < panel["iteration 2"] < rows[second.run_id]
+            < panel[f"iteration 1 of {second.run_id} (depth 1)"] < panel["iteration 3"])
+    for run, indent in ((first, 4), (grand, 8), (second, 4)):
+        row = lines[rows[run.run_id]].rstrip()
+        assert row.startswith(" " * indent + "↳ sub-run ") and len(row) <= 120, row
+        assert f"final answer of {run.run_id}: {run.answer!r}" in shown
+    for ln in lines[at: at + 8]:
+        assert len(ln.rstrip()) <= 120, ln
+    # every LM call is listed once, in the run that made it (lm_calls.jsonl holds the whole tree's)
+    calls = [json.loads(line) for line in (run_dir / "lm_calls.jsonl").read_text().splitlines()]
+    assert len(calls) == traj.lm_calls == 7 and {c["run_id"] for c in calls} == {r.run_id for r in traj.walk()}
+    bare = _cli("rlm", "show", str(run_dir), "--no-prompts", cwd=tmp_path).stdout  # (a prompt repeats the history)
+    said = [ln.strip(" │") for ln in bare.splitlines()]
+    for n in range(1, len(calls) + 1):
+        assert said.count(f"script step {n}") == 2, n  # the step's reasoning, and its one call's completion
+    assert "LM calls of iteration 1 (1)" in shown
+    assert f"LM calls of iteration 1 of {first.run_id} (depth 1) (1)" in shown
+    # the token table: the sub-runs' tokens in a row of their own, not "outside iterations"
+    cells = _row(shown, "sub-runs (3, rlm_query)")
+    assert cells[1:4] == ["4", f"{first.input_tokens + second.input_tokens:,}",
+                          f"{first.output_tokens + second.output_tokens:,}"]
+    assert "outside iterations" not in shown and "This run and its 3 sub-runs sent" in shown
+
+
+def test_rlm_show_of_a_depth_2_run_and_of_a_run_without_sub_runs(tmp_path, rlm_run):
+    traj = recursive_run(tmp_path / "runs", max_depth=2)
+    shown = _cli("rlm", "show", str(tmp_path / "runs" / traj.run_id), "--no-prompts", cwd=tmp_path).stdout
+    assert "call tree: 3 runs in 2 levels" in shown
+    for child in traj.children:
+        row = next(ln for ln in shown.splitlines() if f"↳ sub-run {child.run_id} · depth 1 · " in ln).rstrip()
+        assert len(row) <= 120 and row.endswith(f"{child.input_tokens:,} + {child.output_tokens:,} · "
+                                                f"{child.elapsed_ms / 1000:.1f} s")
+    # a sub-run whose step has no record (the run was interrupted during it) is still shown, after the steps
+    import dataclasses
+    import io
+
+    from rich.console import Console
+
+    from rlmlab.cli._run_show import trajectory_detail
+
+    console = Console(record=True, width=200, file=io.StringIO())
+    console.print(*trajectory_detail(tmp_path / "runs" / traj.run_id,
+                                     dataclasses.replace(traj, iterations=traj.iterations[:1]), prompts=False))
+    cut = console.export_text()
+    second = traj.children[1]
+    assert "└── a step with no record" in cut and f"↳ sub-run {second.run_id} · depth 1 · " in cut
+    assert "query: Anything else? (started by step 2, not recorded)" in cut
+    assert cut.index("╭─ iteration 1 ─") < cut.index(f"↳ sub-run {second.run_id}") < cut.index("final answer: ")
+    cwd, run_dir, _ = rlm_run  # a run without sub-runs: no tree, no sub-run row
+    plain = _cli("rlm", "show", str(run_dir.relative_to(cwd)), cwd=cwd).stdout
+    assert "call tree" not in plain and "sub-run" not in plain and " of rlm-" not in plain
 
 
 def test_experiment_run_piped_prints_a_line_per_task_and_whole_condition_names(tmp_path):

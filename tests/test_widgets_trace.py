@@ -15,6 +15,8 @@ from rlmlab.lm import make_lm
 from rlmlab.trace import ContextEvent, ContextTrace, IterationLeakage
 from rlmlab.turing import TuringProtocol
 
+from recursive_runs import recursive_run
+
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 SEGMENT = re.compile(r"<rect class='rlmlab-seg' data-kind='(\w+)' data-tokens='(\d+)' x='([\d.]+)' y='([\d.]+)' "
                      r"width='[\d.]+' height='([\d.]+)'[^>]*><title>([^<]*)</title>")
@@ -197,6 +199,39 @@ def test_timeline_from_run_dir_json_file_and_bad_paths(rust_file, tmp_path):
         BudgetTimeline.from_file(saved)
 
 
+def test_a_recursive_run_stacks_its_trees_tokens_by_depth(tmp_path):
+    traj = recursive_run(tmp_path)  # max_depth 2: step 1 and step 2 each start a sub-run
+    first, second = traj.children
+    timeline = BudgetTimeline.from_file(tmp_path / traj.run_id)
+    assert timeline.by_depth and [c.run_id for c in timeline.children] == [first.run_id, second.run_id]
+    own = traj.context_trace.summary().tokens_by_iteration
+    bars = segments(timeline.chart.value)
+    # one series per depth: this run's tokens of the iteration, then those of the sub-run it started
+    assert {i: [(k, t) for k, t, *_ in segs] for i, segs in bars.items()} == {
+        0: [("depth_0", own[0])],
+        1: [("depth_0", own[1]), ("depth_1", first.context_trace.summary().total_tokens)],
+        2: [("depth_0", own[2]), ("depth_1", second.context_trace.summary().total_tokens)],
+        3: [("depth_0", own[3])],
+    }
+    assert bars[1][1][4].startswith(f"depth 1 · iteration 1 · {first.context_trace.summary().total_tokens:,} "
+                                    "tokens · 1 sub-run this iteration started")
+    assert bars[1][1][2] == pytest.approx(bars[1][0][3], abs=0.02)  # stacked on this run's own segment
+    assert bars[2][0][2] == pytest.approx(bars[1][1][3], abs=0.02)  # cumulative: the tree's running total
+    tree = sum(t.context_trace.summary().total_tokens for t in traj.walk())
+    assert "rlmlab-budget-line" not in timeline.chart.value  # each run has its own budget
+    assert f"the tree's context-trace tokens <b>{tree:,}</b>" in timeline.header.value
+    legend = timeline.legend.value
+    assert "data-kind='depth_0'" in legend and "data-kind='depth_1'" in legend and "2 sub-runs" in legend
+    timeline.set_mode("per_iteration")
+    assert segments(timeline.chart.value)[2][0][2] == pytest.approx(segments(timeline.chart.value)[1][0][2])
+    assert "stacked by depth" in timeline.static_html() and "rlmlab-budget-kinds" in timeline.static_html()
+    assert BudgetTimeline.from_trajectory(traj).static_html() == BudgetTimeline.from_file(
+        tmp_path / traj.run_id / TRAJECTORY_FILE).static_html()
+    # the same trace without its sub-runs: by kind, against its budget, as before
+    plain = BudgetTimeline(traj.context_trace)
+    assert not plain.by_depth and "rlmlab-budget-line" in plain.chart.value and "depth_" not in plain.chart.value
+
+
 def test_timeline_mimebundle_has_widget_view_and_static_html():
     timeline = BudgetTimeline(small_trace())
     bundle = timeline._repr_mimebundle_()
@@ -301,3 +336,46 @@ def test_explorer_escapes_model_text():
     static = explorer.static_html()
     assert "<b>bold</b>" not in static and "<img" not in static and "<script>" not in static
     assert "&lt;img src=x&gt;" in static and "&lt;q&gt;" in static
+
+
+def test_explorer_shows_each_sub_run_under_the_step_that_started_it(tmp_path, rust_file):
+    traj = recursive_run(tmp_path)
+    first, second = traj.children
+    explorer = TrajectoryExplorer(tmp_path / traj.run_id)
+    labels = [label for label, _ in explorer.steps.options]
+    assert labels[0].endswith("LM tokens · 1 sub-run") and labels[1].endswith("· 1 sub-run")
+    assert "sub-run" not in labels[2]
+    # the call tree in the header: each run with its depth, answer, steps, tokens and seconds
+    header = html.unescape(explorer.header.value)
+    for run in traj.walk():
+        assert (f"{run.run_id} · depth {run.depth} · answer {run.answer!r} · {len(run.iterations)} step"
+                in header and f"tokens {run.input_tokens:,} + {run.output_tokens:,} · "
+                f"{run.elapsed_ms / 1000:.1f} s" in header)
+    assert "sub-runs 2 (depth 1 the deepest" in header and "sub-runs (2, rlm_query)" in header
+    step1 = explorer.detail.value
+    child = re.search(r"<details class='rlmlab-child' data-run-id='([^']+)' data-depth='(\d)' "
+                      r"data-parent-step='(\d)'[^>]*><summary[^>]*>([^<]*)</summary>", step1)
+    assert child and child.groups()[:3] == (first.run_id, "1", "1")
+    assert html.unescape(child.group(4)).startswith(f"sub-run {first.run_id} · depth 1 · answer '7291' · 1 step")
+    assert second.run_id not in step1
+    # the sub-run's own steps inside it, in the same view; each LM call once, in the run that made it
+    assert re.findall(r"<details class='rlmlab-child-step' data-iteration='(\d+)'", step1) == ["1"]
+    assert html.escape(first.iterations[0].code) in step1
+    assert step1.count("class='rlmlab-lm-call'") == 2  # the parent step's own call and the sub-run's
+    assert f"final answer of sub-run {first.run_id}" in step1
+    explorer.next()
+    step2 = explorer.detail.value
+    assert f"data-run-id='{second.run_id}' data-depth='1' data-parent-step='2'" in step2
+    assert first.run_id not in step2 and html.escape("'nothing else'") in step2
+    static = explorer.static_html()
+    assert re.findall(r"<details class='rlmlab-iteration' data-iteration='(\d+)'", static) == ["1", "2", "3"]
+    assert static.count("<details class='rlmlab-child' ") == 2 and "rlmlab-call-tree" in static
+    # a sub-run whose step has no record (the run was interrupted during it) is shown after the steps
+    import dataclasses
+
+    cut = TrajectoryExplorer(dataclasses.replace(traj, iterations=traj.iterations[:1]))
+    assert f"data-run-id='{second.run_id}' data-depth='1' data-parent-step='2'" in cut.final.value
+    assert "sub-runs of a step with no record (1)" in cut.final.value and "a step with no record" in cut.header.value
+    # a run without sub-runs shows none of it
+    plain = TrajectoryExplorer(probe_run(rust_file, tmp_path))
+    assert "rlmlab-child" not in plain.static_html() and "rlmlab-call-tree" not in plain.static_html()

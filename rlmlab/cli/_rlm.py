@@ -185,7 +185,9 @@ def run(query: str, file: Path, lm_spec: str, context_mode: str, max_iters: int,
 def show(run_dir: Path, prompts: bool) -> None:
     """One run written by ``rlmlab rlm run`` (RUN_DIR is runs/<run-id>, or its trajectory.jsonl): the summary
     ``rlm run`` printed, how its token figures relate, then each iteration's code, output and figures with the
-    prompt and completion of its LM calls (as ``rlmlab experiment show RUN --task ID`` shows an experiment's)."""
+    prompt and completion of its LM calls (as ``rlmlab experiment show RUN --task ID`` shows an experiment's). A run
+    with sub-runs (``--max-depth 2``) also shows its call tree, and each sub-run's steps under the step that started
+    it."""
     from rlmlab.cli._console import wide_console
     from rlmlab.cli._run_show import single_run
     from rlmlab.errors import RLMLabError

@@ -1,5 +1,7 @@
 """What ``rlmlab experiment show`` prints: a run's conditions and task rows, or one task's trajectory with the
-exact prompt and completion of every LM call. Rich renderables; the figures' labels are ``rlmlab._figures``'."""
+exact prompt and completion of every LM call; and ``rlmlab rlm show``, one run. A recursive run (rlm_query) shows
+its call tree, then each sub-run's steps indented under the step that started it, each LM call in the run that
+made it. Rich renderables; the figures' labels are ``rlmlab._figures``'."""
 
 from __future__ import annotations
 
@@ -8,17 +10,24 @@ from typing import Any
 
 from rich.console import Group
 from rich.markup import escape
+from rich.padding import Padding
 from rich.panel import Panel
 from rich.rule import Rule
 from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
+from rich.tree import Tree
 
-from rlmlab._figures import FIGURES, RELATION_KEYS, fmt, fmt_seconds, resend_note, token_rows
+from rlmlab._figures import (
+    FIGURES, RELATION_KEYS, fmt, fmt_seconds, node_figures, node_outcome, own_calls, resend_note, sub_runs_of,
+    token_rows,
+)
 
-__all__ = ["run_overview", "task_detail", "single_run", "trajectory_detail"]
+__all__ = ["run_overview", "task_detail", "single_run", "trajectory_detail", "call_tree", "node_row"]
 
 _COLOURS = {"pass": "green", "fail": "yellow", "error": "red"}
+ROW_WIDTH = 120  # a sub-run's row (in the call tree and above its steps) fits in this many columns
+_INDENT = 4  # a sub-run's steps are indented this much under its parent's step
 
 
 def _table(title: str, header: list[str], rows: list[list[str]], right_from: int = 1) -> Table:
@@ -138,9 +147,47 @@ def single_run(run_dir: Path, prompts: bool = True) -> list[Any]:
     return [head, *notes, trajectory_summary(traj), *trajectory_detail(run_dir, traj, prompts)]
 
 
+def _cut(text: str, width: int) -> str:
+    """The first line of ``text`` in at most ``width`` columns, "…" saying something was left out."""
+    line = text.splitlines()[0] if text else ""
+    more = line != text
+    return line + ("…" if more else "") if len(line) + more <= width else line[: width - 1] + "…"
+
+
+def node_row(traj: Any, lead: str = "", width: int = ROW_WIDTH) -> str:
+    """One run of a recursive run's tree in one line of at most ``width`` columns (the answer is cut to fit):
+    "<lead>rlm-….1 · depth 1 · answer '7291' · 2 steps · tokens 3,027 + 80 · 0.3 s"."""
+    head, tail = f"{lead}{traj.run_id} · depth {traj.depth} · ", f" · {node_figures(traj)}"
+    return head + node_outcome(traj, max(width - len(head) - len(tail), 16)) + tail
+
+
+def call_tree(traj: Any) -> Group:
+    """The run's tree: each sub-run under the step that started it, with its depth, answer or why it stopped,
+    steps, tokens (prompt + completion, its sub-runs' included) and seconds."""
+    runs = traj.walk()
+    root = Tree(Text(node_row(traj)), guide_style="dim")
+    levels = max(t.depth for t in runs) - traj.depth + 1
+    root_label = (f"call tree: {len(runs)} runs in {levels} levels, each sub-run under the step that started it "
+                  "(tokens: prompt + completion)")
+
+    def grow(node: Tree, run: Any, level: int) -> None:
+        for step in [*(it.index for it in run.iterations), None]:
+            subs = sub_runs_of(run, step)
+            if subs:
+                branch = node.add(Text(f"step {step}" if step is not None else "a step with no record",
+                                       style="dim"))
+                for sub in subs:
+                    # rich draws 4 columns of guide per level: the row keeps to ROW_WIDTH with them
+                    grow(branch.add(Text(node_row(sub, width=ROW_WIDTH - 8 * level - 8))), sub, level + 1)
+
+    grow(root, traj, 0)
+    return Group(Text(root_label, style="bold"), root)
+
+
 def trajectory_detail(where: Path, traj: Any, prompts: bool = True) -> list[Any]:
     """How a trajectory's token figures relate, its time breakdown, then each iteration (reasoning, code, output,
-    figures) with its LM calls read from ``where`` (exact prompt and completion unless ``prompts`` is False)."""
+    figures) with its LM calls read from ``where`` (exact prompt and completion unless ``prompts`` is False). A
+    recursive run shows its call tree first, and each sub-run's steps indented under the step that started it."""
     from rlmlab.lm import CALLS_FILE, read_calls
 
     calls = read_calls(where / CALLS_FILE)
@@ -151,6 +198,30 @@ def trajectory_detail(where: Path, traj: Any, prompts: bool = True) -> list[Any]
         out.append(Text(resend_note(traj)))
     if not calls:
         out.append(Text("no LM calls recorded beside this trajectory (written before calls were kept)", style="dim"))
+    if traj.children:
+        out.append(call_tree(traj))
+    return out + _steps(traj, calls, prompts)
+
+
+def _sub_runs(traj: Any, step: int | None, calls: list[Any], prompts: bool) -> list[Any]:
+    """The sub-runs step ``step`` of ``traj`` started, each its row, query and steps, indented."""
+    out: list[Any] = []
+    for child in sub_runs_of(traj, step):
+        width = ROW_WIDTH - _INDENT * (child.depth - traj.depth)
+        row = Text(node_row(child, "↳ sub-run ", width), style="bold cyan")
+        query = Text(_cut(f"query: {child.query}" + ("" if step is not None else
+                                                     f" (started by step {child.parent_step}, not recorded)"),
+                          width), style="dim")
+        out.append(Padding(Group(row, query, *_steps(child, calls, prompts)), (0, 0, 0, _INDENT), expand=False))
+    return out
+
+
+def _steps(traj: Any, calls: list[Any], prompts: bool) -> list[Any]:
+    """Each iteration of ``traj`` with its own LM calls, the sub-runs each started indented below it, then its
+    calls outside any iteration and its final answer."""
+    mine_all = own_calls(calls, traj)
+    sub = f" of {traj.run_id} (depth {traj.depth})" if traj.depth else ""
+    out: list[Any] = []
     for it in traj.iterations:
         figures = Table.grid(padding=(0, 2))
         figures.add_column()
@@ -167,14 +238,21 @@ def trajectory_detail(where: Path, traj: Any, prompts: bool = True) -> list[Any]
             body.append(Text("tool calls: " + ", ".join(str(c.get("name")) for c in it.tool_calls), style="dim"))
         for r in it.turing:
             body.append(Text(f"Turing {r.get('phase')}: {', '.join(r.get('reasons', []))}", style="magenta"))
-        mine = [c for c in calls if c.step == it.index]
+        mine = [c for c in mine_all if c.step == it.index]
         if mine:
-            body += [Rule(f"LM calls of iteration {it.index} ({len(mine)})", style="blue"), *_calls(mine, prompts)]
-        out.append(Panel(Group(*body), title=f"iteration {it.index}", title_align="left"))
-    outside = [c for c in calls if c.step is None]
+            body += [Rule(f"LM calls of iteration {it.index}{sub} ({len(mine)})", style="blue"),
+                     *_calls(mine, prompts)]
+        out.append(Panel(Group(*body), title=f"iteration {it.index}{sub}", title_align="left"))
+        out += _sub_runs(traj, it.index, calls, prompts)
+    out += _sub_runs(traj, None, calls, prompts)  # started by a step the run has no record of (interrupted)
+    outside = [c for c in mine_all if c.step is None]
     if outside:
-        out += [Rule(f"LM calls outside any iteration ({len(outside)})", style="blue"), *_calls(outside, prompts)]
+        out += [Rule(f"LM calls outside any iteration{sub} ({len(outside)})", style="blue"),
+                *_calls(outside, prompts)]
     how = f"error: {traj.error}" if traj.error else ("SUBMIT" if traj.submitted else "interrupted (Ctrl-C)"
                                                      if traj.interrupted else "extract fallback (no SUBMIT)")
-    out.append(Text.assemble(("final answer: ", "bold"), repr(traj.answer), f"  (ended by {how})"))
+    if traj.depth and traj.stopped and not traj.error:  # (a top run's line reads as it always has)
+        how = f"stopped: {traj.stopped}"
+    final = "final answer: " if not traj.depth else f"final answer of {traj.run_id}: "
+    out.append(Text.assemble((final, "bold"), repr(traj.answer), f"  (ended by {how})"))
     return out

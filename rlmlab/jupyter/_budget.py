@@ -8,6 +8,10 @@ trace defines no per-iteration budget.
 
 Tokens of events the ring buffer dropped still count in the trace's per-iteration totals, but their kinds are
 gone; they fill a grey hatched "dropped" segment so every bar keeps its exact height.
+
+A recursive run (its trajectory has sub-runs, from rlm_query) is stacked by depth instead: one series per depth,
+depth 0 this run's tokens, depth d those of its sub-runs d levels down, each sub-run's whole trace standing in the
+iteration of this run that started its branch. Each run has its own trace budget, so that chart has no budget line.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import ipywidgets as W
 
@@ -25,8 +29,11 @@ from rlmlab._figures import FIGURES
 from rlmlab.jupyter._widget import RLMLabWidget, esc, html_table
 from rlmlab.trace import ContextEvent, ContextTrace, ContextTraceSummary, EventKind
 
+if TYPE_CHECKING:
+    from rlmlab.executors import Trajectory
+
 __all__ = ["BudgetTimeline", "IterationBar", "BarSegment", "timeline_bars", "timeline_svg", "KIND_COLOURS",
-           "DROPPED", "MODES"]
+           "DROPPED", "MODES", "depth_bars", "depth_kind"]
 
 DROPPED = "dropped"  # the segment kind for tokens of events the ring buffer no longer holds
 MODES = ("cumulative", "per_iteration")
@@ -44,6 +51,19 @@ KIND_COLOURS: dict[str, str] = {
     DROPPED: "#BBBBBB",
 }
 _HATCH_ID = "rlmlab-budget-dropped"
+# A recursive run's series, one per depth (depth_kind): Okabe-Ito again, in this order, then round again.
+DEPTH_COLOURS = ("#0072B2", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#D55E00")
+
+
+def depth_kind(depth: int) -> str:
+    """The segment kind of a depth's series: "depth_0" (the run itself), "depth_1" (its sub-runs), ..."""
+    return f"depth_{depth}"
+
+
+def _colour(kind: str) -> str:
+    if kind in KIND_COLOURS:
+        return KIND_COLOURS[kind]
+    return DEPTH_COLOURS[int(kind.removeprefix("depth_")) % len(DEPTH_COLOURS)]
 
 # Chart geometry, in SVG user units (px at 100% zoom).
 _WIDTH, _HEIGHT = 720, 260
@@ -100,6 +120,34 @@ def timeline_bars(trace: ContextTrace, summary: ContextTraceSummary | None = Non
     return bars
 
 
+def depth_bars(trace: ContextTrace, children: "Sequence[Trajectory]",
+               summary: ContextTraceSummary | None = None) -> list[IterationBar]:
+    """The bars of a recursive run stacked by depth: per iteration of the run, a ``depth_kind(0)`` segment (its
+    own context-trace tokens in that iteration) and one per deeper level (the context-trace tokens of every sub-run
+    whose branch that iteration started, however deep; ``events`` counts those runs). ``children``: the run's
+    sub-runs (``Trajectory.children``)."""
+    summary = summary or trace.summary()
+    tokens: dict[int, dict[int, int]] = {i: {0: t} for i, t in summary.tokens_by_iteration.items()}
+    runs: dict[tuple[int, int], int] = {}
+    for child in children:
+        step = child.parent_step if child.parent_step is not None else 0
+        for sub in child.walk():
+            depth = sub.depth - child.depth + 1
+            if sub.context_trace is not None:
+                level = tokens.setdefault(step, {})
+                level[depth] = level.get(depth, 0) + sub.context_trace.summary().total_tokens
+            runs[(step, depth)] = runs.get((step, depth), 0) + 1
+    bars, before = [], 0
+    for iteration in sorted(tokens):
+        levels = tokens[iteration]
+        segments = tuple(BarSegment(depth_kind(d), levels[d], runs.get((iteration, d), 1))
+                         for d in sorted(levels) if levels[d])
+        total = sum(seg.tokens for seg in segments)
+        bars.append(IterationBar(iteration, total, before, segments))
+        before += total
+    return bars
+
+
 def _nice_step(span: float, ticks: int = 4) -> float:
     """A 1, 2 or 5 times a power of ten step giving about ``ticks`` gridlines over ``span``."""
     raw = max(span, 1) / ticks
@@ -107,7 +155,14 @@ def _nice_step(span: float, ticks: int = 4) -> float:
     return next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
 
 
-def _segment_title(bar: IterationBar, seg: BarSegment, budget: int) -> str:
+def _segment_title(bar: IterationBar, seg: BarSegment, budget: int | None) -> str:
+    if budget is None:  # stacked by depth: each run has its own budget
+        depth = int(seg.kind.removeprefix("depth_"))
+        runs = f"{seg.events:,} sub-run{'s' if seg.events != 1 else ''}"
+        who = ("this run" if depth == 0 else f"{runs} this iteration started" if depth == 1
+               else f"{runs} {depth} levels down from this iteration")
+        return (f"depth {depth} · iteration {bar.iteration} · {seg.tokens:,} tokens · {who}\niteration total "
+                f"{bar.tokens:,} tokens · tree total after it {bar.run_total_after:,}")
     if seg.kind == DROPPED:
         what = f"dropped events (kinds unknown) · iteration {bar.iteration} · {seg.tokens:,} tokens"
     else:
@@ -117,14 +172,15 @@ def _segment_title(bar: IterationBar, seg: BarSegment, budget: int) -> str:
             f"({100.0 * bar.run_total_after / budget:.1f}% of budget)")
 
 
-def timeline_svg(bars: list[IterationBar], budget_tokens: int, mode: str = "cumulative") -> str:
-    """Inline SVG of the bars; hovering a segment shows its ``<title>``. ``mode`` is one of MODES."""
+def timeline_svg(bars: list[IterationBar], budget_tokens: int | None, mode: str = "cumulative") -> str:
+    """Inline SVG of the bars; hovering a segment shows its ``<title>``. ``mode`` is one of MODES.
+    ``budget_tokens`` None: bars stacked by depth (:func:`depth_bars`), no budget line."""
     if mode not in MODES:
         raise ValueError(f"mode: {mode!r}; use one of {', '.join(MODES)}")
     cumulative = mode == "cumulative"
     plot_w, plot_h = _WIDTH - _LEFT - _RIGHT, _HEIGHT - _TOP - _BOTTOM
     if cumulative:
-        top = max([budget_tokens] + [b.run_total_after for b in bars])
+        top = max([budget_tokens or 1] + [b.run_total_after for b in bars])
     else:
         top = max([1] + [b.tokens for b in bars])
     step = _nice_step(top)
@@ -152,7 +208,7 @@ def timeline_svg(bars: list[IterationBar], budget_tokens: int, mode: str = "cumu
         parts.append(f"<g class='rlmlab-bar' data-iteration='{bar.iteration}'>")
         for seg in bar.segments:
             y0, y1 = y(level), y(level + seg.tokens)
-            fill = f"url(#{_HATCH_ID})" if seg.kind == DROPPED else KIND_COLOURS[seg.kind]
+            fill = f"url(#{_HATCH_ID})" if seg.kind == DROPPED else _colour(seg.kind)
             parts.append(f"<rect class='rlmlab-seg' data-kind='{seg.kind}' data-tokens='{seg.tokens}' "
                          f"x='{x:.2f}' y='{y1:.2f}' width='{bar_w:.2f}' height='{max(y0 - y1, 0):.2f}' "
                          f"fill='{fill}'><title>{esc(_segment_title(bar, seg, budget_tokens))}</title></rect>")
@@ -165,7 +221,7 @@ def timeline_svg(bars: list[IterationBar], budget_tokens: int, mode: str = "cumu
                  "stroke='#888'/>"
                  f"<text x='{_LEFT + plot_w / 2:.1f}' y='{_HEIGHT - 2}' text-anchor='middle' fill='#555'>"
                  "iteration (0 = before the first)</text>")
-    if cumulative:
+    if cumulative and budget_tokens is not None:
         by = y(budget_tokens)
         parts.append(f"<g class='rlmlab-budget-line'><line x1='{_LEFT}' y1='{by:.1f}' x2='{_WIDTH - _RIGHT}' "
                      f"y2='{by:.1f}' stroke='#C00' stroke-width='1.5' stroke-dasharray='6 3'/>"
@@ -205,22 +261,55 @@ def legend_html(summary: ContextTraceSummary, bars: list[IterationBar]) -> str:
     return f"<div class='rlmlab-budget-legend'>{swatches}</div>"
 
 
-def _trace_from_file(path: Path) -> ContextTrace:
+def _depths(bars: list[IterationBar]) -> dict[int, tuple[int, int]]:
+    """depth -> (tokens, runs) over the bars of :func:`depth_bars`."""
+    out: dict[int, tuple[int, int]] = {}
+    for bar in bars:
+        for seg in bar.segments:
+            d = int(seg.kind.removeprefix("depth_"))
+            tokens, runs = out.get(d, (0, 0))
+            out[d] = (tokens + seg.tokens, runs + (seg.events if d else 0))
+    return dict(sorted(out.items()))
+
+
+def depth_header_html(bars: list[IterationBar]) -> str:
+    """The line under the header of a chart stacked by depth: the tree's tokens, and each depth's."""
+    depths = _depths(bars)
+    parts = " · ".join(f"depth {d} {tokens:,}"
+                       + (" (this run)" if not d else f" in {runs:,} run{'s' if runs != 1 else ''}")
+                       for d, (tokens, runs) in depths.items())
+    return (f"<div class='rlmlab-budget-depths'>stacked by depth: the tree's {FIGURES['trace_tokens'].label} "
+            f"<b>{sum(t for t, _ in depths.values()):,}</b> ({parts}); a sub-run's stand in the iteration that "
+            "started its branch; each run has its own trace budget, so no budget line</div>")
+
+
+def depth_legend_html(bars: list[IterationBar]) -> str:
+    """A colour swatch per depth with its tokens and runs."""
+    swatches = "".join(
+        f"<span class='rlmlab-legend-item' data-kind='{depth_kind(d)}' style='margin-right:12px;white-space:nowrap'>"
+        f"<span style='display:inline-block;width:10px;height:10px;background:{_colour(depth_kind(d))};"
+        f"margin-right:4px;vertical-align:middle'></span>depth {d} <span style='color:#777'>{tokens:,} tokens · "
+        + ("this run" if not d else f"{runs:,} sub-run{'s' if runs != 1 else ''}") + "</span></span>"
+        for d, (tokens, runs) in _depths(bars).items())
+    return f"<div class='rlmlab-budget-legend'>{swatches}</div>"
+
+
+def _trace_from_file(path: Path) -> "tuple[ContextTrace, list[Trajectory]]":
     import json
 
     from rlmlab.jupyter._explorer import load_trajectory, trajectory_file
 
     if path.is_dir() or path.suffix == ".jsonl":
         file = trajectory_file(path)
-        trace = load_trajectory(file).context_trace
-        if trace is None:
+        traj = load_trajectory(file)
+        if traj.context_trace is None:
             raise ValueError(f"{file}: no context_trace line (the run was written before the context tracer)")
-        return trace
+        return traj.context_trace, traj.children
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
     d = json.loads(path.read_text(encoding="utf-8"))
     try:
-        return ContextTrace.from_dict({k: v for k, v in d.items() if k != "type"})
+        return ContextTrace.from_dict({k: v for k, v in d.items() if k != "type"}), []
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ValueError(f"{path}: not a ContextTrace.to_dict() JSON ({exc!r})") from None
 
@@ -232,18 +321,22 @@ class BudgetTimeline(RLMLabWidget):
     ``throttle_ms`` milliseconds; an event inside that window is shown by a trailing render when the window
     ends (a timer thread), so the view is never more than ``throttle_ms`` behind. :meth:`close` unsubscribes
     and renders once more. ``renders`` counts renders, for tests and benchmarks.
+
+    ``children``: the sub-runs of the run the trace belongs to (``Trajectory.children``); given, the bars stack
+    by depth (:func:`depth_bars`) instead of by kind. :meth:`from_trajectory` and :meth:`from_file` pass them.
     """
 
     css_name = "rlmlab-budget"
 
     def __init__(self, trace: ContextTrace, *, live: bool = False, throttle_ms: float = 200.0,
-                 mode: str = "cumulative"):
+                 mode: str = "cumulative", children: "Sequence[Trajectory]" = ()):
         super().__init__()
         if throttle_ms < 0:
             raise ValueError(f"throttle_ms: {throttle_ms}; must be 0 or more milliseconds")
         if mode not in MODES:
             raise ValueError(f"mode: {mode!r}; use one of {', '.join(MODES)}")
         self.trace, self.mode, self.throttle_ms = trace, mode, throttle_ms
+        self.children = list(children)
         self.renders = 0
         self._render_lock = threading.Lock()  # the logging thread and the trailing timer may both render
         self._state_lock = threading.Lock()
@@ -269,7 +362,30 @@ class BudgetTimeline(RLMLabWidget):
     def from_file(cls, path: str | Path, **kwargs: Any) -> "BudgetTimeline":
         """From a run directory or its trajectory.jsonl (the ``context_trace`` line), or a JSON file holding
         :meth:`ContextTrace.to_dict`. FileNotFoundError if missing; ValueError if it holds no trace."""
-        return cls(_trace_from_file(Path(path)), **kwargs)
+        trace, children = _trace_from_file(Path(path))
+        return cls(trace, children=children, **kwargs)
+
+    @classmethod
+    def from_trajectory(cls, traj: "Trajectory", **kwargs: Any) -> "BudgetTimeline":
+        """The timeline of a finished run (stacked by depth when it has sub-runs); ValueError without a trace."""
+        if traj.context_trace is None:
+            raise ValueError(f"run {traj.run_id}: no context trace (written before the context tracer)")
+        return cls(traj.context_trace, children=traj.children, **kwargs)
+
+    @property
+    def by_depth(self) -> bool:
+        """True when the bars stack the run's tree by depth (it has sub-runs)."""
+        return bool(self.children)
+
+    def _parts(self, summary: ContextTraceSummary) -> tuple[str, str, str]:
+        """(header, chart, legend) HTML as the trace is now."""
+        if self.by_depth:
+            bars = depth_bars(self.trace, self.children, summary)
+            return (header_html(summary) + depth_header_html(bars), timeline_svg(bars, None, self.mode),
+                    depth_legend_html(bars))
+        bars = timeline_bars(self.trace, summary)
+        return (header_html(summary), timeline_svg(bars, summary.budget_tokens, self.mode),
+                legend_html(summary, bars))
 
     @property
     def live(self) -> bool:
@@ -314,11 +430,7 @@ class BudgetTimeline(RLMLabWidget):
         with self._render_lock:
             with self._state_lock:
                 self._dirty = False  # an event logged while rendering sets it again
-            summary = self.trace.summary()
-            bars = timeline_bars(self.trace, summary)
-            self.header.value = header_html(summary)
-            self.chart.value = timeline_svg(bars, summary.budget_tokens, self.mode)
-            self.legend.value = legend_html(summary, bars)
+            self.header.value, self.chart.value, self.legend.value = self._parts(self.trace.summary())
             self.renders += 1
             self._last_render = time.monotonic()
 
@@ -337,15 +449,19 @@ class BudgetTimeline(RLMLabWidget):
 
     def static_html(self) -> str:
         summary = self.trace.summary()
-        bars = timeline_bars(self.trace, summary)
         rows = [[kind, f"{summary.events_by_kind[kind]:,}", f"{tokens:,}",
                  f"{100.0 * tokens / summary.budget_tokens:.1f}%"]
                 for kind, tokens in summary.tokens_by_kind.items() if summary.events_by_kind[kind]]
-        view = "cumulative: run total against the budget" if self.mode == "cumulative" else "per iteration"
-        return (header_html(summary) + f"<div style='color:#777'>{esc(view)}</div>"
-                + timeline_svg(bars, summary.budget_tokens, self.mode) + legend_html(summary, bars)
+        if self.by_depth:
+            view = ("cumulative: the tree's running total" if self.mode == "cumulative" else "per iteration") + (
+                ", stacked by depth; the table: this run's own tokens by kind")
+        else:
+            view = "cumulative: run total against the budget" if self.mode == "cumulative" else "per iteration"
+        header, chart, legend = self._parts(summary)
+        return (header + f"<div style='color:#777'>{esc(view)}</div>" + chart + legend
                 + html_table(["kind", "events", FIGURES["trace_tokens"].label, "% of budget"], rows,
                              css_class="rlmlab-budget-kinds"))
 
     def __repr__(self) -> str:
-        return f"<BudgetTimeline {self.trace!r}{' live' if self.live else ''}>"
+        depth = f" by depth over {len(self.children)} sub-run(s)" if self.by_depth else ""
+        return f"<BudgetTimeline {self.trace!r}{depth}{' live' if self.live else ''}>"

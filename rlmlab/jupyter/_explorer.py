@@ -5,7 +5,9 @@ reasoning, its code (highlighted with pygments when importable), output, tool ca
 completion of each LM call it made (from the run's ``lm_calls.jsonl``) with the step's leakage figures beside
 them, and the Turing Protocol rounds that found violations, with their correction; below, the run's final answer.
 The header says how the run's token figures relate (see :mod:`rlmlab._figures`). The static form holds every
-iteration, each in a collapsed ``<details>``, so nothing is lost without a kernel.
+iteration, each in a collapsed ``<details>``, so nothing is lost without a kernel. A recursive run (rlm_query)
+shows its call tree in the header, and each sub-run as a collapsed ``<details>`` in the step that started it
+(run id, depth, answer, steps, tokens, seconds), holding its own steps in the same view, nested to any depth.
 
 A run is given as a Trajectory, an agent-run directory (or its trajectory.jsonl), or an *experiment* run
 directory with a task id: ``TrajectoryExplorer("runs/E7-...", "code-003", condition="handle")``.
@@ -19,7 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 
-from rlmlab._figures import FIGURES, RELATION_KEYS, fmt, fmt_seconds, resend_note, token_rows
+from rlmlab._figures import (
+    FIGURES, RELATION_KEYS, fmt, fmt_seconds, node_figures, node_outcome, own_calls, resend_note, sub_runs_of,
+    token_rows,
+)
 from rlmlab.jupyter._widget import RLMLabWidget, esc, html_table
 
 if TYPE_CHECKING:  # rlmlab.executors imports dspy; loaded only when a trajectory is read
@@ -27,7 +32,7 @@ if TYPE_CHECKING:  # rlmlab.executors imports dspy; loaded only when a trajector
     from rlmlab.lm import LMCall
 
 __all__ = ["TrajectoryExplorer", "load_trajectory", "trajectory_file", "highlight_code", "step_label",
-           "step_html", "calls_html", "figures_html", "resolve_run"]
+           "step_html", "calls_html", "figures_html", "resolve_run", "sub_runs_html", "tree_html"]
 
 _PRE = ("margin:2px 0 6px;padding:6px 8px;background:#f6f6f6;border-radius:3px;white-space:pre-wrap;"
         "word-break:break-word;max-height:24em;overflow:auto;font-family:ui-monospace,monospace;font-size:12px")
@@ -118,7 +123,9 @@ def step_label(it: "IterationRecord") -> str:
     violations. LM tokens: the step's prompt tokens sent plus completion tokens."""
     n = len(it.tool_calls)
     turing = f" · Turing ×{len(it.turing)}" if it.turing else ""
-    return f"{it.index} · {n} tool call{'s' if n != 1 else ''} · {step_tokens(it):,} {FIGURES['lm_tokens'].label}{turing}"
+    subs = f" · {len(it.children)} sub-run{'s' if len(it.children) != 1 else ''}" if it.children else ""
+    return (f"{it.index} · {n} tool call{'s' if n != 1 else ''} · {step_tokens(it):,} {FIGURES['lm_tokens'].label}"
+            f"{subs}{turing}")
 
 
 def _section(title: str, body: str) -> str:
@@ -200,9 +207,11 @@ def calls_html(calls: "list[LMCall]") -> str:
     return "".join(out)
 
 
-def step_html(it: "IterationRecord", context_tokens: int | None = None, calls: "list[LMCall] | None" = None) -> str:
-    """Everything recorded for one step: reasoning, code, output, tool calls, the LM calls (prompt and
-    completion) with the step's figures beside them, Turing rounds. ``calls`` None: not known (no section)."""
+def step_html(it: "IterationRecord", context_tokens: int | None = None, calls: "list[LMCall] | None" = None,
+              sub_runs: str = "") -> str:
+    """Everything recorded for one step: reasoning, code, output, tool calls, the sub-runs it started
+    (``sub_runs``, see :func:`sub_runs_html`), the LM calls (prompt and completion) with the step's figures beside
+    them, Turing rounds. ``calls`` None: not known (no section)."""
     figures = _section("figures of this step", _counters_html(it, context_tokens))
     if calls is not None:
         lm = (f"<div style='display:flex;gap:16px;align-items:flex-start;flex-wrap:wrap'>"
@@ -215,10 +224,68 @@ def step_html(it: "IterationRecord", context_tokens: int | None = None, calls: "
             + _section("code", highlight_code(it.code))
             + _section(f"output ({len(it.output):,} chars)", _pre(it.output))
             + _section(f"tool calls ({len(it.tool_calls)})", _tool_calls_html(it.tool_calls))
-            + lm
+            + sub_runs + lm
             + _section(f"Turing Protocol ({len(it.turing)} round{'s' if len(it.turing) != 1 else ''} with "
                        "violations)", _turing_html(it.turing))
             + "</div>")
+
+
+def _node(traj: "Trajectory") -> str:
+    return f"{traj.run_id} · depth {traj.depth} · {node_outcome(traj)} · {node_figures(traj)}"
+
+
+def _run_steps_html(run: "Trajectory", calls: "list[LMCall] | None") -> str:
+    """A sub-run's body: its query, each step (collapsed; the same view as a top step, its own sub-runs nested)
+    and its final answer."""
+    trace = run.context_trace.summary().tokens_by_iteration if run.context_trace is not None else None
+    mine = None if calls is None else own_calls(calls, run)
+    steps = "".join(
+        f"<details class='rlmlab-child-step' data-iteration='{it.index}' style='margin:4px 0'>"
+        f"<summary style='cursor:pointer'>step {esc(step_label(it))} · {fmt_seconds(it.elapsed_ms)}</summary>"
+        + step_html(it, None if trace is None else trace.get(it.index, 0),
+                    None if mine is None else [c for c in mine if c.step == it.index],
+                    sub_runs_html(run, it.index, calls)) + "</details>" for it in run.iterations)
+    return (f"<div style='color:#555'>query: {esc(run.query)}</div>"
+            + (steps or "<div style='color:#888'>no iterations</div>") + sub_runs_html(run, None, calls)
+            + final_html(run, mine, title=f"final answer of sub-run {run.run_id}"))
+
+
+def sub_runs_html(run: "Trajectory", step: int | None, calls: "list[LMCall] | None" = None) -> str:
+    """The sub-runs (rlm_query) that ``run``'s step ``step`` started, each a collapsed ``<details>``: its run id,
+    depth, answer or why it stopped, steps, tokens (prompt + completion, its sub-runs' included) and seconds;
+    open, its steps ("" when the step started none). ``calls``: the whole tree's, each run shows its own. ``step``
+    None: those started by a step the run has no record of (it was interrupted or stopped during that step)."""
+    subs = sub_runs_of(run, step)
+    if not subs:
+        return ""
+    body = "".join(
+        f"<details class='rlmlab-child' data-run-id='{esc(sub.run_id)}' data-depth='{sub.depth}' "
+        f"data-parent-step='{step if step is not None else sub.parent_step}' "
+        f"style='margin:4px 0;border-left:3px solid #009E73;padding-left:8px'><summary style='cursor:pointer'>"
+        f"sub-run {esc(_node(sub))}</summary>{_run_steps_html(sub, calls)}</details>" for sub in subs)
+    title = "sub-runs started by this step" if step is not None else "sub-runs of a step with no record"
+    return _section(f"{title} ({len(subs)})", body)
+
+
+def tree_html(traj: "Trajectory") -> str:
+    """The call tree of a recursive run as nested lists: each sub-run under the step that started it, with its
+    figures ("" for a run without sub-runs)."""
+    if not traj.children:
+        return ""
+
+    def branch(run: "Trajectory") -> str:
+        items = "".join(
+            f"<li>{'step ' + str(step) if step is not None else 'a step with no record'}<ul>" + "".join(
+                f"<li class='rlmlab-tree-node' data-run-id='{esc(s.run_id)}'>{esc(_node(s))}{branch(s)}</li>"
+                for s in subs) + "</ul></li>"
+            for step in [*(it.index for it in run.iterations), None] if (subs := sub_runs_of(run, step)))
+        return f"<ul style='margin:0;padding-left:18px'>{items}</ul>" if items else ""
+
+    runs = traj.walk()
+    return (f"<details class='rlmlab-call-tree' open style='margin:4px 0'><summary style='cursor:pointer'>call "
+            f"tree: {len(runs)} runs, each sub-run under the step that started it (tokens: prompt + completion, "
+            f"sub-runs' included)</summary><div class='rlmlab-tree-node' data-run-id='{esc(traj.run_id)}'>"
+            f"{esc(_node(traj))}</div>{branch(traj)}</details>")
 
 
 def figures_html(traj: "Trajectory", calls: "list[LMCall] | None" = None) -> str:
@@ -252,22 +319,32 @@ def run_header_html(traj: "Trajectory", row: dict[str, Any] | None = None) -> st
             f"{FIGURES['iterations'].label} {len(traj.iterations)} · {FIGURES['lm_calls'].label} {traj.lm_calls} · "
             f"{FIGURES['sub_llm_calls'].label} {traj.subcalls} · {FIGURES['prompt_tokens'].label} {traj.input_tokens:,} · "
             f"{FIGURES['completion_tokens'].label} {traj.output_tokens:,}{budget} · "
-            f"{FIGURES['elapsed_ms'].label} {fmt(traj.elapsed_ms, 's')}</div>")
+            f"{FIGURES['elapsed_ms'].label} {fmt(traj.elapsed_ms, 's')}{_tree_figures(traj)}</div>")
 
 
-def final_html(traj: "Trajectory", calls: "list[LMCall] | None" = None) -> str:
+def _tree_figures(traj: "Trajectory") -> str:
+    runs = traj.walk()
+    if len(runs) == 1:
+        return ""
+    return (f" · sub-runs {len(runs) - 1} (depth {max(t.depth for t in runs)} the deepest; their tokens are in "
+            "the figures above)")
+
+
+def final_html(traj: "Trajectory", calls: "list[LMCall] | None" = None, title: str = "final answer") -> str:
     """The answer and how the run ended (SUBMIT, extract fallback, or error); LM calls made outside any
     iteration (the extract fallback, a call that failed before its step produced anything) below it."""
     if traj.error:
         how = f"<b style='color:#C00'>error</b>: {esc(traj.error)}"
+    elif traj.depth and traj.stopped:  # a sub-run a budget ended
+        how = f"stopped: {esc(traj.stopped)}"
     else:
         how = "SUBMIT" if traj.submitted else ("interrupted (Ctrl-C)" if traj.interrupted
                                                else "extract fallback (no SUBMIT)")
     answer = _pre("", "(no answer)") if traj.answer is None else _pre(traj.answer)
     reasoning = _section("final reasoning", _pre(traj.final_reasoning)) if traj.final_reasoning else ""
-    outside = [c for c in calls or [] if c.step is None]
+    outside = [c for c in own_calls(calls or [], traj) if c.step is None]
     extra = _section(f"LM calls outside any iteration ({len(outside)})", calls_html(outside)) if outside else ""
-    return ("<div class='rlmlab-final'>" + _section("final answer", f"<div>ended by {how}</div>{answer}")
+    return ("<div class='rlmlab-final'>" + _section(title, f"<div>ended by {how}</div>{answer}")
             + reasoning + extra + "</div>")
 
 
@@ -304,7 +381,8 @@ class TrajectoryExplorer(RLMLabWidget):
         self._context_tokens = trace.summary().tokens_by_iteration if trace is not None else None
         self._step_cache: dict[int, str] = {}  # position -> step_html; a record is not edited once written
 
-        self.header = W.HTML(run_header_html(self.trajectory, self.row) + figures_html(self.trajectory, self.calls))
+        self.header = W.HTML(run_header_html(self.trajectory, self.row) + figures_html(self.trajectory, self.calls)
+                             + tree_html(self.trajectory))
         self.steps = W.Select(options=[(step_label(it), n) for n, it in enumerate(iterations)],
                               value=self.position, rows=min(max(len(iterations), 2), 10),
                               layout=W.Layout(width="340px", min_width="340px"))
@@ -315,7 +393,7 @@ class TrajectoryExplorer(RLMLabWidget):
         self.next_button.on_click(lambda _: self.next())
         self.where = W.HTML()
         self.detail = W.HTML(layout=W.Layout(flex="1 1 auto", min_width="0"))
-        self.final = W.HTML(final_html(self.trajectory, self.calls))
+        self.final = W.HTML(sub_runs_html(self.trajectory, None, self.calls) + final_html(self.trajectory, self.calls))
         # A fixed-width side column: in an HBox the list would otherwise shrink and cut its labels.
         side = W.VBox([self.steps, W.HBox([self.prev_button, self.next_button]), self.where],
                       layout=W.Layout(flex="0 0 350px", min_width="350px"))
@@ -326,8 +404,10 @@ class TrajectoryExplorer(RLMLabWidget):
         if position not in self._step_cache:
             it = self.trajectory.iterations[position]
             tokens = None if self._context_tokens is None else self._context_tokens.get(it.index, 0)
-            calls = None if self.calls is None else [c for c in self.calls if c.step == it.index]
-            self._step_cache[position] = step_html(it, tokens, calls)
+            calls = None if self.calls is None else [c for c in own_calls(self.calls, self.trajectory)
+                                                     if c.step == it.index]
+            self._step_cache[position] = step_html(it, tokens, calls,
+                                                   sub_runs_html(self.trajectory, it.index, self.calls))
         return self._step_cache[position]
 
     # -- handlers ----------------------------------------------------------------------------------------
@@ -380,7 +460,7 @@ class TrajectoryExplorer(RLMLabWidget):
             f"<summary style='cursor:pointer'>{esc(step_label(it))}</summary>{self._step_html(n)}</details>"
             for n, it in enumerate(self.trajectory.iterations))
         return (run_header_html(self.trajectory, self.row) + figures_html(self.trajectory, self.calls)
-                + (steps or "<div>no iterations</div>") + final_html(self.trajectory, self.calls))
+                + tree_html(self.trajectory) + (steps or "<div>no iterations</div>") + self.final.value)
 
     def __repr__(self) -> str:
         t = self.trajectory

@@ -140,7 +140,7 @@ class RLMLabMagics(Magics):
         traj = self.shell.user_ns.get("rlm_last")
         if traj is None or traj.context_trace is None:
             raise MagicError("%budget: no run yet; run a %%rlm cell first, or give a run directory")
-        return BudgetTimeline(traj.context_trace)
+        return BudgetTimeline.from_trajectory(traj)  # a recursive run's stacked by depth
 
     @line_magic
     def turing(self, line: str) -> Any:
