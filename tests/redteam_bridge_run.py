@@ -15,6 +15,11 @@ fresh temp dir (removed at the end). ``via="interp"`` attempts run in this proce
 exit code, report and run files are judged here; its cwd holds a victim directory, its PATH a marker program and
 $BROWSER a marker script. Every step has a timeout, every child a hard timeout (its process group is killed), and
 processes a child started are killed by pid if they outlive it. Memory-heavy attempts write at most 1 GiB.
+
+A child is forked from a fork server (this file again, stopped where a fresh child has imported rlmlab: see
+fork_server_main) instead of paying Python's start-up and imports each time; RT_BRIDGE_FORK=0 starts each fresh.
+The waits after a step (for the host's threads to end, for what a child started to finish) end once their condition
+holds, within the same limits the fixed sleeps had (settle, _wait_gone).
 """
 
 from __future__ import annotations
@@ -90,6 +95,10 @@ class Sampler:
         self._t.start()
         return self
 
+    @property
+    def native_id(self) -> int | None:
+        return self._t.native_id
+
     def __exit__(self, *_: Any) -> None:
         self._stop.set()
         self._t.join(timeout=5)
@@ -100,6 +109,80 @@ class Sampler:
     @property
     def growth_mb(self) -> float:
         return max(0.0, (self.peak - self.base) / MiB)
+
+
+def _idle_threads(skip: set[int | None]) -> tuple[bool, int]:
+    """(no thread of this process but ``skip`` is running, runnable or in uninterruptible sleep; the CPU time in ns
+    those threads have used, from /proc/self/task/*/schedstat)."""
+    idle, cpu = True, 0
+    for tid in os.listdir("/proc/self/task"):
+        if int(tid) in skip:
+            continue
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+            with open(f"/proc/self/task/{tid}/schedstat") as f:
+                cpu += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):  # the thread ended meanwhile
+            continue
+        idle = idle and state not in ("R", "D")
+    return idle, cpu
+
+
+def _process_tree(pid: int) -> set[int]:
+    """``pid`` and its descendants now (/proc/<pid>/task/*/children)."""
+    tree, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        tree.add(p)
+        try:
+            for tid in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{tid}/children") as f:
+                    todo.extend(int(c) for c in f.read().split() if int(c) not in tree)
+        except OSError:
+            continue
+    return tree
+
+
+def _wait_gone(pids: set[int], limit: float) -> None:
+    """Wait until none of ``pids`` runs any more (gone or a zombie), at most ``limit`` seconds."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        alive = False
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    alive = f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+            except OSError:
+                continue
+            if alive:
+                break
+        if not alive:
+            return
+        time.sleep(0.02)
+
+
+def settle(limit: float, threads_max: int, skip: set[int | None], quiet: float = 0.05) -> float:
+    """Wait until the host has finished with the step, at most ``limit`` seconds: this process has at most
+    ``threads_max`` threads and those but ``skip`` (the waiting thread, the sampler) have neither run nor been
+    runnable for ``quiet`` seconds (host threads still reading the worker's pipe, parsing, serving tool calls or
+    cleaning up are busy; a thread stuck in open() of a FIFO keeps the count up). Replaces the fixed waits of the
+    same length, which gave the host that time to finish (or to show what it kept). Returns the seconds waited."""
+    t0 = time.monotonic()
+    since, last = None, None
+    while True:
+        now = time.monotonic()
+        if now - t0 >= limit:
+            return now - t0
+        idle, cpu = _idle_threads(skip)
+        if idle and cpu == last and nthreads() <= threads_max:
+            since = now if since is None else since
+            if now - since >= quiet:
+                return now - t0
+        else:
+            since = None
+        last = cpu
+        time.sleep(0.01)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -143,6 +226,17 @@ def _log_popen(path: str) -> None:
                 pass
 
     subprocess.Popen = Logged  # type: ignore[misc]
+
+
+def _child_imports() -> None:
+    """What a child imports before its spec matters (child_main's imports): the fork server does it once."""
+    import builtins  # noqa: F401
+    import types  # noqa: F401
+
+    import rlmlab  # noqa: F401
+    import rlmlab._interrupt  # noqa: F401
+    from rlmlab import run_rlm  # noqa: F401
+    from rlmlab.lm import make_lm  # noqa: F401
 
 
 def child_main(spec_path: str) -> None:
@@ -265,6 +359,131 @@ def child_main(spec_path: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# the fork server: rlm children forked from a process that has already imported rlmlab
+# ---------------------------------------------------------------------------------------------------------------
+#
+# A child used to be a fresh `python redteam_bridge_run.py` (about 2.5 s of interpreter start and imports before its
+# run). The fork server is that same program, started once with the children's environment and stdin (/dev/null),
+# stopped right where child_main would read its spec: it has imported what child_main imports first, and nothing
+# else (no run, no worker, no thread of its own). For each rlm attempt it forks; the fork becomes what the fresh
+# process was: a new session (start_new_session), the attempt's cwd, stdout and stderr files and
+# RT_BRIDGE_CHILD, then child_main in this file's __main__ (RT_MAIN_SECRET, __file__). A SystemExit or other
+# exception that ends child_main unwinds out of the fork server's loop to the top of the module, so the process
+# ends the way the fresh one did (the same exit code, atexit, the traceback on its stderr). Each child runs its own
+# warm-up run, attack and health run as before; a fork is never reused. RT_BRIDGE_FORK=0 starts fresh processes.
+
+def fork_server_main(fds: str) -> None:
+    rfd, wfd = map(int, fds.split(","))
+    _child_imports()
+    if threading.active_count() != 1:  # a Python thread would not survive the fork: start fresh processes instead
+        os.write(wfd, b"unfit\n")
+        os._exit(0)
+    os.write(wfd, b"ready\n")
+    reader = os.fdopen(rfd, "rb", buffering=0)
+    while True:
+        line = reader.readline()
+        if not line:
+            os._exit(0)
+        req = json.loads(line)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            reader.close()
+            os.close(wfd)
+            os.setsid()
+            os.chdir(req["cwd"])
+            for fd, path in ((1, req["stdout"]), (2, req["stderr"])):
+                f = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+                os.dup2(f, fd)
+                os.close(f)
+            for k in set(os.environ) - set(req["env"]):
+                del os.environ[k]
+            os.environ.update(req["env"])  # the environment a fresh child would have had (RT_BRIDGE_CHILD too)
+            child_main(req["env"]["RT_BRIDGE_CHILD"])  # ends the process: os._exit, or an exception that unwinds
+            os._exit(0)
+        os.write(wfd, f"pid {pid}\n".encode())
+        _, status = os.waitpid(pid, 0)
+        os.write(wfd, f"exit {os.waitstatus_to_exitcode(status)}\n".encode())
+
+
+class ForkServer:
+    """The parent's handle on the fork server (see fork_server_main); ``spawn`` returns a Popen-like child."""
+
+    def __init__(self, env: dict[str, str], cwd: Path, log: Path):
+        req_r, req_w = os.pipe()
+        rep_r, rep_w = os.pipe()
+        self.log = open(log, "ab")
+        self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve())],
+                                     env={**env, "RT_BRIDGE_FORK_SERVER": f"{req_r},{rep_w}"}, cwd=cwd,
+                                     stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
+                                     pass_fds=(req_r, rep_w), start_new_session=True)
+        os.close(req_r)
+        os.close(rep_w)
+        self.req, self.rep, self.buf = req_w, rep_r, b""
+        self.env = env
+        try:
+            first = self.line(120.0)
+        except (RuntimeError, subprocess.TimeoutExpired):
+            self.proc.kill()
+            self.close()
+            raise
+        if first != "ready":
+            self.close()
+            raise RuntimeError(f"fork server: {first!r}")
+
+    def line(self, timeout: float | None) -> str:
+        import select
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while b"\n" not in self.buf:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not select.select([self.rep], [], [], left)[0]:
+                raise subprocess.TimeoutExpired("fork server", timeout or 0)
+            chunk = os.read(self.rep, 4096)
+            if not chunk:
+                raise RuntimeError(f"the fork server ended (exit {self.proc.wait()})")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return line.decode()
+
+    def spawn(self, env: dict[str, str], cwd: Path, stdout: Path, stderr: Path) -> Any:
+        req = {"env": env, "cwd": str(cwd), "stdout": str(stdout), "stderr": str(stderr)}
+        os.write(self.req, (json.dumps(req) + "\n").encode())
+        kind, pid = self.line(60.0).split()
+        assert kind == "pid", kind
+        server = self
+
+        class Forked:
+            def __init__(self) -> None:
+                self.pid, self.returncode = int(pid), None
+
+            def wait(self, timeout: float | None = None) -> int:
+                if self.returncode is None:
+                    kind, code = server.line(timeout).split()
+                    assert kind == "exit", kind
+                    self.returncode = int(code)
+                return self.returncode
+
+        return Forked()
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def close(self) -> None:
+        for fd in (self.req, self.rep):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+
+# ---------------------------------------------------------------------------------------------------------------
 # the parent
 # ---------------------------------------------------------------------------------------------------------------
 
@@ -365,6 +584,8 @@ class Parent:
         self.prelude = PRELUDE
         self.pyodide_reason: str | None = None
         self.leftover_killed = 0
+        self._fork: ForkServer | None = None
+        self._fork_failed = False
 
     # -- variables the step gets ----------------------------------------------------------------------------------
     def variables(self, backend: str, nonce: str, scratch: Path | None) -> dict[str, Any]:
@@ -400,6 +621,7 @@ class Parent:
         variables = self.variables(backend, nonce, scratch)
         ctx.extra["outside_before"] = [str(p) for p in self.host.outside.rglob("*")]
         THREAD_ERRORS.clear()
+        step_procs = _process_tree(interp._started.pid) if a.name == "forge_result_outlive" else set()
         l0 = self.listener_total()
         t0 = time.monotonic()
         try:
@@ -417,12 +639,15 @@ class Parent:
                 if a.name == "forge_result_outlive" and scratch is not None:
                     f = scratch / "outlive.txt"
                     ctx.extra["outlive_at_return"] = len(_read_text(f).splitlines())
-                    time.sleep(5)
+                    # up to 5 s for the step to go on writing; once the processes that ran it are all gone (the
+                    # timeout's kill: their PID namespace is empty) nothing can append, so no need to wait longer
+                    _wait_gone(step_procs, 5.0)
                     ctx.extra["outlive_after"] = len(_read_text(f).splitlines())
-                time.sleep(0.3)
+                # keep sampling while the host still works on the step (<= 0.3 s, as the fixed wait was)
+                settle(0.3, s.threads_base + 1, {threading.get_native_id(), s.native_id})
             ctx.rss_mb, ctx.threads_base, ctx.threads_peak, ctx.stall_s = (
                 s.growth_mb, s.threads_base, s.threads_peak, s.max_gap)
-            time.sleep(0.7)
+            settle(0.7, s.threads_base, {threading.get_native_id()})  # the step's host threads end (<= 0.7 s)
             ctx.threads_after = nthreads()
             ctx.extra["fifo_released"] = _release_fifos(scratch) if a.name == "path_race_fifo" else 0
             ctx.scratch_stat = _scratch_stat(scratch)
@@ -460,14 +685,18 @@ class Parent:
                 "pids_file": str(d / "pids.txt")}
         spec["variables"]["SCRATCH"] = None
         (d / "spec.json").write_text(json.dumps(spec))
-        env = dict(os.environ, RT_BRIDGE_CHILD=str(d / "spec.json"), RT_MARKER_DIR=str(self.marker_dir),
-                   BROWSER=str(self.bin / "browser.sh"), PATH=f"{self.bin}:{os.environ.get('PATH', '/usr/bin:/bin')}")
-        out, err = open(d / "stdout.txt", "wb"), open(d / "stderr.txt", "wb")
+        env = dict(self.child_env(), RT_BRIDGE_CHILD=str(d / "spec.json"))
         l0 = self.listener_total()
         t0 = time.monotonic()
         limit = max(150.0, a.step_timeout * 4 + 90)
-        proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve())], env=env, cwd=cwd,
-                                stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
+        server = self.fork_server()
+        if server is not None:
+            out = err = None
+            proc = server.spawn(env, cwd, d / "stdout.txt", d / "stderr.txt")
+        else:
+            out, err = open(d / "stdout.txt", "wb"), open(d / "stderr.txt", "wb")
+            proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve())], env=env, cwd=cwd,
+                                    stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
         try:
             code = proc.wait(timeout=limit)
             timed_out = False
@@ -476,10 +705,12 @@ class Parent:
             code = proc.wait()
             timed_out = True
         finally:
-            out.close()
-            err.close()
+            if out is not None:
+                out.close()
+                err.close()
         wall = time.monotonic() - t0
-        time.sleep(0.3)
+        # what the child started gets up to 0.3 s to finish on its own (a marker script) before it is killed
+        _wait_gone(self._child_procs(proc.pid, d / "pids.txt"), 0.3)
         self._kill_leftovers(d / "pids.txt")
         report = None
         rp = d / "report.json"
@@ -512,6 +743,46 @@ class Parent:
             listener_delta=self.listener_total() - l0, step_timeout=a.step_timeout, host_euid=os.geteuid())
         return ctx
 
+    def child_env(self) -> dict[str, str]:
+        """A child's environment but RT_BRIDGE_CHILD: the marker program on PATH, $BROWSER the marker script."""
+        return dict(os.environ, RT_MARKER_DIR=str(self.marker_dir), BROWSER=str(self.bin / "browser.sh"),
+                    PATH=f"{self.bin}:{os.environ.get('PATH', '/usr/bin:/bin')}")
+
+    def fork_server(self) -> ForkServer | None:
+        """The fork server the rlm children come from (started on first use, again if it ended); None: fresh
+        processes (RT_BRIDGE_FORK=0, or it would not start)."""
+        if os.environ.get("RT_BRIDGE_FORK", "1") == "0" or self._fork_failed:
+            return None
+        if self._fork is not None and not self._fork.alive():
+            self._fork.close()
+            self._fork = None
+        if self._fork is None:
+            try:
+                self._fork = ForkServer(self.child_env(), self.cwd_root, self.root / "fork-server.log")
+            except (OSError, RuntimeError, subprocess.TimeoutExpired) as exc:
+                print(f"fork server unavailable ({exc}): fresh child processes", flush=True)
+                self._fork_failed = True
+                return None
+        return self._fork
+
+    def _child_procs(self, sid: int, pids_file: Path) -> set[int]:
+        """The processes the child started that still run: the ones it logged, and any left in its session."""
+        pids = set()
+        for line in _read_text(pids_file).splitlines():
+            try:
+                pids.add(int(line.split(" ", 1)[0]))
+            except ValueError:
+                continue
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open(f"/proc/{entry}/stat") as f:
+                        if int(f.read().rsplit(")", 1)[1].split()[3]) == sid:
+                            pids.add(int(entry))
+                except (OSError, ValueError, IndexError):
+                    continue
+        return pids
+
     def _kill_leftovers(self, pids_file: Path) -> None:
         """Kill, by pid, processes the child started that outlived it (a pyodide Deno has no die-with-parent)."""
         for line in _read_text(pids_file).splitlines():
@@ -529,6 +800,8 @@ class Parent:
                     pass
 
     def close(self) -> None:
+        if self._fork is not None:
+            self._fork.close()
         self.held_fd.close()
         self.host.close()
 
@@ -705,7 +978,9 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    if os.environ.get("RT_BRIDGE_CHILD"):
+    if os.environ.get("RT_BRIDGE_FORK_SERVER"):
+        fork_server_main(os.environ["RT_BRIDGE_FORK_SERVER"])
+    elif os.environ.get("RT_BRIDGE_CHILD"):
         child_main(os.environ["RT_BRIDGE_CHILD"])
     elif os.environ.get("RT_BRIDGE_PARENT") != "1":
         from redteam_host import ENV_NAMES, canary

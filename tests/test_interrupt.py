@@ -30,16 +30,22 @@ PAUSE_S = 0.4  # how long each scripted call "generates": the signal lands insid
 
 # Registers two named scripts, then runs the CLI (as `rlmlab ...` would). Each call appends "call" to $MARKS
 # before its pause; "slow_loop" never SUBMITs (a run that goes on until it is stopped), "slow_solver" is the
-# solver agent (each arith task: one step computing the answer, SUBMIT).
+# solver agent (each arith task: one step computing the answer, SUBMIT). $PAUSE_FROM: the first call of this
+# process that pauses (the one the test signals inside, when it knows which; the calls before it need no pause);
+# $PAUSE_S: the pause (0 for a run no signal is sent to).
 DRIVER = f"""
-import os, sys, time
+import itertools, os, sys, time
 from rlmlab.lm._scripts import SCRIPTS, script_named
+
+PAUSE, PAUSE_FROM = float(os.environ.get("PAUSE_S", {PAUSE_S})), int(os.environ.get("PAUSE_FROM", "1"))
+numbers = itertools.count(1)
 
 def marked(reply):
     def script(messages):
         with open(os.environ["MARKS"], "a") as fh:
             fh.write("call\\n")
-        time.sleep({PAUSE_S})
+        if next(numbers) >= PAUSE_FROM:
+            time.sleep(PAUSE)
         return reply(messages)
     return script
 
@@ -54,10 +60,11 @@ def _ignore_sigint() -> None:  # what a shell without job control does to `cmd &
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _start(args: list[str], tmp_path: Path, marks: Path, sigint_ignored: bool = False) -> subprocess.Popen:
+def _start(args: list[str], tmp_path: Path, marks: Path, sigint_ignored: bool = False, *, pause_from: int = 1,
+           pause_s: float = PAUSE_S) -> subprocess.Popen:
     driver = tmp_path / "driver.py"
     driver.write_text(DRIVER)
-    env = {**ENV, "MARKS": str(marks)}
+    env = {**ENV, "MARKS": str(marks), "PAUSE_FROM": str(pause_from), "PAUSE_S": str(pause_s)}
     return subprocess.Popen([sys.executable, str(driver), *args], cwd=tmp_path, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
                             preexec_fn=_ignore_sigint if sigint_ignored else None)
@@ -82,7 +89,7 @@ def test_sigint_mid_rlm_run_saves_the_trajectory_so_far_marked_interrupted(tmp_p
     marks, runs = tmp_path / "marks", tmp_path / "runs"
     proc = _start(["rlm", "run", "How many pub async fn are there?", str(rust_file), "--lm", "scripted:slow_loop",
                    "--decoding", "free", "--max-iters", "12", "--runs-dir", str(runs)], tmp_path, marks,
-                  sigint_ignored="ignored" in target)
+                  sigint_ignored="ignored" in target, pause_from=3)
     _wait_for(lambda: _calls(marks) >= 3, proc, "the third LM call")  # in its pause: the step is not done
     if target == "process":
         proc.send_signal(signal.SIGINT)
@@ -140,7 +147,7 @@ def test_sigint_mid_experiment_keeps_the_finished_rows_and_the_run_resumes(tmp_p
                            capture_output=True, env={**ENV, "COLUMNS": "200"})
     assert shown.returncode == 0 and f"interrupted after {len(rows)} of 6 tasks" in shown.stdout, shown
     # The same command with --resume runs only what is left, and the run is no longer marked interrupted.
-    proc = _start([*args, "--resume", run_dir.name], tmp_path, marks)
+    proc = _start([*args, "--resume", run_dir.name], tmp_path, marks, pause_s=0)  # no signal: no pause needed
     out, err = proc.communicate(timeout=240)
     assert proc.returncode == 0, (out, err)
     final = read_results(run_dir / "results.jsonl")
@@ -214,10 +221,11 @@ import os, time
 from rlmlab.lm import make_lm
 from rlmlab.lm._scripts import script_named
 solver = script_named("solver")
+PAUSE = {PAUSE_S}  # a cell that sends no interrupt sets it to 0
 def slow(messages):
     with open({{marks!r}}, "a") as fh:
         fh.write("call\\n")
-    time.sleep({PAUSE_S})
+    time.sleep(PAUSE)
     return solver(messages)
 """
 
@@ -244,6 +252,8 @@ def test_kernel_interrupt_during_an_experiment_shows_one_line_and_leaves_the_run
             f"with the same command and --resume {run_dir.name} (Python: resume={run_dir.name!r})"]
         # The kernel lives on and the run is unlocked: the same cell with run_dir continues it to the end.
         reply, _ = _run_cell(kc, f"from rlmlab._lock import lock_run_dir\nwith lock_run_dir({str(run_dir)!r}): pass")
+        assert reply["status"] == "ok", reply
+        reply, _ = _run_cell(kc, "PAUSE = 0")  # no interrupt to land in a call from here on
         assert reply["status"] == "ok", reply
         reply, _ = _run_cell(kc, f"run_experiment('E1', lm=make_lm('scripted', script=slow), suite='arith', "
                                  f"tasks=6, run_dir={str(run_dir)!r}, progress=False)")
