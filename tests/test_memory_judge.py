@@ -30,6 +30,23 @@ def short(verdict: Verdict) -> None:
     assert Verdict.from_dict(json.loads(json.dumps(verdict.to_dict()))) == verdict
 
 
+# -- contains ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("answer, expected, ok", [
+    ("The guest Wi-Fi password at the Lisbon office is Willow7278.", "Willow7278", True),
+    ("willow7278", "Willow7278", True),
+    ("wicked-marmot-10", "wicked-marmot-10", True),
+    ("The password is wicked-marmot-100", "wicked-marmot-10", False),  # not inside a longer token
+    ("The password that launches Project Ember is:", "wicked-marmot-10", False),
+    ("It is Lyon.", ["Paris", "Lyon"], True),
+    (" ".join(["filler"] * 45) + " Willow7278", "Willow7278", False),  # a dump of the text, not an answer
+])
+def test_contains(answer, expected, ok):
+    v = JUDGES.make("contains").judge(MemoryTask("c", "q", expected=expected), traj(answer))
+    assert (v.success, v.judge) == (ok, "contains"), v.rationale
+    short(v)
+
+
 # -- exact -------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("answer, expected, ok", [
@@ -286,8 +303,8 @@ def test_llm_no_answer_skips_the_lm_and_unknown_rubric():
 # -- registry ----------------------------------------------------------------------------------------------
 
 def test_registry_and_judge_for(rust_file):
-    assert JUDGES.names() == ["code", "constraints", "exact", "llm", "numeric", "oracle", "set", "sparql", "vote"]
-    with pytest.raises(ConfigError, match="unknown 'fuzzy'; registered: code, constraints, exact, llm, numeric, oracle, set, sparql, vote"):
+    assert JUDGES.names() == ["code", "constraints", "contains", "exact", "llm", "numeric", "oracle", "set", "sparql", "vote"]
+    with pytest.raises(ConfigError, match="unknown 'fuzzy'; registered: code, constraints, contains, exact, llm, numeric, oracle, set, sparql, vote"):
         JUDGES.make("fuzzy")
     with pytest.raises(ConfigError, match="unknown 'fuzzy'"):
         judge_for(MemoryTask("x", "q", check="fuzzy"))

@@ -155,7 +155,7 @@ def test_suite_loads_with_all_levels_and_unique_ids(suites, name):
     assert len({t.id for t in tasks}) == len(tasks)
     assert {t.meta["suite"] for t in tasks} == {name.split("-")[0]}  # code-paraphrase-dev is a code suite
     for t in tasks:
-        assert t.check in ("exact", "numeric", "set", "sparql", "code") and t.query.strip()
+        assert t.check in ("exact", "contains", "numeric", "set", "sparql", "code") and t.query.strip()
         # the generated suites keep every context small; a researcher's whole-crate question may not
         assert len(t.context) <= MAX_CONTEXT_CHARS or "paraphrase" in name, (t.id, len(t.context))
         if name == "arith":
@@ -288,7 +288,7 @@ GOOD = {"id": "t1", "suite": "s", "level": 1, "query": "What is 2 + 2?", "checke
     ({"query": None}, r":2: query: missing; this field is required"),
     ({"level": "1"}, r":2: level: expected integer, got str '1'"),
     ({"level": 6}, r":2: level: 6 is outside 1..5"),
-    ({"checker": "fuzzy"}, r":2: checker: 'fuzzy' is not one of exact, numeric, set, sparql, code"),
+    ({"checker": "fuzzy"}, r":2: checker: 'fuzzy' is not one of exact, contains, numeric, set, sparql, code"),
     ({"colour": "red"}, r":2: colour: unknown field"),
     ({"checker": "code"}, r":2: domain: missing"),
     ({"checker": "code", "domain": "prov", "source": "x.rs"}, r":2: domain: 'prov': a code task needs a crate domain"),

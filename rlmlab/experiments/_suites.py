@@ -39,7 +39,7 @@ SUITES: dict[str, Path] = {name: TASKS_DIR / f"{name}.jsonl" for name in ("code"
 SUITES.update({f"{suite}-paraphrase-{split}": PARAPHRASE_DIR / suite / writer / "questions.jsonl"
                for suite in ("code", "ontology", "text") for split, writer in (("dev", "A"), ("test", "B"))})
 SUITES["code-paraphrase-dev2"] = PARAPHRASE_DIR / "code" / "C" / "questions.jsonl"  # writer C: a second dev split
-CHECKERS = ("exact", "numeric", "set", "sparql", "code")  # the deterministic judges of rlmlab.learning.JUDGES
+CHECKERS = ("exact", "contains", "numeric", "set", "sparql", "code")  # the deterministic judges of rlmlab.learning.JUDGES
 DOCS_DIR = "docs"  # a doc:<name> domain is the file <the task file's directory>/docs/<name>
 LEVELS = (1, 2, 3, 4, 5)
 # The suites keep every context under this size (tests/test_task_suites.py checks), so a whole-module task

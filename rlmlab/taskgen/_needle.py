@@ -128,7 +128,7 @@ def _draft(kind: str, level: int, size: int, haystack: str | None, counts: tuple
     makers = [_code_needle(s) if hay.kind == "code" else _log_needle(s, rng) for s in sentences]
     lines = plant(hay, makers, depths)
     if kind in ("needle_code", "needle_logs"):
-        query, checker, expected = phrase(rng, topic.one, place=places[0]), "exact", values[0]
+        query, checker, expected = phrase(rng, topic.one, place=places[0]), "contains", values[0]
     elif kind == "needles_list":
         query, checker, expected = phrase(rng, topic.all), "set", sorted(values)
     else:
@@ -143,7 +143,7 @@ def _draft(kind: str, level: int, size: int, haystack: str | None, counts: tuple
             return Drop(kind, "the needles are not found as planted", f"{len(found)} matches for {k} needles")
         if any(text.count(v) != 1 for v in values):
             return Drop(kind, "a needle value occurs more than once", topic.key)
-        answer = {"exact": found[0]["value"], "set": sorted(got), "numeric": len(found)}[checker]
+        answer = {"contains": found[0]["value"], "set": sorted(got), "numeric": len(found)}[checker]
         if answer != expected:
             return Drop(kind, "the written text gives another answer", f"{answer!r} vs {expected!r}")
         return long_task(suite="needle", level=level, query=query, checker=checker, expected=expected, name=name,
