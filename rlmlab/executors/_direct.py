@@ -80,6 +80,9 @@ def fit_to_window(text: str, budget: int, count: Callable[[str], int]) -> tuple[
     return head, len(text) - len(head)
 
 
+_TEMPLATE_TOKENS = 48  # a chat template's tokens around one user message (SmolLM2's adds a system prompt)
+
+
 class DirectLoop:
     """One LM call: the context (cut to the window), the question, the answer."""
 
@@ -89,17 +92,21 @@ class DirectLoop:
     def run(self, run: Run) -> None:
         opts = run.options
         count = _counter(run.lm)
-        question = f"Question: {run.query}\n{_ANSWER_RULE}"
-        overhead = count(question) + 64  # the chat template's tokens, and a margin
         window = window_of(run.lm, opts.window_tokens)
         text = run.context_text
-        head, cut = fit_to_window(text, window - opts.answer_tokens - overhead, count)
-        note = (f"\n[... {cut:,} of {len(text):,} characters cut: the text did not fit the model's {window:,}-token "
-                "window ...]") if cut else ""
+        room = window - opts.answer_tokens - _TEMPLATE_TOKENS  # the chat template's own tokens, and the reply
+        prompt, head, cut = self._prompt(run, text, text, window)
+        budget = room - count(prompt.replace(text, "")) if count(prompt) > room else None
+        while budget is not None:  # cut the head until the whole prompt (rules, note, question) fits
+            head, cut = fit_to_window(text, budget, count)
+            prompt = self._prompt(run, text, head, window)[0]
+            over = count(prompt) - room
+            if over <= 0 or budget <= 0:
+                break
+            budget -= over + 8
         if cut:
             run.traj.notes.append(f"direct: the context was cut to the model's {window:,}-token window "
                                   f"({len(head):,} of {len(text):,} characters kept, the head)")
-        prompt = f"{opts.instructions + chr(10) if opts.instructions else ''}Text:\n{head}{note}\n\n{question}"
         scope = run.step(1, len(prompt))
         try:
             reply = run.lm(prompt, max_tokens=opts.answer_tokens)
@@ -113,6 +120,15 @@ class DirectLoop:
         scope.log_context(record, _ANSWER_RULE)
         run.traj.answer = answer.splitlines()[0].strip() if answer else ""
         run.traj.submitted = bool(run.traj.answer)
+
+    @staticmethod
+    def _prompt(run: Run, text: str, head: str, window: int) -> tuple[str, str, int]:
+        """(the prompt with ``head`` of ``text``, the head, the characters cut)."""
+        cut = len(text) - len(head)
+        note = (f"\n[... {cut:,} of {len(text):,} characters cut: the text did not fit the model's {window:,}-token "
+                "window ...]") if cut else ""
+        lead = f"{run.options.instructions}\n" if run.options.instructions else ""
+        return f"{lead}Text:\n{head}{note}\n\nQuestion: {run.query}\n{_ANSWER_RULE}", head, cut
 
 
 def _first_text(reply: Any) -> str:
