@@ -76,3 +76,27 @@ def test_matches_carry_their_file_over_a_module():
     impls = ws.bound("ast_query")("context", "(impl_item trait: (_) @name type: (_) @type)", k=50)["matches"]
     assert impls and all((root / m["file"]).read_text().splitlines()[m["file_line"] - 1].strip() == m["text"].strip()
                          for m in impls)
+
+
+def test_over_a_document_a_sub_call_may_read_the_lines_a_search_found_for_the_question():
+    """The value a line states (a password, a name) is no key of a ctx_find result: over a document a step may hand
+    the matched lines and the REPL's own ``query`` to llm_query, whatever the question's words; over code it may not
+    (captures name the values there)."""
+    from types import SimpleNamespace
+
+    from rlmlab.executors import CodeRunOptions
+    from rlmlab.executors._constrain import run_step_grammar
+    from rlmlab.tools import TOOLS, Workspace
+
+    def grammar(query, text, code):
+        run = SimpleNamespace(workspace=Workspace(registry=TOOLS), options=CodeRunOptions(decoding="grammar"),
+                              records=[SimpleNamespace(code=code, output="{'total': 1}")], query=query,
+                              context_text=text)
+        return run_step_grammar(run, fmt="rlm", must_submit=True)
+
+    log = "".join(f"2026-01-01 host-{i} INFO nothing\n" for i in range(30)) + "the guest password is Tundra2982\n"
+    ask = 'llm_query(query + \\"\\\\n\\" + \\"\\\\n\\".join(m[\\"text\\"].strip() for m in hits[\\"matches\\"][:20]))'
+    assert ask in grammar("What is the guest password?", log, 'hits = ctx_find(context, "password")')
+    assert ask in grammar("Which line mentions the password?", log, 'hits = ctx_find(context, "password")')
+    rust = "pub struct A {}\nimpl A { pub fn f(&self) {} }\n" * 5
+    assert "llm_query" not in grammar("How many impl blocks are there?", rust, 'hits = ctx_find(context, "impl")')

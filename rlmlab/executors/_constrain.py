@@ -184,4 +184,7 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
                         # the generic operations over a whole result's matches, for any question over code or a
                         # document but a lookup of one named item (whose answer is what that item holds)
                         names=(slots.get("ident") or [])[:24], match_ops=kind in ("rust", "text") and not lookup,
-                        count_reads=kind in ("rust", "text") and answer_form(run.query or "") == "count")
+                        count_reads=kind in ("rust", "text") and answer_form(run.query or "") == "count",
+                        # over a document, a sub-call may read the lines a search found for the question (the value
+                        # a line states is not a key of the result); over code the captures name it
+                        sub_query=kind == "text")

@@ -9,11 +9,13 @@ from collections.abc import Sequence
 
 from rlmlab.executors._gbnf import _alt, _lit
 
-__all__ = ["match_operations"]
+__all__ = ["match_operations", "ASK_LINES"]
+
+ASK_LINES = 20  # matched lines a sub-call reads
 
 
 def match_operations(var: str, joins: Sequence[str] = (), *, names: Sequence[str] = (), files: bool = False,
-                     form: str | None = None) -> list[str]:
+                     form: str | None = None, ask: bool = False) -> list[str]:
     """GBNF alternatives of the generic operations over the matches of the whole tool result held by ``var``, as
     ``SUBMIT`` values. They depend on the result's type only, never on the question's words:
 
@@ -22,6 +24,10 @@ def match_operations(var: str, joins: Sequence[str] = (), *, names: Sequence[str
     - over each capture name of ``joins``: how many distinct values, the most frequent value, the most frequent
       value other than one of ``names``, and (a filter) the distinct values of a capture in the matches whose
       other capture equals one of ``names``, joined with ", ".
+
+    - with ``ask``, a sub-call (``llm_query``) reading the first :data:`ASK_LINES` matched lines for the question
+      (the REPL's ``query`` variable, so the grammar holds no words of it): the value a line states, in the
+      sub-model's words.
 
     ``form`` "count" keeps the counts only and "choice" none (a yes/no answer is the choice over a result)."""
     if form == "choice":
@@ -34,6 +40,9 @@ def match_operations(var: str, joins: Sequence[str] = (), *, names: Sequence[str
         out.append(_lit(f'"\\n".join({place} + ":" + m["text"].strip(){over})'))
         if files:
             out.append(_lit(f'max(sorted({{m["file"]{over}}}), key=[m["file"]{over}].count)'))
+        if ask:
+            lines = f' for m in {var}["matches"][:{ASK_LINES}]'
+            out.append(_lit(f'llm_query(query + "\\n" + "\\n".join(m["text"].strip(){lines}))'))
     for k in dict.fromkeys(joins):
         cap = f'm["captures"][{json.dumps(k)}]'
         out.append(_lit(f"len({{{cap}{over}}})"))

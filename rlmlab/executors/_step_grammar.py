@@ -208,7 +208,7 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
                  joins: Sequence[str] = (), join_only: bool = False, answer_form: str | None = None,
                  template_fit: Callable[[list[str]], list[str]] | None = None,
                  typed_answers: bool = True, names: Sequence[str] = (), match_ops: bool = False,
-                 count_reads: bool = False) -> str:
+                 count_reads: bool = False, sub_query: bool = False) -> str:
     """The GBNF grammar of one step of an executor, over the tools of ``registry`` (ToolSpecs) with ``caps``.
 
     ``typed_answers=False`` (a question about a context: code, a document): ``SUBMIT`` takes no expression made
@@ -242,6 +242,9 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     ``"yes" if ... else "no"`` over a result it read; "query" (a question over an ontology, whose answer is a
     SPARQL query's text; needs ``vocab["sparql_query.query"]``) is one step that assigns a SELECT of the closed
     vocabulary, runs it with ``sparql_query`` and submits the query.
+
+    ``sub_query`` (with ``match_ops``): a sub-call reads the matched lines for the question, the REPL's ``query``
+    (:func:`match_operations`' ``ask``).
 
     ``count_reads`` (a question asking how many, over a context): ``SUBMIT`` takes one read of a result (its total,
     its number of matches, a count operation), never arithmetic over reads, and no name is assigned arithmetic.
@@ -306,7 +309,8 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
                      raw=(raw or ()) if keys else None, joins=joins if keys else (),
                      scalars=bool(scalar_opts), count_ok=not keys or "total" in keys,
                      form=answer_form if keys and joins else None, typed_answers=typed_answers,
-                     ops=(lambda w, form: match_operations(w, joins, names=names, files=has_files, form=form))
+                     ops=(lambda w, form: match_operations(w, joins, names=names, files=has_files, form=form,
+                                                           ask=sub_query))
                      if match_ops and keys else None, count_reads=count_reads)
     if answer_form == "query" and strings:
         # the answer to a question over an ontology is a SPARQL query's text: the step writes one, runs it (a query
