@@ -1,4 +1,4 @@
-"""configs/experiments/E1..E14.yaml: every config loads and says what the spec says; bad configs name file and key."""
+"""configs/experiments/E1..E15.yaml: every config loads and says what the spec says; bad configs name file and key."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from rlmlab.experiments._config import list_experiments, load_experiment
 
 
 def test_all_twelve_experiments_load_and_match_the_spec():
-    assert list_experiments() == [f"E{i}" for i in range(1, 15)]
+    assert list_experiments() == [f"E{i}" for i in range(1, 16)]
     e = {name: load_experiment(name) for name in list_experiments()}
     assert e["E1"].conditions[0].layers.enabled() == []
     assert [e[x].conditions[0].layers.enabled() for x in ("E2", "E3", "E4", "E5")] == [["L0"], ["L1"], ["L3"], ["L2"]]
@@ -17,6 +17,10 @@ def test_all_twelve_experiments_load_and_match_the_spec():
     assert [(c.name, c.tools) for c in e["E7"].conditions] == [("naive", "naive"), ("handle", "handle")]
     assert [c.mode for c in e["E8"].conditions] == ["auto_inject", "tool_mediated"]
     assert e["E8"].conditions[0].budgets == e["E8"].conditions[1].budgets  # identical budgets across modes
+    # E15: the base model reading the context against RLM at depth 1 and 2, no memory in any arm
+    assert [(c.name, c.executor, c.plugin_options.get("executor", {}).get("max_depth", 1))
+            for c in e["E15"].conditions] == [("direct", "direct", 1), ("rlm_d1", "rlm", 1), ("rlm_d2", "rlm", 2)]
+    assert all(not c.layers.enabled() for c in e["E15"].conditions)
     assert not e["E5"].conditions[0].learns and e["E5"].conditions[0].seed_packs
     nine, ten, eleven = (e[x].conditions[0] for x in ("E9", "E10", "E11"))
     assert (nine.extractor, nine.consolidator, nine.forgetter) == ("heuristic", "append", "none")

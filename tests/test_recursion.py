@@ -60,9 +60,10 @@ def split_key(text: str, n: int, i: int) -> str:
 
 
 def test_depth_1_offers_no_rlm_query_and_a_forged_handle_is_refused():
-    lm = make_lm("scripted", script=_steps("rlm_query('q', context)", "SUBMIT(answer='x')"))
-    traj = run_rlm("q", TEXT, lm=lm)  # max_depth 1: today's behaviour
+    lm = make_lm("scripted", script=_steps("rlm_query('q', context)", "ctx_chunks(context, 2)", "SUBMIT(answer='x')"))
+    traj = run_rlm("q", TEXT, lm=lm)  # max_depth 1: today's behaviour, and no tool for handing out parts
     assert "NameError" in traj.iterations[0].output and not traj.children
+    assert "NameError" in traj.iterations[1].output
     lm = make_lm("scripted", script=_steps("print(rlm_query('q', BlobRef('someone_elses_blob', 5)))",
                                            "SUBMIT(answer='x')"))
     traj = run_rlm("q", TEXT, lm=lm, max_depth=2)

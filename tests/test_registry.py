@@ -8,7 +8,7 @@ import pytest
 from rlmlab.tools import TOOLS, ToolCaps, ToolRegistry, tool
 from rlmlab.tools._schema import parse_docstring
 
-EXPECTED = {"blob", "ctx_stats", "ctx_peek", "ctx_slice", "ctx_find", "ctx_chunks"}
+EXPECTED = {"blob", "ctx_stats", "ctx_peek", "ctx_slice", "ctx_find"}
 
 
 def test_expected_tools_registered():

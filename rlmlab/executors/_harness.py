@@ -402,6 +402,10 @@ def _execute(loop: StepLoop, query: str, context: str | BlobRef, options: RunOpt
     trace, workspace, recorder, meter, ref, text = start_run(
         context, options.context_mode, lm=env.lm, workspace=env.workspace, tools=env.tools,
         trace_budget=options.trace_budget, trace=env.trace)
+    depth = 0 if env.parent is None else env.parent.depth + 1
+    if depth + 1 >= getattr(options, "max_depth", 1):  # tools for starting sub-runs only where a run may start them
+        kept = {n for n in workspace.registry.names() if workspace.registry.get(n).group != "recursion"}
+        workspace = dataclasses.replace(workspace, registry=workspace.registry.select(names=kept))
     run_id = env.run_id or new_run_id(loop.name)
     scope = current_scope()
     if scope is not None:

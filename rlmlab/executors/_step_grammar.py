@@ -243,9 +243,7 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     SPARQL query's text; needs ``vocab["sparql_query.query"]``) is one step that assigns a SELECT of the closed
     vocabulary, runs it with ``sparql_query`` and submits the query.
 
-    ``sub_query`` (with ``match_ops``): a sub-call reads the matched lines for the question, the REPL's ``query``
-    (:func:`match_operations`' ``ask``).
-
+    ``sub_query`` (with ``match_ops``): a sub-call reads the matched lines for the REPL's ``query`` (``ask``).
     ``count_reads`` (a question asking how many, over a context): ``SUBMIT`` takes one read of a result (its total,
     its number of matches, a count operation), never arithmetic over reads, and no name is assigned arithmetic.
 

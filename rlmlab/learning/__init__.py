@@ -10,6 +10,7 @@ rollout a task keeps (MaTTS)."""
 from rlmlab.learning._judge import (CodeJudge, ExactJudge, JUDGES, Judge, NumericJudge, SetJudge, SparqlJudge,
                                     answer_items, judge_for)
 from rlmlab.learning._judge_oracle import CANNOT_JUDGE, OracleJudge
+from rlmlab.learning._contains import CONTAINS_MAX_WORDS, ContainsJudge  # registers "contains"
 from rlmlab.learning._judge_keyfree import (  # registers "oracle", "constraints", "vote"
     KEYFREE_JUDGES, ConstraintsJudge, VoteJudge, arith_implausible, judge_rollouts, keyfree_judge_for,
     keyfree_kind,
@@ -44,6 +45,7 @@ from rlmlab.learning._recall import (
 from rlmlab.learning._loop import EXTRACTION_MODES, RESULTS_FILE, ReasoningBankLoop, TaskOutcome, rlm_executor
 
 __all__ = [
+    "ContainsJudge", "CONTAINS_MAX_WORDS",
     "Judge", "JUDGES", "judge_for", "ExactJudge", "NumericJudge", "SetJudge", "answer_items", "SparqlJudge", "CodeJudge", "LLMJudge", "RUBRICS",
     "OracleJudge", "ConstraintsJudge", "VoteJudge", "arith_implausible", "KEYFREE_JUDGES", "keyfree_judge_for",
     "keyfree_kind",

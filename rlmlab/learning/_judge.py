@@ -98,43 +98,6 @@ class ExactJudge:
         return _binary(self.name, False, f"The answer {_clip(trajectory.answer)!r} differs from the expected {shown}.")
 
 
-# -- contains ---------------------------------------------------------------------------------------------
-
-CONTAINS_MAX_WORDS = 40  # an answer longer than this is a dump of the text, not an answer that states a value
-
-
-def _states(answer: str, value: Any) -> bool:
-    """Whether ``answer`` holds ``value`` as a whole token: case-insensitively, not inside a longer word."""
-    text = str(value).strip()
-    return bool(text) and re.search(r"(?<![\w-])" + re.escape(text) + r"(?![\w-])", answer, re.IGNORECASE) is not None
-
-
-@dataclass
-class ContainsJudge:
-    """The answer states ``task.expected`` (or one of a list of acceptable values) as a whole token, in at most
-    :data:`CONTAINS_MAX_WORDS` words: "The password is Tundra2982." passes for ``Tundra2982``, the way long-context
-    benchmarks (RULER's string match) score a retrieved value; a dump of the text that happens to hold it does not."""
-
-    name: str = field(default="contains", init=False)
-
-    def judge(self, task: MemoryTask, trajectory: "Trajectory") -> Verdict:
-        if task.expected is None:
-            return _binary(self.name, False, f"Task {task.id} has no expected answer to compare with.", 0.0)
-        why = _no_answer(trajectory)
-        if why:
-            return _binary(self.name, False, why)
-        answer = str(trajectory.answer)
-        words = len(answer.split())
-        if words > CONTAINS_MAX_WORDS:
-            return _binary(self.name, False, f"The answer has {words} words: a dump of the text, not an answer "
-                                             f"(at most {CONTAINS_MAX_WORDS}).")
-        hit = next((e for e in _acceptable(task.expected) if _states(answer, e)), None)
-        if hit is not None:
-            return _binary(self.name, True, f"The answer {_clip(answer)!r} states {_clip(hit)!r}.")
-        shown = " or ".join(repr(_clip(e, 40)) for e in _acceptable(task.expected)[:3])
-        return _binary(self.name, False, f"The answer {_clip(answer)!r} does not state {shown}.")
-
-
 # -- set --------------------------------------------------------------------------------------------------
 
 _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
@@ -467,12 +430,6 @@ class CodeJudge:
 def _exact() -> ExactJudge:
     """Normalised string equality with task.expected (a string or a list of acceptable strings)."""
     return ExactJudge()
-
-
-@JUDGES.register("contains")
-def _contains() -> ContainsJudge:
-    """The answer states task.expected as a whole token in a short answer (a retrieved value in a sentence)."""
-    return ContainsJudge()
 
 
 @JUDGES.register("set")

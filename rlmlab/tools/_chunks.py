@@ -1,5 +1,6 @@
 """``ctx_chunks``: a stored payload as handles to consecutive parts, for step code that hands each part to a
-sub-call (``rlm_query_batched(prompts, ctx_chunks(context, 8))``) without reading the text itself."""
+sub-run (``rlm_query_batched(prompts, ctx_chunks(context, 8))``) without reading the text itself. Its group is
+"recursion": an executor offers it only to a run that may start sub-runs (``max_depth`` >= 2)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ __all__ = ["ctx_chunks", "CHUNKS_MAX"]
 CHUNKS_MAX = 256  # most parts one call makes
 
 
-@tool(cap=lambda caps: CHUNKS_MAX * 160, group="context")
+@tool(cap=lambda caps: CHUNKS_MAX * 160, group="recursion")
 def ctx_chunks(ws: Workspace, ref: BlobRef | str, n: Annotated[int, Bounds(minimum=1, maximum=CHUNKS_MAX)]) -> list:
     """Split a payload into n consecutive parts of about equal size, cut at line ends, and return their handles.
 
