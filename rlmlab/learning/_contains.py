@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from rlmlab.learning._judge import JUDGES, _acceptable, _binary, _clip, _no_answer
+from rlmlab.learning._judge import JUDGES, _acceptable, _binary, _clip, _unjudged
 from rlmlab.memory import MemoryTask, Verdict
 
 if TYPE_CHECKING:
@@ -33,11 +33,9 @@ class ContainsJudge:
     name: str = field(default="contains", init=False)
 
     def judge(self, task: MemoryTask, trajectory: "Trajectory") -> Verdict:
-        if task.expected is None:
-            return _binary(self.name, False, f"Task {task.id} has no expected answer to compare with.", 0.0)
-        why = _no_answer(trajectory)
-        if why:
-            return _binary(self.name, False, why)
+        unjudged = _unjudged(self.name, task, trajectory)
+        if unjudged is not None:
+            return unjudged
         answer = str(trajectory.answer)
         words = len(answer.split())
         if words > CONTAINS_MAX_WORDS:

@@ -70,6 +70,15 @@ def _acceptable(expected: Any) -> list[Any]:
     return list(expected) if isinstance(expected, (list, tuple)) else [expected]
 
 
+def _unjudged(name: str, task: MemoryTask, trajectory: "Trajectory") -> Verdict | None:
+    """The failing verdict of a task with no expected answer (confidence 0) or a run with no answer; None when the
+    answer can be compared."""
+    if task.expected is None:
+        return _binary(name, False, f"Task {task.id} has no expected answer to compare with.", 0.0)
+    why = _no_answer(trajectory)
+    return _binary(name, False, why) if why else None
+
+
 # -- exact ------------------------------------------------------------------------------------------------
 
 def _exact_match(answer: str, expected: Any) -> Any | None:
@@ -85,11 +94,9 @@ class ExactJudge:
     name: str = field(default="exact", init=False)
 
     def judge(self, task: MemoryTask, trajectory: "Trajectory") -> Verdict:
-        if task.expected is None:
-            return _binary(self.name, False, f"Task {task.id} has no expected answer to compare with.", 0.0)
-        why = _no_answer(trajectory)
-        if why:
-            return _binary(self.name, False, why)
+        unjudged = _unjudged(self.name, task, trajectory)
+        if unjudged is not None:
+            return unjudged
         hit = _exact_match(trajectory.answer, task.expected)
         if hit is not None:
             return _binary(self.name, True, f"The answer {_clip(trajectory.answer)!r} equals the expected "

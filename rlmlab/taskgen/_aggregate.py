@@ -17,7 +17,7 @@ from collections.abc import Callable
 from datetime import date, timedelta
 
 from rlmlab.taskgen._common import Drop, Kind, phrase
-from rlmlab.taskgen._longctx import Built, ContextFiles, context_stream, long_task
+from rlmlab.taskgen._longctx import Built, ContextFiles, draft_kinds, long_task
 from rlmlab.tokens import count_tokens
 
 __all__ = ["aggregate_kinds", "relabel", "TICKETS", "REVIEWS", "RECORD_RE"]
@@ -178,6 +178,4 @@ KINDS = {"count_category": 3, "count_sentiment": 3, "category_distribution": 4}
 
 def aggregate_kinds(size_tokens: int, files: ContextFiles) -> list[Kind]:
     """The aggregate suite's kinds over contexts of about ``size_tokens`` tokens written into ``files``."""
-    return [Kind(name, level, context_stream(
-        name, files, lambda rng, name=name, level=level: _draft(name, level, size_tokens, rng)))
-        for name, level in KINDS.items()]
+    return draft_kinds(KINDS, files, lambda name, level, rng: _draft(name, level, size_tokens, rng))

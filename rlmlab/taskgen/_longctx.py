@@ -18,11 +18,11 @@ from pathlib import Path
 
 from rlmlab.errors import ConfigError
 from rlmlab.experiments import DOCS_DIR, Task
-from rlmlab.taskgen._common import Candidate, Drop, rng_for
+from rlmlab.taskgen._common import Candidate, Drop, Kind, rng_for
 from rlmlab.tokens import count_tokens
 
 __all__ = ["MIN_SIZE_TOKENS", "MAX_SIZE_TOKENS", "parse_size", "measure_tokens", "ContextFiles", "Built",
-           "context_stream", "long_task", "cut_tokens"]
+           "context_stream", "draft_kinds", "long_task", "cut_tokens"]
 
 MIN_SIZE_TOKENS = 500
 MAX_SIZE_TOKENS = 8_000_000  # ~30 MB of text; the Rust haystack is bounded by what is installed (~13M tokens)
@@ -128,6 +128,13 @@ def long_task(*, suite: str, level: int, query: str, checker: str, expected, nam
     """A pending task over the context file ``name`` (the id and final file name come at selection)."""
     return Task(id="pending", suite=suite, level=level, query=query, checker=checker, expected=expected,
                 domain=f"doc:{name}", origin=origin, note=note, context_tokens=tokens)
+
+
+def draft_kinds(levels: dict[str, int], files: ContextFiles,
+                draft: Callable[[str, int, random.Random], "Built | Drop"]) -> list[Kind]:
+    """One Kind per ``name: level`` of ``levels``, each streaming contexts drafted by ``draft(name, level, rng)``."""
+    return [Kind(name, level, context_stream(name, files, lambda rng, name=name, level=level: draft(name, level, rng)))
+            for name, level in levels.items()]
 
 
 def context_stream(kind: str, files: ContextFiles, draft: Callable[[random.Random], Built | Drop],

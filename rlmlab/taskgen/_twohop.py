@@ -17,7 +17,7 @@ import re
 from collections import defaultdict
 
 from rlmlab.taskgen._common import Drop, Kind, phrase
-from rlmlab.taskgen._longctx import Built, ContextFiles, context_stream, long_task
+from rlmlab.taskgen._longctx import Built, ContextFiles, draft_kinds, long_task
 from rlmlab.tokens import count_tokens
 
 __all__ = ["twohop_kinds", "DOC_RE", "parse_docs"]
@@ -199,6 +199,4 @@ KINDS = {"office_of_owner": 2, "owner_of_affected_host": 2, "cause_by_owner": 3}
 
 def twohop_kinds(size_tokens: int, files: ContextFiles) -> list[Kind]:
     """The twohop suite's kinds over contexts of about ``size_tokens`` tokens written into ``files``."""
-    return [Kind(name, level, context_stream(
-        name, files, lambda rng, name=name, level=level: _draft(name, level, size_tokens, rng)))
-        for name, level in KINDS.items()]
+    return draft_kinds(KINDS, files, lambda name, level, rng: _draft(name, level, size_tokens, rng))
