@@ -61,12 +61,16 @@ def _counter(lm: Any) -> Callable[[str], int]:
 
 def fit_to_window(text: str, budget: int, count: Callable[[str], int]) -> tuple[str, int]:
     """(the longest head of ``text`` of at most ``budget`` tokens, cut at a line end where one is near; the
-    characters cut). A binary search over lengths, counting only candidate heads."""
+    characters cut). A binary search over lengths, counting only candidate heads: the upper end starts near
+    ``budget`` tokens of text and doubles until its head no longer fits, so a million-token context is never
+    counted whole."""
     if budget <= 0:
         return "", len(text)
-    if count(text) <= budget:
+    lo, hi = 0, min(len(text), 8 * budget)
+    while hi < len(text) and count(text[:hi]) <= budget:
+        lo, hi = hi, min(len(text), 2 * hi)
+    if hi == len(text) and count(text) <= budget:
         return text, 0
-    lo, hi = 0, len(text)
     while hi - lo > 64:
         mid = (lo + hi) // 2
         if count(text[:mid]) <= budget:
@@ -95,12 +99,11 @@ class DirectLoop:
         window = window_of(run.lm, opts.window_tokens)
         text = run.context_text
         room = window - opts.answer_tokens - _TEMPLATE_TOKENS  # the chat template's own tokens, and the reply
-        prompt, head, cut = self._prompt(run, text, text, window)
-        budget = room - count(prompt.replace(text, "")) if count(prompt) > room else None
-        while budget is not None:  # cut the head until the whole prompt (rules, note, question) fits
+        budget = room - count(self._prompt(run, "", "", window)[0])  # what the rules and the question take
+        while True:  # cut the head until the whole prompt, with its note on the cut, fits
             head, cut = fit_to_window(text, budget, count)
             prompt = self._prompt(run, text, head, window)[0]
-            over = count(prompt) - room
+            over = count(prompt) - room if cut else 0  # a whole text within its budget fits as counted
             if over <= 0 or budget <= 0:
                 break
             budget -= over + 8
