@@ -445,6 +445,26 @@ def test_a_question_word_absent_from_the_source_fills_no_slot():
     assert idents == ["split_off"]  # a name the source uses is still a slot value
 
 
+def test_a_function_word_of_the_question_fills_no_slot_even_when_the_source_uses_it():
+    """E15: "What are all the ... passwords written in this text?" over Rust sources gave an ``ast_query`` slot
+    ``(#eq? @name "all")``: ``all`` is a method the sources call, but the question wrote it as prose. Written as
+    code (backticked, called, after a dot) it is still a slot value."""
+    from pathlib import Path
+
+    from rlmlab.memory._literals import query_slots
+
+    text = Path("/usr/share/cargo/registry/bytes-1.2.1/src/bytes.rs").read_text() + "\nfn all() -> bool { true }\n"
+    assert "all" in query_slots("What does `all` return?", text)["ident"]  # the source does name it
+    for query in ("What are all the guest Wi-Fi passwords written in this text?",
+                  "List all of the functions that take no arguments, one per line.",
+                  "Are there any functions here that return the same type as each other?"):
+        idents = query_slots(query, text)["ident"]
+        assert not {"all", "any", "the", "each", "other", "same"} & set(idents), (query, idents)
+    for query in ("What does `all` return?", "What does all() return?", "What does the .all method return?"):
+        assert query_slots(query, text)["ident"] == ["all"], query
+    assert query_slots("What does the function slice return?", text)["ident"] == ["slice"]
+
+
 def test_a_question_without_a_closed_sparql_space_falls_back_and_says_so(tmp_path):
     """Issue 53: for an argmax over subclasses the step-space builder raised ``no SPARQL body uses rdfs:subClassOf
     with 1 variable(s)`` while memory fitted its templates, and the whole 80-task run ended there."""

@@ -119,6 +119,18 @@ def test_a_previous_scorecard_in_the_folder_prices_the_next_plan(tmp_path):
     assert naive.source == "scaled from /max3" and naive.s_per_item == 2 * measured()["experiment:E7/naive@code/max3"]
 
 
+def test_an_arm_on_the_paraphrase_split_is_priced_as_the_same_arm_on_its_suite(tmp_path):
+    """E12's arms on the paraphrase split were priced at the median of every arm (9.5 s), a third of what three
+    rollouts per item take: the same arm on the generated suite is the nearer figure."""
+    ctx = ScoreContext(make_lm("scripted:probe"), "probe", 20, tmp_path, steps=3)
+    plan = plan_scorecard(select_claims(claims=["s004.E12*"]), ctx)
+    priced = {a.label: a for a in plan.arms}
+    para = priced["experiment:E12/contrastive@code-paraphrase-test/max3"]
+    assert para.s_per_item == measured()["experiment:E12/contrastive@code/max3"]
+    assert para.source == "the same arm on code"
+    assert all(a.source != "guess" for a in plan.arms), [(a.label, a.source) for a in plan.arms]
+
+
 def test_cli_plan_prints_the_projection_and_runs_nothing(tmp_path):
     result = CliRunner().invoke(main, ["scorecard", "--plan", "--claims", "s004.E2,s004.E3", "--out",
                                        str(tmp_path / "card")], catch_exceptions=False)

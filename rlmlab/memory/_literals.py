@@ -99,12 +99,36 @@ def _names_something(word: str, context: str) -> bool:
     return word not in _RUST_KEYWORDS and word in _code_names(context)
 
 
+# English function words (a closed class: determiners, quantifiers, pronouns, prepositions, conjunctions,
+# auxiliaries, wh-words). Several are also names in code (``all``, ``any``, ``take``, ``is_empty``'s pieces), so
+# occurring in the source is not enough: written as prose, such a word is never a slot value. Written as code
+# (backticked or quoted, called ``all(``, or after ``.``) it is.
+FUNCTION_WORDS = frozenset(
+    "a an the this that these those all any each every both either neither some none no not only such other "
+    "another many much more most few fewer less least several same own i me my we our you your he him his she her "
+    "it its they them their what which who whom whose where when why how whether if then than so and or but nor "
+    "of in on at by for from to into onto with without within about above below over under between among through "
+    "after before during per via up down out off again there here is are was were be been being am do does did "
+    "done has have had having can could shall should will would may might must also just there yet".split())
+
+
+_TICKED = re.compile(r"`[^`\n]{1,80}`")
+
+
+def _written_as_code(query: str, m: re.Match) -> bool:
+    """Whether the query writes the word of ``m`` as code: inside backticks or quotes, called, or after a dot."""
+    if query[m.end():].lstrip().startswith("(") or query[:m.start()].endswith("."):
+        return True
+    return any(q.start() < m.start() and m.end() < q.end() for rx in (_TICKED, _QUOTED) for q in rx.finditer(query))
+
+
 def query_slots(query: str, context: str | None = None) -> dict[str, list[str]]:
     """Candidate values for each slot type, read off the query (in order of appearance, deduplicated).
 
     With the task's ``context`` text, an ``ident`` slot takes only the query's words that name something in it
     (defined or used as code), so "What does fn wait return?" offers ``wait``, not ``What`` or ``fn``; if none
-    does, the slot has no candidate. ``property`` and ``class`` are the query's CURIEs
+    does, the slot has no candidate; a lower-case function word (``all``, ``the``, :data:`FUNCTION_WORDS`) is a
+    candidate only where the query writes it as code. ``property`` and ``class`` are the query's CURIEs
     whose local name starts lower-case (RDF properties) or upper-case (classes).
     """
     out: dict[str, list[str]] = {t: [] for t in SLOT_TYPES}
@@ -125,9 +149,11 @@ def query_slots(query: str, context: str | None = None) -> dict[str, list[str]]:
         out["word"] += [word, word.lower()]
         if word.lower() in NUMBER_WORDS:
             out["number"].append(NUMBER_WORDS[word.lower()])
-    for m in _IDENT.finditer(_PATH.sub(" ", masked)):
-        if len(m.group(0)) > 1:
-            out["ident"].append(m.group(0))
+    unpathed = _PATH.sub(" ", masked)
+    for m in _IDENT.finditer(unpathed):
+        word = m.group(0)
+        if len(word) > 1 and not (word in FUNCTION_WORDS and not _written_as_code(unpathed, m)):
+            out["ident"].append(word)
     if context:  # a word that names nothing in the context is never a slot value ("Answer with a number")
         out["ident"] = [w for w in out["ident"] if _names_something(w, context)]
     return {k: list(dict.fromkeys(v)) for k, v in out.items()}

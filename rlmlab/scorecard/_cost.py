@@ -4,7 +4,8 @@ projected seconds from measured seconds per item, printed before a run starts an
 Seconds per item come, first, from a previous scorecard in the same folder (its ``arms``: what this machine took)
 and otherwise from :data:`MEASURED`, the embedded model's figures on this project's 2-core machine. An arm neither
 knows is priced from the same arm at another step cap, scaled by the steps (the embedded model fails most tasks,
-and a failing task runs to the cap), else at the median of its kind; the plan says which.
+and a failing task runs to the cap), else from the same arm on another suite (an E12 item is three rollouts on
+any suite), else at the median of its kind; the plan says which.
 """
 
 from __future__ import annotations
@@ -154,6 +155,12 @@ def _price(label: str, costs: dict[str, tuple[float, str]]) -> tuple[float, str]
         if other:
             k, v = other[0]
             return round(v * steps / _steps(k), 2), f"scaled from /max{_steps(k)}"
+    arm, cap = family.split("@", 1)[0], _cap(family)
+    if "@" in family:  # the same arm on another suite: an E12 item is its rollouts wherever it runs
+        other = [(k, v) for k, (v, _) in costs.items() if "@" in k and k.split("@", 1)[0] == arm and _cap(k) == cap]
+        if other:
+            k, v = other[0]
+            return v, f"the same arm on {k.split('@', 1)[1].rsplit('/', 1)[0]}"
     kind = label.split(":", 1)[0]
     same = [v for k, (v, _) in costs.items() if k.split(":", 1)[0] == kind and _cap(k) == _cap(label)]
     every = same or [v for v, _ in costs.values()] or [10.0]
