@@ -100,3 +100,33 @@ def test_over_a_document_a_sub_call_may_read_the_lines_a_search_found_for_the_qu
     assert ask in grammar("Which line mentions the password?", log, 'hits = ctx_find(context, "password")')
     rust = "pub struct A {}\nimpl A { pub fn f(&self) {} }\n" * 5
     assert "llm_query" not in grammar("How many impl blocks are there?", rust, 'hits = ctx_find(context, "impl")')
+
+
+def test_a_grep_result_of_an_earlier_step_is_never_read_for_captures():
+    """The tour's question on the embedded model: step 1 ``answer = ctx_find(...)`` found the ten async fns; step 3
+    submitted ``", ".join(m["captures"]["name"] for m in answer["matches"])``, a KeyError, since a ``ctx_find``
+    match has no captures. The grammar offers capture reads only of a result that has them (``ast_query``'s)."""
+    from types import SimpleNamespace
+
+    text = TOKIO_FILE.read_text()
+    query = "Find all async functions in this file. Answer one per line as `line:text`."
+    [pattern] = grep_patterns(query, query_slots(query, text)["ident"], text)
+
+    def grammar(first: str) -> str:
+        run = SimpleNamespace(workspace=Workspace(registry=TOOLS), options=CodeRunOptions(decoding="grammar"),
+                              records=[SimpleNamespace(code=first, output="{'total': 10}")], query=query,
+                              context_text=text)
+        return run_step_grammar(run, fmt="rlm", must_submit=True)
+
+    joined = 'SUBMIT(answer=", ".join(m["captures"]["name"] for m in answer["matches"]))'
+    listing = 'SUBMIT(answer="\\n".join(str(m["line"]) + ":" + m["text"].strip() for m in answer["matches"]))'
+    after_grep = grammar(f"answer = ctx_find(context, {_py_raw(pattern)})")
+    assert not accepts(after_grep, _step(query, joined))
+    assert not accepts(after_grep, _step(query, 'SUBMIT(answer=answer["matches"][0]["text"])'))  # every item asked
+    assert accepts(after_grep, _step(query, listing))
+    ws = Workspace(registry=TOOLS)  # the real tool's result: the captures read would fail, the listing does not
+    ws.store.put(text, name="context")
+    found = ws.bound("ctx_find")("context", pattern)
+    assert found["total"] == 10 and all("captures" not in m for m in found["matches"])
+    after_ast = grammar('answer = ast_query(context, "(function_item name: (identifier) @name)")')
+    assert accepts(after_ast, _step(query, joined))  # an ast_query match has its captures

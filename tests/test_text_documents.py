@@ -4,6 +4,7 @@ terms exactly), the context tools only, and an answer a tool computed."""
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from types import SimpleNamespace
@@ -14,7 +15,7 @@ from grammar_check import accepts as grammar_accepts
 
 from rlmlab.executors import CodeRunOptions
 from rlmlab.executors._constrain import run_step_grammar
-from rlmlab.executors._offer import context_kind, text_patterns, text_search_terms
+from rlmlab.executors._offer import context_kind, text_patterns, text_rules, text_search_terms
 from rlmlab.tools import TOOLS, Workspace
 
 
@@ -115,3 +116,44 @@ def test_an_answer_about_a_context_is_never_constants_the_step_typed(path):
     assert not grammar_accepts(grammar, step('hits = ctx_find(context, r"x")\nSUBMIT(answer=hits["total"])'))
     arith = run_step_grammar(_run("What is 125 + 389?", ""), fmt="rlm", must_submit=True)
     assert grammar_accepts(arith, step("SUBMIT(answer=125 + 389)").replace(query, "What is 125 + 389?"))
+
+
+@pytest.mark.parametrize("path", [None, "/usr/share/cargo/registry/tokio-1.24.2/src/fs/file.rs"])
+def test_a_question_asking_for_every_item_is_not_answered_by_the_first_match(path):
+    """The tour's step, after the step space stopped the ``1 + 1``: the embedded model found the ten async fns of
+    tokio's file.rs with ``ctx_find`` and submitted ``answer["matches"][0]["text"]``, the first alone. A question
+    asking for items (not one named item) is answered through every match; a question about one value still reads
+    the first."""
+    from pathlib import Path
+
+    text = Path(path).read_text() if path else LOG
+
+    def step(query: str, code: str) -> str:
+        return f"[[ ## reasoning ## ]]\nQuestion: {query} Plan: list them\n\n[[ ## code ## ]]\n{code}\n\n[[ ## completed ## ]]"
+
+    listing = 'SUBMIT(answer="\\n".join(str(m["line"]) + ":" + m["text"].strip() for m in hits["matches"]))'
+    for query in ("Find all async functions in this file. Answer one per line as `line:text`.",
+                  "Which functions in this file are async? Give each as line:text.",
+                  "List every line that mentions `disk`."):
+        find = _offered_search(query, text)
+        grammar = run_step_grammar(_run(query, text), fmt="rlm", must_submit=True)
+        assert not grammar_accepts(grammar, step(query, find + 'SUBMIT(answer=hits["matches"][0]["text"])'))
+        assert not grammar_accepts(grammar, step(query, find + 'SUBMIT(answer=hits["matches"][0]["line"])'))
+        assert grammar_accepts(grammar, step(query, find + listing)), query
+    query = "What is the text of the first line that mentions an error?"
+    find = _offered_search(query, text)
+    grammar = run_step_grammar(_run(query, text), fmt="rlm", must_submit=True)
+    assert grammar_accepts(grammar, step(query, find + 'SUBMIT(answer=hits["matches"][0]["text"])')) or path
+
+
+def _offered_search(query: str, text: str) -> str:
+    """A ``ctx_find`` statement the step space offers for ``query`` over ``text``: the first pattern of its
+    closed vocabulary (a document's: the question's words; code's: the grep oracle's intents), else any pattern."""
+    from rlmlab.executors._offer import grep_rules
+    from rlmlab.memory._literals import query_slots
+
+    kind = context_kind(text, None)
+    offered = text_rules(query, text) if kind == "text" else \
+        grep_rules(query, query_slots(query, text)["ident"], text) if kind == "rust" else None
+    pattern = json.loads(offered["grep-pat"].strip("()").split(" | ")[0]) if offered else 'r"x"'
+    return f"hits = ctx_find(context, {pattern})\n"

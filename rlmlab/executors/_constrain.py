@@ -129,10 +129,12 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
     # a step that raised may have left its names unset: reading one next only repeats a NameError until the end
     scope = ["context"] + [n for it in run.records if not _raised(it.output) for n in assigned_names(it.code)]
     raw: set[str] = set()
+    bare: set[str] = set()  # of raw, those holding a ctx_find result: it has no captures to read
     for it in run.records:
         if not _raised(it.output):
             whole, other = whole_results(it.code, [t.name for t in ws.registry])
             raw = (raw - set(other)) | set(whole)
+            bare = (bare - set(other) - set(whole)) | set(whole_results(it.code, ["ctx_find"])[0])
     numbers = [n for it in run.records for n in output_numbers(it.output)]
     templates = [t["template"] for t in ws.extras.get("step_templates", []) if t.get("template")]
     slots = query_slots(run.query or "", run.context_text)
@@ -141,7 +143,7 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
     # without a memory store (a code or arithmetic step is not offered them)
     tools = [t for t in ws.registry if (t.name != "sparql_query" or ws.extras.get("ontology") is not None)
              and (t.group != "memory" or _has_memory(ws))]
-    keys, joins, lookup, form, kind = None, (), [], None, None
+    keys, joins, lookup, form, kind, items = None, (), [], None, None, False
     if vocab is not None:  # closed vocabularies close the tools and a result's keys too (see _offer)
         kind = context_kind(run.context_text, ws.extras.get("ontology"))
         if kind in ("rust", "text"):  # the answer comes from a tool: numbers a step printed are not retyped
@@ -160,7 +162,8 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
             names = lookup or item_names(run.query or "", slots.get("ident") or [])[:24]
             vocab["ast_query.query"] = ts_query_rules(names, named=bool(lookup), **av) or vocab["ast_query.query"]
         keys = RESULT_KEYS
-        if kind in ("rust", "text") and asks_for_items(run.query or "", run.context_text):
+        items = kind in ("rust", "text") and asks_for_items(run.query or "", run.context_text)
+        if items:
             keys = tuple(k for k in keys if k != "total")  # "which types implement Display": names, not a count
         joins = CAPTURES if kind == "rust" else ()  # an ast_query's matches carry captures; a SPARQL result rows
         if lookup:  # a question about one named item is answered by what a query captured of it (not a count, a
@@ -187,4 +190,6 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
                         count_reads=kind in ("rust", "text") and answer_form(run.query or "") == "count",
                         # over a document, a sub-call may read the lines a search found for the question (the value
                         # a line states is not a key of the result); over code the captures name it
-                        sub_query=kind == "text")
+                        sub_query=kind == "text",
+                        # "Find all async functions": every match is the answer, never the first one alone
+                        listing=items and not lookup, bare=sorted(bare))

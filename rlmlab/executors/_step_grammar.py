@@ -31,8 +31,9 @@ from typing import Any
 
 from rlmlab.executors._gbnf import _alt, _lit, _rule_name, int_range
 from rlmlab.executors._match_ops import match_operations
+from rlmlab.executors._step_names import assigned_names, output_numbers, whole_results
 from rlmlab.executors._template_rule import number_uses, template_rule
-from rlmlab.memory import SLOT_TYPES, numbers_in, query_slots
+from rlmlab.memory import SLOT_TYPES, query_slots
 from rlmlab.tools import file_headers, is_blobref_schema
 
 __all__ = ["step_grammar", "query_slots", "template_rule", "int_range", "SLOT_TYPES", "UNIT_CONSTANTS",
@@ -61,28 +62,8 @@ PLAN_WORD_CHARS = 12
 _PLAN_WORD = f"[A-Za-z_(),.:;'\"=+*/%<>?!-]{{1,{PLAN_WORD_CHARS}}} | [0-9] [0-9.,]{{0,4}}"
 
 
-# GBNF helpers (_gbnf) and template fillings (_template_rule) live in their own modules.
-
-
-def output_numbers(text: str, limit: int = 40) -> list[str]:
-    """Numbers printed in a step's output (the first ``limit``), which the next steps may write as literals."""
-    return list(dict.fromkeys(numbers_in(text)))[:limit]
-
-
-def assigned_names(code: str) -> list[str]:
-    """Names a piece of code assigns at the start of a line (``x = ...``), in order; for the next step's scope."""
-    return list(dict.fromkeys(m.group(1) for m in re.finditer(r"(?m)^([A-Za-z_]\w*)\s*=(?!=)", code)))
-
-
-def whole_results(code: str, tools: Iterable[str]) -> tuple[list[str], list[str]]:
-    """(names the code leaves holding a whole tool result, names it assigns anything else), by each name's last
-    assignment at the start of a line: ``hits = ctx_find(...)`` is whole, ``n = ctx_find(...)["total"]`` is not."""
-    call = re.compile(r"(?:%s)\(.*\)" % "|".join(map(re.escape, tools))) if tools else None
-    last: dict[str, bool] = {}
-    for m in re.finditer(r"(?m)^([A-Za-z_]\w*)\s*=(?!=)\s*(.*)$", code):
-        last.pop(m.group(1), None)
-        last[m.group(1)] = bool(call and call.fullmatch(m.group(2).strip()))
-    return [n for n, w in last.items() if w], [n for n, w in last.items() if not w]
+# GBNF helpers (_gbnf), template fillings (_template_rule) and what earlier steps left (_step_names) live in their
+# own modules.
 
 
 # -- argument types from JSON Schema -----------------------------------------------------------------------
@@ -208,7 +189,8 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
                  joins: Sequence[str] = (), join_only: bool = False, answer_form: str | None = None,
                  template_fit: Callable[[list[str]], list[str]] | None = None,
                  typed_answers: bool = True, names: Sequence[str] = (), match_ops: bool = False,
-                 count_reads: bool = False, sub_query: bool = False) -> str:
+                 count_reads: bool = False, sub_query: bool = False, listing: bool = False,
+                 bare: Sequence[str] = ()) -> str:
     """The GBNF grammar of one step of an executor, over the tools of ``registry`` (ToolSpecs) with ``caps``.
 
     ``typed_answers=False`` (a question about a context: code, a document): ``SUBMIT`` takes no expression made
@@ -243,6 +225,8 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     SPARQL query's text; needs ``vocab["sparql_query.query"]``) is one step that assigns a SELECT of the closed
     vocabulary, runs it with ``sparql_query`` and submits the query.
 
+    ``listing`` (a question asking for items, with ``joins``): no whole result is read as one match's value.
+    ``bare``: names of ``raw`` holding a result without captures (``ctx_find``'s): no capture is read of them.
     ``sub_query`` (with ``match_ops``): a sub-call reads the matched lines for the REPL's ``query`` (``ask``).
     ``count_reads`` (a question asking how many, over a context): ``SUBMIT`` takes one read of a result (its total,
     its number of matches, a count operation), never arithmetic over reads, and no name is assigned arithmetic.
@@ -298,18 +282,18 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
         raise ValueError("answer_form 'query' needs a SPARQL vocabulary (vocab['sparql_query.query'])")
     counting = answer_form == "count" and bool(keys and joins)
     has_files = bool(context and file_headers(context)[0])
-    scalar_opts = [] if not (keys and joins) else [
+    scalar_opts = [] if not (keys and joins) or listing else [
         *([_lit(f'{first}["captures"][') + " join-key " + _lit("]")] if not (join_only or counting) else []),
         *(_lit(f'{first}[{json.dumps(k)}]') for k in ("text", "line") if k in keys and not counting),
         *([_lit('["total"]')] if "total" in keys else [])]
     code = _sequence(b, scope, max_statements, must_submit, calls, output_field, numbers, inputs,
                      strings=strings, choices=answer_choices(query or ""), has_numbers=number is not None,
                      raw=(raw or ()) if keys else None, joins=joins if keys else (),
-                     scalars=bool(scalar_opts), count_ok=not keys or "total" in keys,
+                     scalars=bool(scalar_opts) if keys and joins else not listing, count_ok=not keys or "total" in keys,
                      form=answer_form if keys and joins else None, typed_answers=typed_answers,
-                     ops=(lambda w, form: match_operations(w, joins, names=names, files=has_files, form=form,
-                                                           ask=sub_query))
-                     if match_ops and keys else None, count_reads=count_reads)
+                     ops=(lambda w, form: match_operations(w, () if w in bare else joins, names=names,
+                                                           files=has_files, form=form, ask=sub_query))
+                     if match_ops and keys else None, count_reads=count_reads, bare=frozenset(bare))
     if answer_form == "query" and strings:
         # the answer to a question over an ontology is a SPARQL query's text: the step writes one, runs it (a query
         # that does not run ends the step with its error) and submits it; no number, no arithmetic
@@ -354,7 +338,8 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
               choices: Sequence[str] = (), has_numbers: bool = True, raw: Sequence[str] | None = None,
               joins: Sequence[str] = (), scalars: bool = True, count_ok: bool = True,
               form: str | None = None, typed_answers: bool = True,
-              ops: Callable[[str, str | None], list[str]] | None = None, count_reads: bool = False) -> str:
+              ops: Callable[[str, str | None], list[str]] | None = None, count_reads: bool = False,
+              bare: frozenset[str] = frozenset()) -> str:
     """The statements of a step, tracking which names are assigned: an expression may read only the names in
     scope and those assigned by an earlier statement of the same step (so no step reads an unset variable).
 
@@ -392,7 +377,7 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
             wl = _alt(_lit(n) for n in whole) if whole else ""
             reads = ([f"{_alt(_lit(n) for n in cooked)} subscript{{0,3}}"] if cooked else []) + \
                     ([f"{wl} scalar-read" if joins else f"{wl} top-key subscript{{0,3}}"]
-                     if whole and (scalars or not joins) else [])
+                     if whole and scalars else [])
             if reads:
                 b.add(f"primary-{i}", " | ".join(reads))
                 factors += [f'"len(" primary-{i} ")"', f"primary-{i}"]
@@ -438,7 +423,10 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
             if count_ok:  # a lookup's answer is what the item holds, not how many matches
                 values.append(f"count-{i}")
             if form != "count":  # every match's capture, joined: a list answer (fields, variants, parameters)
-                values.append(f'{_JOIN_OPEN} join-key {_lit("] for m in ")} {wl} {_MATCHES_CLOSE}')
+                captured = [n for n in whole if n not in bare]  # (a ctx_find result has no captures)
+                if captured:
+                    values.append(f'{_JOIN_OPEN} join-key {_lit("] for m in ")} {_alt(_lit(n) for n in captured)} '
+                                  f'{_MATCHES_CLOSE}')
         if whole and ops is not None:  # the generic operations over a whole result's matches (match_operations)
             generic = [op for w in whole for op in ops(w, form)]
             if generic:
