@@ -157,3 +157,25 @@ def _offered_search(query: str, text: str) -> str:
         grep_rules(query, query_slots(query, text)["ident"], text) if kind == "rust" else None
     pattern = json.loads(offered["grep-pat"].strip("()").split(" | ")[0]) if offered else 'r"x"'
     return f"hits = ctx_find(context, {pattern})\n"
+
+
+def test_a_search_result_over_a_document_is_read_as_one_value_it_holds():
+    """The embedded model over the text dev split: ``answer = ctx_stats(context)`` then ``answer["total"]`` (a
+    KeyError: ctx_stats holds no total), and ``SUBMIT(answer=answer["total"]["text"]["text"])`` after a search. Over
+    a document a step searches, and reads a search's result as its total, a match's line or text, or an operation
+    over every match, never a chain of keys."""
+    query = "Count the lines in the service log that contain the word disk."
+    find = _offered_search(query, LOG).replace("hits = ", "answer = ")
+    run = _run(query, LOG)
+    run.records = [SimpleNamespace(code=find.strip(), output="{'total': 3}")]
+    grammar = run_step_grammar(run, fmt="rlm", must_submit=True)
+
+    def step(code: str) -> str:
+        return f"[[ ## reasoning ## ]]\nQuestion: {query} Plan: count\n\n[[ ## code ## ]]\n{code}\n\n[[ ## completed ## ]]"
+
+    assert grammar_accepts(grammar, step('SUBMIT(answer=answer["total"])'))
+    assert not grammar_accepts(grammar, step('SUBMIT(answer=answer["total"]["text"]["text"])'))
+    assert not grammar_accepts(grammar, step('SUBMIT(answer=answer["matches"])'))  # the list of match dicts
+    first = run_step_grammar(_run(query, LOG), fmt="rlm", must_submit=False)
+    assert not grammar_accepts(first, step("answer = ctx_stats(context)\nprint(answer)"))
+    assert grammar_accepts(first, step(find.strip() + "\nprint(answer)"))

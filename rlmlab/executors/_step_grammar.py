@@ -282,18 +282,22 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
         raise ValueError("answer_form 'query' needs a SPARQL vocabulary (vocab['sparql_query.query'])")
     counting = answer_form == "count" and bool(keys and joins)
     has_files = bool(context and file_headers(context)[0])
-    scalar_opts = [] if not (keys and joins) or listing else [
-        *([_lit(f'{first}["captures"][') + " join-key " + _lit("]")] if not (join_only or counting) else []),
+    # a search's result (ctx_find, ast_query) is read as one value it holds, never as a chain of keys (the embedded
+    # model submitted answer["total"]["text"]["text"] over a document)
+    searches = bool(keys and (joins or match_ops))
+    scalar_opts = [] if not searches or listing else [
+        *([_lit(f'{first}["captures"][') + " join-key " + _lit("]")] if joins and not (join_only or counting) else []),
         *(_lit(f'{first}[{json.dumps(k)}]') for k in ("text", "line") if k in keys and not counting),
         *([_lit('["total"]')] if "total" in keys else [])]
     code = _sequence(b, scope, max_statements, must_submit, calls, output_field, numbers, inputs,
                      strings=strings, choices=answer_choices(query or ""), has_numbers=number is not None,
                      raw=(raw or ()) if keys else None, joins=joins if keys else (),
-                     scalars=bool(scalar_opts) if keys and joins else not listing, count_ok=not keys or "total" in keys,
+                     scalars=bool(scalar_opts) if searches else not listing, count_ok=not keys or "total" in keys,
                      form=answer_form if keys and joins else None, typed_answers=typed_answers,
                      ops=(lambda w, form: match_operations(w, () if w in bare else joins, names=names,
                                                            files=has_files, form=form, ask=sub_query))
-                     if match_ops and keys else None, count_reads=count_reads, bare=frozenset(bare))
+                     if match_ops and keys else None, count_reads=count_reads, bare=frozenset(bare),
+                     typed_reads=searches)
     if answer_form == "query" and strings:
         # the answer to a question over an ontology is a SPARQL query's text: the step writes one, runs it (a query
         # that does not run ends the step with its error) and submits it; no number, no arithmetic
@@ -310,8 +314,8 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     b.add("code", code)
     if keys and joins:
         b.add("join-key", _alt(_lit(json.dumps(k)) for k in dict.fromkeys(joins)))
-        if scalar_opts:
-            b.add("scalar-read", _alt(scalar_opts))
+    if scalar_opts:
+        b.add("scalar-read", _alt(scalar_opts))
     if keys:
         b.add("subscript", f'"[" ({" | ".join(_lit(json.dumps(k)) for k in dict.fromkeys(keys))} | "0") "]"')
         # a tool's result is a dict: its first key is one of its top-level ones, never an index
@@ -339,7 +343,7 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
               joins: Sequence[str] = (), scalars: bool = True, count_ok: bool = True,
               form: str | None = None, typed_answers: bool = True,
               ops: Callable[[str, str | None], list[str]] | None = None, count_reads: bool = False,
-              bare: frozenset[str] = frozenset()) -> str:
+              bare: frozenset[str] = frozenset(), typed_reads: bool = False) -> str:
     """The statements of a step, tracking which names are assigned: an expression may read only the names in
     scope and those assigned by an earlier statement of the same step (so no step reads an unset variable).
 
@@ -376,7 +380,7 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
             # first match's text, line or a capture) or counted, never as the list of match dicts
             wl = _alt(_lit(n) for n in whole) if whole else ""
             reads = ([f"{_alt(_lit(n) for n in cooked)} subscript{{0,3}}"] if cooked else []) + \
-                    ([f"{wl} scalar-read" if joins else f"{wl} top-key subscript{{0,3}}"]
+                    ([f"{wl} scalar-read" if typed_reads else f"{wl} top-key subscript{{0,3}}"]
                      if whole and scalars else [])
             if reads:
                 b.add(f"primary-{i}", " | ".join(reads))
