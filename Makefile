@@ -56,7 +56,7 @@ ctags:
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends universal-ctags; }
 
-# Debian's bubblewrap: the default "confined" sandbox of the REPL worker (README "Sandbox"); without it rlmlab falls
+# Debian's bubblewrap: the default "confined" sandbox of the REPL worker (docs/sandboxes.md); without it rlmlab falls
 # back to unshare, then to none with a warning.
 bubblewrap:
 	@command -v bwrap >/dev/null 2>&1 || { \

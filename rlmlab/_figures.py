@@ -1,6 +1,6 @@
 """One vocabulary for the numbers rlmlab shows: each figure defined once, with its label, unit and meaning.
 
-Widgets, the CLI, results tables and the README use :data:`FIGURES` labels, so "prompt tokens sent" means the
+Widgets, the CLI, results tables and the docs use :data:`FIGURES` labels, so "prompt tokens sent" means the
 same thing in the explorer, ``rlmlab experiment show`` and a results table. How the token figures relate:
 
 - **prompt tokens sent** counts every message of every LM call, by the model's own count. Each call re-sends the

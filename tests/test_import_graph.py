@@ -11,7 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "rlmlab"
 
-# The layers, lowest first, as the README's architecture picture shows them. A package may import only
+# The layers, lowest first, as docs/architecture.md's picture shows them. A package may import only
 # packages of lower layers (and top-level leaf modules such as rlmlab.errors).
 LAYERS = [
     {"_leaf"},  # top-level modules: errors, registry, numbers, tokens, text, _files, _paths, _sqlite, _lock, _faults,

@@ -186,10 +186,10 @@ def test_e13_grammar_templates_through_llama_cpp_server_matches_the_in_process_r
 
 
 def _readme_recipe() -> tuple[str, str]:
-    """The README's two recipe lines: the server start and the rlmlab command that uses it."""
+    """docs/models.md's two recipe lines: the server start and the rlmlab command that uses it."""
     import re
 
-    text = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
+    text = (PROJECT_ROOT / "docs" / "models.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```sh\n(.*?)```", text, re.DOTALL)
     [block] = [b for b in blocks if "llama_cpp.server" in b]
     lines = [ln for ln in block.splitlines() if ln.strip() and not ln.startswith("#")]
@@ -200,7 +200,7 @@ def _readme_recipe() -> tuple[str, str]:
 
 @pytest.mark.local_model
 def test_the_readme_server_recipe_runs_as_written_without_a_key(tmp_path):
-    """Issue 28 item 3: the README's server command and rlmlab command, run as written with OPENAI_API_KEY unset,
+    """Issue 28 item 3: docs/models.md's server command and rlmlab command, run as written with OPENAI_API_KEY unset,
     finish the run with no context-window error. ``.venv/bin/`` is this interpreter's; the port moves only if
     8000 is taken."""
     import os
@@ -239,9 +239,9 @@ def test_the_readme_server_recipe_runs_as_written_without_a_key(tmp_path):
                     break
             except OSError:
                 if server.poll() is not None:
-                    pytest.fail(f"the README's server command exited: {log.read_text()[-2000:]}")
+                    pytest.fail(f"docs/models.md's server command exited: {log.read_text()[-2000:]}")
                 if time.monotonic() > deadline:
-                    pytest.fail(f"the README's server command did not answer within 180 s: {log.read_text()[-2000:]}")
+                    pytest.fail(f"docs/models.md's server command gave no answer in 180 s: {log.read_text()[-2000:]}")
                 time.sleep(0.3)
         proc = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True,
                               timeout=1800)

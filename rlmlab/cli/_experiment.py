@@ -1,4 +1,4 @@
-"""``rlmlab experiment``: list the E1..E13 configs, run one, show a run (or one task's trajectory), compare two
+"""``rlmlab experiment``: list the E1..E15 configs, run one, show a run (or one task's trajectory), compare two
 runs, export one to Inspect AI's log format."""
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def _results_rows(path: Path) -> list[dict]:
 
 @click.group()
 def experiment() -> None:
-    """Memory-architecture and decoding experiments E1..E13 (configs/experiments/)."""
+    """Experiments E1..E15 (configs/experiments/): memory layers, decoding, learning, long context."""
 
 
 @experiment.command("list")
@@ -262,7 +262,7 @@ def compare(run_a: Path, run_b: Path) -> None:
 @click.option("--log-output/--no-log-output", default=False, help="Stream the cells' output to the terminal.")
 @interrupts_in_one_line()  # Ctrl-C interrupts the kernel's cell (its run saves what it did), then one line, 130
 def notebook(name: str, parameters: tuple[tuple[str, str], ...], runs_dir: Path, kernel: str, log_output: bool) -> None:
-    """Execute the notebook of experiment NAME (E1..E12, or a .ipynb path) through papermill.
+    """Execute the notebook of experiment NAME (E1..E15, or a .ipynb path) through papermill.
 
     The executed notebook is written into the run directory, next to results.jsonl and the plots.
     """

@@ -144,7 +144,7 @@ def rlm() -> None:
                    "trajectory says so); free: unconstrained replies.")
 @click.option("--sandbox", type=click.Choice(["confined", "pyodide", "none", "required", "best_effort"]),
               default="confined", show_default=True,
-              help="Where the model's code runs (README 'The sandbox'): confined falls back with a warning where "
+              help="Where the model's code runs (docs/sandboxes.md): confined falls back with a warning where "
                    "it cannot run; required refuses instead; none runs it unconfined.")
 @click.option("--lm-constrain", type=click.Choice(LM_CONSTRAIN), default="auto", show_default=True,
               help=LM_CONSTRAIN_HELP)

@@ -3,8 +3,8 @@
 The worker runs under a sandbox backend (rlmlab.sandbox): by default on Linux ``confined`` (namespaces via
 bubblewrap, Landlock, rlimits: no secrets, no network, no program execution, no writes outside its scratch
 directory); ``none`` is plain process isolation for robustness, with the user's files and network. Every
-backend gets a scrubbed environment (no API keys) and a scratch directory as cwd, HOME and TMPDIR. The README's
-"Sandbox" section says what each backend guarantees and what it does not.
+backend gets a scrubbed environment (no API keys) and a scratch directory as cwd, HOME and TMPDIR. docs/sandboxes.md
+says what each backend guarantees and what it does not.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Run an experiment (E1..E13): every condition over a task suite, one results row per task x rollout.
+"""Run an experiment (E1..E15): every condition over a task suite, one results row per task x rollout.
 
 ``run_experiment`` writes under ``runs/<run-id>/``:
 
