@@ -127,6 +127,7 @@ def test_teacher_learner_guide_compares_arms_and_runs_a_live_turn(rlmlab_kernel,
     assert "rlmlab-stepper" in found and "401" in found["rlmlab-stepper"]
     text = "\n".join(text_of(c) for c in cells)
     assert "('q7', '" in text  # the live turn answered the first item after the loaded ones
+    assert "14 item(s) to run live, q7 to q20" in text  # and more turns can run, to the dataset's end
     assert "single     accuracy 50%" in text and "rts        accuracy 100%" in text
 
 
