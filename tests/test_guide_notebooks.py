@@ -144,6 +144,16 @@ def test_teacher_learner_guide_compares_arms_and_runs_a_live_turn(rlmlab_kernel,
     assert "single     accuracy 50%" in text and "rts        accuracy 100%" in text
 
 
+def test_guides_as_shipped_write_their_runs_to_runs_home_from_any_folder(rlmlab_kernel, tmp_path, monkeypatch):
+    # JupyterLab runs a guide in notebooks/; with no run_dir it writes where the CLI does (runs_home)
+    shared = tmp_path / "shared-runs"
+    monkeypatch.setenv("RLMLAB_RUNS_DIR", str(shared))
+    (tmp_path / "notebooks").mkdir()
+    execute("02_teacher_learner", tmp_path / "notebooks", learner_lm="scripted:arith", items=1)
+    assert (shared / "teach-guide" / "traces.json").is_file()
+    assert not (tmp_path / "notebooks" / "runs").exists()
+
+
 PROGRESS = re.compile(r"^\[\d+/\d+\] ")
 
 
