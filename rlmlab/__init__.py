@@ -32,8 +32,9 @@ _EXPORTS = {
                        "MemoryBrowser", "InteractionLogView"],
 }
 # Attributes outside ``__all__`` (not for ``import *``): PROJECT_ROOT, the checkout (data/ and configs/ resolve against
-# it, not the cwd); ``default_workspace()`` below; the IPython extension hooks (``%load_ext rlmlab`` finds them).
-_ATTRIBUTES = {"rlmlab._paths": ["PROJECT_ROOT"]}
+# it, not the cwd); ``runs_home()``, where runs go by default from any working directory (the CLI, %%rlm and the
+# guides); ``default_workspace()`` below; the IPython extension hooks (``%load_ext rlmlab`` finds them).
+_ATTRIBUTES = {"rlmlab._paths": ["PROJECT_ROOT", "runs_home"]}
 _WHERE = {name: mod for table in (_EXPORTS, _ATTRIBUTES) for mod, names in table.items() for name in names}
 
 # Tools imported from the top level are bound to one default workspace, so a plain script or notebook can call

@@ -65,7 +65,6 @@ def test_every_guide_has_a_literal_parameters_cell():
         assert wanted <= params.keys(), name
         nb = json.loads((GUIDES / f"{name}.ipynb").read_text())
         assert nb["metadata"]["kernelspec"]["name"] == "rlmlab"
-        assert not any(c.get("outputs") for c in nb["cells"] if c["cell_type"] == "code"), f"{name}: clear outputs"
 
 
 def test_tour_shows_handles_ast_query_a_checked_rlm_step_memory_and_the_stepper(rlmlab_kernel, tmp_path, rust_file):
@@ -105,6 +104,7 @@ def test_explore_traces_opens_a_run_its_trajectory_oracle_check_and_memory(rlmla
     # The run browser's saved form is its last state: the row the next cell opened (the first that did not
     # pass), with that task's trajectory and the exact prompt of its first LM call.
     assert "<b>open</b>: main / code-l1-01" in found["rlmlab-runs"]
+    assert "open: main / code-l1-01 (fail)\n" in "\n".join(text_of(c) for c in cells)
     assert rows[0]["trajectory_id"] in found["rlmlab-runs"]
     assert "What is the signature of set_len" in found["rlmlab-runs"] and "Your input fields are" in found["rlmlab-runs"]
     assert "95% CI (Wilson)" in found["rlmlab-runs"]
@@ -112,6 +112,18 @@ def test_explore_traces_opens_a_run_its_trajectory_oracle_check_and_memory(rlmla
     assert (run_dir / "golden.jsonl").exists()
     assert "0 golden trace(s) written" in "\n".join(text_of(c) for c in cells)
     assert "13 items" in found["rlmlab-memory"]  # E6 seeds the bank from both packs
+
+
+def test_explore_traces_says_so_when_no_row_failed(rlmlab_kernel, tmp_path):
+    # scripted:solver computes "What is A op B?": the one arithmetic task passes, so there is no failed row
+    run_dir = tmp_path / "E13-solved"
+    cells = execute("01_explore_traces", tmp_path, lm="scripted:solver", suite="arith", tasks=1, parity="",
+                    run_dir=str(run_dir))
+    [row] = read_results(run_dir / "results.jsonl")
+    text = "\n".join(text_of(c) for c in cells)
+    assert (f"open: grammar_templates / {row['task_id']} (pass); no failed row to pick: all 1 shown row(s) passed"
+            in text)
+    assert f"<b>open</b>: grammar_templates / {row['task_id']}" in widgets(cells)["rlmlab-runs"]
 
 
 def test_teacher_learner_guide_compares_arms_and_runs_a_live_turn(rlmlab_kernel, tmp_path):
@@ -127,7 +139,18 @@ def test_teacher_learner_guide_compares_arms_and_runs_a_live_turn(rlmlab_kernel,
     assert "rlmlab-stepper" in found and "401" in found["rlmlab-stepper"]
     text = "\n".join(text_of(c) for c in cells)
     assert "('q7', '" in text  # the live turn answered the first item after the loaded ones
+    assert "14 item(s) to run live, q7 to q20" in text  # and more turns can run, to the dataset's end
     assert "single     accuracy 50%" in text and "rts        accuracy 100%" in text
+
+
+def test_guides_as_shipped_write_their_runs_to_runs_home_from_any_folder(rlmlab_kernel, tmp_path, monkeypatch):
+    # JupyterLab runs a guide in notebooks/; with no run_dir it writes where the CLI does (runs_home)
+    shared = tmp_path / "shared-runs"
+    monkeypatch.setenv("RLMLAB_RUNS_DIR", str(shared))
+    (tmp_path / "notebooks").mkdir()
+    execute("02_teacher_learner", tmp_path / "notebooks", learner_lm="scripted:arith", items=1)
+    assert (shared / "teach-guide" / "traces.json").is_file()
+    assert not (tmp_path / "notebooks" / "runs").exists()
 
 
 PROGRESS = re.compile(r"^\[\d+/\d+\] ")

@@ -123,6 +123,41 @@ def test_run_browser_filters_sorts_and_opens_a_row(run_dir):
     assert browser.explorer is None and browser.trace_box.children == ()
 
 
+def test_a_filter_that_empties_the_list_closes_the_open_trajectory_and_says_so(run_dir):
+    from rlmlab.jupyter import RunBrowser
+
+    browser = RunBrowser(run_dir)
+    browser.open("three", "handle")
+    assert browser.explorer is not None
+    assert browser.set_filter(text="no such task") == []
+    assert browser.selected is None and browser.explorer is None and browser.table.value is None
+    [message] = browser.trace_box.children
+    assert "no row matches the filters: nothing is open" in message.value
+    static = browser.static_html()
+    assert "<b>open</b>" not in static and "What is 1 + 2?" not in static and "nothing is open" in static
+    assert browser.open_first_failure() == "nothing open: no row matches the filters"
+    # a filter that hides the open row closes it too; one that keeps it leaves it open
+    browser.set_filter(text="")
+    browser.open("three", "handle")
+    browser.set_filter(condition="handle")
+    assert browser.rows[browser.selected]["task_id"] == "three"
+    browser.set_filter(text="two")
+    assert browser.selected is None and browser.trace_box.children == ()
+
+
+def test_open_first_failure_opens_a_row_that_did_not_pass_or_says_none_failed(run_dir):
+    from rlmlab.jupyter import RunBrowser
+
+    browser = RunBrowser(run_dir)
+    said = browser.open_first_failure()
+    assert said == "open: handle / broken (error)" and browser.explorer.trajectory.error
+    browser.select(None)
+    browser.set_filter(outcome="pass")
+    said = browser.open_first_failure()
+    assert said == "open: handle / two (pass); no failed row to pick: all 2 shown row(s) passed"
+    assert browser.explorer.trajectory.answer == "2"
+
+
 def test_the_displayed_static_form_follows_the_widget(run_dir, monkeypatch):
     from IPython.core.interactiveshell import InteractiveShell
     from IPython.display import display

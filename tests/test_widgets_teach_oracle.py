@@ -198,6 +198,22 @@ def test_live_loop_from_config_can_skip_the_items_a_run_answered():
         LiveTeachLoop.from_config(config, skip=-1)
 
 
+def test_a_loop_continuing_a_run_runs_turns_until_the_dataset_is_used_up():
+    # the guide's loop: after run_teach(config) answered the config's first `limit` items
+    config = RunConfig(limit=17, error_rate=0.5)
+    s = TeacherStepper(loop=LiveTeachLoop.continuing(config))
+    assert [i.qid for i in s.loop.items] == [i.qid for i in ITEMS[17:]]
+    runs = 0
+    while not s.run_button.disabled:
+        s._on_run()
+        runs += 1
+        assert not s.last_error
+    assert runs >= 3 and [t.qid for t in s.loop.traces] == [i.qid for i in ITEMS[17:]]
+    assert "run disabled: all 3 item(s) answered" in s.status.value
+    # a run over the whole dataset leaves nothing to continue with
+    assert LiveTeachLoop.continuing(RunConfig()).why_done == "the loop has no items"
+
+
 def test_bare_turn_records_are_numbered_as_one_item():
     [trace] = run_arm([ITEMS[1]], demo(error_rate=1.0), arm="rts", mode="reference")[0]
     s = TeacherStepper(trace.turns)

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from rlmlab.cli._errors import interrupts_in_one_line
-from rlmlab.cli._rlm import LM_HELP
+from rlmlab.cli._rlm import LM_HELP, RUNS_DIR_HELP
 
 RUST_REGISTRY = "/usr/share/cargo/registry"
 DEMO_FILE = "tokio-[0-9]*/src/fs/file.rs"
@@ -49,11 +49,11 @@ def demo_rust_file() -> Path:
               help="Learning from scratch (E14's learned condition): the suite of the short stream.")
 @click.option("--learn-tasks", default=4, show_default=True, type=click.IntRange(0),
               help="Stream tasks of the learning part (0 skips it); 3 held-out test tasks run before and after.")
-@click.option("--runs-dir", default=Path("runs"), show_default=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--runs-dir", default=None, type=click.Path(file_okay=False, path_type=Path), help=RUNS_DIR_HELP)
 @interrupts_in_one_line()  # Ctrl-C interrupts the kernel's cell (its run saves what it did), then one line, 130
 def demo(lm_spec: str, experiments: str, conditions: str, suite: str, tasks: int, levels: str, parity: str,
          free_tasks: int, free_suites: int, max_iters: int, max_tokens: int, learn_suite: str, learn_tasks: int,
-         runs_dir: Path) -> None:
+         runs_dir: Path | None) -> None:
     """The main job: can the embedded SmolLM2 solve tasks? E13's free vs grammar+templates, then learning from
     scratch on a short stream (the bank growing, a held-out test before and after), as a notebook."""
     from rich.console import Console

@@ -9,7 +9,7 @@ import click
 from rich.table import Table
 
 from rlmlab.cli._errors import InputError, interrupts_in_one_line
-from rlmlab.cli._rlm import LM_CONSTRAIN, LM_CONSTRAIN_HELP
+from rlmlab.cli._rlm import LM_CONSTRAIN, LM_CONSTRAIN_HELP, RUNS_DIR_HELP
 from rlmlab.errors import InputFileError
 
 
@@ -87,7 +87,7 @@ def list_() -> None:
 @click.option("--rollouts", type=click.IntRange(1, 16), default=None, help="Override every condition's rollouts.")
 @click.option("--workers", type=click.IntRange(1, 32), default=None, help="Parallel tasks (conditions that learn run in order).")
 @click.option("--condition", "conditions", multiple=True, help="Run only these conditions (repeatable).")
-@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"), show_default=True)
+@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help=RUNS_DIR_HELP)
 @click.option("--resume", default=None, metavar="RUN_ID", help="Continue a killed run; finished tasks are kept.")
 @click.option("--backend", type=click.Choice(["threads", "ray"]), default="threads", show_default=True,
               help="Where units run: threads here, or Ray tasks (RAY_ADDRESS, else a local Ray instance).")
@@ -103,7 +103,7 @@ def list_() -> None:
               help=LM_CONSTRAIN_HELP)
 @interrupts_in_one_line()  # Ctrl-C: one line saying what was saved, exit code 130
 def run(name: str, lm: str | None, suite: str | None, tasks: int | None, rollouts: int | None, workers: int | None,
-        conditions: tuple[str, ...], runs_dir: Path, resume: str | None, backend: str, max_iters: int | None,
+        conditions: tuple[str, ...], runs_dir: Path | None, resume: str | None, backend: str, max_iters: int | None,
         max_tokens: int | None, levels: tuple[int, ...], parity: str | None, api_base: str | None,
         test_suite: str | None, test_tasks: int | None, decoding: str | None, lm_constrain: str) -> None:
     """Run experiment NAME (E1..E15 or a config path); writes runs/<run-id>/ and prints the summary."""
@@ -257,11 +257,11 @@ def compare(run_a: Path, run_b: Path) -> None:
 @click.argument("name")
 @click.option("-p", "--parameter", "parameters", nargs=2, multiple=True, metavar="NAME VALUE",
               help="A notebook parameter (repeatable): -p lm local -p tasks 10. Values are Python literals or text.")
-@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"), show_default=True)
+@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help=RUNS_DIR_HELP)
 @click.option("--kernel", default="rlmlab", show_default=True, help="Jupyter kernel to execute on.")
 @click.option("--log-output/--no-log-output", default=False, help="Stream the cells' output to the terminal.")
 @interrupts_in_one_line()  # Ctrl-C interrupts the kernel's cell (its run saves what it did), then one line, 130
-def notebook(name: str, parameters: tuple[tuple[str, str], ...], runs_dir: Path, kernel: str, log_output: bool) -> None:
+def notebook(name: str, parameters: tuple[tuple[str, str], ...], runs_dir: Path | None, kernel: str, log_output: bool) -> None:
     """Execute the notebook of experiment NAME (E1..E15, or a .ipynb path) through papermill.
 
     The executed notebook is written into the run directory, next to results.jsonl and the plots.

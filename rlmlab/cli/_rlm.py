@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from rlmlab._paths import runs_home
 from rlmlab.cli._errors import InputError, interrupts_in_one_line
 
 # rlmlab.lm.SERVER_CONSTRAINTS, spelled out so --help needs no import of the LM stack
@@ -14,6 +15,8 @@ LM_CONSTRAIN_HELP = ("How a LiteLLM model's server takes the step grammar: auto 
                      "llamacpp (grammar), vllm (structured_outputs), vllm-guided (guided_grammar, vLLM < 0.10.2), "
                      "ollama (JSON schemas only), none (steps run free).")
 LM_HELP = "scripted is for tests; local = embedded SmolLM2-135M; or a LiteLLM model string (openai/gpt-4o-mini)."
+RUNS_DIR_HELP = ("Where runs go. Default: $RLMLAB_RUNS_DIR, else the checkout's runs/ when run inside the checkout "
+                 "(the guides write there too), else ./runs.")
 
 
 def run_and_show(query: str, path: Path, *, lm_spec: str, context_mode: str, max_iters: int, runs_dir: str,
@@ -132,7 +135,7 @@ def rlm() -> None:
 @click.option("--step-timeout", default=30.0, show_default=True, type=click.FloatRange(min=0.1),
               help="Seconds one REPL step may run.")
 @click.option("--threads", "n_threads", default=None, type=click.IntRange(1, 256), help="Threads for the local model.")
-@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
+@click.option("--runs-dir", default=None, type=click.Path(file_okay=False), help=RUNS_DIR_HELP)
 @click.option("--turing", "turing_on", is_flag=True, help="Check every step with the Turing Protocol.")
 @click.option("--turing-config", type=click.Path(dir_okay=False, path_type=Path), default=Path("configs/turing.yaml"),
               show_default=True, help="The turing_protocol: configuration (used with --turing).")
@@ -165,7 +168,7 @@ def rlm() -> None:
               help="Sub-agents or sub-calls one batched call runs at once.")
 @interrupts_in_one_line()  # Ctrl-C: one line saying what was saved, exit code 130
 def run(query: str, file: Path, lm_spec: str, context_mode: str, max_iters: int, step_timeout: float,
-        n_threads: int | None, runs_dir: str, turing_on: bool, turing_config: Path, api_base: str | None,
+        n_threads: int | None, runs_dir: str | None, turing_on: bool, turing_config: Path, api_base: str | None,
         decoding: str, sandbox: str, lm_constrain: str, max_tokens: int | None, max_seconds: float | None,
         max_cost: float | None, max_errors: int | None, show_budget: bool, max_depth: int,
         max_concurrent: int) -> None:
@@ -173,7 +176,7 @@ def run(query: str, file: Path, lm_spec: str, context_mode: str, max_iters: int,
     budget = {"max_tokens": max_tokens, "max_seconds": max_seconds, "max_cost": max_cost, "max_errors": max_errors,
               "show_budget": show_budget, "max_depth": max_depth, "max_concurrent": max_concurrent}
     raise SystemExit(run_and_show(query, file, lm_spec=lm_spec, context_mode=context_mode, max_iters=max_iters,
-                                  runs_dir=runs_dir, step_timeout=step_timeout, n_threads=n_threads,
+                                  runs_dir=runs_dir or str(runs_home()), step_timeout=step_timeout, n_threads=n_threads,
                                   turing_config=turing_config if turing_on else None, api_base=api_base,
                                   decoding=decoding, sandbox=sandbox, lm_constrain=lm_constrain, budget=budget))
 

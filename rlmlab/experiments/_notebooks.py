@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rlmlab._paths import PROJECT_ROOT
+from rlmlab._paths import PROJECT_ROOT, runs_home
 from rlmlab.errors import ConfigError, RLMLabError
 
 __all__ = ["NOTEBOOKS_DIR", "FAMILIES", "MAIN_JOB", "notebook_for", "notebook_parameters", "run_notebook",
@@ -111,7 +111,7 @@ def _check_kernel(kernel: str) -> None:
                           "(make demo and make test do)")
 
 
-def run_notebook(experiment: str, parameters: dict[str, Any] | None = None, *, runs_dir: str | Path = "runs",
+def run_notebook(experiment: str, parameters: dict[str, Any] | None = None, *, runs_dir: str | Path | None = None,
                  kernel: str = "rlmlab", progress: bool = True, log_output: bool = False) -> NotebookRun:
     """Execute ``experiment``'s notebook with ``parameters``; returns where the executed notebook is.
 
@@ -119,7 +119,8 @@ def run_notebook(experiment: str, parameters: dict[str, Any] | None = None, *, r
     instead. Ctrl-C (in the main thread) interrupts the kernel's cell, so the run in it saves what it did, then
     raises RunInterrupted naming the run and the executed notebook; a second Ctrl-C stops waiting. Unknown
     parameter names are a ConfigError listing the notebook's. ``run_dir`` defaults to a new
-    ``<runs_dir>/<experiment>-<time>-<id>/``; ``experiment`` is passed on unless it names a notebook file.
+    ``<runs_dir>/<experiment>-<time>-<id>/`` (``runs_dir`` default: :func:`~rlmlab._paths.runs_home`);
+    ``experiment`` is passed on unless it names a notebook file.
     """
     import papermill as pm
 
@@ -134,7 +135,7 @@ def run_notebook(experiment: str, parameters: dict[str, Any] | None = None, *, r
     if unknown:
         raise ConfigError(f"{path.name}: unknown parameter(s) {unknown}; its parameters: {sorted(defaults)}")
     prefix = str(params.get("experiment", path.stem))
-    run_dir = Path(params.get("run_dir") or Path(runs_dir) / new_run_id(prefix)).resolve()
+    run_dir = Path(params.get("run_dir") or Path(runs_dir or runs_home()) / new_run_id(prefix)).resolve()
     params["run_dir"] = str(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     _check_kernel(kernel)

@@ -127,12 +127,16 @@ def latest_run(runs_dir: str | Path, experiment_id: str, params: dict[str, Any],
     return max(found)[2] if found else None
 
 
-def pick_run(experiment_id: str, params: dict[str, Any], runs_dir: str | Path, run_dir: str | Path | None,
+def pick_run(experiment_id: str, params: dict[str, Any], runs_dir: str | Path | None, run_dir: str | Path | None,
              resume: str | None, reuse: bool, commit: str | None) -> tuple[Path, str, str | None]:
     """``(run_dir, run_id, resume)`` for :func:`~rlmlab.experiments.run_experiment`: ``run_dir`` exactly (continued
     if it holds a run); else ``resume``'s run; else with ``reuse`` the newest finished run of ``params``, or with a
-    ``commit`` the newest run of ``params`` that commit made (:func:`latest_run`), each printed; else a new run."""
+    ``commit`` the newest run of ``params`` that commit made (:func:`latest_run`), each printed; else a new run.
+    ``runs_dir`` None: :func:`~rlmlab._paths.runs_home`."""
+    from rlmlab._paths import runs_home
     from rlmlab.executors import new_run_id
+
+    runs_dir = runs_home() if runs_dir is None else runs_dir
 
     if run_dir is not None:
         run_dir = Path(run_dir)

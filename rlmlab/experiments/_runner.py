@@ -205,7 +205,7 @@ def _rows(exp: ExperimentConfig, cond: Condition, task: MemoryTask, o: TaskOutco
 
 def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None, suite: str | None = None,
                    tasks: int | None = None, rollouts: int | None = None, workers: int | None = None,
-                   conditions: list[str] | None = None, runs_dir: str | Path = "runs", resume: str | None = None,
+                   conditions: list[str] | None = None, runs_dir: str | Path | None = None, resume: str | None = None,
                    run_dir: str | Path | None = None, backend: str = "threads", progress: bool | str = True,
                    max_iters: int | None = None, lm_options: dict[str, Any] | None = None,
                    task_list: list[MemoryTask] | None = None, levels: list[int] | None = None,
@@ -218,7 +218,7 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
     and ``workers`` default to the config's ``defaults`` (``suite`` may name several, "code,ontology": ``tasks``
     from each); ``rollouts`` and ``max_iters`` override every condition's; ``lm_options`` go to ``make_lm``
     with the spec (``{"max_tokens": 256}``).
-    ``resume`` is the id of an earlier run under ``runs_dir`` to continue (its parameters must match);
+    ``runs_dir`` defaults to ``runs_home()``; ``resume`` is the id of a run under it to continue (same parameters);
     ``run_dir`` names the run's directory exactly instead (a notebook's), continuing it if it holds a run.
     ``backend`` is "threads" or "ray" (see ``_backends``). ``progress``: True a live bar, "lines" a printed
     line per finished task, False nothing. ``task_list`` replaces the suite (tests). ``levels`` and ``parity``
@@ -270,7 +270,7 @@ def run_experiment(experiment: str | Path | ExperimentConfig, *, lm: Any = None,
         backend_obj = BACKENDS.make(backend, workers=params["workers"])
         config_path = run_dir / "config.json"
         if resume and not config_path.exists():
-            raise ConfigError(f"resume: no run {run_id!r} under {runs_dir} ({config_path} is missing)")
+            raise ConfigError(f"resume: no run {run_id!r} under {run_dir.parent} ({config_path} is missing)")
         with lock_run_dir(run_dir):  # one writer per run: a second runner or resume is refused, not interleaved
             return _run_locked(exp, params, conds, run_id, run_dir, resume, lm, lm_options, task_list, levels,
                                parity, backend, backend_obj, progress, collected)

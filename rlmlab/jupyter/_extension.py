@@ -15,6 +15,7 @@ from typing import Any
 
 from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, magics_class
 
+from rlmlab._paths import runs_home
 from rlmlab.errors import RLMLabError, RunInterrupted
 from rlmlab.namespace import build_namespace
 
@@ -37,7 +38,7 @@ _RLM_ARGS = argparse.ArgumentParser(prog="%%rlm", add_help=False, exit_on_error=
 _RLM_ARGS.add_argument("--lm", default="local")
 _RLM_ARGS.add_argument("--context", default=None)
 _RLM_ARGS.add_argument("--max-iters", type=int, default=4)
-_RLM_ARGS.add_argument("--runs-dir", default="runs")
+_RLM_ARGS.add_argument("--runs-dir", default=None)  # None: runs_home(), where the CLI and the guides write
 _RLM_ARGS.add_argument("--trace-budget", type=int, default=8000)
 _RLM_ARGS.add_argument("--no-live", dest="live", action="store_false")
 _RLM_ARGS.add_argument("--traceback", action="store_true")
@@ -99,6 +100,7 @@ class RLMLabMagics(Magics):
                 context = Path(args.context).read_text(encoding="utf-8")
             else:
                 raise MagicError(f"%%rlm: --context {args.context!r} is neither a namespace variable nor a file")
+        args.runs_dir = args.runs_dir or str(runs_home())
         # Everything that can fail on bad arguments comes before the timeline is displayed.
         try:
             lm = make_lm(args.lm)

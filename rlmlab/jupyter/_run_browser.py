@@ -33,6 +33,9 @@ SORT_KEYS = {
     "error": lambda r: r.get("error") or "",
 }
 
+_NO_ROWS = "no row matches the filters"
+_NOTHING_OPEN = f"<div class='rlmlab-runs-none' style='color:#555'>{_NO_ROWS}: nothing is open</div>"
+
 _STYLE = ("<style>.rlmlab-runs-rows select{font-family:ui-monospace,monospace;font-size:12px}"
           ".rlmlab-runs-head{font-family:ui-monospace,monospace;font-size:12px;white-space:pre;color:#555;"
           "padding-left:4px}</style>")
@@ -70,8 +73,9 @@ class RunBrowser(RLMLabWidget):
 
     State: ``condition`` ("all" or a condition), ``outcome`` (one of :data:`OUTCOMES`), ``text`` (a substring
     of the task id or the error), ``sort_key`` (a :data:`SORT_KEYS` label) and ``descending``; ``selected``
-    is the index into ``rows`` of the open row (None: none), ``explorer`` its TrajectoryExplorer.
-    :meth:`visible` lists the row indices shown, in order. FileNotFoundError if ``run_dir`` has no results.
+    is the index into ``rows`` of the open row (None: none), ``explorer`` its TrajectoryExplorer; a filter that
+    hides the open row closes it. :meth:`visible` lists the row indices shown, in order. FileNotFoundError if
+    ``run_dir`` has no results.
     """
 
     css_name = "rlmlab-runs"
@@ -90,6 +94,7 @@ class RunBrowser(RLMLabWidget):
         self.selected: int | None = None
         self.explorer: Any = None
         self.problem: str | None = None  # why the selected row's trajectory could not be opened
+        self._setting_list = False
 
         conditions = list(dict.fromkeys(r["condition"] for r in self.rows))
         self.header = W.HTML(_STYLE + summary_html(self.run_dir, self.rows))
@@ -134,7 +139,8 @@ class RunBrowser(RLMLabWidget):
 
     def set_filter(self, *, condition: str | None = None, outcome: str | None = None,
                    text: str | None = None) -> list[int]:
-        """Change the filters given (ValueError for an unknown condition or outcome); returns :meth:`visible`."""
+        """Change the filters given (ValueError for an unknown condition or outcome); returns :meth:`visible`.
+        The open row, when the new filters hide it, is closed (nothing is open)."""
         if condition is not None:
             if condition != "all" and condition not in {r["condition"] for r in self.rows}:
                 raise ValueError(f"condition: {condition!r} is not in this run")
@@ -145,6 +151,8 @@ class RunBrowser(RLMLabWidget):
             self.outcome = outcome
         if text is not None:
             self.text = text
+        if self.selected is not None and self.selected not in self.visible():
+            self.selected, self.explorer, self.problem = None, None, None
         self.refresh()
         return self.visible()
 
@@ -174,6 +182,20 @@ class RunBrowser(RLMLabWidget):
         self.refresh()
         return self.explorer
 
+    def open_first_failure(self) -> str:
+        """Open the first shown row that did not pass (fail or error), or the first shown row when every shown
+        row passed; returns one line saying what is open and, when it passed, that no shown row failed. Opens
+        nothing when no row is shown (the line says so)."""
+        shown = self.visible()
+        if not shown:
+            self.select(None)
+            return f"nothing open: {_NO_ROWS}"
+        failed = [i for i in shown if _outcome(self.rows[i]) != "pass"]
+        self.select((failed or shown)[0])
+        r = self.rows[self.selected]
+        why = "" if failed else f"; no failed row to pick: all {len(shown)} shown row(s) passed"
+        return f"open: {r['condition']} / {r['task_id']} ({_outcome(r)}){why}"
+
     def open(self, task: str, condition: str | None = None, rollout: int | None = None) -> Any:
         """Open the row of ``task`` (see ``experiments._runs.find_row`` for condition and rollout)."""
         from rlmlab.experiments import find_row
@@ -182,6 +204,9 @@ class RunBrowser(RLMLabWidget):
         return self.select(self.rows.index(row))
 
     def _on_pick(self, change: dict[str, Any]) -> None:
+        # refresh's new options move the list's value to their first row: that is no pick
+        if self._setting_list:
+            return
         if change["new"] is not None and change["new"] != self.selected:
             self.select(change["new"])
 
@@ -225,11 +250,15 @@ class RunBrowser(RLMLabWidget):
         head, lines = self._lines(shown)
         self.head.value = esc(head)
         options = list(zip(lines, shown))
-        if list(self.table.options) != options:
-            self.table.options = options
         value = self.selected if self.selected in shown else None
-        if self.table.value != value:
-            self.table.value = value  # _on_pick ignores a value equal to the selection
+        self._setting_list = True
+        try:
+            if list(self.table.options) != options:
+                self.table.options = options
+            if self.table.value != value:
+                self.table.value = value
+        finally:
+            self._setting_list = False
         self.count.value = (f"<span style='color:#555'>{len(shown)} of {len(self.rows)} rows · select a row to open "
                             "its trajectory</span>")
         if self.explorer is not None:
@@ -237,6 +266,8 @@ class RunBrowser(RLMLabWidget):
                 self.trace_box.children = [self.explorer.view]
         elif self.problem is not None:
             self.trace_box.children = [W.HTML(f"<div style='color:#C00'>{esc(self.problem)}</div>")]
+        elif not shown:
+            self.trace_box.children = [W.HTML(_NOTHING_OPEN)]
         else:
             self.trace_box.children = []
 
@@ -258,6 +289,8 @@ class RunBrowser(RLMLabWidget):
             body = (self.explorer.static_html() if self.explorer is not None
                     else f"<div style='color:#C00'>{esc(self.problem)}</div>")
             opened = what + f"<div class='rlmlab-explorer'>{body}</div>"
+        elif not shown:
+            opened = _NOTHING_OPEN
         return summary_html(self.run_dir, self.rows) + filters + table + self._open_hint(shown) + opened
 
     def open_code(self, index: int) -> str:

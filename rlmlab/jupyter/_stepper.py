@@ -12,7 +12,7 @@ Finished turns come from ``run_arm``/``run_teach`` (``ItemTrace`` lists), from a
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -163,6 +163,16 @@ class LiveTeachLoop:
         return cls(items, make_learner(config, items, lm=lm, turing=turing), arm=arm, mode=mode or config.modes[0],
                    rules=load_stop_rules(config.stop_rules, max_turns=config.max_turns),
                    gains=ExpectedGain.from_traces(config.history))
+
+    @classmethod
+    def continuing(cls, config: RunConfig, *, arm: str = "rts", mode: str | None = None, lm: Any = None,
+                   turing: Any = None) -> "LiveTeachLoop":
+        """The loop that goes on where ``run_teach(config)`` stopped: every dataset item after the config's first
+        ``limit``, to the end of the dataset (no items when the run had no limit), so "run next turn" runs until
+        the dataset is used up."""
+        answered = config.limit if config.limit is not None else len(
+            load_dataset(config.with_paths_resolved().dataset))
+        return cls.from_config(replace(config, limit=None), arm=arm, mode=mode, lm=lm, turing=turing, skip=answered)
 
     @property
     def why_done(self) -> str:
