@@ -159,3 +159,24 @@ def test_names_say_the_job():
     assert not hasattr(rlmlab.registry, "PolicyRegistry")
     assert "seed 002" in rlmlab.teach.__doc__ and "rlmlab.learning" in rlmlab.teach.__doc__
     assert "seed 004" in rlmlab.learning.__doc__ and "rlmlab.teach" in rlmlab.learning.__doc__
+
+
+def test_run_rlm_has_real_parameters():
+    """``run_rlm``'s ``def`` names every keyword it takes, typed, with no ``**kwargs`` and no synthetic
+    ``__signature__``; its keywords are the fields of RunEnv and CodeRunOptions, with the same defaults."""
+    import dataclasses
+
+    from rlmlab.executors import CodeRunOptions, RunEnv, run_rlm
+
+    assert "__signature__" not in vars(run_rlm)
+    func = ast.parse(inspect.getsource(run_rlm)).body[0]
+    assert isinstance(func, ast.FunctionDef) and func.name == "run_rlm"
+    assert func.args.kwarg is None and func.args.vararg is None
+    assert [a.arg for a in func.args.args] == ["query", "context"]
+    fields = [*dataclasses.fields(RunEnv), *dataclasses.fields(CodeRunOptions)]
+    assert [a.arg for a in func.args.kwonlyargs] == [f.name for f in fields]
+    assert all(a.annotation is not None for a in [*func.args.args, *func.args.kwonlyargs]) and func.returns
+    params = inspect.signature(run_rlm).parameters
+    for f in fields:
+        default = inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default
+        assert params[f.name].default == default, f.name
