@@ -272,3 +272,39 @@ def test_run_rlm_has_real_parameters():
     for f in fields:
         default = inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default
         assert params[f.name].default == default, f.name
+
+
+# Plug-in points: what a plug-in author registers with, implements or catches. Public though no code outside
+# their package uses them yet (a registry's own entries are made by name, so their classes are not listed).
+PLUGIN_POINTS = {
+    "rlmlab.executors": {"StepLoop", "register_executor"},
+    "rlmlab.jupyter": {"RLMLabWidget"},  # the base of every widget (static HTML and text forms)
+    "rlmlab.learning": {"Extractor", "Consolidator", "Forgetter"},
+    "rlmlab.lm": {"LMProvider", "lm_provider"},
+    "rlmlab.memory": {"register_domain", "DOMAINS", "register_retriever", "Retriever", "RetrievalPolicy",
+                      "StoreBusyError"},
+    "rlmlab.ontology": {"ont_sense", "OntSense"},  # seed 004's L0 layer, Ont-Sense
+    "rlmlab.oracle": {"ORACLES", "OraclePlugin"},
+    "rlmlab.sandbox": {"register_sandbox"},
+    "rlmlab.tools": {"ToolObserver"},
+    "rlmlab.turing": {"pattern_detector", "ValidatorContext"},
+}
+
+
+def test_each_package_lists_what_others_use_no_more():
+    """A name in a package's ``__all__`` is used outside that package (another package, tests, notebooks,
+    benchmarks, studies, the README) or is one of its plug-in points; the rest stay importable, unlisted."""
+    here = Path(__file__).resolve()  # this file names the plug-in points: it does not count as a use
+    texts = [(path, path.read_text(encoding="utf-8", errors="replace"))
+             for folder in ("rlmlab", "tests", "notebooks", "benchmarks", "studies")
+             for path in sorted((REPO / folder).rglob("*")) if path.suffix in {".py", ".ipynb", ".md"} and path != here]
+    texts.append((REPO / "README.md", (REPO / "README.md").read_text(encoding="utf-8")))
+    unused = {}
+    for init in sorted((REPO / "rlmlab").glob("*/__init__.py")):
+        modname = f"rlmlab.{init.parent.name}"
+        words = set(re.findall(r"\w+", "\n".join(t for path, t in texts if init.parent not in path.parents)))
+        names = [n for n in importlib.import_module(modname).__all__
+                 if n not in words and n not in PLUGIN_POINTS.get(modname, ())]
+        if names:
+            unused[modname] = names
+    assert unused == {}
