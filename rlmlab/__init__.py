@@ -19,15 +19,25 @@ defer_iri_parser()  # jsonschema (under dspy) would compile an RFC 3987 parser a
 
 __version__ = "0.1.0"
 
-# What a notebook user types: the bound tools, the entry points, the memory store and context builder, the
-# widgets. Everything else is imported from its package (rlmlab.oracle, rlmlab.memory, rlmlab.learning, ...), so a
-# name here means one thing and a reader meets about 25 names, not 120.
+# What a notebook user types: the names the four seed specs (the design card) and the README use, so
+# ``from rlmlab import X`` works for each; everything else is imported from its package (rlmlab.oracle,
+# rlmlab.memory, rlmlab.learning, ...), so a name here means one thing. ``tests/test_public_surface.py`` lists
+# which seed uses which name.
 _EXPORTS = {
+    "rlmlab.handles": ["BlobRef"],  # seed 004: the handle the REPL sees instead of a payload
     "rlmlab.lm": ["make_lm"],
     "rlmlab.executors": ["run_rlm"],
-    "rlmlab.experiments": ["run_experiment"],
-    "rlmlab.teach": ["run_teach"],
+    # seed 001: the oracles, the trace validator and its verdicts, the context (token-budget) tracer
+    "rlmlab.oracle": ["GrepOracle", "GrepVerification", "TreeSitterOracle", "SelfConsistencyOracle", "TraceValidator",
+                      "OracleResult"],
+    "rlmlab.trace": ["ContextTrace", "ContextEvent"],
+    # seed 002: the teacher-learner loop, its bias detector and template selection
+    "rlmlab.teach": ["run_teach", "detect_bias", "select_template"],
+    "rlmlab.turing": ["TuringProtocol", "HookSpec"],  # seed 003: the protocol and one hook (built in or custom)
+    # seed 004: the layered memory, its context builder, the ReasoningBank loop and the experiments
     "rlmlab.memory": ["MemoryStore", "ContextBuilder"],
+    "rlmlab.learning": ["ReasoningBankLoop"],
+    "rlmlab.experiments": ["run_experiment"],
     "rlmlab.jupyter": ["BudgetTimeline", "TrajectoryExplorer", "RunBrowser", "TeacherStepper", "OracleView",
                        "MemoryBrowser", "InteractionLogView"],
 }

@@ -23,11 +23,11 @@ from rlmlab.executors._sparql_space import filter_texts, sparql_fit
 
 __all__ = [
     "RunOptions", "CodeRunOptions", "ReactOptions", "ScratchpadOptions", "RunEnv", "Run", "StepScope", "StepLoop",
-    "NullGuard", "execute", "RlmLoop", "ReactLoop", "ScratchpadLoop",
-    "InterpreterFactory", "RLMLabInterpreter", "PyodideInterpreter", "pyodide_unavailable", "MeteredRLM", "RLM_SIGNATURE", "dspy_tools", "new_run_id",
-    "run_rlm", "IterationRecord", "Trajectory", "TRAJECTORY_FILE", "trajectory_table", "trajectory_summary",
-    "Budget", "BudgetReached", "call_cost", "DirectLoop", "DirectOptions", "run_direct", "MeteredReAct", "run_react", "run_scratchpad", "scratchpad_prompt", "parse_reply",
-    "EXECUTORS", "Executor", "make_executor", "register_executor", "trajectory_metrics", "METRIC_FIELDS",
-    "TimeBreakdown", "RunClock", "time_breakdown", "TIME_PARTS", "PROMPTS", "COMPACT_INSTRUCTIONS", "query_slots", "template_rule", "filter_texts", "sparql_fit",
+    "execute",
+    "InterpreterFactory", "RLMLabInterpreter", "PyodideInterpreter", "pyodide_unavailable", "MeteredRLM", "RLM_SIGNATURE", "new_run_id",
+    "run_rlm", "IterationRecord", "Trajectory", "TRAJECTORY_FILE", "trajectory_summary",
+    "Budget", "call_cost", "run_direct", "run_react", "run_scratchpad", "parse_reply",
+    "EXECUTORS", "Executor", "make_executor", "register_executor", "trajectory_metrics",
+    "TimeBreakdown", "time_breakdown", "TIME_PARTS", "COMPACT_INSTRUCTIONS", "query_slots", "template_rule", "filter_texts", "sparql_fit",
     "context_kind", "fits_query",
 ]

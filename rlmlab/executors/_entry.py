@@ -1,4 +1,7 @@
-"""``run_rlm``, ``run_react``, ``run_scratchpad``: one keyword function per executor, made from its options."""
+"""``run_react``, ``run_scratchpad``, ``run_direct``: one keyword function per executor, made from its options.
+
+``run_rlm``, the one a newcomer calls first, is written out with real parameters instead (``executors._rlm``), so
+a reader and a type checker see them in its ``def``."""
 
 from __future__ import annotations
 

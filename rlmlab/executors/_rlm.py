@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import dspy
@@ -14,16 +15,15 @@ from dspy.primitives.sandbox_serializable import SandboxSerializable
 from rlmlab.executors._budget import budget_line
 from rlmlab.executors._constrain import StepConstraint, output_fields, run_step_grammar
 from rlmlab.executors._context_events import TappedFactory
-from rlmlab.executors._entry import entry_point
-from rlmlab.executors._harness import CodeRunOptions, Run, StepScope
+from rlmlab.executors._harness import DEFAULT_SANDBOX, CodeRunOptions, Run, RunEnv, StepScope, execute
 from rlmlab.executors._interpreter import InterpreterFactory
 from rlmlab.executors._recursion import child_tools, recursion_docs
 from rlmlab.executors._prompt import CompactVariable, GuidedPredict, compact_action_signature, resolve_prompt
 from rlmlab.executors._step_grammar import fields_grammar
-from rlmlab.executors._trajectory import IterationRecord
+from rlmlab.executors._trajectory import IterationRecord, Trajectory
 from rlmlab.handles import BlobRef
 from rlmlab.oracle import says_nothing
-from rlmlab.tools import Workspace, source_roots
+from rlmlab.tools import ToolRegistry, Workspace, source_roots
 from rlmlab.trace import ContextTrace
 
 __all__ = ["MeteredRLM", "RlmLoop", "run_rlm", "dspy_tools", "RLM_SIGNATURE"]
@@ -278,24 +278,53 @@ def supported_fallback(answer: str, outputs: list[str], query: str = "") -> tupl
     return ok, f"the extract step's answer {text[:40]!r} appears in no step's output"
 
 
-run_rlm = entry_point(RlmLoop, """Run one RLM task and return its trajectory (also written to
-``runs_dir/<run-id>/trajectory.jsonl``).
+def run_rlm(query: str, context: Any, *,
+            # what the run acts on and where it writes (RunEnv)
+            lm: Any, workspace: Workspace | None = None, tools: ToolRegistry | None = None, turing: Any = None,
+            trace: ContextTrace | None = None, runs_dir: str | Path | None = None, run_id: str | None = None,
+            source_path: str | None = None, parent: Any = None,
+            # every executor's options (RunOptions)
+            context_mode: str = "handle", max_iters: int = 10, max_output_chars: int = 10_000,
+            trace_budget: int = 8000, instructions: str | None = None, decoding: str = "grammar",
+            max_tokens: int | None = None, max_seconds: float | None = None, max_cost: float | None = None,
+            max_errors: int | None = None, show_budget: bool = False,
+            # the code executors' options (CodeRunOptions)
+            max_llm_calls: int = 20, step_timeout: float = 30.0, max_statements: int = 3, prompt: str = "auto",
+            vocab: bool = True, sandbox: str = DEFAULT_SANDBOX, sandbox_policy: str = "best_effort",
+            max_depth: int = 1, max_concurrent: int = 4) -> Trajectory:
+    """Run one RLM task and return its trajectory (also written to ``runs_dir/<run-id>/trajectory.jsonl``).
 
-``context_mode="handle"`` (default) stores the context in the workspace and passes a BlobRef; ``"string"``
-passes the plain string, DSPy's default. ``tools`` limits the agent to a registry (default: all registered
-tools; ``ToolRegistry()`` gives DSPy's plain RLM with no rlmlab tools). An exception inside the run is recorded
-in ``Trajectory.error`` and the iterations done so far are kept and written; it is not re-raised.
-``trace_budget`` is the token budget of the run's :class:`ContextTrace` (``Trajectory.context_trace``).
-``trace`` gives that trace instead, so a caller can follow the run as it goes (``ContextTrace.subscribe``, a
-live :class:`rlmlab.jupyter.BudgetTimeline`); its own budget then applies. Events are appended to it, so give a
-fresh trace per run. ``turing`` (a :class:`rlmlab.turing.TuringProtocol`) checks every model step and tool
-call; its corrections reach the model as the step's output and are kept in ``IterationRecord.turing``.
-``instructions`` become the task instructions at the top of every action prompt (DSPy's signature
-instructions): this is where a :class:`rlmlab.memory.ContextBuilder`'s context is injected.
-``decoding="grammar"`` constrains every step to the step grammar of the workspace's tools (at most
-``max_statements`` statements; templates in ``workspace.extras["step_templates"]``; see
-:mod:`rlmlab.executors._step_grammar`); a model that cannot constrain runs free and the trajectory's ``notes``
-say so. ``prompt`` picks the action prompt: ``"auto"`` (default) is ``"compact"`` under grammar decoding (short
-instructions, the shared part first and the task's ``instructions`` after it: :mod:`rlmlab.executors._prompt`)
-and ``"full"`` (DSPy's RLM instructions, the task's on top) otherwise; the trajectory records which. Options: :class:`CodeRunOptions`; the rest: :class:`RunEnv`.
-""")
+    ``context_mode="handle"`` (default) stores the context in the workspace and passes a BlobRef; ``"string"``
+    passes the plain string, DSPy's default. ``tools`` limits the agent to a registry (default: all registered
+    tools; ``ToolRegistry()`` gives DSPy's plain RLM with no rlmlab tools). An exception inside the run is recorded
+    in ``Trajectory.error`` and the iterations done so far are kept and written; it is not re-raised.
+    ``trace_budget`` is the token budget of the run's :class:`ContextTrace` (``Trajectory.context_trace``).
+    ``trace`` gives that trace instead, so a caller can follow the run as it goes (``ContextTrace.subscribe``, a
+    live :class:`rlmlab.jupyter.BudgetTimeline`); its own budget then applies. Events are appended to it, so give a
+    fresh trace per run. ``turing`` (a :class:`rlmlab.turing.TuringProtocol`) checks every model step and tool
+    call; its corrections reach the model as the step's output and are kept in ``IterationRecord.turing``.
+    ``instructions`` become the task instructions at the top of every action prompt (DSPy's signature
+    instructions): this is where a :class:`rlmlab.memory.ContextBuilder`'s context is injected.
+    ``decoding="grammar"`` constrains every step to the step grammar of the workspace's tools (at most
+    ``max_statements`` statements; templates in ``workspace.extras["step_templates"]``; see
+    :mod:`rlmlab.executors._step_grammar`); a model that cannot constrain runs free and the trajectory's ``notes``
+    say so. ``prompt`` picks the action prompt: ``"auto"`` (default) is ``"compact"`` under grammar decoding (short
+    instructions, the shared part first and the task's ``instructions`` after it: :mod:`rlmlab.executors._prompt`)
+    and ``"full"`` (DSPy's RLM instructions, the task's on top) otherwise; the trajectory records which.
+
+    Each keyword is the field of the same name and default in :class:`RunEnv` or :class:`CodeRunOptions`
+    (``tests/test_public_surface.py`` checks that they stay the same); invalid options raise ValueError before
+    anything runs.
+    """
+    env = RunEnv(lm=lm, workspace=workspace, tools=tools, turing=turing, trace=trace, runs_dir=runs_dir,
+                 run_id=run_id, source_path=source_path, parent=parent)
+    options = CodeRunOptions(
+        context_mode=context_mode, max_iters=max_iters, max_output_chars=max_output_chars, trace_budget=trace_budget,
+        instructions=instructions, decoding=decoding, max_tokens=max_tokens, max_seconds=max_seconds,
+        max_cost=max_cost, max_errors=max_errors, show_budget=show_budget, max_llm_calls=max_llm_calls,
+        step_timeout=step_timeout, max_statements=max_statements, prompt=prompt, vocab=vocab, sandbox=sandbox,
+        sandbox_policy=sandbox_policy, max_depth=max_depth, max_concurrent=max_concurrent)
+    return execute(_LOOP, query, context, options, env)
+
+
+_LOOP = RlmLoop()

@@ -37,17 +37,17 @@ from rlmlab.experiments._suites import (
 )
 
 __all__ = [
-    "Task", "SUITES", "TASKS_DIR", "CHECKERS", "TASK_SCHEMA", "MAX_CONTEXT_CHARS", "SuiteError", "read_tasks",
-    "load_suite", "task_context", "list_suites", "task_numbers", "DOCS_DIR",
-    "ExperimentConfig", "Condition", "load_experiment", "list_experiments", "EXPERIMENTS_DIR", "EXPERIMENT_SCHEMA",
+    "Task", "SUITES", "MAX_CONTEXT_CHARS", "SuiteError", "read_tasks",
+    "load_suite", "task_context", "task_numbers", "DOCS_DIR",
+    "ExperimentConfig", "Condition", "load_experiment", "list_experiments",
     "run_experiment", "ExperimentRun", "read_results", "summarise", "summary_table", "environment", "BACKENDS",
-    "run_notebook", "notebook_for", "MAIN_JOB", "parse_parameter", "NotebookRun", "NotebookFailed", "FAMILIES", "NOTEBOOKS_DIR",
+    "run_notebook", "notebook_for", "MAIN_JOB", "parse_parameter", "NotebookFailed", "FAMILIES", "NOTEBOOKS_DIR",
     "compare_table", "TASK_COLUMNS", "condition_stats", "find_row", "is_experiment_run", "outcome",
-    "row_trajectory_dir", "run_rows", "task_runs_table", "time_table",
+    "row_trajectory_dir", "run_rows", "time_table",
     "results_table", "plot_conditions", "plot_learning_curve", "plot_rollouts", "plot_tasks", "figure", "summary_label",
-    "summary_columns", "sample_lm", "vote_key", "majority", "select_rollout", "SELECTIONS",
-    "CURVE_WINDOW", "bank_figures", "learning_curve", "learning_figures", "learning_line", "learning_table", "fifths", "plot_learning", "EXPERIMENT_PHASES", "SuiteJudge", "load_test_suite",
-    "RunInterruption", "read_interruption", "INTERRUPTED_FILE", "without_resume_hint", "as_list", "finished_run", "latest_run",
-    "Rerun", "rerun_experiment", "compare_runs", "environment_differences",
-    "export_inspect", "inspect_log", "INSPECT_FORMATS", "listed_by_inspect_view",
+    "sample_lm", "vote_key", "majority", "select_rollout", "SELECTIONS",
+    "learning_curve", "learning_line", "learning_table", "fifths", "plot_learning",
+    "RunInterruption", "read_interruption", "INTERRUPTED_FILE", "without_resume_hint", "as_list", "finished_run",
+    "rerun_experiment", "compare_runs",
+    "export_inspect", "inspect_log", "listed_by_inspect_view",
 ]

@@ -28,7 +28,7 @@ _WIDGETS = {
     "RLMLabWidget": "rlmlab.jupyter._widget",
 }
 
-__all__ = ["KERNEL_NAME", "install_kernel", "install_lab_settings", "kernel_spec", *_WIDGETS]
+__all__ = ["install_kernel", "install_lab_settings", "kernel_spec", *_WIDGETS]
 
 
 def __getattr__(name: str) -> Any:

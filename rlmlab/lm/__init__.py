@@ -18,10 +18,10 @@ from rlmlab.tokens import count_tokens
 
 __all__ = [
     "DecodingConstraint", "active_constraint", "can_constrain", "constrained", "pop_constraint", "push_constraint",
-    "LenientChatAdapter", "salvage_fields", "CallRecorder", "CallTiming", "LMCall", "note_timing", "call_role",
-    "call_scope", "CallScope", "current_scope", "current_role",
+    "LenientChatAdapter", "salvage_fields", "CallRecorder", "CallTiming", "LMCall", "call_role",
+    "call_scope", "CallScope", "current_scope",
     "CALLS_FILE", "read_calls", "write_calls",
     "Completion", "LlamaEngine", "ScriptedEngine", "default_gguf_path", "shipped_gguf_path", "WEIGHTS",
     "DEFAULT_WEIGHTS", "format_fields",
-    "shared_samples", "PLACEHOLDER_KEY", "SERVER_CONSTRAINTS", "ServerLM", "detect_constraint", "LM_PROVIDERS", "LMProvider", "lm_provider", "provider", "make_lm", "recorder_of", "count_tokens",
+    "shared_samples", "PLACEHOLDER_KEY", "SERVER_CONSTRAINTS", "ServerLM", "LM_PROVIDERS", "LMProvider", "lm_provider", "provider", "make_lm", "recorder_of", "count_tokens",
 ]

@@ -26,15 +26,15 @@ from rlmlab.ontology._validate import FINDING_KINDS, Finding, validate_sparql
 
 __all__ = [
     # loading
-    "load_ontology", "as_graph", "loader", "LOADERS", "ontology_cache_info", "clear_ontology_cache",
-    "ONTOLOGY_DIR", "PROV_TTL", "SKOS_TTL", "OntologySchema", "schema_of",
+    "load_ontology", "as_graph", "loader", "LOADERS", "ontology_cache_info",
+    "ONTOLOGY_DIR", "PROV_TTL", "SKOS_TTL",
     # L0
     "sense_card", "sense_brief", "ont_sense", "OntSense", "CARD_BUDGET", "BRIEF_BUDGET",
-    "grounding_check", "GroundingReport", "extract_mentions",
-    "crate_sense_card", "crate_sense", "CrateSense",
+    "grounding_check",
+    "crate_sense_card",
     # L1
-    "PropertyConstraint", "constraints_from_graph", "AntiPattern", "load_antipatterns", "DEFAULT_ANTIPATTERNS",
-    "pack_constraints", "CONSTRAINTS_BUDGET", "validate_sparql", "Finding", "FINDING_KINDS",
+    "PropertyConstraint", "constraints_from_graph", "load_antipatterns", "DEFAULT_ANTIPATTERNS",
+    "pack_constraints", "validate_sparql", "FINDING_KINDS",
     # what a question states about its query
     "question_relations", "stated_values", "reaches", "hierarchy_steps", "text_tests", "Relation", "CURIE_PATTERN",
 ]

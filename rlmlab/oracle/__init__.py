@@ -30,14 +30,14 @@ from rlmlab.oracle._validator import (
 from rlmlab.oracle._verdicts import GOOD_VERDICTS, CannotVerify, Verification
 
 __all__ = [
-    "read_question", "Intent", "says_nothing",
+    "read_question", "says_nothing",
     "GrepOracle", "GrepResult", "GrepVerification", "CODE_LINE", "INTENT_PATTERNS", "pattern_for_query", "pattern_for_intent",
     "GrepClaim", "parse_claim", "parse_claims", "is_count_query",
-    "ParseCache", "SourceEntry", "STRUCTURAL_ASPECTS", "StructuralResult", "structural_target", "verify_structural",
-    "EXTRACTIONS", "extract_files", "ExtractionCache", "TreeSitterOracle", "AstMatch", "AstQueryError", "FunctionInfo", "Param", "FieldInfo", "StructInfo",
-    "VariantInfo", "EnumInfo", "ImplInfo", "TraitInfo", "ErrorPatternCounts", "GOOD_VERDICTS", "CannotVerify", "Verification",
-    "QUERY_RULES", "QueryClassifier", "QueryKind", "QueryRule", "classify_query",
-    "ConsensusResult", "SelfConsistencyOracle", "answer_similarity",
+    "ParseCache", "StructuralResult", "structural_target", "verify_structural",
+    "extract_files", "ExtractionCache", "TreeSitterOracle", "AstQueryError", "FieldInfo",
+    "GOOD_VERDICTS", "CannotVerify", "Verification",
+    "QUERY_RULES", "QueryKind", "QueryRule", "classify_query",
+    "SelfConsistencyOracle",
     "GOLDEN_FIELDS", "AnalysisResult", "GoldenTrace", "MalformedLine", "read_analysis_results",
-    "ORACLES", "OraclePlugin", "OracleResult", "ResultWriter", "SourceMissing", "TraceValidator", "ValidationStats",
+    "ORACLES", "OraclePlugin", "OracleResult", "ResultWriter", "SourceMissing", "TraceValidator",
 ]

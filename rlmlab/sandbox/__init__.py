@@ -20,10 +20,10 @@ from rlmlab.sandbox._landlock import (
     seal_host_tree,
 )
 
-__all__ = ["SANDBOXES", "SANDBOX_NAMES", "SANDBOX_POLICIES", "Backend", "Confined", "Unconfined", "SandboxChoice",
+__all__ = ["SANDBOXES", "Backend", "Confined", "SandboxChoice",
            "SandboxUnavailable", "check_sandbox", "choose_sandbox", "default_sandbox", "print_warning",
-           "register_sandbox", "scrubbed_env", "scrub_environ", "is_secret_name", "WORKER_VARIABLES",
-           "confine_self", "apply_rlimits", "landlock_abi", "seal_host_tree", "drop_capabilities",
+           "register_sandbox", "scrubbed_env", "scrub_environ",
+           "confine_self", "apply_rlimits", "seal_host_tree", "drop_capabilities",
            "forbid_new_processes", "SCRATCH_QUOTA_BYTES", "scratch_bytes", "watch_scratch"]
 
 _LAZY = {"SANDBOXES", "SANDBOX_NAMES", "SANDBOX_POLICIES", "Backend", "Confined", "Unconfined", "SandboxChoice",

@@ -21,14 +21,14 @@ from rlmlab.scorecard._stats import (
 from rlmlab.scorecard._table import plot_scorecard, scorecard_html, scorecard_markdown, scorecard_table
 
 __all__ = [
-    "E15_FILE", "LongContextRow", "long_context_study", "long_context_markdown", "plot_long_context", "study_sizes",
-    "CLAIMS", "SEEDS", "Claim", "NotMeasured", "Paired", "claim", "ScoreContext", "experiment_arm",
-    "MEASURED", "ArmCost", "Plan", "arm_costs", "plan_scorecard", "Part", "auto_procs", "partition",
+    "long_context_study", "long_context_markdown", "plot_long_context", "study_sizes",
+    "CLAIMS", "SEEDS", "Claim", "NotMeasured", "Paired", "claim", "ScoreContext",
+    "MEASURED", "ArmCost", "Plan", "plan_scorecard", "Part", "auto_procs", "partition",
     "usable_cores",
-    "CodeFirstLearner", "CODE_FIRST_INSTRUCTIONS", "expression_grammar", "question_numbers", "number_counts",
+    "CodeFirstLearner", "expression_grammar", "question_numbers", "number_counts",
     "DEFAULT_N", "QUICK_N", "SCORECARD_FILE", "ROW_FIELDS", "Scorecard", "ScoreRow", "read_scorecard", "run_scorecard",
     "score_claim", "select_claims",
-    "DIRECTIONS", "VERDICTS", "Z95", "Comparison", "n_to_decide", "n_to_decide_paired", "newcombe_paired",
-    "paired_binary", "paired_bootstrap", "paired_continuous", "verdict", "wilson",
-    "plot_scorecard", "scorecard_html", "scorecard_markdown", "scorecard_table", "MEASURE_KEYS",
+    "VERDICTS", "Z95", "n_to_decide", "newcombe_paired",
+    "paired_binary", "paired_continuous", "verdict", "wilson",
+    "plot_scorecard", "scorecard_markdown",
 ]

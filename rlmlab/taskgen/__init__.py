@@ -15,7 +15,7 @@ from rlmlab.taskgen._aggregate import REVIEWS, TICKETS, aggregate_kinds, relabel
 from rlmlab.taskgen._twohop import parse_docs, twohop_kinds
 from rlmlab.taskgen._haystack import log_haystack, rust_haystack
 
-__all__ = ["generate_tasks", "write_tasks", "Generated", "GenerationReport", "SUITE_NAMES", "SPLITS", "Kind",
-           "Candidate", "Drop", "LONG_SUITES", "MIN_SIZE_TOKENS", "MAX_SIZE_TOKENS", "parse_size", "measure_tokens",
-           "ContextFiles", "needle_kinds", "aggregate_kinds", "twohop_kinds", "rust_haystack", "log_haystack",
-           "relabel", "parse_docs", "TOPICS", "TICKETS", "REVIEWS"]
+__all__ = ["generate_tasks", "write_tasks", "Generated", "SUITE_NAMES", "SPLITS", "Kind",
+           "Candidate", "Drop",
+           "ContextFiles",
+           "TOPICS", "TICKETS", "REVIEWS"]

@@ -26,12 +26,12 @@ from rlmlab.teach._stop import DEFAULT_STOP_RULES, ExpectedGain, StopRules, load
 from rlmlab.teach._teacher import BIASES, TEACHER_CONFIDENCE, BiasResult, bucket, combine_confidence, detect_bias
 
 __all__ = [
-    "solve_arithmetic", "DEFAULT_RUN_CONFIG", "RunConfig", "load_run_config", "DemoLearner", "Exchange",
-    "LearnerAnswer", "LMLearner", "VotingLearner", "ARMS", "TEACHER_MODES", "TRACES_SCHEMA", "ArmSummary", "ItemTrace",
-    "TurnRecord", "JudgedTurn", "judge_turn", "apply_turn", "check_arm_mode", "read_traces", "run_arm",
+    "solve_arithmetic", "RunConfig", "load_run_config", "DemoLearner", "Exchange",
+    "LearnerAnswer", "LMLearner", "VotingLearner", "ARMS", "TEACHER_MODES", "TRACES_SCHEMA", "ItemTrace",
+    "TurnRecord", "judge_turn", "apply_turn", "check_arm_mode", "read_traces", "run_arm",
     "run_item", "write_traces", "TeachReport", "make_learner", "run_teach", "finished_teach",
-    "DEFAULT_TEMPLATES", "RTS_RULES", "TEMPLATE_SCHEMA", "Decision", "Template", "TemplateNotFound",
-    "load_templates", "rts_rule", "select_template", "DEFAULT_STOP_RULES", "ExpectedGain", "StopRules",
+    "RTS_RULES", "Template", "TemplateNotFound",
+    "load_templates", "rts_rule", "select_template", "ExpectedGain", "StopRules",
     "load_stop_rules", "DatasetError", "Item", "answers_match", "load_csv", "load_dataset", "load_gsm8k",
-    "normalise_answer", "BIASES", "TEACHER_CONFIDENCE", "BiasResult", "bucket", "combine_confidence", "detect_bias",
+    "normalise_answer", "BIASES", "bucket", "combine_confidence", "detect_bias",
 ]

@@ -17,8 +17,8 @@ from rlmlab.tools._memory import (attach_memory, event_log, mem_add, mem_get, me
                                   memory_of)
 
 __all__ = [
-    "TOOLS", "ToolRegistry", "ToolSpec", "tool", "Bounds", "schema_for", "is_blobref_schema",
-    "ToolResult", "displayable", "DEADLINE_KEY", "exit_description", "run_bounded", "time_left", "ToolCaps", "ToolCallRecord", "ToolObserver", "Workspace",
+    "TOOLS", "ToolRegistry", "tool", "Bounds", "is_blobref_schema",
+    "ToolResult", "displayable", "DEADLINE_KEY", "exit_description", "run_bounded", "ToolCaps", "ToolCallRecord", "ToolObserver", "Workspace",
     "blob", "ctx_stats", "ctx_peek", "ctx_slice", "ctx_find", "ctx_chunks", "ast_query", "agenda", "source_roots",
     "attach_memory", "memory_of", "event_log", "mem_add", "mem_get", "mem_quote", "mem_search", "attach_ontology", "ontology_of", "sparql_query",
 ]

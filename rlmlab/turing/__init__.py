@@ -25,14 +25,14 @@ from rlmlab.turing._validators import (
 )
 
 __all__ = [
-    "TuringConfig", "ValidatorSetting", "load_custom_hooks", "load_turing_config", "resolve_hooks",
-    "Detection", "LLMDetector", "ProgrammaticDetector", "detection_prompt", "TuringGuard",
-    "ALWAYS_ON", "BUILTIN_HOOKS", "HOOK_ENTRY_SCHEMA", "HookSpec", "InteractionLog", "load_interaction_log",
+    "load_custom_hooks", "load_turing_config",
+    "LLMDetector", "ProgrammaticDetector", "detection_prompt", "TuringGuard",
+    "ALWAYS_ON", "BUILTIN_HOOKS", "HookSpec", "InteractionLog", "load_interaction_log",
     "INTERACTION_LOG_COLUMNS",
-    "FailoverLM", "HookError", "RoundResult", "TuringProtocol", "Violation", "PHASES", "SCOPES", "Step", "ToolCall", "Turn",
-    "tool_calls_in_code", "tool_calls_in_text", "PATTERN_DETECTORS", "VALIDATORS", "ValidatorContext", "pattern_detector",
-    "schema_errors", "validator", "AgentReply", "LoopResult", "TuringAgentLoop",
-    "EvalCase", "HookScore", "EvalReport", "load_eval_cases", "evaluate", "DEFAULT_EVAL",
+    "HookError", "RoundResult", "TuringProtocol", "Violation", "PHASES", "SCOPES", "Step", "ToolCall", "Turn",
+    "tool_calls_in_code", "PATTERN_DETECTORS", "VALIDATORS", "ValidatorContext", "pattern_detector",
+    "validator", "AgentReply", "TuringAgentLoop",
+    "HookScore", "load_eval_cases", "evaluate",
     "PHANTOM_MODEL_PATH", "PhantomModel", "default_phantom_model", "phantom_features", "PHANTOM_THRESHOLDS",
     "PHANTOM_TRAIN_FILES", "cross_validate_phantom", "fit_phantom_model", "phantom_rows", "pick_threshold",
 ]
