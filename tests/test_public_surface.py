@@ -63,10 +63,15 @@ OTHER_TOP_LEVEL = {"make_lm": "rlmlab.lm", "run_rlm": "rlmlab.executors", **{w: 
     "InteractionLogView")}}
 
 
+def _user_docs() -> str:
+    """The README and the reference pages in ``docs/``: what a user reads."""
+    return "\n".join(p.read_text(encoding="utf-8") for p in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))])
+
+
 def _readme_names() -> set[str]:
     """Every top-level name the README uses: ``from rlmlab import ...``, ``rlmlab.<name>`` (not a module), and
     what its ``>>>`` examples call or show."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+    text = _user_docs()
     names = {n.strip() for m in re.finditer(r"from rlmlab import ([\w, ]+)", text) for n in m.group(1).split(",")}
     for name in re.findall(r"(?<![\w.])rlmlab\.(\w+)", text):
         module = REPO / "rlmlab" / name
@@ -123,7 +128,7 @@ def test_top_level_is_the_seed_names_the_entry_points_and_the_widgets():
     layout paragraph names each."""
     assert set(rlmlab.__all__) == {*SEED_NAMES, *SEED_TOOLS, *OTHER_TOP_LEVEL}
     assert len(rlmlab.__all__) == len(set(rlmlab.__all__))
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = _user_docs()
     assert [n for n in rlmlab.__all__ if f"`{n}`" not in readme] == []
 
 
@@ -298,7 +303,7 @@ def test_each_package_lists_what_others_use_no_more():
     texts = [(path, path.read_text(encoding="utf-8", errors="replace"))
              for folder in ("rlmlab", "tests", "notebooks", "benchmarks", "studies")
              for path in sorted((REPO / folder).rglob("*")) if path.suffix in {".py", ".ipynb", ".md"} and path != here]
-    texts.append((REPO / "README.md", (REPO / "README.md").read_text(encoding="utf-8")))
+    texts += [(path, path.read_text(encoding="utf-8")) for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]]
     unused = {}
     for init in sorted((REPO / "rlmlab").glob("*/__init__.py")):
         modname = f"rlmlab.{init.parent.name}"
