@@ -303,7 +303,8 @@ def test_each_package_lists_what_others_use_no_more():
     texts = [(path, path.read_text(encoding="utf-8", errors="replace"))
              for folder in ("rlmlab", "tests", "notebooks", "benchmarks", "studies")
              for path in sorted((REPO / folder).rglob("*")) if path.suffix in {".py", ".ipynb", ".md"} and path != here]
-    texts += [(path, path.read_text(encoding="utf-8")) for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]]
+    docs = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    texts += [(path, path.read_text(encoding="utf-8")) for path in docs]
     unused = {}
     for init in sorted((REPO / "rlmlab").glob("*/__init__.py")):
         modname = f"rlmlab.{init.parent.name}"
