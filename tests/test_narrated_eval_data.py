@@ -15,6 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data"
+RAWS = ROOT / "studies" / "turing_narrated" / "raw"  # the study's raw replies and exclusions (MANIFEST.json)
 DEV = DATA / "turing_narrated_dev.jsonl"
 HELDOUT = DATA / "turing_narrated_heldout.jsonl"
 README = DATA / "turing_narrated.README.md"
@@ -105,13 +106,13 @@ def test_readme_freezes_both_files_by_sha256(sets):
     text = README.read_text(encoding="utf-8")
     for name, path in FILES.items():
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        assert f"{digest}  data/{path.name}" in text, f"{README.name}: sha256 of {path.name} is not {digest}"
+        assert f"{digest}  {path.relative_to(ROOT)}" in text, f"{README.name}: sha256 of {path.name} is not {digest}"
         pos = sum(bool(r["expected"]) for r in sets[name])
         assert f"| {path.name} | {len(sets[name])} | {pos} | {len(sets[name]) - pos} |" in text, name
 
 
 def test_every_response_is_an_unedited_raw_reply(sets):
-    raw = {r["gen_id"]: r for r in rows(DATA / "turing_narrated_smollm2_raw.jsonl")}
+    raw = {r["gen_id"]: r for r in rows(RAWS / "turing_narrated1_smollm2_raw.jsonl")}
     for name, lines in sets.items():
         for r in lines:
             gen_id = r["note"].rsplit("[raw gen_id=", 1)[1].rstrip("]")
@@ -124,7 +125,7 @@ def test_every_response_is_an_unedited_raw_reply(sets):
 
 # ---- the second held-out set: new prompts, labelled by a second labeller who never saw the detector
 HELDOUT2 = DATA / "turing_narrated_heldout2.jsonl"
-RAW2 = DATA / "turing_narrated2_smollm2_raw.jsonl"
+RAW2 = RAWS / "turing_narrated2_smollm2_raw.jsonl"
 ID2 = re.compile(r"^narr-n\d\d_t[01]\.\d_s\d$")
 NOTE2 = re.compile(r"^(phantom|clean|FP check) \((phantom|read|pasted|quote|promise|general|example|name|readfail|"
                    r"readother), (en|de|fr|es)\): .+ \[raw gen_id=(n\d\d_t[01]\.\d_s\d)\]$")
@@ -192,14 +193,14 @@ def test_readme_freezes_heldout2_by_sha256(heldout2):
     text = README.read_text(encoding="utf-8")
     for path in (HELDOUT2, RAW2):
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        assert f"{digest}  data/{path.name}" in text, f"{README.name}: sha256 of {path.name} is not {digest}"
+        assert f"{digest}  {path.relative_to(ROOT)}" in text, f"{README.name}: sha256 of {path.name} is not {digest}"
     pos = sum(bool(r["expected"]) for r in heldout2)
     assert f"| {HELDOUT2.name} | {len(heldout2)} | {pos} | {len(heldout2) - pos} |" in text
 
 
 # ---- the third held-out set: new prompts, labelled by a third labeller who never saw the detector
 HELDOUT3 = DATA / "turing_narrated_heldout3.jsonl"
-RAW3 = DATA / "turing_narrated3_smollm2_raw.jsonl"
+RAW3 = RAWS / "turing_narrated3_smollm2_raw.jsonl"
 ID3 = re.compile(r"^narr-m\d\d_t[01]\.\d_s\d\d?$")
 NOTE3 = re.compile(r"^(phantom|clean|FP check) \((phantom|read|pasted|quote|promise|general|example|name|readfail|"
                    r"readother), (en|de|fr|es)\): .+ \[raw gen_id=(m\d\d_t[01]\.\d_s\d\d?)\]$")
@@ -243,7 +244,7 @@ def test_heldout3_ids_and_turns_are_new(heldout3):
     # new prompts: no user message of the third set is a user message of the earlier ones (raw files included,
     # so that excluded replies' prompts count too)
     old_users = {r["user"] for r in old if "user" in r}
-    old_users |= {r["user"] for path in (DATA / "turing_narrated_smollm2_raw.jsonl", RAW2) for r in rows(path)}
+    old_users |= {r["user"] for path in (RAWS / "turing_narrated1_smollm2_raw.jsonl", RAW2) for r in rows(path)}
     assert not {r["user"] for r in heldout3} & old_users
 
 
@@ -279,7 +280,7 @@ def test_readme_freezes_heldout3_by_sha256(heldout3):
     text = README.read_text(encoding="utf-8")
     for path in (HELDOUT3, RAW3):
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        assert f"{digest}  data/{path.name}" in text, f"{README.name}: sha256 of {path.name} is not {digest}"
+        assert f"{digest}  {path.relative_to(ROOT)}" in text, f"{README.name}: sha256 of {path.name} is not {digest}"
     pos = sum(bool(r["expected"]) for r in heldout3)
     assert f"| {HELDOUT3.name} | {len(heldout3)} | {pos} | {len(heldout3) - pos} |" in text
 
@@ -287,7 +288,7 @@ def test_readme_freezes_heldout3_by_sha256(heldout3):
 def test_heldout3_every_raw_reply_is_labelled_or_excluded(heldout3):
     # every reply generated for the set is either a line of it or listed, with its reason, as excluded
     raw_ids = {r["gen_id"] for r in rows(RAW3)}
-    excluded = [line.split("\t") for line in (DATA / "turing_narrated3_excluded.tsv").read_text(
+    excluded = [line.split("\t") for line in (RAWS / "turing_narrated3_excluded.tsv").read_text(
         encoding="utf-8").splitlines()]
     assert all(len(e) == 4 and e[3].strip() for e in excluded)
     ex_ids = [e[0] for e in excluded]
@@ -298,7 +299,7 @@ def test_heldout3_every_raw_reply_is_labelled_or_excluded(heldout3):
 
 # ---- the fourth held-out set: new prompts, labelled by a helper who never saw the detector (scored once)
 HELDOUT4 = DATA / "turing_narrated_heldout4.jsonl"
-RAW4 = DATA / "turing_narrated4_smollm2_raw.jsonl"
+RAW4 = RAWS / "turing_narrated4_smollm2_raw.jsonl"
 ID4 = re.compile(r"^narr-p\d\d_t[01]\.\d_s\d\d?$")
 NOTE4 = re.compile(r"^(phantom|clean|FP check) \((\w+), (\w\w)\): .+ \[raw gen_id=(p\d\d_t[01]\.\d_s\d\d?)\]$")
 
@@ -326,18 +327,18 @@ def test_heldout4_format_labels_and_unedited_new_replies():
 
 # ---- the fifth, sixth and seventh held-out sets: new prompts, each labelled by a helper who never saw the detector or the
 # learned model (each scored once, then a training file of the model)
-HELDOUT5, RAW5 = DATA / "turing_narrated_heldout5.jsonl", DATA / "turing_narrated5_smollm2_raw.jsonl"
+HELDOUT5, RAW5 = DATA / "turing_narrated_heldout5.jsonl", RAWS / "turing_narrated5_smollm2_raw.jsonl"
 # split number -> its scenario ids' letter and the files whose user messages it must not repeat
 LATER_SPLITS = {5: ("q", (DEV, HELDOUT, HELDOUT2, HELDOUT3, HELDOUT4, RAW2, RAW3, RAW4)),
                 6: ("r", (DEV, HELDOUT, HELDOUT2, HELDOUT3, HELDOUT4, HELDOUT5, RAW2, RAW3, RAW4, RAW5)),
                 7: ("s", (DEV, HELDOUT, HELDOUT2, HELDOUT3, HELDOUT4, HELDOUT5, DATA / "turing_narrated_heldout6.jsonl",
-                          RAW2, RAW3, RAW4, RAW5, DATA / "turing_narrated6_smollm2_raw.jsonl"))}
+                          RAW2, RAW3, RAW4, RAW5, RAWS / "turing_narrated6_smollm2_raw.jsonl"))}
 
 
 def _later_split(k: int) -> tuple[Path, Path, re.Pattern, re.Pattern]:
     letter = LATER_SPLITS[k][0]
     gen = rf"{letter}\d{{2,3}}_t[01]\.\d_s\d\d?"
-    return (DATA / f"turing_narrated_heldout{k}.jsonl", DATA / f"turing_narrated{k}_smollm2_raw.jsonl",
+    return (DATA / f"turing_narrated_heldout{k}.jsonl", RAWS / f"turing_narrated{k}_smollm2_raw.jsonl",
             re.compile(rf"^narr-{gen}$"),
             re.compile(rf"^(phantom|clean|FP check) \((\w+), (\w\w)\): .+ \[raw gen_id=({gen})\]$"))
 
@@ -369,7 +370,7 @@ def test_later_heldout_format_labels_and_unedited_new_replies(k):
 def test_later_heldout_every_raw_reply_is_labelled_or_excluded_and_the_readme_has_its_sha256(k):
     path, raw_path, _, _ = _later_split(k)
     raw_ids = {r["gen_id"] for r in rows(raw_path)}
-    excluded = [line.split("\t") for line in (DATA / f"turing_narrated{k}_excluded.tsv").read_text(
+    excluded = [line.split("\t") for line in (RAWS / f"turing_narrated{k}_excluded.tsv").read_text(
         encoding="utf-8").splitlines()]
     assert all(len(e) == 4 and e[3].strip() for e in excluded)
     ex_ids = [e[0] for e in excluded]
@@ -380,6 +381,6 @@ def test_later_heldout_every_raw_reply_is_labelled_or_excluded_and_the_readme_ha
     text = README.read_text(encoding="utf-8")
     for f in (path, raw_path):
         digest = hashlib.sha256(f.read_bytes()).hexdigest()
-        assert f"{digest}  data/{f.name}" in text, f"{README.name}: sha256 of {f.name} is not {digest}"
+        assert f"{digest}  {f.relative_to(ROOT)}" in text, f"{README.name}: sha256 of {f.name} is not {digest}"
     pos = sum(bool(r["expected"]) for r in held)
     assert f"| {path.name} | {len(held)} | {pos} | {len(held) - pos} |" in text
