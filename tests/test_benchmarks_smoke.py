@@ -1,7 +1,8 @@
 """Every benchmark script runs: ``python benchmarks/NAME.py --smoke`` must finish and write its JSON.
 
 A benchmark is any ``benchmarks/*.py`` whose name does not start with ``_`` (a helper module), so a script added
-later is covered without touching this file. The contract for a script's ``--smoke`` mode: tiny sizes, the
+later is covered without touching this file. The data makers beside what they make (``data/make_*.py``) and each
+study's generator (``studies/<name>/generate.py``) are held to the same contract. The contract for a script's ``--smoke`` mode: tiny sizes, the
 scripted LM or no LM, seconds, exit status 0, and at least one JSON (or JSON Lines) file written during the run
 under the working directory (scripts here write to ``runs/bench_smoke/`` relative to it), never under the
 checkout's ``runs/bench*/``, where the full runs write: a smoke run in ``make check`` must not overwrite a
@@ -27,6 +28,7 @@ import pytest
 
 PROJECT = Path(__file__).resolve().parents[1]
 BENCHMARKS = sorted(p for p in (PROJECT / "benchmarks").glob("*.py") if not p.name.startswith("_"))
+MAKERS = sorted(PROJECT.glob("data/make_*.py")) + sorted(PROJECT.glob("studies/*/generate.py"))
 SMOKE_TIMEOUT_S = 300  # a script's smoke run takes seconds; this only stops a hung one
 MARKS_LINE = re.compile(r"^#\s*smoke-marks:\s*([\w, ]+?)\s*$", re.MULTILINE)
 
@@ -35,7 +37,8 @@ def smoke_param(script: Path) -> object:
     """The script as a pytest param with the marks its ``# smoke-marks:`` line asks for."""
     found = MARKS_LINE.search(script.read_text(encoding="utf-8"))
     names = [n.strip() for n in found.group(1).split(",") if n.strip()] if found else []
-    return pytest.param(script, id=script.stem, marks=[getattr(pytest.mark, n) for n in names])
+    name = script.stem if script.parent.name == "benchmarks" else script.relative_to(PROJECT).with_suffix("").as_posix()
+    return pytest.param(script, id=name, marks=[getattr(pytest.mark, n) for n in names])
 
 
 def written_json(roots: list[Path], since: float) -> list[Path]:
@@ -51,9 +54,11 @@ def bench_dirs(runs: Path) -> list[Path]:
 
 def test_there_are_benchmarks():
     assert len(BENCHMARKS) >= 10, [p.name for p in BENCHMARKS]
+    assert {p.relative_to(PROJECT).as_posix() for p in MAKERS} >= {
+        "data/make_math80.py", "studies/turing_eval/generate.py", "studies/turing_narrated/generate.py"}
 
 
-@pytest.mark.parametrize("script", [smoke_param(p) for p in BENCHMARKS])
+@pytest.mark.parametrize("script", [smoke_param(p) for p in BENCHMARKS + MAKERS])
 def test_benchmark_smoke_run_writes_json(script: Path, tmp_path: Path):
     check_smoke(script, tmp_path)
 

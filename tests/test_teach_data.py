@@ -35,13 +35,13 @@ def test_math20_loads_twenty_items_with_numeric_references():
 
 
 def test_math80_is_math20_then_sixty_generated_word_problems_with_answers_that_recompute():
-    """data/math80.csv (the scorecard's seed-002 items past 20) is what benchmarks/make_math80.py writes, starts with
+    """data/math80.csv (the scorecard's seed-002 items past 20) is what data/make_math80.py writes, starts with
     math20, and every added answer is the exact value of the expression its family generated it from."""
     import importlib.util
 
     from rlmlab.taskgen import generate_tasks
 
-    spec = importlib.util.spec_from_file_location("make_math80", ROOT / "benchmarks" / "make_math80.py")
+    spec = importlib.util.spec_from_file_location("make_math80", ROOT / "data" / "make_math80.py")
     maker = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(maker)
     path = ROOT / "data" / "math80.csv"

@@ -1,16 +1,16 @@
-"""Generate the real-model part of the Turing Protocol eval set (SmolLM2-135M-Instruct replies).
+"""Generate the real-model part of the Turing Protocol eval set ``data/turing_eval.jsonl`` (SmolLM2-135M-Instruct).
 
 Each scenario is a prompt inviting one small-model failure the Turing Protocol hooks catch (invented tool
 output, empty promises, claimed background sessions, malformed tool arguments, loops, SUBMITs of unseen
 values, premature sub-session completion). Each runs at three (temperature, seed) settings; the replies
-and their prompts go to ``data/turing_eval_smollm2_raw.jsonl``. They are NOT labelled here: they were read
-one by one and labelled by hand into ``data/turing_eval.jsonl`` (source "smollm2"; each ``note`` ends with
-the raw ``gen_id``; unlabellable replies were left out). This script never writes the labelled file.
+and their prompts go to ``raw/turing_eval_smollm2_raw.jsonl`` beside this script. They are NOT labelled here: they
+were read one by one and labelled by hand into ``data/turing_eval.jsonl`` (source "smollm2"; each ``note`` ends
+with the raw ``gen_id``; unlabellable replies were left out). This script never writes the labelled file.
 
-``--smoke`` (make check) replays a canned reply with the scripted LM for the first scenario into
-runs/bench_smoke/turing_eval_raw.jsonl, to check the script itself; it never touches ``data/``.
+``--smoke`` replays a canned reply with the scripted LM for the first scenario into
+runs/bench_smoke/turing_eval_raw.jsonl, to check the script itself; it never touches ``data/`` or ``raw/``.
 
-Run:  .venv/bin/python benchmarks/make_turing_eval.py [--out PATH] [--only ID,ID] [--append] [--smoke]
+Run:  .venv/bin/python studies/turing_eval/generate.py [--out PATH] [--only ID,ID] [--append] [--smoke]
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from rlmlab.lm import make_lm
 
 MAX_TOKENS = 160
 SETTINGS = [(0.0, 0), (0.7, 1), (0.9, 2)]  # (temperature, seed) per scenario
-RAW = Path(__file__).resolve().parent.parent / "data" / "turing_eval_smollm2_raw.jsonl"
+RAW = Path(__file__).resolve().parent / "raw" / "turing_eval_smollm2_raw.jsonl"
 
 CHAT_SYS = (
     "You are Wintermute, an assistant running on the user's computer. You can use tools. To call a tool, "

@@ -8,9 +8,9 @@ one to three steps (bare arithmetic, percent of, one step, change, share, saving
 and taken round-robin by family; each answer is computed exactly and recomputed from its expression
 (``rlmlab tasks generate`` drops any that disagree). Deterministic: the same file on every run.
 
-    python benchmarks/make_math80.py            # rewrite data/math80.csv
-    python benchmarks/make_math80.py --check    # exit 1 if the committed file differs
-    python benchmarks/make_math80.py --smoke    # build it, write runs/bench_smoke/make_math80.json, touch nothing
+    python data/make_math80.py            # rewrite data/math80.csv
+    python data/make_math80.py --check    # exit 1 if the committed file differs
+    python data/make_math80.py --smoke    # build it, write runs/bench_smoke/make_math80.json, touch nothing
 """
 
 from __future__ import annotations
