@@ -194,8 +194,8 @@ def text_rules(query: str, text: str) -> dict[str, str] | None:
     return {"grep-pat": "(" + " | ".join(_lit(_py_raw(p)) for p in pats) + ")"}
 
 
-# ctx_stats, ctx_peek and ctx_slice return none of the keys a step reads (RESULT_KEYS): offered over a document, the
-# embedded model began 9 of 16 dev runs with ctx_stats(context) and then read its "total", a KeyError
+# ctx_stats, ctx_peek and ctx_slice return none of the keys a step reads (RESULT_KEYS): a step that starts with
+# ctx_stats(context) and reads its "total" raises a KeyError, so over a document only the search is offered
 _TEXT_TOOLS = ("ctx_find",)
 
 

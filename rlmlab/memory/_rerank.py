@@ -1,25 +1,23 @@
 """The second stage of MemoryStore.search with ``rerank=True``: the best FTS5 candidates rescored with per-field
-BM25 added. Off by default: it costs about twice the search time at 100,000 items (see the benchmark's figures).
+BM25 added. Off by default: the first stage must then rank ``POOL`` items exactly instead of k, which on a large
+store about doubles the search time.
 
 FTS5's ``bm25()`` weights each column's term count and saturates once over the whole row, so a title hit is worth
 at most about two body hits, and a word repeated in a short body beats the same word in a title. Per-field BM25
 (as ``BM25Retriever`` scores with rank-bm25) saturates each field on its own, with the field's own length and
 document frequency, and sums the fields with ``FIELD_WEIGHTS``. An item's second-stage score is the sum of both:
 FTS5's view of the row plus the per-field view. Ranking every matching row by per-field BM25 would cost FTS5 its
-MaxScore bound (each field can add ``idf * (k1 + 1)``: four times looser; 100,000-item p99 went over 280 ms), so
-only the first stage's best ``POOL`` items are rescored.
+MaxScore bound (each field can add ``idf * (k1 + 1)``: four times looser), so only the first stage's best ``POOL``
+items are rescored.
 
-Chosen on the dev half of ``data/memory_queries.jsonl`` (recall@5, banks as ``benchmarks/memory.py`` builds them):
-FTS5's order 96.2 / 92.3 / 86.5% at 1,000 / 10,000 / 100,000 items; per-field BM25 alone over the best 40 items
-98.1 / 96.2 / 88.5%; the sum 98.1 / 96.2 / 90.4% over the best 30 or 40 (over 15 or 20 it kept only part of the
-gain; FTS5's formula with per-field lengths and rank fusion were also tried). Both halves and the benchmark's
-figures: ``benchmarks/speed_issue26.md``.
+The sum and ``POOL`` were chosen on the dev half of ``data/memory_queries.jsonl`` (recall@5, banks as
+``benchmarks/memory.py`` builds them) against FTS5's order alone, per-field BM25 alone, smaller pools, FTS5's
+formula with per-field lengths and rank fusion; the figures of each, and the latency, are in
+``studies/speed_per_task/REPORT.md`` (memory recall, session 6).
 
-Two costs it knows of. Latency: the first stage must rank 30 items exactly instead of k, which at 100,000 items
-about doubles its time (p50 8.9 -> 17.1 ms in one idle run). Long questions: one that shares an incidental word
-with a template's title ("how much pizza", "How much more money is needed") can put that template first; word
-retrieval's recall@1 of the right template went from 44 to 43 of 60 tasks (``benchmarks/template_recall.py``),
-retrieval by shape stayed at 51.
+A known cost beside latency: a long question that shares an incidental word with a template's title ("how much
+pizza", "How much more money is needed") can put that template first (``benchmarks/template_recall.py`` measures
+word retrieval's recall@1 of the right template).
 
 What it reads: the candidates' field texts and their token counts (FTS5's docsize rows), each query word's
 document frequency per column (a temporary ``fts5vocab`` table: one pass over the word's postings, cached until

@@ -17,7 +17,7 @@ from rlmlab.scorecard._context import ScoreContext, arm_label
 __all__ = ["teach_items", "teach_arm"]
 
 SMALL_SET = "data/math20.csv"  # seed 002's 20 arithmetic items
-# math20 then 60 generated word problems of one to three steps (benchmarks/make_math80.py): items of math20's kind,
+# math20 then 60 generated word problems of one to three steps (data/make_math80.py): items of math20's kind,
 # since on GSM8K the embedded model's learner solves none and every arm ties at 0; past 80, the GSM8K sample
 MEDIUM_SET = "data/math80.csv"
 LARGE_SET = "data/gsm8k_train_500.jsonl"
@@ -47,7 +47,7 @@ def _learner(ctx: ScoreContext, kind: str, turing: bool) -> Any:
         from rlmlab.teach import load_run_config
 
         # the learner samples at seed 002's learner temperature (configs/run.yaml: learner_math 0.3), as `rlmlab
-        # teach run` does; greedy, a 135M learner gives the same expression after every reprompt (0 of 60 changed)
+        # teach run` does; a greedy learner repeats its expression after every reprompt, so no reprompt could help
         temperature = load_run_config(PROJECT_ROOT / "configs" / "run.yaml").learner_temperature
         protocol = None
         if turing:

@@ -1,8 +1,8 @@
 """A learned second opinion for ``phantom_tool_result``: a linear classifier over the reply's words.
 
 The hand-written rules (``_narrated``, ``_events``, ``_grounding``) catch the phrasings they were written from; each
-new labeller of the narrated-contents sets brought phrasings they had not seen (recall 0.47 to 0.59 on each unseen
-split). This model is trained on the labelled splits (``rlmlab turing train-phantom``, scikit-learn's logistic
+new labeller of the narrated-contents sets brought phrasings they had not seen (the recall on each unseen split:
+``studies/turing_narrated/REPORT.md``). This model is trained on the labelled splits (``rlmlab turing train-phantom``, scikit-learn's logistic
 regression over TF-IDF of the features below) and shipped as plain numbers in ``phantom_model.json``, so scoring a
 turn needs no scikit-learn: count the features, weight them ``(1 + ln count) * idf``, L2-normalise, dot with the
 coefficients, add the intercept, squash.

@@ -188,7 +188,7 @@ def _validate_rules(turn: Turn, detection: str) -> str | None:
         return None  # every narrated claim is grounded and nothing else is presented as tool output
     # The seed's Stage 2 read per user turn: a call in any round of the turn may hold the data. (Checking the
     # data against those rounds' outputs instead would be stricter than the seed; it was measured and not
-    # taken, see the issue 18 note.)
+    # taken: studies/turing_eval/REPORT.md.)
     if turn.turn_tool_calls:
         return None
     # earlier outputs of the turn and what the user pasted (restating the context's own text is no phantom)
