@@ -62,3 +62,12 @@ def free_port() -> int:
 def sha256_of(path: Path) -> str:
     """The hex SHA-256 of the file's bytes."""
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+# A run whose step 1 narrates a search it never made (the Turing protocol's phantom_tool_result hook corrects it),
+# step 2 searches for real and step 3 submits the count.
+PHANTOM_THEN_REAL = [{"reasoning": "I searched the file and found 3 async functions at lines 5, 10 and 12.",
+                      "code": "print('done')"},
+                     {"reasoning": "Search for real.", "code": "hits = ctx_find(context, r'async fn', k=50)\n"
+                                                               "print(hits['total'])"},
+                     {"reasoning": "Submit the count.", "code": "SUBMIT(answer=str(hits['total']))"}]
