@@ -8,12 +8,9 @@ import pytest
 from rlmlab.executors import TRAJECTORY_FILE, Trajectory, run_rlm
 from rlmlab.executors._budget import Budget, call_cost, spent_so_far
 from rlmlab.lm import LMCall, make_lm
+from helpers import steps
 
 TEXT = "line one\nline two ERROR disk\nline three\n"
-
-
-def _steps(*codes):
-    return [{"reasoning": f"step {i}", "code": c} for i, c in enumerate(codes, 1)]
 
 
 def _stopped(traj, which, done):
@@ -24,27 +21,27 @@ def _stopped(traj, which, done):
 
 
 def test_max_tokens_stops_before_the_step_that_would_start_past_it(tmp_path):
-    lm = make_lm("scripted", script=_steps("print(ctx_stats(context)['lines'])", "print(2)", "SUBMIT(answer='3')"))
+    lm = make_lm("scripted", script=steps("print(ctx_stats(context)['lines'])", "print(2)", "SUBMIT(answer='3')"))
     traj = run_rlm("How many lines?", TEXT, lm=lm, runs_dir=tmp_path, max_tokens=1)
     _stopped(traj, "max_tokens", 1)
     assert traj.iterations[0].output.strip() == "3"
     saved = Trajectory.read_jsonl(tmp_path / traj.run_id / TRAJECTORY_FILE)  # written, and read back
     assert saved.stopped == "budget (max_tokens)" and len(saved.iterations) == 1
     # the same run without the budget goes to its answer
-    free = run_rlm("How many lines?", TEXT, lm=make_lm("scripted", script=_steps(
+    free = run_rlm("How many lines?", TEXT, lm=make_lm("scripted", script=steps(
         "print(ctx_stats(context)['lines'])", "print(2)", "SUBMIT(answer='3')")))
     assert free.stopped is None and free.answer == "3"
 
 
 def test_max_errors_counts_failed_steps_in_a_row():
-    lm = make_lm("scripted", script=_steps("1/0", "print(1)", "1/0", "x = [][1]", "SUBMIT(answer='no')"))
+    lm = make_lm("scripted", script=steps("1/0", "print(1)", "1/0", "x = [][1]", "SUBMIT(answer='no')"))
     traj = run_rlm("q", TEXT, lm=lm, max_errors=2)
     _stopped(traj, "max_errors", 4)  # one failure, a good step, then two in a row: the fifth never starts
     assert [it.output.startswith("[Error]") for it in traj.iterations] == [True, False, True, True]
 
 
 def test_max_seconds_stops_at_the_next_step_boundary():
-    lm = make_lm("scripted", script=_steps("s = 0\nfor i in range(3_000_000):\n    s += i\nprint(s)", "SUBMIT(answer='1')"))
+    lm = make_lm("scripted", script=steps("s = 0\nfor i in range(3_000_000):\n    s += i\nprint(s)", "SUBMIT(answer='1')"))
     traj = run_rlm("q", TEXT, lm=lm, max_seconds=0.05)
     # the worker's start and the first step take longer than 50 ms: the run may stop before step 1 or after it,
     # never inside it, and never reaches the SUBMIT
@@ -72,17 +69,17 @@ def test_max_cost_prices_calls_from_litellms_table_and_local_models_cost_nothing
 
 
 def test_a_priced_model_is_stopped_by_max_cost_and_a_local_one_says_it_costs_nothing(monkeypatch):
-    lm = make_lm("scripted", script=_steps("print(1)", "print(2)", "SUBMIT(answer='2')"))
+    lm = make_lm("scripted", script=steps("print(1)", "print(2)", "SUBMIT(answer='2')"))
     monkeypatch.setattr(lm, "model", "gpt-4o-mini")  # the calls are recorded under a priced model's name
     traj = run_rlm("q", TEXT, lm=lm, max_cost=1e-9)
     _stopped(traj, "max_cost", 1)
-    local = run_rlm("q", TEXT, lm=make_lm("scripted", script=_steps("SUBMIT(answer='2')")), max_cost=0.01)
+    local = run_rlm("q", TEXT, lm=make_lm("scripted", script=steps("SUBMIT(answer='2')")), max_cost=0.01)
     assert local.answer == "2" and local.stopped is None
 
 
 def test_show_budget_tells_the_model_what_is_left_in_each_prompt():
     seen: list[str] = []
-    replies = iter(_steps("print(1)", "print(2)", "SUBMIT(answer='2')"))
+    replies = iter(steps("print(1)", "print(2)", "SUBMIT(answer='2')"))
 
     def script(messages):
         seen.append("\n".join(m["content"] for m in messages))

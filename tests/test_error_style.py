@@ -41,7 +41,7 @@ def test_a_tool_error_is_one_line_in_a_plain_ipython_shell(plain_shell):
     try:
         with capture_output() as shown:
             plain_shell.run_cell("ctx_peek(r, 99999)", store_history=False)
-        assert "Traceback" in shown.stdout and "_check_range" in shown.stdout
+        assert "Traceback" in shown.stdout and "check_range" in shown.stdout
     finally:
         plain_shell.run_line_magic("xmode", "Context")
 

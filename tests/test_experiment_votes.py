@@ -15,6 +15,7 @@ from rlmlab.experiments._runner import _merge
 from rlmlab.lm import CallRecorder, ScriptedEngine, make_lm, recorder_of
 from rlmlab.memory import MemoryTask
 from rlmlab.learning import TaskOutcome
+from helpers import answer_lm, experiment_file
 
 
 # -- vote_key / majority -------------------------------------------------------------------------
@@ -135,38 +136,13 @@ def test_sample_lm_returns_other_lm_objects_as_they_are():
 
 # -- a voted run with the scripted LM -------------------------------------------------------------------------
 
-class _RecordingEngine(ScriptedEngine):
-    """The scripted engine, noting the temperature and seed each request was made with."""
-
-    def __init__(self, script):
-        super().__init__(script)
-        self.configs: list[tuple[float | None, int | None]] = []
-
-    def generate(self, messages, config):
-        self.configs.append((config.temperature, getattr(config, "seed", None)))
-        return super().generate(messages, config)
-
-
-def _lm(answers: list[str]) -> tuple[dspy.LM, _RecordingEngine]:
-    engine = _RecordingEngine([{"reasoning": "r", "code": f"SUBMIT(answer={a!r})"} for a in answers])
-    lm = dspy.LM("rlmlab/scripted", engine=engine, cache=False, callbacks=[CallRecorder()], temperature=0.0,
-                 max_tokens=512, num_retries=0)
-    return lm, engine
-
-
-def _config(tmp_path, body: str, name: str = "E90") -> str:
-    path = tmp_path / f"{name}.yaml"
-    path.write_text(f"id: {name}\ntitle: t\n{body}")
-    return str(path)
-
-
 def _arith(task_id: str, query: str, expected: str) -> MemoryTask:
     return MemoryTask(task_id, query, "no context needed", None, expected, "numeric", {"suite": "arith", "level": 1})
 
 
 def test_three_samples_vote_without_a_reference_and_pass_at_1_maj_and_pass_at_n_differ(tmp_path):
-    config = _config(tmp_path, "base: {layers: {}, max_iters: 2, samples: 3, temperature: 0.7}\n")
-    lm, engine = _lm(["7", "9", "7",        # expected 9: only rollout 1 is right, the vote picks 7
+    config = experiment_file(tmp_path, "base: {layers: {}, max_iters: 2, samples: 3, temperature: 0.7}\n")
+    lm, engine = answer_lm(["7", "9", "7",        # expected 9: only rollout 1 is right, the vote picks 7
                       "5", "5.0", "$5"])    # expected 5: every rollout right, in three forms
     tasks = [_arith("nine", "What is 4 + 5?", "9"), _arith("five", "What is 2 + 3?", "5")]
     run = run_experiment(config, lm=lm, task_list=tasks, runs_dir=tmp_path, progress=False)
@@ -192,8 +168,8 @@ def test_three_samples_vote_without_a_reference_and_pass_at_1_maj_and_pass_at_n_
 
 
 def test_judged_rollouts_keep_the_best_score_and_report_the_vote_they_did_not_take(tmp_path):
-    config = _config(tmp_path, "base: {layers: {}, max_iters: 2, rollouts: 3}\n")
-    lm, engine = _lm(["7", "9", "7"])
+    config = experiment_file(tmp_path, "base: {layers: {}, max_iters: 2, rollouts: 3}\n")
+    lm, engine = answer_lm(["7", "9", "7"])
     run = run_experiment(config, lm=lm, task_list=[_arith("nine", "What is 4 + 5?", "9")], runs_dir=tmp_path,
                          progress=False)
     rows = read_results(run.run_dir / "results.jsonl")
@@ -218,7 +194,7 @@ class _SeededEngine(ScriptedEngine):
 
 
 def test_samples_run_as_separate_units_vote_the_same_way(tmp_path):
-    config = _config(tmp_path, "base: {layers: {}, max_iters: 2, samples: 3}\n")
+    config = experiment_file(tmp_path, "base: {layers: {}, max_iters: 2, samples: 3}\n")
     lm = dspy.LM("rlmlab/scripted", engine=_SeededEngine({1: "9", 2: "7", 3: "7.0"}), cache=False,
                  callbacks=[CallRecorder()], temperature=0.0, max_tokens=512, num_retries=0)
     tasks = [_arith("nine", "What is 4 + 5?", "9"), _arith("seven", "What is 3 + 4?", "7")]
@@ -249,8 +225,8 @@ def test_golden_yield_counts_code_rollouts_the_oracles_accept(tmp_path, rust_fil
              if validator.validate(AnalysisResult(query, str(k)), text, str(rust_file)).is_golden)
     task = MemoryTask("async", query, text, "crate:tokio", n, "numeric",
                       {"source_path": str(rust_file), "suite": "code", "level": 2})
-    config = _config(tmp_path, "base: {layers: {}, max_iters: 2, samples: 3}\n")
-    lm, _ = _lm([str(n + 1), str(n), str(n)])
+    config = experiment_file(tmp_path, "base: {layers: {}, max_iters: 2, samples: 3}\n")
+    lm, _ = answer_lm([str(n + 1), str(n), str(n)])
     run = run_experiment(config, lm=lm, task_list=[task], runs_dir=tmp_path, progress=False)
     rows = read_results(run.run_dir / "results.jsonl")
     assert [r["golden"] for r in rows] == [False, True, True] and [r["best"] for r in rows] == [False, True, False]
@@ -269,8 +245,8 @@ def test_golden_reads_a_yes_no_or_return_type_question_as_that_question_not_as_a
                         "crate:tokio", "io::Result<Metadata>", "exact", dict(meta)),
              MemoryTask("explain", "Explain why File buffers its writes.", text, "crate:tokio", "x", "exact",
                         dict(meta))]
-    config = _config(tmp_path, "base: {layers: {}, max_iters: 2, samples: 2}\n")
-    lm, _ = _lm(["yes", "no", "io::Result<Metadata>", "Metadata", "because", "it is faster"])
+    config = experiment_file(tmp_path, "base: {layers: {}, max_iters: 2, samples: 2}\n")
+    lm, _ = answer_lm(["yes", "no", "io::Result<Metadata>", "Metadata", "because", "it is faster"])
     run = run_experiment(config, lm=lm, task_list=tasks, runs_dir=tmp_path, progress=False)
     rows = sorted(read_results(run.run_dir / "results.jsonl"), key=lambda r: (r["task_id"], r["rollout"]))
     assert [(r["task_id"], r["answer"], r["golden"]) for r in rows] == [
@@ -296,12 +272,12 @@ def test_summary_of_rows_written_before_votes_existed_keeps_its_keys_and_table()
 # -- config ----------------------------------------------------------------------------------------------------
 
 def test_new_condition_keys_load_with_their_defaults(tmp_path):
-    cond = load_experiment(_config(tmp_path, "base: {}\n")).conditions[0]
+    cond = load_experiment(experiment_file(tmp_path, "base: {}\n")).conditions[0]
     assert (cond.decoding, cond.templates, cond.samples, cond.temperature) == ("grammar", False, 1, 0.7)
     assert (cond.selection, cond.runs_per_task) == ("score", 1)
-    assert load_experiment(_config(tmp_path, "base: {decoding: free}\n")).conditions[0].decoding == "free"
+    assert load_experiment(experiment_file(tmp_path, "base: {decoding: free}\n")).conditions[0].decoding == "free"
     body = "base: {decoding: grammar, templates: on, layers: {L2: true}, samples: 4, temperature: 1}\n"
-    cond = load_experiment(_config(tmp_path, body)).conditions[0]
+    cond = load_experiment(experiment_file(tmp_path, body)).conditions[0]
     assert (cond.decoding, cond.templates, cond.samples, cond.temperature) == ("grammar", True, 4, 1.0)
     assert (cond.selection, cond.runs_per_task) == ("vote", 4) and isinstance(cond.temperature, float)
     assert cond.to_dict()["templates"] is True
@@ -326,14 +302,14 @@ def test_new_condition_keys_load_with_their_defaults(tmp_path):
      "base: retrieval: k_failure does not apply to policy success_only"),
 ])
 def test_bad_new_keys_name_the_file_and_key(tmp_path, body, message):
-    path = _config(tmp_path, body)
+    path = experiment_file(tmp_path, body)
     with pytest.raises(ConfigError) as err:
         load_experiment(path)
     assert path in str(err.value) and message in str(err.value)
 
 
 def test_a_rollouts_override_refuses_a_voting_condition(tmp_path):
-    config = _config(tmp_path, "base: {samples: 3}\n")
+    config = experiment_file(tmp_path, "base: {samples: 3}\n")
     with pytest.raises(ConfigError, match=r"rollouts 2: condition\(s\) main vote over samples"):
         run_experiment(config, lm="scripted:probe", task_list=[_arith("a", "What is 1 + 1?", "2")],
                        runs_dir=tmp_path, progress=False, rollouts=2)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from rlmlab.learning import ReasoningBankLoop
 from rlmlab.lm import make_lm
 from rlmlab.memory import RETRIEVAL_POLICIES, ContextBuilder, MemoryItem, MemoryStore, MemoryTask, query_shape
+from helpers import step
 
 PLUS = "x = {{a:number}}\ny = {{b:number}}\nanswer = x + y\nSUBMIT(answer=answer)"
 TIMES = "x = {{a:number}}\ny = {{b:number}}\nanswer = x * y\nSUBMIT(answer=answer)"
@@ -36,19 +37,15 @@ def test_retrieval_skips_a_template_a_guardrail_names_for_the_querys_shape_only(
             sorted([plus, times])
 
 
-def _step(code: str) -> dict[str, str]:
-    return {"reasoning": "step", "code": code}
-
-
 def test_the_loop_stops_injecting_a_template_after_it_misfired_on_a_near_shape(tmp_path):
     """Task 1 teaches "x + y"; task 2 (a subtraction) copies it and fails, which stores a misfire guardrail for
     its shape; task 3, shaped like task 2, is no longer given the addition template."""
     tasks = [MemoryTask("t1", "What is 125 plus 389 apples?", "", None, "514", "numeric"),
              MemoryTask("t2", "What is 125 minus 39 apples?", "", None, "86", "numeric"),
              MemoryTask("t3", "What is 200 minus 50 apples?", "", None, "150", "numeric")]
-    steps = [_step("x = 125\ny = 389\nanswer = x + y\nSUBMIT(answer=answer)"),
-             _step("x = 125\ny = 39\nanswer = x + y\nSUBMIT(answer=answer)"),  # the copied template: wrong here
-             _step("x = 200\ny = 50\nanswer = x - y\nSUBMIT(answer=answer)")]
+    steps = [step("x = 125\ny = 389\nanswer = x + y\nSUBMIT(answer=answer)"),
+             step("x = 125\ny = 39\nanswer = x + y\nSUBMIT(answer=answer)"),  # the copied template: wrong here
+             step("x = 200\ny = 50\nanswer = x - y\nSUBMIT(answer=answer)")]
     with MemoryStore(tmp_path / "bank.db") as store:
         loop = ReasoningBankLoop(store, lm=make_lm("scripted", script=steps), extractor="template",
                                  consolidator="consolidate", templates=True,
@@ -69,8 +66,8 @@ def test_exploration_stops_forcing_a_template_the_judge_rejected_on_this_task(tm
     made to copy it again (its guardrail only commits after the task), and one of them solves the task."""
     from rlmlab.learning import rlm_executor
 
-    steps = [_step("x = 125\ny = 39\nanswer = x + y\nSUBMIT(answer=answer)"),  # the copied template
-             _step("x = 125\ny = 39\nanswer = x - y\nSUBMIT(answer=answer)")]
+    steps = [step("x = 125\ny = 39\nanswer = x + y\nSUBMIT(answer=answer)"),  # the copied template
+             step("x = 125\ny = 39\nanswer = x - y\nSUBMIT(answer=answer)")]
     inner = rlm_executor(make_lm("scripted", script=steps))
     offered: list[list[str]] = []
 
@@ -108,7 +105,7 @@ def test_a_template_that_wins_on_a_shape_takes_it_so_one_guardrail_there_does_no
     """A pack template wins on "minus" questions (its code subtracts); a later misfire there (a wrong task, a bad
     filling) leaves a guardrail for that shape, which must not retire the template the shape has seen win."""
     MINUS = "x = {{a:number}}\ny = {{b:number}}\nanswer = x - y\nSUBMIT(answer=answer)"
-    steps = [_step("x = 125\ny = 39\nanswer = x - y\nSUBMIT(answer=answer)")]
+    steps = [step("x = 125\ny = 39\nanswer = x - y\nSUBMIT(answer=answer)")]
     with MemoryStore(tmp_path / "bank.db") as store:
         minus = store.add(_item("Subtract numbers of apples", MINUS, "What is 9 less 2 apples, less?")).id
         loop = ReasoningBankLoop(store, lm=make_lm("scripted", script=steps), extractor="none", templates=True,
@@ -126,7 +123,7 @@ def test_a_template_that_wins_on_a_shape_takes_it_so_one_guardrail_there_does_no
 
 
 def test_a_template_the_winning_code_did_not_use_takes_no_shape(tmp_path):
-    steps = [_step("x = 125\ny = 39\nanswer = x - y\nSUBMIT(answer=answer)")]
+    steps = [step("x = 125\ny = 39\nanswer = x - y\nSUBMIT(answer=answer)")]
     with MemoryStore(tmp_path / "bank.db") as store:
         plus = store.add(_item("Add numbers of apples", PLUS, "What is 125 plus 389 apples?")).id
         loop = ReasoningBankLoop(store, lm=make_lm("scripted", script=steps), extractor="none", templates=True,

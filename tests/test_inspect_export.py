@@ -22,6 +22,7 @@ from rlmlab.experiments import export_inspect, read_results, run_experiment
 from rlmlab.lm import make_lm, read_calls
 from rlmlab.lm._scripts import output_fields
 from rlmlab.memory import MemoryTask
+from helpers import free_port
 
 pytest.importorskip("inspect_ai", reason="the inspect extra is not installed: pip install 'rlmlab[inspect]'")
 
@@ -184,14 +185,6 @@ def test_the_listing_rule_is_inspect_view_s_own(run_dir, tmp_path):
     assert listed == {n for n in names if listed_by_inspect_view(n)} == set(names[1:])
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.browser
 def test_inspect_view_shows_an_exported_sample_s_model_call_and_code_step(run_dir, tmp_path):
     from playwright.sync_api import sync_playwright
@@ -202,7 +195,7 @@ def test_inspect_view_shows_an_exported_sample_s_model_call_and_code_step(run_di
         pytest.fail(f"{CHROMIUM} is missing: `make test` installs Debian's chromium (apt-get install chromium)")
     logs = tmp_path / "logs"
     export_inspect(run_dir, logs / "e1.eval")
-    port = _free_port()
+    port = free_port()
     inspect = Path(sys.executable).with_name("inspect")
     # the viewer is a web app bundled in the wheel, served from loopback; its data folders go under tmp_path
     env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "data"), XDG_CONFIG_HOME=str(tmp_path / "config"),

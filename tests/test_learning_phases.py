@@ -7,42 +7,19 @@ from __future__ import annotations
 import json
 import sqlite3
 
-import dspy
 import pytest
 from click.testing import CliRunner
 
 from rlmlab.cli import main
 from rlmlab.errors import ConfigError
 from rlmlab.experiments import learning_curve, load_experiment, read_results, run_experiment
-from rlmlab.lm import CallRecorder, ScriptedEngine
 from rlmlab.memory import MemoryTask
-
-
-class _Engine(ScriptedEngine):
-    def __init__(self, script):
-        super().__init__(script)
-        self.configs: list[tuple[float | None, int | None]] = []
-
-    def generate(self, messages, config):
-        self.configs.append((config.temperature, getattr(config, "seed", None)))
-        return super().generate(messages, config)
-
-
-def _lm(answers: list[str]) -> tuple[dspy.LM, _Engine]:
-    engine = _Engine([{"reasoning": "r", "code": f"SUBMIT(answer={a!r})"} for a in answers])
-    return dspy.LM("rlmlab/scripted", engine=engine, cache=False, callbacks=[CallRecorder()], temperature=0.0,
-                   max_tokens=512, num_retries=0), engine
+from helpers import answer_lm, experiment_file
 
 
 def _arith(task_id: str, query: str, expected: str, kind: str = "add") -> MemoryTask:
     return MemoryTask(task_id, query, "no context needed", None, expected, "numeric",
                       {"suite": "arith", "level": 1, "kind": kind})
-
-
-def _config(tmp_path, body: str, name: str = "E91") -> str:
-    path = tmp_path / f"{name}.yaml"
-    path.write_text(f"id: {name}\ntitle: t\n{body}")
-    return str(path)
 
 
 def _test_file(tmp_path) -> str:
@@ -68,9 +45,9 @@ STREAM = [_arith("s1", "What is 2 + 3?", "5"), _arith("s2", "What is 4 + 4?", "8
 
 
 def test_the_frozen_test_phase_writes_nothing_to_memory_and_keeps_the_files_task_ids(tmp_path):
-    config = _config(tmp_path, LEARNS)
-    alone = run_experiment(config, lm=_lm(["5", "8"])[0], task_list=STREAM, runs_dir=tmp_path / "a", progress=False)
-    both = run_experiment(config, lm=_lm(["5", "8", "7", "11"])[0], task_list=STREAM, runs_dir=tmp_path / "b",
+    config = experiment_file(tmp_path, LEARNS, "E91")
+    alone = run_experiment(config, lm=answer_lm(["5", "8"])[0], task_list=STREAM, runs_dir=tmp_path / "a", progress=False)
+    both = run_experiment(config, lm=answer_lm(["5", "8", "7", "11"])[0], task_list=STREAM, runs_dir=tmp_path / "b",
                           progress=False, test_suite=_test_file(tmp_path))
     before, after = (_counts(r.run_dir / "memory.main.sqlite") for r in (alone, both))
     assert before == after and before["items"] > 0  # the stream learnt; the test phase added nothing
@@ -87,18 +64,18 @@ def test_the_frozen_test_phase_writes_nothing_to_memory_and_keeps_the_files_task
 
 
 def test_a_resumed_run_does_not_repeat_finished_test_tasks(tmp_path):
-    config = _config(tmp_path, "base: {layers: {}, max_iters: 2}\n")
-    first = run_experiment(config, lm=_lm(["5", "8", "7", "12"])[0], task_list=STREAM, runs_dir=tmp_path,
+    config = experiment_file(tmp_path, "base: {layers: {}, max_iters: 2}\n", "E91")
+    first = run_experiment(config, lm=answer_lm(["5", "8", "7", "12"])[0], task_list=STREAM, runs_dir=tmp_path,
                            progress=False, test_suite=_test_file(tmp_path))
-    lm, engine = _lm(["0"])
+    lm, engine = answer_lm(["0"])
     again = run_experiment(config, lm=lm, task_list=STREAM, runs_dir=tmp_path, progress=False,
                            test_suite=_test_file(tmp_path), resume=first.run_id)
     assert engine.configs == [] and again.rows == 4 and again.summary["main"]["test"]["passed"] == 2
 
 
 def test_exploration_stops_at_the_first_accepted_sample_and_reports_pass_at_n_per_kind(tmp_path):
-    config = _config(tmp_path, "base: {layers: {}, max_iters: 2, explore: 3, temperature: 0.9}\n")
-    lm, engine = _lm(["7", "9",            # task 1: the second sample is accepted, the third never runs
+    config = experiment_file(tmp_path, "base: {layers: {}, max_iters: 2, explore: 3, temperature: 0.9}\n", "E91")
+    lm, engine = answer_lm(["7", "9",            # task 1: the second sample is accepted, the third never runs
                       "1", "2", "3",       # task 2: the budget runs out
                       "6"])                # task 3 (another kind): the greedy first run is accepted
     tasks = [_arith("a", "What is 4 + 5?", "9"), _arith("b", "What is 2 + 2?", "4"),
@@ -114,15 +91,15 @@ def test_exploration_stops_at_the_first_accepted_sample_and_reports_pass_at_n_pe
     assert explore["add"] == {"tasks": 2, "budget": 3, "accepted_at_n": 0.5, "pass_at_n": 0.5, "precision": 1.0,
                               "mean_samples": 2.5}
     assert explore["mul"]["pass_at_n"] == 1.0 and explore["mul"]["mean_samples"] == 1.0
-    again = run_experiment(config, lm=_lm([])[0], task_list=tasks, runs_dir=tmp_path, progress=False,
+    again = run_experiment(config, lm=answer_lm([])[0], task_list=tasks, runs_dir=tmp_path, progress=False,
                            resume=run.run_id)  # a task stopped early is done: nothing reruns
     assert again.rows == 6
 
 
 def test_a_key_free_judge_decides_learning_while_rows_are_scored_by_the_answer_key(tmp_path):
     # exact (string equality) stands in for a key-free judge: it rejects "9.0", which the reference accepts
-    config = _config(tmp_path, "base: {layers: {}, max_iters: 2, judge: {arith: exact}}\n")
-    run = run_experiment(config, lm=_lm(["9.0", "4"])[0], progress=False, runs_dir=tmp_path,
+    config = experiment_file(tmp_path, "base: {layers: {}, max_iters: 2, judge: {arith: exact}}\n", "E91")
+    run = run_experiment(config, lm=answer_lm(["9.0", "4"])[0], progress=False, runs_dir=tmp_path,
                          task_list=[_arith("a", "What is 4 + 5?", "9"), _arith("b", "What is 2 + 2?", "4")])
     rows = read_results(run.run_dir / "results.jsonl")
     assert [(r["success"], r["accepted"], r["judge_used"], r["judge"]) for r in rows] == [
@@ -134,16 +111,16 @@ def test_learning_curve_windows_and_config_errors(tmp_path):
     rows = [{"best": True, "success": i % 4 == 0} for i in range(45)]
     assert learning_curve(rows) == [0.25, 0.25, 0.4]
     with pytest.raises(ConfigError, match="judge: unknown 'oracel'"):
-        load_experiment(_config(tmp_path, "base: {judge: oracel}\n"))
+        load_experiment(experiment_file(tmp_path, "base: {judge: oracel}\n", "E91"))
     with pytest.raises(ConfigError, match="explore: 3 cannot be combined"):
-        load_experiment(_config(tmp_path, "base: {explore: 3, rollouts: 2}\n"))
+        load_experiment(experiment_file(tmp_path, "base: {explore: 3, rollouts: 2}\n", "E91"))
     with pytest.raises(ConfigError, match="no such task file"):
-        run_experiment(_config(tmp_path, "base: {}\n"), lm=_lm([])[0], task_list=STREAM, runs_dir=tmp_path,
-                       progress=False, test_suite=tmp_path / "missing.jsonl")
+        run_experiment(experiment_file(tmp_path, "base: {}\n", "E91"), lm=answer_lm([])[0], task_list=STREAM,
+                       runs_dir=tmp_path, progress=False, test_suite=tmp_path / "missing.jsonl")
 
 
 def test_experiment_run_cli_takes_a_test_suite_and_prints_the_learning_line(tmp_path):
-    config = _config(tmp_path, "base: {layers: {}, max_iters: 1}\n")
+    config = experiment_file(tmp_path, "base: {layers: {}, max_iters: 1}\n", "E91")
     stream = tmp_path / "stream.jsonl"
     stream.write_text(json.dumps({"id": "q1", "suite": "arith", "level": 1, "query": "What is 1 + 1?",
                                   "checker": "numeric", "expected": "2"}) + "\n")
@@ -160,8 +137,8 @@ def test_experiment_run_cli_takes_a_test_suite_and_prints_the_learning_line(tmp_
 def test_learning_under_a_vote_admits_templates_without_the_answer_key(tmp_path):
     # the task's expected answer is wrong on purpose: rows fail by the key, yet the vote (three agreeing samples)
     # accepts, and the template replays by reproducing the voted answer, so learning never reads the key
-    config = _config(tmp_path, "base: {layers: {L2: true}, templates: on, max_iters: 2, explore: 3, "
-                               "judge: {arith: vote}, learning: {extractor: template, consolidator: consolidate}}\n")
+    config = experiment_file(tmp_path, "base: {layers: {L2: true}, templates: on, max_iters: 2, explore: 3, "
+                               "judge: {arith: vote}, learning: {extractor: template, consolidator: consolidate}}\n", "E91")
     task = MemoryTask("a", "What is 4 + 5?", "no context needed", None, "999", "numeric", {"suite": "arith", "level": 1})
     run = run_experiment(config, lm="scripted:solver", task_list=[task], runs_dir=tmp_path, progress=False)
     rows = read_results(run.run_dir / "results.jsonl")

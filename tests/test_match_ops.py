@@ -14,6 +14,7 @@ from rlmlab.executors._offer import _py_raw, grep_patterns
 from rlmlab.memory import query_slots
 from rlmlab.tools import TOOLS, Workspace
 from tests.grammar_check import accepts
+from helpers import grammar_step
 
 BYTES = Path("/usr/share/cargo/registry/bytes-1.2.1/src/bytes.rs")
 TOKIO_FILE = Path("/usr/share/cargo/registry/tokio-1.24.2/src/fs/file.rs")
@@ -26,8 +27,7 @@ def _grammar(query: str, text: str) -> str:
 
 
 def _step(query: str, code: str) -> str:
-    return (f"[[ ## reasoning ## ]]\nQuestion: {' '.join(query.split())} Plan: x\n\n[[ ## code ## ]]\n{code}"
-            "\n\n[[ ## completed ## ]]")
+    return grammar_step(query, code, "x")
 
 
 def test_a_count_is_one_read_of_a_result_never_arithmetic_over_reads():

@@ -19,6 +19,7 @@ from rlmlab.executors._step_grammar import query_slots, whole_results
 from rlmlab.experiments._suites import read_tasks, task_context
 from rlmlab.ontology import PROV_TTL
 from rlmlab.tools import TOOLS, Workspace, attach_ontology
+from helpers import grammar_step
 
 TRAIN = "data/tasks/e14/code_train.jsonl"  # the train stream only: the test split is not read here
 
@@ -35,8 +36,7 @@ def _run(task, records=(), ws=None):
 
 
 def _step(task, code: str) -> str:
-    return (f"[[ ## reasoning ## ]]\nQuestion: {' '.join(task.query.split())} Plan: count it\n\n[[ ## code ## ]]\n"
-            f"{code}\n\n[[ ## completed ## ]]")
+    return grammar_step(task.query, code, "count it")
 
 
 def _first(train, kind: str):

@@ -24,6 +24,7 @@ from rlmlab.learning._replay import replay_workspace
 from rlmlab.lm import make_lm
 from rlmlab.tools import TOOLS, Workspace
 from tests.grammar_check import accepts
+from helpers import grammar_step
 
 TRAIN = "data/tasks/e14/code_train.jsonl"  # the train stream only: the test split is not read here
 PACK = "data/packs/step_templates.jsonl"
@@ -69,11 +70,6 @@ def _grammar(task, templates=()) -> str:
     return run_step_grammar(run, fmt="rlm", must_submit=False)
 
 
-def _step(task, code: str) -> str:
-    return (f"[[ ## reasoning ## ]]\nQuestion: {' '.join(task.query.split())} Plan: post\n\n[[ ## code ## ]]\n"
-            f"{code}\n\n[[ ## completed ## ]]")
-
-
 def _filled(template: str, name: str) -> str:
     return re.sub(r"\{\{\w+:ident\}\}", name, template)
 
@@ -85,14 +81,14 @@ def _names(task) -> list[str]:
 def test_a_run_without_memory_is_offered_no_whole_solver_and_a_run_that_retrieved_one_is(train, pack):
     for kind in ("traits_of", "implementors", "most_unsafe_file", "distinct_traits"):
         task, template = _first(train, kind), _template(pack, kind)
-        step = _step(task, _filled(template, _names(task)[0]))
+        step = grammar_step(task.query, _filled(template, _names(task)[0]), "post")
         assert not accepts(_grammar(task), step), kind  # no_memory: the procedure is not in the step space
         assert accepts(_grammar(task, [template]), step), kind  # retrieved from memory: it is
     traits = _first(train, "traits_of")
     name = next(g for g in re.search(r"\bfor (\w+) in\b", traits.query).groups() if g)
     g = _grammar(traits, [_template(pack, "traits_of")])
-    assert not accepts(g, _step(traits, _filled(_template(pack, "traits_of"), "NotInTheQuery")))
-    assert accepts(g, _step(traits, _filled(_template(pack, "traits_of"), name)))
+    assert not accepts(g, grammar_step(traits.query, _filled(_template(pack, "traits_of"), "NotInTheQuery"), "post"))
+    assert accepts(g, grammar_step(traits.query, _filled(_template(pack, "traits_of"), name), "post"))
 
 
 def test_without_memory_the_generic_operations_compose_the_same_answers(train):
@@ -103,16 +99,16 @@ def test_without_memory_the_generic_operations_compose_the_same_answers(train):
     impls = "hits = ast_query(context, '(impl_item trait: (_) @name type: (_) @type)', k=100)\n"
     filt = (impls + 'SUBMIT(answer=", ".join(dict.fromkeys(m["captures"]["name"] for m in hits["matches"] '
             f'if m["captures"]["type"] == "{name}")))')
-    assert accepts(_grammar(traits), _step(traits, filt))
+    assert accepts(_grammar(traits), grammar_step(traits.query, filt, "post"))
     distinct = _first(train, "distinct_traits")
-    assert accepts(_grammar(distinct), _step(distinct, impls + 'SUBMIT(answer=len({m["captures"]["name"] '
-                                                                'for m in hits["matches"]}))'))
+    assert accepts(_grammar(distinct), grammar_step(distinct.query, impls + 'SUBMIT(answer=len({m["captures"]["name"] '
+                                                                'for m in hits["matches"]}))', "post"))
     unsafe = _first(train, "most_unsafe_file")
     [pattern] = grep_patterns(unsafe.query, _names(unsafe), task_context(unsafe))
     by_file = (f'hits = ctx_find(context, {py_raw(pattern)}, k=100)\n'
                'SUBMIT(answer=max(sorted({m["file"] for m in hits["matches"]}), '
                'key=[m["file"] for m in hits["matches"]].count))')
-    assert accepts(_grammar(unsafe), _step(unsafe, by_file))
+    assert accepts(_grammar(unsafe), grammar_step(unsafe.query, by_file, "post"))
     assert replay_code(by_file, unsafe.to_memory_task()).success  # the oracle's own argmax file
     # and the composed step answers what the oracle verifies, run in the real REPL
     for task, code in ((traits, filt), (distinct, impls + 'SUBMIT(answer=len({m["captures"]["name"] '

@@ -8,7 +8,6 @@ tools; their inputs are pinned by the manifests.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from pathlib import Path
@@ -17,15 +16,12 @@ import pytest
 
 from rlmlab.experiments import load_suite
 from rlmlab.experiments._suites import SUITES
+from helpers import sha256_of
 
 ROOT = Path(__file__).resolve().parents[1] / "data" / "paraphrase"
 REGISTRY = Path("/usr/share/cargo/registry")
 SPLITS = [(suite, split) for suite in ("code", "ontology", "text") for split in ("dev", "test")] + [("code", "dev2")]
 WRITERS = {"dev": "A", "test": "B", "dev2": "C"}
-
-
-def _sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _readme_hashes() -> dict[tuple[str, str], str]:
@@ -37,9 +33,9 @@ def _readme_hashes() -> dict[tuple[str, str], str]:
 @pytest.mark.parametrize("suite,split", SPLITS)
 def test_each_set_is_frozen_and_loads(suite, split):
     path = SUITES[f"{suite}-paraphrase-{split}"]
-    assert _sha(path) == _readme_hashes()[(suite, split)], f"{path} changed: a frozen set is never edited"
+    assert sha256_of(path) == _readme_hashes()[(suite, split)], f"{path} changed: a frozen set is never edited"
     manifest = json.loads((path.parent / "MANIFEST.json").read_text())
-    assert manifest["questions"] == _sha(path) and manifest["writer"] == WRITERS[split]
+    assert manifest["questions"] == sha256_of(path) and manifest["writer"] == WRITERS[split]
     tasks = load_suite(f"{suite}-paraphrase-{split}")
     assert len(tasks) == manifest["count"] >= 40
     assert {t.meta["level"] for t in tasks} == {1, 2, 3, 4, 5}
@@ -52,7 +48,7 @@ def test_the_sources_are_the_ones_the_writer_used(suite, split):
     manifest = json.loads((path.parent / "MANIFEST.json").read_text())
     base = {"code": Path(manifest.get("files_root", REGISTRY)), "ontology": ROOT.parents[0] / "ontology",
             "text": path.parent / manifest.get("docs_dir", "")}[suite]
-    changed = [name for name, sha in manifest["files"].items() if _sha(base / name) != sha]
+    changed = [name for name, sha in manifest["files"].items() if sha256_of(base / name) != sha]
     assert not changed, f"sources differ from what the writer saw: {changed[:5]}"
 
 

@@ -3,7 +3,6 @@ and its weights, the data files by sha256, the grammars sent, rlmlab's commit an
 
 from __future__ import annotations
 
-import hashlib
 import json
 import subprocess
 from types import SimpleNamespace
@@ -15,10 +14,7 @@ from rlmlab.executors import TRAJECTORY_FILE, run_rlm
 from rlmlab.experiments import run_experiment
 from rlmlab.lm import make_lm
 from rlmlab.provenance import PROVENANCE_FILE, file_sha256, lm_provenance
-
-
-def _sha(path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+from helpers import sha256_of
 
 
 def _constrainable():
@@ -38,8 +34,8 @@ def test_an_experiment_run_directory_says_what_ran(tmp_path):
     files = {f["path"]: f for f in prov["files"]}
     tasks = PROJECT_ROOT / "data" / "tasks" / "arith.jsonl"
     pack = PROJECT_ROOT / "data" / "packs" / "step_templates.jsonl"
-    assert files[str(tasks)]["sha256"] == _sha(tasks) and files[str(tasks)]["role"] == "tasks"
-    assert files[str(pack)]["sha256"] == _sha(pack) and files[str(pack)]["role"] == "pack"
+    assert files[str(tasks)]["sha256"] == sha256_of(tasks) and files[str(tasks)]["role"] == "tasks"
+    assert files[str(pack)]["sha256"] == sha256_of(pack) and files[str(pack)]["role"] == "pack"
     assert prov["grammars"] and all(len(h) == 64 and n >= 1 for h, n in prov["grammars"].items())
     assert prov["lm"]["sampling"]["temperature"] == 0.0 and prov["lm"]["engine"]["class"] == "ScriptedEngine"
     assert prov["params"]["suite"] == "arith" and [c["name"] for c in prov["conditions"]] == ["grammar_templates"]
@@ -72,7 +68,7 @@ def test_a_gguf_is_recorded_by_its_sha256_and_an_unreadable_file_by_its_error(tm
                          rlmlab_engine=engine)
     rec = lm_provenance(lm)
     assert rec["engine"]["gguf"] == {"path": str(weights), "bytes": weights.stat().st_size,
-                                     "sha256": _sha(weights)}
+                                     "sha256": sha256_of(weights)}
     assert rec["engine"]["seed"] == 7 and rec["engine"]["constraint_engine"] == "llguidance"
     assert "api_key" not in rec["sampling"] and "sk-secret" not in json.dumps(rec)
     missing = file_sha256(tmp_path / "gone.gguf")
@@ -88,7 +84,7 @@ def test_a_teach_run_folder_says_what_ran(tmp_path):
     prov = json.loads((tmp_path / "t" / PROVENANCE_FILE).read_text())
     files = {f["path"]: f for f in prov["files"]}
     dataset = PROJECT_ROOT / "data" / "math20.csv"
-    assert files[str(dataset)]["sha256"] == _sha(dataset) and files[str(dataset)]["role"] == "dataset"
+    assert files[str(dataset)]["sha256"] == sha256_of(dataset) and files[str(dataset)]["role"] == "dataset"
     assert prov["command"] == "teach run" and prov["config"]["limit"] == 2
     assert prov["lm"]["model"] and prov["environment"]["python"]
 
@@ -140,7 +136,7 @@ def test_a_seeded_embedded_model_run_reruns_to_identical_answers_and_records_its
     first = run_experiment("E13", lm="local", suite="arith", tasks=1, conditions=["grammar_templates"], max_iters=2,
                            runs_dir=tmp_path, progress=False)
     prov = json.loads((first.run_dir / PROVENANCE_FILE).read_text())
-    assert prov["lm"]["engine"]["gguf"]["sha256"] == _sha(default_gguf_path())
+    assert prov["lm"]["engine"]["gguf"]["sha256"] == sha256_of(default_gguf_path())
     assert prov["grammars"] and prov["lm"]["engine"]["seed"] == 0
     report = rerun_experiment(first.run_dir, progress=False)
     assert report.rows and report.identical, report.rows

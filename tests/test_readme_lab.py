@@ -5,7 +5,6 @@ import os
 import re
 import secrets
 import shlex
-import socket
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from rlmlab import PROJECT_ROOT
+from helpers import free_port
 
 
 def readme_lab_command(readme: str, root: bool) -> str:
@@ -30,12 +30,6 @@ def readme_lab_command(readme: str, root: bool) -> str:
     return next((c for c in found if "--allow-root" not in c), found[0])
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.lab
 @pytest.mark.skipif(os.geteuid() != 0, reason="the README's root command is checked as root; this user is not root")
 def test_the_readmes_jupyterlab_command_starts_as_root(tmp_path):
@@ -43,7 +37,7 @@ def test_the_readmes_jupyterlab_command_starts_as_root(tmp_path):
     argv = shlex.split(command)
     assert argv[0] == ".venv/bin/jupyter"
     argv[0] = str(Path(sys.executable).parent / "jupyter")  # the venv running the tests is the checkout's .venv
-    port, token = _free_port(), secrets.token_hex(8)
+    port, token = free_port(), secrets.token_hex(8)
     # what a test adds to the command: no browser, a free port and a known token, the runtime files in tmp_path
     argv += ["--no-browser", "--ip=127.0.0.1", f"--port={port}", "--ServerApp.port_retries=0",
              f"--IdentityProvider.token={token}"]

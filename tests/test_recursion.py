@@ -10,17 +10,14 @@ import pytest
 from rlmlab.executors import TRAJECTORY_FILE, Trajectory, run_rlm
 from rlmlab.lm import CALLS_FILE, make_lm, read_calls
 from rlmlab.tools._chunks import split_lines
+from helpers import steps
 
 TEXT = "".join(f"line {i}: nothing here\n" for i in range(40)) + "the vault code is 7291\n" + "".join(
     f"line {i}: nothing here\n" for i in range(40, 80))
 
 
-def _steps(*codes):
-    return [{"reasoning": f"step {i}", "code": c} for i, c in enumerate(codes, 1)]
-
-
 def test_a_depth_2_run_hands_a_child_one_handle_and_records_the_tree(tmp_path):
-    lm = make_lm("scripted", script=_steps(
+    lm = make_lm("scripted", script=steps(
         # parent step 1: the second of four parts goes to a sub-run, by handle
         "parts = ctx_chunks(context, 4)\nans = rlm_query('What is the vault code?', parts[1])\nprint(ans)",
         # the child: its context is that part; the parent's context key is not its to read
@@ -60,11 +57,11 @@ def split_key(text: str, n: int, i: int) -> str:
 
 
 def test_depth_1_offers_no_rlm_query_and_a_forged_handle_is_refused():
-    lm = make_lm("scripted", script=_steps("rlm_query('q', context)", "ctx_chunks(context, 2)", "SUBMIT(answer='x')"))
+    lm = make_lm("scripted", script=steps("rlm_query('q', context)", "ctx_chunks(context, 2)", "SUBMIT(answer='x')"))
     traj = run_rlm("q", TEXT, lm=lm)  # max_depth 1: today's behaviour, and no tool for handing out parts
     assert "NameError" in traj.iterations[0].output and not traj.children
     assert "NameError" in traj.iterations[1].output
-    lm = make_lm("scripted", script=_steps("print(rlm_query('q', BlobRef('someone_elses_blob', 5)))",
+    lm = make_lm("scripted", script=steps("print(rlm_query('q', BlobRef('someone_elses_blob', 5)))",
                                            "SUBMIT(answer='x')"))
     traj = run_rlm("q", TEXT, lm=lm, max_depth=2)
     assert "holds no blob 'someone_elses_blob'" in traj.iterations[0].output and not traj.children
@@ -72,7 +69,7 @@ def test_depth_1_offers_no_rlm_query_and_a_forged_handle_is_refused():
 
 def test_rlm_query_batched_runs_children_side_by_side_and_keeps_their_order():
     child = "SUBMIT(answer=str(ctx_stats(context)['lines']))"
-    lm = make_lm("scripted", script=_steps(
+    lm = make_lm("scripted", script=steps(
         "answers = rlm_query_batched(['How many lines?'] * 3, ctx_chunks(context, 3))\nprint(answers)",
         child, child, child, "SUBMIT(answer=','.join(answers))"))
     traj = run_rlm("q", TEXT, lm=lm, max_depth=2, max_concurrent=3)
@@ -83,10 +80,10 @@ def test_rlm_query_batched_runs_children_side_by_side_and_keeps_their_order():
 
 
 def test_a_budget_holds_over_the_tree_and_nothing_done_is_lost():
-    lm = make_lm("scripted", script=_steps(
+    lm = make_lm("scripted", script=steps(
         "ans = rlm_query('q', ctx_chunks(context, 2)[0])\nprint(ans)",
         "print(1)", "print(2)", "SUBMIT(answer='never')", "SUBMIT(answer=ans)"))
-    probe = run_rlm("q", TEXT, lm=make_lm("scripted", script=_steps("print(1)")), max_iters=1)
+    probe = run_rlm("q", TEXT, lm=make_lm("scripted", script=steps("print(1)")), max_iters=1)
     one_call = probe.input_tokens + probe.output_tokens
     traj = run_rlm("q", TEXT, lm=lm, max_depth=2, max_tokens=int(2.5 * one_call))
     [child] = traj.children
@@ -99,7 +96,7 @@ def test_a_budget_holds_over_the_tree_and_nothing_done_is_lost():
 
 def test_a_sub_run_does_not_use_up_its_parent_steps_timeout():
     slow = "import time\ntime.sleep(1.2)\nprint('slept')"
-    lm = make_lm("scripted", script=_steps("print(rlm_query('q', 'some text'))", slow, slow,
+    lm = make_lm("scripted", script=steps("print(rlm_query('q', 'some text'))", slow, slow,
                                            "SUBMIT(answer='done')", "SUBMIT(answer='ok')"))
     traj = run_rlm("q", TEXT, lm=lm, max_depth=2, step_timeout=2.0)
     # the child ran 2.4 s of steps inside the parent's first step, whose timeout is 2 s

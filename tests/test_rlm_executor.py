@@ -8,15 +8,12 @@ from rlmlab.executors import TRAJECTORY_FILE, Trajectory, run_rlm
 from rlmlab.lm import make_lm
 from rlmlab.tools import Workspace
 from rlmlab.trace import ContextTrace, EventKind
-
-
-def _steps(*codes):
-    return [{"reasoning": f"step {i}", "code": c} for i, c in enumerate(codes, 1)]
+from helpers import steps
 
 
 def test_scripted_run_on_real_rust_file(rust_file, tmp_path):
     text = rust_file.read_text()
-    lm = make_lm("scripted", script=_steps(
+    lm = make_lm("scripted", script=steps(
         "print(type(context).__name__, repr(context))",
         "s = ctx_stats(context)\nprint(s['lines'])",
         "hits = ctx_find(context, r'pub async fn', k=50)\nprint(hits['total'])",
@@ -52,9 +49,9 @@ def test_scripted_run_on_real_rust_file(rust_file, tmp_path):
 
 def test_string_mode_leaks_more_into_variable_listing(rust_file):
     text = rust_file.read_text()
-    handle = run_rlm("q", text, lm=make_lm("scripted", script=_steps(
+    handle = run_rlm("q", text, lm=make_lm("scripted", script=steps(
         "print(ctx_stats(context)['length'])", "SUBMIT(answer='done')")), context_mode="handle")
-    plain = run_rlm("q", text, lm=make_lm("scripted", script=_steps(
+    plain = run_rlm("q", text, lm=make_lm("scripted", script=steps(
         "print(len(context))", "SUBMIT(answer='done')")), context_mode="string")
     assert plain.iterations[0].output == handle.iterations[0].output == str(len(text))
     # DSPy previews 1,000 characters of a string input; the handle shows one line.
@@ -74,7 +71,7 @@ def test_sub_llm_calls_are_counted():
 
 
 def test_step_timeout_restarts_worker_and_keeps_inputs():
-    lm = make_lm("scripted", script=_steps(
+    lm = make_lm("scripted", script=steps(
         "x = 1\nimport time\ntime.sleep(30)",
         "print(repr(context), 'x' in globals())",
         "SUBMIT(answer='ok')",
@@ -86,7 +83,7 @@ def test_step_timeout_restarts_worker_and_keeps_inputs():
 
 
 def test_max_iterations_uses_extract_fallback():
-    lm = make_lm("scripted", script=_steps("print('found: guessed')", "print(2)") + [{"answer": "guessed"}])
+    lm = make_lm("scripted", script=steps("print('found: guessed')", "print(2)") + [{"answer": "guessed"}])
     traj = run_rlm("q", "ctx", lm=lm, max_iters=2)
     assert traj.answer == "guessed" and not traj.submitted and len(traj.iterations) == 2
 
@@ -95,16 +92,16 @@ def test_max_iterations_uses_extract_fallback():
 def test_the_extract_fallback_never_returns_a_placeholder_or_an_uncomputed_value(written):
     """Issue 53: the extract step wrote the literal '{answer}' (13 of 40 text questions) or a sentence; an answer the
     run never computed is no answer, and the run says so."""
-    lm = make_lm("scripted", script=_steps("print(ctx_stats(context)['lines'])", "x = 1") + [{"answer": written}])
+    lm = make_lm("scripted", script=steps("print(ctx_stats(context)['lines'])", "x = 1") + [{"answer": written}])
     traj = run_rlm("How many lines?", "a\nb\nc", lm=lm, max_iters=2)
     assert traj.answer == "" and not traj.submitted
     assert any(n.startswith("extract fallback:") and "without an answer" in n for n in traj.notes), traj.notes
-    lm = make_lm("scripted", script=_steps("print(ctx_stats(context)['lines'])", "x = 1") + [{"answer": "3"}])
+    lm = make_lm("scripted", script=steps("print(ctx_stats(context)['lines'])", "x = 1") + [{"answer": "3"}])
     assert run_rlm("How many lines?", "a\nb\nc", lm=lm, max_iters=2).answer == "3"  # a value a step printed stands
 
 
 def test_lm_failure_is_recorded_and_iterations_kept(tmp_path):
-    lm = make_lm("scripted", script=_steps("print(ctx_stats(context)['length'])"))
+    lm = make_lm("scripted", script=steps("print(ctx_stats(context)['length'])"))
     traj = run_rlm("q", "abc", lm=lm, runs_dir=tmp_path)
     assert traj.error and "ran out of responses" in traj.error
     assert len(traj.iterations) == 1 and traj.iterations[0].output == "3"
@@ -114,7 +111,7 @@ def test_lm_failure_is_recorded_and_iterations_kept(tmp_path):
 def test_shared_workspace_blobs_visible_to_agent():
     ws = Workspace()
     ws.store.put("extra data", name="notes")
-    lm = make_lm("scripted", script=_steps("print(ctx_peek('notes', 5)['preview'])", "SUBMIT(answer='x')"))
+    lm = make_lm("scripted", script=steps("print(ctx_peek('notes', 5)['preview'])", "SUBMIT(answer='x')"))
     traj = run_rlm("q", "ctx", lm=lm, workspace=ws)
     assert traj.iterations[0].output == "extra"
 
@@ -125,7 +122,7 @@ def test_bad_context_mode():
 
 
 def test_supplied_trace_receives_each_iterations_events_as_the_run_goes():
-    responses = _steps("print(ctx_stats(context)['length'])", "SUBMIT(answer='3')")
+    responses = steps("print(ctx_stats(context)['length'])", "SUBMIT(answer='3')")
     lm_calls = []
 
     def script(messages):
@@ -149,7 +146,7 @@ def test_supplied_trace_receives_each_iterations_events_as_the_run_goes():
 
 
 def test_without_a_trace_each_run_gets_its_own_with_trace_budget():
-    lm = make_lm("scripted", script=_steps("SUBMIT(answer='a')") * 2)
+    lm = make_lm("scripted", script=steps("SUBMIT(answer='a')") * 2)
     first, second = (run_rlm("q", "c", lm=lm, trace_budget=123) for _ in range(2))
     assert first.context_trace is not second.context_trace
     assert first.context_trace.budget_tokens == second.context_trace.budget_tokens == 123

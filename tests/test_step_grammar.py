@@ -15,6 +15,7 @@ from rlmlab.executors._step_grammar import (
 from rlmlab.handles import BlobRef
 from rlmlab.lm import DecodingConstraint, constrained, make_lm
 from rlmlab.tools import TOOLS, Bounds, ToolCaps, ToolRegistry, tool
+from helpers import grammar_step
 
 # -- pure Python: the generated text -----------------------------------------------------------------------
 
@@ -128,7 +129,7 @@ def local_lm():
 
 
 def _step(code: str) -> str:
-    return f"[[ ## reasoning ## ]]\nQuestion: Count the words of the context. Plan: count\n\n[[ ## code ## ]]\n{code}\n\n[[ ## completed ## ]]"
+    return grammar_step("Count the words of the context.", code)
 
 
 @local
@@ -145,8 +146,7 @@ def test_grammar_accepts_a_new_tools_call_and_rejects_an_out_of_cap_integer(loca
 
 
 def _planned(plan: str) -> str:
-    return (f"[[ ## reasoning ## ]]\nQuestion: Count the words of the context. Plan: {plan}\n\n[[ ## code ## ]]\n"
-            'hits = ctx_find(context, r"fn")\nprint(hits["total"])\n\n[[ ## completed ## ]]')
+    return grammar_step("Count the words of the context.", 'hits = ctx_find(context, r"fn")\nprint(hits["total"])', plan)
 
 
 @local

@@ -20,12 +20,9 @@ from rlmlab.learning._replay import replay_workspace
 from rlmlab.lm import make_lm
 from rlmlab.memory import ContextBuilder, MemoryItem, MemoryStore, MemoryTask, check_template, normalise_template
 from rlmlab.tools import TOOLS
+from helpers import step
 
 TOOL_NAMES = frozenset(spec.name for spec in TOOLS)
-
-
-def _step(code: str) -> dict[str, str]:
-    return {"reasoning": "step", "code": code}
 
 
 def _run(task: MemoryTask, steps) -> object:
@@ -55,11 +52,11 @@ def tokio(tokio_src):
 
 
 RETURN_TYPE = [
-    _step("print(ctx_stats(context))"),
-    _step("x = ctx_slice(context, 10, 5)"),  # a failed call: ToolError
-    _step("hits = ast_query(context, '(function_item name: (identifier) @name return_type: (_) @type "
+    step("print(ctx_stats(context))"),
+    step("x = ctx_slice(context, 10, 5)"),  # a failed call: ToolError
+    step("hits = ast_query(context, '(function_item name: (identifier) @name return_type: (_) @type "
           "(#eq? @name \"wait\"))', k=1)\nprint(hits)"),
-    _step("answer = hits['matches'][0]['captures']['type']\nSUBMIT(answer=answer)"),
+    step("answer = hits['matches'][0]['captures']['type']\nSUBMIT(answer=answer)"),
 ]
 
 
@@ -100,19 +97,19 @@ def test_a_rust_trajectory_becomes_the_minimal_template_with_the_name_as_a_slot(
 
 def test_arithmetic_numbers_become_slots_in_the_query_order_repeats_included():
     task = _arith("a1", "What is 125 + 389?", "514")
-    traj, _ = _judged(task, [_step("print('adding')\nx = 125\ny = 389"), _step("answer = x + y\nSUBMIT(answer=answer)")])
+    traj, _ = _judged(task, [step("print('adding')\nx = 125\ny = 389"), step("answer = x + y\nSUBMIT(answer=answer)")])
     ab = abstract_trajectory(traj, task.query, tool_names=TOOL_NAMES)
     assert ab.template == "x = {{a:number}}\ny = {{b:number}}\nanswer = x + y\nSUBMIT(answer=answer)"
     assert [(b.name, b.ordinal) for b in ab.slots] == [("a", 0), ("b", 1)]
     # "2 + 2": two occurrences of one number are two slots, so "3 + 5" fills them apart.
     twice = _arith("a2", "What is 2 + 2?", "4")
-    ab2 = abstract_trajectory(_run(twice, [_step("SUBMIT(answer=2 + 2)")]), twice.query, tool_names=TOOL_NAMES)
+    ab2 = abstract_trajectory(_run(twice, [step("SUBMIT(answer=2 + 2)")]), twice.query, tool_names=TOOL_NAMES)
     assert ab2.template == "SUBMIT(answer={{a:number}} + {{b:number}})"
     assert fill_slots(ab2.template, ab2.slots, "What is 3 + 5?") == "SUBMIT(answer=3 + 5)"
     assert fill_slots(ab2.template, ab2.slots, "What is 3?") is None  # too few numbers: not applicable
     # A number the query names by its unit gets the unit's name.
     apples = _arith("a3", "Tom has 12 apples and eats 5 apples. How many are left?", "7")
-    ab3 = abstract_trajectory(_run(apples, [_step("SUBMIT(answer=12 - 5)")]), apples.query, tool_names=TOOL_NAMES)
+    ab3 = abstract_trajectory(_run(apples, [step("SUBMIT(answer=12 - 5)")]), apples.query, tool_names=TOOL_NAMES)
     assert ab3.template == "SUBMIT(answer={{apples:number}} - {{apples2:number}})"
 
 
@@ -120,8 +117,8 @@ def test_sparql_curies_become_class_and_property_slots_inside_the_string():
     onto = {t.id: t for t in load_suite("ontology")}
     task = onto["onto-l1-01"]
     traj, verdict = _judged(task, [
-        _step('q = "SELECT ?label WHERE { prov:Activity rdfs:label ?label }"\nrows = sparql_query(q)\nprint(rows)'),
-        _step("SUBMIT(answer=q)")])
+        step('q = "SELECT ?label WHERE { prov:Activity rdfs:label ?label }"\nrows = sparql_query(q)\nprint(rows)'),
+        step("SUBMIT(answer=q)")])
     assert verdict.success
     ab = abstract_trajectory(traj, task.query, task.context, tool_names=TOOL_NAMES)
     # ?label stays: the Turtle context mentions rdfs:label, but a CURIE's word is not a name of code.
@@ -148,13 +145,13 @@ def test_sparql_curies_become_class_and_property_slots_inside_the_string():
 
 def test_minimal_code_follows_names_across_steps_and_names_what_is_missing():
     task = _arith("a1", "What is 6 * 7?", "42")
-    traj = _run(task, [_step("x = 6\nunused = 99\nprint(x)"), _step("y = x * 7\ny += 0"),
-                       _step("print(y)\nSUBMIT(answer=y)")])
+    traj = _run(task, [step("x = 6\nunused = 99\nprint(x)"), step("y = x * 7\ny += 0"),
+                       step("print(y)\nSUBMIT(answer=y)")])
     stmts, dropped, why = minimal_code(traj, TOOL_NAMES)
     assert why is None and dropped == 3
     assert [len(s.targets) if hasattr(s, "targets") else type(s).__name__ for s in stmts] == [1, 1, "AugAssign", "Expr"]
     # A name assigned only in a step that failed is not kept: the slice says what it lacks.
-    traj = _run(task, [_step("x = 6\nprint(undefined_name)"), _step("SUBMIT(answer=x * 7)")])
+    traj = _run(task, [step("x = 6\nprint(undefined_name)"), step("SUBMIT(answer=x * 7)")])
     _, _, why = minimal_code(traj, TOOL_NAMES)
     assert why == "the code reads x, which no step that ran assigned"
 
@@ -186,7 +183,7 @@ def test_replay_rejects_a_template_that_needs_the_model():
 
     def script(messages):
         if "[[ ## code ## ]]" in messages[0]["content"]:
-            return _step("answer = llm_query('What is 125 + 389? Reply with the number only.')\nSUBMIT(answer=answer)")
+            return step("answer = llm_query('What is 125 + 389? Reply with the number only.')\nSUBMIT(answer=answer)")
         return "514"  # the sub-LLM's reply in the run
 
     traj = rlm_executor(make_lm("scripted", script=script))(task, "", replay_workspace(task), "t")
@@ -202,7 +199,7 @@ def test_replay_rejects_a_template_that_needs_the_model():
 def test_a_typed_in_answer_is_not_a_template(tokio):
     """The model read the return type off a print and typed it into SUBMIT: that re-solves its own task only."""
     task = tokio["wait"]
-    traj, verdict = _judged(task, [RETURN_TYPE[2], _step("answer = 'BarrierWaitResult'\nSUBMIT(answer=answer)")])
+    traj, verdict = _judged(task, [RETURN_TYPE[2], step("answer = 'BarrierWaitResult'\nSUBMIT(answer=answer)")])
     assert verdict.success
     report = TemplateExtractor(fallback="none").extract_with_report(task, traj, verdict)
     assert report.items == [] and report.dropped[0]["reason"] == "the code submits the literal 'BarrierWaitResult'"
@@ -212,7 +209,7 @@ def test_the_intervention_test_counts_repairs_and_regressions_on_real_siblings()
     """"5 + 5" solved as 5 * 2: the 2 is no number of the query, so it stays literal and the template doubles
     the first number. It re-solves its own task, repairs the sibling it happens to fit and regresses two."""
     task = _arith("s", "What is 5 + 5?", "10")
-    traj, verdict = _judged(task, [_step("answer = 5 * 2\nSUBMIT(answer=answer)")])
+    traj, verdict = _judged(task, [step("answer = 5 * 2\nSUBMIT(answer=answer)")])
     siblings = [Sibling(_arith("s1", "What is 3 + 4?", "7"), True), Sibling(_arith("s2", "What is 6 + 6?", "12"), False),
                 Sibling(_arith("s3", "What is 1 + 8?", "9"), True), Sibling(_arith("s4", "What is the sum?", "40"), True)]
     ext = TemplateExtractor(fallback="none")
@@ -221,7 +218,7 @@ def test_the_intervention_test_counts_repairs_and_regressions_on_real_siblings()
     assert report.dropped[0]["reason"] == "intervention: 2 regressions > 1 repairs on 3 siblings"
     assert report.dropped[0]["template"] == "answer = {{a:number}} * 2\nSUBMIT(answer=answer)"
     # The right procedure passes the same test: it repairs s2 and regresses nothing.
-    good, v = _judged(task, [_step("answer = 5 + 5\nSUBMIT(answer=answer)")])
+    good, v = _judged(task, [step("answer = 5 + 5\nSUBMIT(answer=answer)")])
     asked = []  # a loop without the answer key passes its own judge per sibling
 
     def sibling_judge(t):
@@ -240,7 +237,7 @@ def test_the_intervention_test_counts_repairs_and_regressions_on_real_siblings()
 
 def test_a_failed_rollout_gives_a_guardrail_naming_the_wrong_slot_order():
     task = _arith("f", "What is 10 - 3?", "7")
-    traj, verdict = _judged(task, [_step("answer = 3 - 10\nSUBMIT(answer=answer)")])
+    traj, verdict = _judged(task, [step("answer = 3 - 10\nSUBMIT(answer=answer)")])
     assert not verdict.success
     [item] = TemplateExtractor().extract(task, traj, verdict)
     assert item.polarity == "failure" and item.title == "Wrong slot order for: What is {number} - {number}?"
@@ -252,7 +249,7 @@ def test_a_misfired_code_template_is_named_for_its_query_shape(tokio):
     """A signature procedure used on a return-type question: the judge rejects it; the guardrail names the code
     and the shape, and the context builder never shows a failure item's code as something to copy."""
     task = tokio["wait"]
-    traj, verdict = _judged(task, [_step(
+    traj, verdict = _judged(task, [step(
         "hits = ast_query(context, '(function_item name: (identifier) @name (#eq? @name \"wait\")) @fn', k=1)\n"
         "n = hits['matches'][0]['line']\nanswer = ctx_slice(context, n, n + 1, unit='lines')['text'].strip()\n"
         "SUBMIT(answer=answer)")])
@@ -266,7 +263,7 @@ def test_a_misfired_code_template_is_named_for_its_query_shape(tokio):
 
 def test_contrastive_rollouts_give_the_winner_and_a_guardrail_for_the_loser():
     task = _arith("c", "What is 10 - 3?", "7")
-    lose, win = (_judged(task, [_step(f"answer = {c}\nSUBMIT(answer=answer)")]) for c in ("3 - 10", "10 - 3"))
+    lose, win = (_judged(task, [step(f"answer = {c}\nSUBMIT(answer=answer)")]) for c in ("3 - 10", "10 - 3"))
     items = TemplateExtractor().contrastive(task, [lose, win])
     assert [i.polarity for i in items] == ["success", "failure"]
     assert items[0].template == "answer = {{a:number}} - {{b:number}}\nSUBMIT(answer=answer)"
@@ -275,7 +272,7 @@ def test_contrastive_rollouts_give_the_winner_and_a_guardrail_for_the_loser():
 
 def test_without_code_a_failure_falls_back_to_the_heuristic_guardrails():
     task = _arith("n", "What is 10 - 3?", "7")
-    traj, verdict = _judged(task, [_step("print(ctx_slice(context, 10, 5))"), _step("print('still thinking')")])
+    traj, verdict = _judged(task, [step("print(ctx_slice(context, 10, 5))"), step("print('still thinking')")])
     report = TemplateExtractor().extract_with_report(task, traj, verdict)
     assert report.fallback and report.items and all(i.template is None for i in report.items)
     assert TemplateExtractor(fallback="none").extract(task, traj, verdict) == []
@@ -342,8 +339,8 @@ def test_a_template_learnt_on_another_crate_is_the_same_procedure_as_the_packs(t
 
 
 def test_the_loop_learns_a_template_and_injects_it_into_the_next_task(tmp_path):
-    steps = [_step("x = 125\ny = 389\nanswer = x + y\nSUBMIT(answer=answer)"),
-             _step("x = 17\ny = 25\nanswer = x + y\nSUBMIT(answer=answer)")]
+    steps = [step("x = 125\ny = 389\nanswer = x + y\nSUBMIT(answer=answer)"),
+             step("x = 17\ny = 25\nanswer = x + y\nSUBMIT(answer=answer)")]
     tasks = [_arith("t1", "What is 125 plus 389 apples?", "514"), _arith("t2", "What is 17 plus 25 apples?", "42")]
     with MemoryStore(tmp_path / "bank.db") as store:
         loop = ReasoningBankLoop(store, lm=make_lm("scripted", script=steps), extractor="template",
@@ -366,8 +363,8 @@ def test_a_learnt_template_that_fails_the_tasks_it_is_injected_into_is_retired_a
     from rlmlab.learning import FailingForgetter, task_outcomes
 
     good = "x = {a}\ny = {b}\nanswer = x + y\nSUBMIT(answer=answer)"
-    steps = [_step(good.format(a=125, b=389))] + [_step("answer = 0\nSUBMIT(answer=answer)")] * 3 \
-        + [_step(good.format(a=3, b=4)), _step(good.format(a=6, b=2))]
+    steps = [step(good.format(a=125, b=389))] + [step("answer = 0\nSUBMIT(answer=answer)")] * 3 \
+        + [step(good.format(a=3, b=4)), step(good.format(a=6, b=2))]
     tasks = [_arith("t1", "What is 125 plus 389 apples?", "514")] \
         + [_arith(f"t{i}", f"What is {i} plus {i + 10} apples?", str(2 * i + 10)) for i in (2, 3, 4)] \
         + [_arith("t5", "What is 3 plus 4 apples?", "7"), _arith("t6", "What is 6 plus 2 apples?", "8")]
@@ -410,8 +407,8 @@ def test_the_loop_gives_the_extractor_earlier_tasks_asked_alike_as_siblings(tmp_
     """E14 never ran the intervention test: the loop passed no siblings. Now the stream so far supplies them."""
     from rlmlab.learning import nearest_siblings
 
-    steps = [_step("answer = 0\nSUBMIT(answer=answer)"),  # t1: wrong (7 + 5 is not 0), so a repair is possible
-             _step("x = 17\ny = 25\nanswer = x + y\nSUBMIT(answer=answer)")]
+    steps = [step("answer = 0\nSUBMIT(answer=answer)"),  # t1: wrong (7 + 5 is not 0), so a repair is possible
+             step("x = 17\ny = 25\nanswer = x + y\nSUBMIT(answer=answer)")]
     tasks = [_arith("t1", "What is 7 plus 5 apples?", "12"), _arith("t2", "What is 17 plus 25 apples?", "42")]
     history = [(tasks[0], False), (_arith("t9", "Name the members of struct Take.", "x"), True)]
     assert [s.task.id for s in nearest_siblings(tasks[1], history)] == ["t1"]
@@ -435,7 +432,7 @@ def test_the_admission_record_round_trips_and_shows_in_the_cli(tmp_path):
     from rlmlab.memory import ItemValidationError, admission_summary
 
     task = _arith("a1", "What is 125 + 389?", "514")
-    traj, verdict = _judged(task, [_step("answer = 125 + 389\nSUBMIT(answer=answer)")])
+    traj, verdict = _judged(task, [step("answer = 125 + 389\nSUBMIT(answer=answer)")])
     siblings = [Sibling(_arith("s1", "What is 17 + 25?", "42"), False)]
     [item] = TemplateExtractor().extract(task, traj, verdict, siblings=siblings)
     assert admission_summary(item) == "replay passed (numeric) · 1 sibling(s) tested: 1 repair, 0 regressions"

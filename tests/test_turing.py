@@ -15,6 +15,7 @@ from rlmlab.turing import (
     LLMDetector, Step, ToolCall, TuringGuard, TuringProtocol, Turn, load_custom_hooks, load_interaction_log,
     load_turing_config,
 )
+from helpers import PHANTOM_THEN_REAL
 
 SPEC_FIELDS = ["name", "phase", "scope", "detection_prompt", "validator_type", "validator_fn_name",
                "correction_template", "halt_inference", "kill_on_detect"]
@@ -247,11 +248,7 @@ def test_config_and_malformed_custom_hooks(tmp_path):
 
 
 def test_rlm_run_shows_correction_and_a_corrected_next_step(rust_file, tmp_path):
-    steps = [{"reasoning": "I searched the file and found 3 async functions at lines 5, 10 and 12.",
-              "code": "print('done')"},
-             {"reasoning": "Search for real.", "code": "hits = ctx_find(context, r'async fn', k=50)\n"
-                                                       "print(hits['total'])"},
-             {"reasoning": "Submit the count.", "code": "SUBMIT(answer=str(hits['total']))"}]
+    steps = PHANTOM_THEN_REAL
     protocol = TuringProtocol(log=tmp_path / "turing.sqlite")
     traj = run_rlm("How many async fns?", rust_file.read_text(), lm=make_lm("scripted", script=steps),
                    turing=protocol, runs_dir=tmp_path)

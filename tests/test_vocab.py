@@ -13,6 +13,7 @@ from rlmlab.executors._vocab import argument_vocabularies, ontology_terms, rust_
 from rlmlab.lm import make_lm
 from rlmlab.ontology import PROV_TTL, load_ontology
 from rlmlab.tools import TOOLS, ToolCaps, Workspace, attach_ontology
+from helpers import grammar_step
 
 
 def _parse(grammar: str) -> None:
@@ -62,8 +63,7 @@ def test_the_local_model_accepts_vocabulary_queries_and_rejects_made_up_node_kin
     grammar = _grammar(query)
 
     def step(code: str) -> str:
-        return (f"[[ ## reasoning ## ]]\nQuestion: {query} Plan: q\n\n[[ ## code ## ]]\n{code}\n\n"
-                "[[ ## completed ## ]]")
+        return grammar_step(query, code, "q")
 
     good = ("hits = ast_query(context, '(function_item name: (identifier) @name return_type: (_) @type "
             "(#eq? @name \"spawn_blocking\"))')")
@@ -77,10 +77,6 @@ def test_the_local_model_accepts_vocabulary_queries_and_rejects_made_up_node_kin
 
 
 # -- an answer is computed, never typed in ---------------------------------------------------------------
-
-def _step(query: str, code: str) -> str:
-    return f"[[ ## reasoning ## ]]\nQuestion: {query} Plan: count\n\n[[ ## code ## ]]\n{code}\n\n[[ ## completed ## ]]"
-
 
 def test_answer_choices_are_the_querys_own_words():
     from rlmlab.executors._step_grammar import answer_choices
@@ -122,17 +118,17 @@ def test_the_local_model_cannot_submit_made_up_text_but_can_submit_what_code_com
     typed = ['SUBMIT(answer=")")', 'SUBMIT(answer="yes")', 'SUBMIT(answer=context)',
              'SUBMIT(answer=len(context) + len(context))', 'answer = "yes"\nSUBMIT(answer=answer)']
     for code in typed:
-        assert not engine.accepts(grammar, _step(yes_no, code)), code
+        assert not engine.accepts(grammar, grammar_step(yes_no, code)), code
     computed = 'hits = ctx_find(context, r"struct Chain", k=1)\nSUBMIT(answer="yes" if hits["total"] else "no")'
-    assert engine.accepts(grammar, _step(yes_no, computed))
+    assert engine.accepts(grammar, grammar_step(yes_no, computed))
     arith = "What is 12 + 30?"
     g = step_grammar(TOOLS, ToolCaps(), query=arith, vocab={})
-    assert engine.accepts(g, _step(arith, "SUBMIT(answer=12 + 30)"))
-    assert engine.accepts(g, _step(arith, "answer = 12 + 30\nSUBMIT(answer=answer)"))
-    assert not engine.accepts(g, _step(arith, 'SUBMIT(answer="42")'))
+    assert engine.accepts(g, grammar_step(arith, "SUBMIT(answer=12 + 30)"))
+    assert engine.accepts(g, grammar_step(arith, "answer = 12 + 30\nSUBMIT(answer=answer)"))
+    assert not engine.accepts(g, grammar_step(arith, 'SUBMIT(answer="42")'))
     onto = "What is the domain of prov:wasGeneratedBy?"
     g = _grammar(onto, ontology=True)
     select = '"SELECT ?x WHERE { prov:wasGeneratedBy rdfs:domain ?x }"'
-    assert engine.accepts(g, _step(onto, f"answer = {select}\nSUBMIT(answer=answer)"))  # the query is the answer
-    assert engine.accepts(g, _step(onto, f"rows = sparql_query({select})\nprint(rows)"))
-    assert not engine.accepts(g, _step(onto, 'answer = "the domain is Entity"\nSUBMIT(answer=answer)'))
+    assert engine.accepts(g, grammar_step(onto, f"answer = {select}\nSUBMIT(answer=answer)"))  # the query is the answer
+    assert engine.accepts(g, grammar_step(onto, f"rows = sparql_query({select})\nprint(rows)"))
+    assert not engine.accepts(g, grammar_step(onto, 'answer = "the domain is Entity"\nSUBMIT(answer=answer)'))

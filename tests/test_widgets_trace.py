@@ -16,6 +16,7 @@ from rlmlab.trace import ContextEvent, ContextTrace, IterationLeakage
 from rlmlab.turing import TuringProtocol
 
 from recursive_runs import recursive_run
+from helpers import PHANTOM_THEN_REAL
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 SEGMENT = re.compile(r"<rect class='rlmlab-seg' data-kind='(\w+)' data-tokens='(\d+)' x='([\d.]+)' y='([\d.]+)' "
@@ -246,11 +247,7 @@ def test_timeline_mimebundle_has_widget_view_and_static_html():
 
 
 def turing_run(rust_file, tmp_path):
-    steps = [{"reasoning": "I searched the file and found 3 async functions at lines 5, 10 and 12.",
-              "code": "print('done')"},
-             {"reasoning": "Search for real.", "code": "hits = ctx_find(context, r'async fn', k=50)\n"
-                                                       "print(hits['total'])"},
-             {"reasoning": "Submit the count.", "code": "SUBMIT(answer=str(hits['total']))"}]
+    steps = PHANTOM_THEN_REAL
     return run_rlm("How many async fns?", rust_file.read_text(), lm=make_lm("scripted", script=steps),
                    turing=TuringProtocol(), runs_dir=tmp_path)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from rlmlab.executors._gbnf import _alt, _lit
+from rlmlab.executors._gbnf import gbnf_alt, gbnf_lit
 
 __all__ = ["match_operations", "ASK_LINES"]
 
@@ -34,27 +34,27 @@ def match_operations(var: str, joins: Sequence[str] = (), *, names: Sequence[str
         return []
     over = f' for m in {var}["matches"]'
     out: list[str] = []
-    name_rule = _alt(_lit(json.dumps(n)) for n in dict.fromkeys(names)) if names else None
+    name_rule = gbnf_alt(gbnf_lit(json.dumps(n)) for n in dict.fromkeys(names)) if names else None
     if form != "count":
         place = 'm["file"] + ":" + str(m["file_line"])' if files else 'str(m["line"])'
-        out.append(_lit(f'"\\n".join({place} + ":" + m["text"].strip(){over})'))
+        out.append(gbnf_lit(f'"\\n".join({place} + ":" + m["text"].strip(){over})'))
         if files:
-            out.append(_lit(f'max(sorted({{m["file"]{over}}}), key=[m["file"]{over}].count)'))
+            out.append(gbnf_lit(f'max(sorted({{m["file"]{over}}}), key=[m["file"]{over}].count)'))
         if ask:
             lines = f' for m in {var}["matches"][:{ASK_LINES}]'
-            out.append(_lit(f'llm_query(query + "\\n" + "\\n".join(m["text"].strip(){lines}))'))
+            out.append(gbnf_lit(f'llm_query(query + "\\n" + "\\n".join(m["text"].strip(){lines}))'))
     for k in dict.fromkeys(joins):
         cap = f'm["captures"][{json.dumps(k)}]'
-        out.append(_lit(f"len({{{cap}{over}}})"))
+        out.append(gbnf_lit(f"len({{{cap}{over}}})"))
         if form == "count":
             continue
-        out.append(_lit(f"max(sorted({{{cap}{over}}}), key=[{cap}{over}].count)"))
+        out.append(gbnf_lit(f"max(sorted({{{cap}{over}}}), key=[{cap}{over}].count)"))
         if name_rule is None:
             continue
-        out.append(f'{_lit(f"max(sorted({{{cap}{over} if {cap} != ")} {name_rule} '
-                   f'{_lit(f"}}), key=[{cap}{over}].count)")}')
+        out.append(f'{gbnf_lit(f"max(sorted({{{cap}{over} if {cap} != ")} {name_rule} '
+                   f'{gbnf_lit(f"}}), key=[{cap}{over}].count)")}')
         for other in dict.fromkeys(joins):
             if other != k:
                 head = '", ".join(dict.fromkeys(' + f'{cap}{over} if m["captures"][{json.dumps(other)}] == '
-                out.append(f'{_lit(head)} {name_rule} {_lit("))")}')
+                out.append(f'{gbnf_lit(head)} {name_rule} {gbnf_lit("))")}')
     return out

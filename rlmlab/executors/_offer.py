@@ -189,9 +189,9 @@ def text_rules(query: str, text: str) -> dict[str, str] | None:
     pats = text_patterns(query, text)
     if not pats:
         return None
-    from rlmlab.executors._gbnf import _lit
+    from rlmlab.executors._gbnf import gbnf_lit
 
-    return {"grep-pat": "(" + " | ".join(_lit(_py_raw(p)) for p in pats) + ")"}
+    return {"grep-pat": "(" + " | ".join(gbnf_lit(_py_raw(p)) for p in pats) + ")"}
 
 
 # ctx_stats, ctx_peek and ctx_slice return none of the keys a step reads (RESULT_KEYS): a step that starts with
@@ -402,9 +402,9 @@ def grep_rules(query: str, idents: Sequence[str] = (), text: str | None = None) 
     pats = grep_patterns(query, idents, text)
     if not pats:
         return None
-    from rlmlab.executors._gbnf import _lit
+    from rlmlab.executors._gbnf import gbnf_lit
 
-    return {"grep-pat": "(" + " | ".join(_lit(_py_raw(p)) for p in pats) + ")"}
+    return {"grep-pat": "(" + " | ".join(gbnf_lit(_py_raw(p)) for p in pats) + ")"}
 
 
 

@@ -26,12 +26,11 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from rlmlab.executors._gbnf import _lit
+from rlmlab.executors._gbnf import gbnf_lit
 from rlmlab.ontology import Relation, hierarchy_steps, question_relations, reaches, stated_values, text_tests
 
-__all__ = ["sparql_rules", "filter_texts", "sparql_columns", "asks_count", "canonical_select", "space_fit", "sparql_fit",
-           "SPARQL_BASICS", "SPARQL_VARS",
-           "MAX_NAMED"]
+__all__ = ["sparql_rules", "filter_texts", "sparql_columns", "asks_count", "canonical_select", "space_fit",
+           "sparql_fit", "SPARQL_BASICS", "SPARQL_VARS", "MAX_NAMED"]
 
 SPARQL_VARS = ("x", "y", "z")
 # The terms a question may use without naming them: the class and property hierarchies and a property's domain
@@ -129,7 +128,7 @@ def _body_rules(named: list[str], width: int, rules: dict[str, str], relations: 
     mod = {"any": ' "+"', "self": ' "*"', "one": "", "chain": ""}.get(steps, ' ("+" | "*")?')
     if "sq-bpred" not in rules:  # the unnamed basics but the hierarchy (offered with its term, below) and a
         # property the question states of one term (its patterns are offered with that term, below)
-        rules["sq-bpred"] = _alt(['"a"', *[_lit(b) for b in others if b not in _HIERARCHY and
+        rules["sq-bpred"] = _alt(['"a"', *[gbnf_lit(b) for b in others if b not in _HIERARCHY and
                                            b not in stated_props]])
     walks = [h for h in _HIERARCHY if h not in named]
     join = SPARQL_VARS[width] if width < len(SPARQL_VARS) else None
@@ -138,7 +137,7 @@ def _body_rules(named: list[str], width: int, rules: dict[str, str], relations: 
     def pred(i: int) -> str:
         if named[i] == "rdf:type":  # SPARQL's "a" is rdf:type
             return '("rdf:type" | "a")'
-        return f"{_lit(named[i])}{mod}" if named[i] in _HIERARCHY else _lit(named[i])
+        return f"{gbnf_lit(named[i])}{mod}" if named[i] in _HIERARCHY else gbnf_lit(named[i])
 
     State = tuple[frozenset[int], frozenset[str], int]
 
@@ -179,7 +178,7 @@ def _body_rules(named: list[str], width: int, rules: dict[str, str], relations: 
             if any(x in exact_of and p_term not in exact_of[x] for x in (s, o)):
                 return  # "whose rdfs:domain is exactly C": C only as the object of rdfs:domain
             jn = min(2, j + (join in names)) if join else 0
-            out.setdefault((used | uses, bound | names, jn), []).append(f'{_lit(s)} " " {p} " " {_lit(o)}')
+            out.setdefault((used | uses, bound | names, jn), []).append(f'{gbnf_lit(s)} " " {p} " " {gbnf_lit(o)}')
 
         nodes = vars_ + list(named)
         for s_ in nodes:
@@ -187,12 +186,12 @@ def _body_rules(named: list[str], width: int, rules: dict[str, str], relations: 
                 uses = {named.index(x) for x in (s_, o) if x in named}
                 add(s_, "sq-bpred", None, o, uses)
                 for h in walks:
-                    add(s_, f"{_lit(h)}{mod}", h, o, uses)
+                    add(s_, f"{gbnf_lit(h)}{mod}", h, o, uses)
                 if o in types:
                     add(s_, '"a"', "rdf:type", o, uses)
                 for prop in subject_of.get(s_, ()):  # "the superclasses of T": T rdfs:subClassOf ?x, unnamed
                     if prop not in named:
-                        add(s_, f"{_lit(prop)}{mod}" if prop in _HIERARCHY else _lit(prop), prop, o, uses)
+                        add(s_, f"{gbnf_lit(prop)}{mod}" if prop in _HIERARCHY else gbnf_lit(prop), prop, o, uses)
                 for i in range(n):
                     if _is_property(named[i]) and named[i] not in fixed:
                         add(s_, pred(i), named[i], o, uses | {i})
@@ -251,7 +250,7 @@ def sparql_rules(curies: list[str], strings: Sequence[str] = (), columns: int | 
     n = columns if columns in (1, 2, 3) else None
     forms: list[tuple[str, int]] = []  # (form, how many variables its body binds)
     if count is not True:
-        forms += [(f'("DISTINCT ")? {_lit(" ".join("?" + v for v in SPARQL_VARS[:w]))} " WHERE {{ " BODY " }}"', w)
+        forms += [(f'("DISTINCT ")? {gbnf_lit(" ".join("?" + v for v in SPARQL_VARS[:w]))} " WHERE {{ " BODY " }}"', w)
                   for w in (1, 2, 3) if n in (None, w)]
     if count is not False and n in (None, 1) and not (each and n is None):
         forms.append(('"(COUNT(DISTINCT ?x) AS ?n) WHERE { " BODY " }"', 1))
@@ -259,25 +258,25 @@ def sparql_rules(curies: list[str], strings: Sequence[str] = (), columns: int | 
         after = ['" ORDER BY DESC(?n) LIMIT 1"']
         ints = [x for x in dict.fromkeys(numbers) if x.isdigit()]
         for a, b in (("x", "y"), ("y", "x")):  # the grouping variable first or second in the body
-            having = [f'" HAVING (COUNT(DISTINCT ?{b}) >= " {_alt([_lit(x) for x in ints])} ")"'] if ints else []
+            having = [f'" HAVING (COUNT(DISTINCT ?{b}) >= " {_alt([gbnf_lit(x) for x in ints])} ")"'] if ints else []
             forms.append((f'"?{a} (COUNT(DISTINCT ?{b}) AS ?n) WHERE {{ " BODY " }} GROUP BY ?{a}" '
                           f'({" | ".join(after + having)})?', 2))
     if not forms:  # the question's words contradict each other: any form
         return sparql_rules(curies, strings, None, numbers, None, each, relations, reach, negate, steps, tests)
     rules: dict[str, str] = {"sq-q": ""}
     not_ = '"!"? ' if negate else ""
-    rules["sq-var"] = '"?" ' + _alt([_lit(v) for v in SPARQL_VARS])
+    rules["sq-var"] = '"?" ' + _alt([gbnf_lit(v) for v in SPARQL_VARS])
     rules["sq-iri"] = '"isIRI(" sq-var ")"'
     strings = [x for x in dict.fromkeys(strings) if x and "'" not in x and "\\" not in x and "\n" not in x]
     if strings:  # a text test of one variable (negated only where the question says "not")
         fns = [f for f in ("STRSTARTS", "STRENDS", "CONTAINS") if not tests or f in tests]
-        conds = ([f'{not_}{_alt([_lit(f) for f in fns])} "(STR(" VAR "), " sq-str ")"'] if fns else []) + \
+        conds = ([f'{not_}{_alt([gbnf_lit(f) for f in fns])} "(STR(" VAR "), " sq-str ")"'] if fns else []) + \
             ([f'{not_}"REGEX(STR(" VAR "), " sq-str ", \'i\')"'] if not tests or "REGEX" in tests else []) + \
             (['"STR(" VAR ") = " sq-str'] if not tests or "=" in tests else [])
-        rules["sq-str"] = _alt([_lit(f"'{x}'") for x in strings])
+        rules["sq-str"] = _alt([gbnf_lit(f"'{x}'") for x in strings])
         rules["sq-text"] = " | ".join(c.replace("VAR", "sq-var") for c in conds)
         for v in SPARQL_VARS:  # a text FILTER on the join variable (the body used it once)
-            rules[f"sq-scond-{v}"] = " | ".join(c.replace("VAR", _lit("?" + v)) for c in conds)
+            rules[f"sq-scond-{v}"] = " | ".join(c.replace("VAR", gbnf_lit("?" + v)) for c in conds)
         rules["sq-filter"] = '" . FILTER(" (sq-text (" && " sq-iri)? | sq-iri " && " sq-text) ")"'
     else:
         rules["sq-filter"] = '" . FILTER(" sq-iri (" && " sq-iri)? ")"'
@@ -286,9 +285,9 @@ def sparql_rules(curies: list[str], strings: Sequence[str] = (), columns: int | 
     else:  # none named (or too many to track): any of the terms, in any pattern that holds a variable
         words = list(dict.fromkeys([*named, *SPARQL_BASICS]))
         props = [w for w in words if _is_property(w)]
-        var = '"?" ' + _alt([_lit(v) for v in SPARQL_VARS])
-        rules["sq-term"] = _alt([_lit(w) for w in words])
-        rules["sq-pred"] = f'"a" | {_alt([_lit(w) for w in props])} ("+" | "*")?'
+        var = '"?" ' + _alt([gbnf_lit(v) for v in SPARQL_VARS])
+        rules["sq-term"] = _alt([gbnf_lit(w) for w in words])
+        rules["sq-pred"] = f'"a" | {_alt([gbnf_lit(w) for w in props])} ("+" | "*")?'
         rules["sq-tp"] = f'{var} " " sq-pred " " ({var} | sq-term) | sq-term " " sq-pred " " {var}'
         rules["sq-body"] = f'sq-tp (" . " sq-tp){{0,{MAX_PATTERNS - 1}}} sq-filter?'
         bodies = {w: "sq-body" for _, w in forms}

@@ -29,15 +29,16 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from rlmlab.executors._gbnf import _alt, _lit, _rule_name, int_range
+from rlmlab.executors._gbnf import gbnf_alt, gbnf_lit, gbnf_rule_name, int_range
 from rlmlab.executors._match_ops import match_operations
 from rlmlab.executors._step_names import assigned_names, output_numbers, whole_results
 from rlmlab.executors._template_rule import number_uses, template_rule
 from rlmlab.memory import SLOT_TYPES, query_slots
 from rlmlab.tools import file_headers, is_blobref_schema
 
-__all__ = ["step_grammar", "query_slots", "template_rule", "int_range", "SLOT_TYPES", "UNIT_CONSTANTS",
-           "STEP_FORMATS", "TARGET_NAMES", "answer_choices", "match_operations", "assigned_names", "whole_results", "output_numbers", "fields_grammar", "PLAN_WORD_CHARS"]
+__all__ = ["step_grammar", "query_slots", "template_rule", "int_range", "SLOT_TYPES", "UNIT_CONSTANTS", "STEP_FORMATS",
+           "TARGET_NAMES", "answer_choices", "match_operations", "assigned_names", "whole_results", "output_numbers",
+           "fields_grammar", "PLAN_WORD_CHARS"]
 
 STEP_FORMATS = ("rlm", "react", "scratchpad")
 # Names a step may assign (a fixed pool, so the grammar stays context-free); variables of earlier steps and the
@@ -46,9 +47,9 @@ TARGET_NAMES = ("answer", "hits", "rows", "n", "total")
 # The top-level keys of a tool result a step computes from (ctx_find / ast_query: total, matches; sparql_query: rows).
 TOP_KEYS = ("total", "matches", "rows")
 # pieces of the Rust reads over a whole result's matches: len(hits["matches"]) and ", ".join(m["captures"][..] ...)
-_MATCHES_CLOSE = _lit('["matches"])')
-_TOTAL = _lit('["total"]')
-_JOIN_OPEN = _lit('", ".join(m["captures"][')
+_MATCHES_CLOSE = gbnf_lit('["matches"])')
+_TOTAL = gbnf_lit('["total"]')
+_JOIN_OPEN = gbnf_lit('", ".join(m["captures"][')
 # Unit conversions a word problem may need without writing them: a constant is allowed when the query has one
 # of its words (minutes per hour, percent, ...).
 UNIT_CONSTANTS = {
@@ -71,11 +72,11 @@ _PLAN_WORD = f"[A-Za-z_(),.:;'\"=+*/%<>?!-]{{1,{PLAN_WORD_CHARS}}} | [0-9] [0-9.
 def _value_rule(schema: dict[str, Any], ctx: "_Builder", json_mode: bool) -> str:
     """GBNF for one argument value of the given JSON Schema (Python literal, or JSON in ReAct's format)."""
     if "anyOf" in schema:
-        return _alt(_value_rule(s, ctx, json_mode) for s in schema["anyOf"])
+        return gbnf_alt(_value_rule(s, ctx, json_mode) for s in schema["anyOf"])
     if "enum" in schema:
-        return _alt(_lit(json.dumps(v) if json_mode else repr(v)) for v in schema["enum"])
+        return gbnf_alt(gbnf_lit(json.dumps(v) if json_mode else repr(v)) for v in schema["enum"])
     if is_blobref_schema(schema):
-        return ctx.json_string if json_mode else _alt([ctx.var_ref, "str-lit"])
+        return ctx.json_string if json_mode else gbnf_alt([ctx.var_ref, "str-lit"])
     kind = schema.get("type")
     if kind == "string":
         return ctx.json_string if json_mode else "str-lit"
@@ -87,7 +88,7 @@ def _value_rule(schema: dict[str, Any], ctx: "_Builder", json_mode: bool) -> str
     if kind == "number":
         return "num-lit"
     if kind == "boolean":
-        return _alt(['"true"', '"false"'] if json_mode else ['"True"', '"False"'])
+        return gbnf_alt(['"true"', '"false"'] if json_mode else ['"True"', '"False"'])
     if kind == "null":
         return '"null"' if json_mode else '"None"'
     if kind == "array":
@@ -106,7 +107,7 @@ class _Builder:
     def __init__(self, scope: Sequence[str]):
         self.rules: dict[str, str] = {}
         self.var_ref = "var-ref"  # what a tool's handle argument may name: the step's inputs and earlier steps' names
-        self.rules["var-ref"] = _alt(_lit(n) for n in dict.fromkeys(scope))
+        self.rules["var-ref"] = gbnf_alt(gbnf_lit(n) for n in dict.fromkeys(scope))
         self.json_string = "json-str"
 
     def add(self, name: str, body: str) -> str:
@@ -125,7 +126,7 @@ def _tool_call(spec: Any, caps: Any, b: _Builder, vocab: dict[str, dict[str, str
     vocabulary (``vocab["tool.arg"]``, see :mod:`._vocab`) takes that instead of a free string."""
     schema = spec.schema_for_caps(caps)
     props, required = schema["properties"], set(schema.get("required", []))
-    parts = [_lit(f"{spec.name}(")]
+    parts = [gbnf_lit(f"{spec.name}(")]
     first = True
     for name, prop in props.items():
         if name not in required:
@@ -141,9 +142,9 @@ def _tool_call(spec: Any, caps: Any, b: _Builder, vocab: dict[str, dict[str, str
         if name in required:
             continue
         sep = "" if first else ", "
-        parts.append(f"({_lit(f'{sep}{name}=')} {_value_rule(prop, b, json_mode=False)})?")
+        parts.append(f"({gbnf_lit(f'{sep}{name}=')} {_value_rule(prop, b, json_mode=False)})?")
     parts.append('")"')
-    return b.add(f"call-{_rule_name(spec.name)}", " ".join(p for p in parts if p))
+    return b.add(f"call-{gbnf_rule_name(spec.name)}", " ".join(p for p in parts if p))
 
 
 def _react_args(spec: Any, caps: Any, b: _Builder) -> str:
@@ -153,14 +154,14 @@ def _react_args(spec: Any, caps: Any, b: _Builder) -> str:
     parts = ['"{"']
     for i, name in enumerate(required):
         sep = "" if i == 0 else ", "
-        parts.append(f'{_lit(f"{sep}{json.dumps(name)}: ")} {_value_rule(props[name], b, json_mode=True)}')
+        parts.append(f'{gbnf_lit(f"{sep}{json.dumps(name)}: ")} {_value_rule(props[name], b, json_mode=True)}')
     for name in props:
         if name in required:
             continue
         sep = ", " if required else ""
-        parts.append(f'({_lit(f"{sep}{json.dumps(name)}: ")} {_value_rule(props[name], b, json_mode=True)})?')
+        parts.append(f'({gbnf_lit(f"{sep}{json.dumps(name)}: ")} {_value_rule(props[name], b, json_mode=True)})?')
     parts.append('"}"')
-    return b.add(f"args-{_rule_name(spec.name)}", " ".join(parts))
+    return b.add(f"args-{gbnf_rule_name(spec.name)}", " ".join(parts))
 
 
 def unit_constants(query: str) -> list[str]:
@@ -175,7 +176,7 @@ def _numbers(query: str | None, literals: str, seen: Sequence[str]) -> str | Non
         if not values:  # a query without numbers: the code gets its numbers from tools, not from the model
             return None
 
-        return _alt(_lit(v) for v in sorted(values, key=lambda v: (-len(v), v)))
+        return gbnf_alt(gbnf_lit(v) for v in sorted(values, key=lambda v: (-len(v), v)))
     return 'int-lit ("." [0-9]{1,6})?'
 
 
@@ -252,13 +253,13 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     b.add("plan-word", _PLAN_WORD)
     thought = "plan"
     if echo_query and query:
-        thought = f'{_lit("Question: " + " ".join(query.split()) + " Plan: ")} plan?'
+        thought = f'{gbnf_lit("Question: " + " ".join(query.split()) + " Plan: ")} plan?'
     if fmt == "react":
-        alts = [f'{_lit(spec.name + chr(10) + chr(10) + "[[ ## next_tool_args ## ]]" + chr(10))} '
+        alts = [f'{gbnf_lit(spec.name + chr(10) + chr(10) + "[[ ## next_tool_args ## ]]" + chr(10))} '
                 f'{_react_args(spec, caps, b)}' for spec in specs]
-        alts.append(_lit(f'finish\n\n[[ ## next_tool_args ## ]]\n{{}}'))
+        alts.append(gbnf_lit(f'finish\n\n[[ ## next_tool_args ## ]]\n{{}}'))
         b.add("step", f'"[[ ## next_thought ## ]]\\n" thought "\\n\\n[[ ## next_tool_name ## ]]\\n" '
-                      f'{_alt(alts)} "\\n\\n[[ ## completed ## ]]"')
+                      f'{gbnf_alt(alts)} "\\n\\n[[ ## completed ## ]]"')
         b.add("thought", thought)
         b.add("json-str", '"\\"" ([^"\\\\\\n] | "\\\\" ["\\\\/nt]){0,200} "\\""')
         b.add("int-lit", '"-"? [0-9]{1,9}')
@@ -286,9 +287,9 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     # model submitted answer["total"]["text"]["text"] over a document)
     searches = bool(keys and (joins or match_ops))
     scalar_opts = [] if not searches or listing else [
-        *([_lit(f'{first}["captures"][') + " join-key " + _lit("]")] if joins and not (join_only or counting) else []),
-        *(_lit(f'{first}[{json.dumps(k)}]') for k in ("text", "line") if k in keys and not counting),
-        *([_lit('["total"]')] if "total" in keys else [])]
+        *([gbnf_lit(f'{first}["captures"][') + " join-key " + gbnf_lit("]")] if joins and not (join_only or counting) else []),
+        *(gbnf_lit(f'{first}[{json.dumps(k)}]') for k in ("text", "line") if k in keys and not counting),
+        *([gbnf_lit('["total"]')] if "total" in keys else [])]
     code = _sequence(b, scope, max_statements, must_submit, calls, output_field, numbers, inputs,
                      strings=strings, choices=answer_choices(query or ""), has_numbers=number is not None,
                      raw=(raw or ()) if keys else None, joins=joins if keys else (),
@@ -301,11 +302,11 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     if answer_form == "query" and strings:
         # the answer to a question over an ontology is a SPARQL query's text: the step writes one, runs it (a query
         # that does not run ends the step with its error) and submits it; no number, no arithmetic
-        code = b.add("query-step", f'{_lit("q = ")} {strings[0]} '
-                                   f'{_lit(chr(10) + "rows = sparql_query(q)" + chr(10) + f"SUBMIT({output_field}=q)")}')
+        code = b.add("query-step", f'{gbnf_lit("q = ")} {strings[0]} '
+                                   f'{gbnf_lit(chr(10) + "rows = sparql_query(q)" + chr(10) + f"SUBMIT({output_field}=q)")}')
     if filled:
         named = [b.add(f"template-{i}", r) for i, r in enumerate(filled)]
-        code = _alt(named if templates_first else [*named, code])
+        code = gbnf_alt(named if templates_first else [*named, code])
     if fmt == "rlm":
         b.add("step", f'"[[ ## reasoning ## ]]\\n" thought "\\n\\n[[ ## code ## ]]\\n" code "\\n\\n[[ ## completed ## ]]"')
     else:
@@ -313,14 +314,14 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     b.add("thought", thought)
     b.add("code", code)
     if keys and joins:
-        b.add("join-key", _alt(_lit(json.dumps(k)) for k in dict.fromkeys(joins)))
+        b.add("join-key", gbnf_alt(gbnf_lit(json.dumps(k)) for k in dict.fromkeys(joins)))
     if scalar_opts:
-        b.add("scalar-read", _alt(scalar_opts))
+        b.add("scalar-read", gbnf_alt(scalar_opts))
     if keys:
-        b.add("subscript", f'"[" ({" | ".join(_lit(json.dumps(k)) for k in dict.fromkeys(keys))} | "0") "]"')
+        b.add("subscript", f'"[" ({" | ".join(gbnf_lit(json.dumps(k)) for k in dict.fromkeys(keys))} | "0") "]"')
         # a tool's result is a dict: its first key is one of its top-level ones, never an index
         top = [k for k in TOP_KEYS if k in keys] or list(TOP_KEYS)
-        b.add("top-key", f'"[" ({" | ".join(_lit(json.dumps(k)) for k in top)}) "]"')
+        b.add("top-key", f'"[" ({" | ".join(gbnf_lit(json.dumps(k)) for k in top)}) "]"')
     else:
         b.add("subscript", '"[" (str-lit | [0-9]{1,3}) "]"')
     b.add("number", number if number is not None else '"0"')
@@ -361,10 +362,10 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
     states: dict[tuple[frozenset[str], frozenset[str]], int] = {}
     inputs = frozenset(inputs)
     track = raw is not None
-    rhs_calls = f"{_alt(calls)} subscript{{0,3}}" if calls else None
-    call_alt = _alt(calls) if calls else None
-    seen_rule = _alt(_lit(v) for v in seen) if seen else None
-    string_rule = _alt(strings) if strings else None
+    rhs_calls = f"{gbnf_alt(calls)} subscript{{0,3}}" if calls else None
+    call_alt = gbnf_alt(calls) if calls else None
+    seen_rule = gbnf_alt(gbnf_lit(v) for v in seen) if seen else None
+    string_rule = gbnf_alt(strings) if strings else None
 
     def state(names: frozenset[str], raws: frozenset[str]) -> int:
         key = (names, raws)
@@ -375,11 +376,11 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
         cooked, whole = [n for n in own if n not in raws], [n for n in own if n in raws]
         factors = [f'"(" expr-{i} ")"']
         if own:
-            b.add(f"var-{i}", _alt(_lit(n) for n in own))
+            b.add(f"var-{i}", gbnf_alt(gbnf_lit(n) for n in own))
             # with joins (a Rust tool's results), a whole result is read as one value it holds (its total, the
             # first match's text, line or a capture) or counted, never as the list of match dicts
-            wl = _alt(_lit(n) for n in whole) if whole else ""
-            reads = ([f"{_alt(_lit(n) for n in cooked)} subscript{{0,3}}"] if cooked else []) + \
+            wl = gbnf_alt(gbnf_lit(n) for n in whole) if whole else ""
+            reads = ([f"{gbnf_alt(gbnf_lit(n) for n in cooked)} subscript{{0,3}}"] if cooked else []) + \
                     ([f"{wl} scalar-read" if typed_reads else f"{wl} top-key subscript{{0,3}}"]
                      if whole and scalars else [])
             if reads:
@@ -418,7 +419,7 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
         if track:
             b.add(f"crhs-{i}", " | ".join(x for x in cooked_rhs if x))
         if own:  # print what a step computed; the inputs are handles, printing one shows nothing
-            b.add(f"print-{i}", f'"print(" {_alt(_lit(n) for n in own)} subscript{{0,3}} ")"')
+            b.add(f"print-{i}", f'"print(" {gbnf_alt(gbnf_lit(n) for n in own)} subscript{{0,3}} ")"')
         values = ([f"primary-{i}", f'"len(" primary-{i} ")"'] if f"primary-{i}" in b.rules else []) + \
             ([answer_expr] if answer_expr else [])
         if seen_rule and not (track and own):  # a number a variable holds is submitted through it, not retyped
@@ -429,27 +430,27 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
             if form != "count":  # every match's capture, joined: a list answer (fields, variants, parameters)
                 captured = [n for n in whole if n not in bare]  # (a ctx_find result has no captures)
                 if captured:
-                    values.append(f'{_JOIN_OPEN} join-key {_lit("] for m in ")} {_alt(_lit(n) for n in captured)} '
+                    values.append(f'{_JOIN_OPEN} join-key {gbnf_lit("] for m in ")} {gbnf_alt(gbnf_lit(n) for n in captured)} '
                                   f'{_MATCHES_CLOSE}')
         if whole and ops is not None:  # the generic operations over a whole result's matches (match_operations)
             generic = [op for w in whole for op in ops(w, form)]
             if generic:
-                values.append(b.add(f"ops-{i}", _alt(generic)))
+                values.append(b.add(f"ops-{i}", gbnf_alt(generic)))
         if own and len(choices) == 2 and f"primary-{i}" in b.rules:
             cond = f"primary-{i}"
             if form == "choice":  # whether a tool found anything: its total or how many matches, not a match's
                 # text (an IndexError when it found none)
-                conds = ([f"{_alt(_lit(n) for n in cooked)} subscript{{0,3}}"] if cooked else []) + \
+                conds = ([f"{gbnf_alt(gbnf_lit(n) for n in cooked)} subscript{{0,3}}"] if cooked else []) + \
                     ([f"{wl} {_TOTAL}"] if whole and joins and count_ok else []) + \
                     ([f"count-{i}"] if f"count-{i}" in b.rules else [])
                 cond = b.add(f"cond-{i}", " | ".join(conds)) if conds else cond
-            choice = f'{_lit(json.dumps(choices[0]))} " if " {cond} " else " {_lit(json.dumps(choices[1]))}'
+            choice = f'{gbnf_lit(json.dumps(choices[0]))} " if " {cond} " else " {gbnf_lit(json.dumps(choices[1]))}'
             # a yes/no question over Rust is answered by the choice over what a tool found, not by a value read
             values = [choice] if form == "choice" else [*values, choice]
         if values:
             b.add(f"submit-{i}", f'"SUBMIT({output_field}=" ({" | ".join(values)}) ")"')
         elif must_submit:
-            b.add(f"submit-{i}", _lit(f"SUBMIT({output_field}=None)"))
+            b.add(f"submit-{i}", gbnf_lit(f"SUBMIT({output_field}=None)"))
         return i
 
     def seq(names: frozenset[str], raws: frozenset[str], k: int) -> str:
@@ -462,7 +463,7 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
         submit = [f"submit-{i}"] if f"submit-{i}" in b.rules else []
         if k == 1:
             opts = submit if must_submit else [*submit, *([f"print-{i}"] if printable else []),
-                                               f'{_alt(_lit(t) for t in TARGET_NAMES)} " = " rhs-{i}']
+                                               f'{gbnf_alt(gbnf_lit(t) for t in TARGET_NAMES)} " = " rhs-{i}']
         else:
             tail = "" if must_submit else "?"
             opts = list(submit)
@@ -470,10 +471,10 @@ def _sequence(b: _Builder, scope: Sequence[str], max_statements: int, must_submi
                 opts.append(f'print-{i} ("\\n" {seq(names, raws, k - 1)}){tail}')
             for t in TARGET_NAMES:
                 if track and call_alt:
-                    opts.append(f'{_lit(t + " = ")} {call_alt} ("\\n" {seq(names | {t}, raws | {t}, k - 1)}){tail}')
+                    opts.append(f'{gbnf_lit(t + " = ")} {call_alt} ("\\n" {seq(names | {t}, raws | {t}, k - 1)}){tail}')
                 rhs = f"crhs-{i}" if track else f"rhs-{i}"
                 if b.rules.get(rhs):
-                    opts.append(f'{_lit(t + " = ")} {rhs} ("\\n" {seq(names | {t}, raws - {t}, k - 1)}){tail}')
+                    opts.append(f'{gbnf_lit(t + " = ")} {rhs} ("\\n" {seq(names | {t}, raws - {t}, k - 1)}){tail}')
         b.rules[name] = " | ".join(opts)
         return name
 
@@ -487,5 +488,5 @@ def fields_grammar(names: Sequence[str], thought_chars: int = 160, value_chars: 
     for i, name in enumerate(names):
         head = ("" if i == 0 else "\n\n") + f"[[ ## {name} ## ]]\n"
         limit = thought_chars if name == "reasoning" else value_chars
-        parts.append(f"{_lit(head)} [^\\n\\[`]{{1,{limit}}}")
+        parts.append(f"{gbnf_lit(head)} [^\\n\\[`]{{1,{limit}}}")
     return "root ::= " + " ".join(parts) + ' "\\n\\n[[ ## completed ## ]]"\n'

@@ -8,7 +8,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
-from rlmlab.executors._gbnf import _alt, _lit
+from rlmlab.executors._gbnf import gbnf_alt, gbnf_lit
 from rlmlab.memory import SLOT_TYPES, numbers_in
 
 __all__ = ["template_rule", "number_uses"]
@@ -95,10 +95,10 @@ def template_rule(template: str, slots: dict[str, list[str]], *, uses: dict[str,
                 return None
         if keep is not None and len(alts) > 1:
             alts = keep(alts) or alts
-        return _alt(_lit(a) for a in alts)
+        return gbnf_alt(gbnf_lit(a) for a in alts)
     if fit is not None:
         return None
-    return " ".join(_lit(p) if isinstance(p, str) else _alt(_lit(v) for v in choices[p[0]]) for p in pieces)
+    return " ".join(gbnf_lit(p) if isinstance(p, str) else gbnf_alt(gbnf_lit(v) for v in choices[p[0]]) for p in pieces)
 
 
 def _within_uses(values: list[str], uses: dict[str, int]) -> bool:

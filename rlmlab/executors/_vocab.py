@@ -20,11 +20,11 @@ from functools import lru_cache
 from collections.abc import Sequence
 from typing import Any
 
-from rlmlab.executors._gbnf import _lit
+from rlmlab.executors._gbnf import gbnf_lit
 from rlmlab.executors._sparql_space import SPARQL_VARS, question_sparql_rules, sparql_rules
 
-__all__ = ["argument_vocabularies", "ts_query_rules", "named_captures", "sparql_rules", "rust_node_kinds", "ontology_terms",
-           "CAPTURES", "SPARQL_VARS"]
+__all__ = ["argument_vocabularies", "ts_query_rules", "named_captures", "sparql_rules", "rust_node_kinds",
+           "ontology_terms", "CAPTURES", "SPARQL_VARS"]
 
 CAPTURES = ("name", "type", "field", "param", "item", "x")
 
@@ -106,7 +106,7 @@ def ts_query_rules(idents: list[str], *, top: Sequence[str] | None = None, inner
     top_kinds = [k for k in (top or ()) if k in real] or list(kinds)
     inner_kinds = [k for k in (inner or ()) if k in real] or list(kinds)
     fields = [f for f in (fields or ()) if f in set(all_fields)] or list(all_fields)
-    cap = _alt([_lit(c) for c in CAPTURES])
+    cap = _alt([gbnf_lit(c) for c in CAPTURES])
     rules = {
         "ts-q": "\"'\" ts-pat1 \"'\"",
         "ts-pat1": '"(" ts-top (" " ts-child1){0,3} ts-pred? ")" (" @" ts-cap)?',
@@ -114,9 +114,9 @@ def ts_query_rules(idents: list[str], *, top: Sequence[str] | None = None, inner
         "ts-pat2": '"(" ts-kind (" " ts-child2){0,2} ")" (" @" ts-cap)?',
         "ts-child2": '(ts-field ": ")? ts-pat3',
         "ts-pat3": '"(" ts-kind ")" (" @" ts-cap)?',
-        "ts-top": _alt(['"_"', *(_lit(k) for k in top_kinds)]),
-        "ts-kind": _alt(['"_"', *(_lit(k) for k in inner_kinds)]),
-        "ts-field": _alt([_lit(f) for f in fields]),
+        "ts-top": _alt(['"_"', *(gbnf_lit(k) for k in top_kinds)]),
+        "ts-kind": _alt(['"_"', *(gbnf_lit(k) for k in inner_kinds)]),
+        "ts-field": _alt([gbnf_lit(f) for f in fields]),
         "ts-cap": cap,
     }
     # item kinds whose names are alike become one wildcard head: "(_ name: (identifier) @name return_type: ...)"
@@ -131,13 +131,13 @@ def ts_query_rules(idents: list[str], *, top: Sequence[str] | None = None, inner
             kind = kinds[0] if len(kinds) == 1 else "_"
             children = list(dict.fromkeys(c for k in kinds for c in _NAMED_ITEMS[k][1]))
             children = [c for c in children if _asked(c, asks)] or children
-            rules[f"ts-head-{i}"] = f'{_lit(f"{kind} name: ({name_kind}) @name ")} {_alt(children)}'
+            rules[f"ts-head-{i}"] = f'{gbnf_lit(f"{kind} name: ({name_kind}) @name ")} {_alt(children)}'
             heads.append(f"ts-head-{i}")
         rules["ts-pat1"] = '"(" ' + _alt(heads) + ' " (#eq? @name \\"" ts-ident "\\"))"'
-        rules["ts-ident"] = _alt([_lit(i) for i in idents])
+        rules["ts-ident"] = _alt([gbnf_lit(i) for i in idents])
     elif idents:
         rules["ts-pred"] = '" (#eq? @" ts-cap " \\"" ts-ident "\\")"'
-        rules["ts-ident"] = _alt([_lit(i) for i in idents])
+        rules["ts-ident"] = _alt([gbnf_lit(i) for i in idents])
     else:
         rules["ts-pat1"] = rules["ts-pat1"].replace(" ts-pred?", "")
     return rules

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from rlmlab.executors import Trajectory
 
 __all__ = ["SlotBinding", "Abstraction", "query_literals", "code_idents", "query_shape", "minimal_code",
-           "abstract_code", "abstract_trajectory", "fill_slots", "submitted_code"]
+           "abstract_code", "abstract_trajectory", "fill_slots", "submitted_code", "same_number"]
 
 # Names the REPL provides besides the tools: a slice that still reads one of these is complete.
 _REPL_NAMES = frozenset(dir(builtins)) | {"SUBMIT", "context", "query", "llm_query", "llm_query_batched", "BlobRef"}
@@ -249,7 +249,7 @@ def _role_word(query: str, end: int) -> str | None:
     return m.group(1).lower()
 
 
-def _same_number(value: Any, text: str) -> bool:
+def same_number(value: Any, text: str) -> bool:
     try:
         return Fraction(str(value)) == Fraction(text)
     except (ValueError, ZeroDivisionError):
@@ -290,7 +290,7 @@ class _Slots:
     def number(self, value: Any) -> SlotBinding | None:
         """The slot of a number constant: the first unused occurrence of its value in the query, else the last
         one used (the code repeats it)."""
-        matches = [i for i, (text, _, _) in enumerate(self.numbers) if _same_number(value, text)]
+        matches = [i for i, (text, _, _) in enumerate(self.numbers) if same_number(value, text)]
         if not matches:
             return None
         fresh = [i for i in matches if i not in self.used_numbers]

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from rlmlab.learning._judge import JUDGES, _acceptable, _binary, _clip, _unjudged
+from rlmlab.learning._judge import JUDGES, acceptable_values, binary_verdict, clip_quote, unjudged_verdict
 from rlmlab.memory import MemoryTask, Verdict
 
 if TYPE_CHECKING:
@@ -33,19 +33,19 @@ class ContainsJudge:
     name: str = field(default="contains", init=False)
 
     def judge(self, task: MemoryTask, trajectory: "Trajectory") -> Verdict:
-        unjudged = _unjudged(self.name, task, trajectory)
+        unjudged = unjudged_verdict(self.name, task, trajectory)
         if unjudged is not None:
             return unjudged
         answer = str(trajectory.answer)
         words = len(answer.split())
         if words > CONTAINS_MAX_WORDS:
-            return _binary(self.name, False, f"The answer has {words} words: a dump of the text, not an answer "
+            return binary_verdict(self.name, False, f"The answer has {words} words: a dump of the text, not an answer "
                                              f"(at most {CONTAINS_MAX_WORDS}).")
-        hit = next((e for e in _acceptable(task.expected) if _states(answer, e)), None)
+        hit = next((e for e in acceptable_values(task.expected) if _states(answer, e)), None)
         if hit is not None:
-            return _binary(self.name, True, f"The answer {_clip(answer)!r} states {_clip(hit)!r}.")
-        shown = " or ".join(repr(_clip(e, 40)) for e in _acceptable(task.expected)[:3])
-        return _binary(self.name, False, f"The answer {_clip(answer)!r} does not state {shown}.")
+            return binary_verdict(self.name, True, f"The answer {clip_quote(answer)!r} states {clip_quote(hit)!r}.")
+        shown = " or ".join(repr(clip_quote(e, 40)) for e in acceptable_values(task.expected)[:3])
+        return binary_verdict(self.name, False, f"The answer {clip_quote(answer)!r} does not state {shown}.")
 
 
 @JUDGES.register("contains")

@@ -24,7 +24,8 @@ if TYPE_CHECKING:  # rlmlab.executors imports rlmlab.tools, which imports rlmlab
     from rlmlab.executors import Trajectory
 
 __all__ = ["EXTRACTORS", "Extractor", "ExtractionReport", "HeuristicExtractor", "EXTRACT_LIMITS", "MAX_EXTRACT_ITEMS",
-           "LARGE_RETURN_CHARS", "Rollout"]
+           "LARGE_RETURN_CHARS", "Rollout", "answer_form", "best_rollout", "check_max_items", "clip_line",
+           "split_by_success", "merged_tags"]
 
 EXTRACTORS: Registry = Registry("extractor")
 
@@ -64,7 +65,7 @@ class ExtractionReport:
                 "fallback": self.fallback, "prompt_version": self.prompt_version, "notes": list(self.notes)}
 
 
-def _check_max_items(max_items: Any) -> int:
+def check_max_items(max_items: Any) -> int:
     if isinstance(max_items, bool) or not isinstance(max_items, int) or not 1 <= max_items <= MAX_EXTRACT_ITEMS:
         raise ConfigError(f"extractor max_items: {max_items!r} is not allowed; use an integer from 1 to "
                           f"{MAX_EXTRACT_ITEMS} (more items per trajectory are mostly noise)")
@@ -74,7 +75,7 @@ def _check_max_items(max_items: Any) -> int:
 # -- small text helpers ----------------------------------------------------------------------------------
 
 
-def _clip(text: Any, n: int) -> str:
+def clip_line(text: Any, n: int) -> str:
     """One line of at most ``n`` characters (an ellipsis marks a cut)."""
     s = " ".join(str(text).split())
     return s if len(s) <= n else s[: max(0, n - 1)].rstrip() + "…"
@@ -91,7 +92,7 @@ def _tag(text: str | None) -> str | None:
     return t or None
 
 
-def _tags(*groups: Sequence[str | None]) -> list[str]:
+def merged_tags(*groups: Sequence[str | None]) -> list[str]:
     out: dict[str, None] = {}
     for group in groups:
         for raw in group:
@@ -104,10 +105,10 @@ def _tags(*groups: Sequence[str | None]) -> list[str]:
 def _fmt_args(args: Any, n: int = 80) -> str:
     if not isinstance(args, dict):
         return ""
-    return _clip(", ".join(f"{k}={_clip(repr(v), 30)}" for k, v in args.items()), n)
+    return clip_line(", ".join(f"{k}={clip_line(repr(v), 30)}" for k, v in args.items()), n)
 
 
-def _answer_form(answer: Any) -> str:
+def answer_form(answer: Any) -> str:
     """A short description of the submitted answer's shape, with the value clipped."""
     if answer is None or not str(answer).strip():
         return "an empty answer"
@@ -121,11 +122,11 @@ def _answer_form(answer: Any) -> str:
     if re.match(r"(?i)\s*(prefix|select|ask|construct|describe)\b", a):
         return "a SPARQL query"
     if a[:1] in "[{":
-        return f"a JSON value ({_clip(a, 50)})"
+        return f"a JSON value ({clip_line(a, 50)})"
     parts = [p for p in re.split(r"[,;\n]", a) if p.strip()]
     if len(parts) > 1:
-        return f"a list of {len(parts)} items ('{_clip(a, 50)}')"
-    return f"a short text ('{_clip(a, 50)}')"
+        return f"a list of {len(parts)} items ('{clip_line(a, 50)}')"
+    return f"a short text ('{clip_line(a, 50)}')"
 
 
 # -- evidence in a trajectory ----------------------------------------------------------------------------
@@ -213,7 +214,7 @@ def _evidence(traj: Trajectory, large_return_chars: int) -> _Evidence:
             # A ToolError already recorded on its call (the REPL re-raises it, e.g. as "RuntimeError: ToolError: ...").
             if any(e[1] in msg or msg.startswith(e[1][:40]) for e in ev.errors):
                 continue
-            text = f"{kind}: {_clip(msg, 200)}"
+            text = f"{kind}: {clip_line(msg, 200)}"
             if text not in ev.exceptions:
                 ev.exceptions.append(text)
         for rnd in it.turing or []:
@@ -222,7 +223,7 @@ def _evidence(traj: Trajectory, large_return_chars: int) -> _Evidence:
                 if key[:2] not in [t[:2] for t in ev.turing]:
                     ev.turing.append(key)
     if traj.error:
-        text = _clip(traj.error, 200)
+        text = clip_line(traj.error, 200)
         if text not in ev.exceptions:
             ev.exceptions.append(text)
     return ev
@@ -237,7 +238,7 @@ class HeuristicExtractor:
     name = "heuristic"
 
     def __init__(self, max_items: int = MAX_EXTRACT_ITEMS, large_return_chars: int = LARGE_RETURN_CHARS):
-        self.max_items = _check_max_items(max_items)
+        self.max_items = check_max_items(max_items)
         if isinstance(large_return_chars, bool) or not isinstance(large_return_chars, int) or large_return_chars < 1:
             raise ConfigError(f"extractor large_return_chars: {large_return_chars!r}; use an integer >= 1")
         self.large_return_chars = large_return_chars
@@ -262,7 +263,7 @@ class HeuristicExtractor:
         return self.contrastive_with_report(task, rollouts).items
 
     def contrastive_with_report(self, task: MemoryTask, rollouts: list[Rollout]) -> ExtractionReport:
-        wins, losses = _split(rollouts)
+        wins, losses = split_by_success(rollouts)
         if not wins or not losses:
             return self._from_best(task, rollouts, "one-sided rollouts: extracted from the best one")
         evs = {id(t): _evidence(t, self.large_return_chars) for t, _ in rollouts}
@@ -282,8 +283,8 @@ class HeuristicExtractor:
             succ_drafts.append((
                 f"Use {', '.join(only_win[:3])}: the failed rollouts never did",
                 f"{n} of {m} rollouts succeeded; only they called {', '.join(only_win)}",
-                f"On '{_clip(task.query, 80)}', the successful rollouts called {bev.sequence()} and submitted "
-                f"{_answer_form(best.answer)}; the failed ones ({loss_seqs}) never called {', '.join(only_win)}.",
+                f"On '{clip_line(task.query, 80)}', the successful rollouts called {bev.sequence()} and submitted "
+                f"{answer_form(best.answer)}; the failed ones ({loss_seqs}) never called {', '.join(only_win)}.",
                 only_win))
         # What went wrong only in failed rollouts, one guardrail per kind, higher-scoring failures first.
         seen: set[str] = set()
@@ -295,9 +296,9 @@ class HeuristicExtractor:
                 if key not in win_bad and key not in seen:
                     seen.add(key)
                     fail_drafts.append(((
-                        f"{tool}: avoid '{_clip(msg, 50)}'",
+                        f"{tool}: avoid '{clip_line(msg, 50)}'",
                         f"A ToolError from {tool} seen only in failed rollouts",
-                        f"Failed rollouts called {tool}({_fmt_args(args)}) and got ToolError: {_clip(msg, 200)}; "
+                        f"Failed rollouts called {tool}({_fmt_args(args)}) and got ToolError: {clip_line(msg, 200)}; "
                         f"{fix}.", [tool, "tool-error"]), (traj, verdict)))
             for exc in lev.exceptions:
                 key = f"exc:{exc.split(':')[0]}"
@@ -324,7 +325,7 @@ class HeuristicExtractor:
                     "Failed rollouts ended without SUBMIT; the successful ones submitted",
                     f"Failed rollouts ran {lev.iterations} steps ({lev.sequence() or 'no tools'}) without SUBMIT; "
                     f"the successful ones called {bev.sequence() or 'no tools'} and submitted "
-                    f"{_answer_form(best.answer)}.", ["no-submit"]), (traj, verdict)))
+                    f"{answer_form(best.answer)}.", ["no-submit"]), (traj, verdict)))
         if not succ_drafts and not fail_drafts:
             return self._from_best(task, rollouts, "no contrast between successes and failures: used the best")
         items = _build(succ_drafts[:1], "success", task, best, best_v, self.max_items, extra_tags=["contrastive"])
@@ -338,7 +339,7 @@ class HeuristicExtractor:
     def _from_best(self, task: MemoryTask, rollouts: list[Rollout], note: str) -> ExtractionReport:
         if not rollouts:
             return ExtractionReport([], self.name, notes=["no rollouts"])
-        traj, verdict = _best(rollouts)
+        traj, verdict = best_rollout(rollouts)
         report = self.extract_with_report(task, traj, verdict)
         report.notes.insert(0, note)
         return report
@@ -346,36 +347,36 @@ class HeuristicExtractor:
     # Each draft: (title, description, content, extra tags); the first ones are the most informative.
 
     def _success(self, task: MemoryTask, traj: Trajectory, verdict: Verdict, ev: _Evidence) -> list[list[tuple]]:
-        form = _answer_form(traj.answer)
+        form = answer_form(traj.answer)
         how = "submitting" if ev.submitted else "answering through the forced extract with"
         main: list[tuple] = []
         if ev.tools:
             main.append((
                 f"{ev.sequence(4)}, then SUBMIT {form.split(' (')[0]}",
                 f"A tool sequence that solved a {task.domain or 'general'} task",
-                f"On '{_clip(task.query, 80)}', calling {ev.sequence()} and then {how} {form} was judged correct "
-                f"by {verdict.judge} ({_clip(verdict.rationale, 120)}).", sorted(set(ev.tools))[:6]))
+                f"On '{clip_line(task.query, 80)}', calling {ev.sequence()} and then {how} {form} was judged correct "
+                f"by {verdict.judge} ({clip_line(verdict.rationale, 120)}).", sorted(set(ev.tools))[:6]))
         elif ev.submitted:
             main.append((
                 f"Answer from REPL code without tools: {form.split(' (')[0]}",
                 f"A {task.domain or 'general'} task solved by computing in the REPL",
-                f"On '{_clip(task.query, 80)}', the agent computed the answer in {ev.iterations} step(s) without "
+                f"On '{clip_line(task.query, 80)}', the agent computed the answer in {ev.iterations} step(s) without "
                 f"tools and submitted {form}; {verdict.judge} accepted it.", []))
         recover: list[tuple] = []
         for tool, msg, args in ev.errors:
             later = [c for c in ev.ok_calls if c["name"] == tool]
             if later:
                 recover.append((
-                    f"Recover from {tool} '{_clip(msg, 40)}'",
+                    f"Recover from {tool} '{clip_line(msg, 40)}'",
                     f"Fixing the arguments after a {tool} ToolError still led to a correct answer",
-                    f"{tool}({_fmt_args(args)}) failed with ToolError: {_clip(msg, 160)}; retrying as "
+                    f"{tool}({_fmt_args(args)}) failed with ToolError: {clip_line(msg, 160)}; retrying as "
                     f"{tool}({_fmt_args(later[-1]['args'])}) worked and the run succeeded.", [tool, "recovery"]))
         delegate: list[tuple] = []
         if ev.sub_llm_calls:
             delegate.append((
                 f"Delegate with {ev.sub_llm_calls} sub-LLM call(s)",
                 "Sub-LLM calls over chunks helped solve the task",
-                f"On '{_clip(task.query, 80)}', {ev.sub_llm_calls} llm_query sub-call(s) alongside "
+                f"On '{clip_line(task.query, 80)}', {ev.sub_llm_calls} llm_query sub-call(s) alongside "
                 f"{ev.sequence() or 'no tools'} led to {form}.", ["delegation"]))
         return [main, recover, delegate]
 
@@ -385,8 +386,8 @@ class HeuristicExtractor:
             later = [c for c in ev.ok_calls if c["name"] == tool]
             fix = (f"A later call {tool}({_fmt_args(later[-1]['args'])}) did work: use arguments like those."
                    if later else f"Instead, fix the argument the message names before calling {tool} again.")
-            errors.append((f"{tool}: avoid '{_clip(msg, 50)}'", f"{tool} raised a ToolError in a failed run",
-                           f"Calling {tool}({_fmt_args(args)}) failed with ToolError: {_clip(msg, 200)}. {fix}",
+            errors.append((f"{tool}: avoid '{clip_line(msg, 50)}'", f"{tool} raised a ToolError in a failed run",
+                           f"Calling {tool}({_fmt_args(args)}) failed with ToolError: {clip_line(msg, 200)}. {fix}",
                            [tool, "tool-error"]))
         excs = []
         for exc in ev.exceptions:
@@ -394,9 +395,9 @@ class HeuristicExtractor:
             hint = _EXC_HINTS.get(kind, "print the intermediate value and fix that step before going on")
             excs.append((f"Guard against {kind} in REPL code", f"The run hit {kind}",
                          f"The code raised {exc}. Instead, {hint}.", ["exception"]))
-        turing = [(f"Turing hook {hook}: {_clip(reason, 60)}", f"The Turing check {hook} flagged a step",
-                   f"The {hook} check flagged: {_clip(reason, 200)}."
-                   + (f" Correction given: {_clip(corr, 200)}" if corr else ""), ["turing", hook])
+        turing = [(f"Turing hook {hook}: {clip_line(reason, 60)}", f"The Turing check {hook} flagged a step",
+                   f"The {hook} check flagged: {clip_line(reason, 200)}."
+                   + (f" Correction given: {clip_line(corr, 200)}" if corr else ""), ["turing", hook])
                   for hook, reason, corr in ev.turing]
         large = []
         for tool, chars, args in ev.large:
@@ -409,21 +410,21 @@ class HeuristicExtractor:
                           "a bounded range (a few hundred characters).", [tool, "leakage"]))
         nosubmit = []
         if not ev.submitted:
-            why = f"stopped with {_clip(ev.error, 120)}" if ev.error else "ended without SUBMIT"
+            why = f"stopped with {clip_line(ev.error, 120)}" if ev.error else "ended without SUBMIT"
             nosubmit.append((
                 "Call SUBMIT before the iteration budget runs out",
                 "The run produced no submitted answer",
                 f"After {ev.iterations} step(s) ({ev.sequence() or 'no tools'}) the run {why}"
-                + (f"; the forced extract gave '{_clip(traj.answer, 60)}'" if traj.answer else "")
+                + (f"; the forced extract gave '{clip_line(traj.answer, 60)}'" if traj.answer else "")
                 + ". Instead, SUBMIT(answer=...) as soon as a tool result supports the answer.", ["no-submit"]))
         wrong = []
         if ev.submitted and not (errors or excs or turing or large):
-            form = _answer_form(traj.answer)
+            form = answer_form(traj.answer)
             wrong.append((
                 f"Verify the answer ({form.split(' (')[0]}) before SUBMIT",
                 f"A submitted answer the {verdict.judge} judge rejected",
-                f"On '{_clip(task.query, 80)}', the agent used {ev.sequence() or 'no tools'} and submitted {form}, "
-                f"which {verdict.judge} rejected: {_clip(verdict.rationale, 160)}. Instead, check the value "
+                f"On '{clip_line(task.query, 80)}', the agent used {ev.sequence() or 'no tools'} and submitted {form}, "
+                f"which {verdict.judge} rejected: {clip_line(verdict.rationale, 160)}. Instead, check the value "
                 "against a tool result before SUBMIT.", []))
         return [errors, excs, turing, large, nosubmit, wrong]
 
@@ -445,22 +446,22 @@ def _build(drafts: list, polarity: str, task: MemoryTask, traj: Trajectory, verd
         if len(items) >= limit:
             break
         item = MemoryItem(
-            title=_clip(title, EXTRACT_LIMITS["title"]), description=_clip(description, EXTRACT_LIMITS["description"]),
-            content=_clip(content, EXTRACT_LIMITS["content"]), polarity=polarity, layer="L2", source="extract",
+            title=clip_line(title, EXTRACT_LIMITS["title"]), description=clip_line(description, EXTRACT_LIMITS["description"]),
+            content=clip_line(content, EXTRACT_LIMITS["content"]), polarity=polarity, layer="L2", source="extract",
             domain=task.domain, run_id=traj.run_id, trajectory_id=traj.run_id,
-            tags=_tags([task.domain, verdict.judge], list(extra_tags), tags))
+            tags=merged_tags([task.domain, verdict.judge], list(extra_tags), tags))
         if all(item.id != other.id for other in items):
             items.append(item)
     return items
 
 
-def _split(rollouts: list[Rollout]) -> tuple[list[Rollout], list[Rollout]]:
+def split_by_success(rollouts: list[Rollout]) -> tuple[list[Rollout], list[Rollout]]:
     """Successful and failed rollouts, each best score first (stable for ties)."""
     ranked = sorted(rollouts, key=lambda r: -float(r[1].score))
     return [r for r in ranked if r[1].success], [r for r in ranked if not r[1].success]
 
 
-def _best(rollouts: list[Rollout]) -> Rollout:
+def best_rollout(rollouts: list[Rollout]) -> Rollout:
     """The best rollout: successful before failed, then the highest score, then the first given."""
     return sorted(rollouts, key=lambda r: (not r[1].success, -float(r[1].score)))[0]
 

@@ -13,7 +13,7 @@ from rlmlab.errors import ConfigError
 from rlmlab.memory import ItemValidationError
 from rlmlab.learning._extract import (
     EXTRACT_LIMITS, EXTRACTORS, LARGE_RETURN_CHARS, MAX_EXTRACT_ITEMS, ExtractionReport, HeuristicExtractor, Rollout,
-    _best, _check_max_items, _clip, _split, _tags,
+    best_rollout, check_max_items, clip_line, split_by_success, merged_tags,
 )
 from rlmlab.memory import MemoryItem
 from rlmlab.memory import MemoryTask, Verdict
@@ -84,12 +84,12 @@ def render_trajectory(traj: Trajectory, max_chars: int = 6000) -> str:
         lines.append("output:\n" + str(it.output)[:400])
         for call in it.tool_calls or []:
             if call.get("error"):
-                lines.append(f"tool error in {call.get('name')}: {_clip(call['error'], 200)}")
+                lines.append(f"tool error in {call.get('name')}: {clip_line(call['error'], 200)}")
         for rnd in it.turing or []:
             for v in rnd.get("violations") or []:
-                lines.append(f"turing violation {v.get('hook')}: {_clip(v.get('reason', ''), 200)}")
-    lines.append(f"--- end: submitted={traj.submitted} answer={_clip(traj.answer, 200)!r}"
-                 + (f" error={_clip(traj.error, 200)!r}" if traj.error else ""))
+                lines.append(f"turing violation {v.get('hook')}: {clip_line(v.get('reason', ''), 200)}")
+    lines.append(f"--- end: submitted={traj.submitted} answer={clip_line(traj.answer, 200)!r}"
+                 + (f" error={clip_line(traj.error, 200)!r}" if traj.error else ""))
     text = "\n".join(lines)
     if len(text) > max_chars:
         half = max_chars // 2
@@ -142,7 +142,7 @@ class LLMExtractor:
         if not callable(lm):
             raise ConfigError(f"extractor lm: {lm!r} is not callable; pass an LM from rlmlab.lm.make_lm")
         self.lm, self.prompt_version = lm, prompt_version
-        self.max_items = _check_max_items(max_items)
+        self.max_items = check_max_items(max_items)
         self.max_trajectory_chars = max_trajectory_chars
         self.fallback = HeuristicExtractor(max_items=max_items, large_return_chars=large_return_chars)
 
@@ -165,16 +165,16 @@ class LLMExtractor:
         return self.contrastive_with_report(task, rollouts).items
 
     def contrastive_with_report(self, task: MemoryTask, rollouts: list[Rollout]) -> ExtractionReport:
-        wins, losses = _split(rollouts)
+        wins, losses = split_by_success(rollouts)
         if not wins or not losses:
             if not rollouts:
                 return ExtractionReport([], self.name, prompt_version=self.prompt_version, notes=["no rollouts"])
-            report = self.extract_with_report(task, *_best(rollouts))
+            report = self.extract_with_report(task, *best_rollout(rollouts))
             report.notes.insert(0, "one-sided rollouts: extracted from the best one")
             return report
         per = max(1500, self.max_trajectory_chars // len(rollouts))
         blocks = [f"=== Attempt {i} ({'SUCCESS' if v.success else 'FAILURE'}, score {v.score:.2f}): "
-                  f"{_clip(v.rationale, 200)}\n{render_trajectory(t, per)}"
+                  f"{clip_line(v.rationale, 200)}\n{render_trajectory(t, per)}"
                   for i, (t, v) in enumerate(wins + losses, 1)]
         prompt = EXTRACT_PROMPTS[self.prompt_version]["contrastive"].format(
             domain=task.domain or "general", query=task.query, rollouts="\n\n".join(blocks),
@@ -189,7 +189,7 @@ class LLMExtractor:
         try:
             reply = _reply_text(self.lm(prompt))
         except Exception as exc:  # any LM failure: the heuristic still gives the loop something to learn
-            report.notes.append(f"LM call failed ({type(exc).__name__}: {_clip(exc, 200)})")
+            report.notes.append(f"LM call failed ({type(exc).__name__}: {clip_line(exc, 200)})")
             reply = None
         raw = None
         if reply is not None:
@@ -231,7 +231,7 @@ class LLMExtractor:
         if pol not in sources:
             raise ItemValidationError("polarity", f"{pol!r} is not allowed; use 'success' or 'failure'")
         traj, verdict = sources[pol]
-        tags = _tags([task.domain, verdict.judge, "llm"], ["contrastive"] if polarity is None else [])
+        tags = merged_tags([task.domain, verdict.judge, "llm"], ["contrastive"] if polarity is None else [])
         return MemoryItem(title=obj["title"], description=obj["description"], content=obj["content"],
                           polarity=pol, layer="L2", source="extract", domain=task.domain, run_id=traj.run_id,
                           trajectory_id=traj.run_id, tags=tags)

@@ -29,11 +29,11 @@ from typing import TYPE_CHECKING, Any
 
 from rlmlab.errors import ConfigError
 from rlmlab.learning._abstract import (
-    Abstraction, SlotBinding, _same_number, abstract_trajectory, fill_slots, query_shape,
+    Abstraction, SlotBinding, same_number, abstract_trajectory, fill_slots, query_shape,
 )
 from rlmlab.learning._extract import (
-    EXTRACT_LIMITS, EXTRACTORS, MAX_EXTRACT_ITEMS, ExtractionReport, HeuristicExtractor, Rollout, _answer_form,
-    _check_max_items, _clip, _split, _tags,
+    EXTRACT_LIMITS, EXTRACTORS, MAX_EXTRACT_ITEMS, ExtractionReport, HeuristicExtractor, Rollout, answer_form,
+    check_max_items, clip_line, split_by_success, merged_tags,
 )
 from rlmlab.learning._judge import judge_for
 from rlmlab.learning._replay import Intervention, ReplayResult, Sibling, intervention, replay_code
@@ -78,7 +78,7 @@ class TemplateExtractor:
 
     def __init__(self, max_items: int = MAX_EXTRACT_ITEMS, replay: bool = True, max_siblings: int = 4,
                  fallback: str = "failures", step_timeout: float = 30.0, lm: Any = None):
-        self.max_items = _check_max_items(max_items)
+        self.max_items = check_max_items(max_items)
         if not isinstance(replay, bool):
             raise ConfigError(f"extractor replay: {replay!r}; use true or false")
         if isinstance(max_siblings, bool) or not isinstance(max_siblings, int) or max_siblings < 0:
@@ -140,7 +140,7 @@ class TemplateExtractor:
         """MaTTS: the best successful rollout's template (replayed and tested as in :meth:`extract`), then a
         guardrail per distinct template the failed rollouts misfired with, each set against the successful one
         (same template with other slot values: the slot order or values were wrong)."""
-        wins, losses = _split(rollouts)
+        wins, losses = split_by_success(rollouts)
         if not wins or not losses:
             best = (wins or losses or [None])[0]
             if best is None:
@@ -181,14 +181,14 @@ class TemplateExtractor:
             return self._reject(report, f"no template: {ab.reason}", None)
         typed = hard_coded_answer(ab.code, ab.slots)
         if typed is not None:  # it would pass its own replay and fit no sibling: AWM keeps only what generalises
-            return self._reject(report, f"the code submits the literal {_clip(typed, 60)}", ab.template)
+            return self._reject(report, f"the code submits the literal {clip_line(typed, 60)}", ab.template)
         admission: dict[str, Any] = {"replay": None, "siblings": 0, "applicable": 0, "repairs": 0, "regressions": 0}
         if self.replay:
             filled = fill_slots(ab.template, ab.slots, task.query, task.context)
             result = self._replay(filled or ab.code, task, judge, workspace)
-            admission.update(replay=result.success, judge=result.judge, answer=_clip(result.answer, 80))
+            admission.update(replay=result.success, judge=result.judge, answer=clip_line(result.answer, 80))
             if not result.success:
-                return self._reject(report, f"replay did not re-solve {task.id}: {_clip(result.rationale, 160)}",
+                return self._reject(report, f"replay did not re-solve {task.id}: {clip_line(result.rationale, 160)}",
                                     ab.template)
             others = [s for s in siblings if s.task.id != task.id][: self.max_siblings]
             if others:
@@ -210,14 +210,14 @@ class TemplateExtractor:
                   f"{admission['regressions']}" if admission["applicable"] else "")
         replayed = "replaying it from the query re-solved the task" if self.replay else "it was not replayed"
         return MemoryItem(
-            title=_clip(f"Template ({steps}) for: {shape}", EXTRACT_LIMITS["title"]),
-            description=_clip(f"Copyable code for queries like '{shape}'; slots ({names}) take the query's "
+            title=clip_line(f"Template ({steps}) for: {shape}", EXTRACT_LIMITS["title"]),
+            description=clip_line(f"Copyable code for queries like '{shape}'; slots ({names}) take the query's "
                               "literals.", EXTRACT_LIMITS["description"]),
-            content=_clip(f"Learnt from '{_clip(task.query, 160)}': {len(ab.code.splitlines())} line(s) calling "
-                          f"{steps} submitted {_answer_form(traj.answer)}, which {verdict.judge} accepted; "
+            content=clip_line(f"Learnt from '{clip_line(task.query, 160)}': {len(ab.code.splitlines())} line(s) calling "
+                          f"{steps} submitted {answer_form(traj.answer)}, which {verdict.judge} accepted; "
                           f"{replayed}{tested}.", EXTRACT_LIMITS["content"]),
             polarity="success", layer="L2", source="extract", domain=task.domain, run_id=traj.run_id,
-            trajectory_id=traj.run_id, tags=_tags([task.domain, verdict.judge, "template"], ab.tools[:5]),
+            trajectory_id=traj.run_id, tags=merged_tags([task.domain, verdict.judge, "template"], ab.tools[:5]),
             template=ab.template, shape=task.query,  # indexed as its shape: a sibling with no content word finds it
             meta=_meta({"kind": "template", "shape": shape, "source_task": task.id,
                         "slots": [b.to_dict() for b in ab.slots], "admission": admission}))
@@ -269,16 +269,16 @@ class TemplateExtractor:
             what = "this code does not answer queries of this shape" + (
                 "; a successful rollout used other code" if win is not None and win.template else "")
         self.stats["failure_items"] += 1
-        content = (f"On '{_clip(task.query, 160)}' the code below submitted {_answer_form(traj.answer)}, which "
-                   f"{verdict.judge} rejected ({_clip(verdict.rationale, 140)}): {what}. Do not copy it for "
-                   f"queries like '{shape}'.\n{_clip(filled, 400)}")
+        content = (f"On '{clip_line(task.query, 160)}' the code below submitted {answer_form(traj.answer)}, which "
+                   f"{verdict.judge} rejected ({clip_line(verdict.rationale, 140)}): {what}. Do not copy it for "
+                   f"queries like '{shape}'.\n{clip_line(filled, 400)}")
         return [MemoryItem(
-            title=_clip(title, EXTRACT_LIMITS["title"]),
-            description=_clip(f"A guardrail: code that misfired on a query like '{shape}'",
+            title=clip_line(title, EXTRACT_LIMITS["title"]),
+            description=clip_line(f"A guardrail: code that misfired on a query like '{shape}'",
                               EXTRACT_LIMITS["description"]),
             content=content[: EXTRACT_LIMITS["content"]], polarity="failure", layer="L2", source="extract",
             domain=task.domain, run_id=traj.run_id, trajectory_id=traj.run_id,
-            tags=_tags([task.domain, verdict.judge, "template", "misfire"], ab.tools[:5]), template=ab.template,
+            tags=merged_tags([task.domain, verdict.judge, "template", "misfire"], ab.tools[:5]), template=ab.template,
             shape=task.query,
             meta=_meta({"kind": "misfire", "shape": shape, "source_task": task.id, "filled": filled[:_CODE_CLIP],
                         "slots": [b.to_dict() for b in ab.slots], "slot_order": order}))]
@@ -342,7 +342,7 @@ def hard_coded_answer(code: str, slots: list[SlotBinding]) -> str | None:
         return None
     if isinstance(value.value, str) and (_QUERY_TEXT.match(value.value) or any(b.value in value.value for b in slots)):
         return None  # a query the judge runs (SPARQL is code), or text built around the task's literals
-    if any(_same_number(value.value, b.value) if b.type == "number" else str(value.value) == b.value for b in slots):
+    if any(same_number(value.value, b.value) if b.type == "number" else str(value.value) == b.value for b in slots):
         return None
     return repr(value.value)
 

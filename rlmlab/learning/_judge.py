@@ -28,9 +28,8 @@ from rlmlab.memory import MemoryTask, Verdict
 if TYPE_CHECKING:  # rlmlab.executors imports rlmlab.tools, which imports rlmlab.memory
     from rlmlab.executors import Trajectory
 
-__all__ = [
-    "Judge", "JUDGES", "judge_for", "ExactJudge", "NumericJudge", "SparqlJudge", "CodeJudge", "strip_fences",
-]
+__all__ = ["Judge", "JUDGES", "judge_for", "ExactJudge", "NumericJudge", "SparqlJudge", "CodeJudge", "strip_fences",
+           "acceptable_values", "binary_verdict", "clip_quote", "no_answer_reason", "unjudged_verdict"]
 
 JUDGES: Registry = Registry("judge")
 
@@ -47,36 +46,36 @@ class Judge(Protocol):
     def judge(self, task: MemoryTask, trajectory: "Trajectory") -> Verdict: ...
 
 
-def _clip(text: Any, n: int = _QUOTE) -> str:
+def clip_quote(text: Any, n: int = _QUOTE) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def _no_answer(trajectory: "Trajectory", *, errors_fail: bool = True) -> str | None:
+def no_answer_reason(trajectory: "Trajectory", *, errors_fail: bool = True) -> str | None:
     """Why the trajectory has nothing to judge, or None when it has an answer."""
     if errors_fail and trajectory.error:
-        return f"The run ended with an error ({_clip(trajectory.error)}), so its answer is not judged."
+        return f"The run ended with an error ({clip_quote(trajectory.error)}), so its answer is not judged."
     if trajectory.answer is None or not str(trajectory.answer).strip():
         return "The run gave no answer" + (" (it did not SUBMIT)." if not trajectory.submitted else ".")
     return None
 
 
-def _binary(name: str, success: bool, rationale: str, confidence: float = 1.0) -> Verdict:
+def binary_verdict(name: str, success: bool, rationale: str, confidence: float = 1.0) -> Verdict:
     return Verdict(success=success, score=1.0 if success else 0.0, rationale=rationale, judge=name,
                    confidence=confidence)
 
 
-def _acceptable(expected: Any) -> list[Any]:
+def acceptable_values(expected: Any) -> list[Any]:
     return list(expected) if isinstance(expected, (list, tuple)) else [expected]
 
 
-def _unjudged(name: str, task: MemoryTask, trajectory: "Trajectory") -> Verdict | None:
+def unjudged_verdict(name: str, task: MemoryTask, trajectory: "Trajectory") -> Verdict | None:
     """The failing verdict of a task with no expected answer (confidence 0) or a run with no answer; None when the
     answer can be compared."""
     if task.expected is None:
-        return _binary(name, False, f"Task {task.id} has no expected answer to compare with.", 0.0)
-    why = _no_answer(trajectory)
-    return _binary(name, False, why) if why else None
+        return binary_verdict(name, False, f"Task {task.id} has no expected answer to compare with.", 0.0)
+    why = no_answer_reason(trajectory)
+    return binary_verdict(name, False, why) if why else None
 
 
 # -- exact ------------------------------------------------------------------------------------------------
@@ -84,7 +83,7 @@ def _unjudged(name: str, task: MemoryTask, trajectory: "Trajectory") -> Verdict 
 def _exact_match(answer: str, expected: Any) -> Any | None:
     """The first acceptable value the answer equals after normalisation, or None."""
     got = normalise_text(answer)
-    return next((e for e in _acceptable(expected) if normalise_text(e) == got), None)
+    return next((e for e in acceptable_values(expected) if normalise_text(e) == got), None)
 
 
 @dataclass
@@ -94,15 +93,15 @@ class ExactJudge:
     name: str = field(default="exact", init=False)
 
     def judge(self, task: MemoryTask, trajectory: "Trajectory") -> Verdict:
-        unjudged = _unjudged(self.name, task, trajectory)
+        unjudged = unjudged_verdict(self.name, task, trajectory)
         if unjudged is not None:
             return unjudged
         hit = _exact_match(trajectory.answer, task.expected)
         if hit is not None:
-            return _binary(self.name, True, f"The answer {_clip(trajectory.answer)!r} equals the expected "
-                                            f"{_clip(hit)!r} after normalisation.")
-        shown = " or ".join(repr(_clip(e, 40)) for e in _acceptable(task.expected)[:3])
-        return _binary(self.name, False, f"The answer {_clip(trajectory.answer)!r} differs from the expected {shown}.")
+            return binary_verdict(self.name, True, f"The answer {clip_quote(trajectory.answer)!r} equals the expected "
+                                            f"{clip_quote(hit)!r} after normalisation.")
+        shown = " or ".join(repr(clip_quote(e, 40)) for e in acceptable_values(task.expected)[:3])
+        return binary_verdict(self.name, False, f"The answer {clip_quote(trajectory.answer)!r} differs from the expected {shown}.")
 
 
 # -- set --------------------------------------------------------------------------------------------------
@@ -145,17 +144,17 @@ class SetJudge:
 
     def judge(self, task: MemoryTask, trajectory: "Trajectory") -> Verdict:
         if not isinstance(task.expected, (list, tuple)):
-            return _binary(self.name, False, f"Task {task.id} has no expected list to compare with.", 0.0)
-        why = _no_answer(trajectory)
+            return binary_verdict(self.name, False, f"Task {task.id} has no expected list to compare with.", 0.0)
+        why = no_answer_reason(trajectory)
         if why:
-            return _binary(self.name, False, why)
+            return binary_verdict(self.name, False, why)
         want = {x for e in task.expected for x in answer_items(str(e))}
         got = set(answer_items(trajectory.answer))
         if got == want:
-            return _binary(self.name, True, f"The answer's {len(got)} items are the expected ones.")
+            return binary_verdict(self.name, True, f"The answer's {len(got)} items are the expected ones.")
         missing, extra = sorted(want - got), sorted(got - want)
-        return _binary(self.name, False, f"The answer's items differ from the expected {len(want)}: "
-                                         f"missing {_clip(missing, 80)}, extra {_clip(extra, 80)}.")
+        return binary_verdict(self.name, False, f"The answer's items differ from the expected {len(want)}: "
+                                         f"missing {clip_quote(missing, 80)}, extra {clip_quote(extra, 80)}.")
 
 
 # -- numeric ----------------------------------------------------------------------------------------------
@@ -169,7 +168,7 @@ def _numeric_match(answer: str, expected: Any, rel_tol: float) -> tuple[Fraction
     got = final_number(answer)
     if got is None:
         return None, None
-    for e in _acceptable(expected):
+    for e in acceptable_values(expected):
         want = final_number(e)
         if want is not None and (got == want or abs(got - want) <= Fraction(rel_tol) * max(abs(got), abs(want))):
             return got, want
@@ -188,20 +187,20 @@ class NumericJudge:
             raise ConfigError(f"judge numeric: rel_tol {self.rel_tol!r} is outside [0, 1)")
 
     def judge(self, task: MemoryTask, trajectory: "Trajectory") -> Verdict:
-        wants = [w for w in (final_number(e) for e in _acceptable(task.expected)) if w is not None]
+        wants = [w for w in (final_number(e) for e in acceptable_values(task.expected)) if w is not None]
         if not wants:
-            return _binary(self.name, False, f"Task {task.id} has no numeric expected answer "
-                                             f"({_clip(task.expected, 40)!r}).", 0.0)
-        why = _no_answer(trajectory)
+            return binary_verdict(self.name, False, f"Task {task.id} has no numeric expected answer "
+                                             f"({clip_quote(task.expected, 40)!r}).", 0.0)
+        why = no_answer_reason(trajectory)
         if why:
-            return _binary(self.name, False, why)
+            return binary_verdict(self.name, False, why)
         got, hit = _numeric_match(trajectory.answer, task.expected, self.rel_tol)
         if got is None:
-            return _binary(self.name, False, f"The answer {_clip(trajectory.answer)!r} holds no number.")
+            return binary_verdict(self.name, False, f"The answer {clip_quote(trajectory.answer)!r} holds no number.")
         if hit is not None:
-            return _binary(self.name, True, f"The answer's final number {_show(got)} equals the expected "
+            return binary_verdict(self.name, True, f"The answer's final number {_show(got)} equals the expected "
                                             f"{_show(hit)} (rel_tol {self.rel_tol:g}).")
-        return _binary(self.name, False, f"The answer's final number {_show(got)} differs from the expected "
+        return binary_verdict(self.name, False, f"The answer's final number {_show(got)} differs from the expected "
                                          f"{' or '.join(_show(w) for w in wants[:3])}.")
 
 
@@ -209,7 +208,7 @@ def _agrees(answer: str, expected: Any) -> tuple[bool, str]:
     """Whether an answer agrees with an expected value: numerically for numbers, else as normalised text."""
     numeric = all(isinstance(e, (int, float)) and not isinstance(e, bool) or
                   isinstance(e, str) and re.fullmatch(r"\s*[-+−]?[$€£]?[\d,]*\.?\d+(?:/\d+)?\s*%?\s*", e)
-                  for e in _acceptable(expected))
+                  for e in acceptable_values(expected))
     if numeric:
         got, hit = _numeric_match(answer, expected, 1e-6)
         return hit is not None, f"its final number {'none' if got is None else _show(got)}"
@@ -306,7 +305,7 @@ def _findings_note(query: str, graph: Any) -> str:
     found = [f for f in validate_sparql(query, graph) if f.kind not in ("syntax_error", "missing_prefix")]
     if not found:
         return ""
-    shown = "; ".join(f"{f.kind}: {_clip(f.message, 120)}" for f in found[:2])
+    shown = "; ".join(f"{f.kind}: {clip_quote(f.message, 120)}" for f in found[:2])
     more = f" (+{len(found) - 2} more)" if len(found) > 2 else ""
     return f" validate_sparql: {shown}{more}."
 
@@ -352,17 +351,17 @@ class SparqlJudge:
     def judge(self, task: MemoryTask, trajectory: "Trajectory") -> Verdict:
         graph = self._graph(task)
         want = self._reference_rows(task, graph)
-        why = _no_answer(trajectory)
+        why = no_answer_reason(trajectory)
         if why:
-            return _binary(self.name, False, why)
+            return binary_verdict(self.name, False, why)
         query = strip_fences(trajectory.answer)
         try:
             got = _run_query(graph, query, self.max_rows)
         except Exception as exc:
-            return _binary(self.name, False, f"The agent's query does not parse or run: {_error_text(exc)}.")
+            return binary_verdict(self.name, False, f"The agent's query does not parse or run: {_error_text(exc)}.")
         notes = _findings_note(query, graph)
         if got.kind != want.kind or got.width != want.width:
-            return _binary(self.name, False, f"The agent's query is a {got.kind} of {got.width} column(s); the "
+            return binary_verdict(self.name, False, f"The agent's query is a {got.kind} of {got.width} column(s); the "
                                              f"reference is a {want.kind} of {want.width}.{notes}")
         rows, moved = _best_columns(got, want)
         score = _jaccard(rows, want.rows)
@@ -408,18 +407,18 @@ class CodeJudge:
             self._validator.resolve(source_path)
         except SourceMissing as exc:
             raise ConfigError(f"task {task.id}: {exc}") from None
-        why = _no_answer(trajectory)
+        why = no_answer_reason(trajectory)
         if why:
-            return _binary(self.name, False, why)
+            return binary_verdict(self.name, False, why)
         # the task's query, not the trajectory's: the agent may have been prompted with extra context
         outcome = self._validator.validate(AnalysisResult(task.query, trajectory.answer, source_path=source_path,
                                                           trace_id=trajectory.run_id))
         if outcome.status == "Golden":
-            verdict = _binary(self.name, True, f"{outcome.method} verified the answer ({outcome.verdict}).")
+            verdict = binary_verdict(self.name, True, f"{outcome.method} verified the answer ({outcome.verdict}).")
         elif outcome.status == "Failed":
-            return _binary(self.name, False, f"The oracle contradicts the answer: {_clip(outcome.reason, 240)}.")
+            return binary_verdict(self.name, False, f"The oracle contradicts the answer: {clip_quote(outcome.reason, 240)}.")
         else:
-            verdict = _binary(self.name, False, f"The oracle could not decide: {_clip(outcome.reason, 200)}.",
+            verdict = binary_verdict(self.name, False, f"The oracle could not decide: {clip_quote(outcome.reason, 200)}.",
                               UNVERIFIED_CONFIDENCE)
         if task.expected is None:
             return verdict
@@ -427,8 +426,8 @@ class CodeJudge:
         if agrees:
             return Verdict(**{**verdict.to_dict(), "rationale": f"{verdict.rationale} It agrees with the expected "
                                                                   f"answer."})
-        return _binary(self.name, False, f"{verdict.rationale[:-1]}, but {what} does not agree with the expected "
-                                         f"{_clip(task.expected, 40)!r}.", verdict.confidence)
+        return binary_verdict(self.name, False, f"{verdict.rationale[:-1]}, but {what} does not agree with the expected "
+                                         f"{clip_quote(task.expected, 40)!r}.", verdict.confidence)
 
 
 # -- registry ---------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from rlmlab.errors import ConfigError
-from rlmlab.learning._judge import JUDGES, _clip, _no_answer
+from rlmlab.learning._judge import JUDGES, clip_quote, no_answer_reason
 from rlmlab.memory import MemoryTask, Verdict
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ def parse_llm_verdict(reply: str) -> tuple[bool, float, str] | None:
         number = float(value)
         confidence = min(1.0, max(0.0, number / 100 if pct or number > 1 else number))
     rationale = _RATIONALE.findall(reply) or _REASON.findall(reply)
-    text = _clip(rationale[-1].strip(" *_"), 300) if rationale else "The judge gave no rationale."
+    text = clip_quote(rationale[-1].strip(" *_"), 300) if rationale else "The judge gave no rationale."
     return success, confidence, text
 
 
@@ -80,7 +80,7 @@ def trajectory_digest(trajectory: "Trajectory", limit: int = _DIGEST_CHARS) -> s
     lines = [f"iterations: {len(trajectory.iterations)}", f"tools called: {used}",
              f"submitted: {'yes' if trajectory.submitted else 'no'}"]
     if trajectory.error:
-        lines.append(f"error: {_clip(trajectory.error, 300)}")
+        lines.append(f"error: {clip_quote(trajectory.error, 300)}")
     text = "\n".join(lines)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -125,7 +125,7 @@ class LLMJudge:
                        rubric=self.rubric, confidence=round(confidence, 4))
 
     def judge(self, task: MemoryTask, trajectory: "Trajectory") -> Verdict:
-        why = _no_answer(trajectory, errors_fail=False)  # an error is shown to the LM; a missing answer is not judged
+        why = no_answer_reason(trajectory, errors_fail=False)  # an error is shown to the LM; a missing answer is not judged
         if why:
             return Verdict(False, 0.0, why, self.name, self.rubric, 1.0)
         from rlmlab.lm import call_role

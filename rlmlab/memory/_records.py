@@ -20,7 +20,7 @@ from rlmlab.records import Record
 
 __all__ = ["MemoryItem", "admission_summary",
            "Artifact", "Event", "Hit", "AddResult", "StoreStats", "item_id", "artifact_id",
-           "check_filters", "check_k", "POLARITIES", "LAYERS", "LIMITS", "FILTERS", "STATUSES"]
+           "check_filters", "check_k", "POLARITIES", "LAYERS", "LIMITS", "FILTERS", "STATUSES", "check_shape"]
 
 POLARITIES = ("success", "failure")
 # L0 (sense card) is derived and L4 (events) has its own table; items belong to the curated/learned layers.
@@ -144,7 +144,7 @@ class MemoryItem:
                 self.template = check_template(self.template)
             except TemplateError as exc:
                 raise ItemValidationError("template", str(exc)) from None
-        self.shape = _check_shape(self.shape)
+        self.shape = check_shape(self.shape)
         self.meta = _check_meta(self.meta)
         if not self.id:
             self.id = item_id(self.title, self.content)
@@ -173,7 +173,7 @@ def _line_shape(line: str) -> str:
     return query_shape(line)
 
 
-def _check_shape(shape: Any) -> str | None:
+def check_shape(shape: Any) -> str | None:
     """Shapes one per line, each normalised by query_shape (a raw query becomes its shape), deduplicated in order;
     None for no shape."""
     if shape is None:

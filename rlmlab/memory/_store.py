@@ -15,7 +15,7 @@ from rlmlab._faults import write_point
 from rlmlab._sqlite import busy_errors, busy_timeout_seconds
 from rlmlab.memory._errors import ItemValidationError, MemoryStoreError, StoreBusyError
 from rlmlab.memory._records import (
-    FILTERS, STATUSES, AddResult, Artifact, Event, Hit, MemoryItem, StoreStats, _check_shape, check_filters, check_k,
+    FILTERS, STATUSES, AddResult, Artifact, Event, Hit, MemoryItem, StoreStats, check_shape, check_filters, check_k,
 )
 from rlmlab.memory._schema import applied_migrations, connect, utc_now
 from rlmlab.memory._search import FtsSearch
@@ -194,7 +194,7 @@ class MemoryStore:
         shape is there already or the shapes would pass their limit. MemoryStoreError for an unknown id."""
         item = self.get(item_id)
         try:
-            shape = _check_shape("\n".join(filter(None, [item.shape, query])))
+            shape = check_shape("\n".join(filter(None, [item.shape, query])))
         except ItemValidationError:
             return False
         if shape == item.shape:

@@ -25,7 +25,7 @@ from rlmlab.oracle._aggregate import CountResult, verify_aggregate
 from rlmlab.oracle._answers import StructuralResult, compare_names, name_type_claims, param_key, split_items, squash
 from rlmlab.oracle._question import Intent, read_question
 from rlmlab.oracle._facts import derived_traits
-from rlmlab.oracle._treesitter import FieldInfo, TreeSitterOracle, _last_segment
+from rlmlab.oracle._treesitter import FieldInfo, TreeSitterOracle, last_segment
 from rlmlab.oracle._verdicts import CannotVerify, Verification, set_verdict
 
 __all__ = ["StructuralResult", "STRUCTURAL_ASPECTS", "structural_target", "verify_structural", "verify_intent"]
@@ -167,7 +167,7 @@ def _implementors(oracles: Sequence[TreeSitterOracle], answer: str, trait: str, 
         item = item.split(" for ", 1)[1] if " for " in item else item
         m = re.match(r"(?:impl\S*\s+)?&?\s*((?:\w+::)*\w+)", item)
         if m:
-            claims.append(_last_segment(m.group(1)))
+            claims.append(last_segment(m.group(1)))
     return compare_names("implementors", trait, claims, actual, sample)
 
 
@@ -178,7 +178,7 @@ def _traits_of(oracles: Sequence[TreeSitterOracle], answer: str, typ: str, sampl
     derived = sorted(_derives(oracles).get(typ, set()) - set(actual))
     if _derive_rule(bool(derived), rules, f"{typ} implements {', '.join(derived[:3])}"):
         actual += derived
-    claims = [_last_segment(re.sub(r"^impl\S*\s+", "", i).split(" for ", 1)[0]) for i in split_items(answer)]
+    claims = [last_segment(re.sub(r"^impl\S*\s+", "", i).split(" for ", 1)[0]) for i in split_items(answer)]
     return compare_names("traits_of", typ, claims, actual, sample)
 
 

@@ -29,8 +29,7 @@ from rlmlab.oracle._verdicts import normalise_ws
 
 __all__ = [
     "TreeSitterOracle", "AstQueryError", "AstMatch", "FunctionInfo", "Param", "FieldInfo", "StructInfo",
-    "VariantInfo", "EnumInfo", "ImplInfo", "TraitInfo", "ErrorPatternCounts", "PANIC_MACROS",
-]
+    "VariantInfo", "EnumInfo", "ImplInfo", "TraitInfo", "ErrorPatternCounts", "PANIC_MACROS", "last_segment"]
 
 PANIC_MACROS = frozenset({"panic", "unreachable", "todo", "unimplemented"})
 
@@ -53,7 +52,7 @@ def _visibility(node: Any) -> str | None:
     return None
 
 
-def _last_segment(type_text: str) -> str:
+def last_segment(type_text: str) -> str:
     """``Foo`` for ``crate::a::Foo<T>``, ``&'a mut Foo``, ``dyn Foo``."""
     base = re.sub(r"^(?:&\s*(?:'\w+\s+)?(?:mut\s+)?|dyn\s+|impl\s+)", "", type_text.strip())
     return base.split("<", 1)[0].strip().rsplit("::", 1)[-1].strip()
@@ -354,8 +353,8 @@ class TreeSitterOracle:
         type_text, trait_text = _norm(typ) or "", _norm(trait)
         return ImplInfo(
             line=typ.start_point[0] + 1 if typ is not None else node.start_point[0] + 1,
-            type=type_text, type_name=_last_segment(type_text), trait=trait_text,
-            trait_name=_last_segment(trait_text) if trait_text else None,
+            type=type_text, type_name=last_segment(type_text), trait=trait_text,
+            trait_name=last_segment(trait_text) if trait_text else None,
             negative=any(c.type == "!" for c in node.children),
             methods=self._method_names(node.child_by_field_name("body")),
             is_unsafe=any(c.type == "unsafe" for c in node.children),

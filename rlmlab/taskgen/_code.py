@@ -21,7 +21,8 @@ from rlmlab.oracle import QueryKind, classify_query, is_count_query, pattern_for
 from rlmlab.taskgen._common import Candidate, Drop, Kind, phrase
 from rlmlab.taskgen._rust import SourceTree, squash
 
-__all__ = ["COUNTS", "oracle_answer", "file_kinds", "code_task", "struct_count", "impl_macros", "NOT_ASKED_TRAITS"]
+__all__ = ["COUNTS", "oracle_answer", "file_kinds", "code_task", "struct_count", "impl_macros", "NOT_ASKED_TRAITS",
+           "oracle_drop", "signature_of", "shuffled_copy"]
 
 # What a count question asks -> (the words the question uses, a tree-sitter count of the same items or None).
 # The words must select the same GrepOracle regex (``pattern_for_query``); the generator checks that it does.
@@ -161,7 +162,7 @@ COUNT_FILE = ["How many {what} are there in {path}?", "Count the {what} in {path
               "How many {what} does {path} contain?", "How many {what} appear in the file {path}?"]
 
 
-def _shuffled(rng: random.Random, items: list) -> list:
+def shuffled_copy(rng: random.Random, items: list) -> list:
     items = list(items)
     rng.shuffle(items)
     return items
@@ -171,7 +172,7 @@ def _fn_tags(tree: SourceTree, scope: str, name: str) -> list:
     return [t for t in tree.tags_in(scope, "function", "method") if t.name == name]
 
 
-def _ctags_signature(fn) -> str:
+def signature_of(fn) -> str:
     return f"({fn.params})" + (f" -> {fn.return_type}" if fn.return_type else "")
 
 
@@ -197,7 +198,7 @@ def ctags_signature(raw: str | None) -> str:
     return text
 
 
-def _checked(tree: SourceTree, scope: str, kind: str, query: str, expected: object) -> Drop | None:
+def oracle_drop(tree: SourceTree, scope: str, kind: str, query: str, expected: object) -> Drop | None:
     """A Drop when the oracle, asked the phrased query, would not give ``expected``."""
     got = oracle_answer(tree, scope, query)
     if got is None:
@@ -211,8 +212,8 @@ def spread(rng: random.Random, scopes: list[str], items_of: Callable[[str], list
     """(scope, item) taking one item of each scope in turn (scopes and items shuffled), so that a stream does not
     dwell on one big file."""
     queues = []
-    for scope in _shuffled(rng, scopes):
-        items = _shuffled(rng, items_of(scope))
+    for scope in shuffled_copy(rng, scopes):
+        items = shuffled_copy(rng, items_of(scope))
         if items:
             queues.append((scope, items))
     while queues:
@@ -242,7 +243,7 @@ def _fn_stream(tree: SourceTree, kind: str, level: int) -> Callable[[random.Rand
             if len(tags) != 1 or tags[0].line != fn.line:
                 yield Drop(kind, "ctags does not find the fn once at the same line", f"{rel}:{fn.line} {fn.name}")
                 continue
-            if squash(ctags_signature(tags[0].signature)) != squash(_ctags_signature(fn)):
+            if squash(ctags_signature(tags[0].signature)) != squash(signature_of(fn)):
                 yield Drop(kind, "ctags signature differs", f"{rel}:{fn.line} {tags[0].signature!r:.60}")
                 continue
             values = {"name": fn.name, "path": rel}
@@ -259,7 +260,7 @@ def _fn_stream(tree: SourceTree, kind: str, level: int) -> Callable[[random.Rand
                 expected = ", ".join(p.name if p.type is None else f"{p.name}: {p.type}" for p in fn.parameters)
                 if not expected:
                     continue
-            drop = _checked(tree, rel, kind, query, expected)
+            drop = oracle_drop(tree, rel, kind, query, expected)
             if drop:
                 yield drop
                 continue
@@ -289,7 +290,7 @@ def _shape_stream(tree: SourceTree, kind: str, level: int) -> Callable[[random.R
                 yield Drop(kind, f"ctags {tag_kind}s differ", f"{rel}:{line} {name}: {tagged} vs {members}")
                 continue
             query = phrase(rng, FIELDS if kind == "fields" else VARIANTS, name=name, path=rel)
-            drop = _checked(tree, rel, kind, query, expected)
+            drop = oracle_drop(tree, rel, kind, query, expected)
             if drop:
                 yield drop
                 continue
@@ -319,7 +320,7 @@ def _defines_stream(tree: SourceTree, level: int) -> Callable[[random.Random], I
     """"Does F define struct X?": yes for a struct of F; no for a struct of another file that F mentions."""
     def stream(rng: random.Random, positive: bool) -> Iterator[Candidate | Drop]:
         elsewhere = [t for t in tree.tags if t.kind == "struct"]
-        for rel in _shuffled(rng, tree.small_files):
+        for rel in shuffled_copy(rng, tree.small_files):
             mine = [s.name for s in tree.oracle(rel).get_structs()]
             if positive:
                 pool = [s.name for s in tree.oracle(rel).get_structs() if s.from_macro is None]
@@ -383,7 +384,7 @@ def _implements_stream(tree: SourceTree, level: int) -> Callable[[random.Random]
                       if i.trait_name}
         short = {i.trait_name for f in tree.files for i in tree.oracle(f).get_impls()
                  if i.trait_name and len(i.type_name) <= 2}  # impl<T: Foo> Bar for T: a blanket impl
-        for rel in _shuffled(rng, tree.small_files):
+        for rel in shuffled_copy(rng, tree.small_files):
             impls = [x for x in tree.oracle(rel).get_impls() if x.trait_name and not x.negative
                      and x.from_macro is None and x.trait_name not in NOT_ASKED_TRAITS and x.type_name.isidentifier()]
             if not impls or invokes_impl_macro(tree, rel):
@@ -405,7 +406,7 @@ def _implements_stream(tree: SourceTree, level: int) -> Callable[[random.Random]
                 continue
             query = phrase(rng, IMPLEMENTS, name=name, trait=trait, path=rel)
             expected = "Yes" if positive else "No"
-            drop = _checked(tree, rel, "does_implement", query, expected)
+            drop = oracle_drop(tree, rel, "does_implement", query, expected)
             if drop:
                 yield drop
                 continue
@@ -440,7 +441,7 @@ def count_stream(tree: SourceTree, kind: str, level: int, scopes: Callable[[rand
                 yield Drop(name, "tree-sitter item count differs (macros, strings or comments)",
                            f"{scope}: lines {n}, items {items}")
                 continue
-            drop = _checked(tree, scope, name, query, n)
+            drop = oracle_drop(tree, scope, name, query, n)
             if drop:
                 yield drop
                 continue
@@ -453,7 +454,7 @@ def count_stream(tree: SourceTree, kind: str, level: int, scopes: Callable[[rand
 def file_kinds(tree: SourceTree) -> list[Kind]:
     """The level-1 and level-2 kinds over the tree's files."""
     def files(rng: random.Random) -> list[str]:
-        return _shuffled(rng, tree.small_files)
+        return shuffled_copy(rng, tree.small_files)
 
     kinds = [Kind("signature", 1, _fn_stream(tree, "signature", 1)),
              Kind("parameters", 1, _fn_stream(tree, "parameters", 1)),

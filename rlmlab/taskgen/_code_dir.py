@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 
 from rlmlab.oracle import pattern_for_query
 from rlmlab.taskgen._code import (
-    NOT_ASKED_TRAITS, _checked, _ctags_signature, _shuffled, code_task, count_stream, ctags_impls, invokes_impl_macro,
+    NOT_ASKED_TRAITS, oracle_drop, signature_of, shuffled_copy, code_task, count_stream, ctags_impls, invokes_impl_macro,
     struct_count,
 )
 from rlmlab.taskgen._common import Candidate, Drop, Kind, phrase
@@ -124,7 +124,7 @@ def _item_stream(tree: SourceTree, kind: str, level: int, scopes) -> Callable:
             item = rng.choice(sorted(pool, key=lambda x: (x.name, x.line)))
             if kind == "signature_in_module":
                 tags = [t for t in tree.tags_in(scope, "function", "method") if t.name == item.name]
-                if len(tags) != 1 or squash(tags[0].signature) != squash(_ctags_signature(item)):
+                if len(tags) != 1 or squash(tags[0].signature) != squash(signature_of(item)):
                     yield Drop(kind, "ctags signature differs", f"{scope}: {item.name}")
                     continue
                 query, expected = phrase(rng, SIGNATURE_MOD, name=item.name, mod=scope), item.signature
@@ -136,7 +136,7 @@ def _item_stream(tree: SourceTree, kind: str, level: int, scopes) -> Callable:
                     continue
                 query = phrase(rng, FIELDS_MOD, name=item.name, mod=scope)
                 expected = ", ".join(f"{f.name}: {f.type}" for f in item.fields)
-            drop = _checked(tree, scope, kind, query, expected)
+            drop = oracle_drop(tree, scope, kind, query, expected)
             if drop:
                 yield drop
                 continue
@@ -161,7 +161,7 @@ def _find_all_stream(tree: SourceTree, kind: str, level: int, scopes) -> Callabl
                 yield Drop(f"find_all_{kind}", "tree-sitter item count differs (macros, strings or comments)", scope)
                 continue
             expected = "\n".join(f"{p}:{i}:{t.strip()}" for p, i, t in hits)
-            drop = _checked(tree, scope, f"find_all_{kind}", query, expected)
+            drop = oracle_drop(tree, scope, f"find_all_{kind}", query, expected)
             if drop:
                 yield drop
                 continue
@@ -197,7 +197,7 @@ def _relation_stream(tree: SourceTree, kind: str, level: int, scopes) -> Callabl
             query = (phrase(rng, IMPLEMENTORS, trait=key, mod=scope) if kind == "implementors"
                      else phrase(rng, TRAITS_OF, name=key, mod=scope))
             expected = ", ".join(groups[key])
-            drop = _checked(tree, scope, kind, query, expected)
+            drop = oracle_drop(tree, scope, kind, query, expected)
             if drop:
                 yield drop
                 continue
@@ -276,11 +276,11 @@ def module_kinds(tree: SourceTree) -> list[Kind]:
     mods = modules(tree)
 
     def in_modules(rng: random.Random) -> list[str]:
-        return _shuffled(rng, mods)
+        return shuffled_copy(rng, mods)
 
     def big(rng: random.Random) -> list[str]:  # L5 works on the crate or its larger modules
         sized = [m for m in mods if len(tree.files_in(m)) >= 4]
-        return (["."] if tree.fits(".") else []) + _shuffled(rng, sized)
+        return (["."] if tree.fits(".") else []) + shuffled_copy(rng, sized)
 
     def crate(rng: random.Random) -> list[str]:
         return ["."] if tree.fits(".") else []

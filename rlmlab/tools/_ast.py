@@ -10,7 +10,7 @@ from rlmlab.tools._bounded import run_bounded, time_left
 from rlmlab.tools._clip import clip_json
 from rlmlab.tools._files import FILE_FIELD_CHARS, add_files
 from rlmlab.tools._paths import read_path
-from rlmlab.tools._context import _check_range
+from rlmlab.tools._context import check_range
 from rlmlab.tools._registry import tool
 from rlmlab.tools._schema import Bounds
 from rlmlab.tools._workspace import Workspace
@@ -54,7 +54,7 @@ def ast_query(
     """
     import rlmlab.oracle  # noqa: F401 - tree-sitter is loaded here, before the fork, not in each worker
 
-    _check_range("k", k, 1, ws.caps.find_k_max)
+    check_range("k", k, 1, ws.caps.find_k_max)
     if not query.strip():
         raise ToolError("query: empty; give a tree-sitter s-expression such as (function_item name: (identifier) @name)")
     if len(query) > ws.caps.pattern_max:

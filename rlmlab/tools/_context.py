@@ -21,7 +21,7 @@ from rlmlab.tools._registry import tool
 from rlmlab.tools._schema import Bounds
 from rlmlab.tools._workspace import Workspace
 
-__all__ = ["blob", "ctx_stats", "ctx_peek", "ctx_slice", "ctx_find"]
+__all__ = ["blob", "ctx_stats", "ctx_peek", "ctx_slice", "ctx_find", "check_range"]
 
 # JSON keys, quoting and escapes around a bounded text field.
 _OVERHEAD = 512
@@ -72,7 +72,7 @@ def ctx_peek(ws: Workspace, ref: BlobRef | str, n: Annotated[int, Bounds(minimum
         ref: a BlobRef or a blob key.
         n: characters to show, 0 to the peek cap (default cap 2000).
     """
-    _check_range("n", n, 0, ws.caps.peek_max)
+    check_range("n", n, 0, ws.caps.peek_max)
     text = ws.store.get(ref)
     preview = clip_json(text[:n], 2 * ws.caps.peek_max)  # control characters take six characters each in JSON
     return {"key": _key(ref), "length": len(text), "preview": preview, "truncated": len(text) > len(preview)}
@@ -150,7 +150,7 @@ def ctx_find(
         k: matches to return, 1 to the find cap (default cap 100).
         ignore_case: match without regard to case.
     """
-    _check_range("k", k, 1, ws.caps.find_k_max)
+    check_range("k", k, 1, ws.caps.find_k_max)
     if not pattern:
         raise ToolError("pattern: empty; give a regular expression")
     if len(pattern) > ws.caps.pattern_max:
@@ -238,7 +238,7 @@ def _key(ref: BlobRef | str) -> str:
     return ref.key if isinstance(ref, BlobRef) else str(ref)
 
 
-def _check_range(arg: str, value: int, lo: int, hi: int) -> None:
+def check_range(arg: str, value: int, lo: int, hi: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ToolError(f"{arg}: expected an integer from {lo} to {hi}, got {value!r}")
     if not lo <= value <= hi:

@@ -25,16 +25,16 @@ from __future__ import annotations
 
 import re
 
-from rlmlab.turing._narrated import (_BUILTINS, _COMMAND_LINE, _GENERAL, _IDENT, _KIND_OF, _PROJECT, _UNKNOWN,
-                                     NarratedClaim, _generic_names, _only_named, _prose_blocks, _sentences,
-                                     _things)
+from rlmlab.turing._narrated import (PYTHON_BUILTINS, COMMAND_LINE, GENERAL_PHRASES, IDENT_PATTERN, KIND_OF_WORD, PROJECT_WORDS, UNKNOWN_PHRASES,
+                                     NarratedClaim, generic_names, only_named, prose_blocks, split_sentences,
+                                     named_things)
 
 __all__ = ["asked_things", "answer_claims", "affirms"]
 
 # "the function validate_email", "the class UserRepository", "la fonction get_user", "the tests directory"
 _NAMED_KIND = re.compile(
-    rf"\b(?:function|fonction|Funktion|función|class|Klasse|classe|method|méthode|Methode)\s+`?(?P<f>{_IDENT})`?"
-    rf"|\b(?:the|my|your|this|our)\s+`?(?P<g>{_IDENT}(?:/{_IDENT}){{0,8}})`?\s+"
+    rf"\b(?:function|fonction|Funktion|función|class|Klasse|classe|method|méthode|Methode)\s+`?(?P<f>{IDENT_PATTERN})`?"
+    rf"|\b(?:the|my|your|this|our)\s+`?(?P<g>{IDENT_PATTERN}(?:/{IDENT_PATTERN}){{0,8}})`?\s+"
     rf"(?P<gk>function|class|method|directory|folder|module)\b",
     re.I)
 _NOT_NAMES = frozenset("the a an this that my your our in of to is and named called which".split())
@@ -95,13 +95,13 @@ def asked_things(context: str) -> list[tuple[str, str]]:
     funcs: list[tuple[str, str]] = []
     for m in _NAMED_KIND.finditer(context):
         name, kind = (m.group("f"), "function") if m.group("f") else (m.group("g"), m.group("gk").lower())
-        kind = "function" if kind == "class" else _KIND_OF.get(kind, kind)
+        kind = "function" if kind == "class" else KIND_OF_WORD.get(kind, kind)
         if name.lower() not in _NOT_NAMES and ("." not in name or kind == "directory"):
             funcs.append((name.strip("`").rstrip("()"), kind))
-    paths = [t for t in _things(context) if t[0]]
-    generic = _generic_names(context)  # "a Cargo.toml file", "an example .gitignore"
+    paths = [t for t in named_things(context) if t[0]]
+    generic = generic_names(context)  # "a Cargo.toml file", "an example .gitignore"
     return [t for t in funcs + [p for p in paths if p[0].rstrip("()").lower() not in {f[0].lower() for f in funcs}]
-            if t[0].lower() not in generic and (t[0].rstrip("()").lower() not in _BUILTINS or len(paths) > 1)]
+            if t[0].lower() not in generic and (t[0].rstrip("()").lower() not in PYTHON_BUILTINS or len(paths) > 1)]
 
 
 def _variants(name: str) -> str:
@@ -132,17 +132,17 @@ def answer_claims(response: str, context: str, taken: set[int], left_out: set[in
     if not asked:
         return []
     name, kind = asked[0]
-    if kind == "thing" and not _PROJECT.search(context):
+    if kind == "thing" and not PROJECT_WORDS.search(context):
         return []  # "What does `json.loads` return?": a bare name with nothing saying it is this project's
     rx = re.compile(_variants(name), re.I)
-    prose, fences = _prose_blocks(response)
+    prose, fences = prose_blocks(response)
     claims: list[NarratedClaim] = []
     last_named = False
-    sentences = _sentences(prose)
+    sentences = split_sentences(prose)
     for start, sentence in sentences:
         mention = rx.search(sentence)
         named_here, last_named = last_named, bool(mention)
-        if start in taken or sentence.rstrip().endswith("?") or _UNKNOWN.search(sentence):
+        if start in taken or sentence.rstrip().endswith("?") or UNKNOWN_PHRASES.search(sentence):
             continue
         if sentence.rstrip().endswith(":"):  # a lead-in: its block or lines are the thing's contents
             if start in left_out or (kind in ("command", "thing") and not _ASKS_OUTPUT.search(context)):
@@ -151,7 +151,7 @@ def answer_claims(response: str, context: str, taken: set[int], left_out: set[in
             refers = mention or _PARTS.search(sentence) or (named_here and re.match(r"(?i)(?:they|it|these|this)\b",
                                                                                     sentence))
             if body.strip() and refers and not _PLAN.search(sentence) and not _KIND_TALK.search(sentence) and \
-                    not _COMMAND_LINE.match(body.strip()):
+                    not COMMAND_LINE.match(body.strip()):
                 claims.append(NarratedClaim(sentence, name, kind, sentence, body.strip()[:500], start))
             continue
         parts = mention and _PARTS_OF.search(sentence[:mention.start()])
@@ -166,7 +166,7 @@ def answer_claims(response: str, context: str, taken: set[int], left_out: set[in
         at = mention.end() if mention else (it.end() if it and named_here else -1)
         verb = _CONTENT_VERB.search(sentence, at) if at >= 0 else None
         before = sentence[:mention.start()] if mention else ""
-        if verb and not _PLAN.search(before) and not _GENERAL.search(before) and not _PLAN.search(
+        if verb and not _PLAN.search(before) and not GENERAL_PHRASES.search(before) and not _PLAN.search(
                 sentence[at:verb.start()]):
             claims.append(NarratedClaim(sentence[:at], name, kind, sentence, sentence[verb.start():][:500], start))
     closed = _closed_answer(prose, sentences, context, name, kind, taken | left_out)
@@ -187,14 +187,14 @@ def affirms(claim: NarratedClaim, context: str) -> bool:
 def _closed_answer(prose: str, sentences: list[tuple[int, str]], context: str, name: str, kind: str,
                    seen: set[int]) -> NarratedClaim | None:
     """The answer to a closed question about the thing (see the module doc), from the first two of the reply's
-    ``sentences`` (:func:`_sentences` of ``prose``); ``seen`` holds sentences already judged (a claim, or left out as
+    ``sentences`` (:func:`split_sentences` of ``prose``); ``seen`` holds sentences already judged (a claim, or left out as
     a plan or a general statement)."""
     yes_no, value = bool(_YES_NO.match(context)), bool(_ASKS_VALUE.search(context))
     if not (yes_no or value) or kind == "command":
         return None
     asked_words = {w.lower() for w in re.findall(r"[\w.-]+", context)} | {name.lower().rstrip("()")}
     for start, sentence in sentences[:2]:
-        if start in seen or sentence.rstrip().endswith("?") or _UNKNOWN.search(sentence) or _PLAN.search(
+        if start in seen or sentence.rstrip().endswith("?") or UNKNOWN_PHRASES.search(sentence) or _PLAN.search(
                 sentence) or _KIND_TALK.search(sentence):
             continue
         if yes_no and _YES.match(sentence):
@@ -223,14 +223,14 @@ def _block_claim(response: str, prose: str, fences: list[tuple[int, int, str]], 
         after = prose[len(response) - len(opening):][:400]  # "```...``` This is a typical Cargo.toml."
         fenced = re.search(r"```[^\n]*\n.*?```(?P<after>.{0,200})", response, re.S)
         framed = _KIND_TALK.search(fenced.group("after") if fenced else after)
-        if not _only_named(body, name) and not _COMMAND_LINE.match(body.lstrip()) and not framed and not _UNKNOWN.search(
+        if not only_named(body, name) and not COMMAND_LINE.match(body.lstrip()) and not framed and not UNKNOWN_PHRASES.search(
                 body[:200]) and not _READS_IT.search(body[:400]):
             return NarratedClaim(name, name, kind, response[:160], body.strip()[:500], 0)
     for s, _, body in fences:
         head = "\n".join(body.strip().splitlines()[:3])
         intro = prose[max(0, s - 160):s].strip().rsplit("\n\n", 1)[-1]
-        if _KIND_TALK.search(intro) or _PLAN.search(intro) or _COMMAND_LINE.match(body.strip()) or _READS_IT.search(
-                head) or _only_named(body, name):
+        if _KIND_TALK.search(intro) or _PLAN.search(intro) or COMMAND_LINE.match(body.strip()) or _READS_IT.search(
+                head) or only_named(body, name):
             continue
         if rx.search(head) or rx.search(intro.strip().splitlines()[-1] if intro.strip() else "") or (
                 kind == "function" and re.search(_DEFINES.format(re.escape(name.rstrip("()"))), body)):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from rlmlab.turing._narrated import _UNKNOWN, NarratedClaim, _prose_blocks, _sentences
+from rlmlab.turing._narrated import UNKNOWN_PHRASES, NarratedClaim, prose_blocks, split_sentences
 
 __all__ = ["event_claims"]
 
@@ -65,10 +65,10 @@ def event_claims(response: str, context: str) -> list[NarratedClaim]:
         return []  # the user pasted the output
     asks = bool(context) and _ASKS.search(context) is not None
     asked = {w.lower() for w in _WORD.findall(context)}
-    prose, fences = _prose_blocks(response)
-    sentences = _sentences(prose)
+    prose, fences = prose_blocks(response)
+    sentences = split_sentences(prose)
     for i, (start, sentence) in enumerate(sentences):
-        if _UNKNOWN.search(sentence) or _DEFERS.search(sentence):
+        if UNKNOWN_PHRASES.search(sentence) or _DEFERS.search(sentence):
             return []  # the reply says it cannot see the run, or hands the looking to the user
         if sentence.rstrip().endswith("?") or _HEDGE.search(sentence):
             continue

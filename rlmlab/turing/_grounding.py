@@ -16,8 +16,8 @@ import re
 
 from rlmlab.turing._answers import affirms, answer_claims
 from rlmlab.turing._events import event_claims
-from rlmlab.turing._narrated import (_EXCLUDED, _FILE, _DIR, _THING, _TOKEN, _STOP, NarratedClaim, _judged,
-                                     _generic_names, _name_of, _prose_blocks, _things)
+from rlmlab.turing._narrated import (EXCLUDED_NAME, FILE_PATTERN, DIR_PATTERN, THING_PATTERN, TOKEN_PATTERN, STOP_WORDS, NarratedClaim, judged_claims,
+                                     generic_names, name_and_kind, prose_blocks, named_things)
 from rlmlab.turing._turn import Turn
 
 __all__ = ["narrated_claims", "narrated_spans", "ungrounded_claims"]
@@ -25,9 +25,9 @@ __all__ = ["narrated_claims", "narrated_spans", "ungrounded_claims"]
 
 @functools.lru_cache(maxsize=64)  # Stage 1 and Stage 2 (and the other patterns) read the same reply
 def _all_claims(response: str, context: str = "") -> tuple[NarratedClaim, ...]:
-    claims = list(_judged(response, context))
-    taken = {c.start for c in claims if c.name != _EXCLUDED}
-    generic = _generic_names(_prose_blocks(response)[0])  # "Here's a sample config.toml:": an example
+    claims = list(judged_claims(response, context))
+    taken = {c.start for c in claims if c.name != EXCLUDED_NAME}
+    generic = generic_names(prose_blocks(response)[0])  # "Here's a sample config.toml:": an example
     claims += [c for c in answer_claims(response, context, taken, {c.start for c in claims} - taken)
                if c.start not in taken and c.name.lower() not in generic]
     taken = {c.start for c in claims}
@@ -42,7 +42,7 @@ def narrated_claims(response: str, context: str = "") -> list[NarratedClaim]:
     are the list items under a left-out lead-in. "It contains" is about the thing named last before it (or the
     one the user's ``context`` names). A sentence ending in ``:`` takes the fenced block after it as its content.
     """
-    return [c for c in _all_claims(response, context) if c.name != _EXCLUDED]
+    return [c for c in _all_claims(response, context) if c.name != EXCLUDED_NAME]
 
 
 def narrated_spans(response: str, context: str = "") -> list[tuple[int, int]]:
@@ -52,7 +52,7 @@ def narrated_spans(response: str, context: str = "") -> list[tuple[int, int]]:
 
 
 def _tokens(text: str) -> list[str]:
-    return [t.lower() for t in _TOKEN.findall(text) if t.lower() not in _STOP]
+    return [t.lower() for t in TOKEN_PATTERN.findall(text) if t.lower() not in STOP_WORDS]
 
 
 def _shown_in(content: str, pool: str, name: str = "", shown: str = "") -> bool:
@@ -70,7 +70,7 @@ def _shown_in(content: str, pool: str, name: str = "", shown: str = "") -> bool:
 
 def _named_targets(arguments: dict) -> list[str]:
     text = json.dumps(arguments, default=str)
-    return re.findall(rf"{_FILE}|{_DIR}", text)
+    return re.findall(rf"{FILE_PATTERN}|{DIR_PATTERN}", text)
 
 
 def _read_by(claim: NarratedClaim, turn: Turn) -> bool:
@@ -110,8 +110,8 @@ def _names(text: str, claim: NarratedClaim) -> bool:
 
 # The user gives a thing's contents: "Here is my config.toml:", "My requirements.txt has flask==3.0.2".
 _PASTED = re.compile(rf"(?:here\s+is|here's|this\s+is|below\s+is|attached\s+is)\s+(?:my|our|the)\s+"
-                     rf"(?P<name>{_THING})|\b(?:my|our)\s+(?P<name2>{_THING})(?:\s+(?:file|directory|folder))?\s+"
-                     rf"(?:has|have|contains?|holds?|lists?|says|reads|looks\s+like|is)\b|(?P<name3>{_THING})\s*:\s*\n",
+                     rf"(?P<name>{THING_PATTERN})|\b(?:my|our)\s+(?P<name2>{THING_PATTERN})(?:\s+(?:file|directory|folder))?\s+"
+                     rf"(?:has|have|contains?|holds?|lists?|says|reads|looks\s+like|is)\b|(?P<name3>{THING_PATTERN})\s*:\s*\n",
                      re.I)
 
 
@@ -125,12 +125,12 @@ def _stated_names(context: str) -> set[str]:
     # Only statements give contents: "What does my .bashrc contain?" and "Read X and tell me what it defines" ask.
     lines = context.split("\n")
     names = {n.lower() for i, line in enumerate(lines[:-1]) if lines[i + 1].lstrip().startswith("```")
-             for n in [t[0] for t in _things(line)] + re.findall(r"^\s*`?([A-Za-z_]\w*)`?\s+(?:in|is|from)\b", line)}
+             for n in [t[0] for t in named_things(line)] + re.findall(r"^\s*`?([A-Za-z_]\w*)`?\s+(?:in|is|from)\b", line)}
     context = "\n".join(sent for line in lines for sent in re.split(r"(?<=[.!?])\s+(?=[A-Z`])", line)
                         if not _ASKING.search(sent))
     names |= {c.name.lower() for c in narrated_claims(context)}
     for m in _PASTED.finditer(context):
-        names.add(_name_of(m.group("name") or m.group("name2") or m.group("name3"))[0].lower())
+        names.add(name_and_kind(m.group("name") or m.group("name2") or m.group("name3"))[0].lower())
     return names - {""}
 
 
@@ -141,8 +141,8 @@ def ungrounded_claims(turn: Turn) -> list[NarratedClaim]:
         return []
     stated = _stated_names(turn.context)
     pool = "\n".join([turn.context, turn.objective or ""] + [f"{s.response}\n{s.output}" for s in turn.history])
-    shown = "\n".join([b for _, _, b in _prose_blocks(turn.context)[1]] + [s.output for s in turn.history])
-    pasted = "\n".join(b for _, _, b in _prose_blocks(turn.context)[1]).lower()
+    shown = "\n".join([b for _, _, b in prose_blocks(turn.context)[1]] + [s.output for s in turn.history])
+    pasted = "\n".join(b for _, _, b in prose_blocks(turn.context)[1]).lower()
     return [c for c in claims if c.name.lower() not in stated and not _read_by(c, turn)
             and (affirms(c, turn.context) or not _shown_in(c.content, pool, c.name, shown))
             and not _in_paste(c, pasted)]

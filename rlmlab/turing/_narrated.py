@@ -20,29 +20,32 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["NarratedClaim"]
+__all__ = ["NarratedClaim", "PYTHON_BUILTINS", "COMMAND_LINE", "DIR_PATTERN", "EXCLUDED_NAME", "FILE_PATTERN",
+           "GENERAL_PHRASES", "IDENT_PATTERN", "KIND_OF_WORD", "PROJECT_WORDS", "STOP_WORDS", "THING_PATTERN",
+           "TOKEN_PATTERN", "UNKNOWN_PHRASES", "generic_names", "judged_claims", "name_and_kind", "only_named",
+           "prose_blocks", "split_sentences", "named_things"]
 
 _EXT = (r"py|rs|txt|md|json|toml|ya?ml|cfg|ini|conf|log|csv|sh|js|ts|go|c|h|cpp|hpp|java|rb|lock|xml|html|env|"
         r"sql|ipynb|tsv|dat|out|lst|tf|tfvars|hcl|prisma|proto|graphql|php|swift|kt|scala|cs|css|scss|vue|jsx|tsx|"
         r"lua|nix|properties|gradle|mk|cmake|bat|ps1|dart|mod|sum|pem|csproj|tex|rst|plist")
 # Names are bounded ({0,60}) and possessive where nothing after them can start inside them: on a 10 kB run of
 # "a.a.a..." unbounded ones cost seconds (every start position scans to the end).
-_FILE = (rf"(?:[\w.~-]{{0,60}}+/){{0,8}}+(?:[\w~-][\w.-]{{0,60}}\.(?:{_EXT})\b|"
+FILE_PATTERN = (rf"(?:[\w.~-]{{0,60}}+/){{0,8}}+(?:[\w~-][\w.-]{{0,60}}\.(?:{_EXT})\b|"
          rf"(?<![\w./])\.(?:env(?:\.[a-z][\w-]{{0,20}}+)?|[a-z]+ignore|[a-z]+rc|[a-z]+(?:-[a-z]+)+|editorconfig|"
          rf"gitattributes|gitmodules)\b|\b(?:Makefile|Dockerfile|README|LICENSE|Procfile)\b)")
-_DIR = r"(?:\.{0,2}/)?[\w.-]{1,60}+(?:/[\w.-]{1,60}+){0,8}+/(?![\w/])"
+DIR_PATTERN = r"(?:\.{0,2}/)?[\w.-]{1,60}+(?:/[\w.-]{1,60}+){0,8}+/(?![\w/])"
 _FUNC = r"[A-Za-z_][\w.:]{0,60}+\(\)"
 _TICK = r"`[^`\n]{1,80}`"
-_IDENT = r"[A-Za-z_][\w.:-]{0,60}+"
+IDENT_PATTERN = r"[A-Za-z_][\w.:-]{0,60}+"
 _KIND = (r"file|directory|folder|dir|repository|repo|module|script|function|method|class|command|program|"
          r"Datei|Verzeichnis|Ordner|Funktion|Befehl|Methode")
-_THING = rf"(?:{_TICK}|{_FILE}|{_FUNC}|{_DIR})"
-_THING_RX = re.compile(_THING)
+THING_PATTERN = rf"(?:{_TICK}|{FILE_PATTERN}|{_FUNC}|{DIR_PATTERN})"
+_THING_RX = re.compile(THING_PATTERN)
 # "the config.yaml file", "`ls -la`", "the parse_config function", "die Datei config.yaml", "le fichier a.txt"
 _SUBJECT = (rf"(?:(?:the|this|that|your|my|die|das|der|dem|den|le|la|les|l'|el|los|las|du|des)\s+)?"
             rf"(?:(?:{_KIND}|fichier|répertoire|dossier|fonction|commande|archivo|fichero|directorio|carpeta|"
             rf"función|comando)\s+)?"
-            rf"(?:{_THING}|(?<=\s){_IDENT}(?:/{_IDENT}){{0,8}}(?=\s+(?:{_KIND})\b))"
+            rf"(?:{THING_PATTERN}|(?<=\s){IDENT_PATTERN}(?:/{IDENT_PATTERN}){{0,8}}(?=\s+(?:{_KIND})\b))"
             rf"(?:\s+(?:{_KIND}))?")
 _VERBS_EN = (r"contains?|contained|has|had|holds?|held|includes?|included|lists?|listed|shows?|showed|displays?|"
              r"defines?|defined|declares?|returns?|returned|prints?|printed|outputs?|yields?|gives?|gave|reads?|"
@@ -55,7 +58,7 @@ _VERBS_XX = (r"enthält|enthielt|beinhaltet|listet|zeigt|liefert|gibt|definiert|
              r"contiene|devuelve|retorna|muestra|imprime|incluye|define|tiene|hat|hatte")
 _PRONOUN = (r"(?:it|this|(?:this|the)\s+(?:file|function|directory|folder|script|module|class|method|log\s*file)|es|il|elle|"
             r"(?:die|diese|das)\s+(?:Datei|Logdatei|Funktion)|(?:le|ce)\s+fichier|(?:el|este)\s+(?:archivo|fichero))")
-# "The file has 3 errors on line 4": a file the reply names only by its kind (see _judged)
+# "The file has 3 errors on line 4": a file the reply names only by its kind (see judged_claims)
 _FILE_WORD = re.compile(r"\b(?:file|log\s*file|Datei|Logdatei|fichier|archivo|fichero)\b", re.I)
 # After a pronoun only the verbs that state contents ("This gives you ...", "It shows how ..." are too common).
 _VERBS_PRONOUN = (r"contains?|contained|includes?|lists?|holds?|defines?|declares?|returns?|prints?|outputs?|has|"
@@ -64,7 +67,7 @@ _VERBS_PRONOUN = (r"contains?|contained|includes?|lists?|holds?|defines?|declare
 _NOT_CONTENTS = r"(?!\s+(?:been|to|no\s+idea|nothing\s+to\s+do)\b)"  # "has been updated", "has to be"
 _NARRATION = re.compile(
     # "config.toml contains ...", "`cli.py` will return ...", "The function `parse` in `cli.py` returns ..."
-    rf"(?P<subject>{_SUBJECT})(?:\s+(?:in|of|from)\s+{_THING})?\s*,?\s+(?:(?:also|only|currently|now|just|"
+    rf"(?P<subject>{_SUBJECT})(?:\s+(?:in|of|from)\s+{THING_PATTERN})?\s*,?\s+(?:(?:also|only|currently|now|just|"
     rf"actually|already|will|auch|nur|aussi|también)\s+)?(?P<verb>{_VERBS_EN}|{_VERBS_XX})\b{_NOT_CONTENTS}"
     # "The config.toml file is a configuration file that defines ..."
     rf"|(?P<subject6>{_SUBJECT})\s+(?:is|was)\s+(?:a|an|the)\s+(?:[\w-]+\s+){{0,4}}?(?:that|which)\s+(?:also\s+)?"
@@ -72,7 +75,7 @@ _NARRATION = re.compile(
     # "It contains ...", "This function returns ...": the thing named just before (or in the user's message)
     rf"|^(?P<pronoun>{_PRONOUN})\s+(?:(?:also|only)\s+)?(?P<verb7>{_VERBS_PRONOUN})\b{_NOT_CONTENTS}"
     # "Running `cargo test` prints ...", "Executing ls shows ..."
-    rf"|(?:running|executing|calling|the\s+output\s+of|the\s+result\s+of)\s+(?P<subject2>{_THING}|{_IDENT}"
+    rf"|(?:running|executing|calling|the\s+output\s+of|the\s+result\s+of)\s+(?P<subject2>{THING_PATTERN}|{IDENT_PATTERN}"
     rf"(?:\s+-{{0,2}}[\w./-]+){{0,3}}?)"
     rf"(?:\s+(?:command|function))?\s*,?\s+(?:will\s+)?(?:(?:typically|usually|likely|probably|normally)\s+)?"
     rf"(?P<verb2>{_VERBS_EN}|is|are|was|were|be|gives|returns)\b"
@@ -91,7 +94,7 @@ _NARRATION = re.compile(
     rf"|(?P<subject10>{_SUBJECT})'s\s+(?:contents?|output|first\s+line)\s+(?:is|are|includes?|shows?)\b"
     # "When you run `pytest -q`, you'll see ...": what the run prints (a claim only with specifics, see below)
     rf"|^when\s+(?:(?:you|I|we)\s+(?:run|execute|call)|running|executing|calling)\s+"
-    rf"(?P<subject11>{_THING}|{_IDENT}(?:\s+-{{0,2}}[\w./-]+){{0,3}}?)"
+    rf"(?P<subject11>{THING_PATTERN}|{IDENT_PATTERN}(?:\s+-{{0,2}}[\w./-]+){{0,3}}?)"
     rf"\s*,\s*(?:it\s+(?:will\s+)?(?:prints?|shows?|outputs?|returns?|gives?|displays?)|you(?:'ll|\s+will|\s+should)?"
     rf"\s+(?:see|get))\b"
     # "The contents of config.yaml are ...", "the output of `ls` is ..."
@@ -121,23 +124,23 @@ _OWN = re.compile(r"\b(?:your|my|our|this\s+project's|dein\w*|ihr\w*|votre|ton|t
 # A name introduced as a kind of thing ("a Cargo.toml file", "a sample config.yaml"): later claims about it are
 # general too.
 _GENERIC_INTRO = re.compile(rf"\b(?:a|an|any|every|each|some|typical|sample|example|usual)\s+(?:[\w-]+\s+){{0,2}}?"
-                            rf"(?P<name>{_THING})", re.I)
+                            rf"(?P<name>{THING_PATTERN})", re.I)
 _GENERIC_ASK = re.compile(r"\b(?:usually|typically|generally|normally|in\s+general|by\s+default|"
                           r"üblicherweise|normalerweise|généralement|habituellement|normalmente|generalmente)\b", re.I)
 # Not knowing: "I don't know what X contains", "I haven't read X", "without access to X".
-_UNKNOWN = re.compile(
+UNKNOWN_PHRASES = re.compile(
     r"\b(?:I|we)\s+(?:do\s+not|don't|cannot|can't|can\s+not|have\s+not|haven't|did\s+not|didn't|am\s+not|'m\s+not|"
     r"am\s+unable|couldn't|could\s+not)\b|\b(?:no|without)\s+access\b|\bnot\s+(?:available|visible|shown|provided)"
     r"|\bunable\s+to\b|\bweiß\s+nicht|\bje\s+ne\s+(?:sais|peux)|\bno\s+(?:sé|puedo)", re.I)
 # A general statement or an example, not this user's thing.
-_GENERAL = re.compile(
+GENERAL_PHRASES = re.compile(
     r"(?<![\w./-])(?:a|an|any|every|each|most|many|some|such|typical|typically|usually|generally|normally|often|commonly|"
     r"standard|by\s+default|in\s+general|example|e\.g\.|for\s+instance|sample|hypothetical|imagine|suppose|"
     r"ein|eine|einer|jede|typischerweise|normalerweise|un|une|chaque|généralement|típicamente|normalmente|"
     r"usualmente|cada)\b", re.I)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\d])|\n+")
-_TOKEN = re.compile(r"[A-Za-z_][\w.-]*[A-Za-z0-9_]|\d+")
-_STOP = frozenset("the and for are was were this that with from there has have not but all any its into it is "
+TOKEN_PATTERN = re.compile(r"[A-Za-z_][\w.-]*[A-Za-z0-9_]|\d+")
+STOP_WORDS = frozenset("the and for are was were this that with from there has have not but all any its into it is "
                   "of to in on a an as at by be or file files directory folder function command output contains "
                   "returns lists list which what you your following here "
                   # the same little words in German, French and Spanish ("Le fichier contient les fonctions du ...")
@@ -157,7 +160,7 @@ class NarratedClaim:
     start: int  # offset of the sentence in the prose
 
 
-def _prose_blocks(text: str) -> tuple[str, list[tuple[int, int, str]]]:
+def prose_blocks(text: str) -> tuple[str, list[tuple[int, int, str]]]:
     """The reply with fenced code blanked (same offsets), and the fences as (start, end, body)."""
     fences = [(m.start(), m.end(), m.group(1)) for m in re.finditer(r"```[^\n]*\n?(.*?)(?:```|\Z)", text, re.S)]
     prose = list(text)
@@ -166,7 +169,7 @@ def _prose_blocks(text: str) -> tuple[str, list[tuple[int, int, str]]]:
     return "".join(prose), fences
 
 
-def _sentences(prose: str) -> list[tuple[int, str]]:
+def split_sentences(prose: str) -> list[tuple[int, str]]:
     out, pos = [], 0
     for m in _SENTENCE.finditer(prose + "\n"):
         piece = prose[pos:m.start()]
@@ -177,15 +180,15 @@ def _sentences(prose: str) -> list[tuple[int, str]]:
 
 
 # "the src/components folder" is a directory like "src/components/"; the other words of _KIND by what they name
-_KIND_OF = {"folder": "directory", "dir": "directory", "verzeichnis": "directory", "ordner": "directory",
+KIND_OF_WORD = {"folder": "directory", "dir": "directory", "verzeichnis": "directory", "ordner": "directory",
             "datei": "file", "funktion": "function", "methode": "function", "method": "function", "befehl": "command"}
 
 
-def _name_of(subject: str) -> tuple[str, str]:
+def name_and_kind(subject: str) -> tuple[str, str]:
     """(name, kind) of a subject phrase."""
-    for rx, kind in ((_FILE, "file"), (_DIR, "directory"), (_FUNC, "function")):
+    for rx, kind in ((FILE_PATTERN, "file"), (DIR_PATTERN, "directory"), (_FUNC, "function")):
         m = re.search(rx, subject)
-        if m and (kind != "directory" or not re.search(_FILE, subject)):
+        if m and (kind != "directory" or not re.search(FILE_PATTERN, subject)):
             return m.group(0), kind
     m = re.search(_TICK, subject)
     if m:
@@ -193,16 +196,16 @@ def _name_of(subject: str) -> tuple[str, str]:
         kind = "function" if re.search(r"\bfunction|method|Funktion|fonction|función\b", subject, re.I) else (
             "command" if " " in name or re.search(r"command|Befehl|commande|comando", subject, re.I) else "thing")
         return name, kind
-    m = re.search(rf"(?<!\w)({_IDENT}(?:/{_IDENT}){{0,8}})\s+({_KIND})\b", subject, re.I)
+    m = re.search(rf"(?<!\w)({IDENT_PATTERN}(?:/{IDENT_PATTERN}){{0,8}})\s+({_KIND})\b", subject, re.I)
     if m and m.group(1).lower() not in ("the", "this", "that", "your", "my", "a", "an"):
-        return m.group(1), _KIND_OF.get(m.group(2).lower(), m.group(2).lower())
+        return m.group(1), KIND_OF_WORD.get(m.group(2).lower(), m.group(2).lower())
     return "", "thing"
 
 
 # Words that make a question about this project's thing, not a library's or a tool's in general.
-_PROJECT = re.compile(r"\b(?:my|our|this|here|project|repo|right\s+now|currently|in\s+\S+\.\w{1,5})\b", re.I)
+PROJECT_WORDS = re.compile(r"\b(?:my|our|this|here|project|repo|right\s+now|currently|in\s+\S+\.\w{1,5})\b", re.I)
 # Library and built-in names: what they return is general knowledge, not a project's contents.
-_BUILTINS = frozenset("print len open range str int float bool list dict set tuple sorted sum max min map filter input "
+PYTHON_BUILTINS = frozenset("print len open range str int float bool list dict set tuple sorted sum max min map filter input "
                       "format join split strip replace read write readline readlines append extend keys values items "
                       "json.loads json.dumps json.load json.dump os.listdir os.path.join os.getcwd println! format! "
                       "vec! unwrap expect clone collect iter to_string into as_str len() main".split())
@@ -221,13 +224,13 @@ def _project_thing(name: str, kind: str, subject: str, content: str, context: st
     if kind in ("file", "directory", "output"):
         return True
     if kind == "function":
-        return bare not in _BUILTINS and (asked or "(" in name or bool(re.search(r"function|method|Funktion|"
+        return bare not in PYTHON_BUILTINS and (asked or "(" in name or bool(re.search(r"function|method|Funktion|"
                                                                                  r"fonction|función", subject, re.I)))
     if kind == "command":  # "`git log -1` shows the latest commit" describes the command; a run shows specifics
         return ran or bool(_OUTPUT.search(content))
     # a bare `name`, "the X module": only the thing the user asked about, as this project's ("What does
     # `json.loads` return?" asks about a library)
-    return asked and bare not in _BUILTINS and bool(_PROJECT.search(context))
+    return asked and bare not in PYTHON_BUILTINS and bool(PROJECT_WORDS.search(context))
 
 
 # The user asks for a thing's contents ("What's in X?", "List the functions defined in X", "Was steht in X?").
@@ -236,13 +239,13 @@ _ASKS_CONTENTS = re.compile(
     r"entries|classes|tests)\b|\bwhat\s+does\s+.{1,60}?\s+(?:contain|define|export|list|hold)\b|\bshow\s+me\s+(?:the\s+)?"
     r"(?:contents?|file|source)\b|\bwas\s+(?:steht|enthält)\b|\bque\s+contient\b|\bqu[ée]\s+(?:contiene|hay\s+en)\b", re.I)
 # A block that proposes a command ("```bash\nls tests/\n```") is a plan, not the thing's contents.
-_COMMAND_LINE = re.compile(r"^\s*(?:\$\s*|(?:ls|cat|find|grep|git|cargo|python3?|pip|npm|make|cd|mkdir|sudo|echo|tree|"
+COMMAND_LINE = re.compile(r"^\s*(?:\$\s*|(?:ls|cat|find|grep|git|cargo|python3?|pip|npm|make|cd|mkdir|sudo|echo|tree|"
                            r"head|tail|less|more|type|dir)\b)")
 
 
-def _only_named(body: str, name: str) -> bool:
+def only_named(body: str, name: str) -> bool:
     """A block that holds nothing but the thing's own name ("# cli.py"), or nothing at all: no contents shown."""
-    return not _TOKEN.search(body.replace("```", "").replace(name, ""))
+    return not TOKEN_PATTERN.search(body.replace("```", "").replace(name, ""))
 
 
 def _bare_block(response: str, context: str, asked: list[tuple[str, str]]) -> NarratedClaim | None:
@@ -254,25 +257,25 @@ def _bare_block(response: str, context: str, asked: list[tuple[str, str]]) -> Na
     if not m or (m.group(1) and m.group(1).strip("`*").lower() != asked[0][0].lower()):
         return None
     body = m.group(2).strip()
-    if not body or _COMMAND_LINE.match(body) or _only_named(body, asked[0][0]):
+    if not body or COMMAND_LINE.match(body) or only_named(body, asked[0][0]):
         return None
     return NarratedClaim(asked[0][0], asked[0][0], asked[0][1], m.group(0)[:160], body[:500], 0)
 
 
-_EXCLUDED = "\0"  # the name of a sentence that narrates but was left out (a plan, a question, a general statement)
+EXCLUDED_NAME = "\0"  # the name of a sentence that narrates but was left out (a plan, a question, a general statement)
 _HEAD = 400  # characters of a sentence searched for a claim
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s")
 
 
-def _things(text: str) -> list[tuple[str, str]]:
+def named_things(text: str) -> list[tuple[str, str]]:
     """(name, kind) of every named thing in ``text``, in order."""
     if not re.search(r"[./`(]|Makefile|Dockerfile|README|LICENSE|Procfile", text):
         return []  # most sentences name nothing: skip the full pattern
-    return [_name_of(m.group(0)) for m in _THING_RX.finditer(text)]
+    return [name_and_kind(m.group(0)) for m in _THING_RX.finditer(text)]
 
 
-def _generic_names(text: str) -> set[str]:
-    return {_name_of(m.group("name"))[0].lower() for m in _GENERIC_INTRO.finditer(text)}
+def generic_names(text: str) -> set[str]:
+    return {name_and_kind(m.group("name"))[0].lower() for m in _GENERIC_INTRO.finditer(text)}
 
 
 # "Tell me the build target of the Makefile" asks for a part of a named thing; "The build target is X" answers it.
@@ -296,21 +299,21 @@ def _subject_of(m: re.Match[str]) -> str:
                             m.group("subject9"), m.group("subject10"), m.group("subject11")) if g)
 
 
-def _judged(response: str, context: str = "") -> tuple[NarratedClaim, ...]:
-    prose, fences = _prose_blocks(response)
-    asked = [t for t in _things(context) if t[0]]
+def judged_claims(response: str, context: str = "") -> tuple[NarratedClaim, ...]:
+    prose, fences = prose_blocks(response)
+    asked = [t for t in named_things(context) if t[0]]
     # names the user asked about as a kind ("What does a Cargo.toml file usually contain?") are general
-    generic = _generic_names(context) | {n.lower() for sent in re.split(r"(?<=[.!?])\s+", context)
-                                         if _GENERIC_ASK.search(sent) for n, _ in _things(sent) if n}
+    generic = generic_names(context) | {n.lower() for sent in re.split(r"(?<=[.!?])\s+", context)
+                                         if _GENERIC_ASK.search(sent) for n, _ in named_things(sent) if n}
     last = asked[0] if len(asked) == 1 else ("", "thing")
     last_file = next((t for t in asked if t[1] in ("file", "directory")), ("", "thing"))
     answer_rx = _answer_rx(context)
     claims: list[NarratedClaim] = []
     lead_left_out = False
-    for start, sentence in _sentences(prose):
+    for start, sentence in split_sentences(prose):
         bullet = bool(_BULLET.match(sentence))
         if bullet and lead_left_out:
-            claims.append(NarratedClaim("", _EXCLUDED, "", sentence, "", start))
+            claims.append(NarratedClaim("", EXCLUDED_NAME, "", sentence, "", start))
             continue
         lead_left_out = False
         answer = (answer_rx.search(sentence) if answer_rx and asked and not _NARRATION.search(sentence[:_HEAD])
@@ -318,10 +321,10 @@ def _judged(response: str, context: str = "") -> tuple[NarratedClaim, ...]:
         # A claim opens its sentence or sits early in it; searching the first _HEAD characters keeps a 10 kB
         # sentence (SmolLM2 rambles without a full stop) from costing seconds.
         for m in [answer] if answer else _NARRATION.finditer(sentence[:_HEAD]):
-            left_out = NarratedClaim(m.group(0), _EXCLUDED, "", sentence, "", start)
+            left_out = NarratedClaim(m.group(0), EXCLUDED_NAME, "", sentence, "", start)
             grp = (lambda _: None) if answer else m.group  # noqa: E731 (an answer match has no named groups)
             subject = asked[0][0] if answer else _subject_of(m)
-            name, kind = asked[0] if answer else _name_of(subject)
+            name, kind = asked[0] if answer else name_and_kind(subject)
             if grp("subject11") and kind not in ("file", "function"):
                 name, kind = subject.strip("` "), "command"
             if not name and not answer and grp("subject2"):
@@ -347,8 +350,8 @@ def _judged(response: str, context: str = "") -> tuple[NarratedClaim, ...]:
                 break
             before, after = sentence[:m.start()], sentence[m.end():]
             own = bool(_OWN.search(subject))
-            if (_INTENT.search(before) or _UNKNOWN.search(sentence) or (grp("subject5") and (_MODAL_AFTER.search(
-                    grp("verb5") + " " + after) or _DEFINED_AFTER.match(grp("verb5") + " " + after))) or (not own and (_GENERAL.search(before + " " + subject)
+            if (_INTENT.search(before) or UNKNOWN_PHRASES.search(sentence) or (grp("subject5") and (_MODAL_AFTER.search(
+                    grp("verb5") + " " + after) or _DEFINED_AFTER.match(grp("verb5") + " " + after))) or (not own and (GENERAL_PHRASES.search(before + " " + subject)
                                                                    or name.lower() in generic))):
                 claims.append(left_out)
                 lead_left_out = sentence.rstrip().endswith(":")
@@ -356,9 +359,9 @@ def _judged(response: str, context: str = "") -> tuple[NarratedClaim, ...]:
             content = (grp("verb5") + " " + after if grp("subject5") else
                        grp("verb8") + " " + after if grp("subject8") else after).strip(" :.")
             end = start + len(sentence)
-            if not _TOKEN.search(content) and re.search(r"\b(?:empty|blank)$", m.group(0), re.I):
+            if not TOKEN_PATTERN.search(content) and re.search(r"\b(?:empty|blank)$", m.group(0), re.I):
                 content = "empty"  # "The logs/ directory is empty." says what it holds: nothing
-            if not _TOKEN.search(content) or _PLACEHOLDER.match(content):
+            if not TOKEN_PATTERN.search(content) or _PLACEHOLDER.match(content):
                 # "Here's the content of config.yaml:", "it prints the following:" -> the block or lines that follow
                 nxt = next((body for s, _, body in fences if s >= end - 1 and not prose[end:s].strip()), "")
                 content = (nxt or (prose[end:end + 400] if sentence.rstrip().endswith(":") else "")).strip()
@@ -376,11 +379,11 @@ def _judged(response: str, context: str = "") -> tuple[NarratedClaim, ...]:
                 continue
             claims.append(NarratedClaim(subject.strip(), name, kind, sentence, content[:500], start))
             break
-        named = [t for t in _things(sentence) if t[0]]
+        named = [t for t in named_things(sentence) if t[0]]
         if named:
             last = named[0]
             last_file = next((t for t in named if t[1] in ("file", "directory")), last_file)
-        generic |= _generic_names(sentence)
+        generic |= generic_names(sentence)
     bare = _bare_block(response, context, asked)
     if bare is not None and bare.name.lower() not in generic:
         claims.insert(0, bare)

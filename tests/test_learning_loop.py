@@ -10,6 +10,7 @@ from rlmlab.errors import ConfigError
 from rlmlab.lm import make_lm
 from rlmlab.memory import ContextBuilder, MemoryStore, MemoryTask, import_pack
 from rlmlab.learning import ReasoningBankLoop, memory_health
+from helpers import step
 
 
 class Script:
@@ -23,14 +24,10 @@ class Script:
         return self.steps[len(self.prompts) - 1]
 
 
-def _step(code, why="step"):
-    return {"reasoning": why, "code": code}
-
-
-COUNT = _step("hits = ctx_find(context, r'pub async fn', k=50)\nprint(hits['total'])")
-SUBMIT_TOTAL = _step("SUBMIT(answer=str(hits['total']))")
-BAD_SLICE = _step("print(ctx_slice(context, 10, 5))")
-GUESS = _step("SUBMIT(answer='3')")
+COUNT = step("hits = ctx_find(context, r'pub async fn', k=50)\nprint(hits['total'])")
+SUBMIT_TOTAL = step("SUBMIT(answer=str(hits['total']))")
+BAD_SLICE = step("print(ctx_slice(context, 10, 5))")
+GUESS = step("SUBMIT(answer='3')")
 
 
 @pytest.fixture
@@ -95,8 +92,8 @@ def test_matts_picks_the_best_rollout_and_extracts_contrastively(tmp_path, file_
 
 def test_tool_mediated_mode_gives_the_agent_memory_tools_and_counts_usage(tmp_path, file_text):
     script = Script([
-        _step("hits = mem_search('count async functions regex ast_query', k=3)\nprint([h['id'] for h in hits['hits']])"),
-        _step("items = mem_get([hits['hits'][0]['id']])\nprint(items['items'][0]['title'])"),
+        step("hits = mem_search('count async functions regex ast_query', k=3)\nprint([h['id'] for h in hits['hits']])"),
+        step("items = mem_get([hits['hits'][0]['id']])\nprint(items['items'][0]['title'])"),
         COUNT, SUBMIT_TOTAL,
     ])
     with MemoryStore(tmp_path / "bank.db") as store:
@@ -111,7 +108,7 @@ def test_tool_mediated_mode_gives_the_agent_memory_tools_and_counts_usage(tmp_pa
 
 
 def test_auto_inject_hides_the_memory_tools(tmp_path, file_text):
-    script = Script([_step("print(mem_search('x'))"), GUESS])
+    script = Script([step("print(mem_search('x'))"), GUESS])
     with MemoryStore(tmp_path / "bank.db") as store:
         [o] = ReasoningBankLoop(store, lm=make_lm("scripted", script=script), extractor="none").run(_tasks(file_text)[:1])
         assert "NameError" in script.prompts[1] and not o.success

@@ -1,0 +1,73 @@
+"""Shared by the tests: a model's step as the scripted LM takes it and as a constrained model writes it, an LM
+that answers from a list and notes each request's sampling, an experiment file, a free port, a file's digest."""
+
+from __future__ import annotations
+
+import hashlib
+import socket
+from pathlib import Path
+
+
+def step(code: str, reasoning: str = "step") -> dict[str, str]:
+    """One step of the scripted LM's script: its reasoning and its code."""
+    return {"reasoning": reasoning, "code": code}
+
+
+def steps(*codes: str) -> list[dict[str, str]]:
+    """A script of one step per code, the reasoning of each "step N" (N its place, from 1)."""
+    return [{"reasoning": f"step {i}", "code": c} for i, c in enumerate(codes, 1)]
+
+
+def grammar_step(query: str, code: str, plan: str = "count") -> str:
+    """A step as the model writes it under the step grammar: the question (white space folded), a plan, the code."""
+    return (f"[[ ## reasoning ## ]]\nQuestion: {' '.join(query.split())} Plan: {plan}\n\n[[ ## code ## ]]\n{code}"
+            "\n\n[[ ## completed ## ]]")
+
+
+def answer_lm(answers: list[str]):
+    """A scripted LM whose step i SUBMITs ``answers[i]``, and its engine, which notes the (temperature, seed) of
+    each request in ``configs``."""
+    import dspy
+
+    from rlmlab.lm import CallRecorder, ScriptedEngine
+
+    class RecordingEngine(ScriptedEngine):
+        def __init__(self, script):
+            super().__init__(script)
+            self.configs: list[tuple[float | None, int | None]] = []
+
+        def generate(self, messages, config):
+            self.configs.append((config.temperature, getattr(config, "seed", None)))
+            return super().generate(messages, config)
+
+    engine = RecordingEngine([{"reasoning": "r", "code": f"SUBMIT(answer={a!r})"} for a in answers])
+    return dspy.LM("rlmlab/scripted", engine=engine, cache=False, callbacks=[CallRecorder()], temperature=0.0,
+                   max_tokens=512, num_retries=0), engine
+
+
+def experiment_file(tmp_path: Path, body: str, name: str = "E90") -> str:
+    """An experiment config ``tmp_path/<name>.yaml`` with id ``name``, title "t" and ``body``; its path."""
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(f"id: {name}\ntitle: t\n{body}")
+    return str(path)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def sha256_of(path: Path) -> str:
+    """The hex SHA-256 of the file's bytes."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+# A run whose step 1 narrates a search it never made (the Turing protocol's phantom_tool_result hook corrects it),
+# step 2 searches for real and step 3 submits the count.
+PHANTOM_THEN_REAL = [{"reasoning": "I searched the file and found 3 async functions at lines 5, 10 and 12.",
+                      "code": "print('done')"},
+                     {"reasoning": "Search for real.", "code": "hits = ctx_find(context, r'async fn', k=50)\n"
+                                                               "print(hits['total'])"},
+                     {"reasoning": "Submit the count.", "code": "SUBMIT(answer=str(hits['total']))"}]
