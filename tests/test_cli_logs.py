@@ -183,12 +183,12 @@ def test_experiment_run_piped_prints_a_line_per_task_and_whole_condition_names(t
     assert "rlmlab experiment show" in bad.stderr
 
 
-@pytest.mark.notebook
-def test_a_notebook_run_with_log_output_prints_its_cells_lines_without_the_progress_bar(tmp_path, rlmlab_kernel):
-    # `rlmlab demo` and `experiment notebook --log-output` stream the cells' lines; papermill's bar, written with
-    # carriage returns on the same terminal or log, glued them into one line ("Executing: 25%|...[1/6] E13 ...").
+@pytest.fixture(scope="module")
+def notebook_log(tmp_path_factory, rlmlab_kernel) -> subprocess.CompletedProcess:
+    """``rlmlab experiment notebook --log-output`` of a two-cell notebook printing three lines, as a subprocess."""
     import nbformat
 
+    tmp_path = tmp_path_factory.mktemp("notebook")
     nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "rlmlab", "display_name": "rlmlab",
                                                            "language": "python"}})
     nb.cells = [nbformat.v4.new_code_cell('run_dir = ""', metadata={"tags": ["parameters"]}),
@@ -200,5 +200,22 @@ def test_a_notebook_run_with_log_output_prints_its_cells_lines_without_the_progr
                           cwd=tmp_path, env={**env, "PYTHONPATH": str(Path(rlmlab.__file__).resolve().parents[1])},
                           timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc
+
+
+@pytest.mark.notebook
+def test_a_notebook_run_with_log_output_prints_its_cells_lines_without_the_progress_bar(notebook_log):
+    # `rlmlab demo` and `experiment notebook --log-output` stream the cells' lines; papermill's bar, written with
+    # carriage returns on the same terminal or log, glued them into one line ("Executing: 25%|...[1/6] E13 ...").
+    proc = notebook_log
     assert [ln for ln in proc.stdout.splitlines() if ln.startswith("[")] == [f"[{k}/3] task {k}: pass" for k in (1, 2, 3)]
     assert "Executing:" not in proc.stderr + proc.stdout and "\r" not in proc.stderr + proc.stdout, proc.stderr
+
+
+@pytest.mark.notebook
+def test_a_notebook_run_prints_no_kernel_transport_warning(notebook_log):
+    # ipykernel logs "Kernel is running over TCP without encryption. ..." to the stderr it shares with rlmlab when
+    # its manager picks TCP: every demo and experiment notebook printed it. The kernel talks over IPC instead.
+    said = notebook_log.stdout + notebook_log.stderr
+    assert "without encryption" not in said and "WARNING" not in said, notebook_log.stderr
+    assert "[3/3] task 3: pass" in notebook_log.stdout  # the kernel ran the cells
