@@ -74,13 +74,13 @@ def test_rlm_run_piped_prints_a_line_per_iteration_as_it_finishes(rlm_run):
 def test_rlm_show_shows_one_run_and_experiment_show_does_too(rlm_run):
     cwd, run_dir, _ = rlm_run
     traj = Trajectory.read_jsonl(run_dir / TRAJECTORY_FILE)
-    shown = _cli("rlm", "show", str(run_dir.relative_to(cwd)), cwd=cwd).stdout
+    shown = _cli("rlm", "show", str(run_dir.relative_to(cwd)), "--wide", cwd=cwd).stdout
     assert f"query: {traj.query}" in shown and f"trajectory: {Path('runs', traj.run_id, TRAJECTORY_FILE)}" in shown
     _check_iteration_rows(shown, traj, tables=2)
     calls = [json.loads(line) for line in (run_dir / "lm_calls.jsonl").read_text().splitlines()]
     assert calls and calls[0]["completion"].splitlines()[0] in shown  # the exact completions, as experiment show
     assert _cli("rlm", "show", str(run_dir / TRAJECTORY_FILE), "--no-prompts", cwd=cwd).stdout.count("iteration 1") >= 1
-    also = _cli("experiment", "show", str(run_dir), cwd=cwd).stdout  # once refused: "no results.jsonl"
+    also = _cli("experiment", "show", str(run_dir), "--wide", cwd=cwd).stdout  # once refused: "no results.jsonl"
     _check_iteration_rows(also, traj, tables=2)
     bad = _cli("rlm", "show", str(cwd), ok=False, cwd=cwd)
     assert bad.returncode == 2 and "no trajectory.jsonl" in bad.stderr and "Traceback" not in bad.stderr
@@ -89,7 +89,7 @@ def test_rlm_show_shows_one_run_and_experiment_show_does_too(rlm_run):
 def test_rlm_show_shows_the_call_tree_and_each_sub_run_under_the_step_that_started_it(tmp_path):
     traj = recursive_run(tmp_path / "runs", max_depth=3)
     run_dir = tmp_path / "runs" / traj.run_id
-    shown = _cli("rlm", "show", str(run_dir), cwd=tmp_path).stdout
+    shown = _cli("rlm", "show", str(run_dir), "--wide", cwd=tmp_path).stdout
     first, grand = traj.children[0], traj.children[0].children[0]
     second = traj.children[1]
     assert (first.parent_step, grand.parent_step, second.parent_step) == (1, 1, 2) and grand.depth == 2
@@ -136,7 +136,8 @@ def test_rlm_show_shows_the_call_tree_and_each_sub_run_under_the_step_that_start
 
 def test_rlm_show_of_a_depth_2_run_and_of_a_run_without_sub_runs(tmp_path, rlm_run):
     traj = recursive_run(tmp_path / "runs", max_depth=2)
-    shown = _cli("rlm", "show", str(tmp_path / "runs" / traj.run_id), "--no-prompts", cwd=tmp_path).stdout
+    shown = _cli("rlm", "show", str(tmp_path / "runs" / traj.run_id), "--no-prompts", "--wide",
+                 cwd=tmp_path).stdout
     assert "call tree: 3 runs in 2 levels" in shown
     for child in traj.children:
         row = next(ln for ln in shown.splitlines() if f"↳ sub-run {child.run_id} · depth 1 · " in ln).rstrip()
@@ -177,18 +178,67 @@ def test_experiment_run_piped_prints_a_line_per_task_and_whole_condition_names(t
     for cond in ("free", "grammar", "grammar_templates", "vote5"):
         cells = _row(proc.stdout, cond)
         assert cells[0] == cond and cells[1] == "1"  # never "grammar_te…"
-    shown = _cli("experiment", "show", str(run_dir), cwd=tmp_path).stdout
+    shown = _cli("experiment", "show", str(run_dir), "--wide", cwd=tmp_path).stdout
     assert _row(shown, "grammar_templates", tables=3)[:3] == ["grammar_templates", "1", "0"]  # summary, time, tasks
     bad = _cli("rlm", "show", str(run_dir), ok=False, cwd=tmp_path)
     assert "rlmlab experiment show" in bad.stderr
 
 
-@pytest.mark.notebook
-def test_a_notebook_run_with_log_output_prints_its_cells_lines_without_the_progress_bar(tmp_path, rlmlab_kernel):
-    # `rlmlab demo` and `experiment notebook --log-output` stream the cells' lines; papermill's bar, written with
-    # carriage returns on the same terminal or log, glued them into one line ("Executing: 25%|...[1/6] E13 ...").
+def _cells_by_header(out: str, first_cell: str) -> dict[str, str]:
+    """Header -> cell of the rows whose first cell is ``first_cell``, over every table (or block of one) in ``out``."""
+    found, header = {}, None
+    for line in out.splitlines():
+        cells = [c.strip() for c in line.strip().strip("│┃").split("│" if line.startswith("│") else "┃")]
+        if line.startswith("┃"):
+            header = cells
+        elif line.startswith("│") and header and cells[0] == first_cell and len(cells) == len(header):
+            found.update(zip(header, cells))
+    return found
+
+
+def test_show_keeps_to_100_columns_in_blocks_of_whole_columns_and_wide_gives_one_table(tmp_path, rlm_run):
+    # rlm show's tables were 206 characters wide (panels and text 200), experiment show's and the demo's results
+    # table 20 columns in one line; every cell stays whole, the columns go into blocks led by what a row is
+    from rlmlab.experiments import results_table
+
+    cwd, run_dir, _ = rlm_run
+    traj = Trajectory.read_jsonl(run_dir / TRAJECTORY_FILE)
+    shown = _cli("rlm", "show", str(run_dir.relative_to(cwd)), cwd=cwd).stdout
+    assert max(map(len, shown.splitlines())) <= 100, max(shown.splitlines(), key=len)
+    wide = _cli("rlm", "show", str(run_dir.relative_to(cwd)), "--wide", cwd=cwd).stdout
+    assert max(map(len, wide.splitlines())) > 100
+    for it in traj.iterations:  # every column of the iteration table, in blocks each led by the row's # and code
+        cells, whole = _cells_by_header(shown, str(it.index)), _row(wide, str(it.index), tables=2)
+        assert cells["prompt tokens sent"] == f"{it.input_tokens:,}" and cells["time"].endswith(" s")
+        assert set(whole) <= set(cells.values()) and "(continued)" in shown and "(continued)" not in wide
+    experiment = _cli("experiment", "run", "E13", "--lm", "scripted:probe", "--tasks", "1", "--condition", "free",
+                      "--condition", "vote5", "--runs-dir", "runs", cwd=tmp_path)
+    (exp_dir,) = (tmp_path / "runs").iterdir()
+    overview = _cli("experiment", "show", str(exp_dir), cwd=tmp_path).stdout
+    task = json.loads((exp_dir / "results.jsonl").read_text().splitlines()[0])["task_id"]
+    detail = _cli("experiment", "show", str(exp_dir), "--task", task, "--condition", "free", cwd=tmp_path).stdout
+    for out in (overview, detail):
+        assert max(map(len, out.splitlines())) <= 100, out
+    assert {"errors", "time / task", "prompt tokens sent / task"} <= set(_cells_by_header(overview, "vote5"))
+    assert max(map(len, _cli("experiment", "show", str(exp_dir), "--wide", cwd=tmp_path).stdout.splitlines())) > 100
+    # the results table (the demo's, a notebook's repr): lines of at most 100 characters, or one line a row
+    table = results_table(exp_dir)
+    text, one = repr(table), table.text(None)
+    assert max(map(len, text.splitlines())) <= 100 < max(map(len, one.splitlines()))
+    assert len(one.splitlines()) == 3 and len(table.columns) >= 20
+    blocks = text.split("\n\n")
+    assert len(blocks) > 2 and all(b.splitlines()[1].startswith("free ") for b in blocks)
+    for heading in [table.heading(k) for k in table.columns]:  # every column, whole, in one block
+        assert sum(heading in b.splitlines()[0] for b in blocks) >= 1 and heading in one.splitlines()[0]
+    assert experiment.returncode == 0
+
+
+@pytest.fixture(scope="module")
+def notebook_log(tmp_path_factory, rlmlab_kernel) -> subprocess.CompletedProcess:
+    """``rlmlab experiment notebook --log-output`` of a two-cell notebook printing three lines, as a subprocess."""
     import nbformat
 
+    tmp_path = tmp_path_factory.mktemp("notebook")
     nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "rlmlab", "display_name": "rlmlab",
                                                            "language": "python"}})
     nb.cells = [nbformat.v4.new_code_cell('run_dir = ""', metadata={"tags": ["parameters"]}),
@@ -200,5 +250,22 @@ def test_a_notebook_run_with_log_output_prints_its_cells_lines_without_the_progr
                           cwd=tmp_path, env={**env, "PYTHONPATH": str(Path(rlmlab.__file__).resolve().parents[1])},
                           timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc
+
+
+@pytest.mark.notebook
+def test_a_notebook_run_with_log_output_prints_its_cells_lines_without_the_progress_bar(notebook_log):
+    # `rlmlab demo` and `experiment notebook --log-output` stream the cells' lines; papermill's bar, written with
+    # carriage returns on the same terminal or log, glued them into one line ("Executing: 25%|...[1/6] E13 ...").
+    proc = notebook_log
     assert [ln for ln in proc.stdout.splitlines() if ln.startswith("[")] == [f"[{k}/3] task {k}: pass" for k in (1, 2, 3)]
     assert "Executing:" not in proc.stderr + proc.stdout and "\r" not in proc.stderr + proc.stdout, proc.stderr
+
+
+@pytest.mark.notebook
+def test_a_notebook_run_prints_no_kernel_transport_warning(notebook_log):
+    # ipykernel logs "Kernel is running over TCP without encryption. ..." to the stderr it shares with rlmlab when
+    # its manager picks TCP: every demo and experiment notebook printed it. The kernel talks over IPC instead.
+    said = notebook_log.stdout + notebook_log.stderr
+    assert "without encryption" not in said and "WARNING" not in said, notebook_log.stderr
+    assert "[3/3] task 3: pass" in notebook_log.stdout  # the kernel ran the cells

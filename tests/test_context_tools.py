@@ -145,3 +145,30 @@ def test_a_wrong_argument_type_is_a_tool_error_naming_the_argument(ws):
     with pytest.raises(ToolError, match="allowed 0 to 2000"):  # bounds stay the tool's own message
         ws.call("ctx_peek", ref, n=5000)
     assert ws.call("ctx_find", ref, "fn", k=5)["total"] == 1
+
+
+BYTES_RS = "/usr/share/cargo/registry/bytes-1.2.1/src/bytes.rs"
+
+
+def test_blob_of_a_file_path_says_how_to_store_the_file_and_step_code_paths_are_stored_as_given(tmp_path):
+    # blob("/path/lib.rs") stored the 50-character path while ast_query reads the file at that path
+    from rlmlab.namespace import build_namespace
+    from rlmlab.tools import ToolCaps, Workspace
+
+    ns = build_namespace()  # a person's namespace (the REPL's, the kernel's)
+    with pytest.raises(ToolError) as caught:
+        ns["blob"](BYTES_RS)
+    said = str(caught.value)
+    assert "\n" not in said and said.startswith(f"payload: {BYTES_RS!r} is the path of a file")
+    call = said.split("store the file's text with ")[1]
+    assert call == f"blob(open({BYTES_RS!r}).read(), name='bytes.rs')"
+    ref = eval(call, {**ns, "open": open})  # the call it names stores the file's text
+    text = open(BYTES_RS).read()
+    assert ref.key == "bytes.rs" and ref.n == len(text) > 30_000
+    assert ns["ctx_find"](ref, r"pub struct Bytes", k=1)["total"] == 1
+    assert ns["ast_query"](BYTES_RS, "(struct_item name: (type_identifier) @n)")["total"] >= 1  # as ast_query does
+    assert ns["blob"](f"see {BYTES_RS}").n == len(BYTES_RS) + 4  # text that is not only a path is stored
+    # step code's workspace (declared roots): the payload is stored as given, no host file is looked at for it
+    step = Workspace(caps=ToolCaps(), path_roots=(str(tmp_path),))
+    assert step.call("blob", BYTES_RS).n == len(BYTES_RS)
+    assert step.store.get(step.call("blob", BYTES_RS)) == BYTES_RS

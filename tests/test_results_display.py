@@ -60,8 +60,32 @@ def test_terminal_repl_shows_text_with_real_line_breaks(tmp_path):
     out = proc.stdout
     assert "\\n" not in out  # no escaped line breaks anywhere
     assert re.search(r"preview\s+fn a\(\) \{\}\s*\n\s+fn b\(\) \{\}", out)  # two lines, not 'fn a() {}\nfn b'
-    assert "ctx_find 'fn b': 1 match" in out and "<function" not in out and "lambda" not in out
+    assert "ctx_find in m.rs: 1 match\n  fn b\n" in out and "<function" not in out and "lambda" not in out
     assert "ctx_find(ref, pattern, k=20, ignore_case=False)" in out  # `tools` without parentheses
+
+
+BYTES_RS = "/usr/share/cargo/registry/bytes-1.2.1/src/bytes.rs"
+
+
+def test_ast_query_shows_the_query_as_given_and_an_unbalanced_query_points_at_its_open_paren(tmp_path):
+    # the header collapsed the query's spaces and line breaks into one quoted line and rich re-wrapped it to the
+    # table's width; an unbalanced query's caret sat after its last character, not under the ( never closed
+    multi = '(function_item\n   name:   (identifier) @name\n   (#eq? @name "new"))'
+    unbalanced = "(function_item name: (identifier) @name"
+    code = f"ast_query({BYTES_RS!r}, {multi!r}, k=2)\nast_query({BYTES_RS!r}, {unbalanced!r})\n"
+    proc = subprocess.run([sys.executable, "-m", "rlmlab.cli", "repl"], input=code, capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout + proc.stderr  # (the REPL writes an error to stderr)
+    assert f"ast_query in {BYTES_RS}: 2 matches" in " ".join(out.split())  # (the header line may wrap)
+    assert "\n".join(f"  {line}" for line in multi.splitlines()) + "\n" in out  # each line as typed
+    assert "pub const fn new() -> Bytes {" in out
+    lines = out.splitlines()
+    at = lines.index(f"  {unbalanced}")
+    assert "this ( is never closed" in lines[at - 1] and lines[at + 1] == "  ^ (line 1, column 1)"
+    ns = build_namespace()  # the notebook's form: the query in a <pre>, as given
+    page = ns["ast_query"](BYTES_RS, multi, k=2)._repr_html_()
+    assert f">{multi.replace(chr(34), '&quot;')}</pre>" in page and "2 matches" in page
 
 
 def test_memory_task_repr_does_not_print_the_context(rust_file):

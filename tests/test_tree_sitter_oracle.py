@@ -3,7 +3,9 @@
 import re
 
 import pytest
+from click.testing import CliRunner
 
+from rlmlab.cli import main
 from rlmlab.errors import ToolError
 from rlmlab.oracle import AstQueryError, CannotVerify, ParseCache, TreeSitterOracle, Verification as V
 from rlmlab.oracle import verify_structural
@@ -115,6 +117,38 @@ def test_bad_query_quotes_tree_sitter_and_points_at_the_position(oracle):
     assert "             ^ (line 1, column 12)" in str(err.value)
     with pytest.raises(AstQueryError, match="Unexpected EOF"):
         oracle.query("(function_item name: (identifier) @name")
+
+
+def _caret(message: str, line: str) -> int:
+    """The column the caret of ``message`` points at in the quoted ``line`` (both indented alike)."""
+    lines = message.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.endswith(line))
+    return lines[at + 1].index("^") - (len(lines[at]) - len(line))
+
+
+def test_a_bad_query_s_caret_points_at_the_unclosed_paren_or_the_character_named(oracle, tmp_path):
+    # unbalanced: tree-sitter says only "Unexpected EOF"; the caret sat after the query's last character
+    with pytest.raises(AstQueryError) as err:
+        oracle.query("(function_item name: (identifier) @name")
+    assert "this ( is never closed" in str(err.value) and (err.value.row, err.value.column) == (0, 0)
+    assert _caret(str(err.value), "(function_item name: (identifier) @name") == 0
+    two = '(struct_item name: (type_identifier) @s)\n  (function_item\n    name: (identifier) @name ; (a comment)'
+    with pytest.raises(AstQueryError) as err:
+        oracle.query(two)  # the second pattern's ( on line 2 is never closed
+    assert "^ (line 2, column 3)" in str(err.value) and _caret(str(err.value), "  (function_item") == 2
+    with pytest.raises(AstQueryError) as err:  # one ) too many: tree-sitter's own position, the extra )
+        oracle.query("(function_item name: (identifier) @name))")
+    extra = "(function_item name: (identifier) @name))"
+    assert _caret(str(err.value), extra) == len(extra) - 1
+    query = '((function_item name: (identifier) @n) (#eq? @n "é") (bogus_node))'  # é: 2 bytes, 1 column
+    with pytest.raises(AstQueryError) as err:
+        oracle.query(query)
+    assert "Invalid node type" in str(err.value) and _caret(str(err.value), query) == query.index("bogus_node")
+    # rlmlab oracle ast-query says the same, over a real file
+    res = CliRunner().invoke(main, ["oracle", "ast-query", "(function_item\n  name: (identifier) @name",
+                                    "/usr/share/cargo/registry/bytes-1.2.1/src/bytes.rs"])
+    assert res.exit_code == 2 and "this ( is never closed" in res.output
+    assert _caret(res.output, "(function_item") == 0 and "(line 1, column 1)" in res.output
 
 
 def test_structural_verdicts(oracle):

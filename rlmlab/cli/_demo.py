@@ -50,10 +50,12 @@ def demo_rust_file() -> Path:
 @click.option("--learn-tasks", default=4, show_default=True, type=click.IntRange(0),
               help="Stream tasks of the learning part (0 skips it); 3 held-out test tasks run before and after.")
 @click.option("--runs-dir", default=None, type=click.Path(file_okay=False, path_type=Path), help=RUNS_DIR_HELP)
+@click.option("--wide", is_flag=True, help="The results table as one table, as wide as its cells (default: blocks "
+                                           "of columns within 100 characters, each led by the condition).")
 @interrupts_in_one_line()  # Ctrl-C interrupts the kernel's cell (its run saves what it did), then one line, 130
 def demo(lm_spec: str, experiments: str, conditions: str, suite: str, tasks: int, levels: str, parity: str,
          free_tasks: int, free_suites: int, max_iters: int, max_tokens: int, learn_suite: str, learn_tasks: int,
-         runs_dir: Path | None) -> None:
+         runs_dir: Path | None, wide: bool) -> None:
     """The main job: can the embedded SmolLM2 solve tasks? E13's free vs grammar+templates, then learning from
     scratch on a short stream (the bank growing, a held-out test before and after), as a notebook."""
     from rich.console import Console
@@ -83,7 +85,7 @@ def demo(lm_spec: str, experiments: str, conditions: str, suite: str, tasks: int
     # one run directory per experiment, and the free baseline's own when it ran on fewer tasks
     runs = {d.name: d for d in sorted(done.run_dir.iterdir()) if (d / "results.jsonl").is_file()}
     click.echo("")
-    click.echo(repr(results_table(runs)))
+    click.echo(results_table(runs).text(None if wide else 100))
     click.echo("")
     Console().print(f"[bold]executed notebook[/]: {done.notebook}", soft_wrap=True)
     Console().print(f"[bold]results[/]: " + "  ".join(str(d / "results.jsonl") for d in runs.values()), soft_wrap=True)

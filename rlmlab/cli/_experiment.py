@@ -9,7 +9,7 @@ import click
 from rich.table import Table
 
 from rlmlab.cli._errors import InputError, interrupts_in_one_line
-from rlmlab.cli._rlm import LM_CONSTRAIN, LM_CONSTRAIN_HELP, RUNS_DIR_HELP
+from rlmlab.cli._rlm import LM_CONSTRAIN, LM_CONSTRAIN_HELP, RUNS_DIR_HELP, WIDE_HELP
 from rlmlab.errors import InputFileError
 
 
@@ -145,13 +145,15 @@ def run(name: str, lm: str | None, suite: str | None, tasks: int | None, rollout
 @click.option("--rollout", type=click.IntRange(0), default=None, help="The rollout (default: the selected one).")
 @click.option("--prompts/--no-prompts", default=True, show_default=True,
               help="With --task: print the exact messages sent on every LM call.")
-def show(run: Path, task: str | None, condition: str | None, rollout: int | None, prompts: bool) -> None:
+@click.option("--wide", is_flag=True, help=WIDE_HELP)
+def show(run: Path, task: str | None, condition: str | None, rollout: int | None, prompts: bool,
+         wide: bool) -> None:
     """A run's conditions (pass rate with its 95% Wilson interval) and one row per task; with --task, that
     task's trajectory: each iteration's code, output and figures, and the prompt and completion of its LM calls."""
-    from rlmlab.cli._console import wide_console
+    from rlmlab.cli._console import FIT_WIDTH, wide_console
     from rlmlab.cli._run_show import run_overview, single_run, task_detail
 
-    console = wide_console()
+    console = wide_console(fit=None if wide else FIT_WIDTH)
     try:
         if task is None and not (run / "results.jsonl").is_file() and (run / "trajectory.jsonl").is_file():
             parts = single_run(run, prompts)  # a directory of rlmlab rlm run: shown as rlmlab rlm show shows it

@@ -17,6 +17,8 @@ LM_CONSTRAIN_HELP = ("How a LiteLLM model's server takes the step grammar: auto 
 LM_HELP = "scripted is for tests; local = embedded SmolLM2-135M; or a LiteLLM model string (openai/gpt-4o-mini)."
 RUNS_DIR_HELP = ("Where runs go. Default: $RLMLAB_RUNS_DIR, else the checkout's runs/ when run inside the checkout "
                  "(the guides write there too), else ./runs.")
+WIDE_HELP = ("Piped to a log: every table whole, as wide as its cells (default: within 100 columns, a wide "
+             "table in blocks of columns, each row's first cell repeated).")
 
 
 def run_and_show(query: str, path: Path, *, lm_spec: str, context_mode: str, max_iters: int, runs_dir: str,
@@ -185,13 +187,14 @@ def run(query: str, file: Path, lm_spec: str, context_mode: str, max_iters: int,
 @click.argument("run_dir", type=click.Path(exists=True, path_type=Path))
 @click.option("--prompts/--no-prompts", default=True, show_default=True,
               help="Print the exact messages sent on every LM call.")
-def show(run_dir: Path, prompts: bool) -> None:
+@click.option("--wide", is_flag=True, help=WIDE_HELP)
+def show(run_dir: Path, prompts: bool, wide: bool) -> None:
     """One run written by ``rlmlab rlm run`` (RUN_DIR is runs/<run-id>, or its trajectory.jsonl): the summary
     ``rlm run`` printed, how its token figures relate, then each iteration's code, output and figures with the
     prompt and completion of its LM calls (as ``rlmlab experiment show RUN --task ID`` shows an experiment's). A run
     with sub-runs (``--max-depth 2``) also shows its call tree, and each sub-run's steps under the step that started
     it."""
-    from rlmlab.cli._console import wide_console
+    from rlmlab.cli._console import FIT_WIDTH, wide_console
     from rlmlab.cli._run_show import single_run
     from rlmlab.errors import RLMLabError
 
@@ -201,6 +204,6 @@ def show(run_dir: Path, prompts: bool) -> None:
         parts = single_run(run_dir, prompts)
     except (RLMLabError, ValueError) as exc:
         raise InputError(str(exc)) from None
-    console = wide_console()
+    console = wide_console(fit=None if wide else FIT_WIDTH)
     for part in parts:
         console.print(part)

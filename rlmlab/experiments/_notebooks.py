@@ -165,11 +165,15 @@ def run_notebook(experiment: str, parameters: dict[str, Any] | None = None, *, r
 
 
 def _tracked_kernel_manager(kernels: list) -> type:
-    """nbclient's kernel manager class, noting each instance in ``kernels`` so Ctrl-C can reach the kernel."""
+    """nbclient's kernel manager class, noting each instance in ``kernels`` so Ctrl-C can reach the kernel. The
+    kernel talks over Unix sockets (IPC) where there are some: over TCP, ipykernel logs a warning about plain-text
+    traffic to stderr, and every notebook run printed it (its sockets are on localhost either way)."""
     from jupyter_client.manager import AsyncKernelManager
 
     class TrackedKernelManager(AsyncKernelManager):
         def __init__(self, **kwargs: Any):
+            if os.name == "posix":
+                kwargs.setdefault("transport", "ipc")
             super().__init__(**kwargs)
             kernels.append(self)
 

@@ -26,6 +26,9 @@ TABLE_COLUMNS = ["tasks", "pass_rate", "undecided_share", "convergence", "fallba
                  "mean_context_chars"]
 
 
+TEXT_WIDTH = 100  # the results table's text form keeps to this many characters a line (ResultsTable.text)
+
+
 def _cell(key: str, value: Any) -> str:
     """A summary value in its figure's unit (33%, 12.3k, 4.2 s); "-" for None."""
     try:
@@ -95,11 +98,22 @@ class ResultsTable:
                 f"<tbody>{body}</tbody></table>")
 
     def __repr__(self) -> str:
+        return self.text()
+
+    def text(self, width: int | None = TEXT_WIDTH) -> str:
+        """Aligned text in lines of at most ``width`` characters: blocks of columns, each led by the condition
+        column, a blank line between blocks (a cell is never cut: one column wider than that gets a block as wide
+        as it needs). ``width=None``: one table, as wide as its cells."""
         header = ["condition"] + [self.heading(k) for k in self.columns]
         lines = [[self._label(run, cond)] + [self.cell(k, s) for k in self.columns] for run, cond, s in self.rows]
         widths = [max(len(r[i]) for r in [header, *lines]) for i in range(len(header))]
-        return "\n".join("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths)))
-                         for r in [header, *lines])
+        blocks: list[list[int]] = [[]]
+        for i in range(1, len(header)):
+            if width is not None and blocks[-1] and widths[0] + sum(widths[j] + 2 for j in [*blocks[-1], i]) > width:
+                blocks.append([])
+            blocks[-1].append(i)
+        return "\n\n".join("\n".join("  ".join([r[0].ljust(widths[0]), *(r[j].rjust(widths[j]) for j in block)])
+                                      for r in [header, *lines]) for block in blocks)
 
 
 class TaskTable:

@@ -119,11 +119,37 @@ def _compiled_user_query(s_expression: str) -> Any:
         return _user_query(s_expression)
     except tree_sitter.QueryError as exc:
         message = str(exc)
-        pos = _POSITION.search(message)
-        if pos:
-            raise AstQueryError(s_expression, message, int(pos.group(1)), int(pos.group(2))) from None
         lines = s_expression.splitlines() or [""]
+        pos = _POSITION.search(message)
+        if pos:  # tree-sitter counts the column in bytes; the caret goes under the character
+            row, column = int(pos.group(1)), int(pos.group(2))
+            line = lines[row] if row < len(lines) else ""
+            column = len(line.encode("utf-8")[:column].decode("utf-8", "ignore"))
+            raise AstQueryError(s_expression, message, row, column) from None
+        unclosed = _first_unclosed(s_expression)
+        if unclosed is not None:  # "Unexpected EOF" of an unbalanced query: the bracket never closed, not the end
+            char = lines[unclosed[0]][unclosed[1]]
+            raise AstQueryError(s_expression, f"{message}: this {char} is never closed", *unclosed) from None
         raise AstQueryError(s_expression, message, len(lines) - 1, len(lines[-1])) from None
+
+
+def _first_unclosed(s_expression: str) -> tuple[int, int] | None:
+    """(row, column) of the first ( or [ of a query that is never closed, outside strings and ; comments."""
+    opened: list[tuple[int, int]] = []
+    for row, line in enumerate(s_expression.splitlines()):
+        quoted = escaped = False
+        for column, char in enumerate(line):
+            if quoted:
+                quoted, escaped = (escaped or char != '"'), (not escaped and char == "\\")
+            elif char == '"':
+                quoted = True
+            elif char == ";":
+                break
+            elif char in "([":
+                opened.append((row, column))
+            elif char in ")]" and opened:
+                opened.pop()
+    return opened[0] if opened else None
 
 
 @lru_cache(maxsize=256)

@@ -7,6 +7,7 @@ rather than silently clamping a request outside its caps.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import time
 from functools import lru_cache
@@ -31,12 +32,19 @@ _OVERHEAD = 512
 def blob(ws: Workspace, payload: str, name: str | None = None) -> BlobRef:
     """Store a payload and return its BlobRef handle.
 
+    A person's namespace refuses a payload that is the path of an existing file, naming the call that stores the
+    file's text (``blob(open(path).read(), name=...)``). Step code's payload is stored as given: the host's files
+    are never looked at for it.
+
     Args:
         payload: the text to store.
         name: key to store it under; default is a content hash. A name holding other text gives key name@<sha12>.
     """
     if not isinstance(payload, str):
         raise ToolError(f"payload: expected a str, got {type(payload).__name__}")
+    if ws.path_roots is None and _names_a_file(payload):
+        raise ToolError(f"payload: {payload!r} is the path of a file, and blob stores the text it is given; store "
+                        f"the file's text with blob(open({payload!r}).read(), name={os.path.basename(payload)!r})")
     if len(payload) > ws.caps.blob_max_chars:
         raise ToolError(f"payload: {len(payload)} characters, over the cap of {ws.caps.blob_max_chars}; store "
                         "less (a slice, or what you computed from it)")
@@ -46,6 +54,16 @@ def blob(ws: Workspace, payload: str, name: str | None = None) -> BlobRef:
             return BlobRef(key, len(payload))
     ws.charge("blob_quota_chars", len(payload), ws.caps.blob_quota_chars)
     return ws.store.put(payload, name)
+
+
+def _names_a_file(payload: str) -> bool:
+    """Whether ``payload`` is one line naming an existing regular file (a person's own path, never step code's)."""
+    if not payload or len(payload) > 4096 or not payload.isprintable() or payload != payload.strip():
+        return False
+    try:
+        return os.path.isfile(payload)
+    except (OSError, ValueError):
+        return False
 
 
 @tool(cap=_OVERHEAD, group="context")

@@ -55,9 +55,10 @@ class ToolResult(dict):
         shown = len(self.get("matches", []))
         more = f" (first {shown} shown)" if self.get("truncated") else ""
         what = self.get("pattern") or self.get("query")
-        return (f"<div style='color:#555'><b>{_esc(self.tool)}</b> <code>{_esc(what)}</code> in "
-                f"<code>{_esc(self.get('key') or self.get('source'))}</code>: {total:,} match"
-                f"{'es' if total != 1 else ''}{more}</div>")
+        where = self.get("key") or self.get("source")
+        return (f"<div style='color:#555'><b>{_esc(self.tool)}</b> in <code>{_esc(where)}"
+                f"</code>: {total:,} match{'es' if total != 1 else ''}{more}</div>"
+                f"<pre class='rlmlab-query' style='{_PRE}'>{_esc(what)}</pre>")  # as given: spaces, line breaks
 
     def _find_html(self) -> str:
         try:
@@ -120,6 +121,20 @@ class ToolResult(dict):
 
     # -- terminal ----------------------------------------------------------------------------------------
 
+    def _header(self) -> list[Any]:
+        """What was searched, as given: "ast_query in <source>: N matches", then the pattern or query, each of its
+        lines as typed (never re-wrapped to the table's width, its spaces and line breaks kept)."""
+        from rich.text import Text
+
+        total = self.get("total", 0)
+        more = f" (first {len(self.get('matches', []))} shown)" if self.get("truncated") else ""
+        where = self.get("key") or self.get("source")
+        head = Text.assemble((self.tool, "bold"), f" in {where}" if where else "",
+                             f": {total:,} match{'es' if total != 1 else ''}{more}")
+        what = str(self.get("pattern") or self.get("query") or "")
+        return [head, *(Text(f"  {line}", style="cyan", no_wrap=True, overflow="ignore")
+                        for line in what.splitlines() or [""])]
+
     def __rich__(self) -> Any:
         from rich.console import Group
         from rich.table import Table
@@ -127,11 +142,7 @@ class ToolResult(dict):
 
         title = Text(self.tool, style="bold")
         if self.tool in ("ctx_find", "ast_query"):
-            total = self.get("total", 0)
-            more = f" (first {len(self.get('matches', []))} shown)" if self.get("truncated") else ""
-            what = " ".join(str(self.get('pattern') or self.get('query') or '').split())
-            table = Table(title=f"{self.tool} {what!r}: {total:,} match"
-                                f"{'es' if total != 1 else ''}{more}", title_justify="left")
+            table = Table()
             table.add_column("line", justify="right", style="dim")
             if self.tool == "ctx_find":
                 table.add_column("offset", justify="right", style="dim")
@@ -144,7 +155,7 @@ class ToolResult(dict):
                 for m in self.get("matches", []):
                     captures = "; ".join(f"{k} = {v}" for k, v in (m.get("captures") or {}).items())
                     table.add_row(str(m.get("line")), Text(self.lines.get(m.get("line"), "")), Text(captures))
-            return table
+            return Group(*self._header(), table)
         if self.tool == "ctx_slice":
             from rich.syntax import Syntax
 
