@@ -22,7 +22,7 @@ from rlmlab.taskgen._common import Candidate, Drop, Kind, phrase
 from rlmlab.taskgen._rust import SourceTree, squash
 
 __all__ = ["COUNTS", "oracle_answer", "file_kinds", "code_task", "struct_count", "impl_macros", "NOT_ASKED_TRAITS",
-           "oracle_drop", "signature_of", "shuffled_copy"]
+           "oracle_checked", "signature_of", "shuffled_copy"]
 
 # What a count question asks -> (the words the question uses, a tree-sitter count of the same items or None).
 # The words must select the same GrepOracle regex (``pattern_for_query``); the generator checks that it does.
@@ -208,6 +208,14 @@ def oracle_drop(tree: SourceTree, scope: str, kind: str, query: str, expected: o
     return None
 
 
+def oracle_checked(tree: SourceTree, scope: str, kind: str, level: int, query: str, expected: object,
+                   note: str) -> Candidate | Drop:
+    """The ``code`` task asking ``query`` over the scope (answer ``expected``), or the Drop of :func:`oracle_drop`
+    when the oracle, asked the phrased query, would not give that answer."""
+    return oracle_drop(tree, scope, kind, query, expected) or Candidate(
+        code_task(tree, scope, level, query, "code", expected, note), (scope,))
+
+
 def spread(rng: random.Random, scopes: list[str], items_of: Callable[[str], list]) -> Iterator[tuple[str, object]]:
     """(scope, item) taking one item of each scope in turn (scopes and items shuffled), so that a stream does not
     dwell on one big file."""
@@ -260,12 +268,8 @@ def _fn_stream(tree: SourceTree, kind: str, level: int) -> Callable[[random.Rand
                 expected = ", ".join(p.name if p.type is None else f"{p.name}: {p.type}" for p in fn.parameters)
                 if not expected:
                     continue
-            drop = oracle_drop(tree, rel, kind, query, expected)
-            if drop:
-                yield drop
-                continue
-            yield Candidate(code_task(tree, rel, level, query, "code", expected,
-                                      f"TreeSitterOracle: {kind} of {fn.name}; ctags signature agrees"), (rel,))
+            yield oracle_checked(tree, rel, kind, level, query, expected,
+                                 f"TreeSitterOracle: {kind} of {fn.name}; ctags signature agrees")
     return stream
 
 
@@ -290,12 +294,8 @@ def _shape_stream(tree: SourceTree, kind: str, level: int) -> Callable[[random.R
                 yield Drop(kind, f"ctags {tag_kind}s differ", f"{rel}:{line} {name}: {tagged} vs {members}")
                 continue
             query = phrase(rng, FIELDS if kind == "fields" else VARIANTS, name=name, path=rel)
-            drop = oracle_drop(tree, rel, kind, query, expected)
-            if drop:
-                yield drop
-                continue
-            yield Candidate(code_task(tree, rel, level, query, "code", expected,
-                                      f"TreeSitterOracle: {kind} of {name}; ctags {tag_kind}s agree"), (rel,))
+            yield oracle_checked(tree, rel, kind, level, query, expected,
+                                 f"TreeSitterOracle: {kind} of {name}; ctags {tag_kind}s agree")
     return stream
 
 
@@ -406,13 +406,9 @@ def _implements_stream(tree: SourceTree, level: int) -> Callable[[random.Random]
                 continue
             query = phrase(rng, IMPLEMENTS, name=name, trait=trait, path=rel)
             expected = "Yes" if positive else "No"
-            drop = oracle_drop(tree, rel, "does_implement", query, expected)
-            if drop:
-                yield drop
-                continue
-            yield Candidate(code_task(tree, rel, level, query, "code", expected,
-                                      f"TreeSitterOracle: does_implement {name} / {trait}; ctags and grep -P agree"
-                                      + ("" if positive else " (no impl anywhere in the tree)")), (rel,))
+            yield oracle_checked(tree, rel, "does_implement", level, query, expected,
+                                 f"TreeSitterOracle: does_implement {name} / {trait}; ctags and grep -P agree"
+                                 + ("" if positive else " (no impl anywhere in the tree)"))
     return yes_no(stream)
 
 
@@ -441,13 +437,8 @@ def count_stream(tree: SourceTree, kind: str, level: int, scopes: Callable[[rand
                 yield Drop(name, "tree-sitter item count differs (macros, strings or comments)",
                            f"{scope}: lines {n}, items {items}")
                 continue
-            drop = oracle_drop(tree, scope, name, query, n)
-            if drop:
-                yield drop
-                continue
-            yield Candidate(code_task(tree, scope, level, query, "code", n,
-                                      f"GrepOracle (count) of regex {pattern}; grep -P and tree-sitter agree"),
-                            (scope,))
+            yield oracle_checked(tree, scope, name, level, query, n,
+                                 f"GrepOracle (count) of regex {pattern}; grep -P and tree-sitter agree")
     return stream
 
 

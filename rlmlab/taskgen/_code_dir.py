@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 
 from rlmlab.oracle import pattern_for_query
 from rlmlab.taskgen._code import (
-    NOT_ASKED_TRAITS, oracle_drop, signature_of, shuffled_copy, code_task, count_stream, ctags_impls, invokes_impl_macro,
+    NOT_ASKED_TRAITS, oracle_checked, signature_of, shuffled_copy, code_task, count_stream, ctags_impls, invokes_impl_macro,
     struct_count,
 )
 from rlmlab.taskgen._common import Candidate, Drop, Kind, phrase
@@ -136,12 +136,8 @@ def _item_stream(tree: SourceTree, kind: str, level: int, scopes) -> Callable:
                     continue
                 query = phrase(rng, FIELDS_MOD, name=item.name, mod=scope)
                 expected = ", ".join(f"{f.name}: {f.type}" for f in item.fields)
-            drop = oracle_drop(tree, scope, kind, query, expected)
-            if drop:
-                yield drop
-                continue
-            yield Candidate(code_task(tree, scope, level, query, "code", expected,
-                                      f"TreeSitterOracle: {kind} of {item.name}; ctags agrees"), (scope,))
+            yield oracle_checked(tree, scope, kind, level, query, expected,
+                                 f"TreeSitterOracle: {kind} of {item.name}; ctags agrees")
     return stream
 
 
@@ -161,12 +157,8 @@ def _find_all_stream(tree: SourceTree, kind: str, level: int, scopes) -> Callabl
                 yield Drop(f"find_all_{kind}", "tree-sitter item count differs (macros, strings or comments)", scope)
                 continue
             expected = "\n".join(f"{p}:{i}:{t.strip()}" for p, i, t in hits)
-            drop = oracle_drop(tree, scope, f"find_all_{kind}", query, expected)
-            if drop:
-                yield drop
-                continue
-            yield Candidate(code_task(tree, scope, level, query, "code", expected,
-                                      f"GrepOracle lines of regex {pattern}; grep -P and tree-sitter agree"), (scope,))
+            yield oracle_checked(tree, scope, f"find_all_{kind}", level, query, expected,
+                                 f"GrepOracle lines of regex {pattern}; grep -P and tree-sitter agree")
     return stream
 
 
@@ -197,12 +189,8 @@ def _relation_stream(tree: SourceTree, kind: str, level: int, scopes) -> Callabl
             query = (phrase(rng, IMPLEMENTORS, trait=key, mod=scope) if kind == "implementors"
                      else phrase(rng, TRAITS_OF, name=key, mod=scope))
             expected = ", ".join(groups[key])
-            drop = oracle_drop(tree, scope, kind, query, expected)
-            if drop:
-                yield drop
-                continue
-            yield Candidate(code_task(tree, scope, level, query, "code", expected,
-                                      f"TreeSitterOracle: {kind} of {key}; ctags impl headers agree"), (scope,))
+            yield oracle_checked(tree, scope, kind, level, query, expected,
+                                 f"TreeSitterOracle: {kind} of {key}; ctags impl headers agree")
     return stream
 
 
