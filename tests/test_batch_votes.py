@@ -53,6 +53,16 @@ def test_sample_share_hands_each_completion_out_once_and_forgets_old_prompts():
     assert (share.batches, share.served) == (4, 3)
 
 
+def _arith_task() -> MemoryTask:
+    return MemoryTask("t", "What is 4 + 5?", "no context needed", None, "9", "numeric", {"suite": "arith"})
+
+
+def _scripted_lm(engine: ScriptedEngine, temperature: float) -> dspy.LM:
+    """The scripted LM over ``engine`` at ``temperature``, its calls recorded."""
+    return dspy.LM("rlmlab/scripted", engine=engine, cache=False, callbacks=[CallRecorder()],
+                   temperature=temperature, max_tokens=512, num_retries=0)
+
+
 class _ClaimingEngine(ScriptedEngine):
     """Answers by seed; notes, per call, whether the runner marked it as a vote's shared call."""
 
@@ -77,10 +87,8 @@ def test_the_runner_shares_each_rollouts_first_call_of_a_vote(tmp_path, workers)
     path = tmp_path / "E91.yaml"
     path.write_text("id: E91\ntitle: t\nbase: {layers: {}, max_iters: 2, samples: 3, temperature: 0.7}\n")
     engine = _ClaimingEngine()
-    lm = dspy.LM("rlmlab/scripted", engine=engine, cache=False, callbacks=[CallRecorder()], temperature=0.0,
-                 max_tokens=512, num_retries=0)
-    task = MemoryTask("t", "What is 4 + 5?", "no context needed", None, "9", "numeric", {"suite": "arith"})
-    run = run_experiment(str(path), lm=lm, task_list=[task], runs_dir=tmp_path, progress=False, workers=workers)
+    run = run_experiment(str(path), lm=_scripted_lm(engine, 0.0), task_list=[_arith_task()], runs_dir=tmp_path,
+                         progress=False, workers=workers)
     assert len(read_results(run.run_dir / "results.jsonl")) == 3
     by_seed: dict[int, list] = {}
     for seed, seeds in engine.claims:
@@ -111,15 +119,13 @@ class _SettlingEngine(ScriptedEngine):
     ({1: "9", 2: "7", 3: "8", 4: "7", 5: "9"}, 5, {1: (1, 2, 3), 2: (1, 2, 3), 3: (1, 2, 3), 4: (4, 5), 5: (4, 5)}),
 ])
 def test_a_settled_vote_stops_early_and_picks_what_the_full_vote_picks(tmp_path, answers, ran, batches):
-    task = MemoryTask("t", "What is 4 + 5?", "no context needed", None, "9", "numeric", {"suite": "arith"})
+    task = _arith_task()
     picked = {}
     for stop in ("all", "settled"):
         path = tmp_path / f"E93{stop}.yaml"
         path.write_text(f"id: E93\ntitle: t\nbase: {{layers: {{}}, max_iters: 1, samples: 5, vote_stop: {stop}}}\n")
         engine = _SettlingEngine(answers)
-        lm = dspy.LM("rlmlab/scripted", engine=engine, cache=False, callbacks=[CallRecorder()], temperature=0.0,
-                     max_tokens=512, num_retries=0)
-        run = run_experiment(str(path), lm=lm, task_list=[task], runs_dir=tmp_path / stop, progress=False,
+        run = run_experiment(str(path), lm=_scripted_lm(engine, 0.0), task_list=[task], runs_dir=tmp_path / stop, progress=False,
                              workers=2)  # settling runs a task's samples in order even with two workers
         rows = read_results(run.run_dir / "results.jsonl")
         assert {r["vote_stop"] for r in rows} == {stop}
@@ -137,10 +143,8 @@ def test_a_condition_without_samples_shares_nothing(tmp_path):
     path = tmp_path / "E92.yaml"
     path.write_text("id: E92\ntitle: t\nbase: {layers: {}, max_iters: 2}\n")
     engine = _ClaimingEngine()
-    lm = dspy.LM("rlmlab/scripted", engine=engine, cache=False, callbacks=[CallRecorder()], temperature=0.7,
-                 max_tokens=512, num_retries=0)
-    task = MemoryTask("t", "What is 4 + 5?", "no context needed", None, "9", "numeric", {"suite": "arith"})
-    run_experiment(str(path), lm=lm, task_list=[task], runs_dir=tmp_path, progress=False)
+    run_experiment(str(path), lm=_scripted_lm(engine, 0.7), task_list=[_arith_task()], runs_dir=tmp_path,
+                   progress=False)
     assert engine.claims and all(seeds is None for _, seeds in engine.claims)
 
 
