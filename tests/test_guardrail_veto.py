@@ -18,6 +18,12 @@ def _item(title: str, template: str, shape: str, polarity: str = "success", **me
                       source="extract", template=template, shape=shape, meta=meta or None)
 
 
+def _template_loop(store: MemoryStore, steps: list, **kw) -> ReasoningBankLoop:
+    """A loop whose scripted LM writes ``steps``, offered the L2 templates retrieval gives each task's shape."""
+    return ReasoningBankLoop(store, lm=make_lm("scripted", script=steps), templates=True,
+                             builder=ContextBuilder(store, toggles=["L2"], retrieval="templates"), **kw)
+
+
 def test_retrieval_skips_a_template_a_guardrail_names_for_the_querys_shape_only(tmp_path):
     with MemoryStore(tmp_path / "bank.db") as store:
         plus = store.add(_item("Add two numbers of apples", PLUS, "What is 125 plus 389 apples?")).id
@@ -47,9 +53,7 @@ def test_the_loop_stops_injecting_a_template_after_it_misfired_on_a_near_shape(t
              step("x = 125\ny = 39\nanswer = x + y\nSUBMIT(answer=answer)"),  # the copied template: wrong here
              step("x = 200\ny = 50\nanswer = x - y\nSUBMIT(answer=answer)")]
     with MemoryStore(tmp_path / "bank.db") as store:
-        loop = ReasoningBankLoop(store, lm=make_lm("scripted", script=steps), extractor="template",
-                                 consolidator="consolidate", templates=True,
-                                 builder=ContextBuilder(store, toggles=["L2"], retrieval="templates"))
+        loop = _template_loop(store, steps, extractor="template", consolidator="consolidate")
         first = loop.run_task(tasks[0])
         [learnt] = first.extracted
         second = loop.run_task(tasks[1])
@@ -108,8 +112,7 @@ def test_a_template_that_wins_on_a_shape_takes_it_so_one_guardrail_there_does_no
     steps = [step("x = 125\ny = 39\nanswer = x - y\nSUBMIT(answer=answer)")]
     with MemoryStore(tmp_path / "bank.db") as store:
         minus = store.add(_item("Subtract numbers of apples", MINUS, "What is 9 less 2 apples, less?")).id
-        loop = ReasoningBankLoop(store, lm=make_lm("scripted", script=steps), extractor="none", templates=True,
-                                 builder=ContextBuilder(store, toggles=["L2"], retrieval="templates"))
+        loop = _template_loop(store, steps, extractor="none")
         won = loop.run_task(MemoryTask("t", "What is 125 minus 39 apples?", "", None, "86", "numeric"))
         assert won.success and won.injected == [minus]
         shape = query_shape("What is 125 minus 39 apples?")
@@ -126,8 +129,7 @@ def test_a_template_the_winning_code_did_not_use_takes_no_shape(tmp_path):
     steps = [step("x = 125\ny = 39\nanswer = x - y\nSUBMIT(answer=answer)")]
     with MemoryStore(tmp_path / "bank.db") as store:
         plus = store.add(_item("Add numbers of apples", PLUS, "What is 125 plus 389 apples?")).id
-        loop = ReasoningBankLoop(store, lm=make_lm("scripted", script=steps), extractor="none", templates=True,
-                                 builder=ContextBuilder(store, toggles=["L2"], retrieval="templates"))
+        loop = _template_loop(store, steps, extractor="none")
         out = loop.run_task(MemoryTask("t", "What is 125 minus 39 apples?", "", None, "86", "numeric"))
         assert out.success and out.injected == [plus]
         assert store.get(plus).shape == query_shape("What is 125 plus 389 apples?")
