@@ -39,6 +39,11 @@ def _step(task, code: str) -> str:
     return grammar_step(task.query, code, "count it")
 
 
+def _submit_grammar(task, code: str, output: str) -> str:
+    """The grammar of a step that must SUBMIT, after one step that ran ``code`` and printed ``output``."""
+    return run_step_grammar(_run(task, [SimpleNamespace(code=code, output=output)]), fmt="rlm", must_submit=True)
+
+
 def _first(train, kind: str):
     return next(t for t in train if t.kind == kind)
 
@@ -153,9 +158,8 @@ def test_without_vocabularies_the_step_keeps_every_tool_and_free_strings(train):
 
 def test_a_printed_number_is_not_retyped_while_a_variable_holds_the_result(train):
     task = _first(train, "count_unwrap_calls")
-    printed = SimpleNamespace(code='total = ctx_find(context, r"x")\nprint(total)',
-                              output="{'key': 'context', 'total': 10, 'matches': [{'offset': 499, 'line': 24}]}")
-    g = run_step_grammar(_run(task, [printed]), fmt="rlm", must_submit=True)
+    g = _submit_grammar(task, 'total = ctx_find(context, r"x")\nprint(total)',
+                         "{'key': 'context', 'total': 10, 'matches': [{'offset': 499, 'line': 24}]}")
     assert _accepts(g, _step(task, 'SUBMIT(answer=total["total"])'))
     assert not _accepts(g, _step(task, "SUBMIT(answer=24)"))  # a line number it printed
     assert not _accepts(g, _step(task, 'SUBMIT(answer=total[1])'))  # a dict has no index 1
@@ -226,8 +230,7 @@ def test_llama_cpp_parses_the_closed_step_grammars(train):
 
 def test_a_whole_result_is_read_by_a_top_level_key_first(train):
     task = _first(train, "count_unwrap_calls")
-    printed = SimpleNamespace(code='answer = ctx_find(context, r"x")', output="(no output)")
-    g = run_step_grammar(_run(task, [printed]), fmt="rlm", must_submit=True)
+    g = _submit_grammar(task, 'answer = ctx_find(context, r"x")', "(no output)")
     assert not _accepts(g, _step(task, "SUBMIT(answer=answer[0])"))  # KeyError: 0 on the result's dict
     assert _accepts(g, _step(task, 'SUBMIT(answer=answer["total"])'))
     assert _accepts(g, _step(task, 'SUBMIT(answer=len(answer["matches"]))'))
@@ -235,17 +238,15 @@ def test_a_whole_result_is_read_by_a_top_level_key_first(train):
 
 def test_over_rust_a_printed_number_is_not_retyped_into_arithmetic(train):
     task = _first(train, "count_unwrap_calls")
-    printed = SimpleNamespace(code='answer = ctx_find(context, r"x")\nprint(answer)',
-                              output="{'key': 'context', 'total': 10, 'matches': [{'offset': 5232, 'line': 24}]}")
-    g = run_step_grammar(_run(task, [printed]), fmt="rlm", must_submit=True)
+    g = _submit_grammar(task, 'answer = ctx_find(context, r"x")\nprint(answer)',
+                         "{'key': 'context', 'total': 10, 'matches': [{'offset': 5232, 'line': 24}]}")
     assert not _accepts(g, _step(task, "SUBMIT(answer=10 * 5232)"))
     assert _accepts(g, _step(task, 'SUBMIT(answer=answer["total"])'))
 
 
 def test_subscripts_are_bounded_so_a_sampled_step_cannot_run_on(train):
     task = _first(train, "count_unwrap_calls")
-    printed = SimpleNamespace(code='total = ctx_find(context, r"x")', output="(no output)")
-    g = run_step_grammar(_run(task, [printed]), fmt="rlm", must_submit=True)
+    g = _submit_grammar(task, 'total = ctx_find(context, r"x")', "(no output)")
     assert _accepts(g, _step(task, 'SUBMIT(answer=total["total"])'))
     assert not _accepts(g, _step(task, "SUBMIT(answer=total" + '["total"]' * 6 + ")"))  # seen: a runaway to the cap
 
@@ -335,8 +336,7 @@ def test_a_count_is_answered_by_a_number_not_a_line_or_a_capture(train):
     # seen in session 12's run: "How many public functions ... does size_hint.rs contain?" submitted the first
     # match's text, a line of code
     task = _first(train, "count_pub_fns")
-    printed = SimpleNamespace(code='answer = ctx_find(context, r"x")', output="(no output)")
-    g = run_step_grammar(_run(task, [printed]), fmt="rlm", must_submit=True)
+    g = _submit_grammar(task, 'answer = ctx_find(context, r"x")', "(no output)")
     for wrong in ('answer["matches"][0]["text"]', 'answer["matches"][0]["line"]',
                   'answer["matches"][0]["captures"]["name"]',
                   '", ".join(m["captures"]["name"] for m in answer["matches"])'):
