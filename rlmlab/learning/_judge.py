@@ -28,8 +28,8 @@ from rlmlab.memory import MemoryTask, Verdict
 if TYPE_CHECKING:  # rlmlab.executors imports rlmlab.tools, which imports rlmlab.memory
     from rlmlab.executors import Trajectory
 
-__all__ = ["Judge", "JUDGES", "judge_for", "ExactJudge", "NumericJudge", "SparqlJudge", "CodeJudge", "strip_fences",
-           "acceptable_values", "binary_verdict", "clip_quote", "no_answer_reason", "unjudged_verdict"]
+__all__ = ["Judge", "JUDGES", "judge_for", "ExactJudge", "NumericJudge", "SparqlJudge", "CodeJudge", "SourceJudge",
+           "strip_fences", "acceptable_values", "binary_verdict", "clip_quote", "no_answer_reason", "unjudged_verdict"]
 
 JUDGES: Registry = Registry("judge")
 
@@ -383,7 +383,33 @@ class SparqlJudge:
 # -- code -------------------------------------------------------------------------------------------------
 
 @dataclass
-class CodeJudge:
+class SourceJudge:
+    """A judge that reads the task's source, ``meta["source_path"]`` (a Rust file or a crate directory, relative to
+    ``source_root`` if given), through one :class:`rlmlab.oracle.TraceValidator` of its own."""
+
+    source_root: str | None = None
+    name: str = field(default="source", init=False)  # each judge's own
+    _validator: Any = field(default=None, init=False, repr=False, compare=False)
+
+    def task_source(self, task: MemoryTask) -> tuple[str, Any]:
+        """``meta["source_path"]`` and the validator's resolution of it; a ConfigError when the task names no
+        source or the source is missing."""
+        from rlmlab.oracle import SourceMissing, TraceValidator
+
+        if self._validator is None:  # one validator per judge: its parse cache spans the rollouts of a task
+            self._validator = TraceValidator(self.source_root)
+        source_path = task.meta.get("source_path")
+        if not source_path:
+            raise ConfigError(f"task {task.id}: the {self.name} judge needs meta['source_path'] (a Rust file or "
+                              f"crate)")
+        try:
+            return source_path, self._validator.resolve(source_path)
+        except SourceMissing as exc:
+            raise ConfigError(f"task {task.id}: {exc}") from None
+
+
+@dataclass
+class CodeJudge(SourceJudge):
     """The code oracles (:class:`rlmlab.oracle.TraceValidator`) verify the answer to ``task.query`` against
     ``meta["source_path"]`` (a Rust file or a crate directory, relative to ``source_root`` if given).
 
@@ -391,22 +417,12 @@ class CodeJudge:
     ``task.expected`` the answer must also agree with it (numerically for a number, else as normalised text).
     """
 
-    source_root: str | None = None
     name: str = field(default="code", init=False)
-    _validator: Any = field(default=None, init=False, repr=False, compare=False)
 
     def judge(self, task: MemoryTask, trajectory: "Trajectory") -> Verdict:
-        from rlmlab.oracle import AnalysisResult, SourceMissing, TraceValidator
+        from rlmlab.oracle import AnalysisResult
 
-        if self._validator is None:  # one validator per judge: its parse cache spans the rollouts of a task
-            self._validator = TraceValidator(self.source_root)
-        source_path = task.meta.get("source_path")
-        if not source_path:
-            raise ConfigError(f"task {task.id}: the code judge needs meta['source_path'] (a Rust file or crate)")
-        try:
-            self._validator.resolve(source_path)
-        except SourceMissing as exc:
-            raise ConfigError(f"task {task.id}: {exc}") from None
+        source_path, _ = self.task_source(task)
         why = no_answer_reason(trajectory)
         if why:
             return binary_verdict(self.name, False, why)

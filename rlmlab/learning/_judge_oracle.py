@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from rlmlab.errors import ConfigError
+from rlmlab.learning._judge import SourceJudge
 from rlmlab.learning._judge_aggregate import aggregate_verdict
 from rlmlab.memory import MemoryTask, Verdict
 from rlmlab.numbers import normalise_text
@@ -62,26 +62,14 @@ def _norm_type(text: str) -> str:
 
 
 @dataclass
-class OracleJudge:
+class OracleJudge(SourceJudge):
     """Code answers checked against the task's source (``meta["source_path"]``, a file or a directory, relative
     to ``source_root`` if given) by the code oracles, then by tree-sitter facts; see the module docstring."""
 
-    source_root: str | None = None
     name: str = field(default="oracle", init=False)
-    _validator: Any = field(default=None, init=False, repr=False, compare=False)
 
     def _sources(self, task: MemoryTask) -> Any:
-        from rlmlab.oracle import SourceMissing, TraceValidator
-
-        if self._validator is None:  # one validator per judge: its parse cache spans the rollouts of a task
-            self._validator = TraceValidator(self.source_root)
-        source_path = task.meta.get("source_path")
-        if not source_path:
-            raise ConfigError(f"task {task.id}: the oracle judge needs meta['source_path'] (a Rust file or crate)")
-        try:
-            return self._validator.resolve(source_path)[0]
-        except SourceMissing as exc:
-            raise ConfigError(f"task {task.id}: {exc}") from None
+        return self.task_source(task)[1][0]
 
     def judge(self, task: MemoryTask, trajectory: "Trajectory") -> Verdict:
         if trajectory.error:
