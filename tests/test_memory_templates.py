@@ -22,10 +22,10 @@ from rlmlab.memory import (
     MemoryStore, MemoryTask, PackError, Slot, TemplateError, export_pack, fill_template, import_pack,
     parse_template, read_pack, template_slots,
 )
-from rlmlab.learning import ReasoningBankLoop, judge_for
+from rlmlab.learning import ReasoningBankLoop, judge_for, run_template
 from rlmlab.memory._context import CODE_HEADER
 from rlmlab.memory._schema import connect
-from rlmlab.tools import TOOLS, Workspace, attach_ontology
+from rlmlab.tools import Workspace, attach_ontology
 
 PACKS = PROJECT_ROOT / "data" / "packs"
 SEED = PACKS / "step_templates.jsonl"
@@ -317,33 +317,6 @@ def _template(prefix: str) -> MemoryItem:
     found = [it for it in SEED_ITEMS if it.title.startswith(prefix)]
     assert len(found) == 1, f"{prefix!r}: {[it.title for it in found]}"
     return found[0]
-
-
-class _Submitted(Exception):
-    pass
-
-
-def run_template(template: str, values: dict, task: MemoryTask) -> str | None:
-    """Fill the template and run it against the task's context with the real tools (every call through
-    Workspace.call); the answer is what SUBMIT got, as the executors record it (str)."""
-    code = fill_template(template, values)
-    ws = Workspace()
-    if task.meta.get("ontology"):
-        attach_ontology(ws, task.meta["ontology"])
-    namespace = {spec.name: ws.bound(spec.name) for spec in TOOLS}
-    namespace["context"] = ws.store.put(task.context)
-    got: dict = {}
-
-    def submit(**fields):
-        got.update(fields)
-        raise _Submitted
-
-    namespace["SUBMIT"] = submit
-    try:
-        exec(compile(code, "<template>", "exec"), namespace)
-    except _Submitted:
-        pass
-    return None if "answer" not in got else str(got["answer"])
 
 
 def judged(task: MemoryTask, answer: str | None):
