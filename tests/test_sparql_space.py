@@ -187,11 +187,19 @@ def test_a_retrieved_template_fits_only_where_its_filled_query_is_in_the_space(t
     assert not offered(sub) and offered(supq)
 
 
+def _hierarchy_class(task, steps: str) -> str:
+    """The class the question names, once its words are read as asking for ``steps`` rdfs:subClassOf steps."""
+    from rlmlab.ontology import hierarchy_steps
+
+    assert hierarchy_steps(task.query) == steps, task.query
+    return query_slots(task.query)["class"][0]
+
+
 def test_the_question_s_words_name_the_text_test_and_the_hierarchy_steps(tasks):
     """"begins with" is STRSTARTS (not STRENDS), "at any depth" needs + or *, "a direct rdfs:subClassOf" none, "two
     rdfs:subClassOf steps" a chain through the join variable; "the domain and the range of P" is P rdfs:domain ?x,
     P rdfs:range ?y. On the train stream's own tasks, the grammar and the judge alike."""
-    from rlmlab.ontology import hierarchy_steps, text_tests
+    from rlmlab.ontology import text_tests
 
     first = _first_of_each_kind(tasks)
     iri = first["iri_prefix"]  # "... whose IRI starts with <iri> (one column ...)"
@@ -200,13 +208,11 @@ def test_the_question_s_words_name_the_text_test_and_the_hierarchy_steps(tasks):
     good = f"SELECT ?x WHERE {{ ?x a owl:ObjectProperty . FILTER(STRSTARTS(STR(?x), '{prefix}')) }}"
     space_splits(iri, good, good.replace("STRSTARTS", "STRENDS"))
     walk = first["count_subclasses_transitive"]
-    assert hierarchy_steps(walk.query) == "any"
-    c = query_slots(walk.query)["class"][0]
+    c = _hierarchy_class(walk, "any")
     space_splits(walk, f"SELECT (COUNT(DISTINCT ?x) AS ?n) WHERE {{ ?x rdfs:subClassOf+ {c} }}",
                  f"SELECT (COUNT(DISTINCT ?x) AS ?n) WHERE {{ ?x rdfs:subClassOf {c} }}")
     two = first["two_step_subclasses"]
-    assert hierarchy_steps(two.query) == "chain"
-    c = query_slots(two.query)["class"][0]
+    c = _hierarchy_class(two, "chain")
     space_splits(two, f"SELECT ?x WHERE {{ ?x rdfs:subClassOf ?y . ?y rdfs:subClassOf {c} }}",
                  f"SELECT ?x WHERE {{ ?x rdfs:subClassOf {c} }}")
     dr = first["domain_range"]  # "the domain and the range of the property P"
@@ -221,8 +227,6 @@ def test_stated_relations_are_required_in_their_order_and_steps_follow_whether_t
     "the domain and the range of P" answered with ``?y rdfs:range ?x`` (P's range never read) or with the columns
     swapped; "the superclasses of X, one or more steps" with ``*`` (X itself among them); and "P whose range is X or
     a class below X" needs ``*``. The grammar now refuses each, and the judge fails it."""
-    from rlmlab.ontology import hierarchy_steps
-
     first = _first_of_each_kind(tasks)
     dr = first["domain_range"]
     p = query_slots(dr.query)["property"][0]
@@ -230,12 +234,10 @@ def test_stated_relations_are_required_in_their_order_and_steps_follow_whether_t
                  f"SELECT ?x ?y WHERE {{ {p} rdfs:domain ?x . ?y rdfs:range ?x }}",
                  f"SELECT ?x ?y WHERE {{ {p} rdfs:range ?x . {p} rdfs:domain ?y }}")
     sup = first["superclasses_transitive"]
-    assert hierarchy_steps(sup.query) == "any"
-    c = query_slots(sup.query)["class"][0]
+    c = _hierarchy_class(sup, "any")
     space_splits(sup, f"SELECT DISTINCT ?x WHERE {{ {c} rdfs:subClassOf+ ?x . FILTER(isIRI(?x)) }}",
                  f"SELECT DISTINCT ?x WHERE {{ {c} rdfs:subClassOf* ?x . FILTER(isIRI(?x)) }}")
     below = first["properties_range_below"]  # "... whose rdfs:range is C or a class below C at any depth"
-    assert hierarchy_steps(below.query) == "self"
-    c = query_slots(below.query)["class"][0]
+    c = _hierarchy_class(below, "self")
     space_splits(below, f"SELECT DISTINCT ?x WHERE {{ ?x rdfs:range ?y . ?y rdfs:subClassOf* {c} }}",
                  f"SELECT DISTINCT ?x WHERE {{ ?x rdfs:range ?y . ?y rdfs:subClassOf+ {c} }}")
