@@ -1,5 +1,5 @@
 """Shared by the tests: a model's step as the scripted LM takes it and as a constrained model writes it, an LM
-that answers from a list and notes each request's sampling, an experiment file, a free port, a file's digest."""
+that answers from a list and notes each request's sampling, an experiment file, what a loader's ConfigError says of a config file, a free port, a file's digest."""
 
 from __future__ import annotations
 
@@ -50,6 +50,18 @@ def experiment_file(tmp_path: Path, body: str, name: str = "E90") -> str:
     path = tmp_path / f"{name}.yaml"
     path.write_text(f"id: {name}\ntitle: t\n{body}")
     return str(path)
+
+
+def config_error(load, path: Path, text: str) -> str:
+    """What ``load`` says in the ConfigError it raises on a config file holding ``text`` (written to ``path``)."""
+    import pytest
+
+    from rlmlab.errors import ConfigError
+
+    path.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load(path)
+    return str(err.value)
 
 
 def free_port() -> int:

@@ -6,6 +6,7 @@ import pytest
 
 from rlmlab.errors import ConfigError
 from rlmlab.experiments._config import list_experiments, load_experiment
+from helpers import config_error
 
 
 def test_all_twelve_experiments_load_and_match_the_spec():
@@ -46,10 +47,8 @@ def test_all_twelve_experiments_load_and_match_the_spec():
 ])
 def test_bad_configs_name_the_file_and_key(tmp_path, body, message):
     path = tmp_path / "bad.yaml"
-    path.write_text(body)
-    with pytest.raises(ConfigError) as err:
-        load_experiment(path)
-    assert str(path) in str(err.value) and message in str(err.value)
+    said = config_error(load_experiment, path, body)
+    assert str(path) in said and message in said
 
 
 def test_unknown_experiment_lists_the_known_ones():

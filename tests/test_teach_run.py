@@ -7,12 +7,13 @@ from click.testing import CliRunner
 
 from rlmlab._paths import PROJECT_ROOT
 from rlmlab.cli import main
-from rlmlab.errors import ConfigError, RLMLabError
+from rlmlab.errors import RLMLabError
 from rlmlab.lm import make_lm
 from rlmlab.teach import (
     Exchange, LMLearner, RunConfig, VotingLearner, load_run_config, read_traces, run_teach, solve_arithmetic,
 )
 from rlmlab.teach._render import summary_html, trace_html, trace_table
+from helpers import config_error
 
 
 def test_run_yaml_has_the_spec_shape_and_loads():
@@ -32,10 +33,8 @@ def test_run_yaml_has_the_spec_shape_and_loads():
 ])
 def test_bad_run_config_names_file_and_key(tmp_path, text, where):
     path = tmp_path / "run.yaml"
-    path.write_text(text)
-    with pytest.raises(ConfigError) as err:
-        load_run_config(path)
-    assert str(path) in str(err.value) and where in str(err.value)
+    said = config_error(load_run_config, path, text)
+    assert str(path) in said and where in said
 
 
 def test_config_input_paths_resolve_from_any_working_directory(tmp_path, monkeypatch):
