@@ -25,12 +25,12 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from dspy.primitives import local_interpreter as _dspy_local
 from dspy.primitives.code_interpreter import CodeInterpreterError
-from dspy.primitives.local_interpreter import LocalInterpreter
 from dspy.utils.callback import with_callbacks
 
 from rlmlab.errors import ToolError
+from rlmlab.executors._dspy_adapter import (DSPY_WORKER_SCRIPT, WorkerProtocol, local_execute,
+                                             local_invoke_tool)
 from rlmlab.executors._differences import LOCAL_INTERPRETER_DIFFERENCES, HeldClock
 from rlmlab.executors._replies import REPLY_LINE_MAX, Oversize, ReplyQueue, parse_reply, read_replies
 from rlmlab.handles import decode_handles, encode_handles
@@ -42,7 +42,6 @@ from rlmlab.tools import DEADLINE_KEY, Workspace, exit_description
 __all__ = ["RLMLabInterpreter", "InterpreterFactory", "LOCAL_INTERPRETER_DIFFERENCES"]
 
 _WORKER = Path(__file__).with_name("_worker.py")
-_DSPY_WORKER = Path(_dspy_local.__file__).with_name("local_interpreter_worker.py")
 _SUB_LLM_TOOLS = {"llm_query": 1, "llm_query_batched": None}
 _SUB_LLM_ARG = {"llm_query": "prompt", "llm_query_batched": "prompts"}
 # Host tools that run a whole sub-run (rlmlab/executors/_recursion.py): the step's timeout stops while they run
@@ -53,7 +52,7 @@ _TOOL_CALLS_PER_STEP = 10_000
 _TOOL_CALLS_AT_ONCE = 32
 
 
-class RLMLabInterpreter(LocalInterpreter):
+class RLMLabInterpreter(WorkerProtocol):
     """dspy's LocalInterpreter with the rlmlab workspace's tools, BlobRef handles and restart on timeout.
 
     Calls to registered tools go through :meth:`Workspace.call` (so caps,
@@ -70,7 +69,7 @@ class RLMLabInterpreter(LocalInterpreter):
     DSPy's handling.
     """
 
-    execution_instructions = LocalInterpreter.execution_instructions
+    execution_instructions = WorkerProtocol.execution_instructions
     runs_pyodide = False  # True on the pyodide backend's interpreter class (rlmlab/executors/_pyodide.py)
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
@@ -130,7 +129,7 @@ class RLMLabInterpreter(LocalInterpreter):
         self.restarts = 0
         self.crashes = 0
         self._started: subprocess.Popen[str] | None = None  # the latest worker (kept after a crash clears _process)
-        self._responses = ReplyQueue()
+        self.reply_queue = ReplyQueue()
         self._xid: str | None = None  # the execute request a reply must answer (None: none pending)
         self._answered: list[str] = []  # the last few requests' ids (a late second reply to one is not news)
         self._refused: list[str] = []  # what this step wrote to the reply channel that the host refused
@@ -141,9 +140,9 @@ class RLMLabInterpreter(LocalInterpreter):
 
     @with_callbacks  # DSPy's startup callbacks (on_interpreter_startup_*), also when a timeout restarts the worker
     def start(self) -> None:
-        if self._ended:
+        if self.session_ended:
             raise CodeInterpreterError("RLMLabInterpreter session has been shut down.")
-        if self._process is not None:
+        if self.worker_process is not None:
             return
         if self.sandbox_warning and self.restarts == 0:
             print_warning(self.sandbox_warning)
@@ -153,7 +152,7 @@ class RLMLabInterpreter(LocalInterpreter):
         confinement = self._backend.worker_confinement(self.scratch_dir, self.memory_limit_mb)
         if confinement is not None:
             extra["RLMLAB_SANDBOX_CONFINE"] = json.dumps(confinement)
-        argv = self._backend.wrap([sys.executable, str(_WORKER), str(_DSPY_WORKER)], self.scratch_dir)
+        argv = self._backend.wrap([sys.executable, str(_WORKER), str(DSPY_WORKER_SCRIPT)], self.scratch_dir)
         try:
             process = subprocess.Popen(
                 argv, env=scrubbed_env(self.scratch_dir, extra), cwd=self.scratch_dir,
@@ -162,16 +161,16 @@ class RLMLabInterpreter(LocalInterpreter):
             )
         except OSError as exc:
             raise CodeInterpreterError(f"Unable to start Python worker: {exc}") from exc
-        self._process = self._started = process
-        threading.Thread(target=self._read_responses, args=(process,), daemon=True).start()
+        self.worker_process = self._started = process
+        threading.Thread(target=self.read_output, args=(process,), daemon=True).start()
         watch_scratch(process, self.scratch_dir, on_exceeded=self._over_quota)
-        message = self._receive(time.monotonic() + 30, "Python worker did not start within 30 seconds.")
+        message = self.receive_message(time.monotonic() + 30, "Python worker did not start within 30 seconds.")
         if message.get("type") == "sandbox_error":  # the worker would not serve unconfined
-            self._ended = True
-            self._kill()
+            self.session_ended = True
+            self.kill_worker()
             raise SandboxUnavailable(str(message.get("error")))
         if message.get("type") != "ready":
-            self._raise_terminal_error(f"Python worker returned an invalid startup message: {message!r}")
+            self.raise_terminal_error(f"Python worker returned an invalid startup message: {message!r}")
 
     def shutdown(self) -> None:
         super().shutdown()
@@ -191,7 +190,7 @@ class RLMLabInterpreter(LocalInterpreter):
         if self.execution_timeout is not None:  # tools the code calls may not outlast the step (tools/_bounded.py)
             self.workspace.extras[DEADLINE_KEY] = time.monotonic() + self.execution_timeout
         try:
-            return self._with_refusals(_local_execute(self, code, variables))
+            return self._with_refusals(local_execute(self, code, variables))
         except CodeInterpreterError as exc:
             process = self._started
             if self.recording_setup or process is None:
@@ -212,32 +211,32 @@ class RLMLabInterpreter(LocalInterpreter):
         finally:
             self.workspace.extras.pop(DEADLINE_KEY, None)
 
-    def _read_responses(self, process: subprocess.Popen[str]) -> None:
-        # The queue of this process, not ``self._responses`` at each line: after a restart the old process's
+    def read_output(self, process: subprocess.Popen[str]) -> None:
+        # The queue of this process, not ``self.reply_queue`` at each line: after a restart the old process's
         # reader must not put its end-of-stream into the new process's queue. Bytes, bounded (see _replies).
-        responses = self._responses
+        responses = self.reply_queue
         assert process.stdout is not None
         read_replies(getattr(process.stdout, "buffer", process.stdout), responses)
 
-    def _kill(self) -> None:
+    def kill_worker(self) -> None:
         try:
-            super()._kill()
+            super().kill_worker()
         except OSError:  # closing a dead worker's stdin flushes into a broken pipe: it is gone either way
             pass
 
     def _restart(self) -> None:
         self.restarts += 1
-        self._ended, self._process = False, None
-        self._responses.close()  # the old reader may be waiting on a full queue: it stops there
-        self._responses = ReplyQueue()
+        self.session_ended, self.worker_process = False, None
+        self.reply_queue.close()  # the old reader may be waiting on a full queue: it stops there
+        self.reply_queue = ReplyQueue()
         self._xid = None
         self.start()
         for code, variables in self._setup:
-            _local_execute(self, code, variables)
+            local_execute(self, code, variables)
 
     # -- the reply channel: every message is step code's until it answers the pending request ------------------
 
-    def _send(self, message: dict[str, Any], process: subprocess.Popen[str] | None = None) -> None:
+    def send_message(self, message: dict[str, Any], process: subprocess.Popen[str] | None = None) -> None:
         if message.get("type") == "execute":  # a fresh id the step's code cannot know before it runs
             self._xid = secrets.token_hex(12)
             self._answered.append(self._xid)
@@ -245,9 +244,9 @@ class RLMLabInterpreter(LocalInterpreter):
             message = {**message, "xid": self._xid}
             self._refused, self._tool_calls = [], 0
             self._clock.reset()
-        super()._send(message, process)
+        super().send_message(message, process)
 
-    def _receive(self, deadline: float | None, timeout_message: str) -> dict[str, Any]:
+    def receive_message(self, deadline: float | None, timeout_message: str) -> dict[str, Any]:
         """The next message that answers what the host waits for; anything else the worker's pipe carries (a
         line over REPLY_LINE_MAX bytes, not JSON, a reply to no pending request, a tool request over the step's
         caps) is refused, noted for the step, and reading goes on."""
@@ -255,15 +254,15 @@ class RLMLabInterpreter(LocalInterpreter):
             due, paused = self._clock.deadline(deadline)
             timeout = None if due is None else max(0, due - time.monotonic())
             try:
-                item = self._responses.get(timeout=min(timeout, 1.0) if paused and timeout is not None else timeout)
+                item = self.reply_queue.get(timeout=min(timeout, 1.0) if paused and timeout is not None else timeout)
             except queue.Empty:
                 due, paused = self._clock.deadline(deadline)
                 if paused or (due is not None and due > time.monotonic()):
                     continue
-                self._raise_terminal_error(timeout_message)
+                self.raise_terminal_error(timeout_message)
             if item is None:
-                self._raise_terminal_error("Python worker exited unexpectedly.")
-            if isinstance(item, BaseException):  # a workspace tool's own failure (see _handle_tool)
+                self.raise_terminal_error("Python worker exited unexpectedly.")
+            if isinstance(item, BaseException):  # a workspace tool's own failure (see serve_tool)
                 self.shutdown()
                 raise item
             if isinstance(item, Oversize):
@@ -311,7 +310,7 @@ class RLMLabInterpreter(LocalInterpreter):
                 self._in_flight += 1
                 return None
         # to this worker only: one that is gone (a restart under way) needs no answer
-        self._send({"type": "tool_error", "id": rid, "error": f"ToolError: {over} (refused)"}, self._started)
+        self.send_message({"type": "tool_error", "id": rid, "error": f"ToolError: {over} (refused)"}, self._started)
         return ""
 
     def _refuse(self, what: str) -> None:
@@ -329,7 +328,7 @@ class RLMLabInterpreter(LocalInterpreter):
             self.notes.append(f"sandbox: {note}")
         return f"{result}\n{note}" if isinstance(result, str) else (note if result is None else result)
 
-    def _handle_tool(self, request: dict[str, Any], process: subprocess.Popen[str]) -> None:
+    def serve_tool(self, request: dict[str, Any], process: subprocess.Popen[str]) -> None:
         """Serve one tool request of step code. Its arguments are plain JSON; a ToolError, or any exception of a
         sub-LM or other host tool, is the step's error; a BaseException host code raised for the step
         (SystemExit, KeyboardInterrupt) is refused as the step's error too, never the caller's; any other
@@ -343,16 +342,16 @@ class RLMLabInterpreter(LocalInterpreter):
                 error = f"ToolError: {exc}"
             except Exception as exc:  # noqa: BLE001
                 if name in self.workspace.registry:  # not the model's to fix
-                    self._responses.put(exc)
+                    self.reply_queue.put(exc)
                     return
                 error = f"{type(exc).__name__}: {exc}"
             except BaseException as exc:  # noqa: BLE001 - raised by host code on the step's behalf: the step's
                 error = (f"HostError: host code serving {str(name)[:40]!r} raised {type(exc).__name__}; refused "
                          "(the run goes on)")
             else:
-                self._send({"type": "tool_result", "id": request["id"], "value": value}, process)
+                self.send_message({"type": "tool_result", "id": request["id"], "value": value}, process)
                 return
-            self._send({"type": "tool_error", "id": request["id"], "error": error[:2000]}, process)
+            self.send_message({"type": "tool_error", "id": request["id"], "error": error[:2000]}, process)
         finally:
             with self._count_lock:
                 self._in_flight -= 1
@@ -368,15 +367,15 @@ class RLMLabInterpreter(LocalInterpreter):
             if self.sub_call_counter is not None:
                 self.sub_call_counter(n)
             with call_role("sub"):
-                return _local_invoke_tool(self, tool_name, args, kwargs)
+                return local_invoke_tool(self, tool_name, args, kwargs)
         if not isinstance(tool_name, str) or tool_name.startswith("_") or tool_name not in self.tools:
             # DSPy's sandbox facade (__dspy_construct__, __dspy_call__) builds modules on the host from strings
             # step code wrote: never served (MeteredRLM does not install it)
             raise ToolError(f"no tool named {str(tool_name)[:60]!r} is offered to step code")
         if tool_name in _SUB_RUN_TOOLS:  # a sub-run has its own steps, timeouts and budgets: this step waits
             with self._clock.held():
-                return encode_handles(_local_invoke_tool(self, tool_name, args, kwargs))
-        return encode_handles(_local_invoke_tool(self, tool_name, args, kwargs))
+                return encode_handles(local_invoke_tool(self, tool_name, args, kwargs))
+        return encode_handles(local_invoke_tool(self, tool_name, args, kwargs))
 
 
 def _sub_lm_text(name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -405,12 +404,6 @@ def _how_it_ended(exc: CodeInterpreterError, process: subprocess.Popen[str], bac
         return f"was stopped ({detail[:200]})"
     code = process.poll()
     return "stopped answering" if code is None else exit_description(backend.exit_code(code))
-
-
-# LocalInterpreter's methods without their callback wrappers: RLMLabInterpreter's own wrappers fire the
-# callbacks once, and internal calls (replayed setup) fire none.
-_local_execute = getattr(LocalInterpreter.execute, "__wrapped__", LocalInterpreter.execute)
-_local_invoke_tool = getattr(LocalInterpreter.invoke_tool, "__wrapped__", LocalInterpreter.invoke_tool)
 
 
 _HANDLE_HINT = (" Large inputs are BlobRef handles: inspect them with ctx_stats, ctx_peek, ctx_slice and ctx_find"

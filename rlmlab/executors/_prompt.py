@@ -23,6 +23,8 @@ from typing import Any
 import dspy
 from dspy.primitives.repl_types import REPLVariable
 
+from rlmlab.executors._dspy_adapter import action_signature, tool_docs
+
 __all__ = ["PROMPTS", "COMPACT_INSTRUCTIONS", "GUIDANCE_FIELD", "resolve_prompt", "compact_action_signature",
            "GuidedPredict", "CompactVariable", "best_last"]
 
@@ -50,13 +52,13 @@ def compact_action_signature(rlm: Any) -> Any:
     """The compact action signature of a dspy.RLM (its inputs, tools and output fields), with the per-task
     ``guidance`` as the first input field, so it is sent after everything every task shares."""
     inputs = ", ".join(f"`{n}`" for n in rlm.signature.input_fields)
-    instructions = COMPACT_INSTRUCTIONS.format(inputs=inputs) + rlm._format_tool_docs(rlm._user_tools)
+    instructions = COMPACT_INSTRUCTIONS.format(inputs=inputs) + tool_docs(rlm)
     return (
         dspy.Signature({}, instructions)
         .append(GUIDANCE_FIELD, dspy.InputField(desc="Instructions and strategies for this task"), type_=str)
         .append("variables_info", dspy.InputField(desc="The REPL variables"), type_=str)
         .append("repl_history", dspy.InputField(desc="Earlier steps and their output"),
-                type_=rlm._action_signature.input_fields["repl_history"].annotation)
+                type_=action_signature(rlm).input_fields["repl_history"].annotation)
         .append("iteration", dspy.InputField(desc="This step's number out of the maximum"), type_=str)
         .append("reasoning", dspy.OutputField(desc="The question, then a short plan"), type_=str)
         .append("code", dspy.OutputField(desc="The step's Python lines"), type_=str)

@@ -171,9 +171,9 @@ class PyodideInterpreter(RLMLabInterpreter):
 
     @with_callbacks  # DSPy's startup callbacks, also when a timeout restarts the REPL
     def start(self) -> None:
-        if self._ended:
+        if self.session_ended:
             raise CodeInterpreterError("PyodideInterpreter session has been shut down.")
-        if self._process is not None:
+        if self.worker_process is not None:
             return
         reason = pyodide_unavailable()
         deno = _deno()
@@ -196,20 +196,20 @@ class PyodideInterpreter(RLMLabInterpreter):
                                        text=True, encoding="utf-8")
         except OSError as exc:
             raise CodeInterpreterError(f"Unable to start Deno: {exc}") from exc
-        self._process = self._started = process
+        self.worker_process = self._started = process
         stderr_tail: collections.deque[str] = collections.deque(maxlen=5)
-        threading.Thread(target=self._read_responses, args=(process,), daemon=True).start()
+        threading.Thread(target=self.read_output, args=(process,), daemon=True).start()
         drain = threading.Thread(target=_drain, args=(process, stderr_tail), daemon=True)
         drain.start()
         try:
-            message = self._receive(time.monotonic() + _START_TIMEOUT,
-                                    f"Pyodide did not start within {_START_TIMEOUT:g} seconds.")
+            message = self.receive_message(time.monotonic() + _START_TIMEOUT,
+                                           f"Pyodide did not start within {_START_TIMEOUT:g} seconds.")
         except CodeInterpreterError as exc:
             drain.join(timeout=5)  # Deno's last words (a denied permission, a missing module) name the cause
             tail = " | ".join(stderr_tail)
             raise CodeInterpreterError(f"{exc} Deno said: {tail[-500:] or 'nothing'}") from exc
         if message.get("type") != "ready":
-            self._raise_terminal_error(f"Pyodide REPL returned an invalid startup message: {message!r}")
+            self.raise_terminal_error(f"Pyodide REPL returned an invalid startup message: {message!r}")
         if self.memory_limit_mb:
             _cap_data(process.pid, int(self.memory_limit_mb))
 

@@ -7,7 +7,7 @@ and lines wait in a :class:`ReplyQueue` of at most :data:`REPLY_QUEUE_MAX` bytes
 pipe while it is full, so the worker blocks instead of the host growing). What the host holds for one step is
 therefore at most ``REPLY_LINE_MAX + REPLY_QUEUE_MAX`` (16 MiB), plus the one message being parsed.
 
-Which messages are accepted is the interpreter's decision (:meth:`RLMLabInterpreter._receive`): a reply must
+Which messages are accepted is the interpreter's decision (:meth:`RLMLabInterpreter.receive_message`): a reply must
 answer the request that is pending, named by its ``xid``.
 """
 

@@ -15,6 +15,7 @@ from dspy.primitives.sandbox_serializable import SandboxSerializable
 from rlmlab.executors._budget import budget_line
 from rlmlab.executors._constrain import StepConstraint, output_fields, run_step_grammar
 from rlmlab.executors._context_events import TappedFactory
+from rlmlab.executors._dspy_adapter import AdaptedRLM, action_signature, set_action_signature
 from rlmlab.executors._harness import DEFAULT_SANDBOX, CodeRunOptions, Run, RunEnv, StepScope, execute
 from rlmlab.executors._interpreter import InterpreterFactory
 from rlmlab.executors._recursion import child_tools, recursion_docs
@@ -75,7 +76,7 @@ class _LastAction(BaseCallback):
             self.last = outputs
 
 
-class MeteredRLM(dspy.RLM):
+class MeteredRLM(AdaptedRLM):
     """dspy.RLM that records an :class:`IterationRecord` per iteration (code, output, tools, leakage, tokens).
 
     Each iteration is a :class:`~rlmlab.executors._harness.StepScope` of ``run``; its context events go into
@@ -90,8 +91,8 @@ class MeteredRLM(dspy.RLM):
         super().__init__(signature, tools=dspy_tools(run.workspace), interpreter_factory=factory, **kwargs)
         self._compact = guidance is not None
         if guidance is not None:
-            self._action_signature = compact_action_signature(self)
-            self.generate_action = GuidedPredict(self._action_signature, guidance)
+            set_action_signature(self, compact_action_signature(self))
+            self.generate_action = GuidedPredict(action_signature(self), guidance)
         self.workspace, self.factory = run.workspace, factory
         self._action = _LastAction()
         self.generate_action.callbacks.append(self._action)
@@ -122,31 +123,31 @@ class MeteredRLM(dspy.RLM):
         names = output_fields(instance, inputs)
         return fields_grammar(names) if names else None
 
-    def _execute_code(self, repl: Any, code: str, input_args: dict[str, Any]) -> Any:
+    def run_code(self, repl: Any, code: str, input_args: dict[str, Any]) -> Any:
         action = self._action.last
         killed = self.run_state.check_step(str(getattr(action, "reasoning", "") or ""), code)
         if killed is not None:  # the step is discarded: its code does not run, the model answers again
             return killed
-        return self.run_state.with_corrections(super()._execute_code(repl, code, input_args))
+        return self.run_state.with_corrections(super().run_code(repl, code, input_args))
 
-    def _build_variables(self, **input_args: Any) -> list[Any]:
-        variables = super()._build_variables(**input_args)
+    def build_variables(self, **input_args: Any) -> list[Any]:
+        variables = super().build_variables(**input_args)
         if not self._compact:
             return variables
         return [CompactVariable.of(v, input_args[v.name].ref.n if isinstance(input_args.get(v.name), _HandleInput)
                                    else None) for v in variables]
 
-    def _prepare_serializable_vars(self, input_args: dict[str, Any], repl: Any) -> dict[str, Any]:
+    def prepare_inputs(self, input_args: dict[str, Any], repl: Any) -> dict[str, Any]:
         repl.recording_setup = True
         try:
-            return super()._prepare_serializable_vars(input_args, repl)
+            return super().prepare_inputs(input_args, repl)
         finally:
             repl.recording_setup = False
 
-    def _make_llm_tools(self, budget: Any = None, max_workers: int = 8) -> dict[str, Any]:
+    def llm_tools(self, budget: Any = None, max_workers: int = 8) -> dict[str, Any]:
         """DSPy's llm_query tools (at most ``max_concurrent`` prompts of a batch at once) and, when the run may
         recurse (``max_depth``), rlm_query / rlm_query_batched."""
-        tools = super()._make_llm_tools(budget, max_workers=min(max_workers, self._max_concurrent))
+        tools = super().llm_tools(budget, max_workers=min(max_workers, self._max_concurrent))
         tools.update(child_tools(self.run_state, RlmLoop()))
         return tools
 
@@ -154,31 +155,30 @@ class MeteredRLM(dspy.RLM):
     def _max_concurrent(self) -> int:
         return int(getattr(self.run_state.options, "max_concurrent", 8))
 
-    def _setup_facade(self, repl: Any, budget: Any, interpreter_factory: Any) -> str:
+    def setup_facade(self, repl: Any, budget: Any, interpreter_factory: Any) -> str:
         """Offer step code no host-side DSPy modules: DSPy's facade builds them on the host from signature strings
         step code wrote, importing and evaluating what their annotations name. Sub-LM calls stay (llm_query)."""
         return ""
 
-    def _execute_iteration(self, repl, variables, history, iteration, input_args, output_field_names,
-                           interpreter_factory, sub_agent_rules):
+    def run_iteration(self, repl, variables, history, iteration, input_args, output_field_names,
+                      interpreter_factory, sub_agent_rules):
         scope = self._begin_iteration(iteration, variables)
         try:
             with self.run_state.observing():
-                result = super()._execute_iteration(repl, variables, history, iteration, input_args,
-                                                    output_field_names, interpreter_factory, sub_agent_rules)
+                result = super().run_iteration(repl, variables, history, iteration, input_args,
+                                               output_field_names, interpreter_factory, sub_agent_rules)
         except Exception as exc:  # not the model's to fix (a tool's cap violation, a bug, the LM failing)
             return self._end_iteration(scope, None, exc)
         return self._end_iteration(scope, result, None)
 
-    async def _aexecute_iteration(self, repl, variables, history, iteration, input_args, output_field_names,
-                                  interpreter_factory, sub_agent_rules):
+    async def arun_iteration(self, repl, variables, history, iteration, input_args, output_field_names,
+                             interpreter_factory, sub_agent_rules):
         # acall()/aforward(): metered exactly as the sync path (one record and its trace events per iteration).
         scope = self._begin_iteration(iteration, variables)
         try:
             with self.run_state.observing():
-                result = await super()._aexecute_iteration(repl, variables, history, iteration, input_args,
-                                                           output_field_names, interpreter_factory,
-                                                           sub_agent_rules)
+                result = await super().arun_iteration(repl, variables, history, iteration, input_args,
+                                                      output_field_names, interpreter_factory, sub_agent_rules)
         except Exception as exc:
             return self._end_iteration(scope, None, exc)
         return self._end_iteration(scope, result, None)
@@ -207,7 +207,7 @@ class MeteredRLM(dspy.RLM):
     def _action_instructions(self) -> str:
         """The action predictor's instructions. DSPy lets a replacement predictor carry no ``signature`` (it
         then uses the RLM's own action signature), so neither may be assumed here."""
-        sig = getattr(self.generate_action, "signature", None) or getattr(self, "_action_signature", None)
+        sig = getattr(self.generate_action, "signature", None) or action_signature(self, None)
         return str(getattr(sig, "instructions", "") or "")
 
 
