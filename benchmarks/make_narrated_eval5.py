@@ -41,7 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the earlier sets' helpers, when run from anywhere
 from make_narrated_eval import PLAIN_SYS, TOOLS_SYS, ls, read, sh  # noqa: E402
-from make_narrated_eval2 import CHAT_SYS, LANG2, SHELL_SYS, generate, scenario_maker  # noqa: E402
+from make_narrated_eval2 import CHAT_SYS, SHELL_SYS, generate, scenario_maker  # noqa: E402
 from make_narrated_eval3 import CI_SYS, DATA_SYS, MAINT_SYS  # noqa: E402
 from make_narrated_eval4 import LANG4, OPS_SYS  # noqa: E402
 

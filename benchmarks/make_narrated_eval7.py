@@ -55,7 +55,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the earlier sets' helpers, when run from anywhere
 from make_narrated_eval import DIRECT_SYS, PLAIN_SYS, TOOLS_SYS, read, sh  # noqa: E402
-from make_narrated_eval2 import CHAT_SYS, KNOW_SYS, SHELL_SYS, generate, scenario_maker  # noqa: E402
+from make_narrated_eval2 import CHAT_SYS, SHELL_SYS, generate, scenario_maker  # noqa: E402
 from make_narrated_eval3 import CI_SYS, DATA_SYS, MAINT_SYS  # noqa: E402
 from make_narrated_eval4 import OPS_SYS  # noqa: E402
 from make_narrated_eval5 import EDITOR_SYS, ML_SYS  # noqa: E402

@@ -9,7 +9,6 @@ a run got and check it by what is on disk (no LM call started after the signal),
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess

@@ -13,7 +13,7 @@ from rlmlab.experiments import SUITES, load_suite, read_tasks
 from rlmlab.learning import AFTER_RETRIEVAL, BEFORE_RETRIEVAL, right_templates, template_recall
 from rlmlab.memory import (
     MIGRATIONS, RETRIEVAL_POLICIES, MemoryItem, MemoryStore, MemoryTask, import_pack, make_retriever, query_shape,
-    query_slots, read_pack, shape_similarity,
+    query_slots, shape_similarity,
 )
 from rlmlab.memory._schema import connect
 
