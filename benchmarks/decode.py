@@ -27,6 +27,7 @@ One run, one process, the embedded SmolLM2-135M (llama-cpp-python), ratios measu
 JSON, never its figures). Numbers go to ``--json`` (default runs/bench/decode.json). Run idle:
 ``.venv/bin/python benchmarks/decode.py [--smoke]``.
 """
+# smoke-marks: slow
 # Its smoke run decodes a few tokens with the embedded model (installed by make check too): seconds.
 
 from __future__ import annotations

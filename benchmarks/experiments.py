@@ -28,6 +28,7 @@ run (``"complete": false``) so a run killed there keeps the rest, and again at t
 
 Run:  .venv/bin/python benchmarks/experiments.py [--tasks 10] [--local-tasks 2] [--skip-local] [--json PATH] [--smoke]
 """
+# smoke-marks: slow
 
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ line per task or item. Run on an idle machine:  .venv/bin/python benchmarks/guid
 ``--smoke`` runs 01 and 02 with scripted LMs and one task or item (seconds, no model) and writes its JSON, so the
 script cannot rot. Numbers go to ``--json`` (default runs/bench/guides.json).
 """
+# smoke-marks: slow
 
 from __future__ import annotations
 

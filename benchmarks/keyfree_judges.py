@@ -16,6 +16,7 @@ Answers judged, per task of ``data/tasks`` (or the ``--tasks`` files):
 
 Run:  .venv/bin/python benchmarks/keyfree_judges.py [--tasks FILE ...] [--json PATH] [--smoke]
 """
+# smoke-marks: slow
 
 from __future__ import annotations
 

@@ -24,6 +24,7 @@ iterations 1, 5 and 10, and totals over the run.
 
 Run:  .venv/bin/python benchmarks/leakage.py [--json PATH] [--smoke]
 """
+# smoke-marks: slow
 
 from __future__ import annotations
 

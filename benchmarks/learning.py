@@ -22,6 +22,7 @@ printed for the generated and the paraphrase questions side by side, with the pa
 seconds and writes its JSON, to check the pipeline, not to measure. Numbers go to ``--json`` (default
 runs/bench/learning.json). Run:  .venv/bin/python benchmarks/learning.py --tasks 40 --test-tasks 20
 """
+# smoke-marks: slow
 
 from __future__ import annotations
 

@@ -12,6 +12,7 @@ and taken round-robin by family; each answer is computed exactly and recomputed 
     python benchmarks/make_math80.py --check    # exit 1 if the committed file differs
     python benchmarks/make_math80.py --smoke    # build it, write runs/bench_smoke/make_math80.json, touch nothing
 """
+# smoke-marks: slow
 
 from __future__ import annotations
 

@@ -17,6 +17,7 @@ This script never writes ``data/``.
 
 Run:  .venv/bin/python benchmarks/make_narrated_eval.py [--split dev|heldout|all] [--only ID,ID] [--out PATH] [--append]
 """
+# smoke-marks: slow
 
 from __future__ import annotations
 

@@ -18,6 +18,7 @@ never writes ``data/``.
 
 Run:  .venv/bin/python benchmarks/make_narrated_eval3.py [--only ID,ID] [--part K/N] [--out PATH]
 """
+# smoke-marks: slow
 
 from __future__ import annotations
 

@@ -20,6 +20,7 @@ never writes ``data/``.
 
 Run:  .venv/bin/python benchmarks/make_narrated_eval4.py [--only ID,ID] [--part K/N] [--out PATH]
 """
+# smoke-marks: slow
 
 from __future__ import annotations
 

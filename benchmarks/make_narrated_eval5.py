@@ -33,6 +33,7 @@ writes ``data/``. Replies are capped at 80 tokens (``MAX_TOKENS``).
 
 Run:  .venv/bin/python benchmarks/make_narrated_eval5.py [--only ID,ID] [--part K/N] [--out PATH] [--threads 1]
 """
+# smoke-marks: slow
 
 from __future__ import annotations
 

@@ -47,6 +47,7 @@ here. This script never writes ``data/``. Replies are capped at 80 tokens (``MAX
 Run:  taskset -c 1 .venv/bin/python benchmarks/make_narrated_eval7.py [--only ID,ID] [--part K/N] [--out PATH]
       [--threads 1]
 """
+# smoke-marks: slow
 
 from __future__ import annotations
 

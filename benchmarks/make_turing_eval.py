@@ -12,6 +12,7 @@ runs/bench_smoke/turing_eval_raw.jsonl, to check the script itself; it never tou
 
 Run:  .venv/bin/python benchmarks/make_turing_eval.py [--out PATH] [--only ID,ID] [--append] [--smoke]
 """
+# smoke-marks: slow
 
 from __future__ import annotations
 

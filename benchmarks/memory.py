@@ -26,6 +26,7 @@ Times are reported, never asserted. Raw numbers go to ``--out``/results.json (de
 
 Run:  .venv/bin/python benchmarks/memory.py [--quick | --smoke] [--sizes 1000,10000,100000] [--queries N] [--seed N]
 """
+# smoke-marks: slow
 
 from __future__ import annotations
 

@@ -26,6 +26,7 @@ reports tree-sitter's figures only. Every figure goes to ``--json`` (default run
 Run:  .venv/bin/python benchmarks/oracle.py [--root DIR] [--quick | --smoke] [--seed N] [--before REF] [--workers N]
       [--only grep|ctags|batch] [--json PATH]
 """
+# smoke-marks: slow
 
 from __future__ import annotations
 

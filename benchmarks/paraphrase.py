@@ -10,6 +10,7 @@ Run:  .venv/bin/python benchmarks/paraphrase.py [--suites code,text] [--split de
       [--limit N] [--smoke]
 ``--smoke`` runs one task of each split with the scripted LM, to check the script itself (make check).
 """
+# smoke-marks: slow
 
 from __future__ import annotations
 

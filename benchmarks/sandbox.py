@@ -14,6 +14,7 @@ Printed and written to ``--json`` (default runs/bench/sandbox.json; ``--smoke``:
 under the working directory) with ``uptime``'s load. Timing from a loaded machine is noisy: read the ratios.
 Run:  .venv/bin/python benchmarks/sandbox.py [--starts 20] [--steps 200] [--tasks 4]
 """
+# smoke-marks: slow
 
 from __future__ import annotations
 

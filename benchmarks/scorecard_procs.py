@@ -11,6 +11,7 @@ idle machine: the two ways are measured in the same run so their ratio means som
 rows match and writes the JSON (under runs/bench_smoke/ of the working folder).
 Run:  .venv/bin/python benchmarks/scorecard_procs.py [--n 4] [--claims s004.*] [--json FILE]
 """
+# smoke-marks: slow
 
 from __future__ import annotations
 

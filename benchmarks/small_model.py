@@ -27,6 +27,7 @@ are measured side by side in one run. ``--smoke`` (make check) runs each conditi
 LM (``scripted:probe``) and skips the speed phases, to check the script itself.
 Run:  .venv/bin/python benchmarks/small_model.py [--quick | --smoke]
 """
+# smoke-marks: slow
 
 from __future__ import annotations
 

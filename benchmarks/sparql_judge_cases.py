@@ -6,6 +6,7 @@ Tasks are read straight from data/tasks/ontology.jsonl, so the script also runs 
 
 Run:  .venv/bin/python benchmarks/sparql_judge_cases.py [--json PATH] [--smoke]   (--smoke: the first two tasks)
 """
+# smoke-marks: slow
 
 from __future__ import annotations
 

@@ -26,6 +26,7 @@ and reports agent runs per minute of its wall time.
 its JSON, in seconds. Figures from a loaded machine are noisy; read the ratios, measured in one run.
 Run:  .venv/bin/python benchmarks/speed.py --before /work/main [--tasks-per-group N] [--rounds 1] [--demo]
 """
+# smoke-marks: slow
 
 from __future__ import annotations
 

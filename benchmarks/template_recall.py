@@ -17,6 +17,7 @@ Run:  .venv/bin/python benchmarks/template_recall.py [--tasks FILE ...] [--bank 
 For the suites of ``data/tasks`` the table also splits each suite by the parity of the task's number: the hand
 pack was written from the odd-numbered tasks (their shapes are in the pack), the even ones are held out.
 """
+# smoke-marks: slow
 
 from __future__ import annotations
 

@@ -29,6 +29,7 @@ set of data/ that exists (``--labelled FILE`` for others; ``--labelled-only`` st
 Run:  .venv/bin/python benchmarks/turing.py [--quick | --smoke | --labelled-only] [--labelled JSONL] [--turns N]
       [--rounds N] [--max-tokens N] [--json PATH]
 """
+# smoke-marks: slow
 
 from __future__ import annotations
 

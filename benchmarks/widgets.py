@@ -29,6 +29,7 @@ Times are reported, never asserted. Raw numbers go to ``--out``/results.json (de
 Run:  .venv/bin/python benchmarks/widgets.py [--events 1000] [--iterations 50] [--rounds 15] [--seed 0] [--smoke]
 (``--smoke``, run by make check: 62 events over 20 iterations, one round, into runs/bench_smoke/widgets.)
 """
+# smoke-marks: slow
 
 from __future__ import annotations
 

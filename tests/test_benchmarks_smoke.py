@@ -10,7 +10,8 @@ files. Timing figures are never asserted: only that the run completes and its ou
 
 A script whose smoke run cannot do without something the unit tier leaves out says so in a comment line of its
 own, ``# smoke-marks: local_model`` (pytest marks, comma-separated): its smoke test then carries those marks, so
-``make check`` skips it and ``make test`` runs it.
+``make check`` skips it and ``make test`` runs it. A smoke run of more than about two seconds (its own
+process, rlmlab's imports, then the run) says ``# smoke-marks: slow``, so ``make check`` stays near its 90 s.
 """
 
 from __future__ import annotations

@@ -200,6 +200,7 @@ def _names_something_by_search(word: str, context: str) -> bool:
                      rf"|\bimpl\s*<[^>{{}}]*>\s+{w}\b|\bfor\s+{w}\s*(?:<|\{{|where\b)", _code_only(context)) is not None
 
 
+@pytest.mark.slow
 def test_the_name_set_grounds_the_same_words_as_a_search_per_word(tokio_src):
     import re
 
