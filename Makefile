@@ -77,28 +77,31 @@ pyodide: install
 demo: install rust-src bubblewrap
 	$(VENV)/bin/rlmlab demo
 
-# Two passes that together run every test. First the unit tier, the notebooks (scripted LMs) and the real
-# sandboxes on one pytest-xdist worker per core; then the tests that hold both cores, one at a time: the model's
-# threads (llama.cpp's workers spin, so a second job beside them slows both), JupyterLab, the browser, Ray, the
-# HTTP server. A marker added to pyproject.toml must be added to SERIAL_MARKERS or PARALLEL_MARKERS
-# (tests/test_makefile.py checks it).
+# Two passes that together run every test once. First the unit tier, the slow tests (`slow`: a process or a run per
+# case, the heavier benchmark smokes), the notebooks (scripted LMs) and the real sandboxes on one pytest-xdist
+# worker per core; then the tests that hold both cores, one at a time: the model's threads (llama.cpp's workers spin,
+# so a second job beside them slows both), JupyterLab, the browser, Ray, the HTTP server. A marker added to
+# pyproject.toml must be added to SERIAL_MARKERS or PARALLEL_MARKERS (tests/test_makefile.py checks it).
 SERIAL_MARKERS   := local_model or browser or ray or server or lab
-PARALLEL_MARKERS := notebook or sandbox or long_context
+PARALLEL_MARKERS := slow or notebook or sandbox or long_context
 SLOW_MARKERS     := $(SERIAL_MARKERS) or $(PARALLEL_MARKERS)
 test: install rust-src ctags chromium bubblewrap pyodide
 	env -u PYTHONDONTWRITEBYTECODE PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(PY) -m pytest -q -n auto -m "not ($(SERIAL_MARKERS))" --durations=15
 	env -u PYTHONDONTWRITEBYTECODE PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(PY) -m pytest --durations=15 -m "$(SERIAL_MARKERS)"
 
-# The unit tests only: no model, no notebooks, no browser, no Ray, no HTTP server, no JupyterLab, no real sandboxes
-# (the `sandbox` marker: the red-team corpus and the pyodide backend, about 2 min; make test runs them), no
-# million-token contexts (the `long_context` marker, a few seconds; make test runs it); one worker
-# per core (pytest-xdist), about 5 min on 2 cores. PYTHONDONTWRITEBYTECODE is dropped so pytest keeps its rewritten
-# test modules and Python its bytecode between runs.
+# ruff (the rules in pyproject.toml's [tool.ruff]), then the unit tests: no model, no notebooks, no browser, no Ray,
+# no HTTP server, no JupyterLab, no real sandboxes (the `sandbox` marker: the red-team corpora and the pyodide
+# backend), no million-token contexts (`long_context`) and none of the `slow` tests (a subprocess, a kernel or an
+# experiment run per case, the heavier benchmark smokes); make test runs every one of them. One worker per core
+# (pytest-xdist); its budget is 90 s on 2 cores. PYTHONDONTWRITEBYTECODE is dropped so pytest keeps its rewritten test
+# modules and Python its bytecode between runs.
 check: install rust-src ctags bubblewrap
+	$(VENV)/bin/ruff check
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n auto -m "not ($(SLOW_MARKERS))"
 
 # Every benchmarks/*.py with --smoke (tiny sizes, scripted or no LM): it completes and writes its JSON. make check
-# runs the same test; this target runs only it. No timing is asserted; ctags is used when installed, not needed.
+# runs the cheap ones (a heavier one says `# smoke-marks: slow`), make test all of them, and this target only them,
+# all of them. No timing is asserted; ctags is used when installed, not needed.
 bench-smoke: install rust-src bubblewrap
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n auto tests/test_benchmarks_smoke.py
 

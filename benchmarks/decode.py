@@ -56,9 +56,8 @@ class _Config:
 def capture_steps(per_suite: int, suites=SUITES) -> list[dict]:
     """The first step (messages, grammar) of E13 grammar_templates on ``per_suite`` even level-1/2 tasks of each
     suite, recorded from a scripted LM that says it can constrain."""
-    from dataclasses import replace
 
-    from rlmlab.experiments import load_experiment, read_results, run_experiment
+    from rlmlab.experiments import run_experiment
     from rlmlab.experiments._suites import load_suite
 
     steps: list[dict] = []

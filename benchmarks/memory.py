@@ -561,7 +561,6 @@ def issue_table(console: Console, results: list[dict]) -> None:
         table.add_column(c, justify="right")
     for r in results:
         n, b, f, rc = f"{r['size']:,}", r["before"], r["fts5"], r["recall"]
-        goal = r["size"] >= BIG_BANK
         table.add_row("store.search p50 ms", n, f"{b['p50_ms']:.2f}", f"{f['p50_ms']:.2f}", "")
         table.add_row("store.search p99 ms", n, f"{b['p99_ms']:.2f}", f"{f['p99_ms']:.2f}", "")
         table.add_row("  first round only (word frequencies not cached yet), p50 / p99 ms", n, "",

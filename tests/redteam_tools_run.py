@@ -11,7 +11,6 @@ from __future__ import annotations
 import http.server
 import os
 import resource
-import secrets
 import shutil
 import sys
 import tempfile

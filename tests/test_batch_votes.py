@@ -118,6 +118,7 @@ class _SettlingEngine(ScriptedEngine):
     # 9, 7, 8, 7: 9 could still tie 7 at two, and a tie goes to 9 (first seen): all five run
     ({1: "9", 2: "7", 3: "8", 4: "7", 5: "9"}, 5, {1: (1, 2, 3), 2: (1, 2, 3), 3: (1, 2, 3), 4: (4, 5), 5: (4, 5)}),
 ])
+@pytest.mark.slow
 def test_a_settled_vote_stops_early_and_picks_what_the_full_vote_picks(tmp_path, answers, ran, batches):
     task = _arith_task()
     picked = {}

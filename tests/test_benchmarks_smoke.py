@@ -11,7 +11,7 @@ files. Timing figures are never asserted: only that the run completes and its ou
 
 A script whose smoke run cannot do without something the unit tier leaves out says so in a comment line of its
 own, ``# smoke-marks: local_model`` (pytest marks, comma-separated): its smoke test then carries those marks, so
-``make check`` skips it and ``make test`` runs it.
+``make check`` skips it and ``make test`` runs it. Every other benchmark's smoke run is in ``make check``.
 """
 
 from __future__ import annotations

@@ -136,6 +136,7 @@ def test_sparql_regex_with_a_bad_pattern_is_a_tool_error():
         ws.call("sparql_query", 'SELECT ?c WHERE { ?c a owl:Class FILTER regex(str(?c), "([a") }')
 
 
+@pytest.mark.slow
 def test_ast_query_past_its_memory_limit_is_a_tool_error():
     # the time limit far above what the parse needs, so on a loaded machine the memory limit still comes first
     ws = _ws(tool_memory_mb=64, tool_timeout_s=120)

@@ -14,6 +14,7 @@ from rlmlab.cli import main
     (["--lm", "scripted:probe", "--turing", "--turing-config", "configs/turing.yml"], "--turing-config",
      "no such file"),
 ])
+@pytest.mark.slow
 def test_rlm_run_reports_a_bad_option_in_one_line(tmp_path, args, option, words):
     source = tmp_path / "a.rs"
     source.write_text("fn main() {}\n")

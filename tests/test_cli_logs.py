@@ -51,6 +51,7 @@ def rlm_run(tmp_path_factory, rust_file):
     return cwd, run_dir, proc.stdout
 
 
+@pytest.mark.slow
 def test_rlm_run_piped_prints_whole_numbers_in_one_line_per_iteration(rlm_run):
     cwd, run_dir, out = rlm_run
     traj = Trajectory.read_jsonl(run_dir / TRAJECTORY_FILE)
@@ -60,6 +61,7 @@ def test_rlm_run_piped_prints_whole_numbers_in_one_line_per_iteration(rlm_run):
     assert f"each step with its prompts: rlmlab rlm show {Path('runs', traj.run_id)}" in out
 
 
+@pytest.mark.slow
 def test_rlm_run_piped_prints_a_line_per_iteration_as_it_finishes(rlm_run):
     # A step of the embedded model takes seconds to minutes; piped to a log, rich's spinner shows nothing.
     cwd, run_dir, out = rlm_run
@@ -71,6 +73,7 @@ def test_rlm_run_piped_prints_a_line_per_iteration_as_it_finishes(rlm_run):
     assert out.index(lines[-1]) < out.index("┏")  # before the summary table: printed as the run went
 
 
+@pytest.mark.slow
 def test_rlm_show_shows_one_run_and_experiment_show_does_too(rlm_run):
     cwd, run_dir, _ = rlm_run
     traj = Trajectory.read_jsonl(run_dir / TRAJECTORY_FILE)
@@ -86,6 +89,7 @@ def test_rlm_show_shows_one_run_and_experiment_show_does_too(rlm_run):
     assert bad.returncode == 2 and "no trajectory.jsonl" in bad.stderr and "Traceback" not in bad.stderr
 
 
+@pytest.mark.slow
 def test_rlm_show_shows_the_call_tree_and_each_sub_run_under_the_step_that_started_it(tmp_path):
     traj = recursive_run(tmp_path / "runs", max_depth=3)
     run_dir = tmp_path / "runs" / traj.run_id
@@ -134,6 +138,7 @@ def test_rlm_show_shows_the_call_tree_and_each_sub_run_under_the_step_that_start
     assert "outside iterations" not in shown and "This run and its 3 sub-runs sent" in shown
 
 
+@pytest.mark.slow
 def test_rlm_show_of_a_depth_2_run_and_of_a_run_without_sub_runs(tmp_path, rlm_run):
     traj = recursive_run(tmp_path / "runs", max_depth=2)
     shown = _cli("rlm", "show", str(tmp_path / "runs" / traj.run_id), "--no-prompts", "--wide",
@@ -164,6 +169,7 @@ def test_rlm_show_of_a_depth_2_run_and_of_a_run_without_sub_runs(tmp_path, rlm_r
     assert "call tree" not in plain and "sub-run" not in plain and " of rlm-" not in plain
 
 
+@pytest.mark.slow
 def test_experiment_run_piped_prints_a_line_per_task_and_whole_condition_names(tmp_path):
     proc = _cli("experiment", "run", "E13", "--lm", "scripted:probe", "--tasks", "1", "--runs-dir", "runs",
                 cwd=tmp_path)

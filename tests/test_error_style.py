@@ -46,6 +46,7 @@ def test_a_tool_error_is_one_line_in_a_plain_ipython_shell(plain_shell):
         plain_shell.run_line_magic("xmode", "Context")
 
 
+@pytest.mark.slow
 def test_a_tool_error_is_one_line_in_a_plain_python_jupyter_kernel():
     from jupyter_client.manager import start_new_kernel
 

@@ -97,6 +97,7 @@ def _points(experiment: str, run_dir: Path, rust_file: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("experiment", ["E1", "E9"])
+@pytest.mark.slow
 def test_a_kill_at_every_write_point_of_a_task_then_a_resume_matches_an_uninterrupted_run(tmp_path, rust_file,
                                                                                           experiment):
     points = _points(experiment, tmp_path / "base" / "run", rust_file)
@@ -125,6 +126,7 @@ def test_a_kill_at_every_write_point_of_a_task_then_a_resume_matches_an_uninterr
     assert [name for name, diff in table if diff] == []
 
 
+@pytest.mark.slow
 def test_a_process_killed_with_half_a_row_written_resumes_to_the_uninterrupted_run(tmp_path, rust_file):
     # A real kill (os._exit: no finally, no close) of a learning run after task t1's memory writes, half its row on
     # disk. Before exactly-once tasks the resume ran t1 again: its own strategy injected, uses and events doubled.

@@ -22,6 +22,7 @@ def code_tasks(rust_file):
                        text.count("pub struct"), "numeric", dict(meta))]
 
 
+@pytest.mark.slow
 def test_e7_writes_every_reproducibility_file_and_shows_the_leakage_gap(tmp_path, code_tasks):
     run = run_experiment("E7", lm="scripted:probe", task_list=code_tasks, runs_dir=tmp_path, progress=False)
     d = run.run_dir
@@ -154,6 +155,7 @@ def test_max_iters_and_lm_options_override_every_condition_and_are_recorded(tmp_
                        progress=False, lm_options={"max_tokens": 32})
 
 
+@pytest.mark.slow
 def test_with_four_worker_threads_each_task_records_only_its_own_lm_calls(tmp_path, rust_file):
     """Issue 30: the runner shares one LM, and so one call recorder, across worker threads; a task's
     lm_calls.jsonl could hold another task's calls. Each run now sees only the calls made in its own context."""

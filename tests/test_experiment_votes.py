@@ -140,6 +140,7 @@ def _arith(task_id: str, query: str, expected: str) -> MemoryTask:
     return MemoryTask(task_id, query, "no context needed", None, expected, "numeric", {"suite": "arith", "level": 1})
 
 
+@pytest.mark.slow
 def test_three_samples_vote_without_a_reference_and_pass_at_1_maj_and_pass_at_n_differ(tmp_path):
     config = experiment_file(tmp_path, "base: {layers: {}, max_iters: 2, samples: 3, temperature: 0.7}\n")
     lm, engine = answer_lm(["7", "9", "7",        # expected 9: only rollout 1 is right, the vote picks 7
@@ -167,6 +168,7 @@ def test_three_samples_vote_without_a_reference_and_pass_at_1_maj_and_pass_at_n_
     assert "pass@1" in table and "maj@N" in table and "pass@N" in table and "off-format" in table
 
 
+@pytest.mark.slow
 def test_judged_rollouts_keep_the_best_score_and_report_the_vote_they_did_not_take(tmp_path):
     config = experiment_file(tmp_path, "base: {layers: {}, max_iters: 2, rollouts: 3}\n")
     lm, engine = answer_lm(["7", "9", "7"])
@@ -193,6 +195,7 @@ class _SeededEngine(ScriptedEngine):
         return Completion(format_fields({"reasoning": "r", "code": f"SUBMIT(answer={answer!r})"}), 10, 5)
 
 
+@pytest.mark.slow
 def test_samples_run_as_separate_units_vote_the_same_way(tmp_path):
     config = experiment_file(tmp_path, "base: {layers: {}, max_iters: 2, samples: 3}\n")
     lm = dspy.LM("rlmlab/scripted", engine=_SeededEngine({1: "9", 2: "7", 3: "7.0"}), cache=False,
@@ -233,6 +236,7 @@ def test_golden_yield_counts_code_rollouts_the_oracles_accept(tmp_path, rust_fil
     assert run.summary["main"]["golden_yield"] == 0.667 and run.summary["main"]["pass_rate"] == 1.0
 
 
+@pytest.mark.slow
 def test_golden_reads_a_yes_no_or_return_type_question_as_that_question_not_as_a_listing(tmp_path, rust_file):
     """The trace validator alone read "Does P define struct X?" as a count of structs (a right "yes" failed) and
     had no oracle for return types; the golden check now asks the oracle judge, narrower question first, and a

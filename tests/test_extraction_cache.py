@@ -146,6 +146,7 @@ def _fill(path: str, files: dict[str, str], out) -> None:
         out.put(f"{type(exc).__name__}: {exc}")
 
 
+@pytest.mark.slow
 def test_processes_writing_one_file_at_once(files, tmp_path):
     import multiprocessing
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from rlmlab.experiments import run_experiment
 
 
@@ -20,6 +22,7 @@ def test_every_lm_call_failing_marks_the_condition_failed(tmp_path):
     assert ok.failed_conditions == [] and ok.summary["main"]["errors"] == 0
 
 
+@pytest.mark.slow
 def test_the_cli_exits_non_zero_with_one_line_when_every_run_failed(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "rlmlab.cli", "experiment", "run", "E1", "--lm", "scripted:fail",
                            "--suite", "arith", "--tasks", "1", "--runs-dir", str(tmp_path)],

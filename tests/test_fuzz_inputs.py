@@ -360,6 +360,7 @@ def test_random_bytes_as_a_pack_or_eval_file(tmp_path, data):
 @_FAST
 @given(st.dictionaries(st.sampled_from(["id", "phase", "scope", "response", "tool_calls", "history", "objective",
                                         "final", "expected"]), _json, max_size=6))
+@pytest.mark.slow
 def test_random_eval_fields(tmp_path, changes):
     _run_on(tmp_path, ["turing", "eval", "--data", "{file}", "--lm", "none"], _lines({**EVAL_OK, **changes}))
 
@@ -367,6 +368,7 @@ def test_random_eval_fields(tmp_path, changes):
 @_FAST
 @given(st.dictionaries(st.sampled_from(["query", "answer", "source_path", "iterations", "trace_id", "timestamp",
                                         "type"]), _json, max_size=4))
+@pytest.mark.slow
 def test_random_trace_fields(tmp_path, changes):
     _run_on(tmp_path, ["oracle", "validate", "{file}", "--source-root", str(tmp_path), "--out",
                        str(tmp_path / "g.jsonl"), "--review", str(tmp_path / "r.jsonl")],

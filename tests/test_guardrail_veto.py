@@ -4,6 +4,8 @@ on. Real memory stores, the real template extractor and judges, scripted-LM runs
 
 from __future__ import annotations
 
+import pytest
+
 from rlmlab.learning import ReasoningBankLoop
 from rlmlab.lm import make_lm
 from rlmlab.memory import RETRIEVAL_POLICIES, ContextBuilder, MemoryItem, MemoryStore, MemoryTask, query_shape
@@ -43,6 +45,7 @@ def test_retrieval_skips_a_template_a_guardrail_names_for_the_querys_shape_only(
             sorted([plus, times])
 
 
+@pytest.mark.slow
 def test_the_loop_stops_injecting_a_template_after_it_misfired_on_a_near_shape(tmp_path):
     """Task 1 teaches "x + y"; task 2 (a subtraction) copies it and fails, which stores a misfire guardrail for
     its shape; task 3, shaped like task 2, is no longer given the addition template."""

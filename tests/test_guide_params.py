@@ -200,6 +200,7 @@ def test_resume_latest_continues_a_run_cut_short_at_the_same_commit_and_runs_onl
 
 
 @pytest.mark.parametrize("later", ["another commit", "uncommitted changes", "other parameters"])
+@pytest.mark.slow
 def test_resume_latest_starts_afresh_when_the_code_or_the_parameters_differ(tmp_path, monkeypatch, capsys, later):
     kw = dict(lm="scripted:probe", suite="arith", tasks=1, runs_dir=tmp_path, progress=False)
     _at_commit(monkeypatch, "a" * 40)

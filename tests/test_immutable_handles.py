@@ -9,6 +9,8 @@ import sqlite3
 import subprocess
 import sys
 
+import pytest
+
 from rlmlab.executors import run_rlm
 from rlmlab.handles import BlobRef, BlobStore, decode_handles
 from rlmlab.lm import make_lm
@@ -83,6 +85,7 @@ def test_the_repl_worker_of_an_rlm_run_and_a_workspace_shared_by_two_runs(tmp_pa
     assert key.startswith("context@") and length == "22" and ws.store.get("context") == "first context"
 
 
+@pytest.mark.slow
 def test_the_rlmlab_kernel_namespace(rlmlab_kernel):
     from jupyter_client.manager import start_new_kernel
 

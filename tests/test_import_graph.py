@@ -9,6 +9,8 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1] / "rlmlab"
 
 # The layers, lowest first, as docs/architecture.md's picture shows them. A package may import only
@@ -109,16 +111,19 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+@pytest.mark.slow
 def test_no_import_cycle_between_packages():
     graph, _ = _edges()
     assert _cycles(graph) == []
 
 
+@pytest.mark.slow
 def test_no_package_imports_another_packages_private_modules():
     _, private = _edges()
     assert private == []
 
 
+@pytest.mark.slow
 def test_packages_import_only_lower_layers():
     graph, _ = _edges()
     upward = [f"rlmlab.{src} -> rlmlab.{dst}" for src, dsts in sorted(graph.items()) for dst in sorted(dsts)
@@ -222,6 +227,7 @@ def _circle(graph: dict[str, set[str]], members: list[str]) -> list[str]:
     return members
 
 
+@pytest.mark.slow
 def test_no_import_cycle_between_modules():
     cycles = _module_cycles(_module_edges())
     assert cycles == [], "import circles:\n" + "\n".join(" -> ".join(c) for c in cycles)

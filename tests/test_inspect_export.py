@@ -62,6 +62,7 @@ def _calls(run_dir: Path, row: dict[str, Any]) -> list[Any]:
 
 
 @pytest.mark.parametrize("suffix", [".eval", ".json"])
+@pytest.mark.slow
 def test_an_exported_run_reads_back_with_every_sample_score_token_count_and_step(run_dir, tmp_path, suffix):
     from inspect_ai.log import read_eval_log, resolve_sample_attachments
 
@@ -119,6 +120,7 @@ def test_an_exported_run_reads_back_with_every_sample_score_token_count_and_step
     assert summary["main"]["pass_rate"] == pytest.approx(2 / 3, abs=1e-3)  # the run's own figure (rounded)
 
 
+@pytest.mark.slow
 def test_rollouts_are_epochs_conditions_are_grouped_and_a_failed_run_is_a_sample_error(tmp_path, rust_file):
     from rlmlab.experiments import inspect_log
 

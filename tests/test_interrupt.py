@@ -9,7 +9,6 @@ a run got and check it by what is on disk (no LM call started after the signal),
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -85,6 +84,7 @@ def _calls(marks: Path) -> int:
 
 
 @pytest.mark.parametrize("target", ["process", "group", "group, started with SIGINT ignored"])
+@pytest.mark.slow
 def test_sigint_mid_rlm_run_saves_the_trajectory_so_far_marked_interrupted(tmp_path, rust_file, target):
     marks, runs = tmp_path / "marks", tmp_path / "runs"
     proc = _start(["rlm", "run", "How many pub async fn are there?", str(rust_file), "--lm", "scripted:slow_loop",
@@ -112,6 +112,7 @@ def test_sigint_mid_rlm_run_saves_the_trajectory_so_far_marked_interrupted(tmp_p
 
 
 @pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.slow
 def test_sigint_mid_experiment_keeps_the_finished_rows_and_the_run_resumes(tmp_path, workers):
     marks, runs = tmp_path / "marks", tmp_path / "runs"
     args = ["experiment", "run", "E1", "--lm", "scripted:slow_solver", "--decoding", "free", "--suite", "arith",
@@ -157,6 +158,7 @@ def test_sigint_mid_experiment_keeps_the_finished_rows_and_the_run_resumes(tmp_p
 
 @pytest.mark.parametrize("bad", [["--suite", "arithh"], ["--lm", "local:/nonexistent/model.gguf"],
                                  ["--lm", "nosuchprovider"]])
+@pytest.mark.slow
 def test_a_run_that_fails_to_start_leaves_no_run_directory(tmp_path, bad):
     runs = tmp_path / "runs"
     args = ["experiment", "run", "E1", "--lm", "scripted:probe", "--suite", "arith", "--tasks", "1", *bad]
@@ -364,6 +366,7 @@ except KeyboardInterrupt as exc:  # RunInterrupted, with the trajectory it wrote
 """
 
 
+@pytest.mark.slow
 def test_a_ctrl_c_swallowed_by_a_finalizer_still_stops_the_run_at_its_next_step(tmp_path):
     res = subprocess.run([sys.executable, "-c", SWALLOWED, str(tmp_path)], text=True, capture_output=True,
                          env=ENV, timeout=240)

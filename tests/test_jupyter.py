@@ -53,6 +53,7 @@ def test_papermill_notebook_calls_ctx_peek_without_imports(kernel_prefix, tmp_pa
     assert "'preview': 'pub async'" in "".join(last)
 
 
+@pytest.mark.slow
 def test_ipython_extension_pushes_namespace_and_magic(shell):
 
     shell.run_line_magic("load_ext", "rlmlab")
@@ -77,6 +78,7 @@ def test_ast_query_magic_line_and_cell_forms(rust_file, shell):
         shell.run_line_magic("ast_query", "src")
 
 
+@pytest.mark.slow
 def test_terminal_repl_runs_tools_and_lists_them(tmp_path):
     store = tmp_path / "blobs.sqlite"
     code = "r = blob('fn main() {}', name='m')\nctx_peek(r, 7)\ntools()\n"
@@ -91,6 +93,7 @@ def test_terminal_repl_runs_tools_and_lists_them(tmp_path):
     assert "12" in proc2.stdout
 
 
+@pytest.mark.slow
 def test_kernel_install_cli(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "rlmlab.cli", "kernel", "install", "--prefix", str(tmp_path)],
                           capture_output=True, text=True, timeout=60)
@@ -98,6 +101,7 @@ def test_kernel_install_cli(tmp_path):
     assert json.loads((tmp_path / "share/jupyter/kernels/rlmlab/kernel.json").read_text())["argv"][0] == sys.executable
 
 
+@pytest.mark.slow
 def test_rlm_budget_and_turing_magics_run_a_task_and_show_the_widgets(rust_file, tmp_path, monkeypatch, shell):
     from IPython.utils.capture import capture_output
 

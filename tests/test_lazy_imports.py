@@ -30,6 +30,7 @@ def test_public_names_still_importable_without_loading_memory():
     assert loaded == []
 
 
+@pytest.mark.slow
 def test_memory_tool_loads_the_memory_package_when_called(tmp_path):
     db = tmp_path / "m.sqlite"
     loaded = _loaded_after(

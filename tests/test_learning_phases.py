@@ -44,6 +44,7 @@ LEARNS = "base: {layers: {L2: true}, max_iters: 2, learning: {extractor: heurist
 STREAM = [_arith("s1", "What is 2 + 3?", "5"), _arith("s2", "What is 4 + 4?", "8")]
 
 
+@pytest.mark.slow
 def test_the_frozen_test_phase_writes_nothing_to_memory_and_keeps_the_files_task_ids(tmp_path):
     config = experiment_file(tmp_path, LEARNS, "E91")
     alone = run_experiment(config, lm=answer_lm(["5", "8"])[0], task_list=STREAM, runs_dir=tmp_path / "a", progress=False)
@@ -63,6 +64,7 @@ def test_the_frozen_test_phase_writes_nothing_to_memory_and_keeps_the_files_task
     assert json.loads((both.run_dir / "config.json").read_text())["params"]["test_suite"].endswith("test.jsonl")
 
 
+@pytest.mark.slow
 def test_a_resumed_run_does_not_repeat_finished_test_tasks(tmp_path):
     config = experiment_file(tmp_path, "base: {layers: {}, max_iters: 2}\n", "E91")
     first = run_experiment(config, lm=answer_lm(["5", "8", "7", "12"])[0], task_list=STREAM, runs_dir=tmp_path,
@@ -73,6 +75,7 @@ def test_a_resumed_run_does_not_repeat_finished_test_tasks(tmp_path):
     assert engine.configs == [] and again.rows == 4 and again.summary["main"]["test"]["passed"] == 2
 
 
+@pytest.mark.slow
 def test_exploration_stops_at_the_first_accepted_sample_and_reports_pass_at_n_per_kind(tmp_path):
     config = experiment_file(tmp_path, "base: {layers: {}, max_iters: 2, explore: 3, temperature: 0.9}\n", "E91")
     lm, engine = answer_lm(["7", "9",            # task 1: the second sample is accepted, the third never runs
@@ -149,6 +152,7 @@ def test_learning_under_a_vote_admits_templates_without_the_answer_key(tmp_path)
     assert run.summary["main"]["judge_agreement"] == {"rollouts": 3, "precision": 0.0, "recall": None}
 
 
+@pytest.mark.slow
 def test_the_learning_benchmark_smoke_writes_its_json_and_goals_table(tmp_path):
     import subprocess
     import sys

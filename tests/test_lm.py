@@ -57,6 +57,7 @@ def test_lenient_adapter_salvages_off_format_code():
 
 @pytest.mark.skipif(shutil.which("taskset") is None or not hasattr(os, "sched_getaffinity"),
                     reason="needs taskset (util-linux) and a platform with CPU affinity")
+@pytest.mark.slow
 def test_the_local_model_defaults_to_the_cores_the_process_may_run_on():
     """A run pinned to one core (taskset) gets one llama.cpp thread, not os.cpu_count()'s: two spinning threads
     on one core slow each other."""

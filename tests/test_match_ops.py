@@ -8,6 +8,8 @@ import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from rlmlab.executors import CodeRunOptions
 from rlmlab.executors._constrain import run_step_grammar
 from rlmlab.executors._offer import _py_raw, grep_patterns
@@ -30,6 +32,7 @@ def _step(query: str, code: str) -> str:
     return grammar_step(query, code, "x")
 
 
+@pytest.mark.slow
 def test_a_count_is_one_read_of_a_result_never_arithmetic_over_reads():
     text = BYTES.read_text()
     query = "How many unsafe blocks are in this file?"
@@ -102,6 +105,7 @@ def test_over_a_document_a_sub_call_may_read_the_lines_a_search_found_for_the_qu
     assert "llm_query" not in grammar("How many impl blocks are there?", rust, 'hits = ctx_find(context, "impl")')
 
 
+@pytest.mark.slow
 def test_a_grep_result_of_an_earlier_step_is_never_read_for_captures():
     """The tour's question on the embedded model: step 1 ``answer = ctx_find(...)`` found the ten async fns; step 3
     submitted ``", ".join(m["captures"]["name"] for m in answer["matches"])``, a KeyError, since a ``ctx_find``

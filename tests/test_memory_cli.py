@@ -2,6 +2,7 @@
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from rlmlab.cli import main
@@ -31,6 +32,7 @@ def test_import_search_show_export_stats(tmp_path):
     assert stats["items"] == n and sum(stats["by_polarity"].values()) == n
 
 
+@pytest.mark.slow
 def test_artifact_context_and_health(tmp_path):
     db = str(tmp_path / "mem.sqlite")
     run = CliRunner().invoke

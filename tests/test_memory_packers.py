@@ -29,6 +29,7 @@ def _items(draw, polarity):
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_items("success"), _items("failure"), _budget, st.integers(0, 5), st.integers(0, 5), st.integers(0, 800))
+@pytest.mark.slow
 def test_l2_packer_never_exceeds_budget(successes, failures, budget, ks, kf, content_chars):
     p = pack_l2(successes, failures, budget, k_success=ks, k_failure=kf, content_chars=content_chars)
     assert len(p.text) <= budget

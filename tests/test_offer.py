@@ -71,6 +71,7 @@ def test_a_step_is_offered_only_the_tools_that_can_answer_the_query(train):
                                                      or s.name.startswith("mem_")]
 
 
+@pytest.mark.slow
 def test_one_offered_regex_counts_what_the_oracle_counted_on_every_train_count_task(train):
     """The grep oracle's own regexes, run by the real ctx_find over the real context, give the train stream's
     verified count for every count kind the oracle has an intent for (so exploration can find each)."""
@@ -117,6 +118,7 @@ def test_the_one_impl_regex_a_yes_no_implement_question_gets_answers_it_on_every
     assert impl_pair("Which types implement Deref?", ["Deref"]) is None
 
 
+@pytest.mark.slow
 def test_the_grammar_takes_the_oracles_regex_and_refuses_distractors_made_up_regexes_and_whole_results(train):
     task = _first(train, "count_unwrap_calls")
     g = run_step_grammar(_run(task), fmt="rlm", must_submit=False)
@@ -130,6 +132,7 @@ def test_the_grammar_takes_the_oracles_regex_and_refuses_distractors_made_up_reg
     assert not _accepts(g, _step(task, f'total = ctx_find(context, {regex})["bogus"]'))  # not a result key
 
 
+@pytest.mark.slow
 def test_a_later_step_reads_a_whole_result_through_a_key_and_never_a_name_whose_step_raised(train):
     task = _first(train, "defines_struct")
     regex = r'r"(?m)^(?![ \t]*//).*\bstruct[ \t]+Chain\b"'
@@ -156,6 +159,7 @@ def test_without_vocabularies_the_step_keeps_every_tool_and_free_strings(train):
     assert _accepts(g, _step(task, 'hits = ctx_find(context, "x")\nSUBMIT(answer=hits)'))
 
 
+@pytest.mark.slow
 def test_a_printed_number_is_not_retyped_while_a_variable_holds_the_result(train):
     task = _first(train, "count_unwrap_calls")
     g = _submit_grammar(task, 'total = ctx_find(context, r"x")\nprint(total)',
@@ -165,6 +169,7 @@ def test_a_printed_number_is_not_retyped_while_a_variable_holds_the_result(train
     assert not _accepts(g, _step(task, 'SUBMIT(answer=total[1])'))  # a dict has no index 1
 
 
+@pytest.mark.slow
 def test_ast_query_explores_the_item_kinds_the_query_names_and_what_the_oracle_reads(train):
     """"Which type does get_mut return?": outer patterns are function items, #eq? takes get_mut, and a query in
     that space, run by the real ast_query over the task's real file, gives the verified return type."""
@@ -190,6 +195,7 @@ def test_ast_query_explores_the_item_kinds_the_query_names_and_what_the_oracle_r
     assert ws.call("ast_query", "context", ts)["matches"][0]["captures"]["type"] == task.expected
 
 
+@pytest.mark.slow
 def test_a_list_answer_joins_one_capture_of_every_match(train):
     """"Name all variants of enum Steal": the enum's variant list, one capture per variant, joined; the real
     ast_query over the task's real file gives the verified variants."""
@@ -228,6 +234,7 @@ def test_llama_cpp_parses_the_closed_step_grammars(train):
                                      verbose=False)  # raises on a grammar llama.cpp cannot parse
 
 
+@pytest.mark.slow
 def test_a_whole_result_is_read_by_a_top_level_key_first(train):
     task = _first(train, "count_unwrap_calls")
     g = _submit_grammar(task, 'answer = ctx_find(context, r"x")', "(no output)")
@@ -251,6 +258,7 @@ def test_subscripts_are_bounded_so_a_sampled_step_cannot_run_on(train):
     assert not _accepts(g, _step(task, "SUBMIT(answer=total" + '["total"]' * 6 + ")"))  # seen: a runaway to the cap
 
 
+@pytest.mark.slow
 def test_a_question_about_one_named_item_reads_that_item_only(train):
     """lookup_names: the item a lookup names; none for counts, lists, yes/no and implementing questions. On every
     train lookup (return type, parameters, variants, fields), the tree-sitter query the closed space offers for the
@@ -295,6 +303,7 @@ def test_a_lookup_without_an_item_word_is_offered_the_named_items_lines(train):
     assert not _accepts(g, _step(task, 'rows = ctx_find(context, r"deref.py")'))
 
 
+@pytest.mark.slow
 def test_a_function_lookup_reads_the_field_its_words_ask_for(train):
     """"Which arguments does X take?" reads X's parameters, not its return type, in the grammar and in the
     templates that fit; a signature question reads either."""
@@ -332,6 +341,7 @@ def lookup_names_of(task) -> str:
     return lookup_names(task.query, query_slots(task.query, text)["ident"], text)[0]
 
 
+@pytest.mark.slow
 def test_a_count_is_answered_by_a_number_not_a_line_or_a_capture(train):
     # seen in session 12's run: "How many public functions ... does size_hint.rs contain?" submitted the first
     # match's text, a line of code
@@ -400,6 +410,7 @@ def _exec_step(task, code: str):
     return out.get("answer")
 
 
+@pytest.mark.slow
 def test_the_offered_parameters_read_and_signature_step_answer_what_the_oracle_verifies_on_train_tasks(train):
     """The one parameters shape the grammar offers, joined, and the hand pack's signature procedure,
     filled with the item's name and run by the real tools, give answers the tree-sitter oracle verifies on the

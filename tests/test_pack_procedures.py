@@ -78,6 +78,7 @@ def _names(task) -> list[str]:
     return query_slots(task.query, task_context(task))["ident"] or [""]
 
 
+@pytest.mark.slow
 def test_a_run_without_memory_is_offered_no_whole_solver_and_a_run_that_retrieved_one_is(train, pack):
     for kind in ("traits_of", "implementors", "most_unsafe_file", "distinct_traits"):
         task, template = _first(train, kind), _template(pack, kind)
@@ -91,6 +92,7 @@ def test_a_run_without_memory_is_offered_no_whole_solver_and_a_run_that_retrieve
     assert accepts(g, grammar_step(traits.query, _filled(_template(pack, "traits_of"), name), "post"))
 
 
+@pytest.mark.slow
 def test_without_memory_the_generic_operations_compose_the_same_answers(train):
     """The same many-item questions, answered in one step from a tool call and a generic operation the grammar
     offers whatever the question says: filter on a capture, distinct count, argmax by file."""
@@ -137,6 +139,7 @@ def test_the_pack_procedure_answers_the_first_train_task_of_each_kind(train, pac
     assert result.success, (result.answer, result.rationale)
 
 
+@pytest.mark.slow
 def test_a_many_item_trajectory_becomes_a_template_with_the_name_as_a_slot_and_replay_admits_it(train, pack):
     tasks = [t for t in train if t.kind == "traits_of"][:2]
     task, sibling = (t.to_memory_task() for t in tasks)

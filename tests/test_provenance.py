@@ -89,6 +89,7 @@ def test_a_teach_run_folder_says_what_ran(tmp_path):
     assert prov["lm"]["model"] and prov["environment"]["python"]
 
 
+@pytest.mark.slow
 def test_experiment_rerun_runs_a_run_again_from_its_files_and_names_what_differs(tmp_path):
     """Issue 30: ``rlmlab experiment rerun RUN`` re-executes a run from config.json and provenance.json alone
     and compares per task; a differing environment (another commit, another data file) is named."""

@@ -216,6 +216,7 @@ def test_notebook_import_scan_sees_a_private_import(tmp_path):
 _MEMORY_TABLES = re.compile(r"\b(FROM|JOIN|INTO|UPDATE|TABLE)\s+(items|items_fts|events|usage|artifacts)\b", re.I)
 
 
+@pytest.mark.slow
 def test_no_sql_on_memory_tables_outside_the_memory_package():
     """The memory store's tables are read through ``MemoryStore`` methods only (its schema can then change)."""
     bad = []
@@ -296,6 +297,7 @@ PLUGIN_POINTS = {
 }
 
 
+@pytest.mark.slow
 def test_each_package_lists_what_others_use_no_more():
     """A name in a package's ``__all__`` is used outside that package (another package, tests, notebooks,
     benchmarks, studies, the README) or is one of its plug-in points; the rest stay importable, unlisted."""

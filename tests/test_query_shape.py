@@ -13,7 +13,7 @@ from rlmlab.experiments import SUITES, load_suite, read_tasks
 from rlmlab.learning import AFTER_RETRIEVAL, BEFORE_RETRIEVAL, right_templates, template_recall
 from rlmlab.memory import (
     MIGRATIONS, RETRIEVAL_POLICIES, MemoryItem, MemoryStore, MemoryTask, import_pack, make_retriever, query_shape,
-    query_slots, read_pack, shape_similarity,
+    query_slots, shape_similarity,
 )
 from rlmlab.memory._schema import connect
 
@@ -200,6 +200,7 @@ def _names_something_by_search(word: str, context: str) -> bool:
                      rf"|\bimpl\s*<[^>{{}}]*>\s+{w}\b|\bfor\s+{w}\s*(?:<|\{{|where\b)", _code_only(context)) is not None
 
 
+@pytest.mark.slow
 def test_the_name_set_grounds_the_same_words_as_a_search_per_word(tokio_src):
     import re
 

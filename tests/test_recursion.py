@@ -94,6 +94,7 @@ def test_a_budget_holds_over_the_tree_and_nothing_done_is_lost():
     assert traj.stopped == "budget (max_tokens)" and len(traj.iterations) == 1
 
 
+@pytest.mark.slow
 def test_a_sub_run_does_not_use_up_its_parent_steps_timeout():
     slow = "import time\ntime.sleep(1.2)\nprint('slept')"
     lm = make_lm("scripted", script=steps("print(rlm_query('q', 'some text'))", slow, slow,

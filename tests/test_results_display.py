@@ -8,6 +8,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from rlmlab.tools import ToolResult
 from rlmlab.namespace import build_namespace
 
@@ -52,6 +54,7 @@ def test_tools_lists_without_parentheses_and_follows_new_tools():
     assert ns["tools"]() is listing and "<table>" in listing._repr_html_()
 
 
+@pytest.mark.slow
 def test_terminal_repl_shows_text_with_real_line_breaks(tmp_path):
     code = "r = blob('fn a() {}\\nfn b() {}\\n', name='m.rs')\nctx_peek(r, 20)\nctx_find(r, 'fn b')\ntools\n"
     proc = subprocess.run([sys.executable, "-m", "rlmlab.cli", "repl"], input=code, capture_output=True, text=True,
@@ -98,6 +101,7 @@ def test_memory_task_repr_does_not_print_the_context(rust_file):
     assert len(shown) < 300 and f"<{len(text):,} chars" in shown and "How many pub async fn?" in shown
 
 
+@pytest.mark.slow
 def test_memory_browser_drops_the_selection_after_a_search_with_no_hits(tmp_path):
     from rlmlab import PROJECT_ROOT
     from rlmlab.jupyter import MemoryBrowser

@@ -70,6 +70,7 @@ def test_sub_llm_calls_are_counted():
     assert traj.iterations[0].leakage.prompt_tokens < traj.input_tokens  # the sub-call is not an action prompt
 
 
+@pytest.mark.slow
 def test_step_timeout_restarts_worker_and_keeps_inputs():
     lm = make_lm("scripted", script=steps(
         "x = 1\nimport time\ntime.sleep(30)",

@@ -41,6 +41,7 @@ def run_dir(tmp_path_factory):
     return run.run_dir
 
 
+@pytest.mark.slow
 def test_every_agent_run_keeps_its_lm_calls_with_prompt_completion_and_step(run_dir):
     from rlmlab.executors import TRAJECTORY_FILE, Trajectory
     from rlmlab.experiments._runs import find_row, row_trajectory_dir
@@ -193,6 +194,7 @@ def test_the_displayed_static_form_follows_the_widget(run_dir, monkeypatch):
         InteractiveShell.clear_instance()
 
 
+@pytest.mark.slow
 def test_experiment_show_prints_the_whole_table_and_a_task_with_its_prompts(run_dir):
     def show(*args):
         proc = subprocess.run([sys.executable, "-m", "rlmlab.cli", "experiment", "show", str(run_dir), *args],
@@ -214,6 +216,7 @@ def test_experiment_show_prints_the_whole_table_and_a_task_with_its_prompts(run_
     assert proc.returncode == 1 and "say which with condition" in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_tables_and_plots_show_readable_units_intervals_and_task_rows(run_dir):
     import matplotlib
 

@@ -23,6 +23,7 @@ def _arith_tasks(n: int) -> list[MemoryTask]:
             for i in range(n)]
 
 
+@pytest.mark.slow
 def test_a_second_runner_on_a_run_in_progress_is_refused_and_no_row_is_duplicated(tmp_path):
     # The first runner blocks inside its first task; a resume of the same run starts meanwhile. Before the lock,
     # the resume ran every task and the first runner then appended its own rows: 2 tasks gave 4 rows.
@@ -53,6 +54,7 @@ def test_a_second_runner_on_a_run_in_progress_is_refused_and_no_row_is_duplicate
         pass
 
 
+@pytest.mark.slow
 def test_the_cli_refuses_a_locked_run_in_one_line_with_exit_code_2(tmp_path):
     from rlmlab.cli import main
 
@@ -68,6 +70,7 @@ def test_the_cli_refuses_a_locked_run_in_one_line_with_exit_code_2(tmp_path):
     assert "Traceback" not in out.output and (first.run_dir / "results.jsonl").read_text() == before
 
 
+@pytest.mark.slow
 def test_the_lock_is_released_on_an_error_and_does_not_outlive_a_killed_holder(tmp_path):
     first = run_experiment("E1", lm="scripted:probe", task_list=_arith_tasks(1), runs_dir=tmp_path, progress=False)
     with pytest.raises(ConfigError, match="parameters differ"):  # raised while the lock is held

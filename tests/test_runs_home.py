@@ -3,6 +3,7 @@ working directory), or anywhere with $RLMLAB_RUNS_DIR."""
 
 from __future__ import annotations
 
+import pytest
 from click.testing import CliRunner
 
 from rlmlab import PROJECT_ROOT, runs_home
@@ -25,6 +26,7 @@ def test_runs_home_outside_the_checkout_is_the_working_directorys_and_the_env_va
     assert runs_home() == (tmp_path / "shared").resolve()
 
 
+@pytest.mark.slow
 def test_run_experiment_and_the_cli_default_to_runs_home(monkeypatch, tmp_path):
     from rlmlab.cli import main
     from rlmlab.experiments import run_experiment

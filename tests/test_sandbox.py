@@ -275,6 +275,7 @@ def test_bounded_tool_child_sees_no_credentials(monkeypatch):
 
 
 @needs_confined
+@pytest.mark.slow
 def test_timeout_crash_and_memory_limit_recover_inside_confined():
     repl = RLMLabInterpreter(Workspace(), step_timeout=3, memory_limit_mb=300)
     try:

@@ -202,6 +202,7 @@ def test_reprompting_row_holds_when_the_learner_fixes_every_item_after_a_repromp
 
 # -- the command line --------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_cli_json_has_one_row_per_claim_with_the_issue_schema(tmp_path):
     picked = "s001.oracle,s002.rts-vs-single,s003.teach,s004.E7,s001.yield"
     result = CliRunner().invoke(main, ["scorecard", "--lm", "scripted:probe", "--n", "2", "--claims", picked,
@@ -452,6 +453,7 @@ def test_a_protocol_that_never_acted_is_said_beside_its_verdict():
     assert table.count("| holds |") == 2
 
 
+@pytest.mark.slow
 def test_an_arm_cut_short_is_continued_by_resume_not_run_again(tmp_path, monkeypatch):
     from rlmlab._faults import fault_hook
     from rlmlab.errors import RunInterrupted
@@ -516,6 +518,7 @@ def test_one_correction_row_counts_corrections_beyond_the_first_per_hook_and_tur
     assert score_claim(once, ctx).reason.startswith("no hook fired in 4 protocol-on tasks")
 
 
+@pytest.mark.slow
 def test_one_correction_row_on_real_protocol_runs(tmp_path):
     # the scripted probe's replies make hooks fire in the protocol-on agent arms: each turn a hook fired in is an
     # item, and the protocol's one correction per turn leaves no hook correcting twice
@@ -551,6 +554,7 @@ def test_a_table_measured_on_other_weights_is_moved_aside(tmp_path, two_claims):
     assert kept == [] and "weights 'shipped' -> 'q8_0'" in said[0] and list(tmp_path.glob("scorecard.*.json"))
 
 
+@pytest.mark.slow
 def test_an_agent_arm_cut_short_goes_on_from_its_finished_tasks_with_resume(tmp_path, monkeypatch):
     """A Ctrl-C in the third task of an agent arm keeps the two finished ones (tasks.jsonl); --resume reads them at
     the same clean commit and runs only the third; a dirty tree starts afresh."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from rlmlab.cli import main
@@ -31,6 +32,7 @@ LOOP_ROWS = ["s004.E10", "s004.E11", "s004.E12-rollouts", "s004.E12-contrastive"
              "s004.E13-templates", "s004.E13-vote5"]
 
 
+@pytest.mark.slow
 def test_the_loop_and_decoding_rows_pair_each_experiment_with_the_condition_it_adds_to(tmp_path):
     lines: list[str] = []
     card = run_scorecard("scripted:probe", n=2, claims=LOOP_ROWS, out=tmp_path, progress=lines.append)
@@ -82,6 +84,7 @@ def test_the_full_plan_runs_every_row_at_60_items_and_each_shared_arm_once(tmp_p
     assert plan.seconds == sum(a.items * a.s_per_item for a in plan.arms)
 
 
+@pytest.mark.slow
 def test_each_code_and_ontology_experiment_row_has_a_twin_on_the_blind_paraphrase_split(tmp_path):
     twins = {e.name for e in select_claims(claims=["s004.*"]) if e.name.endswith(".paraphrase")}
     assert twins == {f"s004.{x}.paraphrase" for x in ("E2", "E3", "E4", "E5", "E6", "E7", "E8", "E9", "E10", "E11",
@@ -158,6 +161,7 @@ def test_the_n_that_would_decide_is_where_the_rows_own_interval_decides():
                                                   direction="no_worse", margin=0.05).verdict == "holds"
 
 
+@pytest.mark.slow
 def test_a_cannot_tell_row_says_the_n_that_would_decide_it(tmp_path):
     lines: list[str] = []
     run_scorecard("scripted:probe", n=2, claims=["s004.E7"], out=tmp_path, progress=lines.append)

@@ -47,6 +47,7 @@ def test_procs_needs_the_lm_by_name(tmp_path):
         run_scorecard(make_lm("scripted:probe"), n=1, claims=["s004.E7"], out=tmp_path, procs=2, progress=None)
 
 
+@pytest.mark.slow
 def test_two_processes_write_the_table_one_process_writes(tmp_path):
     claims = ["s004.E7", "s004.E8"]  # no arm in common: one claim per process
     one = run_scorecard("scripted:probe", n=2, claims=claims, out=tmp_path / "one", procs=1, progress=None)

@@ -72,6 +72,7 @@ def space_splits(task, good: str, *bad: str) -> None:
         assert not _judged(task, b), b
 
 
+@pytest.mark.slow
 def test_the_closed_space_holds_the_reference_query_of_almost_every_task(tasks):
     """Every train task's reference, written in the space's variables, is a SELECT its question's grammar accepts
     (one hand-written task needs LANGMATCHES, which the space has no form for), and it returns the reference's rows."""
@@ -154,6 +155,7 @@ def test_the_question_states_its_relations_columns_counts_and_filter_text():
     assert "{iri}" in query_shape(q) and "www" not in query_slots(q)["word"]
 
 
+@pytest.mark.slow
 def test_the_constraints_judge_reads_the_same_relations(tasks):
     """Every reference passes; a query that reaches an exact class through a subclass, or reads a stated relation
     the other way round, fails."""

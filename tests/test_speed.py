@@ -51,6 +51,7 @@ def _system_and_user(call):
     return system["content"], user["content"]
 
 
+@pytest.mark.slow
 def test_the_compact_prompt_sends_one_shared_prefix_and_the_task_after_it():
     lm = _constrainable()
     for query, notes in TASKS:
@@ -102,6 +103,7 @@ def test_every_run_writes_its_time_breakdown_and_the_parts_fit_in_the_wall_time(
     assert abs(back.elapsed_ms - t.wall_ms) < 1  # the same wall time (one is an int, the other rounded)
 
 
+@pytest.mark.slow
 def test_experiment_show_and_the_run_browser_print_where_the_time_went(tmp_path):
     meta = {"suite": "arith", "level": 1}
     tasks = [MemoryTask(f"t{i}", q, "line one\nline two\n", None, 2, "numeric", dict(meta))

@@ -32,6 +32,7 @@ def _run(before: str) -> dict:
     return json.loads(out.stdout)
 
 
+@pytest.mark.slow
 def test_importing_rlmlab_defers_the_iri_parser_and_checks_give_the_same_verdicts():
     with_rlmlab, plain = _run("import rlmlab"), _run("")
     assert with_rlmlab["deferred"] and not plain["deferred"]  # jsonschema alone builds the parser at import
@@ -40,6 +41,7 @@ def test_importing_rlmlab_defers_the_iri_parser_and_checks_give_the_same_verdict
     assert with_rlmlab["loaded"]  # the first check built the real parser
 
 
+@pytest.mark.slow
 def test_the_stand_in_leaves_an_imported_module_alone_and_its_submodules_import():
     code = ("import sys, rlmlab._startup as s; import rfc3987_syntax.syntax_helpers as h; "
             "print(s.defer_iri_parser(), callable(h.is_valid_syntax), "

@@ -106,6 +106,7 @@ def test_event_log_agenda_and_mem_add_stop_at_their_caps(tmp_path):
         ws.call("mem_add", "t3", "when", "how", "success")
 
 
+@pytest.mark.slow
 def test_ctx_slice_by_lines_splits_a_window_not_the_whole_blob():
     ws = Workspace()
     ref = ws.store.put("\n" * 2_000_000 + "last line\r\nafter\n", name="big")  # the host's context: no blob cap

@@ -167,6 +167,7 @@ def test_suite_loads_with_all_levels_and_unique_ids(suites, name):
 
 
 @pytest.mark.parametrize("name", list(SUITES))
+@pytest.mark.slow
 def test_every_checker_accepts_the_expected_answer(suites, judges, name):
     failed = []
     for task in suites[name]:

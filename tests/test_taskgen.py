@@ -171,6 +171,7 @@ def recheck_code(task: Task, ctags: str) -> None:
 
 # -- code -------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_every_code_answer_is_rechecked_by_ctags_or_grep(code_tasks, ctags):
     train, test = code_tasks
     assert len(train) + len(test) == 70 and {t.level for t in train} == {1, 2, 3, 4, 5}
@@ -182,6 +183,7 @@ def test_every_code_answer_is_rechecked_by_ctags_or_grep(code_tasks, ctags):
     assert yes_no["No"] + yes_no["no"] >= 1 and yes_no["Yes"] + yes_no["yes"] >= 1  # negatives included
 
 
+@pytest.mark.slow
 def test_code_split_keeps_crates_apart_and_contexts_fit(code_tasks):
     train, test = code_tasks
     assert test and {t.domain for t in train}.isdisjoint({t.domain for t in test})
@@ -246,6 +248,7 @@ def _rows(task: Task, query: str) -> Counter:
     return Counter(tuple(r) for r in _graph(task.ontology_path()).query(query))
 
 
+@pytest.mark.slow
 def test_ontology_references_run_on_rdflib_and_ignore_distinct(onto_tasks):
     train, test = onto_tasks
     assert len(train) == 75 and len(test) == 25
@@ -268,11 +271,13 @@ def _terms(task: Task) -> set[str]:
     return set(re.findall(r"\b(?:prov|skos):[A-Za-z]\w*", task.query)) - asked_with
 
 
+@pytest.mark.slow
 def test_ontology_split_shares_no_term(onto_tasks):
     train, test = onto_tasks
     assert set().union(*map(_terms, train)).isdisjoint(set().union(*map(_terms, test)))
 
 
+@pytest.mark.slow
 def test_domain_and_range_questions_are_direction_cases(onto_tasks):
     """Both columns in order, asked first about properties whose inverse has them reversed."""
     from rlmlab.ontology import load_ontology
@@ -290,6 +295,7 @@ def test_domain_and_range_questions_are_direction_cases(onto_tasks):
 
 # -- arith ------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_arith_answers_are_recomputed(arith_tasks):
     from rlmlab.teach import load_gsm8k
 
@@ -307,6 +313,7 @@ def test_arith_answers_are_recomputed(arith_tasks):
             assert (task.query, task.expected) == (item.question, item.reference), task.id
 
 
+@pytest.mark.slow
 def test_arith_split_by_item_and_family(arith_tasks):
     train, test = arith_tasks
     assert {t.origin for t in train}.isdisjoint({t.origin for t in test})
@@ -316,6 +323,7 @@ def test_arith_split_by_item_and_family(arith_tasks):
 
 # -- determinism and the judges ---------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_same_seed_same_files_other_seed_other_files(tmp_path):
     runs = [_generate(tmp_path / str(i), "a", "--suite", suite, *src, "--n", "25", "--seed", str(seed), "--split")
             for i, (suite, src, seed) in enumerate([("code", ("--source", "mio"), 1), ("code", ("--source", "mio"), 1),
@@ -327,6 +335,7 @@ def test_same_seed_same_files_other_seed_other_files(tmp_path):
     assert text[3] == text[4] and text[3] != text[5]
 
 
+@pytest.mark.slow
 def test_the_reference_judges_accept_the_expected_answers(code_tasks, onto_tasks, arith_tasks):
     from rlmlab.executors import Trajectory
     from rlmlab.learning import judge_for
@@ -350,6 +359,7 @@ E14_FILES = {"code": ("code_train.jsonl", "code_test.jsonl"), "ontology": ("onto
 
 
 @pytest.mark.parametrize("suite", list(E14_FILES))
+@pytest.mark.slow
 def test_e14_files_sizes_levels_and_disjoint_sources(suite):
     train, test = (read_tasks(E14 / name) for name in E14_FILES[suite])
     assert len(train) >= 200 and len(test) >= 60
@@ -370,6 +380,7 @@ def test_e14_files_sizes_levels_and_disjoint_sources(suite):
         assert hand.isdisjoint({t.origin for t in train + test})  # the hand suite's items are left out
 
 
+@pytest.mark.slow
 def test_e14_code_answers_recheck(ctags):
     """Every test task and a quarter of the train stream (all 320 pass; the sample keeps the test short)."""
     for task in read_tasks(E14 / "code_test.jsonl") + read_tasks(E14 / "code_train.jsonl")[::4]:

@@ -180,6 +180,7 @@ def test_voting_over_a_model_uses_distinct_seeds():
     assert len(seen) == 3 and reply.answer == "Answer: 4" and reply.vote_share == pytest.approx(2 / 3)
 
 
+@pytest.mark.slow
 def test_learner_turns_pass_through_the_turing_protocol(tmp_path):
     from rlmlab.turing import TuringProtocol, load_interaction_log
 

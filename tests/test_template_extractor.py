@@ -205,6 +205,7 @@ def test_a_typed_in_answer_is_not_a_template(tokio):
     assert report.items == [] and report.dropped[0]["reason"] == "the code submits the literal 'BarrierWaitResult'"
 
 
+@pytest.mark.slow
 def test_the_intervention_test_counts_repairs_and_regressions_on_real_siblings():
     """"5 + 5" solved as 5 * 2: the 2 is no number of the query, so it stays literal and the template doubles
     the first number. It re-solves its own task, repairs the sibling it happens to fit and regresses two."""
@@ -357,6 +358,7 @@ def test_the_loop_learns_a_template_and_injects_it_into_the_next_task(tmp_path):
         assert store.items()[0].template == item.template
 
 
+@pytest.mark.slow
 def test_a_learnt_template_that_fails_the_tasks_it_is_injected_into_is_retired_and_not_admitted_again(tmp_path):
     """E14's arith bank kept `SUBMIT(answer={{books:number}} * {{b:number}})` through 40 judged rollouts (10 tasks)
     and 0 wins, and it broke 3 test tasks; the failing forgetter retires a template after 3 failed tasks."""

@@ -95,6 +95,7 @@ def test_the_embedded_model_counts_error_lines_that_mention_disk():
 
 
 @pytest.mark.parametrize("path", [None, "/usr/share/cargo/registry/tokio-1.24.2/src/fs/file.rs"])
+@pytest.mark.slow
 def test_an_answer_about_a_context_is_never_constants_the_step_typed(path):
     """Issue 53: the tour's live step answered "Find all async functions in this file" with SUBMIT(answer=1 + 1)
     (the question's "one" gave the grammar a 1). Over a document or code the answer reads a variable."""
@@ -119,6 +120,7 @@ def test_an_answer_about_a_context_is_never_constants_the_step_typed(path):
 
 
 @pytest.mark.parametrize("path", [None, "/usr/share/cargo/registry/tokio-1.24.2/src/fs/file.rs"])
+@pytest.mark.slow
 def test_a_question_asking_for_every_item_is_not_answered_by_the_first_match(path):
     """The tour's step, after the step space stopped the ``1 + 1``: the embedded model found the ten async fns of
     tokio's file.rs with ``ctx_find`` and submitted ``answer["matches"][0]["text"]``, the first alone. A question

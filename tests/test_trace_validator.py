@@ -285,6 +285,7 @@ def test_ctrl_c_keeps_every_record_written_so_far(tmp_path, tokio_src, async_lin
     assert [json.loads(x)["trace"]["trace_id"] for x in review.read_text().splitlines()] == ["t1", "t3"]
 
 
+@pytest.mark.slow
 def test_a_real_sigint_keeps_whole_records_and_says_how_many(tmp_path, tokio_src, async_lines):
     import signal
     import subprocess

@@ -422,7 +422,7 @@ def test_an_interaction_log_written_before_the_errors_column_is_migrated(tmp_pat
 # -- grounding per user turn (issue 18, defect 2) ---------------------------------------------------------
 
 def _chat_loop(replies, protocol=None, execute=None):
-    from rlmlab.turing import AgentReply, TuringAgentLoop
+    from rlmlab.turing import TuringAgentLoop
 
     it = iter(replies)
     return TuringAgentLoop(protocol or TuringProtocol(), lambda msgs: next(it),

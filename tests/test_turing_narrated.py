@@ -210,6 +210,7 @@ FLOORS = {"turing_eval.jsonl": (24, 1), "turing_heldout.jsonl": (14, 0), "turing
 
 
 @pytest.mark.parametrize("name", sorted(FLOORS))
+@pytest.mark.slow
 def test_labelled_sets_keep_their_phantom_figures(name):
     from rlmlab._paths import PROJECT_ROOT
     from rlmlab.turing import evaluate, load_eval_cases

@@ -71,6 +71,7 @@ def test_without_the_model_file_the_rules_decide_alone(monkeypatch):
                                       "What is in config.toml?")).hooks == [PHANTOM]
 
 
+@pytest.mark.slow
 def test_scoring_without_sklearn_equals_sklearn_predict_proba(rows):
     from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
     from sklearn.linear_model import LogisticRegression
@@ -88,6 +89,7 @@ def test_scoring_without_sklearn_equals_sklearn_predict_proba(rows):
     assert len({round(p, 3) for p in got}) > 10  # real scores, not a constant
 
 
+@pytest.mark.slow
 def test_the_shipped_model_is_what_the_trainer_makes_from_the_committed_files(rows):
     shipped = default_phantom_model()
     assert shipped is not None and PHANTOM_MODEL_PATH.is_file()
@@ -100,6 +102,7 @@ def test_the_shipped_model_is_what_the_trainer_makes_from_the_committed_files(ro
     assert max(diffs) < 1e-4
 
 
+@pytest.mark.slow
 def test_cross_validation_leaves_one_file_out_and_the_threshold_rule_reads_it(rows):
     small = [r for r in rows if r.file in {"turing_narrated_dev.jsonl", "turing_narrated_heldout.jsonl",
                                            "turing_narrated_heldout4.jsonl"}]
@@ -142,6 +145,7 @@ def test_features_and_the_model_file_round_trip(tmp_path):
         PhantomModel.load(bad)
 
 
+@pytest.mark.slow
 def test_cli_train_phantom_cross_validates_and_writes_a_model_that_loads(tmp_path):
     files = ["--data", str(PHANTOM_TRAIN_FILES[0]), "--data", str(PHANTOM_TRAIN_FILES[4])]
     out = tmp_path / "m.json"
@@ -158,6 +162,7 @@ def test_cli_train_phantom_cross_validates_and_writes_a_model_that_loads(tmp_pat
     assert one.exit_code != 0 and "at least two labelled files" in one.output
 
 
+@pytest.mark.slow
 def test_labelled_files_score_with_the_shipped_model_as_the_protocol_does():
     cases = load_eval_cases(PHANTOM_TRAIN_FILES[4])
     protocol, model = TuringProtocol(), default_phantom_model()

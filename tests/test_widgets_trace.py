@@ -200,6 +200,7 @@ def test_timeline_from_run_dir_json_file_and_bad_paths(rust_file, tmp_path):
         BudgetTimeline.from_file(saved)
 
 
+@pytest.mark.slow
 def test_a_recursive_run_stacks_its_trees_tokens_by_depth(tmp_path):
     traj = recursive_run(tmp_path)  # max_depth 2: step 1 and step 2 each start a sub-run
     first, second = traj.children
@@ -335,6 +336,7 @@ def test_explorer_escapes_model_text():
     assert "&lt;img src=x&gt;" in static and "&lt;q&gt;" in static
 
 
+@pytest.mark.slow
 def test_explorer_shows_each_sub_run_under_the_step_that_started_it(tmp_path, rust_file):
     traj = recursive_run(tmp_path)
     first, second = traj.children

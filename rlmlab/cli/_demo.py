@@ -88,7 +88,7 @@ def demo(lm_spec: str, experiments: str, conditions: str, suite: str, tasks: int
     click.echo(results_table(runs).text(None if wide else 100))
     click.echo("")
     Console().print(f"[bold]executed notebook[/]: {done.notebook}", soft_wrap=True)
-    Console().print(f"[bold]results[/]: " + "  ".join(str(d / "results.jsonl") for d in runs.values()), soft_wrap=True)
+    Console().print("[bold]results[/]: " + "  ".join(str(d / "results.jsonl") for d in runs.values()), soft_wrap=True)
     Console().print(f"[bold]plots[/]: {done.run_dir / 'plots'}", soft_wrap=True)
     if learn_tasks:
         from rlmlab.experiments import learning_line, read_results, summarise

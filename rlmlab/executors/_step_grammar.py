@@ -257,7 +257,7 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     if fmt == "react":
         alts = [f'{gbnf_lit(spec.name + chr(10) + chr(10) + "[[ ## next_tool_args ## ]]" + chr(10))} '
                 f'{_react_args(spec, caps, b)}' for spec in specs]
-        alts.append(gbnf_lit(f'finish\n\n[[ ## next_tool_args ## ]]\n{{}}'))
+        alts.append(gbnf_lit('finish\n\n[[ ## next_tool_args ## ]]\n{}'))
         b.add("step", f'"[[ ## next_thought ## ]]\\n" thought "\\n\\n[[ ## next_tool_name ## ]]\\n" '
                       f'{gbnf_alt(alts)} "\\n\\n[[ ## completed ## ]]"')
         b.add("thought", thought)
@@ -308,7 +308,7 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
         named = [b.add(f"template-{i}", r) for i, r in enumerate(filled)]
         code = gbnf_alt(named if templates_first else [*named, code])
     if fmt == "rlm":
-        b.add("step", f'"[[ ## reasoning ## ]]\\n" thought "\\n\\n[[ ## code ## ]]\\n" code "\\n\\n[[ ## completed ## ]]"')
+        b.add("step", '"[[ ## reasoning ## ]]\\n" thought "\\n\\n[[ ## code ## ]]\\n" code "\\n\\n[[ ## completed ## ]]"')
     else:
         b.add("step", 'thought "\\n```python\\n" code "\\n```"')
     b.add("thought", thought)

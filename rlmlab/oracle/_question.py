@@ -33,8 +33,8 @@ from rlmlab.oracle._facts import TRAIT_KINDS, TYPE_KINDS, NameIndex
 from rlmlab.oracle._source import ParseCache
 from rlmlab.oracle._treesitter import TreeSitterOracle
 from rlmlab.oracle._wording import (
-    ARGMAX, ARGMIN, CALLS, CONDITION, COUNT, CRATE, DEFINE, EACH, ELLIPSES, FIELDS, GENERICS, IDENT, IMPLEMENT, LIST,
-    MODIFIERS, MODULE, NOUNS, PARAMS, RETURN, RUST_KEYWORDS, SAMPLE, SIGNATURE, TYPE_OF, VARIANTS, YES_NO, Mention,
+    CALLS, CONDITION, CRATE, DEFINE, ELLIPSES, FIELDS, IDENT, IMPLEMENT, LIST,
+    MODIFIERS, MODULE, NOUNS, PARAMS, RETURN, RUST_KEYWORDS, SAMPLE, VARIANTS, Mention,
     LINES_MENTIONING, QuestionText, is_noun, kind_of, rules_of, scope_of, tokenise, unit_of,
 )
 
