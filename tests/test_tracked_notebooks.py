@@ -20,10 +20,10 @@ def kept_state(path: Path) -> list[str]:
 
 
 def tracked_notebooks() -> list[Path]:
-    # benchmarks/ keeps executed notebooks on purpose (a scorecard is its outputs); the guides and tests/data do not
+    # studies/ keeps executed notebooks on purpose (a scorecard is its outputs); the guides and tests/data do not
     listed = subprocess.run(["git", "ls-files", "*.ipynb"], cwd=PROJECT_ROOT, capture_output=True, text=True,
                             check=True).stdout.split()
-    return [PROJECT_ROOT / p for p in listed if not p.startswith("benchmarks/")]
+    return [PROJECT_ROOT / p for p in listed if not p.startswith("studies/")]
 
 
 def test_tracked_notebooks_keep_no_outputs_execution_counts_or_widget_state():
