@@ -149,9 +149,9 @@ def test_a_runs_own_output_folder_does_not_make_the_tree_dirty(monkeypatch):
     the table's own file. Changes under the caller's output folders no longer count; any other change does."""
     import rlmlab.provenance as prov
 
-    status = {"status": ' M benchmarks/scorecard/scorecard.json\n?? "benchmarks/scorecard/runs/E1 x/"'}
+    status = {"status": ' M studies/scorecard/scorecard.json\n?? "studies/scorecard/runs/E1 x/"'}
     monkeypatch.setattr(prov, "_git", lambda *args: status["status"] if args[0] == "status" else "abc123")
-    out = prov.PROJECT_ROOT / "benchmarks" / "scorecard"
+    out = prov.PROJECT_ROOT / "studies" / "scorecard"
     assert prov.environment()["git_dirty"] is True
     assert prov.environment(outputs=[out])["git_dirty"] is False
     assert prov.environment(outputs=["/somewhere/else"])["git_dirty"] is True
