@@ -32,6 +32,9 @@ def test_all_twelve_experiments_load_and_match_the_spec():
         "no_memory": "none", "hand_pack": "none", "learned": "failing", "learned_matts": "failing",
         "pack_plus_learned": "failing", "learned_ref": "failing"}
     assert [(c.rollouts, c.extraction) for c in e["E12"].conditions] == [(3, "best"), (3, "contrastive")]
+    # best of N and contrastive extraction need rollouts that can differ: greedy ones were all alike (stop 60: the
+    # three rollouts of each of 40 tasks gave one answer, so E12 could measure nothing)
+    assert all(c.resample and c.temperature > 0 for c in e["E12"].conditions)
 
 
 @pytest.mark.parametrize("body, message", [
