@@ -100,8 +100,8 @@ check: install rust-src ctags bubblewrap
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n auto -m "not ($(SLOW_MARKERS))"
 
 # Every benchmarks/*.py with --smoke (tiny sizes, scripted or no LM): it completes and writes its JSON. make check
-# runs the cheap ones (a heavier one says `# smoke-marks: slow`), make test all of them, and this target only them,
-# all of them. No timing is asserted; ctags is used when installed, not needed.
+# and make test run them (one that needs the real model says `# smoke-marks: local_model`: make test only), this
+# target only them. No timing is asserted; ctags is used when installed, not needed.
 bench-smoke: install rust-src bubblewrap
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n auto tests/test_benchmarks_smoke.py
 
