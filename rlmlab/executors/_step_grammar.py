@@ -293,7 +293,7 @@ def step_grammar(registry: Iterable[Any], caps: Any, *, fmt: str = "rlm", scope:
     code = _sequence(b, scope, max_statements, must_submit, calls, output_field, numbers, inputs,
                      strings=strings, choices=answer_choices(query or ""), has_numbers=number is not None,
                      raw=(raw or ()) if keys else None, joins=joins if keys else (),
-                     scalars=bool(scalar_opts) if searches else not listing, count_ok=not keys or "total" in keys,
+                     scalars=bool(scalar_opts) or not searches, count_ok=not keys or "total" in keys,
                      form=answer_form if keys and joins else None, typed_answers=typed_answers,
                      ops=(lambda w, form: match_operations(w, () if w in bare else joins, names=names,
                                                            files=has_files, form=form, ask=sub_query))
