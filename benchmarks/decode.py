@@ -27,7 +27,9 @@ One run, one process, the embedded SmolLM2-135M (llama-cpp-python), ratios measu
 JSON, never its figures). Numbers go to ``--json`` (default runs/bench/decode.json). Run idle:
 ``.venv/bin/python benchmarks/decode.py [--smoke]``.
 """
-# Its smoke run decodes a few tokens with the embedded model (installed by make check too): seconds.
+# Its smoke run decodes a few tokens with the embedded model (about 12 s of CPU): make test runs it, make check
+# (which runs no model) does not.
+# smoke-marks: local_model
 
 from __future__ import annotations
 

@@ -19,12 +19,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+
+from smoke_runner import SmokeRunner
 
 PROJECT = Path(__file__).resolve().parents[1]
 BENCHMARKS = sorted(p for p in (PROJECT / "benchmarks").glob("*.py") if not p.name.startswith("_"))
@@ -58,9 +58,17 @@ def test_there_are_benchmarks():
         "data/make_math80.py", "studies/turing_eval/generate.py", "studies/turing_narrated/generate.py"}
 
 
+@pytest.fixture(scope="module")
+def runner():
+    """One forking zygote for this worker's smoke runs (tests/smoke_runner.py)."""
+    run = SmokeRunner()
+    yield run
+    run.close()
+
+
 @pytest.mark.parametrize("script", [smoke_param(p) for p in BENCHMARKS + MAKERS])
-def test_benchmark_smoke_run_writes_json(script: Path, tmp_path: Path):
-    check_smoke(script, tmp_path)
+def test_benchmark_smoke_run_writes_json(script: Path, tmp_path: Path, runner: SmokeRunner):
+    check_smoke(script, tmp_path, runner=runner)
 
 
 @pytest.mark.parametrize("body, error", [
@@ -69,17 +77,17 @@ def test_benchmark_smoke_run_writes_json(script: Path, tmp_path: Path):
     ("print('--smoke ran, wrote nothing')", "wrote no JSON"),
     ("open('out.json', 'w').write('{}')  # --smoke", "holds no figures"),
 ])
-def test_the_smoke_check_fails_a_broken_script(tmp_path: Path, body: str, error: str):
+def test_the_smoke_check_fails_a_broken_script(tmp_path: Path, body: str, error: str, runner: SmokeRunner):
     script = tmp_path / "fake_bench.py"
     script.write_text(body + "\n", encoding="utf-8")
     (tmp_path / "cwd").mkdir()
     with pytest.raises(AssertionError, match=error):
-        check_smoke(script, tmp_path / "cwd", runs=tmp_path / "no-runs")
+        check_smoke(script, tmp_path / "cwd", runs=tmp_path / "no-runs", runner=runner)
     script.write_text("import json  # --smoke\njson.dump({'ok': 1}, open('out.json', 'w'))\n", encoding="utf-8")
-    check_smoke(script, tmp_path / "cwd", runs=tmp_path / "no-runs")
+    check_smoke(script, tmp_path / "cwd", runs=tmp_path / "no-runs", runner=runner)
 
 
-def check_smoke(script: Path, tmp_path: Path, runs: Path = PROJECT / "runs") -> None:
+def check_smoke(script: Path, tmp_path: Path, runs: Path = PROJECT / "runs", runner: SmokeRunner | None = None) -> None:
     """Run ``script --smoke`` in ``tmp_path``; AssertionError unless it exits 0, writes JSON with content there, and
     leaves the files under ``runs``' benchmark folders as they were."""
     assert "--smoke" in script.read_text(encoding="utf-8"), (
@@ -89,10 +97,9 @@ def check_smoke(script: Path, tmp_path: Path, runs: Path = PROJECT / "runs") -> 
            "RLMLAB_CACHE_DIR": str(tmp_path / "cache"), "MPLBACKEND": "Agg", "COLUMNS": "160"}
     before = {p: p.stat().st_mtime_ns for root in bench_dirs(runs) for p in root.rglob("*") if p.is_file()}
     start = time.time()
-    run = subprocess.run([sys.executable, str(script), "--smoke"], cwd=tmp_path, env=env, capture_output=True,
-                         text=True, timeout=SMOKE_TIMEOUT_S)
-    tail = "\n".join((run.stdout + run.stderr).strip().splitlines()[-15:])
-    assert run.returncode == 0, f"{script.name} --smoke exited {run.returncode}:\n{tail}"
+    returncode, output = (runner or SmokeRunner()).run(script, ["--smoke"], tmp_path, env, SMOKE_TIMEOUT_S)
+    tail = "\n".join(output.strip().splitlines()[-15:])
+    assert returncode == 0, f"{script.name} --smoke exited {returncode}:\n{tail}"
     changed = [p for p, mtime in before.items() if not p.exists() or p.stat().st_mtime_ns != mtime]
     assert not changed, f"{script.name} --smoke rewrote a full run's files: {changed[:3]}; write under runs/bench_smoke/"
     found = written_json([tmp_path], start)

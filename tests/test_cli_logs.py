@@ -202,6 +202,7 @@ def _cells_by_header(out: str, first_cell: str) -> dict[str, str]:
     return found
 
 
+@pytest.mark.slow  # six CLI processes and an experiment run
 def test_show_keeps_to_100_columns_in_blocks_of_whole_columns_and_wide_gives_one_table(tmp_path, rlm_run):
     # rlm show's tables were 206 characters wide (panels and text 200), experiment show's and the demo's results
     # table 20 columns in one line; every cell stays whole, the columns go into blocks led by what a row is

@@ -1,0 +1,113 @@
+"""Runs ``python SCRIPT --smoke`` as a fresh interpreter would, without paying for the same imports each time.
+
+A benchmark's smoke run spends about as long importing dspy, rdflib, numpy and IPython as running. A *zygote*
+(one per pytest worker) imports those third-party libraries once and forks a child per script; the child takes the
+run's working directory, environment, ``sys.argv`` and ``sys.path`` (script folder, then ``PYTHONPATH``), sends its
+stdin to /dev/null and its stdout and stderr to a file, runs the script as ``__main__`` with ``runpy`` and leaves
+through the interpreter's normal exit (atexit handlers, non-daemon threads, exit status of ``SystemExit``, a
+traceback and status 1 on an uncaught exception). Nothing of rlmlab is imported before the fork, so the script
+imports and registers the project's modules itself, as in its own process. A child still running at the time limit
+is killed with its process group.
+
+Where ``fork`` does not exist, or ``RLMLAB_SMOKE_SUBPROCESS=1``, every script runs in a subprocess of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+__all__ = ["SmokeRunner", "ZYGOTE_PRELOAD"]
+
+# Third-party libraries most benchmarks import (measured with -X importtime: about 2.5 s a script together).
+ZYGOTE_PRELOAD = ("dspy", "rdflib", "numpy", "IPython", "pydantic", "rich", "jsonschema", "yaml", "regex",
+                  "requests")
+
+_ZYGOTE = r'''
+import importlib, json, os, runpy, signal, sys, time
+for name in sys.argv[2:]:
+    importlib.import_module(name)
+reply = os.fdopen(int(sys.argv[1]), "w")
+def child(req):
+    os.setpgrp()
+    os.chdir(req["cwd"])
+    os.environ.clear()
+    os.environ.update(req["env"])
+    null = os.open(os.devnull, os.O_RDONLY)
+    out = os.open(req["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(null, 0); os.dup2(out, 1); os.dup2(out, 2)
+    os.close(null); os.close(out); reply.close()
+    sys.stdin = open(0, closefd=False)
+    extra = [p for p in req["env"].get("PYTHONPATH", "").split(os.pathsep) if p]
+    sys.path[:] = [os.path.dirname(req["script"])] + extra + [p for p in sys.path[1:] if p]
+    sys.argv[:] = [req["script"], *req["args"]]
+    runpy.run_path(req["script"], run_name="__main__")
+    raise SystemExit(0)
+for line in sys.stdin:
+    req = json.loads(line)
+    pid = os.fork()
+    if pid == 0:
+        child(req)  # never returns: the child leaves by SystemExit or an uncaught exception
+    deadline, status = time.monotonic() + req["timeout"], None
+    while status is None:
+        done, raw = os.waitpid(pid, os.WNOHANG)
+        if done:
+            status = os.waitstatus_to_exitcode(raw)
+        elif time.monotonic() > deadline:
+            os.killpg(pid, signal.SIGKILL)
+            status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+            status = {"timeout": status}
+        else:
+            time.sleep(0.02)
+    reply.write(json.dumps(status) + "\n"); reply.flush()
+'''
+
+
+class SmokeRunner:
+    """``run(script, args, cwd, env, timeout)`` -> ``(returncode, output)``, by a forking zygote when it can."""
+
+    def __init__(self, preload: tuple[str, ...] = ZYGOTE_PRELOAD):
+        self.preload, self._proc, self._reply = preload, None, None
+        self.forking = hasattr(os, "fork") and os.environ.get("RLMLAB_SMOKE_SUBPROCESS") != "1"
+
+    def run(self, script: Path, args: list[str], cwd: Path, env: dict[str, str],
+            timeout: float) -> tuple[int, str]:
+        if not self.forking:
+            done = subprocess.run([sys.executable, str(script), *args], cwd=cwd, env=env, capture_output=True,
+                                  text=True, timeout=timeout)
+            return done.returncode, done.stdout + done.stderr
+        out = Path(cwd) / ".smoke-output.txt"
+        request = {"script": str(script), "args": args, "cwd": str(cwd), "env": env, "out": str(out),
+                   "timeout": timeout}
+        zygote, reply = self._zygote()
+        zygote.stdin.write(json.dumps(request) + "\n")
+        zygote.stdin.flush()
+        line = reply.readline()
+        if not line:
+            raise RuntimeError(f"the smoke zygote died (exit {zygote.wait()}) running {script}")
+        status = json.loads(line)
+        output = out.read_text(encoding="utf-8", errors="replace")
+        out.unlink()
+        if isinstance(status, dict):
+            raise subprocess.TimeoutExpired([str(script), *args], timeout, output=output)
+        return status, output
+
+    def _zygote(self):
+        if self._proc is None or self._proc.poll() is not None:
+            read, write = os.pipe()
+            env = {**os.environ, "MPLBACKEND": "Agg"}
+            self._proc = subprocess.Popen([sys.executable, "-c", _ZYGOTE, str(write), *self.preload],
+                                          stdin=subprocess.PIPE, text=True, env=env, pass_fds=(write,))
+            os.close(write)
+            self._reply = os.fdopen(read, "r")
+        return self._proc, self._reply
+
+    def close(self) -> None:
+        if self._proc is not None:
+            self._proc.stdin.close()
+            self._proc.wait(timeout=30)
+            self._reply.close()
+            self._proc = None
