@@ -198,7 +198,7 @@ def test_a_bare_block_answering_whats_in_a_file_is_its_contents():
 # Floors measured on this branch (issue 29); a change that loses a caught phantom or adds a false one fails here.
 # turing_eval/turing_heldout: main caught 14/28 and 6/17; the narrated dev split is the set the detector was built on.
 # Third round: turing_narrated_heldout2.jsonl (measured once as held out in stop 35: TP 71, FP 8) is development data.
-# With the learned model (rlmlab/turing/_phantom_model.py). turing_eval and the narrated dev set and splits 1-6 are
+# With the learned model (rlmlab/turing/narrated/_model.py). turing_eval and the narrated dev set and splits 1-6 are
 # its training data, so these are in-sample floors; what it does on a file it was not fitted to is the
 # leave-one-file-out table of `rlmlab turing train-phantom --cv`. turing_heldout and split 7 are out of sample
 # (turing_heldout, rules alone: 12/0; split 7, scored once: rules 58/15, rules + model 117/18).

@@ -11,10 +11,10 @@ from click.testing import CliRunner
 
 from rlmlab.cli import main
 from rlmlab.turing import Step, ToolCall, TuringProtocol, Turn, load_eval_cases
-from rlmlab.turing._phantom_model import (
+from rlmlab.turing.narrated._model import (
     PHANTOM_MODEL_PATH, PhantomModel, default_phantom_model, model_may_fire, phantom_features, turn_features,
 )
-from rlmlab.turing._train import (
+from rlmlab.turing.narrated._train import (
     PHANTOM_TRAIN_FILES, cross_validate_phantom, fit_phantom_model, phantom_rows, pick_threshold,
 )
 from rlmlab.provenance import file_sha256
@@ -62,7 +62,7 @@ def test_the_model_stays_silent_where_the_turn_could_hold_the_data():
 
 
 def test_without_the_model_file_the_rules_decide_alone(monkeypatch):
-    import rlmlab.turing._phantom_model as phantom_model
+    import rlmlab.turing.narrated._model as phantom_model
 
     monkeypatch.setattr(phantom_model, "default_phantom_model", lambda: None)
     assert TuringProtocol().run(_turn(SAID, ASKED)).hooks == []

@@ -14,9 +14,9 @@ import functools
 import json
 import re
 
-from rlmlab.turing._answers import affirms, answer_claims
-from rlmlab.turing._events import event_claims
-from rlmlab.turing._narrated import (EXCLUDED_NAME, FILE_PATTERN, DIR_PATTERN, THING_PATTERN, TOKEN_PATTERN, STOP_WORDS, NarratedClaim, judged_claims,
+from rlmlab.turing.narrated._answers import affirms, answer_claims
+from rlmlab.turing.narrated._events import event_claims
+from rlmlab.turing.narrated._phrases import (EXCLUDED_NAME, FILE_PATTERN, DIR_PATTERN, THING_PATTERN, TOKEN_PATTERN, STOP_WORDS, NarratedClaim, judged_claims,
                                      generic_names, name_and_kind, prose_blocks, named_things)
 from rlmlab.turing._turn import Turn
 

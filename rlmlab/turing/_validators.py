@@ -22,8 +22,8 @@ from typing import Any
 from rlmlab.registry import Registry
 from rlmlab.turing._evidence import step_code, unsupported_submission
 from rlmlab.turing._grounding import narrated_claims, narrated_spans, ungrounded_claims
-from rlmlab.turing._phantom_model import LEARNED_DETECTION, learned_detection, model_may_fire
-from rlmlab.turing._narrated import NarratedClaim
+from rlmlab.turing.narrated._model import LEARNED_DETECTION, learned_detection, model_may_fire
+from rlmlab.turing.narrated._phrases import NarratedClaim
 from rlmlab.turing._turn import SUB_SESSION_TOOLS, Turn
 
 __all__ = ["VALIDATORS", "PATTERN_DETECTORS", "ValidatorContext", "validator", "pattern_detector", "schema_errors",

@@ -18,7 +18,7 @@ from typing import Any
 
 from rlmlab._paths import PROJECT_ROOT
 from rlmlab.turing._eval import load_eval_cases
-from rlmlab.turing._phantom_model import PhantomModel, learned_score, turn_features
+from rlmlab.turing.narrated._model import PhantomModel, learned_score, turn_features
 from rlmlab.turing._turn import Turn
 from rlmlab.turing._validators import phantom_rules_verdict
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from rlmlab.turing._narrated import UNKNOWN_PHRASES, NarratedClaim, prose_blocks, split_sentences
+from rlmlab.turing.narrated._phrases import UNKNOWN_PHRASES, NarratedClaim, prose_blocks, split_sentences
 
 __all__ = ["event_claims"]
 

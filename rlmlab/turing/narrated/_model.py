@@ -37,7 +37,7 @@ from rlmlab.turing._turn import Turn
 __all__ = ["PHANTOM_MODEL_PATH", "PhantomModel", "phantom_features", "turn_features", "model_may_fire",
            "default_phantom_model", "learned_score", "learned_detection", "LEARNED_DETECTION"]
 
-PHANTOM_MODEL_PATH = Path(__file__).with_name("phantom_model.json")
+PHANTOM_MODEL_PATH = Path(__file__).parent.parent / "phantom_model.json"  # rlmlab/turing/phantom_model.json
 FORMAT = "rlmlab.phantom_model/1"
 
 _WORD = re.compile(r"[A-Za-z_][\w./-]*|\d+(?:\.\d+)*|```|[:`\"'*-]")

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from rlmlab.turing._narrated import (PYTHON_BUILTINS, COMMAND_LINE, GENERAL_PHRASES, IDENT_PATTERN, KIND_OF_WORD, PROJECT_WORDS, UNKNOWN_PHRASES,
+from rlmlab.turing.narrated._phrases import (PYTHON_BUILTINS, COMMAND_LINE, GENERAL_PHRASES, IDENT_PATTERN, KIND_OF_WORD, PROJECT_WORDS, UNKNOWN_PHRASES,
                                      NarratedClaim, generic_names, only_named, prose_blocks, split_sentences,
                                      named_things)
 

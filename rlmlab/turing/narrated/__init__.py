@@ -1,0 +1,1 @@
+"""The narrated-contents detector of ``phantom_tool_result``: sentence patterns, answer shapes, events, the model."""
