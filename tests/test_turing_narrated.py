@@ -91,13 +91,34 @@ def test_command_output_is_grounded_only_by_running_that_command():
 
 
 def test_claims_name_the_thing_and_what_it_is_said_to_hold():
-    from rlmlab.turing._grounding import narrated_claims
+    from rlmlab.turing.narrated import narrated_claims
 
     claims = narrated_claims("I'll look. The parse_config function returns a dict with host and port.")
     assert [(c.name, c.kind) for c in claims] == [("parse_config", "function")]
     assert "host and port" in claims[0].content
     [fenced] = narrated_claims("Here's the content of notes.txt:\n```\nbuy milk\n```")
     assert (fenced.name, fenced.content) == ("notes.txt", "buy milk")
+
+
+def test_the_detector_imports_no_part_of_the_hook():
+    """rlmlab/turing/narrated/ (the detector) imports itself, the turn and what lies outside rlmlab.turing; the hook
+    (_phantom_hook) imports the detector, never the other way: importing any module of the package runs its
+    ``__init__`` first, so one import of the hook from there would close a circle through it."""
+    import ast
+    from pathlib import Path
+
+    import rlmlab.turing.narrated as narrated
+
+    bad = []
+    for path in sorted(Path(narrated.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else \
+                [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            bad += [f"{path.name}: {n}" for n in names if n.startswith("rlmlab.turing")
+                    and not n.startswith("rlmlab.turing.narrated") and n != "rlmlab.turing._turn"]
+            bad += [f"{path.name}: relative import" for _ in [1] if isinstance(node, ast.ImportFrom) and node.level]
+    assert bad == []
+    assert "rlmlab.turing.narrated" in Path(narrated.__file__).parents[1].joinpath("_phantom_hook.py").read_text()
 
 
 def test_agent_loop_and_guard_pass_the_users_text_as_context():
