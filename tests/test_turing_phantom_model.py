@@ -10,15 +10,12 @@ import pytest
 from click.testing import CliRunner
 
 from rlmlab.cli import main
-from rlmlab.turing import Step, ToolCall, TuringProtocol, Turn, load_eval_cases
-from rlmlab.turing._phantom_model import (
-    PHANTOM_MODEL_PATH, PhantomModel, default_phantom_model, model_may_fire, phantom_features, turn_features,
-)
-from rlmlab.turing._train import (
-    PHANTOM_TRAIN_FILES, cross_validate_phantom, fit_phantom_model, phantom_rows, pick_threshold,
-)
 from rlmlab.provenance import file_sha256
-from rlmlab.turing._validators import phantom_rules_verdict
+from rlmlab.turing import (
+    PHANTOM_MODEL_PATH, PHANTOM_TRAIN_FILES, PhantomModel, Step, ToolCall, TuringProtocol, Turn, cross_validate_phantom,
+    default_phantom_model, fit_phantom_model, load_eval_cases, phantom_features, phantom_rows, pick_threshold,
+)
+from rlmlab.turing._phantom_hook import model_may_fire, phantom_rules_verdict, turn_features
 
 PHANTOM = "phantom_tool_result"
 # A real SmolLM2 reply of the fourth narrated split (narr-p10_t0.0_s0) that no hand-written rule catches.
@@ -62,9 +59,9 @@ def test_the_model_stays_silent_where_the_turn_could_hold_the_data():
 
 
 def test_without_the_model_file_the_rules_decide_alone(monkeypatch):
-    import rlmlab.turing._phantom_model as phantom_model
+    import rlmlab.turing._phantom_hook as phantom_hook
 
-    monkeypatch.setattr(phantom_model, "default_phantom_model", lambda: None)
+    monkeypatch.setattr(phantom_hook, "default_phantom_model", lambda: None)
     assert TuringProtocol().run(_turn(SAID, ASKED)).hooks == []
     # a rule's detection is untouched
     assert TuringProtocol().run(_turn("The config.toml file contains port = 8080 and workers = 4.",

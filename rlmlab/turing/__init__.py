@@ -16,10 +16,11 @@ from rlmlab.turing._log import INTERACTION_LOG_COLUMNS, InteractionLog, load_int
 from rlmlab.turing._loop import AgentReply, LoopResult, TuringAgentLoop
 from rlmlab.turing._protocol import FailoverLM, HookError, RoundResult, TuringProtocol, Violation
 from rlmlab.turing._turn import PHASES, SCOPES, Step, ToolCall, Turn, tool_calls_in_code, tool_calls_in_text
-from rlmlab.turing._phantom_model import PHANTOM_MODEL_PATH, PhantomModel, default_phantom_model, phantom_features
-from rlmlab.turing._train import (
-    PHANTOM_THRESHOLDS, PHANTOM_TRAIN_FILES, cross_validate_phantom, fit_phantom_model, phantom_rows, pick_threshold,
+from rlmlab.turing.narrated import (
+    PHANTOM_MODEL_PATH, PHANTOM_THRESHOLDS, PHANTOM_TRAIN_FILES, PhantomModel, cross_validate_phantom,
+    default_phantom_model, fit_phantom_model, phantom_features, pick_threshold,
 )
+from rlmlab.turing._phantom_hook import phantom_rows
 from rlmlab.turing._validators import (
     PATTERN_DETECTORS, VALIDATORS, ValidatorContext, pattern_detector, schema_errors, validator,
 )

@@ -6,13 +6,15 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlmlab._paths import PROJECT_ROOT
 from rlmlab.provenance import note_file
 from rlmlab.turing._hooks import BUILTIN_HOOKS
-from rlmlab.turing._protocol import TuringProtocol
 from rlmlab.turing._turn import PHASES, SCOPES, Turn
+
+if TYPE_CHECKING:  # evaluate() is given a protocol; loading labelled turns needs none (the phantom hook loads them)
+    from rlmlab.turing._protocol import TuringProtocol
 
 __all__ = ["EvalCase", "HookScore", "EvalReport", "load_eval_cases", "evaluate", "DEFAULT_EVAL", "EVAL_LINE_SCHEMA"]
 

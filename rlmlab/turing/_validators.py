@@ -9,6 +9,9 @@ validator is called with ``detection=None`` and both detects and confirms.
 "This turn" is the user turn (:attr:`Turn.turn_tool_calls`): a call made in an
 earlier inference round of the same user turn counts, as the seed's
 ``tool_calls_made`` does.
+
+``phantom_tool_result``'s detector and validator are whole in :mod:`._phantom_hook`; this module registers them in
+the built-in order (and ``unverified_completion`` leaves presented data to it).
 """
 
 from __future__ import annotations
@@ -21,13 +24,12 @@ from typing import Any
 
 from rlmlab.registry import Registry
 from rlmlab.turing._evidence import step_code, unsupported_submission
-from rlmlab.turing._grounding import narrated_claims, narrated_spans, ungrounded_claims
-from rlmlab.turing._phantom_model import LEARNED_DETECTION, learned_detection, model_may_fire
-from rlmlab.turing._narrated import NarratedClaim
+from rlmlab.turing._phantom_hook import detect_phantom_tool_result, validate_phantom_tool_result
+from rlmlab.turing._reply import first_unnegated, reply_prose
 from rlmlab.turing._turn import SUB_SESSION_TOOLS, Turn
 
 __all__ = ["VALIDATORS", "PATTERN_DETECTORS", "ValidatorContext", "validator", "pattern_detector", "schema_errors",
-           "is_courtesy_question", "ends_with_real_question", "ask_lm", "phantom_rules_verdict"]
+           "is_courtesy_question", "ends_with_real_question", "ask_lm"]
 
 
 @dataclass
@@ -54,24 +56,6 @@ def pattern_detector(name: str) -> Callable[[Detector], Detector]:
     return PATTERN_DETECTORS.register(name)
 
 
-def _prose(text: str) -> str:
-    """The reply without fenced code (claims and promises live in the prose)."""
-    return re.sub(r"```.*?(```|\Z)", " ", text, flags=re.S)
-
-
-_NEGATION = re.compile(r"\b(?:no|not|never|nothing|didn't|did\s+not|haven't|have\s+not|wasn't|won't|cannot|can't|"
-                       r"kein\w*|nicht|pas|aucun\w*|ningún|ninguna)\b", re.I)
-
-
-def _first(rx: re.Pattern[str], text: str) -> str | None:
-    """The first match not negated earlier in its sentence ("No background session was started" is no claim)."""
-    for m in rx.finditer(text):
-        start = max(text.rfind(".", 0, m.start()), text.rfind("\n", 0, m.start()), text.rfind("!", 0, m.start()))
-        if not _NEGATION.search(text[start + 1:m.start()] + " " + m.group(0).split()[0]):
-            return m.group(0).strip()
-    return None
-
-
 # -- workflow_spawn -----------------------------------------------------------------------------------
 
 _SPAWN = re.compile(
@@ -93,7 +77,7 @@ _SPAWN = re.compile(
 
 @pattern_detector("validate_workflow_spawn")
 def detect_workflow_spawn(turn: Turn) -> str | None:
-    claim = _first(_SPAWN, _prose(turn.response))
+    claim = first_unnegated(_SPAWN, reply_prose(turn.response))
     return f"the reply claims a background session was started (\"{claim}\")" if claim else None
 
 
@@ -106,98 +90,10 @@ def validate_workflow_spawn(turn: Turn, detection: str | None, ctx: ValidatorCon
 
 # -- phantom_tool_result ------------------------------------------------------------------------------
 
-_OBTAINED = re.compile(
-    r"\b(?:I|we)\s+(?:have\s+)?(?:found|got|ran|searched|looked|checked|read|opened|listed|executed|grepped|"
-    r"scanned|queried|retrieved|fetched)\b"
-    r"|\bthe\s+(?:output|results?|search|grep|file|command|tool|listing|query)\s+(?:shows?|returns?|returned|contains?|"
-    r"gave|lists?|listed|found|reveals?|revealed)\b"
-    r"|\bhere\s+(?:is|are)\s+the\s+(?:results?|output|contents?|matches|lines|files|listing)\b"
-    r"|\b(?:ctx_\w+|ast_query|grep|search|command|tool|call)\s+(?:returned|found|shows|showed|gave)\b"
-    r"|\breturned\s+the\s+following\b|\b(?:output|results?)\s*:\s*\n"
-    r"|\bhere(?:'s|\s+is|\s+are)\s+(?:a\s+summary\s+of\s+)?(?:the\s+)?(?:list|contents?|output|results?|summary|"
-    r"listing|lines?|files?|matches)\b"
-    r"|\b(?:the\s+)?(?:file|directory|folder|repository|repo|log|logs/?|config\S*|\S{1,80}\.(?:py|rs|txt|yaml|yml|json|"
-    r"toml|log|cfg|ini)|\S{1,80}/)\s+(?:contains|has|lists|shows|includes|holds|enthält|contient)\b"
-    r"|\bline\s+\d+\s+(?:of|in)\s+\S{1,80}\s+(?:is|says|reads|contains|has)\b"
-    r"|\b(?:is|are)\s+defined\s+in\s+(?:the\s+)?`?[\w/.-]+\.(?:py|rs|js|ts|go)\b"
-    r"|\b(?:ast_query|ctx_\w+|grep)\s+(?:found|returned|shows|listed)\b"
-    r"|\bich\s+habe\s+\w*\s*(?:gefunden|gelesen|durchsucht|ausgeführt)",
-    re.I)
-# (Names above are bounded, \S{1,80}: an unbounded \S+ rescans to the end from every start, 5 s on 10 kB of "a.a.".)
-_SPECIFIC = re.compile(r"\b\d+\b|`[^`]+`|\b\w+\.(?:rs|py|txt|json|toml|md|yaml|log)\b|^\s*[-*]\s+\S", re.M)
-
-
-def _specific_items(text: str) -> list[str]:
-    return [m.group(0).strip(" `-*") for m in _SPECIFIC.finditer(text)]
-
-
-def _obtained_claim(response: str, context: str = "") -> str | None:
-    """A claim of data obtained from a tool, outside the sentences that narrate a named thing's contents (those
-    are judged by their own grounding rules, see ``_narrated``)."""
-    prose = list(response)
-    for start, end in narrated_spans(response, context):
-        prose[start:end] = " " * (end - start)
-    text = _prose("".join(prose))
-    claim = _first(_OBTAINED, text)
-    return claim if claim is not None and _specific_items(text) else None
-
-
-def _narration_reason(claim: NarratedClaim) -> str:
-    if claim.kind == "event":  # "the last commit", "When I ran pytest, I encountered"
-        return f"the reply reports an event nothing in the turn showed (\"{claim.sentence[:160]}\")"
-    what = f"{claim.kind} {claim.name}" if claim.name else claim.subject
-    return f"the reply states what the {what} contains (\"{claim.sentence[:160]}\")"
-
-
-def _rules_detection(turn: Turn) -> str | None:
-    claims = ungrounded_claims(turn)
-    if claims:
-        return _narration_reason(claims[0])
-    claim = _obtained_claim(turn.response, turn.context)
-    return f"the reply presents data as obtained from a tool (\"{claim}\")" if claim else None
-
-
-def phantom_rules_verdict(turn: Turn) -> str | None:
-    """The hand-written rules' verdict alone (detected and validated), without the learned model."""
-    detection = _rules_detection(turn)
-    return None if detection is None else _validate_rules(turn, detection)
-
-
-@pattern_detector("validate_phantom_tool_result")
-def detect_phantom_tool_result(turn: Turn) -> str | None:
-    detection = _rules_detection(turn)
-    if detection is not None and _validate_rules(turn, detection) is not None:
-        return detection
-    return learned_detection(turn) or detection
-
-
-@validator("validate_phantom_tool_result")
-def validate_phantom_tool_result(turn: Turn, detection: str | None, ctx: ValidatorContext) -> str | None:
-    if detection is None:
-        return None
-    if detection.startswith(LEARNED_DETECTION):  # its own Stage 2: no call, no earlier round, nothing given holds it
-        return detection + ", and no tool was called this turn" if model_may_fire(turn) else None
-    return _validate_rules(turn, detection)
-
-
-def _validate_rules(turn: Turn, detection: str) -> str | None:
-    claims = ungrounded_claims(turn)
-    if claims:  # narrated contents of a thing no call of the turn read and no context or earlier output shows
-        return _narration_reason(claims[0]) + ", but nothing in this turn read it"
-    if narrated_claims(turn.response, turn.context) and _obtained_claim(turn.response, turn.context) is None:
-        return None  # every narrated claim is grounded and nothing else is presented as tool output
-    # The seed's Stage 2 read per user turn: a call in any round of the turn may hold the data. (Checking the
-    # data against those rounds' outputs instead would be stricter than the seed; it was measured and not
-    # taken: studies/turing_eval/REPORT.md.)
-    if turn.turn_tool_calls:
-        return None
-    # earlier outputs of the turn and what the user pasted (restating the context's own text is no phantom)
-    pasted = re.findall(r"```[^\n]*\n(.*?)```", turn.context or "", re.S)
-    outputs = "\n".join([step.output for step in turn.turn_steps] + pasted)
-    items = [i for i in _specific_items(_prose(turn.response)) if i]
-    if outputs and items and all(i in outputs for i in items):
-        return None  # every specific item appeared verbatim in an earlier output of this user turn: grounded
-    return detection + ", but no tool was called this turn"
+# The hook is whole in _phantom_hook (its grounding, its rules, the learned model's glue); registered here, in the
+# built-in order.
+pattern_detector("validate_phantom_tool_result")(detect_phantom_tool_result)
+validator("validate_phantom_tool_result")(validate_phantom_tool_result)
 
 
 # -- empty_promise ------------------------------------------------------------------------------------
@@ -235,7 +131,7 @@ def is_courtesy_question(sentence: str) -> bool:
 def ends_with_real_question(text: str) -> bool:
     """The reply ends with a question that seeks confirmation; trailing courtesy questions are set aside first,
     so "I'll check the file. Anything else?" does not end with a real question."""
-    sentences = _sentences(_prose(text))
+    sentences = _sentences(reply_prose(text))
     while sentences and is_courtesy_question(sentences[-1]):
         sentences.pop()
     return bool(sentences) and sentences[-1].rstrip().endswith("?")
@@ -243,7 +139,7 @@ def ends_with_real_question(text: str) -> bool:
 
 @pattern_detector("validate_empty_promise")
 def detect_empty_promise(turn: Turn) -> str | None:
-    claim = _first(_PROMISE, _prose(turn.response))
+    claim = first_unnegated(_PROMISE, reply_prose(turn.response))
     return f"the reply commits to an action (\"{claim}\")" if claim else None
 
 
@@ -303,10 +199,10 @@ _USER_SUBJECT = re.compile(
 def _completion_claim(text: str) -> str | None:
     """The first sentence of the prose that claims an action was completed (not a question, not the user's work,
     not negated)."""
-    for sentence in _sentences(_prose(text)):
+    for sentence in _sentences(reply_prose(text)):
         if sentence.rstrip().endswith("?") or _USER_SUBJECT.search(sentence):
             continue
-        claim = _first(_COMPLETION, sentence)
+        claim = first_unnegated(_COMPLETION, sentence)
         if claim:
             return claim
     return None

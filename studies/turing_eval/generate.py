@@ -7,24 +7,47 @@ and their prompts go to ``raw/turing_eval_smollm2_raw.jsonl`` beside this script
 were read one by one and labelled by hand into ``data/turing_eval.jsonl`` (source "smollm2"; each ``note`` ends
 with the raw ``gen_id``; unlabellable replies were left out). This script never writes the labelled file.
 
+The settings are data: ``MANIFEST.json`` beside this script gives the (temperature, seed) pairs, the reply cap, the
+default output, the smoke output and reply, and the sha256 of every file the study holds or labels (the raw file,
+``data/turing_eval.jsonl``, ``data/turing_heldout.jsonl``); ``--verify`` checks them. The scenarios are below.
+
 ``--smoke`` replays a canned reply with the scripted LM for the first scenario into
 runs/bench_smoke/turing_eval_raw.jsonl, to check the script itself; it never touches ``data/`` or ``raw/``.
 
-Run:  .venv/bin/python studies/turing_eval/generate.py [--out PATH] [--only ID,ID] [--append] [--smoke]
+Run:   .venv/bin/python studies/turing_eval/generate.py [--out PATH] [--only ID,ID] [--append] [--smoke]
+Check: python studies/turing_eval/generate.py --verify    (every file of MANIFEST.json has its sha256)
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import warnings
 from pathlib import Path
 
 from rlmlab.lm import make_lm
 
-MAX_TOKENS = 160
-SETTINGS = [(0.0, 0), (0.7, 1), (0.9, 2)]  # (temperature, seed) per scenario
-RAW = Path(__file__).resolve().parent / "raw" / "turing_eval_smollm2_raw.jsonl"
+STUDY = Path(__file__).resolve().parent
+ROOT = STUDY.parents[1]
+MANIFEST = STUDY / "MANIFEST.json"
+
+
+def manifest() -> dict:
+    return json.loads(MANIFEST.read_text(encoding="utf-8"))
+
+
+def verify(man: dict | None = None) -> list[str]:
+    """Problems with the manifest's files: each missing file or sha256 that differs, one line each."""
+    problems = []
+    for rel, digest in (man or manifest())["sha256"].items():
+        path = ROOT / rel
+        if not path.is_file():
+            problems.append(f"{rel}: missing")
+        elif hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+            problems.append(f"{rel}: sha256 differs from MANIFEST.json")
+    return problems
+
 
 CHAT_SYS = (
     "You are Wintermute, an assistant running on the user's computer. You can use tools. To call a tool, "
@@ -222,22 +245,31 @@ SCENARIOS = [
 
 
 def main(argv: list[str] | None = None) -> int:
+    man = manifest()
+    gen = man["generation"]
+    raw = ROOT / gen["out"]
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, help=f"default {RAW}")
+    ap.add_argument("--out", type=Path, help=f"default {raw}")
     ap.add_argument("--only", default="", help="comma-separated scenario ids")
     ap.add_argument("--append", action="store_true", help="append to --out instead of rewriting it")
     ap.add_argument("--smoke", action="store_true", help="the scripted LM on the first scenario (make check)")
+    ap.add_argument("--verify", action="store_true", help="check every file of MANIFEST.json, generate nothing")
     args = ap.parse_args(argv)
-    args.out = args.out or (Path("runs/bench_smoke/turing_eval_raw.jsonl") if args.smoke else RAW)
+    if args.verify:
+        problems = verify(man)
+        print("\n".join(problems) or f"{len(man['sha256'])} files match MANIFEST.json")
+        return 1 if problems else 0
+    args.out = args.out or (Path(gen["smoke_out"]) if args.smoke else raw)
     if args.out.name == "turing_eval.jsonl":
         raise SystemExit("refusing to overwrite the labelled file")
+    max_tokens = gen["max_tokens"]
+    settings = [tuple(s) for s in gen["settings"]]  # (temperature, seed) per scenario
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     only = {SCENARIOS[0]["gen_id"]} if args.smoke else set(filter(None, args.only.split(",")))
     if args.smoke:
-        lms = {s: make_lm("scripted", script=[f"I will read the file first. (canned reply {i})"])
-               for i, s in enumerate(SETTINGS)}
+        lms = {s: make_lm("scripted", script=[gen["smoke_reply"].format(i=i)]) for i, s in enumerate(settings)}
     else:
-        lms = {s: make_lm("local", max_tokens=MAX_TOKENS, temperature=s[0], seed=s[1]) for s in SETTINGS}
+        lms = {s: make_lm(gen["lm"], max_tokens=max_tokens, temperature=s[0], seed=s[1]) for s in settings}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     n = 0
     with args.out.open("a" if args.append else "w", encoding="utf-8") as f:
@@ -248,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
             for (temp, seed), lm in lms.items():
                 reply = lm(messages=messages)[0]
                 rec = {**sc, "gen_id": f"{sc['gen_id']}_t{temp}_s{seed}", "temperature": temp, "seed": seed,
-                       "max_tokens": MAX_TOKENS, "reply": reply}
+                       "max_tokens": max_tokens, "reply": reply}
                 f.write(json.dumps(rec, ensure_ascii=False) + "\n")
                 f.flush()
                 n += 1

@@ -1,11 +1,11 @@
-"""A learned second opinion for ``phantom_tool_result``: a linear classifier over the reply's words.
+"""The learned second opinion of ``phantom_tool_result``: a linear classifier over a turn's words, scored as numbers.
 
-The hand-written rules (``_narrated``, ``_events``, ``_grounding``) catch the phrasings they were written from; each
-new labeller of the narrated-contents sets brought phrasings they had not seen (the recall on each unseen split:
-``studies/turing_narrated/REPORT.md``). This model is trained on the labelled splits (``rlmlab turing train-phantom``, scikit-learn's logistic
-regression over TF-IDF of the features below) and shipped as plain numbers in ``phantom_model.json``, so scoring a
-turn needs no scikit-learn: count the features, weight them ``(1 + ln count) * idf``, L2-normalise, dot with the
-coefficients, add the intercept, squash.
+The hand-written rules (``_phrases``, ``_answers``, ``_events`` and the hook's grounding) catch the phrasings they were
+written from; each new labeller of the narrated-contents sets brought phrasings they had not seen (the recall on each
+unseen split: ``studies/turing_narrated/REPORT.md``). This model is trained on the labelled splits (``_train``,
+``rlmlab turing train-phantom``: scikit-learn's logistic regression over TF-IDF of the features below) and shipped as
+plain numbers in ``rlmlab/turing/phantom_model.json``, so scoring a turn needs no scikit-learn: count the features,
+weight them ``(1 + ln count) * idf``, L2-normalise, dot with the coefficients, add the intercept, squash.
 
 Features (:func:`phantom_features`): the reply's first 150 words, word pairs and the first 60 word triples, numbers
 and file names folded to ``<num>`` and ``<file>``; the user's message words and pairs; the turn's shape (calls,
@@ -13,11 +13,8 @@ earlier rounds, a pasted block, a block in the reply, numbers and file names the
 not); and the rules' own verdict (fired, narrated claims, ungrounded claims). A turn with any call or earlier round
 has its features doubled under a ``G|`` prefix, so grounded turns learn their own weights.
 
-The model only adds detections, and only where :func:`model_may_fire` allows: no call and no earlier round
-(the seed's Stage 2: any tool call of the turn may hold the data), no claim the rules found grounded by the
-context or an earlier output (restating what the turn was given is no phantom), and something specific in the
-reply that the user's message does not hold (a number, a code span or block, a file name, an identifier, a
-quoted string, a list), outside a sentence that only supposes ("If ..."). The rules' detections stand as they are.
+A turn's features, and where the model may add a detection, are the hook's (:mod:`rlmlab.turing._phantom_hook`):
+this module scores feature lists and reads no turn.
 """
 
 from __future__ import annotations
@@ -31,13 +28,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from rlmlab.turing._grounding import narrated_claims, ungrounded_claims
-from rlmlab.turing._turn import Turn
+__all__ = ["PHANTOM_MODEL_PATH", "PhantomModel", "phantom_features", "default_phantom_model"]
 
-__all__ = ["PHANTOM_MODEL_PATH", "PhantomModel", "phantom_features", "turn_features", "model_may_fire",
-           "default_phantom_model", "learned_score", "learned_detection", "LEARNED_DETECTION"]
-
-PHANTOM_MODEL_PATH = Path(__file__).with_name("phantom_model.json")
+PHANTOM_MODEL_PATH = Path(__file__).parent.parent / "phantom_model.json"  # rlmlab/turing/phantom_model.json
 FORMAT = "rlmlab.phantom_model/1"
 
 _WORD = re.compile(r"[A-Za-z_][\w./-]*|\d+(?:\.\d+)*|```|[:`\"'*-]")
@@ -75,42 +68,6 @@ def phantom_features(response: str, context: str = "", *, calls: int = 0, rounds
         out = ["G|" + f for f in out] + out
     out += [f"rule:{int(fired)}", f"nc:{min(narrated, 2)}", f"uc:{min(ungrounded, 2)}"] * 3
     return out
-
-
-# Something specific: a number, a code span or block, a file name, an identifier (snake_case, camelCase), a quoted
-# string, a list item. Its first word must be missing from the user's message for the reply to add it.
-_SPECIFIC = re.compile(r"```[\s\S]*?(?:```|$)|`[^`\n]+`|\b\d[\w.]*|\b\w+_\w+\b|\b[a-z]+[A-Z]\w*\b|\b\w+\.\w{1,5}\b"
-                       r"|^\s*[-*]\s+\S+|\"[^\"\n]{2,}\"", re.M)
-_TOKEN = re.compile(r"[\w.]+")
-# A sentence that supposes rather than states ("If 31 passed and 4 failed, the rate is 89%."): its specifics are the
-# supposition's, not the project's.
-_SUPPOSING = re.compile(r"(?:^|(?<=[.!?])\s+|\n+)\s*(?:if|suppose|supposing|assuming|imagine|say|let's\s+say|wenn|"
-                        r"falls|angenommen|si|supposons|suponiendo)\b[^.!?\n]*[.!?]?", re.I)
-
-
-def _adds_specifics(response: str, context: str) -> bool:
-    given = {w.lower().strip(".") for w in _TOKEN.findall(context)}
-    for m in _SPECIFIC.finditer(_SUPPOSING.sub(" ", response)):
-        first = _TOKEN.search(m.group(0))
-        if first is not None and first.group(0).lower().strip(".") not in given:
-            return True
-    return False
-
-
-def model_may_fire(turn: Turn) -> bool:
-    """Where the learned model may add a detection (see the module's docstring)."""
-    if turn.turn_tool_calls or turn.history:
-        return False
-    if narrated_claims(turn.response, turn.context) and not ungrounded_claims(turn):
-        return False  # every claim the rules found is grounded by what the turn was given
-    return _adds_specifics(turn.response, turn.context)
-
-
-def turn_features(turn: Turn, fired: bool) -> list[str]:
-    """:func:`phantom_features` of a turn; ``fired``: whether the rules' detection held (detected and validated)."""
-    return phantom_features(turn.response, turn.context, calls=len(turn.turn_tool_calls), rounds=len(turn.turn_steps),
-                            fired=fired, narrated=len(narrated_claims(turn.response, turn.context)),
-                            ungrounded=len(ungrounded_claims(turn)))
 
 
 @dataclass(frozen=True)
@@ -164,23 +121,3 @@ class PhantomModel:
 def default_phantom_model() -> PhantomModel | None:
     """The shipped model, or None where the file is absent (the rules then decide alone)."""
     return PhantomModel.load(PHANTOM_MODEL_PATH) if PHANTOM_MODEL_PATH.exists() else None
-
-
-LEARNED_DETECTION = "the reply reads as narrating contents"
-
-
-def learned_score(model: PhantomModel, turn: Turn) -> float:
-    """``model``'s score of a turn the rules did not flag; 0.0 where :func:`model_may_fire` does not allow it."""
-    return model.score(turn_features(turn, fired=False)) if model_may_fire(turn) else 0.0
-
-
-def learned_detection(turn: Turn) -> str | None:
-    """The model's detection where :func:`model_may_fire` allows it and the score reaches the threshold."""
-    model = default_phantom_model()
-    if model is None:
-        return None
-    p = learned_score(model, turn)
-    if p < model.threshold:
-        return None
-    return (f"{LEARNED_DETECTION} nothing in this turn read (learned model: {p:.2f} >= {model.threshold:.2f}; "
-            "no rule matched)")

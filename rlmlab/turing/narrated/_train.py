@@ -1,31 +1,29 @@
 """Train and cross-validate the learned ``phantom_tool_result`` model (``rlmlab turing train-phantom``).
 
-scikit-learn fits it (``pip install -e '.[train]'``; the tests install it): ``CountVectorizer`` over
-:func:`~rlmlab.turing._phantom_model.turn_features` (features seen in fewer than ``min_df`` turns dropped),
-``TfidfTransformer(sublinear_tf=True)``, ``LogisticRegression(C, class_weight="balanced")``. The fitted numbers go
-into a :class:`~rlmlab.turing._phantom_model.PhantomModel`, which scores without scikit-learn.
+scikit-learn fits it (``pip install -e '.[train]'``; the tests install it): ``CountVectorizer`` over the rows'
+features (a turn's :func:`~rlmlab.turing._phantom_hook.turn_features`; those seen in fewer than ``min_df`` turns
+dropped), ``TfidfTransformer(sublinear_tf=True)``, ``LogisticRegression(C, class_weight="balanced")``. The fitted
+numbers go into a :class:`~rlmlab.turing.narrated.PhantomModel`, which scores without scikit-learn.
 
 Cross-validation leaves one labelled file out at a time (each file is one labeller's split, so this measures what a
 new labeller's phrasings do to it) and scores the rules alone and the rules with the model on the file left out.
+The rows come from the hook (:func:`~rlmlab.turing._phantom_hook.phantom_rows`: labelled turns with the rules'
+verdict), so this module reads rows only, never a turn.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from rlmlab._paths import PROJECT_ROOT
-from rlmlab.turing._eval import load_eval_cases
-from rlmlab.turing._phantom_model import PhantomModel, learned_score, turn_features
 from rlmlab.turing._turn import Turn
-from rlmlab.turing._validators import phantom_rules_verdict
+from rlmlab.turing.narrated._model import PhantomModel
 
-__all__ = ["PHANTOM_TRAIN_FILES", "PHANTOM_THRESHOLDS", "PhantomRow", "phantom_rows", "fit_phantom_model",
-           "cross_validate_phantom", "pick_threshold"]
+__all__ = ["PHANTOM_TRAIN_FILES", "PHANTOM_THRESHOLDS", "PhantomRow", "fit_phantom_model", "cross_validate_phantom",
+           "pick_threshold"]
 
-HOOK = "phantom_tool_result"
 # The training files: the narrated-contents dev set and splits 1-6 (data/turing_narrated.README.md) and the hooks'
 # dev set (turing_eval.jsonl: agent steps with no user message). Left out, for evaluation: the hooks' held-out set
 # (turing_heldout.jsonl) and split 7 (turing_narrated_heldout7.jsonl). How each split was scored before it joined,
@@ -44,18 +42,8 @@ class PhantomRow:
     turn: Turn
     expected: bool
     rules: bool  # the rules alone fire (detected and validated)
-    features: tuple[str, ...]
-
-
-def phantom_rows(files: Iterable[str | Path]) -> list[PhantomRow]:
-    """One row per labelled turn of each file (the files' line format: ``data/turing_narrated.README.md``)."""
-    rows = []
-    for path in map(Path, files):
-        for case in load_eval_cases(path):
-            fired = phantom_rules_verdict(case.turn) is not None
-            rows.append(PhantomRow(path.name, case.id, case.turn, HOOK in case.expected, fired,
-                                   tuple(turn_features(case.turn, fired))))
-    return rows
+    features: tuple[str, ...]  # the turn's features with ``fired`` = ``rules``
+    may_fire: bool  # the hook lets the model add a detection on this turn (its model_may_fire)
 
 
 def fit_phantom_model(rows: Sequence[PhantomRow], *, c: float = C_DEFAULT, threshold: float = THRESHOLD_DEFAULT,
@@ -91,6 +79,12 @@ def _counts(pairs: Iterable[tuple[bool, bool]]) -> dict[str, Any]:
             "recall": round(tp / (tp + fn), 3) if tp + fn else None}
 
 
+def _model_score(model: PhantomModel, row: PhantomRow) -> float:
+    """``model``'s score of a row the rules did not flag (its features are the turn's with ``fired`` False); 0.0
+    where the hook does not let the model fire."""
+    return model.score(list(row.features)) if row.may_fire else 0.0
+
+
 def cross_validate_phantom(rows: Sequence[PhantomRow], *, c: float = C_DEFAULT,
                            thresholds: Sequence[float] = (THRESHOLD_DEFAULT,), min_df: int = MIN_DF_DEFAULT,
                            progress=None) -> dict[str, Any]:
@@ -104,7 +98,7 @@ def cross_validate_phantom(rows: Sequence[PhantomRow], *, c: float = C_DEFAULT,
         if progress:
             progress(name)
         model = fit_phantom_model([r for r in rows if r.file != name], c=c, min_df=min_df)
-        scored += [(r, 1.0 if r.rules else learned_score(model, r.turn)) for r in rows if r.file == name]
+        scored += [(r, 1.0 if r.rules else _model_score(model, r)) for r in rows if r.file == name]
     out: dict[str, Any] = {"c": c, "min_df": min_df, "files": files, "rules": {}, "model": {}}
     for name in files + ["pooled"]:
         part = [(r, p) for r, p in scored if name in (r.file, "pooled")]

@@ -1,6 +1,6 @@
 """Answers to a question about one named thing: the reply's shape, not its phrasing, says it narrates contents.
 
-:mod:`._narrated` finds sentences of the form "X contains ...". Replies to "What's in X?" often narrate without
+:mod:`._phrases` finds sentences of the form "X contains ...". Replies to "What's in X?" often narrate without
 such a sentence; three shapes are read here, each only when the user's message asks about one specific thing of
 their project (a question or request naming it, not a kind of thing, an example or a general question):
 
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from rlmlab.turing._narrated import (PYTHON_BUILTINS, COMMAND_LINE, GENERAL_PHRASES, IDENT_PATTERN, KIND_OF_WORD, PROJECT_WORDS, UNKNOWN_PHRASES,
+from rlmlab.turing.narrated._phrases import (PYTHON_BUILTINS, COMMAND_LINE, GENERAL_PHRASES, IDENT_PATTERN, KIND_OF_WORD, PROJECT_WORDS, UNKNOWN_PHRASES,
                                      NarratedClaim, generic_names, only_named, prose_blocks, split_sentences,
                                      named_things)
 
@@ -45,7 +45,7 @@ _NOT_SPECIFIC = re.compile(r"(?<![\w./-])(?:any|every|usually|typically|generall
                            r"généralement|exemple)\b", re.I)
 _PLAN = re.compile(r"\b(?:will|'ll|shall|going\s+to|let\s+me|let's|want\s+to|need\s+to|would|could|might|may|"
                    r"should|can|to\s+(?:see|find|check|view|list|get|read|run)|try|please)\b", re.I)
-# Kind-level or illustrative talk; narrower than _narrated._GENERAL, whose articles ("a", "an") would also hit
+# Kind-level or illustrative talk; narrower than _phrases.GENERAL_PHRASES, whose articles ("a", "an") would also hit
 # "Here's a breakdown of the contents:".
 _KIND_TALK = re.compile(r"(?<![\w./-])(?:typical|typically|usually|generally|normally|in\s+general|example|examples|e\.g\.|"
                         r"for\s+instance|sample|hypothetical|imagine|suppose|basic|standard|template|exemple|"

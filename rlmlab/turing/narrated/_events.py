@@ -4,8 +4,8 @@
 commit, a build, a command the user ran) that only a tool call or the user's own paste can show. A small model
 answers anyway: "The last commit changed the `main.rb` file ...", "The tests that failed in the last CI run were:",
 "When I ran pytest, I encountered the following errors:", "The `cargo test` command failed with a `TypeError`".
-:func:`event_claims` finds such sentences; they are :class:`~._narrated.NarratedClaim` of kind ``"event"``, whose
-grounding (:mod:`._grounding`) is any tool call or earlier output of the turn.
+:func:`event_claims` finds such sentences; they are :class:`~._phrases.NarratedClaim` of kind ``"event"``, whose
+grounding (:mod:`rlmlab.turing._phantom_hook`) is any tool call or earlier output of the turn.
 
 A claim needs the question to ask about such an event, a sentence that opens with the event as its subject (or the
 model saying it ran the command), and something specific in that sentence or the next one that the question does
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from rlmlab.turing._narrated import UNKNOWN_PHRASES, NarratedClaim, prose_blocks, split_sentences
+from rlmlab.turing.narrated._phrases import UNKNOWN_PHRASES, NarratedClaim, prose_blocks, split_sentences
 
 __all__ = ["event_claims"]
 

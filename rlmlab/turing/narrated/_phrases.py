@@ -1,8 +1,8 @@
-"""Narrated contents: the reply states what a named file, directory, command output or function contains.
+"""The sentence patterns of narrated contents: the sentences in which a reply states what a named thing holds.
 
 Small models answer "What is in config.toml?" with "The config.toml file contains `port = 8080`" having read
-nothing. :func:`._grounding.narrated_claims` finds such statements in a reply's prose (English, German, French,
-Spanish); this module reads them sentence by sentence: "X contains/returns/prints/lists ...", "It contains ..."
+nothing. :func:`rlmlab.turing.narrated.narrated_claims` finds such statements in a reply's prose (English, German,
+French, Spanish); this module reads them sentence by sentence: "X contains/returns/prints/lists ...", "It contains ..."
 (the thing named just before), "Running X prints ...", "Here's the content of X:", "In X, ...", "There are N files
 in X", "The build target is ..." (answering "tell me the build target of the Makefile"), and a bare block
 answering "What's in X?". Not a claim: a question, a plan or a condition ("I will read config.toml", "Run `ls` to
@@ -11,8 +11,9 @@ about as a kind), a definition of the kind ("Package.json is a JSON file that de
 function or a command does in general (a command's output needs specifics: a number, a quoted string, a block),
 or a sentence saying the data is not available.
 
-Grounding (which claims nothing in the user turn read) is in :mod:`._grounding`; the shapes of an answer to a
-question about one named thing (a lead-in and a block, a function named bare) are in :mod:`._answers`.
+Grounding (which claims nothing in the user turn read) is the hook's, :mod:`rlmlab.turing._phantom_hook`; the shapes
+of an answer to a question about one named thing (a lead-in and a block, a function named bare) are in
+:mod:`._answers`.
 """
 
 from __future__ import annotations
