@@ -62,15 +62,24 @@ def reference_answer(q: dict[str, Any]) -> str:
 
 
 def source_of(q: dict[str, Any]) -> Path:
+    """The file or folder the question is about, under the crate's sources in the cargo registry."""
     crate = q["domain"].split(":", 1)[1]
     return REGISTRY / f"{crate}-{q['crate_version']}" / "src" / q["source"]
 
 
-def _last(name: str) -> str:
+def sources(path: Path) -> list[tuple[str | None, str]]:
+    """(path, text) of the source: a file as (None, text); a folder as each .rs file under it, its path relative."""
+    if path.is_file():
+        return [(None, path.read_text(encoding="utf-8"))]
+    return [(str(p.relative_to(path)), p.read_text(encoding="utf-8")) for p in sorted(path.rglob("*.rs"))]
+
+
+def last(name: str) -> str:
+    """A target's last path segment, generics cut: ``Sender`` for ``mpsc::Sender<T>``."""
     return name.split("<", 1)[0].rsplit("::", 1)[-1]
 
 
-def _defined(srcs: list[tuple[str | None, str]]) -> set[str]:
+def defined_names(srcs: list[tuple[str | None, str]]) -> set[str]:
     """Every name the files define or name in an impl header."""
     out: set[str] = set()
     for path, text in srcs:
@@ -85,10 +94,10 @@ def labels_agree(q: dict[str, Any], intent: Any, srcs: list[tuple[str | None, st
     """Whether the reader's kind, scope and targets are the writer's. A writer's target that is an item name
     (it names something in the source, or any name of a yes/no question) must be a reader's target; one that is
     a construct (`unsafe fn`, `#[test]`, `unwrap`) must be in the reader's subject or name pattern."""
-    defined = _defined(srcs)
-    names = {_last(t) for t in q["targets"] if re.fullmatch(r"[\w:]+", t) and t not in RUST_WORDS
-             and (_last(t) in defined or q["kind"] == "yes_no")}
-    constructs = [t for t in q["targets"] if _last(t) not in names]
+    defined = defined_names(srcs)
+    names = {last(t) for t in q["targets"] if re.fullmatch(r"[\w:]+", t) and t not in RUST_WORDS
+             and (last(t) in defined or q["kind"] == "yes_no")}
+    constructs = [t for t in q["targets"] if last(t) not in names]
     return {"kind": intent.kind == q["kind"], "scope": intent.scope == q["scope"],
             "targets": set(intent.targets) == names
             and all(c in f"{intent.subject} {intent.name_pattern}" for c in constructs)}
@@ -111,8 +120,7 @@ def run(questions: list[dict[str, Any]], details: bool, console: Console) -> dic
             for answer in PLACEHOLDERS:
                 golden_placeholders[name] += v.validate(AnalysisResult(q["query"], answer),
                                                         source_path=str(path)).is_golden
-        srcs = ([(None, path.read_text(encoding="utf-8"))] if path.is_file() else
-                [(str(p.relative_to(path)), p.read_text(encoding="utf-8")) for p in sorted(path.rglob("*.rs"))])
+        srcs = sources(path)
         intent = read_question(q["query"], srcs)
         agree = labels_agree(q, intent, srcs)
         labels.update(k for k, ok in agree.items() if ok)

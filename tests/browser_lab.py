@@ -1,8 +1,9 @@
 """JupyterLab on loopback with a throwaway configuration, driven by Debian's Chromium through Playwright.
 
-Used by ``tests/test_browser.py``. Nothing is downloaded: the browser is ``/usr/bin/chromium`` (``make test``
-installs Debian's package), the server is the venv's JupyterLab, and every Jupyter directory (config, data,
-runtime, settings, workspaces) lives under a temporary root.
+Used by ``tests/test_browser.py``, and its Chromium page by ``tests/test_inspect_export.py``. Nothing is
+downloaded: the browser is ``/usr/bin/chromium`` (``make test`` installs Debian's package), the server is the
+venv's JupyterLab, and every Jupyter directory (config, data, runtime, settings, workspaces) lives under a
+temporary root.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +28,27 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 # Lab plugins that would reach the network or pop up dialogs over the notebook.
 DISABLED_PLUGINS = ["@jupyterlab/apputils-extension:announcements", "@jupyterlab/pluginmanager-extension:plugin",
                     "@jupyterlab/extensionmanager-extension:plugin"]
+
+
+def need_chromium() -> None:
+    """Fails the test when Debian's Chromium is not installed."""
+    import pytest
+
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: `make test` installs Debian's chromium (apt-get install chromium)")
+
+
+@contextmanager
+def chromium_page() -> Iterator:
+    """A blank 1400 x 1000 page in Debian's headless Chromium, driven by Playwright; the browser is closed after."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield browser.new_page(viewport={"width": 1400, "height": 1000})
+        finally:
+            browser.close()
 
 
 def free_port() -> int:

@@ -52,8 +52,9 @@ def experiment_file(tmp_path: Path, body: str, name: str = "E90") -> str:
     return str(path)
 
 
-def config_error(load, path: Path, text: str) -> str:
-    """What ``load`` says in the ConfigError it raises on a config file holding ``text`` (written to ``path``)."""
+def config_error(load, path: Path, text: str, names: str) -> str:
+    """What ``load`` says in the ConfigError it raises on a config file holding ``text`` (written to ``path``),
+    checked to name the file and ``names`` (the key, or what is wrong)."""
     import pytest
 
     from rlmlab.errors import ConfigError
@@ -61,7 +62,9 @@ def config_error(load, path: Path, text: str) -> str:
     path.write_text(text)
     with pytest.raises(ConfigError) as err:
         load(path)
-    return str(err.value)
+    said = str(err.value)
+    assert str(path) in said and names in said, said
+    return said
 
 
 def free_port() -> int:

@@ -26,6 +26,18 @@ def _template_loop(store: MemoryStore, steps: list, **kw) -> ReasoningBankLoop:
                              builder=ContextBuilder(store, toggles=["L2"], retrieval="templates"), **kw)
 
 
+def _solve_minus_with(store: MemoryStore, item: MemoryItem) -> str:
+    """Adds the template ``item`` to the store and runs "What is 125 minus 39 apples?" once, the L2 templates
+    offered, with a scripted LM that writes the right subtraction; checks the run passed with ``item`` injected.
+    The item's id."""
+    steps = [step("x = 125\ny = 39\nanswer = x - y\nSUBMIT(answer=answer)")]
+    item_id = store.add(item).id
+    out = _template_loop(store, steps, extractor="none").run_task(
+        MemoryTask("t", "What is 125 minus 39 apples?", "", None, "86", "numeric"))
+    assert out.success and out.injected == [item_id]
+    return item_id
+
+
 def test_retrieval_skips_a_template_a_guardrail_names_for_the_querys_shape_only(tmp_path):
     with MemoryStore(tmp_path / "bank.db") as store:
         plus = store.add(_item("Add two numbers of apples", PLUS, "What is 125 plus 389 apples?")).id
@@ -112,12 +124,8 @@ def test_a_template_that_wins_on_a_shape_takes_it_so_one_guardrail_there_does_no
     """A pack template wins on "minus" questions (its code subtracts); a later misfire there (a wrong task, a bad
     filling) leaves a guardrail for that shape, which must not retire the template the shape has seen win."""
     MINUS = "x = {{a:number}}\ny = {{b:number}}\nanswer = x - y\nSUBMIT(answer=answer)"
-    steps = [step("x = 125\ny = 39\nanswer = x - y\nSUBMIT(answer=answer)")]
     with MemoryStore(tmp_path / "bank.db") as store:
-        minus = store.add(_item("Subtract numbers of apples", MINUS, "What is 9 less 2 apples, less?")).id
-        loop = _template_loop(store, steps, extractor="none")
-        won = loop.run_task(MemoryTask("t", "What is 125 minus 39 apples?", "", None, "86", "numeric"))
-        assert won.success and won.injected == [minus]
+        minus = _solve_minus_with(store, _item("Subtract numbers of apples", MINUS, "What is 9 less 2 apples, less?"))
         shape = query_shape("What is 125 minus 39 apples?")
         assert shape in store.get(minus).shape.split("\n")  # the win added the task's shape
         assert store.add_shape(minus, "What is 7 minus 1 apples?") is False  # the same shape: nothing to add
@@ -129,10 +137,6 @@ def test_a_template_that_wins_on_a_shape_takes_it_so_one_guardrail_there_does_no
 
 
 def test_a_template_the_winning_code_did_not_use_takes_no_shape(tmp_path):
-    steps = [step("x = 125\ny = 39\nanswer = x - y\nSUBMIT(answer=answer)")]
     with MemoryStore(tmp_path / "bank.db") as store:
-        plus = store.add(_item("Add numbers of apples", PLUS, "What is 125 plus 389 apples?")).id
-        loop = _template_loop(store, steps, extractor="none")
-        out = loop.run_task(MemoryTask("t", "What is 125 minus 39 apples?", "", None, "86", "numeric"))
-        assert out.success and out.injected == [plus]
+        plus = _solve_minus_with(store, _item("Add numbers of apples", PLUS, "What is 125 plus 389 apples?"))
         assert store.get(plus).shape == query_shape("What is 125 plus 389 apples?")

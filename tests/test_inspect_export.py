@@ -189,12 +189,9 @@ def test_the_listing_rule_is_inspect_view_s_own(run_dir, tmp_path):
 
 @pytest.mark.browser
 def test_inspect_view_shows_an_exported_sample_s_model_call_and_code_step(run_dir, tmp_path):
-    from playwright.sync_api import sync_playwright
+    from browser_lab import chromium_page, need_chromium
 
-    from browser_lab import CHROMIUM, CHROMIUM_ARGS
-
-    if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is missing: `make test` installs Debian's chromium (apt-get install chromium)")
+    need_chromium()
     logs = tmp_path / "logs"
     export_inspect(run_dir, logs / "e1.eval")
     port = free_port()
@@ -216,31 +213,26 @@ def test_inspect_view_shows_an_exported_sample_s_model_call_and_code_step(run_di
                 if server.poll() is not None or time.monotonic() > deadline:
                     pytest.fail(f"inspect view did not start: {(tmp_path / 'view.log').read_text()[-2000:]}")
                 time.sleep(0.5)
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
-            try:
-                page = browser.new_page(viewport={"width": 1400, "height": 1000})
-                offsite: list[str] = []
-                page.on("request", lambda r: offsite.append(r.url) if not r.url.startswith(
-                    (url, "data:", "blob:")) else None)
-                page.goto(url)
-                if page.get_by_text("e1.eval").count():  # a listing of the folder: open the log
-                    page.get_by_text("e1.eval").first.click()
-                page.get_by_text("main/off-by-one").first.click(timeout=60_000)
-                page.get_by_role("tab", name="Transcript").click()
-                page.get_by_text("TOOL: PYTHON").first.wait_for(timeout=30_000)
-                body = page.inner_text("body")
-                assert "MODEL CALL (MAIN): RLMLAB/SCRIPTED" in body  # the step's LM call
-                assert body.count("TOOL: PYTHON") == 2  # each step's code run...
-                assert "counted" in body and "ctx_find(context" in body  # ...with its code and its output
-                # llm_query's call, made while the code ran: the viewer shows a tool span holding model calls as a
-                # sub-agent of its own
-                assert "SUB-AGENT: PYTHON" in body
-                page.get_by_role("tab", name="Scoring").click()
-                assert "differs from the expected" in page.inner_text("body")  # the judge's rationale
-                assert not offsite, offsite  # nothing fetched from the network
-            finally:
-                browser.close()
+        with chromium_page() as page:
+            offsite: list[str] = []
+            page.on("request", lambda r: offsite.append(r.url) if not r.url.startswith(
+                (url, "data:", "blob:")) else None)
+            page.goto(url)
+            if page.get_by_text("e1.eval").count():  # a listing of the folder: open the log
+                page.get_by_text("e1.eval").first.click()
+            page.get_by_text("main/off-by-one").first.click(timeout=60_000)
+            page.get_by_role("tab", name="Transcript").click()
+            page.get_by_text("TOOL: PYTHON").first.wait_for(timeout=30_000)
+            body = page.inner_text("body")
+            assert "MODEL CALL (MAIN): RLMLAB/SCRIPTED" in body  # the step's LM call
+            assert body.count("TOOL: PYTHON") == 2  # each step's code run...
+            assert "counted" in body and "ctx_find(context" in body  # ...with its code and its output
+            # llm_query's call, made while the code ran: the viewer shows a tool span holding model calls as a
+            # sub-agent of its own
+            assert "SUB-AGENT: PYTHON" in body
+            page.get_by_role("tab", name="Scoring").click()
+            assert "differs from the expected" in page.inner_text("body")  # the judge's rationale
+            assert not offsite, offsite  # nothing fetched from the network
     finally:
         server.send_signal(signal.SIGINT)  # as Ctrl-C in its terminal
         try:

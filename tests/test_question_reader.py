@@ -7,6 +7,7 @@ reference for kind, scope and targets; the test split (code/B) is for benchmarks
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 from pathlib import Path
@@ -21,7 +22,6 @@ ROOT = Path(__file__).resolve().parents[1]
 REGISTRY = Path("/usr/share/cargo/registry")
 DEV = ROOT / "data" / "paraphrase" / "code" / "A" / "questions.jsonl"
 LOG = REGISTRY / "log-0.4.17" / "src" / "lib.rs"
-RUST_WORDS = {"fn", "impl", "struct", "enum", "trait", "type", "unsafe", "pub"}
 
 # Where the writer's own labels disagree with each other, the reader follows the question's words:
 EXCEPTIONS = {
@@ -39,19 +39,13 @@ def dev_questions() -> list[dict]:
     return [json.loads(line) for line in DEV.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def source_path(q: dict) -> Path:
-    crate = q["domain"].split(":", 1)[1]
-    return REGISTRY / f"{crate}-{q['crate_version']}" / "src" / q["source"]
-
-
-def sources(path: Path) -> list[tuple[str | None, str]]:
-    if path.is_file():
-        return [(None, path.read_text(encoding="utf-8"))]
-    return [(str(p.relative_to(path)), p.read_text(encoding="utf-8")) for p in sorted(path.rglob("*.rs"))]
-
-
-def last(name: str) -> str:
-    return name.split("<", 1)[0].rsplit("::", 1)[-1]
+# benchmarks/oracle_paraphrase.py compares the reader with the writers' labels on every split; this test does on the
+# dev split, with the benchmark's own source paths, source reading, defined names, Rust words and reference answers.
+_SPEC = importlib.util.spec_from_file_location("oracle_paraphrase", ROOT / "benchmarks" / "oracle_paraphrase.py")
+bench = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(bench)
+source_path, sources, last, defined_names = bench.source_of, bench.sources, bench.last, bench.defined_names
+RUST_WORDS = bench.RUST_WORDS  # words a target may be that name no item (a construct: `unsafe fn`)
 
 
 def is_name(target: str, kind: str, names: set[str]) -> bool:
@@ -59,16 +53,6 @@ def is_name(target: str, kind: str, names: set[str]) -> bool:
     if target in RUST_WORDS or not re.fullmatch(r"[\w:]+", target):
         return False
     return last(target) in names or kind == "yes_no"
-
-
-def defined_names(srcs: list[tuple[str | None, str]]) -> set[str]:
-    out: set[str] = set()
-    for path, text in srcs:
-        o = TreeSitterOracle(text, path)
-        out |= {f.name for f in o.get_functions()} | {s.name for s in o.get_structs()}
-        out |= {e.name for e in o.get_enums()} | {t.name for t in o.get_traits()}
-        out |= {n for i in o.get_impls() for n in (i.type_name, i.trait_name) if n}
-    return out
 
 
 # -- (a) the dev split -----------------------------------------------------------------------------------------
@@ -93,10 +77,8 @@ def test_every_dev_reference_answer_is_verified_or_left_undecided():
     v = TraceValidator()
     statuses = {}
     for q in dev_questions():
-        e = q["expected"]
-        answer = "\n".join(e) if q["checker"] == "set" else str(e) if q["checker"] == "numeric" else \
-            (e if isinstance(e, str) else e[0])
-        statuses[q["id"]] = v.validate(AnalysisResult(q["query"], answer), source_path=str(source_path(q))).status
+        statuses[q["id"]] = v.validate(AnalysisResult(q["query"], bench.reference_answer(q)),
+                                       source_path=str(source_path(q))).status
     assert "Failed" not in statuses.values(), statuses
     assert list(statuses.values()).count("Golden") >= 40, statuses
 

@@ -189,12 +189,14 @@ def test_a_retrieved_template_fits_only_where_its_filled_query_is_in_the_space(t
     assert not offered(sub) and offered(supq)
 
 
-def _hierarchy_class(task, steps: str) -> str:
-    """The class the question names, once its words are read as asking for ``steps`` rdfs:subClassOf steps."""
+def hierarchy_splits(task, steps: str, good: str, *bad: str) -> None:
+    """The question's words read as asking for ``steps`` rdfs:subClassOf steps; then :func:`space_splits` on the
+    queries with ``{c}`` replaced by the class the question names."""
     from rlmlab.ontology import hierarchy_steps
 
     assert hierarchy_steps(task.query) == steps, task.query
-    return query_slots(task.query)["class"][0]
+    c = query_slots(task.query)["class"][0]
+    space_splits(task, good.replace("{c}", c), *(b.replace("{c}", c) for b in bad))
 
 
 def test_the_question_s_words_name_the_text_test_and_the_hierarchy_steps(tasks):
@@ -209,14 +211,12 @@ def test_the_question_s_words_name_the_text_test_and_the_hierarchy_steps(tasks):
     prefix = query_slots(iri.query)["iri"][0]
     good = f"SELECT ?x WHERE {{ ?x a owl:ObjectProperty . FILTER(STRSTARTS(STR(?x), '{prefix}')) }}"
     space_splits(iri, good, good.replace("STRSTARTS", "STRENDS"))
-    walk = first["count_subclasses_transitive"]
-    c = _hierarchy_class(walk, "any")
-    space_splits(walk, f"SELECT (COUNT(DISTINCT ?x) AS ?n) WHERE {{ ?x rdfs:subClassOf+ {c} }}",
-                 f"SELECT (COUNT(DISTINCT ?x) AS ?n) WHERE {{ ?x rdfs:subClassOf {c} }}")
-    two = first["two_step_subclasses"]
-    c = _hierarchy_class(two, "chain")
-    space_splits(two, f"SELECT ?x WHERE {{ ?x rdfs:subClassOf ?y . ?y rdfs:subClassOf {c} }}",
-                 f"SELECT ?x WHERE {{ ?x rdfs:subClassOf {c} }}")
+    hierarchy_splits(first["count_subclasses_transitive"], "any",
+                     "SELECT (COUNT(DISTINCT ?x) AS ?n) WHERE { ?x rdfs:subClassOf+ {c} }",
+                     "SELECT (COUNT(DISTINCT ?x) AS ?n) WHERE { ?x rdfs:subClassOf {c} }")
+    hierarchy_splits(first["two_step_subclasses"], "chain",
+                     "SELECT ?x WHERE { ?x rdfs:subClassOf ?y . ?y rdfs:subClassOf {c} }",
+                     "SELECT ?x WHERE { ?x rdfs:subClassOf {c} }")
     dr = first["domain_range"]  # "the domain and the range of the property P"
     p = query_slots(dr.query)["property"][0]
     g = _select_grammar(dr.query)
@@ -235,11 +235,10 @@ def test_stated_relations_are_required_in_their_order_and_steps_follow_whether_t
     space_splits(dr, f"SELECT ?x ?y WHERE {{ {p} rdfs:domain ?x . {p} rdfs:range ?y }}",
                  f"SELECT ?x ?y WHERE {{ {p} rdfs:domain ?x . ?y rdfs:range ?x }}",
                  f"SELECT ?x ?y WHERE {{ {p} rdfs:range ?x . {p} rdfs:domain ?y }}")
-    sup = first["superclasses_transitive"]
-    c = _hierarchy_class(sup, "any")
-    space_splits(sup, f"SELECT DISTINCT ?x WHERE {{ {c} rdfs:subClassOf+ ?x . FILTER(isIRI(?x)) }}",
-                 f"SELECT DISTINCT ?x WHERE {{ {c} rdfs:subClassOf* ?x . FILTER(isIRI(?x)) }}")
-    below = first["properties_range_below"]  # "... whose rdfs:range is C or a class below C at any depth"
-    c = _hierarchy_class(below, "self")
-    space_splits(below, f"SELECT DISTINCT ?x WHERE {{ ?x rdfs:range ?y . ?y rdfs:subClassOf* {c} }}",
-                 f"SELECT DISTINCT ?x WHERE {{ ?x rdfs:range ?y . ?y rdfs:subClassOf+ {c} }}")
+    hierarchy_splits(first["superclasses_transitive"], "any",
+                     "SELECT DISTINCT ?x WHERE { {c} rdfs:subClassOf+ ?x . FILTER(isIRI(?x)) }",
+                     "SELECT DISTINCT ?x WHERE { {c} rdfs:subClassOf* ?x . FILTER(isIRI(?x)) }")
+    # "... whose rdfs:range is C or a class below C at any depth"
+    hierarchy_splits(first["properties_range_below"], "self",
+                     "SELECT DISTINCT ?x WHERE { ?x rdfs:range ?y . ?y rdfs:subClassOf* {c} }",
+                     "SELECT DISTINCT ?x WHERE { ?x rdfs:range ?y . ?y rdfs:subClassOf+ {c} }")

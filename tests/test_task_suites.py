@@ -2,8 +2,8 @@
 rejects a wrong one, every expected answer is recomputed from the real sources, and bad lines are named.
 
 The helpers ``derive_code_answer`` and ``DERIVED`` are how data/tasks/code.jsonl was computed (see
-data/tasks/README.md): the code oracle's own ground truth for ``code`` tasks, tree-sitter and line regexes for
-the few numeric/exact ones the oracle cannot decide.
+data/tasks/README.md): the code oracle's own ground truth for ``code`` tasks (taskgen's ``oracle_answer``),
+tree-sitter and line regexes for the few numeric/exact ones the oracle cannot decide.
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from rlmlab.errors import ConfigError
 from rlmlab.executors._trajectory import Trajectory
 from rlmlab.experiments import MAX_CONTEXT_CHARS, SUITES, SuiteError, Task, load_suite, read_tasks, task_context
 from rlmlab.learning import judge_for
-from rlmlab.oracle import GrepOracle, QueryKind, TreeSitterOracle, classify_query, pattern_for_query, structural_target
+from rlmlab.oracle import TreeSitterOracle
+from rlmlab.taskgen._code import oracle_answer
+from rlmlab.taskgen._rust import open_sources
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -27,7 +29,6 @@ ROOT = Path(__file__).resolve().parents[1]
 CODE_LINE = r"^(?!\s*//).*"  # as the GrepOracle: lines that are not // comments
 PUB_ASYNC_FN = r"\bpub(\([^)]*\))?\s+async\s+(unsafe\s+)?fn\b"
 UNSAFE_BLOCK = r"\bunsafe\s*\{"
-_COUNT = re.compile(r"^\s*(count|how many)\b", re.I)
 
 
 def _sources(path: Path) -> list[tuple[str | None, str]]:
@@ -38,38 +39,14 @@ def _sources(path: Path) -> list[tuple[str | None, str]]:
 
 
 def derive_code_answer(query: str, path: Path) -> str | int:
-    """The oracle's ground truth for a ``code`` task, written as an agent would answer."""
-    srcs = _sources(path)
-    kind = classify_query(query)
-    if kind is QueryKind.PatternMatch:
-        grep = GrepOracle(srcs[0][1]) if srcs[0][0] is None else GrepOracle.over_files(dict(srcs))
-        hits = grep.ground_truth_all(pattern_for_query(query))
-        if _COUNT.search(query):
-            return len(hits)
-        return "\n".join(f"{p + ':' if p else ''}{i}:{t.strip()}" for p, i, t in hits)
-    assert kind is QueryKind.Structural, (query, kind)
-    aspect, names = structural_target(query)
-    oracles = [TreeSitterOracle(t, p) for p, t in srcs]
-    impls = [i for o in oracles for i in o.get_impls() if not i.negative]
-    if aspect == "signature":
-        (sig,) = {f.signature for o in oracles for f in o.get_functions() if f.name == names[0]}
-        return sig
-    if aspect == "parameters":
-        (params,) = {tuple(f.parameters) for o in oracles for f in o.get_functions() if f.name == names[0]}
-        return ", ".join(p.name if p.type is None else f"{p.name}: {p.type}" for p in params)
-    if aspect == "fields":
-        shapes = [", ".join(f"{f.name}: {f.type}" for f in s.fields) for o in oracles for s in o.get_structs()
-                  if s.name == names[0]]
-        shapes += [", ".join(v.name for v in e.variants) for o in oracles for e in o.get_enums() if e.name == names[0]]
-        (shape,) = shapes
-        return shape
-    if aspect == "implementors":
-        return ", ".join(dict.fromkeys(i.type_name for i in impls if i.trait_name == names[0]))
-    if aspect == "traits_of":
-        return ", ".join(dict.fromkeys(i.trait_name for i in impls if i.type_name == names[0] and i.trait_name))
-    if aspect == "does_implement":
-        return "Yes" if any(i.type_name == names[0] and i.trait_name == names[1] for i in impls) else "No"
-    raise AssertionError(f"no derivation for aspect {aspect}")
+    """The oracle's ground truth for a ``code`` task, written as an agent would answer: taskgen's
+    :func:`~rlmlab.taskgen._code.oracle_answer` (the same derivation ``rlmlab tasks generate`` uses) over the
+    crate's ``src`` directory, the task's file or directory its scope; every stored question must be decided."""
+    src = next(p for p in (path, *path.parents) if p.name == "src")
+    [tree] = open_sources([src])
+    answer = oracle_answer(tree, path.relative_to(src).as_posix() if path != src else ".", query)
+    assert answer is not None, f"the oracle cannot decide: {query}"
+    return answer
 
 
 def _grep_count(path: Path, regex: str) -> int:

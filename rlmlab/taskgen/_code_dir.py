@@ -105,158 +105,165 @@ def _named_impls(tree: SourceTree, scope: str) -> list:
     return [i for i in _ts_impls(tree, scope) if i.type_name.isidentifier()]
 
 
-def _item_stream(tree: SourceTree, kind: str, level: int, scopes) -> Callable:
+def _over_scopes(each: Callable[..., Iterator[Candidate | Drop]]) -> Callable:
+    """A stream factory from what one scope yields: ``factory(tree, kind, level, scopes)`` is a stream that runs
+    ``each(tree, kind, level, scope, rng)`` on each scope ``scopes(rng)`` lists, in that order."""
+    def factory(tree: SourceTree, kind: str, level: int, scopes) -> Callable:
+        def stream(rng: random.Random) -> Iterator[Candidate | Drop]:
+            for scope in scopes(rng):
+                yield from each(tree, kind, level, scope, rng)
+        return stream
+    return factory
+
+
+@_over_scopes
+def _item_stream(tree: SourceTree, kind: str, level: int, scope: str,
+                 rng: random.Random) -> Iterator[Candidate | Drop]:
     """Signature of a fn, or fields of a struct, whose name is unique in the module (found somewhere in it)."""
-    def stream(rng: random.Random) -> Iterator[Candidate | Drop]:
-        for scope in scopes(rng):
-            oracles = tree.oracles(scope)
-            if kind == "signature_in_module":
-                fns = [f for o in oracles for f in o.get_functions()]
-                names = Counter(f.name for f in fns)
-                pool = [f for f in fns if names[f.name] == 1 and f.from_macro is None]
-            else:
-                items = [s for o in oracles for s in o.get_structs()] + [e for o in oracles for e in o.get_enums()]
-                names = Counter(s.name for s in items)
-                pool = [s for o in oracles for s in o.get_structs()
-                        if names[s.name] == 1 and s.kind == "named" and s.fields and s.from_macro is None]
-            if not pool:
-                continue
-            item = rng.choice(sorted(pool, key=lambda x: (x.name, x.line)))
-            if kind == "signature_in_module":
-                tags = [t for t in tree.tags_in(scope, "function", "method") if t.name == item.name]
-                if len(tags) != 1 or squash(tags[0].signature) != squash(signature_of(item)):
-                    yield Drop(kind, "ctags signature differs", f"{scope}: {item.name}")
-                    continue
-                query, expected = phrase(rng, SIGNATURE_MOD, name=item.name, mod=scope), item.signature
-            else:
-                tagged = [t.name for t in tree.tags_in(scope, "field") if t.scope == item.name
-                          and t.scope_kind == "struct"]
-                if tagged != [f.name for f in item.fields]:
-                    yield Drop(kind, "ctags fields differ", f"{scope}: {item.name}")
-                    continue
-                query = phrase(rng, FIELDS_MOD, name=item.name, mod=scope)
-                expected = ", ".join(f"{f.name}: {f.type}" for f in item.fields)
-            yield oracle_checked(tree, scope, kind, level, query, expected,
-                                 f"TreeSitterOracle: {kind} of {item.name}; ctags agrees")
-    return stream
+    oracles = tree.oracles(scope)
+    if kind == "signature_in_module":
+        fns = [f for o in oracles for f in o.get_functions()]
+        names = Counter(f.name for f in fns)
+        pool = [f for f in fns if names[f.name] == 1 and f.from_macro is None]
+    else:
+        items = [s for o in oracles for s in o.get_structs()] + [e for o in oracles for e in o.get_enums()]
+        names = Counter(s.name for s in items)
+        pool = [s for o in oracles for s in o.get_structs()
+                if names[s.name] == 1 and s.kind == "named" and s.fields and s.from_macro is None]
+    if not pool:
+        return
+    item = rng.choice(sorted(pool, key=lambda x: (x.name, x.line)))
+    if kind == "signature_in_module":
+        tags = [t for t in tree.tags_in(scope, "function", "method") if t.name == item.name]
+        if len(tags) != 1 or squash(tags[0].signature) != squash(signature_of(item)):
+            yield Drop(kind, "ctags signature differs", f"{scope}: {item.name}")
+            return
+        query, expected = phrase(rng, SIGNATURE_MOD, name=item.name, mod=scope), item.signature
+    else:
+        tagged = [t.name for t in tree.tags_in(scope, "field") if t.scope == item.name
+                  and t.scope_kind == "struct"]
+        if tagged != [f.name for f in item.fields]:
+            yield Drop(kind, "ctags fields differ", f"{scope}: {item.name}")
+            return
+        query = phrase(rng, FIELDS_MOD, name=item.name, mod=scope)
+        expected = ", ".join(f"{f.name}: {f.type}" for f in item.fields)
+    yield oracle_checked(tree, scope, kind, level, query, expected,
+                         f"TreeSitterOracle: {kind} of {item.name}; ctags agrees")
 
 
-def _find_all_stream(tree: SourceTree, kind: str, level: int, scopes) -> Callable:
-    def stream(rng: random.Random) -> Iterator[Candidate | Drop]:
-        for scope in scopes(rng):
-            query = phrase(rng, FIND_ALL, what=FIND_WHAT[kind], mod=scope)
-            pattern = pattern_for_query(query)
-            hits = tree.grep_oracle(scope).ground_truth_all(pattern)
-            if not 1 <= len(hits) <= 12:
-                continue
-            grep = [(tree.relative(scope, p), i, t) for p, i, t in tree.grep(scope, pattern)]
-            if [(p, i) for p, i, _ in grep] != [(p, i) for p, i, _ in hits]:
-                yield Drop(f"find_all_{kind}", "grep -P lines differ", scope)
-                continue
-            if struct_count(tree, scope, kind) != len(hits):
-                yield Drop(f"find_all_{kind}", "tree-sitter item count differs (macros, strings or comments)", scope)
-                continue
-            expected = "\n".join(f"{p}:{i}:{t.strip()}" for p, i, t in hits)
-            yield oracle_checked(tree, scope, f"find_all_{kind}", level, query, expected,
-                                 f"GrepOracle lines of regex {pattern}; grep -P and tree-sitter agree")
-    return stream
+@_over_scopes
+def _find_all_stream(tree: SourceTree, kind: str, level: int, scope: str,
+                     rng: random.Random) -> Iterator[Candidate | Drop]:
+    query = phrase(rng, FIND_ALL, what=FIND_WHAT[kind], mod=scope)
+    pattern = pattern_for_query(query)
+    hits = tree.grep_oracle(scope).ground_truth_all(pattern)
+    if not 1 <= len(hits) <= 12:
+        return
+    grep = [(tree.relative(scope, p), i, t) for p, i, t in tree.grep(scope, pattern)]
+    if [(p, i) for p, i, _ in grep] != [(p, i) for p, i, _ in hits]:
+        yield Drop(f"find_all_{kind}", "grep -P lines differ", scope)
+        return
+    if struct_count(tree, scope, kind) != len(hits):
+        yield Drop(f"find_all_{kind}", "tree-sitter item count differs (macros, strings or comments)", scope)
+        return
+    expected = "\n".join(f"{p}:{i}:{t.strip()}" for p, i, t in hits)
+    yield oracle_checked(tree, scope, f"find_all_{kind}", level, query, expected,
+                         f"GrepOracle lines of regex {pattern}; grep -P and tree-sitter agree")
 
 
-def _relation_stream(tree: SourceTree, kind: str, level: int, scopes) -> Callable:
+@_over_scopes
+def _relation_stream(tree: SourceTree, kind: str, level: int, scope: str,
+                     rng: random.Random) -> Iterator[Candidate | Drop]:
     """Implementors of a trait, or the traits of a type, in a module where ctags reads the same impls."""
-    def stream(rng: random.Random) -> Iterator[Candidate | Drop]:
-        for scope in scopes(rng):
-            every = _ts_impls(tree, scope)
-            impls = [i for i in every if i.type_name.isidentifier()]
-            unnamed = {i.trait_name for i in every if not i.type_name.isidentifier()}
-            if not impls:
-                continue
-            if not _impls_agree(tree, scope):
-                yield Drop(kind, "ctags and tree-sitter impls differ (or an impl macro is used)", scope)
-                continue
-            if kind == "implementors":
-                groups = {t: list(dict.fromkeys(i.type_name for i in impls if i.trait_name == t))
-                          for t in {i.trait_name for i in impls}}
-            else:
-                groups = {x: list(dict.fromkeys(i.trait_name for i in impls if i.type_name == x))
-                          for x in {i.type_name for i in impls}}
-            pool = sorted(k for k, v in groups.items() if 2 <= len(v) <= 10 and not _generic(k)
-                          and not any(map(_generic, v))
-                          and (kind != "implementors" or (k not in unnamed and k not in NOT_ASKED_TRAITS)))
-            if not pool:
-                continue
-            key = rng.choice(pool)
-            query = (phrase(rng, IMPLEMENTORS, trait=key, mod=scope) if kind == "implementors"
-                     else phrase(rng, TRAITS_OF, name=key, mod=scope))
-            expected = ", ".join(groups[key])
-            yield oracle_checked(tree, scope, kind, level, query, expected,
-                                 f"TreeSitterOracle: {kind} of {key}; ctags impl headers agree")
-    return stream
+    every = _ts_impls(tree, scope)
+    impls = [i for i in every if i.type_name.isidentifier()]
+    unnamed = {i.trait_name for i in every if not i.type_name.isidentifier()}
+    if not impls:
+        return
+    if not _impls_agree(tree, scope):
+        yield Drop(kind, "ctags and tree-sitter impls differ (or an impl macro is used)", scope)
+        return
+    if kind == "implementors":
+        groups = {t: list(dict.fromkeys(i.type_name for i in impls if i.trait_name == t))
+                  for t in {i.trait_name for i in impls}}
+    else:
+        groups = {x: list(dict.fromkeys(i.trait_name for i in impls if i.type_name == x))
+                  for x in {i.type_name for i in impls}}
+    pool = sorted(k for k, v in groups.items() if 2 <= len(v) <= 10 and not _generic(k)
+                  and not any(map(_generic, v))
+                  and (kind != "implementors" or (k not in unnamed and k not in NOT_ASKED_TRAITS)))
+    if not pool:
+        return
+    key = rng.choice(pool)
+    query = (phrase(rng, IMPLEMENTORS, trait=key, mod=scope) if kind == "implementors"
+             else phrase(rng, TRAITS_OF, name=key, mod=scope))
+    expected = ", ".join(groups[key])
+    yield oracle_checked(tree, scope, kind, level, query, expected,
+                         f"TreeSitterOracle: {kind} of {key}; ctags impl headers agree")
 
 
-def _aggregate_stream(tree: SourceTree, kind: str, level: int, scopes) -> Callable:
+@_over_scopes
+def _aggregate_stream(tree: SourceTree, kind: str, level: int, scope: str,
+                      rng: random.Random) -> Iterator[Candidate | Drop]:
     """Numeric or exact aggregates the oracle cannot judge: recomputed by grep -P and by ctags."""
-    def stream(rng: random.Random) -> Iterator[Candidate | Drop]:
-        for scope in scopes(rng):
-            where = _where(tree, scope)
-            if kind == "pub_async_fns":
-                n = len(tree.grep_oracle(scope).ground_truth_all(PUB_ASYNC_FN))
-                ts = sum(f.is_async and (f.visibility or "").startswith("pub")
-                         for o in tree.oracles(scope) for f in o.get_functions())
-                if n == 0:
-                    continue
-                if not tree.grep_count(scope, PUB_ASYNC_FN) == ts == n:
-                    yield Drop(kind, "grep -P or tree-sitter count differs", scope)
-                    continue
-                task = code_task(tree, scope, level, phrase(rng, PUB_ASYNC, **where), "numeric", n,
-                                 f"regex {PUB_ASYNC_FN} over non-comment lines; grep -P and tree-sitter agree")
-            elif kind == "most_unsafe_file":
-                files = tree.files_in(scope)
-                counts = {tree.relative(scope, f): len(tree.grep_oracle(f).ground_truth(UNSAFE_BLOCK)) for f in files}
-                grep = Counter(tree.relative(scope, p) for p, _, _ in tree.grep(scope, UNSAFE_BLOCK))
-                ts = {tree.relative(scope, f): struct_count(tree, f, "unsafe_blocks") for f in files}
-                top = max(counts.values(), default=0)
-                winners = [f for f, c in counts.items() if c == top]
-                if top < 2 or len(winners) != 1:
-                    continue  # a tie makes the question ambiguous
-                if {k: v for k, v in counts.items() if v} != dict(grep) or ts != counts:
-                    yield Drop(kind, "grep -P or tree-sitter counts differ", scope)
-                    continue
-                task = code_task(tree, scope, level, phrase(rng, MOST_UNSAFE, **where), "exact", winners[0],
-                                 f"regex {UNSAFE_BLOCK} per file ({top} in {winners[0]}); unique maximum; "
-                                 "grep -P and tree-sitter agree")
-            else:
-                impls, every = _named_impls(tree, scope), _ts_impls(tree, scope)
-                if len(impls) < 3:
-                    continue
-                if not _impls_agree(tree, scope):
-                    yield Drop(kind, "ctags and tree-sitter impls differ (or an impl macro is used)", scope)
-                    continue
-                if kind == "distinct_traits":
-                    if {i.trait_name for i in every} != {i.trait_name for i in impls}:
-                        yield Drop(kind, "a trait only unnamed types implement (ctags cannot confirm it)", scope)
-                        continue
-                    task = code_task(tree, scope, level, phrase(rng, DISTINCT_TRAITS, **where), "numeric",
-                                     len({i.trait_name for i in impls}),
-                                     "tree-sitter impl blocks (trait names); ctags impl headers agree")
-                else:
-                    per = {t: len({i.type_name for i in every if i.trait_name == t})
-                           for t in {i.trait_name for i in every} if t != "Future"}
-                    named = {t: len({i.type_name for i in impls if i.trait_name == t}) for t in per}
-                    if not per:
-                        continue
-                    if max(named, key=lambda t: (named[t], t)) != max(per, key=lambda t: (per[t], t), default=None):
-                        yield Drop(kind, "unnamed types change the winner (ctags cannot confirm it)", scope)
-                        continue
-                    top = max(per.values(), default=0)
-                    winners = sorted(t for t, c in per.items() if c == top)
-                    if top < 2 or len(winners) != 1:
-                        continue
-                    task = code_task(tree, scope, level, phrase(rng, MOST_IMPLEMENTED, **where), "exact", winners[0],
-                                     f"tree-sitter impl blocks: {winners[0]} has {top} types; unique maximum; "
-                                     "ctags agrees")
-            yield Candidate(task, (scope,))
-    return stream
+    where = _where(tree, scope)
+    if kind == "pub_async_fns":
+        n = len(tree.grep_oracle(scope).ground_truth_all(PUB_ASYNC_FN))
+        ts = sum(f.is_async and (f.visibility or "").startswith("pub")
+                 for o in tree.oracles(scope) for f in o.get_functions())
+        if n == 0:
+            return
+        if not tree.grep_count(scope, PUB_ASYNC_FN) == ts == n:
+            yield Drop(kind, "grep -P or tree-sitter count differs", scope)
+            return
+        task = code_task(tree, scope, level, phrase(rng, PUB_ASYNC, **where), "numeric", n,
+                         f"regex {PUB_ASYNC_FN} over non-comment lines; grep -P and tree-sitter agree")
+    elif kind == "most_unsafe_file":
+        files = tree.files_in(scope)
+        counts = {tree.relative(scope, f): len(tree.grep_oracle(f).ground_truth(UNSAFE_BLOCK)) for f in files}
+        grep = Counter(tree.relative(scope, p) for p, _, _ in tree.grep(scope, UNSAFE_BLOCK))
+        ts = {tree.relative(scope, f): struct_count(tree, f, "unsafe_blocks") for f in files}
+        top = max(counts.values(), default=0)
+        winners = [f for f, c in counts.items() if c == top]
+        if top < 2 or len(winners) != 1:
+            return  # a tie makes the question ambiguous
+        if {k: v for k, v in counts.items() if v} != dict(grep) or ts != counts:
+            yield Drop(kind, "grep -P or tree-sitter counts differ", scope)
+            return
+        task = code_task(tree, scope, level, phrase(rng, MOST_UNSAFE, **where), "exact", winners[0],
+                         f"regex {UNSAFE_BLOCK} per file ({top} in {winners[0]}); unique maximum; "
+                         "grep -P and tree-sitter agree")
+    else:
+        impls, every = _named_impls(tree, scope), _ts_impls(tree, scope)
+        if len(impls) < 3:
+            return
+        if not _impls_agree(tree, scope):
+            yield Drop(kind, "ctags and tree-sitter impls differ (or an impl macro is used)", scope)
+            return
+        if kind == "distinct_traits":
+            if {i.trait_name for i in every} != {i.trait_name for i in impls}:
+                yield Drop(kind, "a trait only unnamed types implement (ctags cannot confirm it)", scope)
+                return
+            task = code_task(tree, scope, level, phrase(rng, DISTINCT_TRAITS, **where), "numeric",
+                             len({i.trait_name for i in impls}),
+                             "tree-sitter impl blocks (trait names); ctags impl headers agree")
+        else:
+            per = {t: len({i.type_name for i in every if i.trait_name == t})
+                   for t in {i.trait_name for i in every} if t != "Future"}
+            named = {t: len({i.type_name for i in impls if i.trait_name == t}) for t in per}
+            if not per:
+                return
+            if max(named, key=lambda t: (named[t], t)) != max(per, key=lambda t: (per[t], t), default=None):
+                yield Drop(kind, "unnamed types change the winner (ctags cannot confirm it)", scope)
+                return
+            top = max(per.values(), default=0)
+            winners = sorted(t for t, c in per.items() if c == top)
+            if top < 2 or len(winners) != 1:
+                return
+            task = code_task(tree, scope, level, phrase(rng, MOST_IMPLEMENTED, **where), "exact", winners[0],
+                             f"tree-sitter impl blocks: {winners[0]} has {top} types; unique maximum; "
+                             "ctags agrees")
+    yield Candidate(task, (scope,))
 
 
 def module_kinds(tree: SourceTree) -> list[Kind]:
