@@ -15,7 +15,7 @@ from fractions import Fraction
 from typing import Any
 
 __all__ = ["normalise_answer", "answers_match", "final_number", "normalise_text", "vote_key", "solve_arithmetic",
-           "stated_arithmetic", "format_number", "TOLERANCE", "evaluate_arithmetic", "ArithmeticRefused"]
+           "stated_arithmetic", "format_number", "TOLERANCE", "evaluate_arithmetic", "ArithmeticRefused", "MAX_EXPONENT"]
 
 # Exact tolerance for numeric comparison; answers are compared as Decimals, so this only matters
 # for references or answers written with many decimal places.

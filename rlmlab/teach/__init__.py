@@ -6,15 +6,16 @@ worked across tasks as items in a memory bank.
 
 Learners (demo simulator, any DSPy LM with log-prob self-confidence, k-sample voting) answer; on the embedded
 model ``LMLearner`` is code-first by default (``decoding="code"``: one expression over the question's numbers,
-computed by the host); the teacher
-(``detect_bias``, ``combine_confidence``, ``bucket``) judges; the RTS policy picks a template; STOP rules end the
-item. ``run_teach`` runs single pass, try-again and RTS in both teacher modes and writes traces.json.
+computed by the host). The teacher (``detect_bias``, ``combine_confidence``, ``bucket``) judges; the RTS policy
+picks a template; STOP rules end the item. ``run_teach`` runs single pass, try-again and RTS in both teacher modes
+and writes traces.json.
 """
 
 from rlmlab.numbers import solve_arithmetic
 from rlmlab.teach._config import DEFAULT_RUN_CONFIG, RunConfig, load_run_config
 from rlmlab.teach._expression import (
-    CODE_INSTRUCTIONS, TURN_SEED_STRIDE, code_answer, expression_grammar, number_counts, question_numbers, read_expression,
+    CODE_INSTRUCTIONS, TURN_SEED_STRIDE, code_answer, expression_grammar, number_counts, question_numbers,
+    read_expression,
 )
 from rlmlab.teach._data import DatasetError, Item, answers_match, load_csv, load_dataset, load_gsm8k, normalise_answer
 from rlmlab.teach._learner import DECODINGS, DemoLearner, Exchange, LearnerAnswer, LMLearner, VotingLearner

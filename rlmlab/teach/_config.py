@@ -69,7 +69,7 @@ class RunConfig(Record):
     limit: int | None = None
     turing: bool = False
     provider: str = "demo"
-    decoding: str = "grammar"  # LMLearner's decoding (DECODINGS); an LM that cannot follow a grammar runs free
+    decoding: str = "code"  # LMLearner's decoding (DECODINGS); an LM that cannot follow a grammar runs free
     temperature: dict[str, float] = field(
         default_factory=lambda: {"learner_math": 0.3, "learner_facts": 0.6, "teacher": 0.0})
     error_rate: float = 0.1

@@ -28,7 +28,8 @@ MAX_STATES = 32  # multisets of the question's numbers a grammar tracks; past it
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
 # the expression of an "answer = ..." line: digits, dots, spaces, parentheses and the four operators
 _LINE = re.compile(r"answer\s*=\s*([-+*/(). \d]+)")
-_WORDS = {w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
+_WORDS = {w: str(i) for i, w in
+          enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
 
 # The literals are the numbers the question itself gives: its digits, its number words up to twelve ("Four
 # friends") and 100 when it speaks of a percentage (the only constant its own words name). No other constants

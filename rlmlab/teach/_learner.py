@@ -34,7 +34,9 @@ from typing import Any
 
 from rlmlab.numbers import solve_arithmetic
 from rlmlab.teach._data import normalise_answer
-from rlmlab.teach._expression import CODE_INSTRUCTIONS, TURN_SEED_STRIDE, code_answer, expression_grammar, read_expression
+from rlmlab.teach._expression import (
+    CODE_INSTRUCTIONS, TURN_SEED_STRIDE, code_answer, expression_grammar, read_expression,
+)
 
 __all__ = ["LearnerAnswer", "Exchange", "DemoLearner", "LMLearner", "VotingLearner", "ERROR_KINDS", "TARGETS",
            "LEARNER_INSTRUCTIONS", "DECODINGS"]
@@ -162,7 +164,7 @@ class LMLearner:
     """
 
     def __init__(self, lm: Any, *, temperature: float = 0.0, max_tokens: int = 256, seed: int = 0,
-                 turing: Any = None, memo: bool = True, decoding: str = "grammar"):
+                 turing: Any = None, memo: bool = True, decoding: str = "code"):
         from rlmlab.lm import can_constrain
 
         if decoding not in DECODINGS:

@@ -103,8 +103,8 @@ class TeachReport:
 
     def _title(self) -> str:
         c = self.config
-        return (f"{c.dataset}: {self.items} items, provider {c.effective_provider}, k={c.parallel_learners_k}, "
-                f"max turns {c.max_turns}")
+        return (f"{c.dataset}: {self.items} items, provider {c.effective_provider}, decoding {self.decoding}, "
+                f"k={c.parallel_learners_k}, max turns {c.max_turns}")
 
 
 def finished_teach(config: RunConfig) -> TeachReport | None:
