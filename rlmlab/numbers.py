@@ -1,11 +1,13 @@
 """Numbers in answers, shared by every package that compares or computes them (a leaf: it imports no rlmlab
 package): the final number of a model's answer (:func:`normalise_answer`, :func:`final_number`), answers that
-agree (:func:`answers_match`, :func:`vote_key`), text normalisation (:func:`normalise_text`) and the exact
-arithmetic of the demo model (:func:`solve_arithmetic`, :func:`format_number`)."""
+agree (:func:`answers_match`, :func:`vote_key`), text normalisation (:func:`normalise_text`), the exact
+arithmetic of the demo model (:func:`solve_arithmetic`, :func:`format_number`) and a bounded evaluator for
+arithmetic a model wrote (:func:`evaluate_arithmetic`)."""
 
 from __future__ import annotations
 
 import ast
+import math
 import operator
 import re
 from decimal import Decimal, InvalidOperation
@@ -13,7 +15,7 @@ from fractions import Fraction
 from typing import Any
 
 __all__ = ["normalise_answer", "answers_match", "final_number", "normalise_text", "vote_key", "solve_arithmetic",
-           "stated_arithmetic", "format_number", "TOLERANCE"]
+           "stated_arithmetic", "format_number", "TOLERANCE", "evaluate_arithmetic", "ArithmeticRefused", "MAX_EXPONENT"]
 
 # Exact tolerance for numeric comparison; answers are compared as Decimals, so this only matters
 # for references or answers written with many decimal places.
@@ -225,3 +227,79 @@ def stated_arithmetic(question: str) -> str | None:
     text = _INSTRUCTION.sub("", question.strip())
     text = _PERCENT_WORD.sub(r"\1%", _HOW_MUCH.sub("What is ", text))
     return solve_arithmetic(text.rstrip(" ."))
+
+
+# -- bounded arithmetic over untrusted text (a model's expression) ------------------------------------------------
+
+class ArithmeticRefused(ValueError):
+    """:func:`evaluate_arithmetic` gives no value: not plain arithmetic, division by zero, or out of bounds."""
+
+
+_SAFE_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+             ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
+MAX_EXPONENT = 64  # the largest power evaluate_arithmetic computes (and only if the result stays in bounds)
+
+
+def _bounded(value: Fraction, limit: Fraction) -> Fraction:
+    """``value``, or ArithmeticRefused when its size or its denominator passes ``limit``."""
+    if abs(value) > limit or value.denominator > limit:
+        raise ArithmeticRefused(f"out of bounds (|value| or its denominator over {format_number(limit)})")
+    return value
+
+
+def _power(base: Fraction, exponent: Fraction, limit: Fraction) -> Fraction:
+    """``base ** exponent`` for a whole exponent up to MAX_EXPONENT in size, refused before it is computed when
+    the numerator or denominator of the result would pass ``limit`` (so ``9 ** 9 ** 9`` costs nothing)."""
+    if exponent.denominator != 1 or abs(exponent) > MAX_EXPONENT:
+        raise ArithmeticRefused(f"a power needs a whole exponent of at most {MAX_EXPONENT}")
+    if base == 0 and exponent < 0:
+        raise ArithmeticRefused("division by zero")
+    e = abs(int(exponent))
+    biggest = max(abs(base.numerator), base.denominator)
+    if biggest > 1 and e * math.log10(biggest) > math.log10(limit) + 1:
+        raise ArithmeticRefused(f"out of bounds (a power over {format_number(limit)})")
+    return base ** int(exponent)
+
+
+def evaluate_arithmetic(expression: str, *, limit: int = 10**12, max_chars: int = 300) -> Fraction:
+    """The exact value of ``expression``, arithmetic that a model wrote (untrusted: never ``eval``-ed).
+
+    The text is parsed with :mod:`ast` and only these nodes are evaluated, with :class:`~fractions.Fraction`:
+    int and float literals, unary ``+``/``-``, binary ``+ - * / // % **`` and parentheses. Anything else (a
+    name, a call, an attribute, a string, a comparison, ...) raises :class:`ArithmeticRefused`, as do division by
+    zero, a text over ``max_chars`` characters, a power whose exponent is not whole or passes
+    :data:`MAX_EXPONENT`, and any literal or intermediate value whose size or denominator passes ``limit``.
+    """
+    if len(expression) > max_chars:
+        raise ArithmeticRefused(f"longer than {max_chars} characters")
+    bound = Fraction(limit)
+    try:
+        tree = ast.parse(expression.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        raise ArithmeticRefused("not an arithmetic expression") from None
+
+    def value(node: ast.AST) -> Fraction:
+        if isinstance(node, ast.Expression):
+            return value(node.body)
+        if (isinstance(node, ast.Constant) and isinstance(node.value, (int, float))
+                and not isinstance(node.value, bool)):
+            if isinstance(node.value, float) and not math.isfinite(node.value):
+                raise ArithmeticRefused("out of bounds (a literal that is not finite)")
+            return _bounded(Fraction(str(node.value)), bound)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            inner = value(node.operand)
+            return -inner if isinstance(node.op, ast.USub) else inner
+        if isinstance(node, ast.BinOp) and type(node.op) in _SAFE_OPS:
+            left, right = value(node.left), value(node.right)
+            if isinstance(node.op, ast.Pow):
+                return _bounded(_power(left, right, bound), bound)
+            try:
+                return _bounded(Fraction(_SAFE_OPS[type(node.op)](left, right)), bound)
+            except ZeroDivisionError:
+                raise ArithmeticRefused("division by zero") from None
+        raise ArithmeticRefused(f"not plain arithmetic: {type(node).__name__} is not allowed")
+
+    try:
+        return value(tree)
+    except RecursionError:
+        raise ArithmeticRefused("nested too deeply") from None

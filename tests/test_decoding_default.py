@@ -53,7 +53,8 @@ class _Engine:
 def test_the_learner_decodes_under_its_answer_grammar_when_the_lm_can_follow_one():
     engine = _Engine()
     lm = SimpleNamespace(rlmlab_engine=engine)
-    reply = LMLearner(lm).answer(Exchange("What is 2 + 2?"))
+    assert LMLearner(lm).decoding == "code"  # the default: one expression, computed by rlmlab (test_teach_code.py)
+    reply = LMLearner(lm, decoding="grammar").answer(Exchange("What is 2 + 2?"))
     assert reply.answer.endswith("Answer: 4") and engine.seen[0].grammar == LEARNER_GRAMMAR
     free = LMLearner(lm, decoding="free", memo=False)
     free.answer(Exchange("What is 2 + 2?"))

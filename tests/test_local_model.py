@@ -97,6 +97,19 @@ def test_teacher_learner_run_with_the_local_model(tmp_path):
     assert len({tuple(v) for v in firsts.values()}) == 1
 
 
+def test_code_first_learner_with_the_local_model(local_lm):
+    """The embedded model writes an expression under the question's expression grammar; the host computes it."""
+    from rlmlab.numbers import evaluate_arithmetic, format_number, normalise_answer
+    from rlmlab.teach import Exchange, LMLearner
+
+    learner = LMLearner(local_lm, decoding="code")
+    reply = learner.answer(Exchange("What is 2 + 2?"))  # the smallest question with an expression to write
+    expression, sep, value = reply.answer.rpartition(" = ")
+    assert learner.decoding == "code" and sep and expression, reply.answer
+    assert value == format_number(evaluate_arithmetic(expression)) == normalise_answer(reply.answer)
+    assert 0.0 < reply.self_conf < 1.0  # from the expression's token log-probs
+
+
 def test_memory_loop_with_the_local_model(local_lm, rust_file, tmp_path):
     from rlmlab.memory import ContextBuilder, MemoryStore, MemoryTask, import_pack
     from rlmlab.learning import ReasoningBankLoop

@@ -22,6 +22,7 @@ def test_run_yaml_has_the_spec_shape_and_loads():
     assert cfg.temperature == {"learner_math": 0.3, "learner_facts": 0.6, "teacher": 0.0}
     assert cfg.dataset == "data/math20.csv" and cfg.traces_out.endswith("traces.json")
     assert cfg.modes == ("reference", "reference_free")
+    assert cfg.decoding == "code" == RunConfig().decoding  # LMLearner writes an expression, rlmlab computes it
     assert cfg.with_overrides(provider="local").effective_provider == "local"
 
 

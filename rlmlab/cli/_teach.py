@@ -22,6 +22,10 @@ def teach() -> None:
 @click.option("--dataset", default=None, help="A question,reference CSV or a GSM8K-style JSONL.")
 @click.option("--max-turns", type=click.IntRange(1), default=None, help="Answers per question, the first included.")
 @click.option("--provider", default=None, help="demo | local | any LiteLLM model string (e.g. openai/gpt-4o-mini).")
+@click.option("--decoding", type=click.Choice(["code", "grammar", "free"]), default=None,
+              help="How an LM learner decodes (default: the config's): code = one expression over the question's "
+                   "numbers, computed by rlmlab; grammar = working then 'Answer: <number>'; free. An LM that cannot "
+                   "follow a grammar runs free.")
 @click.option("--mode", "modes", multiple=True, type=click.Choice(["reference", "reference_free"]),
               help="Teacher mode; repeat for both (default: the config's modes, both).")
 @click.option("-k", "--parallel-learners", "k", type=click.IntRange(1), default=None,
@@ -32,7 +36,8 @@ def teach() -> None:
               help="Earlier traces.json to learn the expected gain of reprompts from (repeatable).")
 @click.option("--turing/--no-turing", default=None, help="Pass learner turns through the Turing Protocol.")
 @click.option("--json", "as_json", is_flag=True, help="Print summary.json instead of the table.")
-def run(config_path: Path, dataset: str | None, max_turns: int | None, provider: str | None, modes: tuple[str, ...],
+def run(config_path: Path, dataset: str | None, max_turns: int | None, provider: str | None, decoding: str | None,
+        modes: tuple[str, ...],
         k: int | None, limit: int | None, traces_out: str | None, history: tuple[str, ...], turing: bool | None,
         as_json: bool) -> None:
     """Run single pass, try-again and bias-aware RTS on the same items, in each teacher mode."""
@@ -44,7 +49,8 @@ def run(config_path: Path, dataset: str | None, max_turns: int | None, provider:
 
     try:
         config = load_run_config(config_path).with_overrides(
-            dataset=dataset, max_turns=max_turns, provider=provider, modes=modes or None, parallel_learners_k=k,
+            dataset=dataset, max_turns=max_turns, provider=provider, decoding=decoding, modes=modes or None,
+            parallel_learners_k=k,
             limit=limit, traces_out=traces_out, history=history or None, turing=turing)
         n_items = len(load_dataset(config.dataset, limit=config.limit))
         protocol = None

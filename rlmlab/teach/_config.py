@@ -15,6 +15,7 @@ from typing import Any
 from rlmlab._paths import PROJECT_ROOT
 from rlmlab._files import read_yaml
 from rlmlab.errors import ConfigError
+from rlmlab.teach._learner import DECODINGS
 from rlmlab.teach._loop import TEACHER_MODES
 from rlmlab.records import Record
 
@@ -48,7 +49,7 @@ RUN_CONFIG_SCHEMA: dict[str, Any] = {
             "modes": {"type": "array", "minItems": 1, "items": {"enum": list(TEACHER_MODES)}},
             "limit": {"type": ["integer", "null"], "minimum": 1}, "turing": {"type": "boolean"}}},
         "models": {"type": "object", "additionalProperties": False, "properties": {
-            "provider": {"type": "string", "minLength": 1},
+            "provider": {"type": "string", "minLength": 1}, "decoding": {"enum": list(DECODINGS)},
             "temperature": {"type": "object", "additionalProperties": _NUM}}},
         "demo": {"type": "object", "additionalProperties": False, "properties": {
             "error_rate": {"type": "number", "minimum": 0, "maximum": 1}, "seed": {"type": "integer"}}},
@@ -68,6 +69,7 @@ class RunConfig(Record):
     limit: int | None = None
     turing: bool = False
     provider: str = "demo"
+    decoding: str = "code"  # LMLearner's decoding (DECODINGS); an LM that cannot follow a grammar runs free
     temperature: dict[str, float] = field(
         default_factory=lambda: {"learner_math": 0.3, "learner_facts": 0.6, "teacher": 0.0})
     error_rate: float = 0.1
@@ -91,6 +93,8 @@ class RunConfig(Record):
         given = {k: v for k, v in overrides.items() if v is not None}
         if "provider" in given:
             given["demo_mode"] = given["provider"] == "demo"
+        if given.get("decoding", DECODINGS[0]) not in DECODINGS:
+            raise ConfigError(f"decoding {given['decoding']!r}: expected one of {', '.join(DECODINGS)}")
         if "modes" in given:
             given["modes"] = tuple(given["modes"])
             bad = [m for m in given["modes"] if m not in TEACHER_MODES]
@@ -129,8 +133,9 @@ def load_run_config(path: str | Path = DEFAULT_RUN_CONFIG) -> RunConfig:
     demo, paths = doc.get("demo") or {}, doc.get("paths") or {}
     base = RunConfig()
     values: dict[str, Any] = {**runtime, **demo, **{k: v for k, v in paths.items()}}
-    if "provider" in models:
-        values["provider"] = models["provider"]
+    for key in ("provider", "decoding"):
+        if key in models:
+            values[key] = models[key]
     if "temperature" in models:
         values["temperature"] = {**base.temperature, **models["temperature"]}
     for key in ("modes", "history"):

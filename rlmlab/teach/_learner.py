@@ -8,11 +8,14 @@
   sticks to. A reprompt whose template targets its mistake fixes it with probability ``fix_targeted``, any other
   reprompt with ``fix_generic``; a reprompt of a right answer breaks it with probability ``churn`` unless the
   template is ``calming_focus_v1``. All draws come from ``random.Random(f"{seed}:{qid}:{turn}:{sample}")``.
-- :class:`LMLearner` asks a DSPy LM. Self-confidence: the geometric mean of the probabilities the model gave
-  the tokens of its final answer's number (the last 8 tokens if it cannot be located) when the engine
-  returns log-probabilities (the local llama.cpp engine does), else a
-  ``Confidence: x`` the model states, else 0.5. With a Turing Protocol its reply is checked (post_inference)
-  and, on a violation, regenerated once with the correction.
+- :class:`LMLearner` asks a DSPy LM, in one of :data:`DECODINGS`: ``code`` (the model writes ``answer =
+  <expression>`` over the question's numbers under :func:`~rlmlab.teach.expression_grammar`; the host computes
+  it safely and the answer reads ``<expression> = <value>``), ``grammar`` (free working then ``Answer: <number>``
+  under :data:`LEARNER_GRAMMAR`) or ``free``; an LM that cannot follow a grammar runs ``free``. Self-confidence:
+  the geometric mean of the probabilities the model gave the tokens of its final answer's number (in ``code``:
+  of its expression; the last 8 tokens if it cannot be located) when the engine returns log-probabilities (the
+  local llama.cpp engine does), else a ``Confidence: x`` the model states, else 0.5. With a Turing Protocol its
+  reply is checked (post_inference) and, on a violation, regenerated once with the correction.
 - :class:`VotingLearner` asks ``k`` samples of another learner and answers with the majority, reporting the
   vote share.
 """
@@ -31,9 +34,14 @@ from typing import Any
 
 from rlmlab.numbers import solve_arithmetic
 from rlmlab.teach._data import normalise_answer
+from rlmlab.teach._expression import (
+    CODE_INSTRUCTIONS, TURN_SEED_STRIDE, code_answer, expression_grammar, read_expression,
+)
 
 __all__ = ["LearnerAnswer", "Exchange", "DemoLearner", "LMLearner", "VotingLearner", "ERROR_KINDS", "TARGETS",
-           "LEARNER_INSTRUCTIONS"]
+           "LEARNER_INSTRUCTIONS", "DECODINGS"]
+
+DECODINGS = ("code", "grammar", "free")  # LMLearner's decodings (see the module docstring)
 
 ERROR_KINDS = ("anchoring", "absolute", "post_hoc", "sticky")
 # which template targets which simulated mistake
@@ -148,16 +156,19 @@ class LMLearner:
     """A learner on any DSPy LM (``make_lm("local")``, a LiteLLM model string, ...).
 
     ``seed`` + the sample number seeds each call, so the ``k`` samples of a :class:`VotingLearner` differ when
-    ``temperature`` > 0. Replies are memoised per (conversation, temperature, seed): the arms of one run share
-    the first turn instead of paying for it three times.
+    ``temperature`` > 0; in ``code`` decoding each turn adds :data:`~rlmlab.teach.TURN_SEED_STRIDE` x the answers
+    so far (under a narrow grammar the same draws after a reprompt gave the same expression). Replies are memoised
+    per (conversation, temperature, seed): the arms of one run share the first turn instead of paying for it
+    three times. In ``code`` decoding the conversation shows the learner's earlier answers as the lines it wrote
+    (``answer = <expression>``) and each reprompt as the user's next message.
     """
 
     def __init__(self, lm: Any, *, temperature: float = 0.0, max_tokens: int = 256, seed: int = 0,
-                 turing: Any = None, memo: bool = True, decoding: str = "grammar"):
+                 turing: Any = None, memo: bool = True, decoding: str = "code"):
         from rlmlab.lm import can_constrain
 
-        if decoding not in ("grammar", "free"):
-            raise ValueError(f"decoding: {decoding!r}; use grammar or free")
+        if decoding not in DECODINGS:
+            raise ValueError(f"decoding: {decoding!r}; use {', '.join(DECODINGS)}")
         self.lm, self.temperature, self.max_tokens, self.seed = lm, temperature, max_tokens, seed
         # what the learner really uses: an LM that cannot follow a grammar (LiteLLM, scripted) runs free
         self.decoding = decoding if decoding == "free" or can_constrain(lm) else "free"
@@ -165,17 +176,22 @@ class LMLearner:
         self._memo: dict[tuple, LearnerAnswer] | None = {} if memo else None
 
     def messages(self, ex: Exchange) -> list[dict[str, str]]:
-        msgs = [{"role": "system", "content": LEARNER_INSTRUCTIONS}, {"role": "user", "content": ex.question}]
+        code = self.decoding == "code"
+        msgs = [{"role": "system", "content": CODE_INSTRUCTIONS if code else LEARNER_INSTRUCTIONS},
+                {"role": "user", "content": ex.question}]
         for answer, (_, text) in zip(ex.answers, ex.reprompts):
-            msgs += [{"role": "assistant", "content": answer}, {"role": "user", "content": text}]
+            msgs += [{"role": "assistant", "content": _written(answer) if code else answer},
+                     {"role": "user", "content": text}]
         return msgs
 
     def answer(self, ex: Exchange, sample: int = 0) -> LearnerAnswer:
         msgs = self.messages(ex)
-        key = (tuple((m["role"], m["content"]) for m in msgs), self.temperature, self.seed + sample)
+        seed = self.seed + sample + (TURN_SEED_STRIDE * len(ex.answers) if self.decoding == "code" else 0)
+        key = (tuple((m["role"], m["content"]) for m in msgs), self.temperature, seed)
         if self._memo is not None and key in self._memo:
             return self._memo[key]
-        text, lps, pieces, tin, tout = self._generate(msgs, self.seed + sample)
+        grammar = {"grammar": LEARNER_GRAMMAR, "code": expression_grammar(ex.question)}.get(self.decoding)
+        text, lps, pieces, tin, tout = self._generate(msgs, seed, grammar)
         corrections = 0
         if self.turing is not None:
             from rlmlab.turing import Turn
@@ -187,28 +203,38 @@ class LMLearner:
             if verdict.correction:
                 corrections = 1
                 msgs = msgs + [{"role": "assistant", "content": text}, {"role": "user", "content": verdict.correction}]
-                text, lps, pieces, more_in, more_out = self._generate(msgs, self.seed + sample)
+                text, lps, pieces, more_in, more_out = self._generate(msgs, seed, grammar)
                 tin, tout = tin + more_in, tout + more_out
-        reply = LearnerAnswer(text.strip(), _self_confidence(text, lps, pieces), tin, tout,
-                              corrections=corrections)
+        if self.decoding == "code":
+            # the host computes the expression (parsed, never run): "<expression> = <value>" or "no answer (...)"
+            expression = read_expression(text)
+            reply = LearnerAnswer(code_answer(expression), _self_confidence(text, lps, pieces, target=expression),
+                                  tin, tout, corrections=corrections)
+        else:
+            reply = LearnerAnswer(text.strip(), _self_confidence(text, lps, pieces), tin, tout,
+                                  corrections=corrections)
         if self._memo is not None:
             self._memo[key] = reply
         return reply
 
-    def _generate(self, msgs: list[dict[str, str]], seed: int) -> tuple[str, list[float], list[str], int, int]:
-        """Text, per-token log-probabilities and token texts (when the engine gives them), tokens in and out."""
+    def _generate(self, msgs: list[dict[str, str]], seed: int,
+                  grammar: str | None) -> tuple[str, list[float], list[str], int, int]:
+        """Text, per-token log-probabilities and token texts (when the engine gives them), tokens in and out;
+        decoded under ``grammar`` (GBNF) when it is not None."""
         from rlmlab.lm import constrained
 
         engine = getattr(self.lm, "rlmlab_engine", None)
         if engine is not None and hasattr(engine, "generate"):
             kwargs = {"logprobs": True} if "logprobs" in engine.generate.__code__.co_varnames else {}
-            with constrained(grammar=LEARNER_GRAMMAR) if self.decoding == "grammar" else nullcontext():
+            with constrained(grammar=grammar) if grammar is not None else nullcontext():
                 done = engine.generate(msgs, _Config(self.temperature, self.max_tokens, seed=seed), **kwargs)
             return (done.text, list(done.token_logprobs or []), list(getattr(done, "tokens", None) or []),
                     done.input_tokens, done.output_tokens)
-        # any other DSPy LM: the conversation as one prompt (lm(str) is DSPy's stable call)
+        # any other DSPy LM: the conversation as one prompt (lm(str) is DSPy's stable call); a LiteLLM model on a
+        # server that constrains (ServerLM) reads the grammar from the constrained() block
         prompt = "\n\n".join(f"{m['role'].upper()}: {m['content']}" for m in msgs) + "\n\nASSISTANT:"
-        out = self.lm(prompt, temperature=self.temperature, max_tokens=self.max_tokens)
+        with constrained(grammar=grammar) if grammar is not None else nullcontext():
+            out = self.lm(prompt, temperature=self.temperature, max_tokens=self.max_tokens)
         usage = (getattr(self.lm, "history", None) or [{}])[-1].get("usage") or {}
         return str(out[0]), [], [], int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
 
@@ -245,20 +271,29 @@ class _Config:
     seed: int | None = None
 
 
-def _self_confidence(text: str, logprobs: list[float], tokens: list[str] = ()) -> float:
-    """The learner's confidence in its answer (see the module docstring for the fallbacks)."""
+def _written(answer: str) -> str:
+    """The line a code-first learner wrote for its answer ``<expression> = <value>``: ``answer = <expression>``
+    (an answer of another form, such as ``no answer (...)``, as it is)."""
+    expression, sep, _ = answer.rpartition(" = ")
+    return f"answer = {expression}" if sep and read_expression(f"answer = {expression}") == expression else answer
+
+
+def _self_confidence(text: str, logprobs: list[float], tokens: list[str] = (), target: str | None = None) -> float:
+    """The learner's confidence in its answer (see the module docstring for the fallbacks); ``target`` is the text
+    whose tokens count (default: the final answer's number)."""
     if logprobs:
-        picked = _answer_logprobs(text, logprobs, list(tokens)) or logprobs[-8:]
+        picked = _answer_logprobs(text, logprobs, list(tokens), target) or logprobs[-8:]
         # geometric mean of the probabilities the model gave the tokens of its final answer
         return round(math.exp(sum(picked) / len(picked)), 4)
     m = _CONF.search(text)
     return float(m.group(1)) if m else 0.5
 
 
-def _answer_logprobs(text: str, logprobs: list[float], tokens: list[str]) -> list[float]:
-    """The log-probabilities of the tokens that spell the final answer's number (its last occurrence)."""
-    answer = normalise_answer(text)
-    if answer is None or len(tokens) != len(logprobs):
+def _answer_logprobs(text: str, logprobs: list[float], tokens: list[str], target: str | None = None) -> list[float]:
+    """The log-probabilities of the tokens that spell ``target`` (default: the final answer's number), at its last
+    occurrence."""
+    answer = target if target is not None else normalise_answer(text)
+    if not answer or len(tokens) != len(logprobs):
         return []
     joined = "".join(tokens)
     at = joined.rfind(answer)

@@ -26,7 +26,8 @@ __all__ = ["TeachReport", "make_learner", "run_teach", "arm_traces_path", "outpu
 
 
 def make_learner(config: RunConfig, items: list[Item] = (), *, lm: Any = None, turing: Any = None) -> Any:
-    """The learner the config names: the demo simulator, the local model, or a LiteLLM model; k>1 votes.
+    """The learner the config names: the demo simulator, the local model, or a LiteLLM model (decoding as the
+    config says); k>1 votes.
 
     The demo simulator computes arithmetic itself and takes word problems' answers from ``items`` (documented
     as a simulator). ``lm`` overrides the provider's LM (tests pass a scripted one).
@@ -40,7 +41,8 @@ def make_learner(config: RunConfig, items: list[Item] = (), *, lm: Any = None, t
             from rlmlab.lm import make_lm
 
             lm = make_lm(provider, temperature=config.learner_temperature, max_tokens=256)
-        base = LMLearner(lm, temperature=config.learner_temperature, seed=config.seed, turing=turing)
+        base = LMLearner(lm, temperature=config.learner_temperature, seed=config.seed, turing=turing,
+                         decoding=config.decoding)
     return VotingLearner(base, config.parallel_learners_k) if config.parallel_learners_k > 1 else base
 
 
@@ -74,7 +76,7 @@ class TeachReport:
     traces: dict[tuple[str, str], list[ItemTrace]] = field(default_factory=dict)
     seconds: float = 0.0
     outputs: list[Path] = field(default_factory=list)
-    decoding: str = "free"  # what the learner used: "grammar" on the embedded model, else free (demo, LiteLLM)
+    decoding: str = "free"  # what the learner used: the config's on the embedded model, else free (demo, LiteLLM)
 
     @property
     def turns(self) -> int:
@@ -101,8 +103,8 @@ class TeachReport:
 
     def _title(self) -> str:
         c = self.config
-        return (f"{c.dataset}: {self.items} items, provider {c.effective_provider}, k={c.parallel_learners_k}, "
-                f"max turns {c.max_turns}")
+        return (f"{c.dataset}: {self.items} items, provider {c.effective_provider}, decoding {self.decoding}, "
+                f"k={c.parallel_learners_k}, max turns {c.max_turns}")
 
 
 def finished_teach(config: RunConfig) -> TeachReport | None:
