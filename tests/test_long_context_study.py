@@ -15,9 +15,9 @@ pytestmark = pytest.mark.local_model
 
 def test_e15_on_the_embedded_model_inside_and_past_its_window(tmp_path):
     # the model's window set to 4,096 tokens: past it at 5,000 (rlmlab's token count; the model's is higher) with
-    # the fewest tokens to prefill
+    # the fewest tokens to prefill; replies of at most 128 tokens (the path, not the answers, is under test)
     doc = long_context_study(lm="local", sizes=[1000, 5000], n=1, suites=["needle"], out=tmp_path, max_iters=2,
-                             lm_options={"n_ctx": 4096}, progress=None)
+                             lm_options={"n_ctx": 4096, "max_tokens": 128}, progress=None)
     assert json.loads((tmp_path / "e15.json").read_text()) == doc
     rows = {(r["size_tokens"], r["condition"]): r for r in doc["rows"]}
     assert set(rows) == {(s, c) for s in (1000, 5000) for c in ("direct", "rlm_d1", "rlm_d2")}
