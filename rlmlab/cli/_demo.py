@@ -11,6 +11,7 @@ import click
 
 from rlmlab.cli._errors import interrupts_in_one_line
 from rlmlab.cli._rlm import LM_HELP, RUNS_DIR_HELP
+from rlmlab.text import plural
 
 RUST_REGISTRY = "/usr/share/cargo/registry"
 DEMO_FILE = "tokio-[0-9]*/src/fs/file.rs"
@@ -77,7 +78,7 @@ def demo(lm_spec: str, experiments: str, conditions: str, suite: str, tasks: int
               "parity": None if parity == "all" else parity,
               "conditions": None if conditions == "all" else [c.strip() for c in conditions.split(",") if c.strip()],
               "learn_suite": learn_suite, "learn_tasks": learn_tasks}
-    click.echo(f"main job: {', '.join(ids)} on {suite} ({tasks} task(s) each) with lm {lm_spec}")
+    click.echo(f"main job: {', '.join(ids)} on {suite} ({plural(tasks, 'task')} each) with lm {lm_spec}")
     try:
         done = run_notebook(MAIN_JOB, params, runs_dir=runs_dir, log_output=True)
     except RLMLabError as exc:
@@ -102,5 +103,5 @@ def demo(lm_spec: str, experiments: str, conditions: str, suite: str, tasks: int
     failed = [f"{e} {cond}: {s['first_error']}" for e, d in runs.items()
               for cond, s in summarise(read_results(d / "results.jsonl")).items() if s.get("all_failed")]
     if failed:
-        raise click.ClickException(f"every run failed in {len(failed)} condition(s), so their figures measure "
+        raise click.ClickException(f"every run failed in {plural(len(failed), 'condition')}, so the figures measure "
                                    f"nothing; {failed[0]}")

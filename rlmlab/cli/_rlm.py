@@ -8,6 +8,7 @@ import click
 
 from rlmlab._paths import runs_home
 from rlmlab.cli._errors import InputError, interrupts_in_one_line
+from rlmlab.text import plural
 
 # rlmlab.lm.SERVER_CONSTRAINTS, spelled out so --help needs no import of the LM stack
 LM_CONSTRAIN = ("auto", "llamacpp", "vllm", "vllm-guided", "ollama", "none")
@@ -76,13 +77,14 @@ def run_and_show(query: str, path: Path, *, lm_spec: str, context_mode: str, max
         for problem in protocol.problems:
             console.print(f"[yellow]turing config:[/] {problem}", soft_wrap=True, highlight=False)
     trace = _progress_trace(console, max_iters)
-    with console.status(f"running RLM on {path.name} ({len(text):,} chars, up to {max_iters} iterations) ..."):
+    with console.status(f"running RLM on {path.name} ({plural(len(text), 'char')}, up to "
+                        f"{plural(max_iters, 'iteration')}) ..."):
         traj = run_rlm(query, text, lm=lm, context_mode=context_mode, max_iters=max_iters, runs_dir=runs_dir,
                        step_timeout=step_timeout, source_path=str(path), turing=protocol, decoding=decoding,
                        sandbox=sandbox, trace=trace, **(budget or {}))
     console.print(trajectory_summary(traj))
     if traj.stopped:
-        console.print(f"[yellow]stopped: {traj.stopped}[/] after {len(traj.iterations)} step(s), all kept; "
+        console.print(f"[yellow]stopped: {traj.stopped}[/] after {plural(len(traj.iterations), 'step')}, all kept; "
                       + next((n for n in traj.notes if n.startswith("stopped before")), ""), soft_wrap=True,
                       highlight=False)
     console.print(f"decoding: {traj.decoding}" + "".join(f" ({n})" for n in traj.notes if "decoding" in n),
@@ -94,7 +96,8 @@ def run_and_show(query: str, path: Path, *, lm_spec: str, context_mode: str, max
                   highlight=False)
     if protocol is not None:
         fired = [h for it in traj.iterations for r in it.turing for h in r["hooks"]]
-        console.print(f"turing: {len(fired)} violation(s) corrected ({', '.join(sorted(set(fired))) or 'none'}); "
+        console.print(f"turing: {plural(len(fired), 'violation')} corrected "
+                      f"({', '.join(sorted(set(fired))) or 'none'}); "
                       f"log: rlmlab turing log --db {Path(runs_dir) / 'turing.sqlite'} --session {traj.run_id}",
                       soft_wrap=True, highlight=False)
     return 1 if traj.error else 0

@@ -22,6 +22,7 @@ from rlmlab._figures import (
     FIGURES, RELATION_KEYS, fmt, fmt_seconds, node_figures, node_outcome, own_calls, resend_note, sub_runs_of,
     token_rows,
 )
+from rlmlab.text import plural
 
 __all__ = ["run_overview", "task_detail", "single_run", "trajectory_detail", "call_tree", "node_row"]
 
@@ -50,7 +51,7 @@ def run_overview(run_dir: Path) -> list[Any]:
     # cut short before its first task finished: no results file yet, and nothing else to show
     rows = run_rows(run_dir) if stopped is None or is_experiment_run(run_dir) else []
     stats = condition_stats(rows)
-    summary = _table(f"{run_dir.name}: {len(rows)} rows", [
+    summary = _table(f"{run_dir.name}: {plural(len(rows), 'row')}", [
         "condition", "tasks", "passed", FIGURES["pass_rate"].label, "95% CI (Wilson)", FIGURES["errors"].label,
         f"{FIGURES['prompt_tokens'].label} / task", f"{FIGURES['completion_tokens'].label} / task",
         f"{FIGURES['elapsed_ms'].label} / task"],
@@ -100,7 +101,7 @@ def _calls(calls: list[Any], prompts: bool) -> list[Any]:
             out.append(Text(f"failed: {c.error}", style="red"))
         if prompts:
             for m in c.messages or []:
-                out.append(Text(f"── {m.get('role')} ({len(m.get('content', '')):,} chars)", style="dim"))
+                out.append(Text(f"── {m.get('role')} ({plural(len(m.get('content', '')), 'char')})", style="dim"))
                 out.append(Text(m.get("content", "")))
             if not c.messages:
                 out.append(Text("(prompt not recorded)", style="dim"))
@@ -167,8 +168,8 @@ def call_tree(traj: Any) -> Group:
     runs = traj.walk()
     root = Tree(Text(node_row(traj)), guide_style="dim")
     levels = max(t.depth for t in runs) - traj.depth + 1
-    root_label = (f"call tree: {len(runs)} runs in {levels} levels, each sub-run under the step that started it "
-                  "(tokens: prompt + completion)")
+    root_label = (f"call tree: {plural(len(runs), 'run')} in {plural(levels, 'level')}, each sub-run under the step "
+                  "that started it (tokens: prompt + completion)")
 
     def grow(node: Tree, run: Any, level: int) -> None:
         for step in [*(it.index for it in run.iterations), None]:
@@ -232,7 +233,8 @@ def _steps(traj: Any, calls: list[Any], prompts: bool) -> list[Any]:
         figures.add_row(FIGURES["elapsed_ms"].label, fmt_seconds(it.elapsed_ms))
         body: list[Any] = [Text("reasoning", style="dim"), Text(it.reasoning or "(none)"), Text("code", style="dim"),
                            Syntax(it.code or "# (no code)", "python", word_wrap=True),
-                           Text(f"output ({len(it.output):,} chars)", style="dim"), Text(it.output or "(empty)"),
+                           Text(f"output ({plural(len(it.output), 'char')})", style="dim"),
+                           Text(it.output or "(empty)"),
                            Text("figures of this step", style="dim"), figures]
         if it.tool_calls:
             body.append(Text("tool calls: " + ", ".join(str(c.get("name")) for c in it.tool_calls), style="dim"))
