@@ -1,0 +1,53 @@
+"""``rlmlab rlm run`` as a newcomer reads it, piped (not a terminal, as in a log or under ``| tee``): its summary
+keeps to the columns ``rlm show`` keeps to unless ``--wide``. Run in this process with scripted LMs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from rlmlab.cli import main
+from rlmlab.cli._console import FIT_WIDTH
+from rlmlab.executors import TRAJECTORY_FILE, Trajectory
+
+from helpers import cells_by_header
+
+BOX = tuple("┏┃┡│└╭╰├")  # how a line of a table or panel starts
+
+
+def _rlm(*args: str, monkeypatch) -> str:
+    monkeypatch.delenv("COLUMNS", raising=False)  # what a cron job or a CI runner has
+    res = CliRunner().invoke(main, ["rlm", *args])
+    assert res.exit_code == 0, res.output
+    return res.output
+
+
+def _run(tmp_path: Path, lm: str, monkeypatch, *extra: str) -> tuple[str, Trajectory, Path]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    source = tmp_path / "a.rs"
+    source.write_text("fn main() {}\nfn helper() -> u8 { 1 }\n")
+    runs = tmp_path / "runs"
+    out = _rlm("run", "How many functions?", str(source), "--lm", lm, "--runs-dir", str(runs), *extra,
+               monkeypatch=monkeypatch)
+    (run_dir,) = [d for d in runs.iterdir() if d.is_dir()]
+    return out, Trajectory.read_jsonl(run_dir / TRAJECTORY_FILE), run_dir
+
+
+def test_rlm_run_piped_keeps_its_summary_within_the_columns_rlm_show_keeps_to(tmp_path, monkeypatch):
+    """Its iteration table was about 210 columns wide in a log: now in blocks of whole columns within 100, each
+    led by the row's # and code, as ``rlm show`` prints it; ``--wide`` gives the one wide table."""
+    out, traj, run_dir = _run(tmp_path, "scripted:probe", monkeypatch)
+    tables = [ln for ln in out.splitlines() if ln.startswith(BOX)]
+    assert tables and max(map(len, tables)) <= FIT_WIDTH, max(tables, key=len)
+    wide, _, _ = _run(tmp_path / "wide", "scripted:probe", monkeypatch, "--wide")
+    assert max(len(ln) for ln in wide.splitlines() if ln.startswith(BOX)) > FIT_WIDTH
+    shown = _rlm("show", str(run_dir), monkeypatch=monkeypatch)
+    header = [c.strip() for c in next(ln for ln in wide.splitlines() if ln.startswith("┃ # ")).strip("┃").split("┃")]
+    for it in traj.iterations:  # every column of the wide table, its cell whole, in one of the blocks
+        cells = cells_by_header(out, str(it.index))
+        assert sorted(cells) == sorted(header) and cells["code (first line)"] == it.code.splitlines()[0]
+        assert (cells["prompt chars"], cells["prompt tokens sent"], cells["completion tokens"]) == (
+            f"{it.leakage.prompt_chars:,}", f"{it.input_tokens:,}", f"{it.output_tokens:,}")
+        assert cells.items() <= cells_by_header(shown, str(it.index)).items()  # the blocks rlm show prints
+    assert "(continued)" in out and "(continued)" not in wide
