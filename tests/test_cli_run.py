@@ -1,19 +1,37 @@
 """``rlmlab rlm run`` as a newcomer reads it, piped (not a terminal, as in a log or under ``| tee``): its summary
-keeps to the columns ``rlm show`` keeps to unless ``--wide``. Run in this process with scripted LMs."""
+keeps to the columns ``rlm show`` keeps to unless ``--wide``, and a run that ends with an empty answer says why in
+one line, the line ``rlm show`` prints for it. Run in this process with scripted LMs."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from rlmlab.cli import main
 from rlmlab.cli._console import FIT_WIDTH
 from rlmlab.executors import TRAJECTORY_FILE, Trajectory
+from rlmlab.lm._scripts import SCRIPTS, output_fields
 
 from helpers import cells_by_header
 
 BOX = tuple("┏┃┡│└╭╰├")  # how a line of a table or panel starts
+
+
+def _failing(messages):
+    """A model whose every step raises (a name never set) and whose extract step writes nothing."""
+    fields = output_fields(messages)
+    if "code" in fields:
+        return {"reasoning": "look", "code": "print(undefined_name)"}
+    return {name: "" for name in fields} or ""
+
+
+@pytest.fixture
+def failing_lm(monkeypatch):
+    monkeypatch.setitem(SCRIPTS, "failing", _failing)
+    return "scripted:failing"
 
 
 def _rlm(*args: str, monkeypatch) -> str:
@@ -51,3 +69,28 @@ def test_rlm_run_piped_keeps_its_summary_within_the_columns_rlm_show_keeps_to(tm
             f"{it.leakage.prompt_chars:,}", f"{it.input_tokens:,}", f"{it.output_tokens:,}")
         assert cells.items() <= cells_by_header(shown, str(it.index)).items()  # the blocks rlm show prints
     assert "(continued)" in out and "(continued)" not in wide
+
+
+def _unwrapped(out: str) -> str:
+    return " ".join(out.split())
+
+
+def test_rlm_run_with_an_empty_answer_says_why_as_rlm_show_does(tmp_path, monkeypatch, failing_lm):
+    out, traj, run_dir = _run(tmp_path, failing_lm, monkeypatch, "--max-iters", "2")
+    assert traj.answer is not None and not traj.answer.strip() and not traj.submitted
+    last = traj.iterations[-1]
+    error = next(ln for ln in last.output.splitlines() if ln.startswith("[Error] "))  # as the run recorded it
+    why = [ln for ln in out.splitlines() if ln.startswith("no answer: ")]
+    assert len(why) == 1, out  # one line (the message), under the summary
+    said = _unwrapped(out[out.index(why[0]):].split("\ndecoding: ")[0])
+    assert "no SUBMIT" in said and f"({last.index})" in said and _unwrapped(error) in said
+    assert out.index("result") < out.index(why[0]) < out.index("decoding: ")
+    shown = _unwrapped(_rlm("show", str(run_dir), "--no-prompts", monkeypatch=monkeypatch))
+    assert said in shown  # the same line rlm show prints, from the same code
+
+
+def test_a_run_with_an_answer_prints_no_reason(tmp_path, monkeypatch):
+    out, traj, run_dir = _run(tmp_path, "scripted:probe", monkeypatch)
+    assert traj.answer and traj.submitted
+    assert not re.search(r"^no answer: ", out, re.M)
+    assert not re.search(r"^no answer: ", _rlm("show", str(run_dir), monkeypatch=monkeypatch), re.M)

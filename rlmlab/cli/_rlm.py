@@ -36,6 +36,7 @@ def run_and_show(query: str, path: Path, *, lm_spec: str, context_mode: str, max
     from rlmlab.lm import make_lm
 
     from rlmlab.cli._console import FIT_WIDTH, wide_console
+    from rlmlab.cli._run_show import why_no_answer
 
     # piped to a log: within 100 columns, a wide table in blocks of whole columns (numbers never split), as rlm show
     console = wide_console(fit=None if wide else FIT_WIDTH)
@@ -85,6 +86,9 @@ def run_and_show(query: str, path: Path, *, lm_spec: str, context_mode: str, max
                        step_timeout=step_timeout, source_path=str(path), turing=protocol, decoding=decoding,
                        sandbox=sandbox, trace=trace, **(budget or {}))
     console.print(trajectory_summary(traj))
+    why = why_no_answer(traj)  # the line rlm show prints under the summary
+    if why:
+        console.print(why, style="yellow", highlight=False, markup=False)
     if traj.stopped:
         console.print(f"[yellow]stopped: {traj.stopped}[/] after {plural(len(traj.iterations), 'step')}, all kept; "
                       + next((n for n in traj.notes if n.startswith("stopped before")), ""), soft_wrap=True,

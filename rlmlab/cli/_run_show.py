@@ -24,7 +24,8 @@ from rlmlab._figures import (
 )
 from rlmlab.text import plural
 
-__all__ = ["run_overview", "task_detail", "single_run", "trajectory_detail", "call_tree", "node_row"]
+__all__ = ["run_overview", "task_detail", "single_run", "trajectory_detail", "call_tree", "node_row", "ended_by",
+           "why_no_answer"]
 
 _COLOURS = {"pass": "green", "fail": "yellow", "error": "red"}
 ROW_WIDTH = 120  # a sub-run's row (in the call tree and above its steps) fits in this many columns
@@ -145,7 +146,9 @@ def single_run(run_dir: Path, prompts: bool = True) -> list[Any]:
     head = Text(f"{traj.executor} run {traj.run_id} · {traj.lm} · decoding {traj.decoding}\n"
                 f"query: {traj.query}\ntrajectory: {run_dir / TRAJECTORY_FILE}")
     notes = [Text(f"note: {n}", style="dim") for n in traj.notes]
-    return [head, *notes, trajectory_summary(traj), *trajectory_detail(run_dir, traj, prompts)]
+    why = why_no_answer(traj)
+    return [head, *notes, trajectory_summary(traj), *([Text(why, style="yellow")] if why else []),
+            *trajectory_detail(run_dir, traj, prompts)]
 
 
 def _cut(text: str, width: int) -> str:
@@ -251,10 +254,41 @@ def _steps(traj: Any, calls: list[Any], prompts: bool) -> list[Any]:
     if outside:
         out += [Rule(f"LM calls outside any iteration{sub} ({len(outside)})", style="blue"),
                 *_calls(outside, prompts)]
+    final = "final answer: " if not traj.depth else f"final answer of {traj.run_id}: "
+    out.append(Text.assemble((final, "bold"), repr(traj.answer), f"  (ended by {ended_by(traj)})"))
+    return out
+
+
+def ended_by(traj: Any) -> str:
+    """How a run ended, as its final-answer line says: "SUBMIT", "extract fallback (no SUBMIT)", "interrupted
+    (Ctrl-C)", "error: ..."; a sub-run a budget stopped, "stopped: ..."."""
     how = f"error: {traj.error}" if traj.error else ("SUBMIT" if traj.submitted else "interrupted (Ctrl-C)"
                                                      if traj.interrupted else "extract fallback (no SUBMIT)")
     if traj.depth and traj.stopped and not traj.error:  # (a top run's line reads as it always has)
         how = f"stopped: {traj.stopped}"
-    final = "final answer: " if not traj.depth else f"final answer of {traj.run_id}: "
-    out.append(Text.assemble((final, "bold"), repr(traj.answer), f"  (ended by {how})"))
-    return out
+    return how
+
+
+def why_no_answer(traj: Any) -> str | None:
+    """One line saying why a run ended with an empty answer (None when it has one), from its record: how it ended
+    (:func:`ended_by`), what stopped it, why the extract step's answer was dropped, and the last step's error (or
+    the first line it printed).
+    ``rlm run`` and ``rlm show`` print it under the summary."""
+    if traj.answer is not None and str(traj.answer).strip():
+        return None
+    how = ended_by(traj)
+    parts = [f"ended by {how}"] + ([f"stopped: {traj.stopped}"] if traj.stopped and traj.stopped not in how else [])
+    extract = next((n for n in traj.notes if n.startswith(_EXTRACT_NOTE)), None)
+    if extract:  # "extract fallback: <why>; the run ends without an answer"
+        parts.append(extract.removeprefix(_EXTRACT_NOTE).split("; the run ends without")[0])
+    if not traj.iterations:
+        parts.append("no step ran")
+    else:
+        last = traj.iterations[-1]
+        error = next((ln for ln in last.output.splitlines() if ln.startswith("[Error] ")), None)
+        shown = _cut(error or last.output.strip(), 100) or "(nothing)"
+        parts.append(f"the last step ({last.index}) {'failed' if error else 'printed'}: {shown}")
+    return "no answer: " + "; ".join(parts)
+
+
+_EXTRACT_NOTE = "extract fallback: "  # how the rlm executor's note on a dropped extract-step answer starts
