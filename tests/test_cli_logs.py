@@ -59,7 +59,12 @@ def test_rlm_run_piped_prints_whole_numbers_in_one_line_per_iteration(rlm_run):
     assert traj.iterations and traj.input_tokens >= 1000  # numbers with a thousands separator: "1,693", not "1,69"
     _check_iteration_rows(out, traj)
     assert f"prompt tokens sent {traj.input_tokens:,}" in out
-    assert f"each step with its prompts: rlmlab rlm show {Path('runs', traj.run_id)}" in out
+    import contextlib
+
+    from rlmlab._paths import rlmlab_command
+
+    with contextlib.chdir(cwd):  # how to type rlmlab where the run was started (the same PATH and interpreter)
+        assert f"each step with its prompts: {rlmlab_command()} rlm show {Path('runs', traj.run_id)}" in out
 
 
 @pytest.mark.slow

@@ -1,10 +1,15 @@
 """``rlmlab rlm run`` as a newcomer reads it, piped (not a terminal, as in a log or under ``| tee``): its summary
-keeps to the columns ``rlm show`` keeps to unless ``--wide``, and a run that ends with an empty answer says why in
-one line, the line ``rlm show`` prints for it. Run in this process with scripted LMs."""
+keeps to the columns ``rlm show`` keeps to unless ``--wide``, a run that ends with an empty answer says why in one
+line, the line ``rlm show`` prints for it, and the hint to show it is a command that runs here. Run in this process
+with scripted LMs."""
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
+import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -94,3 +99,44 @@ def test_a_run_with_an_answer_prints_no_reason(tmp_path, monkeypatch):
     assert traj.answer and traj.submitted
     assert not re.search(r"^no answer: ", out, re.M)
     assert not re.search(r"^no answer: ", _rlm("show", str(run_dir), monkeypatch=monkeypatch), re.M)
+
+
+def _runs_here(command: str) -> bool:
+    """Whether a hint's command starts with a program this shell finds: a name on PATH or an executable file."""
+    program = shlex.split(command)[0]
+    found = shutil.which(program) if "/" not in program else (program if os.access(program, os.X_OK) else None)
+    return found is not None
+
+
+def test_rlm_run_hints_a_command_that_runs_without_an_activated_venv(tmp_path, monkeypatch):
+    """After ``make demo`` there is no ``rlmlab`` on PATH until ``source .venv/bin/activate``: the hint names this
+    environment's ``rlmlab`` so that it runs as printed (it printed a bare ``rlmlab``)."""
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # no rlmlab, as before the venv is activated
+    out, traj, run_dir = _run(tmp_path, "scripted:probe", monkeypatch)
+    hint = next(ln for ln in out.splitlines() if ln.startswith("each step with its prompts: "))
+    command = hint.removeprefix("each step with its prompts: ")
+    assert command.endswith(f" rlm show {run_dir}") and _runs_here(command), hint
+    assert CliRunner().invoke(main, shlex.split(command)[-3:]).exit_code == 0  # ... rlm show RUN_DIR
+
+
+def test_rlmlab_command_is_the_name_on_path_or_the_venvs_script(tmp_path, monkeypatch):
+    """``rlmlab`` when an activated venv puts this one on PATH; ``.venv/bin/rlmlab`` from the checkout, as the
+    README writes it; an absolute path from elsewhere; ``python -m rlmlab.cli`` without a script."""
+    from rlmlab._paths import rlmlab_command
+
+    bin_dir = tmp_path / "checkout" / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    script = bin_dir / "rlmlab"
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(bin_dir / "python"))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.chdir(tmp_path / "checkout")
+    assert rlmlab_command() == ".venv/bin/rlmlab"
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    assert rlmlab_command() == str(script)
+    monkeypatch.setenv("PATH", str(bin_dir))  # source .venv/bin/activate
+    assert rlmlab_command() == "rlmlab"
+    script.unlink()
+    assert rlmlab_command() == f"{bin_dir / 'python'} -m rlmlab.cli"

@@ -117,6 +117,20 @@ def check_cli(args: list[str], cli: click.Command = CLI) -> str | None:
         cmd, path, rest = sub, [*path, remaining[0]], remaining[1:]
 
 
+def shell_programs(text: str, program: str = "rlmlab") -> list[str]:
+    """How each line of the page's shell blocks calls ``program``: the word as typed (``rlmlab``,
+    ``.venv/bin/rlmlab``)."""
+    lines = [ln for lang, body in fenced_blocks(text) if lang in SHELL_LANGS
+             for ln in body.replace("\\\n", " ").splitlines()]
+    return [w for ln in lines for w in _words(ln) if w == program or w.endswith(f"/{program}")]
+
+
+def check_program(text: str, way: str) -> list[str]:
+    """Every rlmlab call in the page's shell blocks typed ``way``, as the README types it: a newcomer who ran
+    ``make demo`` has no bare ``rlmlab`` on PATH until the venv is activated."""
+    return [f"a shell block calls `{w} ...`; the README calls `{way} ...`" for w in shell_programs(text) if w != way]
+
+
 def makefile_targets() -> set[str]:
     text = (ROOT / "Makefile").read_text(encoding="utf-8")
     return {t for line in re.findall(r"^([A-Za-z0-9_. -]+):(?!=)", text, re.M) for t in line.split()}
@@ -257,6 +271,18 @@ def test_links_and_images_exist(page):
     assert check_links(page.read_text(encoding="utf-8"), page) == []
 
 
+def readme_way() -> str:
+    """How the README's shell blocks call rlmlab: one way, the one the docs follow."""
+    ways = set(shell_programs((ROOT / "README.md").read_text(encoding="utf-8")))
+    assert len(ways) == 1, f"the README calls rlmlab in several ways: {sorted(ways)}"
+    return ways.pop()
+
+
+@pytest.mark.parametrize("page", PAGES[1:], ids=_ids(PAGES[1:]))
+def test_pages_call_rlmlab_as_the_readme_does(page):
+    assert check_program(page.read_text(encoding="utf-8"), readme_way()) == []
+
+
 def test_readme_is_a_quickstart():
     assert check_readme((ROOT / "README.md").read_text(encoding="utf-8"), sorted((ROOT / "docs").glob("*.md"))) == []
 
@@ -352,6 +378,8 @@ def test_checks_fail_on_a_broken_page(tmp_path):
     assert "does not compile" in python
     names = "\n".join(check_names(BROKEN))
     assert "no_such_function" in names and "benchmarks/gone.py" in names
+    assert check_program(BROKEN, ".venv/bin/rlmlab") == [
+        "a shell block calls `rlmlab ...`; the README calls `.venv/bin/rlmlab ...`"] * 2
     links = "\n".join(check_links(BROKEN, page))
     assert "img/missing.png" in links and "no-such-page.md" in links
 

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 
+from rlmlab._paths import rlmlab_command
 from rlmlab.cli._errors import InputError
 from rlmlab.text import plural
 
@@ -33,7 +34,8 @@ def _open(db: Path, create: bool = False):
     from rlmlab.memory import MemoryStore
 
     if not create and not db.exists():
-        raise InputError(f"--db {db}: no memory store there; create one with `rlmlab memory import PACK --db {db}`")
+        raise InputError(f"--db {db}: no memory store there; create one with "
+                         f"`{rlmlab_command()} memory import PACK --db {db}`")
     if db.is_dir():
         raise InputError(f"--db {db}: a directory; give the store's SQLite file")
     if not create:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from rlmlab._paths import runs_home
+from rlmlab._paths import rlmlab_command, runs_home
 from rlmlab.cli._errors import InputError, interrupts_in_one_line
 from rlmlab.text import plural
 
@@ -34,6 +34,8 @@ def run_and_show(query: str, path: Path, *, lm_spec: str, context_mode: str, max
     from rlmlab.errors import ConfigError, InputFileError, RLMLabError
     from rlmlab.executors import TRAJECTORY_FILE, run_rlm, trajectory_summary
     from rlmlab.lm import make_lm
+
+    from rich.markup import escape
 
     from rlmlab.cli._console import FIT_WIDTH, wide_console
     from rlmlab.cli._run_show import why_no_answer
@@ -97,14 +99,17 @@ def run_and_show(query: str, path: Path, *, lm_spec: str, context_mode: str, max
                   highlight=False, markup=False)
     console.print(f"sandbox: {traj.sandbox}" + "".join(f" ({n})" for n in traj.notes if "sandbox" in n),
                   highlight=False, markup=False)
-    console.print(f"trajectory: [bold]{Path(runs_dir) / traj.run_id / TRAJECTORY_FILE}[/]")
-    console.print(f"each step with its prompts: rlmlab rlm show {Path(runs_dir) / traj.run_id}", soft_wrap=True,
-                  highlight=False)
+    # paths and commands to copy stay on one line, however narrow the log
+    console.print(f"trajectory: [bold]{escape(str(Path(runs_dir) / traj.run_id / TRAJECTORY_FILE))}[/]",
+                  soft_wrap=True)
+    console.print(f"each step with its prompts: {rlmlab_command()} rlm show {Path(runs_dir) / traj.run_id}",
+                  soft_wrap=True, highlight=False, markup=False)
     if protocol is not None:
         fired = [h for it in traj.iterations for r in it.turing for h in r["hooks"]]
         console.print(f"turing: {plural(len(fired), 'violation')} corrected "
                       f"({', '.join(sorted(set(fired))) or 'none'}); "
-                      f"log: rlmlab turing log --db {Path(runs_dir) / 'turing.sqlite'} --session {traj.run_id}",
+                      f"log: {rlmlab_command()} turing log --db {Path(runs_dir) / 'turing.sqlite'} "
+                      f"--session {traj.run_id}",
                       soft_wrap=True, highlight=False)
     return 1 if traj.error else 0
 

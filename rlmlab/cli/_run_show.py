@@ -22,6 +22,7 @@ from rlmlab._figures import (
     FIGURES, RELATION_KEYS, fmt, fmt_seconds, node_figures, node_outcome, own_calls, resend_note, sub_runs_of,
     token_rows,
 )
+from rlmlab._paths import rlmlab_command
 from rlmlab.text import plural
 
 __all__ = ["run_overview", "task_detail", "single_run", "trajectory_detail", "call_tree", "node_row", "ended_by",
@@ -138,7 +139,7 @@ def single_run(run_dir: Path, prompts: bool = True) -> list[Any]:
 
     if (run_dir / "results.jsonl").is_file() and not (run_dir / TRAJECTORY_FILE).is_file():
         raise ValueError(f"{run_dir}: an experiment run (results.jsonl); show it with: "
-                         f"rlmlab experiment show {run_dir}")
+                         f"{rlmlab_command()} experiment show {run_dir}")
     if not (run_dir / TRAJECTORY_FILE).is_file():
         raise ValueError(f"{run_dir}: no {TRAJECTORY_FILE}; expected a directory written by rlmlab rlm run "
                          f"(runs/<run-id>/)")
