@@ -314,6 +314,26 @@ def test_help_names_every_experiment():
     assert wrong == [], f"configs go to E{last}; these help texts say otherwise: {wrong}"
 
 
+def test_demo_help_and_the_setup_page_say_the_same_of_the_free_baseline():
+    """`rlmlab demo --help` and docs/setup.md give each free-baseline option the same default and the same meaning
+    of 0; and none of the demo's help, the setup page or the README says the free baseline takes most of the
+    demo's time (measured, it does not: the demo took about 6 minutes warm, E14 about 3 of them)."""
+    demo = CLI.commands["demo"]
+    setup = (ROOT / "docs" / "setup.md").read_text(encoding="utf-8")
+    said = " ".join(setup.split()).replace("`", "")
+    for param in (p for p in demo.params if p.name in {"free_tasks", "free_suites"}):
+        flag = param.opts[0]
+        docs = re.search(rf"{flag} \(default (\d+); 0: ([^)]+)\)", said)
+        assert docs, f"docs/setup.md gives no default and meaning of 0 for {flag}"
+        helped = re.search(r"\(0: ([^)]+)\)", param.help or "")
+        assert int(docs.group(1)) == param.default and helped and helped.group(1) == docs.group(2), flag
+    claims = re.compile(r"\bmost of (its|the (demo|job)'s) (time|minutes)|\bslow (condition|part)\b", re.I)
+    texts = {"rlmlab demo --help": " ".join(t for _, t in _all_help(demo, "rlmlab demo")), "docs/setup.md": setup,
+             "README.md": (ROOT / "README.md").read_text(encoding="utf-8"),
+             "notebooks/main_job.ipynb": (ROOT / "notebooks" / "main_job.ipynb").read_text(encoding="utf-8")}
+    assert {name: m.group(0) for name, text in texts.items() if (m := claims.search(" ".join(text.split())))} == {}
+
+
 def test_notebooks_readme_says_what_each_notebook_runs():
     """Each notebook is listed; each family notebook's row names its experiments; the guides name their defaults."""
     from rlmlab.experiments import FAMILIES, MAIN_JOB

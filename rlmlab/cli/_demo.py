@@ -39,11 +39,9 @@ def demo_rust_file() -> Path:
 @click.option("--parity", default="even", show_default=True, type=click.Choice(["even", "odd", "all"]),
               help="even: tasks held out from the seed templates; odd: the ones they were written from.")
 @click.option("--free-tasks", default=1, show_default=True, type=click.IntRange(0),
-              help="Tasks per suite for the free baseline, its own run (0: as many as --tasks). It is the slow "
-                   "condition: its steps run to the token cap and fail on held-out tasks.")
+              help="Tasks per suite for the free baseline, in a run of its own, E13-free (0: as many as --tasks).")
 @click.option("--free-suites", default=1, show_default=True, type=click.IntRange(0),
-              help="The free baseline runs on the first N suites of --suite only (0: all): the demo shows one "
-                   "comparison, and the free steps are most of its minutes.")
+              help="The free baseline runs on the first N suites of --suite only (0: every suite).")
 @click.option("--max-iters", default=3, show_default=True, type=click.IntRange(1, 50), help="Per agent run.")
 @click.option("--max-tokens", default=256, show_default=True, type=click.IntRange(16), help="Per LM call.")
 @click.option("--learn-suite", default="code", show_default=True, type=click.Choice(["code", "ontology", "arith"]),
