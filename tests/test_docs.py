@@ -233,6 +233,24 @@ def check_links(text: str, page: Path) -> list[str]:
     return problems
 
 
+OWN_QUESTION = "Ask your own question"  # the README's section on asking rlmlab about one's own file
+
+
+def check_own_question(text: str, screen: str) -> list[str]:
+    """The first screen links the README's "Ask your own question" section and gives its command (its first
+    ``rlmlab`` call's subcommand), so a newcomer finds how to ask about their own file without scrolling."""
+    section = re.search(rf"^## {OWN_QUESTION}[ \t]*\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+    if section is None:
+        return [f"README.md has no '{OWN_QUESTION}' section"]
+    anchor = "#" + re.sub(r"[^\w\- ]", "", OWN_QUESTION.lower()).replace(" ", "-")
+    problems = [] if f"]({anchor})" in screen else [f"README.md's first {FIRST_SCREEN} lines do not link {anchor}"]
+    asks = [call[:2] for words in command_lines(section.group(1)) for call in _after(words, "rlmlab")]
+    shown = [call[:2] for words in command_lines(screen) for call in _after(words, "rlmlab")]
+    if asks and asks[0] not in shown:
+        problems.append(f"README.md's first {FIRST_SCREEN} lines do not give `rlmlab {' '.join(asks[0])}`")
+    return problems
+
+
 def check_readme(text: str, docs: list[Path]) -> list[str]:
     lines = text.splitlines()
     screen = "\n".join(lines[:FIRST_SCREEN])
@@ -241,6 +259,7 @@ def check_readme(text: str, docs: list[Path]) -> list[str]:
     problems += [f"README.md's first {FIRST_SCREEN} lines do not give `{c}`" for c in ("make demo", "make test")
                  if not re.search(rf"^{c}\b", screen, re.M)]
     problems += [f"README.md does not link docs/{d.name}" for d in docs if f"(docs/{d.name}" not in text]
+    problems += check_own_question(text, screen)
     problems += ["README.md shows no picture"] if not re.search(r"!\[[^\]]*\]\(", text) else []
     return problems
 
@@ -409,6 +428,10 @@ def test_readme_check_fails_on_a_long_readme_without_the_commands():
     problems = "\n".join(check_readme(long, [ROOT / "docs" / "setup.md"]))
     assert "at most 150" in problems and "`make demo`" in problems and "`make test`" in problems
     assert "docs/setup.md" in problems and "no picture" in problems
+    assert f"no '{OWN_QUESTION}' section" in problems
+    lower = long.replace("more\n" * 100, f"## {OWN_QUESTION}\n\n```bash\nrlmlab rlm run Q FILE\n```\n")
+    problems = "\n".join(check_readme(lower, []))
+    assert "do not link #ask-your-own-question" in problems and "do not give `rlmlab rlm run`" in problems
 
 
 def test_a_real_command_passes():
