@@ -411,7 +411,7 @@ def test_show_notebook_renders_a_saved_table_without_measuring(rlmlab_kernel, tm
     assert (tmp_path / "scorecard.json").read_bytes() == before
     executed = json.loads((tmp_path / "scorecard.ipynb").read_text())
     outputs = [o for c in executed["cells"] for o in c.get("outputs", [])]
-    assert "1 claims read from" in "".join("".join(o.get("text", "")) for o in outputs)
+    assert "1 claim read from" in "".join("".join(o.get("text", "")) for o in outputs)
     assert any("image/png" in o.get("data", {}) for o in outputs) and (tmp_path / "scorecard.png").is_file()
 
 
