@@ -1,11 +1,12 @@
 """Counts the CLI prints read right: "1 iteration", "2 iterations", never "1 iterations" or "iteration(s)"
 (a newcomer's report). One helper, ``rlmlab.text.plural``, writes them; the CLI, the lines its commands print
-(an experiment's per-task line, its summary table's title, interruption lines, the scorecard's log) and the
-errors it shows use it."""
+(an experiment's per-task line, its summary table's title, interruption lines, the scorecard's log, the lines of
+the notebooks it runs) and the errors it shows use it."""
 
 from __future__ import annotations
 
 import ast
+import json
 import re
 from pathlib import Path
 
@@ -38,9 +39,16 @@ def test_plural_is_singular_for_one_only(n, word, many, said):
 
 
 def _hedged_counts(path: Path) -> list[str]:
-    """Each f-string of ``path`` with a formatted value followed by a hedged plural, as "line: text"."""
+    """Each f-string of ``path`` (a module, or a notebook's code cells) with a formatted value followed by a hedged
+    plural, as "line: text"."""
+    if path.suffix == ".ipynb":
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        source = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        source = "\n".join(ln for ln in source.splitlines() if not ln.lstrip().startswith(("%", "!")))
+    else:
+        source = path.read_text(encoding="utf-8")
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.JoinedStr):
             for a, b in zip(node.values, node.values[1:]):
                 if isinstance(a, ast.FormattedValue) and isinstance(b, ast.Constant) and HEDGED.match(b.value):
@@ -51,6 +59,16 @@ def _hedged_counts(path: Path) -> list[str]:
 def test_no_count_the_cli_prints_hedges_its_plural():
     left = {f"{p.relative_to(PACKAGE)}:{hit}" for p in PACKAGE.rglob("*.py")
             if not any(str(p.relative_to(PACKAGE)).startswith(k) for k in STORED_OR_NOT_CLI) for hit in _hedged_counts(p)}
+    assert sorted(left) == []
+
+
+def test_no_count_a_notebook_the_cli_runs_hedges_its_plural():
+    """`rlmlab demo`, `experiment notebook` and `scorecard --notebook` print their notebooks' lines."""
+    from rlmlab.experiments import FAMILIES, MAIN_JOB
+
+    notebooks = PACKAGE.parent / "notebooks"
+    left = {f"{name}:{hit}" for name in [*FAMILIES, MAIN_JOB, "scorecard.ipynb"]
+            for hit in _hedged_counts(notebooks / name)}
     assert sorted(left) == []
 
 
