@@ -2,9 +2,12 @@
 ``notebooks/`` beside the package. Relative paths in configs start here, not at the working directory."""
 
 import os
+import shlex
+import shutil
+import sys
 from pathlib import Path
 
-__all__ = ["PROJECT_ROOT", "RUNS_ENV", "in_checkout", "runs_home"]
+__all__ = ["PROJECT_ROOT", "RUNS_ENV", "in_checkout", "runs_home", "rlmlab_command"]
 
 RUNS_ENV = "RLMLAB_RUNS_DIR"
 
@@ -30,3 +33,20 @@ def runs_home() -> Path:
         return Path(os.environ[RUNS_ENV]).expanduser().resolve()
     here = Path.cwd().resolve()
     return PROJECT_ROOT / "runs" if here == PROJECT_ROOT or PROJECT_ROOT in here.parents else here / "runs"
+
+
+def rlmlab_command() -> str:
+    """How to type ``rlmlab`` here, for a printed hint a user copies: ``rlmlab`` when that name on PATH is this
+    environment's (an activated venv); else this environment's script, relative to the working directory when under
+    it (``.venv/bin/rlmlab`` in the checkout, as the README writes it); else ``<python> -m rlmlab.cli``."""
+    script = Path(sys.executable).parent / "rlmlab"
+    if not script.is_file():
+        return f"{shlex.quote(sys.executable)} -m rlmlab.cli"
+    found = shutil.which("rlmlab")
+    if found and Path(found).resolve() == script.resolve():
+        return "rlmlab"
+    try:
+        shown = script.relative_to(Path.cwd())
+    except ValueError:
+        shown = script
+    return shlex.quote(str(shown))

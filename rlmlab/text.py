@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["cut_lines"]
+__all__ = ["cut_lines", "plural"]
 
 
 def cut_lines(text: str, budget: int) -> str:
@@ -15,3 +15,10 @@ def cut_lines(text: str, budget: int) -> str:
         out.append(line)
         used += extra
     return "\n".join(out)
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """A count as a reader reads it: ``n`` (with thousands separators) and ``word``, plural unless ``n`` is 1:
+    "1 iteration", "0 iterations", "1,200 tokens"; ``many`` is the plural when it is not ``word`` + "s"
+    (``plural(2, "match", "matches")``)."""
+    return f"{n:,} {word if n == 1 else many or word + 's'}"

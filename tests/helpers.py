@@ -1,5 +1,6 @@
 """Shared by the tests: a model's step as the scripted LM takes it and as a constrained model writes it, an LM
-that answers from a list and notes each request's sampling, an experiment file, what a loader's ConfigError says of a config file, a free port, a file's digest."""
+that answers from a list and notes each request's sampling, an experiment file, what a loader's ConfigError says of a
+config file, a free port, a file's digest, the cells of a rich table's row in printed output."""
 
 from __future__ import annotations
 
@@ -86,3 +87,15 @@ PHANTOM_THEN_REAL = [{"reasoning": "I searched the file and found 3 async functi
                      {"reasoning": "Search for real.", "code": "hits = ctx_find(context, r'async fn', k=50)\n"
                                                                "print(hits['total'])"},
                      {"reasoning": "Submit the count.", "code": "SUBMIT(answer=str(hits['total']))"}]
+
+
+def cells_by_header(out: str, first_cell: str) -> dict[str, str]:
+    """Header -> cell of the rows whose first cell is ``first_cell``, over every table (or block of one) in ``out``."""
+    found, header = {}, None
+    for line in out.splitlines():
+        cells = [c.strip() for c in line.strip().strip("│┃").split("│" if line.startswith("│") else "┃")]
+        if line.startswith("┃"):
+            header = cells
+        elif line.startswith("│") and header and cells[0] == first_cell and len(cells) == len(header):
+            found.update(zip(header, cells))
+    return found

@@ -111,7 +111,7 @@ def test_rlm_run_on_the_command_line_stops_at_a_budget_and_says_so(tmp_path):
     res = CliRunner().invoke(main, ["rlm", "run", "How many lines?", str(source), "--lm", "scripted:probe",
                                     "--runs-dir", str(tmp_path / "runs"), "--max-tokens", "1", "--sandbox", "none"])
     assert res.exit_code == 0, res.output
-    assert "stopped: budget (max_tokens) after 1 step(s), all kept" in " ".join(res.output.split())
+    assert "stopped: budget (max_tokens) after 1 step, all kept" in " ".join(res.output.split())
     [run_dir] = (tmp_path / "runs").iterdir()
     assert Trajectory.read_jsonl(run_dir / TRAJECTORY_FILE).stopped == "budget (max_tokens)"
     bad = CliRunner().invoke(main, ["rlm", "run", "q", str(source), "--lm", "scripted:probe", "--max-errors", "0"])

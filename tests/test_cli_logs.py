@@ -14,6 +14,7 @@ import pytest
 import rlmlab
 from rlmlab.executors import TRAJECTORY_FILE, Trajectory
 
+from helpers import cells_by_header
 from recursive_runs import recursive_run
 
 
@@ -46,7 +47,7 @@ def _check_iteration_rows(out: str, traj: Trajectory, tables: int = 1) -> None:
 def rlm_run(tmp_path_factory, rust_file):
     cwd = tmp_path_factory.mktemp("rlm")
     proc = _cli("rlm", "run", "How many lines?", str(rust_file), "--lm", "scripted:probe", "--runs-dir", "runs",
-                cwd=cwd)
+                "--wide", cwd=cwd)  # every table whole: a row per iteration in one line (tests/test_cli_run.py: without)
     (run_dir,) = (cwd / "runs").iterdir()
     return cwd, run_dir, proc.stdout
 
@@ -58,7 +59,12 @@ def test_rlm_run_piped_prints_whole_numbers_in_one_line_per_iteration(rlm_run):
     assert traj.iterations and traj.input_tokens >= 1000  # numbers with a thousands separator: "1,693", not "1,69"
     _check_iteration_rows(out, traj)
     assert f"prompt tokens sent {traj.input_tokens:,}" in out
-    assert f"each step with its prompts: rlmlab rlm show {Path('runs', traj.run_id)}" in out
+    import contextlib
+
+    from rlmlab._paths import rlmlab_command
+
+    with contextlib.chdir(cwd):  # how to type rlmlab where the run was started (the same PATH and interpreter)
+        assert f"each step with its prompts: {rlmlab_command()} rlm show {Path('runs', traj.run_id)}" in out
 
 
 @pytest.mark.slow
@@ -190,18 +196,6 @@ def test_experiment_run_piped_prints_a_line_per_task_and_whole_condition_names(t
     assert "rlmlab experiment show" in bad.stderr
 
 
-def _cells_by_header(out: str, first_cell: str) -> dict[str, str]:
-    """Header -> cell of the rows whose first cell is ``first_cell``, over every table (or block of one) in ``out``."""
-    found, header = {}, None
-    for line in out.splitlines():
-        cells = [c.strip() for c in line.strip().strip("│┃").split("│" if line.startswith("│") else "┃")]
-        if line.startswith("┃"):
-            header = cells
-        elif line.startswith("│") and header and cells[0] == first_cell and len(cells) == len(header):
-            found.update(zip(header, cells))
-    return found
-
-
 @pytest.mark.slow  # six CLI processes and an experiment run
 def test_show_keeps_to_100_columns_in_blocks_of_whole_columns_and_wide_gives_one_table(tmp_path, rlm_run):
     # rlm show's tables were 206 characters wide (panels and text 200), experiment show's and the demo's results
@@ -215,7 +209,7 @@ def test_show_keeps_to_100_columns_in_blocks_of_whole_columns_and_wide_gives_one
     wide = _cli("rlm", "show", str(run_dir.relative_to(cwd)), "--wide", cwd=cwd).stdout
     assert max(map(len, wide.splitlines())) > 100
     for it in traj.iterations:  # every column of the iteration table, in blocks each led by the row's # and code
-        cells, whole = _cells_by_header(shown, str(it.index)), _row(wide, str(it.index), tables=2)
+        cells, whole = cells_by_header(shown, str(it.index)), _row(wide, str(it.index), tables=2)
         assert cells["prompt tokens sent"] == f"{it.input_tokens:,}" and cells["time"].endswith(" s")
         assert set(whole) <= set(cells.values()) and "(continued)" in shown and "(continued)" not in wide
     experiment = _cli("experiment", "run", "E13", "--lm", "scripted:probe", "--tasks", "1", "--condition", "free",
@@ -226,7 +220,7 @@ def test_show_keeps_to_100_columns_in_blocks_of_whole_columns_and_wide_gives_one
     detail = _cli("experiment", "show", str(exp_dir), "--task", task, "--condition", "free", cwd=tmp_path).stdout
     for out in (overview, detail):
         assert max(map(len, out.splitlines())) <= 100, out
-    assert {"errors", "time / task", "prompt tokens sent / task"} <= set(_cells_by_header(overview, "vote5"))
+    assert {"errors", "time / task", "prompt tokens sent / task"} <= set(cells_by_header(overview, "vote5"))
     assert max(map(len, _cli("experiment", "show", str(exp_dir), "--wide", cwd=tmp_path).stdout.splitlines())) > 100
     # the results table (the demo's, a notebook's repr): lines of at most 100 characters, or one line a row
     table = results_table(exp_dir)

@@ -117,6 +117,20 @@ def check_cli(args: list[str], cli: click.Command = CLI) -> str | None:
         cmd, path, rest = sub, [*path, remaining[0]], remaining[1:]
 
 
+def shell_programs(text: str, program: str = "rlmlab") -> list[str]:
+    """How each line of the page's shell blocks calls ``program``: the word as typed (``rlmlab``,
+    ``.venv/bin/rlmlab``)."""
+    lines = [ln for lang, body in fenced_blocks(text) if lang in SHELL_LANGS
+             for ln in body.replace("\\\n", " ").splitlines()]
+    return [w for ln in lines for w in _words(ln) if w == program or w.endswith(f"/{program}")]
+
+
+def check_program(text: str, way: str) -> list[str]:
+    """Every rlmlab call in the page's shell blocks typed ``way``, as the README types it: a newcomer who ran
+    ``make demo`` has no bare ``rlmlab`` on PATH until the venv is activated."""
+    return [f"a shell block calls `{w} ...`; the README calls `{way} ...`" for w in shell_programs(text) if w != way]
+
+
 def makefile_targets() -> set[str]:
     text = (ROOT / "Makefile").read_text(encoding="utf-8")
     return {t for line in re.findall(r"^([A-Za-z0-9_. -]+):(?!=)", text, re.M) for t in line.split()}
@@ -219,6 +233,24 @@ def check_links(text: str, page: Path) -> list[str]:
     return problems
 
 
+OWN_QUESTION = "Ask your own question"  # the README's section on asking rlmlab about one's own file
+
+
+def check_own_question(text: str, screen: str) -> list[str]:
+    """The first screen links the README's "Ask your own question" section and gives its command (its first
+    ``rlmlab`` call's subcommand), so a newcomer finds how to ask about their own file without scrolling."""
+    section = re.search(rf"^## {OWN_QUESTION}[ \t]*\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+    if section is None:
+        return [f"README.md has no '{OWN_QUESTION}' section"]
+    anchor = "#" + re.sub(r"[^\w\- ]", "", OWN_QUESTION.lower()).replace(" ", "-")
+    problems = [] if f"]({anchor})" in screen else [f"README.md's first {FIRST_SCREEN} lines do not link {anchor}"]
+    asks = [call[:2] for words in command_lines(section.group(1)) for call in _after(words, "rlmlab")]
+    shown = [call[:2] for words in command_lines(screen) for call in _after(words, "rlmlab")]
+    if asks and asks[0] not in shown:
+        problems.append(f"README.md's first {FIRST_SCREEN} lines do not give `rlmlab {' '.join(asks[0])}`")
+    return problems
+
+
 def check_readme(text: str, docs: list[Path]) -> list[str]:
     lines = text.splitlines()
     screen = "\n".join(lines[:FIRST_SCREEN])
@@ -227,6 +259,7 @@ def check_readme(text: str, docs: list[Path]) -> list[str]:
     problems += [f"README.md's first {FIRST_SCREEN} lines do not give `{c}`" for c in ("make demo", "make test")
                  if not re.search(rf"^{c}\b", screen, re.M)]
     problems += [f"README.md does not link docs/{d.name}" for d in docs if f"(docs/{d.name}" not in text]
+    problems += check_own_question(text, screen)
     problems += ["README.md shows no picture"] if not re.search(r"!\[[^\]]*\]\(", text) else []
     return problems
 
@@ -255,6 +288,18 @@ def test_quoted_names_and_paths_exist(page):
 @pytest.mark.parametrize("page", PAGES, ids=_ids(PAGES))
 def test_links_and_images_exist(page):
     assert check_links(page.read_text(encoding="utf-8"), page) == []
+
+
+def readme_way() -> str:
+    """How the README's shell blocks call rlmlab: one way, the one the docs follow."""
+    ways = set(shell_programs((ROOT / "README.md").read_text(encoding="utf-8")))
+    assert len(ways) == 1, f"the README calls rlmlab in several ways: {sorted(ways)}"
+    return ways.pop()
+
+
+@pytest.mark.parametrize("page", PAGES[1:], ids=_ids(PAGES[1:]))
+def test_pages_call_rlmlab_as_the_readme_does(page):
+    assert check_program(page.read_text(encoding="utf-8"), readme_way()) == []
 
 
 def test_readme_is_a_quickstart():
@@ -286,6 +331,26 @@ def test_help_names_every_experiment():
     wrong = [(name, m.group(0)) for name, text in _all_help(CLI)
              for m in re.finditer(r"E1\s*(?:\.\.|–|-)\s*E(\d+)", text) if int(m.group(1)) != last]
     assert wrong == [], f"configs go to E{last}; these help texts say otherwise: {wrong}"
+
+
+def test_demo_help_and_the_setup_page_say_the_same_of_the_free_baseline():
+    """`rlmlab demo --help` and docs/setup.md give each free-baseline option the same default and the same meaning
+    of 0; and none of the demo's help, the setup page or the README says the free baseline takes most of the
+    demo's time (measured, it does not: the demo took about 6 minutes warm, E14 about 3 of them)."""
+    demo = CLI.commands["demo"]
+    setup = (ROOT / "docs" / "setup.md").read_text(encoding="utf-8")
+    said = " ".join(setup.split()).replace("`", "")
+    for param in (p for p in demo.params if p.name in {"free_tasks", "free_suites"}):
+        flag = param.opts[0]
+        docs = re.search(rf"{flag} \(default (\d+); 0: ([^)]+)\)", said)
+        assert docs, f"docs/setup.md gives no default and meaning of 0 for {flag}"
+        helped = re.search(r"\(0: ([^)]+)\)", param.help or "")
+        assert int(docs.group(1)) == param.default and helped and helped.group(1) == docs.group(2), flag
+    claims = re.compile(r"\bmost of (its|the (demo|job)'s) (time|minutes)|\bslow (condition|part)\b", re.I)
+    texts = {"rlmlab demo --help": " ".join(t for _, t in _all_help(demo, "rlmlab demo")), "docs/setup.md": setup,
+             "README.md": (ROOT / "README.md").read_text(encoding="utf-8"),
+             "notebooks/main_job.ipynb": (ROOT / "notebooks" / "main_job.ipynb").read_text(encoding="utf-8")}
+    assert {name: m.group(0) for name, text in texts.items() if (m := claims.search(" ".join(text.split())))} == {}
 
 
 def test_notebooks_readme_says_what_each_notebook_runs():
@@ -352,6 +417,8 @@ def test_checks_fail_on_a_broken_page(tmp_path):
     assert "does not compile" in python
     names = "\n".join(check_names(BROKEN))
     assert "no_such_function" in names and "benchmarks/gone.py" in names
+    assert check_program(BROKEN, ".venv/bin/rlmlab") == [
+        "a shell block calls `rlmlab ...`; the README calls `.venv/bin/rlmlab ...`"] * 2
     links = "\n".join(check_links(BROKEN, page))
     assert "img/missing.png" in links and "no-such-page.md" in links
 
@@ -361,6 +428,10 @@ def test_readme_check_fails_on_a_long_readme_without_the_commands():
     problems = "\n".join(check_readme(long, [ROOT / "docs" / "setup.md"]))
     assert "at most 150" in problems and "`make demo`" in problems and "`make test`" in problems
     assert "docs/setup.md" in problems and "no picture" in problems
+    assert f"no '{OWN_QUESTION}' section" in problems
+    lower = long.replace("more\n" * 100, f"## {OWN_QUESTION}\n\n```bash\nrlmlab rlm run Q FILE\n```\n")
+    problems = "\n".join(check_readme(lower, []))
+    assert "do not link #ask-your-own-question" in problems and "do not give `rlmlab rlm run`" in problems
 
 
 def test_a_real_command_passes():

@@ -150,6 +150,32 @@ def test_whole_results_follow_each_names_last_assignment():
     assert whole_results(code, ["ctx_find", "ast_query"]) == (["hits", "n"], ["rows", "total"])
 
 
+def test_each_earlier_step_is_read_for_its_whole_results_once_per_grammar(train, monkeypatch):
+    """run_step_grammar reads each step that ran for the names it left holding a whole tool result once (it read
+    each twice: once for every tool, once more for ctx_find); a ctx_find result is still the bare one of them."""
+    import rlmlab.executors._constrain as constrain
+    from rlmlab.executors._step_names import result_tools
+
+    reads: list[str] = []
+
+    def counted(read):
+        def wrapper(code, tools):
+            reads.append(code)
+            return read(code, tools)
+        return wrapper
+
+    for name in ("result_tools", "whole_results"):  # whichever the grammar reads the steps with
+        if hasattr(constrain, name):
+            monkeypatch.setattr(constrain, name, counted(getattr(constrain, name)))
+    task = _first(train, "count_unwrap_calls")
+    steps = [SimpleNamespace(code='hits = ctx_find(context, r"unwrap")', output="{'total': 3}"),
+             SimpleNamespace(code='rows = ast_query(context, "(call_expression) @c")', output="{'total': 2}")]
+    run_step_grammar(_run(task, steps), fmt="rlm", must_submit=False)
+    assert sorted(reads) == sorted(s.code for s in steps)
+    assert result_tools(steps[0].code + "\n" + steps[1].code, ["ctx_find", "ast_query"]) == \
+        {"hits": "ctx_find", "rows": "ast_query"}
+
+
 def test_without_vocabularies_the_step_keeps_every_tool_and_free_strings(train):
     task = _first(train, "count_unwrap_calls")
     run = _run(task)
@@ -475,6 +501,23 @@ def test_a_function_word_of_the_question_fills_no_slot_even_when_the_source_uses
     for query in ("What does `all` return?", "What does all() return?", "What does the .all method return?"):
         assert query_slots(query, text)["ident"] == ["all"], query
     assert query_slots("What does the function slice return?", text)["ident"] == ["slice"]
+
+
+def test_function_words_are_listed_once_each():
+    """FUNCTION_WORDS is a frozenset, so a word written twice in its source list vanishes silently: the list as
+    written (its string literals, split on spaces) names each word once."""
+    import ast
+    import inspect
+
+    from rlmlab.memory import _literals
+
+    tree = ast.parse(inspect.getsource(_literals))
+    (value,) = [n.value for n in tree.body if isinstance(n, ast.Assign)
+                and [getattr(t, "id", None) for t in n.targets] == ["FUNCTION_WORDS"]]
+    words = " ".join(c.value for c in ast.walk(value) if isinstance(c, ast.Constant) and isinstance(c.value, str))
+    listed = words.split()
+    assert sorted({w for w in listed if listed.count(w) > 1}) == []
+    assert frozenset(listed) == _literals.FUNCTION_WORDS
 
 
 def test_a_question_without_a_closed_sparql_space_falls_back_and_says_so(tmp_path):

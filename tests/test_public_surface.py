@@ -259,25 +259,47 @@ def test_names_say_the_job():
     assert "seed 004" in rlmlab.learning.__doc__ and "rlmlab.teach" in rlmlab.learning.__doc__
 
 
-def test_run_rlm_has_real_parameters():
-    """``run_rlm``'s ``def`` names every keyword it takes, typed, with no ``**kwargs`` and no synthetic
-    ``__signature__``; its keywords are the fields of RunEnv and CodeRunOptions, with the same defaults."""
+EXECUTOR_ENTRIES = {"run_rlm": "CodeRunOptions", "run_react": "ReactOptions", "run_scratchpad": "ScratchpadOptions",
+                    "run_direct": "DirectOptions"}
+
+
+@pytest.mark.parametrize("name", list(EXECUTOR_ENTRIES))
+def test_executor_entry_points_have_real_parameters(name):
+    """Each ``run_<executor>``'s ``def`` names every keyword it takes, typed, with no ``**kwargs`` and no synthetic
+    ``__signature__`` (run_react, run_scratchpad and run_direct had one over a closure); its keywords are the
+    fields of RunEnv and its options dataclass, with the same defaults, and a type checker resolves its hints."""
     import dataclasses
+    import typing
 
-    from rlmlab.executors import CodeRunOptions, RunEnv, run_rlm
+    import rlmlab.executors as executors
 
-    assert "__signature__" not in vars(run_rlm)
-    func = ast.parse(inspect.getsource(run_rlm)).body[0]
-    assert isinstance(func, ast.FunctionDef) and func.name == "run_rlm"
+    run, options = getattr(executors, name), getattr(executors, EXECUTOR_ENTRIES[name])
+    assert "__signature__" not in vars(run)
+    func = ast.parse(inspect.getsource(run)).body[0]
+    assert isinstance(func, ast.FunctionDef) and func.name == name
     assert func.args.kwarg is None and func.args.vararg is None
     assert [a.arg for a in func.args.args] == ["query", "context"]
-    fields = [*dataclasses.fields(RunEnv), *dataclasses.fields(CodeRunOptions)]
+    fields = [*dataclasses.fields(executors.RunEnv), *dataclasses.fields(options)]
     assert [a.arg for a in func.args.kwonlyargs] == [f.name for f in fields]
     assert all(a.annotation is not None for a in [*func.args.args, *func.args.kwonlyargs]) and func.returns
-    params = inspect.signature(run_rlm).parameters
+    params = inspect.signature(run).parameters
+    assert list(params) == ["query", "context", *(f.name for f in fields)]
     for f in fields:
         default = inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default
         assert params[f.name].default == default, f.name
+    hints = typing.get_type_hints(run)
+    assert set(hints) == {*params, "return"} and hints["return"] is executors.Trajectory
+
+
+@pytest.mark.parametrize("name", list(EXECUTOR_ENTRIES))
+def test_an_unknown_keyword_to_an_executor_is_a_one_line_type_error(name):
+    """A misspelt option fails at the call, before anything runs, in one line naming the keyword."""
+    import rlmlab.executors as executors
+
+    with pytest.raises(TypeError) as caught:
+        getattr(executors, name)("q", "text", lm=None, max_iter=3)
+    message = str(caught.value)
+    assert "max_iter" in message and name in message and "\n" not in message
 
 
 # Plug-in points: what a plug-in author registers with, implements or catches. Public though no code outside

@@ -307,7 +307,7 @@ def test_ctrl_c_keeps_the_finished_rows_and_says_where(tmp_path):
 
     claim("s004.zz-interrupted", seed="004", text="t", comparison="a vs b")(interrupted)
     try:
-        with pytest.raises(RunInterrupted, match=r"interrupted at s004.zz-interrupted; 1 finished row\(s\) in "):
+        with pytest.raises(RunInterrupted, match=r"interrupted at s004.zz-interrupted; 1 finished row in "):
             run_scorecard("scripted:probe", n=1, claims=["s004.E4-breakeven", "s004.zz-interrupted"], out=tmp_path,
                           progress=None)
     finally:
@@ -338,7 +338,7 @@ def test_a_run_in_parts_keeps_the_other_rows_of_the_same_settings(tmp_path, two_
     said: list[str] = []
     card = run_scorecard("scripted:probe", n=12, claims=["s002.zz-b"], out=tmp_path, progress=said.append)
     assert [r.name for r in card.rows] == ["s002.zz-b", "s004.zz-a"]  # one table, by seed then name
-    assert any("keeping 1 row(s) of the previous scorecard.json (same settings): s004.zz-a" in s for s in said)
+    assert any("keeping 1 row of the previous scorecard.json (same settings): s004.zz-a" in s for s in said)
     saved = read_scorecard(tmp_path)
     assert [(r.name, r.verdict, r.finished) for r in saved.rows] == [
         ("s002.zz-b", "cannot tell", card.rows[0].finished), ("s004.zz-a", "holds", first.finished)]
@@ -411,7 +411,7 @@ def test_show_notebook_renders_a_saved_table_without_measuring(rlmlab_kernel, tm
     assert (tmp_path / "scorecard.json").read_bytes() == before
     executed = json.loads((tmp_path / "scorecard.ipynb").read_text())
     outputs = [o for c in executed["cells"] for o in c.get("outputs", [])]
-    assert "1 claims read from" in "".join("".join(o.get("text", "")) for o in outputs)
+    assert "1 claim read from" in "".join("".join(o.get("text", "")) for o in outputs)
     assert any("image/png" in o.get("data", {}) for o in outputs) and (tmp_path / "scorecard.png").is_file()
 
 

@@ -139,7 +139,7 @@ def test_cli_plan_prints_the_projection_and_runs_nothing(tmp_path):
                                        str(tmp_path / "card")], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("plan: 2 rows, 3 arms (1 arm runs saved by sharing), 180 items, projected")
+    assert lines[0].startswith("plan: 2 rows, 3 arms (1 arm run saved by sharing), 180 items, projected")
     assert any(line.startswith("  experiment:E1/main@ontology_test/max6: 60 items x ") and "rows s004.E2, s004.E3" in line
                for line in lines)
     assert not (tmp_path / "card").exists()

@@ -33,7 +33,7 @@ def _generate(tmp: Path, suite: str, n: int, seed: int, size: str | int = SMALL)
     out = tmp / f"{suite}.jsonl"
     result = _cli("--suite", suite, "--n", str(n), "--seed", str(seed), "--size-tokens", str(size), "--out", str(out))
     assert result.exit_code == 0, result.output
-    assert f"{n} contexts in {tmp / 'docs'}" in result.output
+    assert f"{n} context{'s' * (n != 1)} in {tmp / 'docs'}" in result.output
     tasks = read_tasks(out)
     assert len(tasks) == n and {t.suite for t in tasks} == {suite}
     return tasks

@@ -174,12 +174,12 @@ def test_csv_qid_column_and_blank_lines(tmp_path):
 
 
 @pytest.mark.parametrize("body, line, fragment", [
-    ("question,reference\nWhat is 1?,1\nWhat is 2?,2,extra\n", 3, "3 field(s), expected 2"),
-    ("question,reference\nWhat is 1?,1\n\nWhat is 2?\n", 4, "1 field(s), expected 2"),
+    ("question,reference\nWhat is 1?,1\nWhat is 2?,2,extra\n", 3, "3 fields, expected 2"),
+    ("question,reference\nWhat is 1?,1\n\nWhat is 2?\n", 4, "1 field, expected 2"),
     ("question,reference\nWhat is 1?,1\nWhat is 2?,\n", 3, "empty 'reference'"),
     ("question,reference\n ,1\n", 2, "empty 'question'"),
     ("qid,question,reference\na,Q1,1\na,Q2,2\n", 3, "qid 'a' already used on line 2"),
-    ("question,answer\nWhat is 1?,1\n", 1, "lacks column(s) ['reference']"),
+    ("question,answer\nWhat is 1?,1\n", 1, "lacks 'reference'; expected"),
     ("", 1, "empty file"),
 ])
 def test_malformed_csv_names_the_line(tmp_path, body, line, fragment):

@@ -437,7 +437,7 @@ def test_the_admission_record_round_trips_and_shows_in_the_cli(tmp_path):
     traj, verdict = _judged(task, [step("answer = 125 + 389\nSUBMIT(answer=answer)")])
     siblings = [Sibling(_arith("s1", "What is 17 + 25?", "42"), False)]
     [item] = TemplateExtractor().extract(task, traj, verdict, siblings=siblings)
-    assert admission_summary(item) == "replay passed (numeric) · 1 sibling(s) tested: 1 repair, 0 regressions"
+    assert admission_summary(item) == "replay passed (numeric) · 1 sibling tested: 1 repair, 0 regressions"
     db = tmp_path / "bank.db"
     with MemoryStore(db) as store:
         store.add(item)

@@ -279,7 +279,7 @@ def test_ctrl_c_keeps_every_record_written_so_far(tmp_path, tokio_src, async_lin
     res, out, review = _validate(traces, tokio_src, tmp_path)
     assert seen_on_disk == [0, 1, 1, 2]  # each record was on disk before the next trace was validated
     assert res.exit_code == 130 and "Traceback" not in res.output
-    assert res.stderr.splitlines() == [f"Error: interrupted after 4 of 6 traces: 2 golden record(s) kept in {out}, "
+    assert res.stderr.splitlines() == [f"Error: interrupted after 4 of 6 traces: 2 golden records kept in {out}, "
                                        f"2 for review in {review}"]
     assert [json.loads(x)["trace_id"] for x in out.read_text().splitlines()] == ["t0", "t2"]
     assert [json.loads(x)["trace"]["trace_id"] for x in review.read_text().splitlines()] == ["t1", "t3"]
@@ -307,6 +307,6 @@ def test_a_real_sigint_keeps_whole_records_and_says_how_many(tmp_path, tokio_src
     assert proc.returncode == 130, err
     kept = [json.loads(x, parse_constant=lambda name: pytest.fail(name)) for x in out.read_text().splitlines()]
     assert 1 <= len(kept) < 5000 and "Traceback" not in err
-    assert err.strip().splitlines() == [(f"Error: interrupted after {len(kept)} of 5000 traces: {len(kept)} golden "
-                                            f"record(s) kept in {out}, 0 for review in {review}")]
+    assert err.strip().splitlines() == [(f"Error: interrupted after {len(kept)} of 5,000 traces: {len(kept)} golden "
+                                            f"record{'s' * (len(kept) != 1)} kept in {out}, 0 for review in {review}")]
     assert out.read_bytes().endswith(b"}\n")  # whole lines only

@@ -11,6 +11,7 @@ import click
 
 from rlmlab.cli._errors import interrupts_in_one_line
 from rlmlab.cli._rlm import LM_HELP, RUNS_DIR_HELP
+from rlmlab.text import plural
 
 RUST_REGISTRY = "/usr/share/cargo/registry"
 DEMO_FILE = "tokio-[0-9]*/src/fs/file.rs"
@@ -38,11 +39,9 @@ def demo_rust_file() -> Path:
 @click.option("--parity", default="even", show_default=True, type=click.Choice(["even", "odd", "all"]),
               help="even: tasks held out from the seed templates; odd: the ones they were written from.")
 @click.option("--free-tasks", default=1, show_default=True, type=click.IntRange(0),
-              help="Tasks per suite for the free baseline, its own run (0: as many as --tasks). It is the slow "
-                   "condition: its steps run to the token cap and fail on held-out tasks.")
+              help="Tasks per suite for the free baseline, in a run of its own, E13-free (0: as many as --tasks).")
 @click.option("--free-suites", default=1, show_default=True, type=click.IntRange(0),
-              help="The free baseline runs on the first N suites of --suite only (0: all): the demo shows one "
-                   "comparison, and the free steps are most of its minutes.")
+              help="The free baseline runs on the first N suites of --suite only (0: every suite).")
 @click.option("--max-iters", default=3, show_default=True, type=click.IntRange(1, 50), help="Per agent run.")
 @click.option("--max-tokens", default=256, show_default=True, type=click.IntRange(16), help="Per LM call.")
 @click.option("--learn-suite", default="code", show_default=True, type=click.Choice(["code", "ontology", "arith"]),
@@ -77,7 +76,7 @@ def demo(lm_spec: str, experiments: str, conditions: str, suite: str, tasks: int
               "parity": None if parity == "all" else parity,
               "conditions": None if conditions == "all" else [c.strip() for c in conditions.split(",") if c.strip()],
               "learn_suite": learn_suite, "learn_tasks": learn_tasks}
-    click.echo(f"main job: {', '.join(ids)} on {suite} ({tasks} task(s) each) with lm {lm_spec}")
+    click.echo(f"main job: {', '.join(ids)} on {suite} ({plural(tasks, 'task')} each) with lm {lm_spec}")
     try:
         done = run_notebook(MAIN_JOB, params, runs_dir=runs_dir, log_output=True)
     except RLMLabError as exc:
@@ -102,5 +101,5 @@ def demo(lm_spec: str, experiments: str, conditions: str, suite: str, tasks: int
     failed = [f"{e} {cond}: {s['first_error']}" for e, d in runs.items()
               for cond, s in summarise(read_results(d / "results.jsonl")).items() if s.get("all_failed")]
     if failed:
-        raise click.ClickException(f"every run failed in {len(failed)} condition(s), so their figures measure "
+        raise click.ClickException(f"every run failed in {plural(len(failed), 'condition')}, so the figures measure "
                                    f"nothing; {failed[0]}")

@@ -11,6 +11,7 @@ from rich.table import Table
 from rlmlab.cli._errors import InputError, interrupts_in_one_line
 from rlmlab.cli._rlm import LM_CONSTRAIN, LM_CONSTRAIN_HELP, RUNS_DIR_HELP, WIDE_HELP
 from rlmlab.errors import InputFileError
+from rlmlab.text import plural
 
 
 def _fail(exc: Exception) -> click.ClickException:
@@ -196,7 +197,7 @@ def rerun(run: Path, runs_dir: Path | None, as_json: bool) -> None:
         console = wide_console()
         console.print(table)
         same = sum(r["same_answer"] and r["same_verdict"] for r in report.rows)
-        console.print(f"{same} of {len(report.rows)} rows the same (answer and verdict)", highlight=False)
+        console.print(f"{same} of {plural(len(report.rows), 'row')} the same (answer and verdict)", highlight=False)
         for line in report.differences or ["environment: no difference recorded"]:
             console.print(f"differs: {line}" if report.differences else line, markup=False, highlight=False,
                           soft_wrap=True)

@@ -12,7 +12,9 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 
+from rlmlab._paths import rlmlab_command
 from rlmlab.cli._errors import InputError
+from rlmlab.text import plural
 
 DEFAULT_DB = Path("runs/memory.sqlite")
 
@@ -32,7 +34,8 @@ def _open(db: Path, create: bool = False):
     from rlmlab.memory import MemoryStore
 
     if not create and not db.exists():
-        raise InputError(f"--db {db}: no memory store there; create one with `rlmlab memory import PACK --db {db}`")
+        raise InputError(f"--db {db}: no memory store there; create one with "
+                         f"`{rlmlab_command()} memory import PACK --db {db}`")
     if db.is_dir():
         raise InputError(f"--db {db}: a directory; give the store's SQLite file")
     if not create:
@@ -72,7 +75,7 @@ def search(query: str, db: Path, k: int, polarity: str | None, role: str | None,
         hits = _open(db).search(query, k=k, polarity=polarity, role=role, domain=domain)
     except MemoryStoreError as exc:
         raise _fail(exc) from None
-    _listing(hits, as_json, f"{len(hits)} hits for {query!r} in {db}",
+    _listing(hits, as_json, f"{plural(len(hits), 'hit')} for {query!r} in {db}",
              ("id", "polarity", "role", "title", "description", "score"),
              lambda h: (h.id, h.polarity, h.role, h.title, h.description, f"{h.score:.2f}"), right=("score",))
 
@@ -130,7 +133,7 @@ def candidates(db: Path, run_id: str | None, as_json: bool) -> None:
     from rlmlab.memory import candidate_items
 
     held = candidate_items(_open(db), run_id=run_id)
-    _listing(held, as_json, f"{len(held)} candidate(s) in {db}",
+    _listing(held, as_json, f"{plural(len(held), 'candidate')} in {db}",
              ("id", "polarity", "run", "trajectory", "title", "content"),
              lambda it: (it.id, it.polarity, it.run_id or "-", it.trajectory_id or "-", it.title, it.content[:200]))
 
@@ -190,7 +193,7 @@ def export(out: Path, db: Path, polarity: str | None, role: str | None, domain: 
         n = export_pack(_open(db), out, polarity=polarity, role=role, domain=domain)
     except MemoryStoreError as exc:
         raise _fail(exc) from None
-    click.echo(f"{n} items written to {out}")
+    click.echo(f"{plural(n, 'item')} written to {out}")
 
 
 @memory.command("stats")
@@ -202,7 +205,8 @@ def stats(db: Path, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(s.to_dict(), indent=2))
         return
-    table = Table(title=f"{s.path}: {s.items} items, {s.artifacts} artifacts, {s.events} events, {s.usage_rows} usage rows, "
+    table = Table(title=f"{s.path}: {plural(s.items, 'item')}, {plural(s.artifacts, 'artifact')}, "
+                        f"{plural(s.events, 'event')}, {plural(s.usage_rows, 'usage row')}, "
                         f"{s.db_bytes / 1024:.0f} KiB", title_justify="left")
     table.add_column("by")
     table.add_column("value")
@@ -244,7 +248,7 @@ def context(query: str, db: Path, domain: str | None, layers: str, mode: str, bu
         click.echo(json.dumps(built.to_dict(), indent=2, ensure_ascii=False))
         return
     console = Console()
-    console.print(Panel(built.text, title=f"injected context ({built.chars} chars)", title_align="left"))
+    console.print(Panel(built.text, title=f"injected context ({plural(built.chars, 'char')})", title_align="left"))
     console.print(built)
 
 
@@ -295,5 +299,5 @@ def artifact(path: Path, db: Path, domain: str, kind: str, title: str | None, su
         raise InputError(f"{path}: {exc}") from None
     result = _open(db, create=True).put_artifact(art)
     packed = pack_l3(art)
-    click.echo(f"{'stored' if result.created else 'already stored'} {art.id} ({len(art.content)} chars); "
-               f"packed summary: {packed.chars} chars")
+    click.echo(f"{'stored' if result.created else 'already stored'} {art.id} ({plural(len(art.content), 'char')}); "
+               f"packed summary: {plural(packed.chars, 'char')}")

@@ -10,6 +10,7 @@ import click
 from rich.console import Console
 
 from rlmlab.cli._errors import InputError, Interrupted
+from rlmlab.text import plural
 
 
 @click.group()
@@ -86,7 +87,8 @@ def _validate(traces: Path, source_root: Path | None, out: Path, review: Path, n
                 review=str(review), source_root=str(source_root) if source_root else None,
                 cache=not no_cache), indent=2, default=str))
     if stats is None:
-        raise Interrupted(f"interrupted after {done} of {todo} traces: {writer.golden} golden record(s) kept in "
+        raise Interrupted(f"interrupted after {done} of {plural(todo, 'trace')}: "
+                          f"{plural(writer.golden, 'golden record')} kept in "
                           f"{out}, {writer.review} for review in {review}")
     n_golden, n_review = writer.golden, writer.review
     out_console = Console()
@@ -96,7 +98,7 @@ def _validate(traces: Path, source_root: Path | None, out: Path, review: Path, n
     out_console.print(f"golden: [bold]{n_golden}[/] -> {out}    review: [bold]{n_review}[/] -> {review}",
                       soft_wrap=True, highlight=False)
     if stats.malformed:
-        out_console.print(f"[yellow]{len(stats.malformed)} malformed line(s) skipped[/]")
+        out_console.print(f"[yellow]{plural(len(stats.malformed), 'malformed line')} skipped[/]")
         raise SystemExit(2)
 
 
@@ -136,5 +138,5 @@ def ast_query_cmd(query: str, paths: tuple[Path, ...], limit: int, as_json: bool
         if len(matches) > limit:
             console.print(f"{file}: ... {len(matches) - limit} more (use -k)", style="dim")
     if not as_json:
-        errors.print(f"{total} match(es) in {len(files) - skipped} file(s)"
+        errors.print(f"{plural(total, 'match', 'matches')} in {plural(len(files) - skipped, 'file')}"
                      + (f", {skipped} skipped" if skipped else ""), style="dim")

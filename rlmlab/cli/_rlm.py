@@ -6,8 +6,9 @@ from pathlib import Path
 
 import click
 
-from rlmlab._paths import runs_home
+from rlmlab._paths import rlmlab_command, runs_home
 from rlmlab.cli._errors import InputError, interrupts_in_one_line
+from rlmlab.text import plural
 
 # rlmlab.lm.SERVER_CONSTRAINTS, spelled out so --help needs no import of the LM stack
 LM_CONSTRAIN = ("auto", "llamacpp", "vllm", "vllm-guided", "ollama", "none")
@@ -24,18 +25,23 @@ WIDE_HELP = ("Piped to a log: every table whole, as wide as its cells (default: 
 def run_and_show(query: str, path: Path, *, lm_spec: str, context_mode: str, max_iters: int, runs_dir: str,
                  step_timeout: float, n_threads: int | None, turing_config: Path | None = None,
                  api_base: str | None = None, decoding: str = "grammar", sandbox: str = "confined",
-                 lm_constrain: str = "auto", budget: dict | None = None) -> int:
+                 lm_constrain: str = "auto", budget: dict | None = None, wide: bool = False) -> int:
     """Run one task, print the summary, return the exit code (1 if the run recorded an error). ``budget``: the
     run's limits (``max_tokens``, ``max_seconds``, ``max_cost``, ``max_errors``, ``show_budget``) and recursion
-    (``max_depth``, ``max_concurrent``)."""
+    (``max_depth``, ``max_concurrent``). Piped to a log, the summary keeps to :data:`FIT_WIDTH` columns (a wide
+    table in blocks of whole columns) as ``rlm show`` does, unless ``wide``."""
     from rlmlab._files import read_text
     from rlmlab.errors import ConfigError, InputFileError, RLMLabError
     from rlmlab.executors import TRAJECTORY_FILE, run_rlm, trajectory_summary
     from rlmlab.lm import make_lm
 
-    from rlmlab.cli._console import wide_console
+    from rich.markup import escape
 
-    console = wide_console()  # piped to a log: tables at their natural width, numbers never split
+    from rlmlab.cli._console import FIT_WIDTH, wide_console
+    from rlmlab.cli._run_show import why_no_answer
+
+    # piped to a log: within 100 columns, a wide table in blocks of whole columns (numbers never split), as rlm show
+    console = wide_console(fit=None if wide else FIT_WIDTH)
     try:
         text = read_text(path)
     except InputFileError as exc:
@@ -76,26 +82,34 @@ def run_and_show(query: str, path: Path, *, lm_spec: str, context_mode: str, max
         for problem in protocol.problems:
             console.print(f"[yellow]turing config:[/] {problem}", soft_wrap=True, highlight=False)
     trace = _progress_trace(console, max_iters)
-    with console.status(f"running RLM on {path.name} ({len(text):,} chars, up to {max_iters} iterations) ..."):
+    with console.status(f"running RLM on {path.name} ({plural(len(text), 'char')}, up to "
+                        f"{plural(max_iters, 'iteration')}) ..."):
         traj = run_rlm(query, text, lm=lm, context_mode=context_mode, max_iters=max_iters, runs_dir=runs_dir,
                        step_timeout=step_timeout, source_path=str(path), turing=protocol, decoding=decoding,
                        sandbox=sandbox, trace=trace, **(budget or {}))
     console.print(trajectory_summary(traj))
+    why = why_no_answer(traj)  # the line rlm show prints under the summary
+    if why:
+        console.print(why, style="yellow", highlight=False, markup=False)
     if traj.stopped:
-        console.print(f"[yellow]stopped: {traj.stopped}[/] after {len(traj.iterations)} step(s), all kept; "
+        console.print(f"[yellow]stopped: {traj.stopped}[/] after {plural(len(traj.iterations), 'step')}, all kept; "
                       + next((n for n in traj.notes if n.startswith("stopped before")), ""), soft_wrap=True,
                       highlight=False)
     console.print(f"decoding: {traj.decoding}" + "".join(f" ({n})" for n in traj.notes if "decoding" in n),
-                  soft_wrap=True, highlight=False)
+                  highlight=False, markup=False)
     console.print(f"sandbox: {traj.sandbox}" + "".join(f" ({n})" for n in traj.notes if "sandbox" in n),
-                  soft_wrap=True, highlight=False)
-    console.print(f"trajectory: [bold]{Path(runs_dir) / traj.run_id / TRAJECTORY_FILE}[/]")
-    console.print(f"each step with its prompts: rlmlab rlm show {Path(runs_dir) / traj.run_id}", soft_wrap=True,
-                  highlight=False)
+                  highlight=False, markup=False)
+    # paths and commands to copy stay on one line, however narrow the log
+    console.print(f"trajectory: [bold]{escape(str(Path(runs_dir) / traj.run_id / TRAJECTORY_FILE))}[/]",
+                  soft_wrap=True)
+    console.print(f"each step with its prompts: {rlmlab_command()} rlm show {Path(runs_dir) / traj.run_id}",
+                  soft_wrap=True, highlight=False, markup=False)
     if protocol is not None:
         fired = [h for it in traj.iterations for r in it.turing for h in r["hooks"]]
-        console.print(f"turing: {len(fired)} violation(s) corrected ({', '.join(sorted(set(fired))) or 'none'}); "
-                      f"log: rlmlab turing log --db {Path(runs_dir) / 'turing.sqlite'} --session {traj.run_id}",
+        console.print(f"turing: {plural(len(fired), 'violation')} corrected "
+                      f"({', '.join(sorted(set(fired))) or 'none'}); "
+                      f"log: {rlmlab_command()} turing log --db {Path(runs_dir) / 'turing.sqlite'} "
+                      f"--session {traj.run_id}",
                       soft_wrap=True, highlight=False)
     return 1 if traj.error else 0
 
@@ -168,19 +182,21 @@ def rlm() -> None:
                    "1: plain sub-calls only (llm_query).")
 @click.option("--max-concurrent", type=click.IntRange(min=1), default=4, show_default=True,
               help="Sub-agents or sub-calls one batched call runs at once.")
+@click.option("--wide", is_flag=True, help=WIDE_HELP)
 @interrupts_in_one_line()  # Ctrl-C: one line saying what was saved, exit code 130
 def run(query: str, file: Path, lm_spec: str, context_mode: str, max_iters: int, step_timeout: float,
         n_threads: int | None, runs_dir: str | None, turing_on: bool, turing_config: Path, api_base: str | None,
         decoding: str, sandbox: str, lm_constrain: str, max_tokens: int | None, max_seconds: float | None,
         max_cost: float | None, max_errors: int | None, show_budget: bool, max_depth: int,
-        max_concurrent: int) -> None:
+        max_concurrent: int, wide: bool) -> None:
     """Answer QUERY about FILE with an RLM agent; writes runs/<run-id>/trajectory.jsonl (and lm_calls.jsonl)."""
     budget = {"max_tokens": max_tokens, "max_seconds": max_seconds, "max_cost": max_cost, "max_errors": max_errors,
               "show_budget": show_budget, "max_depth": max_depth, "max_concurrent": max_concurrent}
     raise SystemExit(run_and_show(query, file, lm_spec=lm_spec, context_mode=context_mode, max_iters=max_iters,
                                   runs_dir=runs_dir or str(runs_home()), step_timeout=step_timeout, n_threads=n_threads,
                                   turing_config=turing_config if turing_on else None, api_base=api_base,
-                                  decoding=decoding, sandbox=sandbox, lm_constrain=lm_constrain, budget=budget))
+                                  decoding=decoding, sandbox=sandbox, lm_constrain=lm_constrain, budget=budget,
+                                  wide=wide))
 
 
 @rlm.command("show")

@@ -22,8 +22,11 @@ from rlmlab._figures import (
     FIGURES, RELATION_KEYS, fmt, fmt_seconds, node_figures, node_outcome, own_calls, resend_note, sub_runs_of,
     token_rows,
 )
+from rlmlab._paths import rlmlab_command
+from rlmlab.text import plural
 
-__all__ = ["run_overview", "task_detail", "single_run", "trajectory_detail", "call_tree", "node_row"]
+__all__ = ["run_overview", "task_detail", "single_run", "trajectory_detail", "call_tree", "node_row", "ended_by",
+           "why_no_answer"]
 
 _COLOURS = {"pass": "green", "fail": "yellow", "error": "red"}
 ROW_WIDTH = 120  # a sub-run's row (in the call tree and above its steps) fits in this many columns
@@ -50,7 +53,7 @@ def run_overview(run_dir: Path) -> list[Any]:
     # cut short before its first task finished: no results file yet, and nothing else to show
     rows = run_rows(run_dir) if stopped is None or is_experiment_run(run_dir) else []
     stats = condition_stats(rows)
-    summary = _table(f"{run_dir.name}: {len(rows)} rows", [
+    summary = _table(f"{run_dir.name}: {plural(len(rows), 'row')}", [
         "condition", "tasks", "passed", FIGURES["pass_rate"].label, "95% CI (Wilson)", FIGURES["errors"].label,
         f"{FIGURES['prompt_tokens'].label} / task", f"{FIGURES['completion_tokens'].label} / task",
         f"{FIGURES['elapsed_ms'].label} / task"],
@@ -100,7 +103,7 @@ def _calls(calls: list[Any], prompts: bool) -> list[Any]:
             out.append(Text(f"failed: {c.error}", style="red"))
         if prompts:
             for m in c.messages or []:
-                out.append(Text(f"── {m.get('role')} ({len(m.get('content', '')):,} chars)", style="dim"))
+                out.append(Text(f"── {m.get('role')} ({plural(len(m.get('content', '')), 'char')})", style="dim"))
                 out.append(Text(m.get("content", "")))
             if not c.messages:
                 out.append(Text("(prompt not recorded)", style="dim"))
@@ -136,7 +139,7 @@ def single_run(run_dir: Path, prompts: bool = True) -> list[Any]:
 
     if (run_dir / "results.jsonl").is_file() and not (run_dir / TRAJECTORY_FILE).is_file():
         raise ValueError(f"{run_dir}: an experiment run (results.jsonl); show it with: "
-                         f"rlmlab experiment show {run_dir}")
+                         f"{rlmlab_command()} experiment show {run_dir}")
     if not (run_dir / TRAJECTORY_FILE).is_file():
         raise ValueError(f"{run_dir}: no {TRAJECTORY_FILE}; expected a directory written by rlmlab rlm run "
                          f"(runs/<run-id>/)")
@@ -144,7 +147,9 @@ def single_run(run_dir: Path, prompts: bool = True) -> list[Any]:
     head = Text(f"{traj.executor} run {traj.run_id} · {traj.lm} · decoding {traj.decoding}\n"
                 f"query: {traj.query}\ntrajectory: {run_dir / TRAJECTORY_FILE}")
     notes = [Text(f"note: {n}", style="dim") for n in traj.notes]
-    return [head, *notes, trajectory_summary(traj), *trajectory_detail(run_dir, traj, prompts)]
+    why = why_no_answer(traj)
+    return [head, *notes, trajectory_summary(traj), *([Text(why, style="yellow")] if why else []),
+            *trajectory_detail(run_dir, traj, prompts)]
 
 
 def _cut(text: str, width: int) -> str:
@@ -167,8 +172,8 @@ def call_tree(traj: Any) -> Group:
     runs = traj.walk()
     root = Tree(Text(node_row(traj)), guide_style="dim")
     levels = max(t.depth for t in runs) - traj.depth + 1
-    root_label = (f"call tree: {len(runs)} runs in {levels} levels, each sub-run under the step that started it "
-                  "(tokens: prompt + completion)")
+    root_label = (f"call tree: {plural(len(runs), 'run')} in {plural(levels, 'level')}, each sub-run under the step "
+                  "that started it (tokens: prompt + completion)")
 
     def grow(node: Tree, run: Any, level: int) -> None:
         for step in [*(it.index for it in run.iterations), None]:
@@ -232,7 +237,8 @@ def _steps(traj: Any, calls: list[Any], prompts: bool) -> list[Any]:
         figures.add_row(FIGURES["elapsed_ms"].label, fmt_seconds(it.elapsed_ms))
         body: list[Any] = [Text("reasoning", style="dim"), Text(it.reasoning or "(none)"), Text("code", style="dim"),
                            Syntax(it.code or "# (no code)", "python", word_wrap=True),
-                           Text(f"output ({len(it.output):,} chars)", style="dim"), Text(it.output or "(empty)"),
+                           Text(f"output ({plural(len(it.output), 'char')})", style="dim"),
+                           Text(it.output or "(empty)"),
                            Text("figures of this step", style="dim"), figures]
         if it.tool_calls:
             body.append(Text("tool calls: " + ", ".join(str(c.get("name")) for c in it.tool_calls), style="dim"))
@@ -249,10 +255,41 @@ def _steps(traj: Any, calls: list[Any], prompts: bool) -> list[Any]:
     if outside:
         out += [Rule(f"LM calls outside any iteration{sub} ({len(outside)})", style="blue"),
                 *_calls(outside, prompts)]
+    final = "final answer: " if not traj.depth else f"final answer of {traj.run_id}: "
+    out.append(Text.assemble((final, "bold"), repr(traj.answer), f"  (ended by {ended_by(traj)})"))
+    return out
+
+
+def ended_by(traj: Any) -> str:
+    """How a run ended, as its final-answer line says: "SUBMIT", "extract fallback (no SUBMIT)", "interrupted
+    (Ctrl-C)", "error: ..."; a sub-run a budget stopped, "stopped: ..."."""
     how = f"error: {traj.error}" if traj.error else ("SUBMIT" if traj.submitted else "interrupted (Ctrl-C)"
                                                      if traj.interrupted else "extract fallback (no SUBMIT)")
     if traj.depth and traj.stopped and not traj.error:  # (a top run's line reads as it always has)
         how = f"stopped: {traj.stopped}"
-    final = "final answer: " if not traj.depth else f"final answer of {traj.run_id}: "
-    out.append(Text.assemble((final, "bold"), repr(traj.answer), f"  (ended by {how})"))
-    return out
+    return how
+
+
+def why_no_answer(traj: Any) -> str | None:
+    """One line saying why a run ended with an empty answer (None when it has one), from its record: how it ended
+    (:func:`ended_by`), what stopped it, why the extract step's answer was dropped, and the last step's error (or
+    the first line it printed).
+    ``rlm run`` and ``rlm show`` print it under the summary."""
+    if traj.answer is not None and str(traj.answer).strip():
+        return None
+    how = ended_by(traj)
+    parts = [f"ended by {how}"] + ([f"stopped: {traj.stopped}"] if traj.stopped and traj.stopped not in how else [])
+    extract = next((n for n in traj.notes if n.startswith(_EXTRACT_NOTE)), None)
+    if extract:  # "extract fallback: <why>; the run ends without an answer"
+        parts.append(extract.removeprefix(_EXTRACT_NOTE).split("; the run ends without")[0])
+    if not traj.iterations:
+        parts.append("no step ran")
+    else:
+        last = traj.iterations[-1]
+        error = next((ln for ln in last.output.splitlines() if ln.startswith("[Error] ")), None)
+        shown = _cut(error or last.output.strip(), 100) or "(nothing)"
+        parts.append(f"the last step ({last.index}) {'failed' if error else 'printed'}: {shown}")
+    return "no answer: " + "; ".join(parts)
+
+
+_EXTRACT_NOTE = "extract fallback: "  # how the rlm executor's note on a dropped extract-step answer starts

@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from rlmlab.cli._errors import cli_error, interrupts_in_one_line
+from rlmlab.text import plural
 
 
 def _split(values: tuple[str, ...]) -> list[str]:
@@ -97,7 +98,7 @@ def scorecard(lm: str, api_base: str | None, n: int | None, seeds: tuple[str, ..
         return
     console.print(card)
     if not show_only:
-        click.echo(f"{len(card.rows)} claims in {card.seconds:.0f} s; results: {card.path}", err=True)
+        click.echo(f"{plural(len(card.rows), 'claim')} in {card.seconds:.0f} s; results: {card.path}", err=True)
 
 
 def _measure(lm: str, api_base: str | None, n: int | None, seeds: tuple[str, ...], claims: tuple[str, ...],
@@ -126,7 +127,8 @@ def _plan(n: int | None, seeds: tuple[str, ...], claims: tuple[str, ...], quick:
                        suite=suite, steps=steps)
     plan = plan_scorecard(entries, ctx, previous=out / "scorecard.json")
     parts = partition(plan, procs) if procs > 1 else []
-    split = [f"process p{p.index} on core(s) {','.join(map(str, p.cores))}: projected {p.seconds / 60:.1f} min, "
+    split = [f"process p{p.index} on {plural(len(p.cores), 'core')} ({','.join(map(str, p.cores))}): "
+             f"projected {p.seconds / 60:.1f} min, "
              f"{', '.join(p.claims)}" for p in parts] if len(parts) > 1 else []
     return [plan.summary(), *plan.lines(), *split]
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from rlmlab.cli._errors import cli_error
+from rlmlab.text import plural
 
 
 @click.group()
@@ -56,12 +57,12 @@ def generate(suite: str, sources: tuple[str, ...], n: int, seed: int, out: Path,
     except ConfigError as exc:
         raise cli_error(exc) from None
     write_tasks(made.train, out)
-    wrote = [f"{out} ({len(made.train)} tasks)"]
+    wrote = [f"{out} ({plural(len(made.train), 'task')})"]
     if made.report.contexts:
-        wrote.append(f"{len(made.report.contexts)} contexts in {out.parent / 'docs'}")
+        wrote.append(f"{plural(len(made.report.contexts), 'context')} in {out.parent / 'docs'}")
     if test_out is not None:
         write_tasks(made.test, test_out)
-        wrote.append(f"{test_out} ({len(made.test)} tasks)")
+        wrote.append(f"{test_out} ({plural(len(made.test), 'task')})")
     if report is not None:
         report.parent.mkdir(parents=True, exist_ok=True)
         report.write_text(json.dumps(made.report.to_dict(), indent=1) + "\n", encoding="utf-8")

@@ -9,6 +9,7 @@ import click
 from rich.console import Console
 
 from rlmlab.cli._errors import InputError
+from rlmlab.text import plural
 
 
 @click.group()
@@ -78,7 +79,7 @@ def run(config_path: Path, dataset: str | None, max_turns: int | None, provider:
     out = Console()
     out.print(report)
     per_s = report.to_dict()["turns_per_second"]
-    out.print(f"{report.turns} learner turns in {report.seconds:.1f} s ({per_s} turns/s). "
+    out.print(f"{plural(report.turns, 'learner turn')} in {report.seconds:.1f} s ({per_s} turns/s). "
               f"traces: {config.traces_out} (+ per-arm files and summary.json beside it)")
 
 
@@ -103,4 +104,4 @@ def show(traces: Path, qid: tuple[str, ...], wrong: bool, reprompted: bool) -> N
             continue
         console.print(trace)
         shown += 1
-    console.print(f"{shown} of {len(loaded)} items shown")
+    console.print(f"{shown} of {plural(len(loaded), 'item')} shown")

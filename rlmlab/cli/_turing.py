@@ -12,6 +12,7 @@ from rich.table import Table
 
 from rlmlab._paths import PROJECT_ROOT
 from rlmlab.cli._errors import InputError
+from rlmlab.text import plural
 
 DEFAULT_DB = Path("runs/turing.sqlite")
 DEFAULT_REPORT = Path("runs/turing_eval.json")
@@ -46,7 +47,7 @@ def log(db: Path, session: str | None, hook: str | None, status: str | None, lim
         for row in rows:
             click.echo(json.dumps(row, ensure_ascii=False))
         return
-    table = Table(title=f"interaction log {db} ({len(rows)} rounds)")
+    table = Table(title=f"interaction log {db} ({plural(len(rows), 'round')})")
     for col in ("id", "session", "turn", "phase", "scope", "detector", "stage 1", "stage 2", "stage 3",
                 "violations", "ms"):
         table.add_column(col, overflow="fold")
@@ -80,7 +81,7 @@ def eval_cmd(data: Path, detector: str, lm_spec: str, max_tokens: int, out: Path
         return
     console = Console()
     for report in reports:
-        table = Table(title=f"{report.detector} detector: {report.cases} turns from {data}, "
+        table = Table(title=f"{report.detector} detector: {plural(report.cases, 'turn')} from {data}, "
                             f"{report.ms_per_turn:.1f} ms/turn")
         for col in ("hook", "positives", "TP", "FP", "FN", "precision", "recall"):
             table.add_column(col, justify="left" if col == "hook" else "right")
@@ -89,7 +90,8 @@ def eval_cmd(data: Path, detector: str, lm_spec: str, max_tokens: int, out: Path
             table.add_row(s.hook, str(s.positives), str(s.tp), str(s.fp), str(s.fn), fmt(s.precision),
                           fmt(s.recall))
         console.print(table)
-        console.print(f"{len(report.mistakes)} of {report.cases} turns differ from their labels")
+        console.print(f"{len(report.mistakes)} of {plural(report.cases, 'turn')} "
+                      f"{'differs' if len(report.mistakes) == 1 else 'differ'} from their labels")
     console.print(f"reports: {out}   provenance: {_provenance_path(out)}", soft_wrap=True, highlight=False)
 
 
@@ -184,7 +186,7 @@ def train_phantom(files: tuple[Path, ...], out: Path | None, c: float, threshold
     if as_json:
         click.echo(json.dumps({**cv, "threshold": threshold}, indent=1))
     else:
-        table = Table(title=f"phantom_tool_result, leave one file out ({len(rows)} turns, C={c:g}, "
+        table = Table(title=f"phantom_tool_result, leave one file out ({plural(len(rows), 'turn')}, C={c:g}, "
                             f"threshold {threshold:g})")
         short = lambda name: name.removeprefix("turing_narrated_").removesuffix(".jsonl")  # noqa: E731
         for col in ("file left out", "rules TP/FP/FN", "P", "R", "rules+model TP/FP/FN", "P", "R"):
@@ -202,4 +204,4 @@ def train_phantom(files: tuple[Path, ...], out: Path | None, c: float, threshold
         "trained_on": {p.name: file_sha256(p)["sha256"] for p in paths}, "threshold_rule": rule,
         "cv_pooled": cv["model"]["pooled"][str(threshold)], "cv_rules_pooled": cv["rules"]["pooled"]})
     model.save(target)
-    console.print(f"model: {target} ({len(model.weights)} features)", soft_wrap=True, highlight=False)
+    console.print(f"model: {target} ({plural(len(model.weights), 'feature')})", soft_wrap=True, highlight=False)

@@ -9,7 +9,8 @@ from typing import Any
 
 from dspy.utils.callback import BaseCallback
 
-from rlmlab.executors._step_grammar import assigned_names, output_numbers, query_slots, step_grammar, whole_results
+from rlmlab.executors._step_grammar import assigned_names, output_numbers, query_slots, step_grammar
+from rlmlab.executors._step_names import result_tools
 from rlmlab.executors._offer import (RESULT_KEYS, answer_form, asks_every, ast_vocabulary, context_kind, grep_rules,
                                     text_rules,
                                     asks_for_items, item_names, lookup_names, offered_tools)
@@ -130,11 +131,12 @@ def run_step_grammar(run: Any, *, fmt: str, must_submit: bool) -> str:
     scope = ["context"] + [n for it in run.records if not _raised(it.output) for n in assigned_names(it.code)]
     raw: set[str] = set()
     bare: set[str] = set()  # of raw, those holding a ctx_find result: it has no captures to read
+    names = [t.name for t in ws.registry]
     for it in run.records:
         if not _raised(it.output):
-            whole, other = whole_results(it.code, [t.name for t in ws.registry])
-            raw = (raw - set(other)) | set(whole)
-            bare = (bare - set(other) - set(whole)) | set(whole_results(it.code, ["ctx_find"])[0])
+            held = result_tools(it.code, names)  # each name the step assigned: the tool whose whole result it holds
+            raw = (raw - set(held)) | {n for n, tool in held.items() if tool}
+            bare = (bare - set(held)) | {n for n, tool in held.items() if tool == "ctx_find"}
     numbers = [n for it in run.records for n in output_numbers(it.output)]
     templates = [t["template"] for t in ws.extras.get("step_templates", []) if t.get("template")]
     slots = query_slots(run.query or "", run.context_text)

@@ -6,11 +6,14 @@ is cut to fit it (its head is kept, and the prompt says how much was cut); no RE
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
-from rlmlab.executors._entry import entry_point
-from rlmlab.executors._harness import Run, RunOptions
+from rlmlab.executors._harness import Run, RunEnv, RunOptions, execute
+from rlmlab.executors._trajectory import Trajectory
 from rlmlab.tokens import count_tokens
+from rlmlab.tools import ToolRegistry, Workspace
+from rlmlab.trace import ContextTrace
 
 __all__ = ["DirectLoop", "DirectOptions", "run_direct", "window_of", "fit_to_window"]
 
@@ -141,7 +144,34 @@ def _first_text(reply: Any) -> str:
     return str(getattr(first, "text", first) or "")
 
 
-run_direct = entry_point(DirectLoop, """Answer one task with a single call of the base model over the context (no
-REPL, no tools), and return its trajectory: the baseline of E15. A context longer than the model's window
-(``window_tokens``, default the model's own) is cut to fit, keeping its head, and the trajectory's notes say how much
-was cut. Options: :class:`DirectOptions`; the rest: :class:`RunEnv`.""")
+def run_direct(query: str, context: Any, *,
+               # what the run acts on and where it writes (RunEnv)
+               lm: Any, workspace: Workspace | None = None, tools: ToolRegistry | None = None, turing: Any = None,
+               trace: ContextTrace | None = None, runs_dir: str | Path | None = None, run_id: str | None = None,
+               source_path: str | None = None, parent: Any = None,
+               # every executor's options (RunOptions)
+               context_mode: str = "handle", max_iters: int = 10, max_output_chars: int = 10_000,
+               trace_budget: int = 8000, instructions: str | None = None, decoding: str = "free",
+               max_tokens: int | None = None, max_seconds: float | None = None, max_cost: float | None = None,
+               max_errors: int | None = None, show_budget: bool = False,
+               # the direct call's own (DirectOptions)
+               window_tokens: int | None = None, answer_tokens: int = 64) -> Trajectory:
+    """Answer one task with a single call of the base model over the context (no REPL, no tools), and return its
+    trajectory: the baseline of E15. A context longer than the model's window (``window_tokens``, default the
+    model's own) is cut to fit, keeping its head, and the trajectory's notes say how much was cut.
+
+    Each keyword is the field of the same name and default in :class:`RunEnv` or :class:`DirectOptions`
+    (``tests/test_public_surface.py`` checks that they stay the same); invalid options raise ValueError before
+    anything runs.
+    """
+    env = RunEnv(lm=lm, workspace=workspace, tools=tools, turing=turing, trace=trace, runs_dir=runs_dir,
+                 run_id=run_id, source_path=source_path, parent=parent)
+    options = DirectOptions(
+        context_mode=context_mode, max_iters=max_iters, max_output_chars=max_output_chars, trace_budget=trace_budget,
+        instructions=instructions, decoding=decoding, max_tokens=max_tokens, max_seconds=max_seconds,
+        max_cost=max_cost, max_errors=max_errors, show_budget=show_budget,
+        window_tokens=window_tokens, answer_tokens=answer_tokens)
+    return execute(_LOOP, query, context, options, env)
+
+
+_LOOP = DirectLoop()

@@ -31,6 +31,7 @@ from rlmlab.handles import BlobRef
 from rlmlab.lm import CALLS_FILE, CallRecorder, LMCall, call_scope, current_scope, recorder_of, write_calls
 from rlmlab.provenance import PROVENANCE_FILE, provenance, recording, recording_active
 from rlmlab.sandbox import check_sandbox, default_sandbox
+from rlmlab.text import plural
 from rlmlab.tools import ToolRegistry, Workspace
 from rlmlab.trace import ContextEvent, ContextTrace, LeakageMeter
 
@@ -450,7 +451,8 @@ def _interrupted(traj: Trajectory, max_iters: int, runs_dir: str | Path | None) 
     """The one-line RunInterrupted of a run cut short, saying how far it got and where it is saved."""
     where = Path(runs_dir) / traj.run_id if runs_dir is not None else None
     saved = f"trajectory saved in {where / TRAJECTORY_FILE}" if where is not None else "not saved (no runs_dir)"
-    return RunInterrupted(f"interrupted after {len(traj.iterations)} of up to {max_iters} iterations; {saved}",
+    return RunInterrupted(f"interrupted after {len(traj.iterations)} of up to {plural(max_iters, 'iteration')}; "
+                          f"{saved}",
                           directory=where, trajectory=traj)
 
 

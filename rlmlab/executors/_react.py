@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import dspy
@@ -12,13 +13,13 @@ from dspy.utils.exceptions import ContextWindowExceededError
 
 from rlmlab.errors import ToolError
 from rlmlab.executors._constrain import StepConstraint, output_fields
-from rlmlab.executors._entry import entry_point
-from rlmlab.executors._harness import Run, RunOptions
+from rlmlab.executors._harness import Run, RunEnv, RunOptions, execute
 from rlmlab.executors._rlm import RLM_SIGNATURE, dspy_tools
 from rlmlab.executors._step_grammar import fields_grammar, step_grammar
-from rlmlab.executors._trajectory import IterationRecord
+from rlmlab.executors._trajectory import IterationRecord, Trajectory
 from rlmlab.handles import BlobRef, decode_handles, encode_handles
-from rlmlab.tools import DEADLINE_KEY
+from rlmlab.tools import DEADLINE_KEY, ToolRegistry, Workspace
+from rlmlab.trace import ContextTrace
 
 __all__ = ["MeteredReAct", "ReactLoop", "ReactOptions", "run_react", "handle_description", "call_text"]
 
@@ -166,17 +167,42 @@ class ReactLoop:
         run.traj.submitted = agent.finished
 
 
-run_react = entry_point(ReactLoop, """Run one task with dspy.ReAct over the workspace's tools; the trajectory is
-:func:`run_rlm`'s shape.
+def run_react(query: str, context: Any, *,
+              # what the run acts on and where it writes (RunEnv)
+              lm: Any, workspace: Workspace | None = None, tools: ToolRegistry | None = None, turing: Any = None,
+              trace: ContextTrace | None = None, runs_dir: str | Path | None = None, run_id: str | None = None,
+              source_path: str | None = None, parent: Any = None,
+              # every executor's options (RunOptions)
+              context_mode: str = "handle", max_iters: int = 10, max_output_chars: int = 10_000,
+              trace_budget: int = 8000, instructions: str | None = None, decoding: str = "grammar",
+              max_tokens: int | None = None, max_seconds: float | None = None, max_cost: float | None = None,
+              max_errors: int | None = None, show_budget: bool = False,
+              # ReAct's own (ReactOptions)
+              step_timeout: float = 30.0) -> Trajectory:
+    """Run one task with dspy.ReAct over the workspace's tools; the trajectory is
+    :func:`run_rlm`'s shape.
 
-Each step is one tool call chosen by the model (``next_thought``, ``next_tool_name``, ``next_tool_args``);
-``finish`` ends the loop and one more LM call extracts ``answer`` from the trajectory, as in dspy.ReAct
-(``submitted`` is True when the model called finish, False when ``max_iters`` ran out).
-``context_mode="handle"`` stores the context in the workspace and shows the model its key (tools take the key);
-``"string"`` puts the whole text in every prompt. ``max_output_chars`` clips each observation. ``step_timeout``
-bounds each tool call (tools run in this process). ``turing``: post_inference checks each step's thought and
-tool call before the tool runs (a kill discards the step), the tool-call phases run as workspace observers.
-Errors are recorded in ``Trajectory.error``. ``trace_budget`` and ``trace`` as in :func:`run_rlm`.
-``decoding="grammar"`` makes each step one tool call typed by the tool's schema, or finish.
-Options: :class:`ReactOptions`; the rest: :class:`RunEnv`.
-""")
+    Each step is one tool call chosen by the model (``next_thought``, ``next_tool_name``, ``next_tool_args``);
+    ``finish`` ends the loop and one more LM call extracts ``answer`` from the trajectory, as in dspy.ReAct
+    (``submitted`` is True when the model called finish, False when ``max_iters`` ran out).
+    ``context_mode="handle"`` stores the context in the workspace and shows the model its key (tools take the key);
+    ``"string"`` puts the whole text in every prompt. ``max_output_chars`` clips each observation. ``step_timeout``
+    bounds each tool call (tools run in this process). ``turing``: post_inference checks each step's thought and
+    tool call before the tool runs (a kill discards the step), the tool-call phases run as workspace observers.
+    Errors are recorded in ``Trajectory.error``. ``trace_budget`` and ``trace`` as in :func:`run_rlm`.
+    ``decoding="grammar"`` makes each step one tool call typed by the tool's schema, or finish.
+
+    Each keyword is the field of the same name and default in :class:`RunEnv` or :class:`ReactOptions`
+    (``tests/test_public_surface.py`` checks that they stay the same); invalid options raise ValueError before
+    anything runs.
+    """
+    env = RunEnv(lm=lm, workspace=workspace, tools=tools, turing=turing, trace=trace, runs_dir=runs_dir,
+                 run_id=run_id, source_path=source_path, parent=parent)
+    options = ReactOptions(
+        context_mode=context_mode, max_iters=max_iters, max_output_chars=max_output_chars, trace_budget=trace_budget,
+        instructions=instructions, decoding=decoding, max_tokens=max_tokens, max_seconds=max_seconds,
+        max_cost=max_cost, max_errors=max_errors, show_budget=show_budget, step_timeout=step_timeout)
+    return execute(_LOOP, query, context, options, env)
+
+
+_LOOP = ReactLoop()

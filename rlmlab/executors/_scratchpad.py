@@ -16,18 +16,19 @@ import json
 import re
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from dspy.primitives.code_interpreter import CodeExecutionError, FinalOutput
 
 from rlmlab.executors._constrain import grammar_lm, run_step_grammar
 from rlmlab.executors._context_events import TappedFactory
-from rlmlab.executors._entry import entry_point
-from rlmlab.executors._harness import CodeRunOptions, Run
+from rlmlab.executors._harness import DEFAULT_SANDBOX, CodeRunOptions, Run, RunEnv, execute
 from rlmlab.executors._interpreter import InterpreterFactory, RLMLabInterpreter
-from rlmlab.executors._trajectory import clip_output
+from rlmlab.executors._trajectory import Trajectory, clip_output
 from rlmlab.lm import constrained
-from rlmlab.tools import Workspace, source_roots
+from rlmlab.tools import ToolRegistry, Workspace, source_roots
+from rlmlab.trace import ContextTrace
 
 __all__ = ["run_scratchpad", "ScratchpadLoop", "ScratchpadOptions", "scratchpad_prompt", "parse_reply", "ScratchStep"]
 
@@ -266,15 +267,46 @@ class _Loop:
         return (self.run.with_corrections(output) if final is None else output), final
 
 
-run_scratchpad = entry_point(ScratchpadLoop, """Run one task in the scratchpad loop; the trajectory is
-:func:`run_rlm`'s shape.
+def run_scratchpad(query: str, context: Any, *,
+                   # what the run acts on and where it writes (RunEnv)
+                   lm: Any, workspace: Workspace | None = None, tools: ToolRegistry | None = None, turing: Any = None,
+                   trace: ContextTrace | None = None, runs_dir: str | Path | None = None, run_id: str | None = None,
+                   source_path: str | None = None, parent: Any = None,
+                   # every executor's options (RunOptions)
+                   context_mode: str = "handle", max_iters: int = 10, max_output_chars: int = 2000,
+                   trace_budget: int = 8000, instructions: str | None = None, decoding: str = "grammar",
+                   max_tokens: int | None = None, max_seconds: float | None = None, max_cost: float | None = None,
+                   max_errors: int | None = None, show_budget: bool = False,
+                   # the code executors' options (CodeRunOptions)
+                   max_llm_calls: int = 20, step_timeout: float = 30.0, max_statements: int = 3, prompt: str = "auto",
+                   vocab: bool = True, sandbox: str = DEFAULT_SANDBOX, sandbox_policy: str = "best_effort",
+                   max_depth: int = 1, max_concurrent: int = 4,
+                   # the scratchpad's own (ScratchpadOptions)
+                   history_k: int = 3) -> Trajectory:
+    """Run one task in the scratchpad loop; the trajectory is
+    :func:`run_rlm`'s shape.
 
-``history_k`` (>= 0): past steps shown in each prompt; ``max_output_chars`` (> 0): characters of each shown
-output. The namespace keeps everything, so the prompt stays bounded however long the run. ``context`` is the
-variable ``context``: a BlobRef (``"handle"``) or the plain string (``"string"``). ``max_llm_calls`` bounds
-llm_query prompts; ``step_timeout`` (seconds) restarts a hung worker as in the RLM executor. ``instructions``
-head every prompt. ``turing`` checks each step before its code runs (a kill discards it) and each tool call. No
-``SUBMIT`` within ``max_iters`` steps leaves ``answer`` None and ``submitted`` False; an error is recorded in
-``Trajectory.error`` with the steps so far. ``trace_budget`` and ``trace`` as in :func:`run_rlm`.
-Options: :class:`ScratchpadOptions`; the rest: :class:`RunEnv`.
-""")
+    ``history_k`` (>= 0): past steps shown in each prompt; ``max_output_chars`` (> 0): characters of each shown
+    output. The namespace keeps everything, so the prompt stays bounded however long the run. ``context`` is the
+    variable ``context``: a BlobRef (``"handle"``) or the plain string (``"string"``). ``max_llm_calls`` bounds
+    llm_query prompts; ``step_timeout`` (seconds) restarts a hung worker as in the RLM executor. ``instructions``
+    head every prompt. ``turing`` checks each step before its code runs (a kill discards it) and each tool call. No
+    ``SUBMIT`` within ``max_iters`` steps leaves ``answer`` None and ``submitted`` False; an error is recorded in
+    ``Trajectory.error`` with the steps so far. ``trace_budget`` and ``trace`` as in :func:`run_rlm`.
+
+    Each keyword is the field of the same name and default in :class:`RunEnv` or :class:`ScratchpadOptions`
+    (``tests/test_public_surface.py`` checks that they stay the same); invalid options raise ValueError before
+    anything runs.
+    """
+    env = RunEnv(lm=lm, workspace=workspace, tools=tools, turing=turing, trace=trace, runs_dir=runs_dir,
+                 run_id=run_id, source_path=source_path, parent=parent)
+    options = ScratchpadOptions(
+        context_mode=context_mode, max_iters=max_iters, max_output_chars=max_output_chars, trace_budget=trace_budget,
+        instructions=instructions, decoding=decoding, max_tokens=max_tokens, max_seconds=max_seconds,
+        max_cost=max_cost, max_errors=max_errors, show_budget=show_budget, max_llm_calls=max_llm_calls,
+        step_timeout=step_timeout, max_statements=max_statements, prompt=prompt, vocab=vocab, sandbox=sandbox,
+        sandbox_policy=sandbox_policy, max_depth=max_depth, max_concurrent=max_concurrent, history_k=history_k)
+    return execute(_LOOP, query, context, options, env)
+
+
+_LOOP = ScratchpadLoop()

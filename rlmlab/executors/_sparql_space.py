@@ -28,6 +28,7 @@ from functools import lru_cache
 
 from rlmlab.executors._gbnf import gbnf_lit
 from rlmlab.ontology import Relation, hierarchy_steps, question_relations, reaches, stated_values, text_tests
+from rlmlab.text import plural
 
 __all__ = ["sparql_rules", "filter_texts", "sparql_columns", "asks_count", "canonical_select", "space_fit",
            "sparql_fit", "SPARQL_BASICS", "SPARQL_VARS", "MAX_NAMED"]
@@ -227,7 +228,7 @@ def _body_rules(named: list[str], width: int, rules: dict[str, str], relations: 
 
     start = body((frozenset(), frozenset(), 0), MAX_PATTERNS)
     if start is None:
-        raise ValueError(f"no SPARQL body uses {', '.join(named)} with {width} variable(s)")
+        raise ValueError(f"no SPARQL body uses {', '.join(named)} with {plural(width, 'variable')}")
     return start
 
 

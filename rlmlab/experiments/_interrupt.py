@@ -17,6 +17,7 @@ from typing import Any
 from rlmlab._files import write_atomic
 from rlmlab.errors import InputFileError, RunInterrupted
 from rlmlab.records import Record
+from rlmlab.text import plural
 
 __all__ = ["INTERRUPTED_FILE", "RunInterruption", "read_interruption", "record_interruption", "clear_interruption",
            "without_resume_hint"]
@@ -40,7 +41,7 @@ class RunInterruption(Record):
 
     def line(self, run_dir: str | Path) -> str:
         """The one line a user reads: how far it got, where it is, how to go on."""
-        return (f"interrupted after {self.finished} of {self.tasks} tasks; run saved in {run_dir}; "
+        return (f"interrupted after {self.finished} of {plural(self.tasks, 'task')}; run saved in {run_dir}; "
                 f"{_RESUME_HINT.removeprefix('; ')} {self.run_id} (Python: resume={self.run_id!r})")
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from rlmlab._figures import wilson_interval
+from rlmlab.text import plural
 
 __all__ = ["CURVE_WINDOW", "learning_curve", "test_figures", "explore_figures", "seconds_per_task", "bank_figures",
            "judge_agreement", "learning_figures", "learning_line", "learning_table", "fifths", "plot_learning"]
@@ -157,7 +158,7 @@ def learning_line(condition: str, summary: dict[str, Any]) -> str:
                      f"[{round(100 * test['ci_low'])}-{round(100 * test['ci_high'])}]")
     bank = summary.get("bank")
     if bank:
-        parts.append(f"bank {bank['active']} items, {bank['templates']} templates "
+        parts.append(f"bank {plural(bank['active'], 'item')}, {plural(bank['templates'], 'template')} "
                      f"({bank['admitted']} admitted, {bank['rejected']} rejected), duplicate templates "
                      f"{'-' if bank.get('duplicate_templates') is None else round(100 * bank['duplicate_templates'])}%")
     for kind, e in (summary.get("explore") or {}).items():

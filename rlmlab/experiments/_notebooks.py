@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rlmlab._paths import PROJECT_ROOT, runs_home
+from rlmlab._paths import PROJECT_ROOT, rlmlab_command, runs_home
 from rlmlab.errors import ConfigError, RLMLabError
 
 __all__ = ["NOTEBOOKS_DIR", "FAMILIES", "MAIN_JOB", "notebook_for", "notebook_parameters", "run_notebook",
@@ -107,7 +107,8 @@ def _check_kernel(kernel: str) -> None:
     from jupyter_client.kernelspec import KernelSpecManager
 
     if kernel not in KernelSpecManager().find_kernel_specs():
-        raise ConfigError(f"Jupyter kernel {kernel!r} is not installed: run `rlmlab kernel install --sys-prefix` "
+        raise ConfigError(f"Jupyter kernel {kernel!r} is not installed: run "
+                          f"`{rlmlab_command()} kernel install --sys-prefix` "
                           "(make demo and make test do)")
 
 

@@ -54,12 +54,11 @@ from rlmlab.experiments._learning import bank_figures
 from rlmlab.experiments._params import pick_run
 from rlmlab.experiments._phases import load_test_suite, make_judge
 from rlmlab.experiments._summary import read_results, summarise, summary_columns, summary_table
-from rlmlab.memory import (
-    BASE_INSTRUCTIONS, PLAIN_INSTRUCTIONS, Artifact, ContextBuilder, MemoryStore, MemoryTask, import_pack,
-    resolve_domain,
-)
+from rlmlab.memory import (BASE_INSTRUCTIONS, PLAIN_INSTRUCTIONS, Artifact, ContextBuilder, MemoryStore, MemoryTask,
+                           import_pack, resolve_domain)
 from rlmlab.learning import CANNOT_JUDGE, ReasoningBankLoop, TaskOutcome, memory_health, select_rollout, task_kind
 from rlmlab.experiments._task_error import task_or_error
+from rlmlab.text import plural
 
 __all__ = ["run_experiment", "ExperimentRun", "read_results", "summarise", "summary_table", "summary_columns",
            "sample_lm", "RESULTS", "GUIDE_QUERY"]
@@ -79,7 +78,7 @@ class ExperimentRun:
     rows: int
 
     def __rich__(self) -> Any:
-        return summary_table(self.summary, title=f"{self.run_id} ({self.rows} rows) in {self.run_dir}")
+        return summary_table(self.summary, title=f"{self.run_id} ({plural(self.rows, 'row')}) in {self.run_dir}")
 
     @property
     def failed_conditions(self) -> list[str]:
@@ -352,7 +351,7 @@ def _run_locked(exp: ExperimentConfig, params: dict[str, Any], conds: list[Condi
             if progress == "lines":  # a plain line per task: notebooks and logs, where a live bar does not render
                 best = next(r for r in rows if r["best"])
                 print(f"[{finished_count[0]}/{len(done) + len(todo)}] {exp.id} {best['condition']} {best['task_id']}: "
-                      f"{'pass' if best['success'] else 'fail'}, {best['iterations']} iterations, "
+                      f"{'pass' if best['success'] else 'fail'}, {plural(best['iterations'], 'iteration')}, "
                       f"{best['elapsed_ms'] / 1000:.1f} s", flush=True)
 
     bar, job = _progress(progress is True, len(todo), f"{exp.id} {run_id}")

@@ -23,6 +23,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+from rlmlab.text import plural
+
 __all__ = ["shared_samples", "claim_shared_call", "SampleShare", "SharedCall"]
 
 
@@ -48,7 +50,7 @@ def shared_samples(seeds: Sequence[int], calls: int = 1) -> Iterator[SharedCall]
     """
     seeds = tuple(dict.fromkeys(int(s) for s in seeds))
     if len(seeds) < 2:
-        raise ValueError(f"shared_samples: {len(seeds)} distinct seed(s); a vote shares between two or more")
+        raise ValueError(f"shared_samples: {plural(len(seeds), 'distinct seed')}; a vote shares between two or more")
     state = SharedCall(seeds, calls)
     token = _SHARED.set(state)
     try:

@@ -109,7 +109,7 @@ FUNCTION_WORDS = frozenset(
     "it its they them their what which who whom whose where when why how whether if then than so and or but nor "
     "of in on at by for from to into onto with without within about above below over under between among through "
     "after before during per via up down out off again there here is are was were be been being am do does did "
-    "done has have had having can could shall should will would may might must also just there yet".split())
+    "done has have had having can could shall should will would may might must also just yet".split())
 
 
 _TICKED = re.compile(r"`[^`\n]{1,80}`")

@@ -17,6 +17,7 @@ from rlmlab.memory._errors import ItemValidationError
 from rlmlab.memory._literals import query_shape
 from rlmlab.memory._templates import TEMPLATE_MAX, TemplateError, check_template
 from rlmlab.records import Record
+from rlmlab.text import plural
 
 __all__ = ["MemoryItem", "admission_summary",
            "Artifact", "Event", "Hit", "AddResult", "StoreStats", "item_id", "artifact_id",
@@ -199,8 +200,8 @@ def admission_summary(item: MemoryItem) -> str | None:
              + (f" ({adm['judge']})" if adm.get("judge") else "")]
     if adm.get("applicable"):
         repairs, regressions = int(adm.get("repairs") or 0), int(adm.get("regressions") or 0)
-        parts.append(f"{adm['applicable']} sibling(s) tested: {repairs} repair{'s' * (repairs != 1)}, "
-                     f"{regressions} regression{'s' * (regressions != 1)}")
+        parts.append(f"{plural(int(adm['applicable']), 'sibling')} tested: {plural(repairs, 'repair')}, "
+                     f"{plural(regressions, 'regression')}")
     if item.meta.get("merged"):
         parts.append(f"{item.meta['merged']} merged in")
     return " · ".join(parts)

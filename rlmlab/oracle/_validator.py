@@ -39,6 +39,7 @@ from rlmlab.oracle._source import ParseCache
 from rlmlab.oracle._structural import verify_structural
 from rlmlab.oracle._treesitter import TreeSitterOracle
 from rlmlab.oracle._verdicts import GOOD_VERDICTS, CannotVerify
+from rlmlab.text import plural
 
 __all__ = ["OracleResult", "ValidationStats", "TraceValidator", "SourceMissing", "ORACLES", "OraclePlugin",
            "ResultWriter"]
@@ -229,7 +230,7 @@ class ValidationStats:
             table.add_row(method, *(str(counts.get(s, 0)) for s in statuses))
         table.add_row("[bold]all[/]", *(f"[bold]{self.count(s)}[/]" for s in statuses))
         if self.malformed:
-            table.caption = f"{len(self.malformed)} malformed line(s) skipped"
+            table.caption = f"{plural(len(self.malformed), 'malformed line')} skipped"
         return table
 
 

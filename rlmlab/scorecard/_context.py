@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from rlmlab.text import plural
 
 __all__ = ["ScoreContext", "experiment_arm", "sized_suite", "paraphrase_suite", "suite_size", "arm_label",
            "LARGER_SUITES"]
@@ -134,7 +135,7 @@ def experiment_arm(ctx: ScoreContext, experiment: str, condition: str | None = N
     def run() -> dict[str, Any]:
         import json
 
-        ctx.log(f"  running {experiment}/{cond} on {suite} ({ctx.n} tasks)")
+        ctx.log(f"  running {experiment}/{cond} on {suite} ({plural(ctx.n, 'task')})")
         done = run_experiment(exp, lm=ctx.lm, suite=suite, tasks=ctx.n, conditions=[cond], workers=ctx.workers,
                               runs_dir=ctx.out / "runs", progress=False, max_iters=ctx.max_iters,
                               resume_latest=ctx.resume)

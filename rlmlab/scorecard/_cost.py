@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from rlmlab.text import plural
 
 __all__ = ["MEASURED", "MEASURED_NOTE", "ESTIMATED", "ArmCost", "Plan", "plan_scorecard", "arm_costs"]
 
@@ -101,13 +102,14 @@ class Plan:
     def summary(self) -> str:
         reused = sum(len(r) - 1 for r in self.shared.values() if len(r) > 1)
         guessed = [a.label for a in self.arms if a.source == "guess"]
-        line = (f"plan: {len(self.rows)} rows, {len(self.arms)} arms ({reused} arm runs saved by sharing), "
-                f"{self.items} items, projected {_minutes(self.seconds)}")
-        return line + (f"; {len(guessed)} arm(s) with no figure yet, priced at their kind's median" if guessed
+        line = (f"plan: {plural(len(self.rows), 'row')}, {plural(len(self.arms), 'arm')} "
+                f"({plural(reused, 'arm run')} saved by sharing), "
+                f"{plural(self.items, 'item')}, projected {_minutes(self.seconds)}")
+        return line + (f"; {plural(len(guessed), 'arm')} with no figure yet, priced at their kind's median" if guessed
                        else "")
 
     def lines(self) -> list[str]:
-        return [f"  {a.label}: {a.items} items x {a.s_per_item:.1f} s = {_minutes(a.seconds)} ({a.source}); "
+        return [f"  {a.label}: {plural(a.items, 'item')} x {a.s_per_item:.1f} s = {_minutes(a.seconds)} ({a.source}); "
                 f"rows {', '.join(self.shared.get(a.label, []))}" for a in self.arms]
 
 

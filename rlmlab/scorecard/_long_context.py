@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from rlmlab.scorecard._stats import paired_binary, wilson
+from rlmlab.text import plural
 
 __all__ = ["long_context_study", "LongContextRow", "study_sizes", "plot_long_context", "long_context_markdown", "E15_FILE"]
 
@@ -79,7 +80,8 @@ def long_context_study(*, lm: str = "local", sizes: Sequence[int] = (4096,), n: 
             made = generate_tasks(suite, n=n, seed=seed, size_tokens=size, context_dir=where)
             task_file = write_tasks(made.train, where / f"{suite}.jsonl") or where / f"{suite}.jsonl"
             if progress:
-                progress(f"E15 {suite} at {size:,} tokens: {len(made.train)} tasks; running {', '.join(conds)}")
+                progress(f"E15 {suite} at {size:,} tokens: {plural(len(made.train), 'task')}; "
+                         f"running {', '.join(conds)}")
             result = run_experiment("E15", suite=str(task_file), tasks=len(made.train), conditions=conds, lm=lm,
                                     lm_options=lm_options, runs_dir=out / "runs", max_iters=max_iters,
                                     progress=False)

@@ -13,6 +13,7 @@ from typing import Any
 
 from rlmlab.scorecard._claims import NotMeasured, Paired, claim
 from rlmlab.scorecard._context import ScoreContext, arm_label
+from rlmlab.text import plural
 
 __all__ = ["teach_items", "teach_arm"]
 
@@ -71,7 +72,7 @@ def teach_arm(ctx: ScoreContext, arm: str, *, learner: str = "code_first", stop:
     def run() -> dict[str, Any]:
         dataset, items = teach_items(ctx)
         label = f"{learner}.{arm}" + ("" if stop else ".no_stop") + (".turing" if turing else "")
-        ctx.log(f"  running teach {label} on {dataset} ({len(items)} items)")
+        ctx.log(f"  running teach {label} on {dataset} ({plural(len(items), 'item')})")
         rules = load_stop_rules(PROJECT_ROOT / "configs" / "stop_rules.yaml")
         if not stop:
             rules = StopRules(max_turns=rules.max_turns, **NO_STOP)

@@ -12,6 +12,7 @@ from typing import Any
 
 from rlmlab.scorecard._claims import NotMeasured, Paired, claim
 from rlmlab.scorecard._context import ScoreContext, arm_label, sized_suite, suite_size
+from rlmlab.text import plural
 
 __all__ = ["agent_arm", "excess_corrections"]
 
@@ -45,7 +46,7 @@ def agent_arm(ctx: ScoreContext, decoding: str, turing: bool) -> dict[str, Any]:
         from rlmlab._files import JsonlWriter
 
         tasks = load_suite(suite, limit=ctx.n)
-        ctx.log(f"  running agent {label} on {Path(suite).stem} ({len(tasks)} tasks)")
+        ctx.log(f"  running agent {label} on {Path(suite).stem} ({plural(len(tasks), 'task')})")
         protocol = None
         if turing:
             from rlmlab.turing import TuringProtocol
@@ -57,7 +58,7 @@ def agent_arm(ctx: ScoreContext, decoding: str, turing: bool) -> dict[str, Any]:
             run_dir = ctx.out / "turing" / new_run_id(f"turing-{label}")
             _write_params(run_dir, params, ctx.out)
         elif done_before:
-            ctx.log(f"    continuing {run_dir.name}: {len(done_before)} of {len(tasks)} tasks done")
+            ctx.log(f"    continuing {run_dir.name}: {len(done_before)} of {plural(len(tasks), 'task')} done")
         run_id = run_dir.name
         success, firings, corrections, turns = {}, 0, 0, {}
         started = time.monotonic()
@@ -75,8 +76,8 @@ def agent_arm(ctx: ScoreContext, decoding: str, turing: bool) -> dict[str, Any]:
                 corrections += rec["corrections"]
                 turns.update(rec["turns"])
                 if done % 10 == 0 or done == len(tasks):  # an arm of free decoding runs for tens of minutes
-                    ctx.log(f"    {done}/{len(tasks)} tasks, {sum(success.values())} passed, {firings} hook "
-                            f"firings, {time.monotonic() - started:.0f} s")
+                    ctx.log(f"    {done}/{plural(len(tasks), 'task')}, {sum(success.values())} passed, "
+                            f"{plural(firings, 'hook firing')}, {time.monotonic() - started:.0f} s")
         return {"run_id": f"turing/{run_id}", "success": success, "firings": firings, "corrections": corrections,
                 "turns": turns}
 

@@ -20,6 +20,7 @@ from rlmlab.scorecard._context import ScoreContext
 from rlmlab.scorecard._cost import Plan, plan_scorecard
 from rlmlab.scorecard._procs import Part, auto_procs, partition, run_parts
 from rlmlab.scorecard._stats import paired_binary, paired_continuous
+from rlmlab.text import plural
 
 __all__ = ["ROW_FIELDS", "SCORECARD_FILE", "QUICK_N", "DEFAULT_N", "MEASURE_KEYS", "ScoreRow", "Scorecard",
            "score_claim", "run_scorecard", "read_scorecard", "select_claims"]
@@ -257,7 +258,7 @@ def run_scorecard(lm: Any = "local", *, n: int | None = None, seeds: Sequence[st
         try:
             row = score_claim(entry, ctx)
         except KeyboardInterrupt as exc:  # Ctrl-C: say where the finished rows are, not only the cut agent run
-            kept = f"{len(card.rows)} finished row(s) in {card.path}" if card.rows else "no row finished"
+            kept = f"{plural(len(card.rows), 'finished row')} in {card.path}" if card.rows else "no row finished"
             from rlmlab.experiments import without_resume_hint
 
             cut = without_resume_hint(str(exc))  # the experiment's own hint names its flag, not ours
@@ -277,7 +278,8 @@ def _run_parts(card: Scorecard, parts: list[Part], child: dict[str, Any], out: P
     """Run ``parts`` in their processes and merge their rows, arms and environment into ``card`` (written when
     they end, also when cut short or failed: nothing a process finished is lost)."""
     for part in parts:
-        log(f"process p{part.index} on core(s) {','.join(map(str, part.cores))}: {len(part.claims)} claim(s), "
+        log(f"process p{part.index} on {plural(len(part.cores), 'core')} ({','.join(map(str, part.cores))}): "
+            f"{plural(len(part.claims), 'claim')}, "
             f"projected {part.seconds / 60:.1f} min: {', '.join(part.claims)}")
     t0 = time.perf_counter()
     interrupted, failed, files = False, [], []
@@ -299,11 +301,12 @@ def _run_parts(card: Scorecard, parts: list[Part], child: dict[str, Any], out: P
     card.seconds = time.perf_counter() - t0
     write_atomic(card.path, json.dumps(card.to_dict(), indent=2))
     if interrupted:
-        raise RunInterrupted(f"scorecard interrupted; {len(card.rows)} row(s) in {card.path}; the same command "
+        raise RunInterrupted(f"scorecard interrupted; {plural(len(card.rows), 'row')} in {card.path}; the same command "
                              "with --resume goes on from there", out)
     if failed:
-        raise RLMLabError(f"scorecard: {len(failed)} of {len(parts)} processes failed ({'; '.join(failed)}); "
-                          f"{len(card.rows)} row(s) kept in {card.path}")
+        raise RLMLabError(f"scorecard: {len(failed)} of {plural(len(parts), 'process', 'processes')} failed "
+                          f"({'; '.join(failed)}); "
+                          f"{plural(len(card.rows), 'row')} kept in {card.path}")
     return card
 
 
@@ -325,11 +328,11 @@ def _previous(path: Path, params: dict[str, Any], running: set[str], fresh: bool
               if value(old.params, k) != value(params, k)]
     if fresh or differ:
         why = "--fresh" if fresh else "other settings: " + ", ".join(differ)
-        log(f"previous {path.name} ({len(old.rows)} rows) moved to {_aside(path).name} ({why})")
+        log(f"previous {path.name} ({plural(len(old.rows), 'row')}) moved to {_aside(path).name} ({why})")
         return [], old.arms if not differ else {}
     kept = [r for r in old.rows if r.name not in running]
     if kept:
-        log(f"keeping {len(kept)} row(s) of the previous {path.name} (same settings): "
+        log(f"keeping {plural(len(kept), 'row')} of the previous {path.name} (same settings): "
             f"{', '.join(r.name for r in kept)}")
     return kept, old.arms
 
@@ -366,7 +369,7 @@ def _arm_progress(plan: Plan, ctx: ScoreContext, log: Callable[[str], None], t0:
         done = sum(priced[x].seconds for x in started[:-1] if x in priced)
         cost = priced.get(label)
         guess = f", projected {cost.s_per_item * items:.0f} s" if cost else ""
-        log(f"  arm {len(started)}/{len(plan.arms)} {label} ({items} items{guess}); elapsed "
+        log(f"  arm {len(started)}/{len(plan.arms)} {label} ({plural(items, 'item')}{guess}); elapsed "
             f"{time.perf_counter() - t0:.0f} s, projected so far {done:.0f} s of {plan.seconds:.0f} s")
 
     return on_arm

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rlmlab.experiments import Task
+from rlmlab.text import plural
 
 __all__ = ["Candidate", "Drop", "Kind", "GenerationReport", "rng_for", "phrase", "select", "split_units", "SIDES"]
 
@@ -85,7 +86,7 @@ class GenerationReport:
                     per_level[lv] += n
             if per_level:
                 levels = ", ".join(f"L{lv} {n}" for lv, n in sorted(per_level.items()))
-                out.append(f"  {side}: {sum(per_level.values())} tasks ({levels})")
+                out.append(f"  {side}: {plural(sum(per_level.values()), 'task')} ({levels})")
         kinds = Counter()
         for (_, _, kind), n in self.kept.items():
             kinds[kind] += n
@@ -94,7 +95,8 @@ class GenerationReport:
             out.append(f"  dropped {sum(self.dropped.values())}: " + "; ".join(
                 f"{k} {r} {n}" for (k, r), n in sorted(self.dropped.items())))
         if self.contexts:
-            out.append(f"  contexts: {len(self.contexts)} files, {min(self.contexts):,}-{max(self.contexts):,} "
+            out.append(f"  contexts: {plural(len(self.contexts), 'file')}, "
+                       f"{min(self.contexts):,}-{max(self.contexts):,} "
                        "tokens (rlmlab.tokens.count_tokens)")
         if self.straddling:
             out.append(f"  left out (sources on both sides of the split): {self.straddling}")

@@ -22,6 +22,7 @@ from rlmlab._files import decode_line, json_problem, read_text, strict_json
 from rlmlab.errors import InputFileError
 from rlmlab.numbers import answers_match, normalise_answer
 from rlmlab.records import Record
+from rlmlab.text import plural
 
 __all__ = [
     "Item", "DatasetError", "normalise_answer", "answers_match", "load_csv", "load_gsm8k", "load_dataset",
@@ -117,7 +118,8 @@ def load_csv(path: str | Path, limit: int | None = None) -> list[Item]:
     header = [h.strip() for h in header]
     missing = [c for c in ("question", "reference") if c not in header]
     if missing:
-        raise DatasetError(path, 1, f"header {header} lacks column(s) {missing}; expected 'question,reference'")
+        raise DatasetError(path, 1, f"header {header} lacks {' and '.join(map(repr, missing))}; expected "
+                                    "'question,reference'")
     col = {name: header.index(name) for name in ("question", "reference", "qid") if name in header}
     row_no = 0
     for line, row in rows:
@@ -126,7 +128,7 @@ def load_csv(path: str | Path, limit: int | None = None) -> list[Item]:
         if not row or all(not cell.strip() for cell in row):
             continue
         if len(row) != len(header):
-            raise DatasetError(path, line, f"{len(row)} field(s), expected {len(header)} ({','.join(header)})")
+            raise DatasetError(path, line, f"{plural(len(row), 'field')}, expected {len(header)} ({','.join(header)})")
         row_no += 1
         fields = {name: row[i].strip() for name, i in col.items()}
         for name, value in fields.items():

@@ -21,6 +21,7 @@ from rlmlab.teach._loop import ARMS, TEACHER_MODES, ArmSummary, run_arm
 from rlmlab.teach._traces import ItemTrace, read_traces, write_traces
 from rlmlab.teach._policy import load_templates
 from rlmlab.teach._stop import ExpectedGain, load_stop_rules
+from rlmlab.text import plural
 
 __all__ = ["TeachReport", "make_learner", "run_teach", "arm_traces_path", "output_files", "finished_teach"]
 
@@ -103,8 +104,8 @@ class TeachReport:
 
     def _title(self) -> str:
         c = self.config
-        return (f"{c.dataset}: {self.items} items, provider {c.effective_provider}, decoding {self.decoding}, "
-                f"k={c.parallel_learners_k}, max turns {c.max_turns}")
+        return (f"{c.dataset}: {plural(self.items, 'item')}, provider {c.effective_provider}, "
+                f"decoding {self.decoding}, k={c.parallel_learners_k}, max turns {c.max_turns}")
 
 
 def finished_teach(config: RunConfig) -> TeachReport | None:
@@ -139,7 +140,7 @@ def _line_printer(total: int, t0: float) -> Callable[..., None]:
     def line(label: str, trace: ItemTrace) -> None:
         done[0] += 1
         print(f"[{done[0]}/{total}] {label} {trace.qid}: {'right' if trace.final_accuracy else 'wrong'} after "
-              f"{len(trace.turns)} turn(s), {time.perf_counter() - t0:.1f} s elapsed", flush=True)
+              f"{plural(len(trace.turns), 'turn')}, {time.perf_counter() - t0:.1f} s elapsed", flush=True)
 
     return line
 
