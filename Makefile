@@ -86,7 +86,7 @@ SERIAL_MARKERS   := local_model or browser or ray or server or lab
 PARALLEL_MARKERS := slow or notebook or sandbox or long_context
 SLOW_MARKERS     := $(SERIAL_MARKERS) or $(PARALLEL_MARKERS)
 test: install rust-src ctags chromium bubblewrap pyodide
-	env -u PYTHONDONTWRITEBYTECODE PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(PY) -m pytest -q -n auto -m "not ($(SERIAL_MARKERS))" --durations=15
+	env -u PYTHONDONTWRITEBYTECODE PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(PY) -m pytest -q -n auto --dist worksteal -m "not ($(SERIAL_MARKERS))" --durations=15
 	env -u PYTHONDONTWRITEBYTECODE PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 $(PY) -m pytest --durations=15 -m "$(SERIAL_MARKERS)"
 
 # ruff (the rules in pyproject.toml's [tool.ruff]), then the unit tests: no model, no notebooks, no browser, no Ray,
@@ -97,7 +97,7 @@ test: install rust-src ctags chromium bubblewrap pyodide
 # modules and Python its bytecode between runs.
 check: install rust-src ctags bubblewrap
 	$(VENV)/bin/ruff check
-	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n auto -m "not ($(SLOW_MARKERS))"
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -q -n auto --dist worksteal -m "not ($(SLOW_MARKERS))"
 
 # Every benchmarks/*.py with --smoke (tiny sizes, scripted or no LM): it completes and writes its JSON. make check
 # and make test run them (one that needs the real model says `# smoke-marks: local_model`: make test only), this

@@ -4,8 +4,8 @@ A benchmark's smoke run spends about as long importing dspy, rdflib, numpy and I
 (one per pytest worker) imports those third-party libraries once and forks a child per script; the child takes the
 run's working directory, environment, ``sys.argv`` and ``sys.path`` (script folder, then ``PYTHONPATH``), sends its
 stdin to /dev/null and its stdout and stderr to a file, runs the script as ``__main__`` with ``runpy`` and leaves
-through the interpreter's normal exit (atexit handlers, non-daemon threads, exit status of ``SystemExit``, a
-traceback and status 1 on an uncaught exception). Nothing of rlmlab is imported before the fork, so the script
+as the interpreter would (non-daemon threads joined, atexit handlers run, the status of ``SystemExit``, a traceback
+and status 1 on an uncaught exception) but without tearing down every module, which takes 0.8 s with dspy loaded. Nothing of rlmlab is imported before the fork, so the script
 imports and registers the project's modules itself, as in its own process. A child still running at the time limit
 is killed with its process group.
 
@@ -27,7 +27,7 @@ ZYGOTE_PRELOAD = ("dspy", "rdflib", "numpy", "IPython", "pydantic", "rich", "jso
                   "requests")
 
 _ZYGOTE = r'''
-import importlib, json, os, runpy, signal, sys, time
+import atexit, importlib, json, os, runpy, signal, sys, threading, time, traceback
 for name in sys.argv[2:]:
     importlib.import_module(name)
 reply = os.fdopen(int(sys.argv[1]), "w")
@@ -44,13 +44,30 @@ def child(req):
     extra = [p for p in req["env"].get("PYTHONPATH", "").split(os.pathsep) if p]
     sys.path[:] = [os.path.dirname(req["script"])] + extra + [p for p in sys.path[1:] if p]
     sys.argv[:] = [req["script"], *req["args"]]
-    runpy.run_path(req["script"], run_name="__main__")
-    raise SystemExit(0)
+    code = 0
+    try:
+        runpy.run_path(req["script"], run_name="__main__")
+    except SystemExit as stop:
+        code = stop.code
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    if code is not None and not isinstance(code, int):
+        print(code, file=sys.stderr)
+        code = 1
+    # what the interpreter's exit does, less tearing down every module (0.8 s with dspy loaded): join the
+    # non-daemon threads, run the atexit handlers, flush the streams
+    for thread in threading.enumerate():
+        if thread is not threading.main_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()
+    sys.stdout.flush(); sys.stderr.flush()
+    os._exit(code or 0)
 for line in sys.stdin:
     req = json.loads(line)
     pid = os.fork()
     if pid == 0:
-        child(req)  # never returns: the child leaves by SystemExit or an uncaught exception
+        child(req)  # never returns: the child leaves by os._exit
     deadline, status = time.monotonic() + req["timeout"], None
     while status is None:
         done, raw = os.waitpid(pid, os.WNOHANG)

@@ -11,7 +11,8 @@ files. Timing figures are never asserted: only that the run completes and its ou
 
 A script whose smoke run cannot do without something the unit tier leaves out says so in a comment line of its
 own, ``# smoke-marks: local_model`` (pytest marks, comma-separated): its smoke test then carries those marks, so
-``make check`` skips it and ``make test`` runs it. Every other benchmark's smoke run is in ``make check``.
+``make check`` skips it and ``make test`` runs it. Every other benchmark's smoke run is in ``make check``; the data
+makers' and the studies' generators' smoke runs are ``slow`` (``make test``: they are not benchmarks of the product).
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ def smoke_param(script: Path) -> object:
     """The script as a pytest param with the marks its ``# smoke-marks:`` line asks for."""
     found = MARKS_LINE.search(script.read_text(encoding="utf-8"))
     names = [n.strip() for n in found.group(1).split(",") if n.strip()] if found else []
+    if script.parent.name != "benchmarks":  # a data maker or a study's generator: make test's, not make check's
+        names = list(dict.fromkeys([*names, "slow"]))
     name = script.stem if script.parent.name == "benchmarks" else script.relative_to(PROJECT).with_suffix("").as_posix()
     return pytest.param(script, id=name, marks=[getattr(pytest.mark, n) for n in names])
 

@@ -119,6 +119,7 @@ def test_wrong_argument_types_are_tool_errors_naming_the_argument(call, arg):
 # -- SPARQL and ast_query: a worker process with a time and memory limit ----------------------------------------
 
 
+@pytest.mark.slow  # waits out a time limit
 def test_exploding_sparql_is_killed_at_the_time_limit_and_leaves_nothing_running():
     ws = _ws(tool_timeout_s=1.0)
     attach_ontology(ws, PROV)

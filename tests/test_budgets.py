@@ -48,6 +48,7 @@ def test_max_seconds_stops_at_the_next_step_boundary():
     assert traj.stopped == "budget (max_seconds)" and traj.answer is None and len(traj.iterations) <= 1
 
 
+@pytest.mark.slow  # imports litellm and its price table (about 4 s)
 def test_max_cost_prices_calls_from_litellms_table_and_local_models_cost_nothing():
     priced = LMCall(model="gpt-4o-mini", role="main", prompt_chars=0, input_tokens=1000, output_tokens=100,
                     latency_s=0.0)
@@ -68,6 +69,7 @@ def test_max_cost_prices_calls_from_litellms_table_and_local_models_cost_nothing
     assert Budget(max_cost=expected * 2).reached(spent) is None
 
 
+@pytest.mark.slow  # imports litellm and its price table (about 4 s)
 def test_a_priced_model_is_stopped_by_max_cost_and_a_local_one_says_it_costs_nothing(monkeypatch):
     lm = make_lm("scripted", script=steps("print(1)", "print(2)", "SUBMIT(answer='2')"))
     monkeypatch.setattr(lm, "model", "gpt-4o-mini")  # the calls are recorded under a priced model's name

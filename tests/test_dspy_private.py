@@ -24,6 +24,9 @@ import pytest
 from dspy.primitives import local_interpreter as dspy_local
 from dspy.primitives.local_interpreter import LocalInterpreter
 
+# every test here parses rlmlab's modules or DSPy's (about 2 s the first time in a process): make test, not make check
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 
 # (class, private method): the parameter names rlmlab's override or call passes, in order after self.

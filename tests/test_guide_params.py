@@ -58,6 +58,7 @@ def test_a_json_string_of_conditions_runs_those_conditions(tmp_path):
         (run.run_dir / "results.jsonl").read_text().splitlines()) + "]")} == {"grammar_templates"}
 
 
+@pytest.mark.slow  # two experiment runs (about 1 s)
 def test_reuse_reopens_the_newest_finished_run_of_the_same_parameters(tmp_path, capsys):
     kw = dict(lm="scripted:probe", suite="arith", tasks=1, runs_dir=tmp_path, progress=False)
     first = run_experiment("E1", reuse=True, **kw)

@@ -4,6 +4,7 @@ opens it in ``inspect view`` and sees a sample's steps in the Transcript."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -24,7 +25,10 @@ from rlmlab.lm._scripts import output_fields
 from rlmlab.memory import MemoryTask
 from helpers import free_port
 
-pytest.importorskip("inspect_ai", reason="the inspect extra is not installed: pip install 'rlmlab[inspect]'")
+# find_spec, not importorskip: importing inspect_ai takes about 1.5 s, which every pytest worker would pay while
+# collecting; the tests import it when they run
+if importlib.util.find_spec("inspect_ai") is None:
+    pytest.skip("the inspect extra is not installed: pip install 'rlmlab[inspect]'", allow_module_level=True)
 
 # Step 1 counts and asks the sub-LM (llm_query) a question, so a step holds calls made while its code ran.
 COUNT = ("hits = ctx_find(context, r'pub async fn', k=50)\nnote = llm_query('Is a regex count enough?')\n"

@@ -38,6 +38,7 @@ def test_missing_extra_names_the_pip_install():
     assert "pip install 'rlmlab[local]'" in str(err) and "llama-cpp-python" in str(err)
 
 
+@pytest.mark.slow  # imports litellm (about 4 s)
 def test_litellm_string_passes_through_to_dspy_lm():
     lm = make_lm("openai/gpt-4o-mini")
     assert isinstance(lm, dspy.LM) and lm.model == "openai/gpt-4o-mini"

@@ -58,14 +58,14 @@ def test_every_declared_marker_is_a_serial_or_a_parallel_marker_and_never_both()
 def test_make_test_runs_the_parallel_pass_and_the_serial_pass_as_complements():
     lines = _recipe("test")
     assert len(lines) == 2
-    assert '-n auto -m "not ($(SERIAL_MARKERS))"' in lines[0]
+    assert '-n auto --dist worksteal -m "not ($(SERIAL_MARKERS))"' in lines[0]
     assert lines[1].endswith('-m "$(SERIAL_MARKERS)"') and " -n " not in lines[1]
 
 
 def test_make_check_lints_with_ruff_then_runs_no_marked_test():
     lint, line = _recipe("check")
     assert lint == "$(VENV)/bin/ruff check"
-    assert line.endswith('-n auto -m "not ($(SLOW_MARKERS))"')
+    assert line.endswith('-n auto --dist worksteal -m "not ($(SLOW_MARKERS))"')
     config = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert any(req.startswith("ruff") for req in config["project"]["optional-dependencies"]["test"])
     assert config["tool"]["ruff"]["lint"]["select"]

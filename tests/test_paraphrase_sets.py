@@ -61,6 +61,7 @@ def test_dev_and_test_share_no_source():
     assert not dev2 & others, dev2 & others
 
 
+@pytest.mark.slow  # every reference query on rdflib (about 2 s a split)
 @pytest.mark.parametrize("split", ["dev", "test"])
 def test_ontology_references_still_return_the_frozen_rows(split):
     import rdflib

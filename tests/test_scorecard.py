@@ -223,6 +223,7 @@ def test_cli_json_has_one_row_per_claim_with_the_issue_schema(tmp_path):
     assert "[2/5] s001.yield: not measured" in result.stderr
 
 
+@pytest.mark.slow  # a scorecard run (about 1 s)
 def test_the_break_even_row_prices_the_guide_against_the_tokens_it_adds_per_query(tmp_path):
     card = run_scorecard("scripted:probe", n=2, claims=["s004.E4-breakeven"], out=tmp_path, progress=None)
     row = card.rows[0]

@@ -67,6 +67,7 @@ def test_three_phrasings_of_an_argmax_over_a_module_get_the_same_offer_with_the_
     assert 'max(sorted({m[\\"file\\"] for m in' in offers[0]  # the generic group-by-file argmax is offered
 
 
+@pytest.mark.slow  # three step grammars over a log (about 1 s)
 def test_three_phrasings_of_a_question_about_a_log_get_the_same_offer():
     text = LOG.read_text()
     offers = [_offer(q, text) for q in TEXT_PHRASINGS]

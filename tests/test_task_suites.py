@@ -188,6 +188,7 @@ def test_a_known_wrong_answer_is_rejected(suites, judges, name, task_id, wrong):
     assert not verdict.success and verdict.score < 1.0, verdict.rationale
 
 
+@pytest.mark.slow  # re-derives every code answer from the sources (about 1 s)
 def test_code_expected_answers_are_recomputed_from_the_sources():
     for task in read_tasks(SUITES["code"]):
         want = task.expected[0] if isinstance(task.expected, list) else task.expected

@@ -159,6 +159,7 @@ def test_minimal_code_follows_names_across_steps_and_names_what_is_missing():
 # -- admission: replay and the intervention test ----------------------------------------------------------
 
 
+@pytest.mark.slow  # a run and its replay (about 1 s)
 def test_a_template_is_admitted_after_replay_with_its_record_in_meta(tokio):
     task = tokio["wait"]
     traj, verdict = _judged(task, RETURN_TYPE)

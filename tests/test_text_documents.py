@@ -161,6 +161,7 @@ def _offered_search(query: str, text: str) -> str:
     return f"hits = ctx_find(context, {pattern})\n"
 
 
+@pytest.mark.slow  # step grammars over two documents (about 1.5 s)
 def test_a_search_result_over_a_document_is_read_as_one_value_it_holds():
     """The embedded model over the text dev split: ``answer = ctx_stats(context)`` then ``answer["total"]`` (a
     KeyError: ctx_stats holds no total), and ``SUBMIT(answer=answer["total"]["text"]["text"])`` after a search. Over
