@@ -99,3 +99,28 @@ def cells_by_header(out: str, first_cell: str) -> dict[str, str]:
         elif line.startswith("│") and header and cells[0] == first_cell and len(cells) == len(header):
             found.update(zip(header, cells))
     return found
+
+
+def load_script(path: Path, name: str):
+    """The module a script (``benchmarks/x.py``, ``studies/<name>/generate.py``) defines, loaded from its file."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def jsonl_rows(path: Path) -> list[dict]:
+    """The records of a JSON Lines file (blank lines skipped)."""
+    import json
+
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def check_manifest_sha256(root: Path, manifest: dict) -> None:
+    """AssertionError unless every file a study's MANIFEST.json hashes exists under ``root`` with that sha256."""
+    for rel, digest in manifest["sha256"].items():
+        path = root / rel
+        assert path.is_file(), f"MANIFEST.json lists {rel}, which is missing"
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == digest, f"{rel}: sha256 differs from MANIFEST.json"

@@ -3,12 +3,12 @@ of its raw replies, and the one generator runs every round (scripted LM) and che
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+
+from helpers import check_manifest_sha256, jsonl_rows, load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDY = ROOT / "studies" / "turing_narrated"
@@ -17,21 +17,14 @@ ROUNDS = [r["round"] for r in MANIFEST["rounds"]]
 
 
 def load_generator():
-    spec = importlib.util.spec_from_file_location("narrated_generate", STUDY / "generate.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(STUDY / "generate.py", "narrated_generate")
 
 
-def rows(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+rows = jsonl_rows
 
 
 def test_every_file_of_the_manifest_exists_with_its_sha256():
-    for rel, digest in MANIFEST["sha256"].items():
-        path = ROOT / rel
-        assert path.is_file(), f"MANIFEST.json lists {rel}, which is missing"
-        assert hashlib.sha256(path.read_bytes()).hexdigest() == digest, f"{rel}: sha256 differs from MANIFEST.json"
+    check_manifest_sha256(ROOT, MANIFEST)
 
 
 def test_the_manifest_lists_every_file_the_rounds_name_and_every_data_file_of_the_study():
