@@ -205,8 +205,8 @@ def test_teacher_learner_guide_prints_a_line_per_item_and_arm(rlmlab_kernel, tmp
     cells = execute("02_teacher_learner", tmp_path, learner_lm="scripted:arith", items=2, run_dir="teach")
     lines = progress_outputs(cells)
     assert_one_line_per_message(lines, 2 * 3)  # 2 items x 3 arms, one mode
-    assert re.fullmatch(r"\[1/6\] reference/single q1: right after 1 turn\(s\), \d+\.\d s elapsed\n", lines[0])
-    assert any(line.startswith("[6/6] reference/rts q2: right after 2 turn(s)") for line in lines)  # 401, then 391
+    assert re.fullmatch(r"\[1/6\] reference/single q1: right after 1 turn, \d+\.\d s elapsed\n", lines[0])
+    assert any(line.startswith("[6/6] reference/rts q2: right after 2 turns") for line in lines)  # 401, then 391
     assert (tmp_path / "teach" / "traces.json").is_file()  # a relative run_dir, under the notebook's folder
     again = execute("02_teacher_learner", tmp_path, learner_lm="scripted:arith", items=2, run_dir="teach")
     said = "\n".join(text_of(c) for c in again)
