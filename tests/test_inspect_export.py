@@ -29,6 +29,8 @@ from helpers import free_port
 # collecting; the tests import it when they run
 if importlib.util.find_spec("inspect_ai") is None:
     pytest.skip("the inspect extra is not installed: pip install 'rlmlab[inspect]'", allow_module_level=True)
+# the tests that read a log back import inspect_ai (about 2 s, once a process): make test's, not make check's
+pytestmark = pytest.mark.slow
 
 # Step 1 counts and asks the sub-LM (llm_query) a question, so a step holds calls made while its code ran.
 COUNT = ("hits = ctx_find(context, r'pub async fn', k=50)\nnote = llm_query('Is a regex count enough?')\n"
@@ -66,7 +68,6 @@ def _calls(run_dir: Path, row: dict[str, Any]) -> list[Any]:
 
 
 @pytest.mark.parametrize("suffix", [".eval", ".json"])
-@pytest.mark.slow
 def test_an_exported_run_reads_back_with_every_sample_score_token_count_and_step(run_dir, tmp_path, suffix):
     from inspect_ai.log import read_eval_log, resolve_sample_attachments
 
@@ -124,7 +125,6 @@ def test_an_exported_run_reads_back_with_every_sample_score_token_count_and_step
     assert summary["main"]["pass_rate"] == pytest.approx(2 / 3, abs=1e-3)  # the run's own figure (rounded)
 
 
-@pytest.mark.slow
 def test_rollouts_are_epochs_conditions_are_grouped_and_a_failed_run_is_a_sample_error(tmp_path, rust_file):
     from rlmlab.experiments import inspect_log
 

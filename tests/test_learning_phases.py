@@ -137,6 +137,7 @@ def test_experiment_run_cli_takes_a_test_suite_and_prints_the_learning_line(tmp_
         ("stream", "q1", "free"), ("test", "held-1", "free"), ("test", "s1", "free")]
 
 
+@pytest.mark.slow  # an E14 run under a vote (about 1 s)
 def test_learning_under_a_vote_admits_templates_without_the_answer_key(tmp_path):
     # the task's expected answer is wrong on purpose: rows fail by the key, yet the vote (three agreeing samples)
     # accepts, and the template replays by reproducing the voted answer, so learning never reads the key

@@ -56,6 +56,7 @@ def _hedged_counts(path: Path) -> list[str]:
     return found
 
 
+@pytest.mark.slow  # scans every module's source (about 1 s)
 def test_no_count_the_cli_prints_hedges_its_plural():
     left = {f"{p.relative_to(PACKAGE)}:{hit}" for p in PACKAGE.rglob("*.py")
             if not any(str(p.relative_to(PACKAGE)).startswith(k) for k in STORED_OR_NOT_CLI) for hit in _hedged_counts(p)}
