@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from rlmlab.executors._harness import Run, RunEnv, RunOptions, execute
+from rlmlab.executors._harness import Run, RunOptions, execute_keywords
 from rlmlab.executors._trajectory import Trajectory
 from rlmlab.tokens import count_tokens
 from rlmlab.tools import ToolRegistry, Workspace
@@ -164,14 +164,7 @@ def run_direct(query: str, context: Any, *,
     (``tests/test_public_surface.py`` checks that they stay the same); invalid options raise ValueError before
     anything runs.
     """
-    env = RunEnv(lm=lm, workspace=workspace, tools=tools, turing=turing, trace=trace, runs_dir=runs_dir,
-                 run_id=run_id, source_path=source_path, parent=parent)
-    options = DirectOptions(
-        context_mode=context_mode, max_iters=max_iters, max_output_chars=max_output_chars, trace_budget=trace_budget,
-        instructions=instructions, decoding=decoding, max_tokens=max_tokens, max_seconds=max_seconds,
-        max_cost=max_cost, max_errors=max_errors, show_budget=show_budget,
-        window_tokens=window_tokens, answer_tokens=answer_tokens)
-    return execute(_LOOP, query, context, options, env)
+    return execute_keywords(_LOOP, DirectOptions, **locals())  # first statement: locals() is the parameters
 
 
 _LOOP = DirectLoop()

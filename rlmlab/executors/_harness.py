@@ -36,7 +36,8 @@ from rlmlab.tools import ToolRegistry, Workspace
 from rlmlab.trace import ContextEvent, ContextTrace, LeakageMeter
 
 __all__ = ["RunOptions", "CodeRunOptions", "RunEnv", "Run", "StepScope", "StepLoop", "NullGuard", "execute",
-           "start_run", "RunStart", "close_trajectory", "make_guard", "new_run_id", "CONTEXT_MODES", "KILLED"]
+           "execute_keywords", "start_run", "RunStart", "close_trajectory", "make_guard", "new_run_id",
+           "CONTEXT_MODES", "KILLED"]
 
 CONTEXT_MODES = ("handle", "string")
 DEFAULT_SANDBOX = default_sandbox()  # confined on Linux
@@ -372,6 +373,16 @@ class StepLoop(Protocol):
     options: ClassVar[type[RunOptions]]
 
     def run(self, run: Run) -> None: ...
+
+
+def execute_keywords(loop: StepLoop, options_type: type, query: str, context: str | BlobRef,
+                     **keywords: Any) -> Trajectory:
+    """:func:`execute` for a ``run_*`` entry point's keywords: :class:`RunEnv`'s fields make the env, every other
+    keyword ``options_type`` (a keyword neither takes is a TypeError)."""
+    env_names = {f.name for f in dataclasses.fields(RunEnv)}
+    env = RunEnv(**{k: v for k, v in keywords.items() if k in env_names})
+    options = options_type(**{k: v for k, v in keywords.items() if k not in env_names})
+    return execute(loop, query, context, options, env)
 
 
 def execute(loop: StepLoop, query: str, context: str | BlobRef, options: RunOptions, env: RunEnv) -> Trajectory:

@@ -13,7 +13,7 @@ from dspy.utils.exceptions import ContextWindowExceededError
 
 from rlmlab.errors import ToolError
 from rlmlab.executors._constrain import StepConstraint, output_fields
-from rlmlab.executors._harness import Run, RunEnv, RunOptions, execute
+from rlmlab.executors._harness import Run, RunOptions, execute_keywords
 from rlmlab.executors._rlm import RLM_SIGNATURE, dspy_tools
 from rlmlab.executors._step_grammar import fields_grammar, step_grammar
 from rlmlab.executors._trajectory import IterationRecord, Trajectory
@@ -196,13 +196,7 @@ def run_react(query: str, context: Any, *,
     (``tests/test_public_surface.py`` checks that they stay the same); invalid options raise ValueError before
     anything runs.
     """
-    env = RunEnv(lm=lm, workspace=workspace, tools=tools, turing=turing, trace=trace, runs_dir=runs_dir,
-                 run_id=run_id, source_path=source_path, parent=parent)
-    options = ReactOptions(
-        context_mode=context_mode, max_iters=max_iters, max_output_chars=max_output_chars, trace_budget=trace_budget,
-        instructions=instructions, decoding=decoding, max_tokens=max_tokens, max_seconds=max_seconds,
-        max_cost=max_cost, max_errors=max_errors, show_budget=show_budget, step_timeout=step_timeout)
-    return execute(_LOOP, query, context, options, env)
+    return execute_keywords(_LOOP, ReactOptions, **locals())  # first statement: locals() is the parameters
 
 
 _LOOP = ReactLoop()

@@ -16,7 +16,7 @@ from rlmlab.executors._budget import budget_line
 from rlmlab.executors._constrain import StepConstraint, output_fields, run_step_grammar
 from rlmlab.executors._context_events import TappedFactory
 from rlmlab.executors._dspy_adapter import AdaptedRLM, action_signature, set_action_signature
-from rlmlab.executors._harness import DEFAULT_SANDBOX, CodeRunOptions, Run, RunEnv, StepScope, execute
+from rlmlab.executors._harness import DEFAULT_SANDBOX, CodeRunOptions, Run, StepScope, execute_keywords
 from rlmlab.executors._interpreter import InterpreterFactory
 from rlmlab.executors._recursion import child_tools, recursion_docs
 from rlmlab.executors._prompt import CompactVariable, GuidedPredict, compact_action_signature, resolve_prompt
@@ -316,15 +316,7 @@ def run_rlm(query: str, context: Any, *,
     (``tests/test_public_surface.py`` checks that they stay the same); invalid options raise ValueError before
     anything runs.
     """
-    env = RunEnv(lm=lm, workspace=workspace, tools=tools, turing=turing, trace=trace, runs_dir=runs_dir,
-                 run_id=run_id, source_path=source_path, parent=parent)
-    options = CodeRunOptions(
-        context_mode=context_mode, max_iters=max_iters, max_output_chars=max_output_chars, trace_budget=trace_budget,
-        instructions=instructions, decoding=decoding, max_tokens=max_tokens, max_seconds=max_seconds,
-        max_cost=max_cost, max_errors=max_errors, show_budget=show_budget, max_llm_calls=max_llm_calls,
-        step_timeout=step_timeout, max_statements=max_statements, prompt=prompt, vocab=vocab, sandbox=sandbox,
-        sandbox_policy=sandbox_policy, max_depth=max_depth, max_concurrent=max_concurrent)
-    return execute(_LOOP, query, context, options, env)
+    return execute_keywords(_LOOP, CodeRunOptions, **locals())  # first statement: locals() is the parameters
 
 
 _LOOP = RlmLoop()

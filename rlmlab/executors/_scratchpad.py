@@ -23,7 +23,7 @@ from dspy.primitives.code_interpreter import CodeExecutionError, FinalOutput
 
 from rlmlab.executors._constrain import grammar_lm, run_step_grammar
 from rlmlab.executors._context_events import TappedFactory
-from rlmlab.executors._harness import DEFAULT_SANDBOX, CodeRunOptions, Run, RunEnv, execute
+from rlmlab.executors._harness import DEFAULT_SANDBOX, CodeRunOptions, Run, execute_keywords
 from rlmlab.executors._interpreter import InterpreterFactory, RLMLabInterpreter
 from rlmlab.executors._trajectory import Trajectory, clip_output
 from rlmlab.lm import constrained
@@ -298,15 +298,7 @@ def run_scratchpad(query: str, context: Any, *,
     (``tests/test_public_surface.py`` checks that they stay the same); invalid options raise ValueError before
     anything runs.
     """
-    env = RunEnv(lm=lm, workspace=workspace, tools=tools, turing=turing, trace=trace, runs_dir=runs_dir,
-                 run_id=run_id, source_path=source_path, parent=parent)
-    options = ScratchpadOptions(
-        context_mode=context_mode, max_iters=max_iters, max_output_chars=max_output_chars, trace_budget=trace_budget,
-        instructions=instructions, decoding=decoding, max_tokens=max_tokens, max_seconds=max_seconds,
-        max_cost=max_cost, max_errors=max_errors, show_budget=show_budget, max_llm_calls=max_llm_calls,
-        step_timeout=step_timeout, max_statements=max_statements, prompt=prompt, vocab=vocab, sandbox=sandbox,
-        sandbox_policy=sandbox_policy, max_depth=max_depth, max_concurrent=max_concurrent, history_k=history_k)
-    return execute(_LOOP, query, context, options, env)
+    return execute_keywords(_LOOP, ScratchpadOptions, **locals())  # first statement: locals() is the parameters
 
 
 _LOOP = ScratchpadLoop()
