@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 
 from rlmlab.numbers import ArithmeticRefused, evaluate_arithmetic, format_number
 
@@ -38,28 +39,21 @@ _WORDS = {w: str(i) for i, w in
 # question that needs a unit conversion the question does not state cannot be answered in this form.
 
 
-def question_numbers(question: str) -> list[str]:
-    """The numbers an expression may use: the question's digits, its number words up to twelve ("Four friends"),
-    and 100 when it speaks of a percentage; longest first."""
-    found = {n.replace(",", "") for n in _NUMBER.findall(question)}
-    found |= {_WORDS[w] for w in re.findall(r"[a-z]+", question.lower()) if w in _WORDS}
-    if "%" in question or "percent" in question.lower():
-        found.add("100")
-    return sorted(found, key=lambda s: (-len(s), s))
-
-
 def number_counts(question: str) -> dict[str, int]:
-    """How often the question gives each of :func:`question_numbers` ("What is 2 + 2?" gives 2 twice; 100 once
-    for a percentage)."""
-    counts: dict[str, int] = {}
-    for n in _NUMBER.findall(question):
-        counts[n.replace(",", "")] = counts.get(n.replace(",", ""), 0) + 1
-    for w in re.findall(r"[a-z]+", question.lower()):
-        if w in _WORDS:
-            counts[_WORDS[w]] = counts.get(_WORDS[w], 0) + 1
-    if ("%" in question or "percent" in question.lower()) and "100" not in counts:
-        counts["100"] = 1
-    return {n: counts[n] for n in question_numbers(question)}
+    """How often the question gives each number an expression may use ("What is 2 + 2?" gives 2 twice): its
+    digits, its number words up to twelve ("Four friends"), and 100 (once) when it speaks of a percentage;
+    longest first."""
+    found = [n.replace(",", "") for n in _NUMBER.findall(question)]
+    found += [_WORDS[w] for w in re.findall(r"[a-z]+", question.lower()) if w in _WORDS]
+    if ("%" in question or "percent" in question.lower()) and "100" not in found:
+        found.append("100")
+    counts = Counter(found)
+    return {n: counts[n] for n in sorted(counts, key=lambda s: (-len(s), s))}
+
+
+def question_numbers(question: str) -> list[str]:
+    """The numbers an expression may use (:func:`number_counts`' keys), longest first."""
+    return list(number_counts(question))
 
 
 # the two forms without counted numbers: at most 5 terms, each a number or a parenthesised run of 2 to 5 numbers

@@ -190,7 +190,8 @@ class LMLearner:
         key = (tuple((m["role"], m["content"]) for m in msgs), self.temperature, seed)
         if self._memo is not None and key in self._memo:
             return self._memo[key]
-        grammar = {"grammar": LEARNER_GRAMMAR, "code": expression_grammar(ex.question)}.get(self.decoding)
+        grammar = (expression_grammar(ex.question) if self.decoding == "code"
+                   else LEARNER_GRAMMAR if self.decoding == "grammar" else None)
         text, lps, pieces, tin, tout = self._generate(msgs, seed, grammar)
         corrections = 0
         if self.turing is not None:
