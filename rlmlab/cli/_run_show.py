@@ -279,9 +279,11 @@ def why_no_answer(traj: Any) -> str | None:
         return None
     how = ended_by(traj)
     parts = [f"ended by {how}"] + ([f"stopped: {traj.stopped}"] if traj.stopped and traj.stopped not in how else [])
-    extract = next((n for n in traj.notes if n.startswith(_EXTRACT_NOTE)), None)
-    if extract:  # "extract fallback: <why>; the run ends without an answer"
-        parts.append(extract.removeprefix(_EXTRACT_NOTE).split("; the run ends without")[0])
+    from rlmlab.executors import dropped_extract
+
+    dropped = dropped_extract(traj.notes)
+    if dropped:
+        parts.append(dropped)
     if not traj.iterations:
         parts.append("no step ran")
     else:
@@ -291,5 +293,3 @@ def why_no_answer(traj: Any) -> str | None:
         parts.append(f"the last step ({last.index}) {'failed' if error else 'printed'}: {shown}")
     return "no answer: " + "; ".join(parts)
 
-
-_EXTRACT_NOTE = "extract fallback: "  # how the rlm executor's note on a dropped extract-step answer starts

@@ -6,7 +6,7 @@ from rlmlab.executors._harness import (
 )
 from rlmlab.executors._interpreter import InterpreterFactory, RLMLabInterpreter
 from rlmlab.executors._pyodide import PyodideInterpreter, pyodide_unavailable
-from rlmlab.executors._rlm import RLM_SIGNATURE, MeteredRLM, RlmLoop, dspy_tools, run_rlm
+from rlmlab.executors._rlm import RLM_SIGNATURE, MeteredRLM, RlmLoop, dropped_extract, dspy_tools, run_rlm
 from rlmlab.executors._metrics import METRIC_FIELDS, trajectory_metrics
 from rlmlab.executors._render import trajectory_summary, trajectory_table
 from rlmlab.executors._trajectory import TRAJECTORY_FILE, IterationRecord, Trajectory
@@ -25,7 +25,7 @@ __all__ = [
     "RunOptions", "CodeRunOptions", "ReactOptions", "ScratchpadOptions", "RunEnv", "Run", "StepScope", "StepLoop",
     "execute",
     "InterpreterFactory", "RLMLabInterpreter", "PyodideInterpreter", "pyodide_unavailable", "MeteredRLM", "RLM_SIGNATURE", "new_run_id",
-    "run_rlm", "IterationRecord", "Trajectory", "TRAJECTORY_FILE", "trajectory_summary",
+    "run_rlm", "dropped_extract", "IterationRecord", "Trajectory", "TRAJECTORY_FILE", "trajectory_summary",
     "Budget", "call_cost", "run_direct", "run_react", "run_scratchpad", "parse_reply",
     "EXECUTORS", "Executor", "make_executor", "register_executor", "trajectory_metrics",
     "TimeBreakdown", "time_breakdown", "TIME_PARTS", "COMPACT_INSTRUCTIONS", "query_slots", "template_rule", "filter_texts", "sparql_fit",

@@ -27,9 +27,11 @@ from rlmlab.oracle import says_nothing
 from rlmlab.tools import ToolRegistry, Workspace, source_roots
 from rlmlab.trace import ContextTrace
 
-__all__ = ["MeteredRLM", "RlmLoop", "run_rlm", "dspy_tools", "RLM_SIGNATURE"]
+__all__ = ["MeteredRLM", "RlmLoop", "run_rlm", "dspy_tools", "RLM_SIGNATURE", "dropped_extract"]
 
 RLM_SIGNATURE = "context, query -> answer"
+# the note a run carries when the extract step's answer is dropped: head + why + tail (read by dropped_extract)
+_DROPPED = ("extract fallback: ", "; the run ends without an answer")
 
 
 class _HandleInput(SandboxSerializable):
@@ -243,8 +245,15 @@ class RlmLoop:
         if not run.traj.submitted:
             kept, why = supported_fallback(run.traj.answer, [r.output for r in run.records], run.query)
             if not kept:
-                run.traj.notes.append(f"extract fallback: {why}; the run ends without an answer")
+                run.traj.notes.append(_DROPPED[0] + why + _DROPPED[1])
                 run.traj.answer = ""
+
+
+def dropped_extract(notes: list[str]) -> str | None:
+    """Why a run's extract-step answer was dropped (:func:`supported_fallback`'s reason), from its notes; None if
+    it was not."""
+    note = next((n for n in notes if n.startswith(_DROPPED[0])), None)
+    return note.removeprefix(_DROPPED[0]).removesuffix(_DROPPED[1]) if note else None
 
 
 def _with_budget(instructions: str | None, run: Run) -> str | None:
