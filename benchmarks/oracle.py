@@ -21,7 +21,7 @@ extraction plus storing every record) and warm (the same tree again from the fil
 file; the tree's own row from the second run on; the first warm run, from the files' rows, is timed once
 apart), both with the file reads, against the same ctags run. Without Universal Ctags (``make ctags``) section 2
 reports tree-sitter's figures only. Every figure goes to ``--json`` (default runs/bench/oracle.json).
-``--smoke`` (make check): tokio's src/sync, one round, 100 claims, to check the script itself.
+``--smoke`` (make check): tokio's src/sync, one round, 40 claims, to check the script itself.
 
 Run:  .venv/bin/python benchmarks/oracle.py [--root DIR] [--quick | --smoke] [--seed N] [--before REF] [--workers N]
       [--only grep|ctags|batch] [--json PATH]
@@ -601,7 +601,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.root is None and not (found := sorted(glob.glob(f"{REGISTRY}/tokio-[0-9]*/src"))):
         sys.exit(f"no tokio sources under {REGISTRY}: apt-get install librust-tokio-dev (or `make rust-src`)")
     root = (args.root or Path(found[-1]) / ("sync" if args.smoke else "")).resolve()
-    repeats, n_claims = (1, 100) if args.smoke else (1, 1_000) if args.quick else (3, 10_000)
+    repeats, n_claims = (1, 40) if args.smoke else (1, 1_000) if args.quick else (3, 10_000)
     json_path = Path(args.json or ("runs/bench_smoke/oracle.json" if args.smoke
                                    else PROJECT / "runs" / "bench" / "oracle.json"))
     t_start, console = time.perf_counter(), Console(width=120)

@@ -8,7 +8,8 @@ share of runs that ended in an error.
 
 Run:  .venv/bin/python benchmarks/paraphrase.py [--suites code,text] [--split dev] [--conditions grammar,grammar_templates]
       [--limit N] [--smoke]
-``--smoke`` runs one task of each split with the scripted LM, to check the script itself (make check).
+``--smoke`` runs one task of each split with the scripted LM (the code suite unless ``--suites`` says), to check
+the script itself (make check).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def _rate(rows: list[dict]) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--suites", default="code,ontology,text")
+    ap.add_argument("--suites", default=None, help="default code,ontology,text (--smoke: code)")
     ap.add_argument("--split", choices=("dev", "test", "dev2"), default="dev", help="dev2: code only (writer C)")
     ap.add_argument("--conditions", default="grammar,grammar_templates")
     ap.add_argument("--limit", type=int, default=None, help="tasks per suite and split (round-robin over levels)")
@@ -51,6 +52,7 @@ def main() -> int:
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
+    args.suites = args.suites or ("code" if args.smoke else "code,ontology,text")
     out_path = Path(args.json or ("runs/bench_smoke/paraphrase.json" if args.smoke else
                                   ROOT / f"runs/bench/paraphrase_{args.split}.json"))
     out_path.parent.mkdir(parents=True, exist_ok=True)

@@ -155,7 +155,7 @@ def main() -> int:
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     if args.smoke:
-        args.starts, args.steps, args.tasks = 2, 10, min(args.tasks, 2)
+        args.starts, args.steps, args.tasks = 2, 10, min(args.tasks, 1)
     out_path = Path(args.json or ("runs/bench_smoke/sandbox.json" if args.smoke else ROOT / "runs/bench/sandbox.json"))
     out_path.parent.mkdir(parents=True, exist_ok=True)
     from rlmlab.sandbox import choose_sandbox

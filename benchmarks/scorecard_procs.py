@@ -7,14 +7,17 @@ default all) once each way, in turn, into fresh folders under runs/bench/scoreca
 wall seconds, their ratio, and whether every row's n, difference and verdict is the same both ways. Run it on an
 idle machine: the two ways are measured in the same run so their ratio means something on a noisy one.
 
-``--smoke`` (make check): the scripted LM by name, n=1, two claims with no arm in common, procs 1 and 2; checks the
-rows match and writes the JSON (under runs/bench_smoke/ of the working folder).
+``--smoke`` (make check): the scripted LM by name, n=1, two claims with no arm in common, procs 1 and 2, each way's
+``rlmlab scorecard`` run in this process (procs 2 still starts its two children); checks the rows match and writes
+the JSON (under runs/bench_smoke/ of the working folder).
 Run:  .venv/bin/python benchmarks/scorecard_procs.py [--n 4] [--claims s004.*] [--json FILE]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import shutil
 import subprocess
@@ -25,17 +28,27 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _way(procs: int, lm: str, n: int, claims: str | None, out: Path) -> dict:
+def _way(procs: int, lm: str, n: int, claims: str | None, out: Path, here: bool = False) -> dict:
+    """One way's rows and wall seconds: ``rlmlab scorecard`` in a process of its own, or in this one (``here``: the
+    smoke, which saves an interpreter's imports per way and times nothing)."""
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [sys.executable, "-m", "rlmlab.cli", "scorecard", "--lm", lm, "--n", str(n), "--out", str(out),
-           "--procs", str(procs), "--json"] + (["--quick"] if lm == "local" else []) + \
-          (["--claims", claims] if claims else [])
+    args = ["scorecard", "--lm", lm, "--n", str(n), "--out", str(out), "--procs", str(procs), "--json"] + \
+           (["--quick"] if lm == "local" else []) + (["--claims", claims] if claims else [])
     t0 = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, text=True)
+    if here:
+        from rlmlab.cli import main as cli
+
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            cli.main(args, standalone_mode=False)
+        stdout = printed.getvalue()
+    else:
+        done = subprocess.run([sys.executable, "-m", "rlmlab.cli", *args], capture_output=True, text=True)
+        if done.returncode:
+            sys.exit(f"procs={procs} failed ({done.returncode}): {done.stderr.strip().splitlines()[-1:]}")
+        stdout = done.stdout
     seconds = time.perf_counter() - t0
-    if done.returncode:
-        sys.exit(f"procs={procs} failed ({done.returncode}): {done.stderr.strip().splitlines()[-1:]}")
-    rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    rows = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
     return {"procs": procs, "seconds": round(seconds, 1), "rows": rows}
 
 
@@ -50,7 +63,7 @@ def main() -> None:
     lm, n, claims = ("scripted:probe", 1, "s004.E7,s004.E8") if args.smoke else ("local", args.n, args.claims)
     base = (Path("runs/bench_smoke") if args.smoke else ROOT / "runs" / "bench").resolve() / "scorecard_procs"
     args.json = args.json or base.with_suffix(".json")
-    ways = [_way(p, lm, n, claims, base / f"procs{p}") for p in (1, 2)]
+    ways = [_way(p, lm, n, claims, base / f"procs{p}", here=args.smoke) for p in (1, 2)]
     key = [[(r["claim"], r["n"], r["difference"], r["verdict"]) for r in w["rows"]] for w in ways]
     same = key[0] == key[1]
     ratio = ways[0]["seconds"] / ways[1]["seconds"] if ways[1]["seconds"] else None

@@ -22,8 +22,8 @@ and this tree's mean time breakdown; then the goals table (after / before).
 ``--demo`` also runs ``rlmlab demo`` (what ``make demo`` runs, each tree's own defaults, in a process of its own)
 and reports agent runs per minute of its wall time.
 
-``--smoke``: the scripted LM, two tasks, this tree only, no rates: checks the script runs end to end and writes
-its JSON, in seconds. Figures from a loaded machine are noisy; read the ratios, measured in one run.
+``--smoke``: the scripted LM, two tasks, this tree only (its worker in this process), no rates: checks the script
+runs end to end and writes its JSON, in seconds. Figures from a loaded machine are noisy; read the ratios, measured in one run.
 Run:  .venv/bin/python benchmarks/speed.py --before /work/main [--tasks-per-group N] [--rounds 1] [--demo]
 """
 
@@ -252,7 +252,10 @@ def _run_worker(tree: Path, args, round_no: int, name: str) -> dict:
     cmd += ["--demo"] if args.demo else []
     env = {**os.environ, "PYTHONPATH": str(tree)}
     print(f"== round {round_no}: {name} ({tree})", flush=True)
-    subprocess.run(cmd, env=env, check=True, cwd=str(tree))
+    if args.smoke:  # this tree only, nothing timed: in this process, saving an interpreter's imports
+        worker(argparse.Namespace(**{**vars(args), "out": str(out)}))
+    else:
+        subprocess.run(cmd, env=env, check=True, cwd=str(tree))
     return json.loads(out.read_text())
 
 

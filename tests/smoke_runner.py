@@ -1,13 +1,15 @@
 """Runs ``python SCRIPT --smoke`` as a fresh interpreter would, without paying for the same imports each time.
 
-A benchmark's smoke run spends about as long importing dspy, rdflib, numpy and IPython as running. A *zygote*
-(one per pytest worker) imports those third-party libraries once and forks a child per script; the child takes the
+A benchmark's smoke run spends about as long importing dspy, rdflib, numpy, IPython and rlmlab's packages as
+running. A *zygote* (one per pytest worker) imports those once and forks a child per script; the child takes the
 run's working directory, environment, ``sys.argv`` and ``sys.path`` (script folder, then ``PYTHONPATH``), sends its
 stdin to /dev/null and its stdout and stderr to a file, runs the script as ``__main__`` with ``runpy`` and leaves
 as the interpreter would (non-daemon threads joined, atexit handlers run, the status of ``SystemExit``, a traceback
-and status 1 on an uncaught exception) but without tearing down every module, which takes 0.8 s with dspy loaded. Nothing of rlmlab is imported before the fork, so the script
-imports and registers the project's modules itself, as in its own process. A child still running at the time limit
-is killed with its process group.
+and status 1 on an uncaught exception) but without tearing down every module, which takes 0.8 s with dspy loaded.
+The zygote also imports the project's packages the scripts run (ZYGOTE_PRELOAD): a script's own imports of them
+then cost nothing, and each name it uses it still imports itself; what the preloaded imports set in ``os.environ``
+the child keeps unless the run's environment sets it. A child still running at the time limit is killed with its
+process group.
 
 Where ``fork`` does not exist, or ``RLMLAB_SMOKE_SUBPROCESS=1``, every script runs in a subprocess of its own.
 """
@@ -22,20 +24,28 @@ from pathlib import Path
 
 __all__ = ["SmokeRunner", "ZYGOTE_PRELOAD"]
 
-# Third-party libraries most benchmarks import (measured with -X importtime: about 2.5 s a script together).
-ZYGOTE_PRELOAD = ("dspy", "rdflib", "numpy", "IPython", "pydantic", "rich", "jsonschema", "yaml", "regex",
-                  "requests")
+# What most benchmarks import (about 3.5 s a script together, measured with -X importtime): rlmlab's package facade
+# first (it defers the RFC 3987 parser jsonschema, under dspy, would compile at import: ~2.6 s, rlmlab/_startup.py),
+# the project's packages the scripts run (their registries fill at import, as in any process that imports them; no
+# module reads the environment or the working directory at import), then the third-party libraries.
+ZYGOTE_PRELOAD = ("rlmlab", "rlmlab.experiments", "rlmlab.scorecard", "rlmlab.turing", "rlmlab.oracle", "rlmlab.teach",
+                  "dspy", "rdflib", "numpy", "IPython", "pydantic", "rich", "jsonschema", "yaml", "regex", "requests")
 
 _ZYGOTE = r'''
 import atexit, importlib, json, os, runpy, signal, sys, threading, time, traceback
+before = dict(os.environ)
 for name in sys.argv[2:]:
     importlib.import_module(name)
+# what importing those set in the environment (rlmlab's LITELLM_LOCAL_MODEL_COST_MAP): a fresh process would have it
+set_at_import = {k: v for k, v in os.environ.items() if before.get(k) != v}
 reply = os.fdopen(int(sys.argv[1]), "w")
 def child(req):
     os.setpgrp()
     os.chdir(req["cwd"])
     os.environ.clear()
     os.environ.update(req["env"])
+    for name, value in set_at_import.items():
+        os.environ.setdefault(name, value)
     null = os.open(os.devnull, os.O_RDONLY)
     out = os.open(req["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.dup2(null, 0); os.dup2(out, 1); os.dup2(out, 2)

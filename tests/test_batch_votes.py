@@ -83,6 +83,7 @@ class _ClaimingEngine(ScriptedEngine):
 
 
 @pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_the_runner_shares_each_rollouts_first_call_of_a_vote(tmp_path, workers):
     path = tmp_path / "E91.yaml"
     path.write_text("id: E91\ntitle: t\nbase: {layers: {}, max_iters: 2, samples: 3, temperature: 0.7}\n")

@@ -39,6 +39,7 @@ def _within_cap(ws: Workspace, name: str, result: dict) -> bool:
 # -- ctx_find: bounded regex, streaming count ------------------------------------------------------------------
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_catastrophic_regex_is_stopped_with_a_tool_error():
     ws = _ws(tool_timeout_s=0.5)
     ref = ws.store.put(CATASTROPHIC[1])
@@ -47,6 +48,7 @@ def test_catastrophic_regex_is_stopped_with_a_tool_error():
     assert ws.call("ctx_find", ref, "a+b")["total"] == 1  # the host is free for the next call
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_the_step_deadline_bounds_a_tool_call():
     ws = _ws(tool_timeout_s=60)
     ref = ws.store.put(CATASTROPHIC[1])
@@ -168,6 +170,7 @@ def test_ast_query_keeps_the_first_k_in_source_order_and_counts_the_rest(rust_fi
     ("import os, signal; os.kill(os.getpid(), signal.SIGKILL)", "killed by SIGKILL"),
     ("import threading, time; threading.Thread(target=time.sleep, args=(5,)).start()", "background threads"),
 ])
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_a_dying_worker_is_restarted_and_the_step_says_why(code, how):
     repl = RLMLabInterpreter(Workspace(), step_timeout=10)
     try:
@@ -191,6 +194,7 @@ def test_worker_memory_limit_turns_a_huge_allocation_into_an_error():
         repl.shutdown()
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_a_crashed_step_is_recorded_and_the_run_goes_on(tmp_path):
     lm = make_lm("scripted", script=[
         {"reasoning": "1", "code": "import os\nos._exit(9)"},
@@ -204,6 +208,7 @@ def test_a_crashed_step_is_recorded_and_the_run_goes_on(tmp_path):
     assert any("WorkerCrash" in json.dumps(r) for r in stored)
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_huge_step_output_is_clipped_in_the_stored_trajectory(tmp_path):
     lm = make_lm("scripted", script=[
         {"reasoning": "1", "code": "print('x' * 10**7)"},

@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import papermill
 import pytest
 
 from rlmlab import PROJECT_ROOT
@@ -75,6 +74,8 @@ def lab(rlmlab_kernel, tmp_path, rust_file):
     need_chromium()
     root = tmp_path / "lab"
     root.mkdir()
+    import papermill  # 0.5 s to import: only the tests that run a notebook pay it
+
     papermill.execute_notebook(str(PROJECT_ROOT / "notebooks" / "00_tour.ipynb"), str(root / "00_tour.ipynb"),
                                parameters={"lm": "scripted:probe", "learner_lm": "scripted:arith",
                                            "rust_source": str(rust_file), "runs_dir": str(tmp_path / "runs")},
@@ -215,6 +216,8 @@ def executed_guide(rlmlab_kernel, tmp_path):
     need_chromium()
     root = tmp_path / "lab"
     root.mkdir()
+    import papermill  # 0.5 s to import: only the tests that run a notebook pay it
+
     papermill.execute_notebook(str(PROJECT_ROOT / "notebooks" / "01_explore_traces.ipynb"),
                                str(root / "01_explore_traces.ipynb"),
                                parameters={"lm": "scripted:probe", "runs_dir": str(tmp_path / "runs")},

@@ -20,6 +20,7 @@ def _stopped(traj, which, done):
     assert any(n.startswith(f"stopped before the next step: budget {which} reached") for n in traj.notes)
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_max_tokens_stops_before_the_step_that_would_start_past_it(tmp_path):
     lm = make_lm("scripted", script=steps("print(ctx_stats(context)['lines'])", "print(2)", "SUBMIT(answer='3')"))
     traj = run_rlm("How many lines?", TEXT, lm=lm, runs_dir=tmp_path, max_tokens=1)

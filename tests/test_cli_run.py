@@ -57,6 +57,7 @@ def _run(tmp_path: Path, lm: str, monkeypatch, *extra: str) -> tuple[str, Trajec
     return out, Trajectory.read_jsonl(run_dir / TRAJECTORY_FILE), run_dir
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_rlm_run_piped_keeps_its_summary_within_the_columns_rlm_show_keeps_to(tmp_path, monkeypatch):
     """Its iteration table was about 210 columns wide in a log: now in blocks of whole columns within 100, each
     led by the row's # and code, as ``rlm show`` prints it; ``--wide`` gives the one wide table."""
@@ -80,6 +81,7 @@ def _unwrapped(out: str) -> str:
     return " ".join(out.split())
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_rlm_run_with_an_empty_answer_says_why_as_rlm_show_does(tmp_path, monkeypatch, failing_lm):
     out, traj, run_dir = _run(tmp_path, failing_lm, monkeypatch, "--max-iters", "2")
     assert traj.answer is not None and not traj.answer.strip() and not traj.submitted
@@ -94,6 +96,7 @@ def test_rlm_run_with_an_empty_answer_says_why_as_rlm_show_does(tmp_path, monkey
     assert said in shown  # the same line rlm show prints, from the same code
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_a_run_with_an_answer_prints_no_reason(tmp_path, monkeypatch):
     out, traj, run_dir = _run(tmp_path, "scripted:probe", monkeypatch)
     assert traj.answer and traj.submitted
@@ -108,6 +111,7 @@ def _runs_here(command: str) -> bool:
     return found is not None
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_rlm_run_hints_a_command_that_runs_without_an_activated_venv(tmp_path, monkeypatch):
     """After ``make demo`` there is no ``rlmlab`` on PATH until ``source .venv/bin/activate``: the hint names this
     environment's ``rlmlab`` so that it runs as printed (it printed a bare ``rlmlab``)."""

@@ -153,6 +153,7 @@ def test_rlm_run_fills_the_trace_and_jsonl_keeps_it(rust_file, tmp_path):
     assert "Context trace" in _render(trajectory_summary(traj)) and "GrepResult" in _render(trajectory_summary(again))
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_failed_tool_call_and_batched_sub_calls():
     lm = make_lm("scripted", script=[
         {"reasoning": "bad", "code": "r = llm_query_batched(['one?', 'two?'])\nctx_slice(context, 10, 5)"},

@@ -15,6 +15,7 @@ from rlmlab.teach import LMLearner
 from rlmlab.teach._learner import LEARNER_GRAMMAR, Exchange
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_run_options_default_to_grammar_and_a_scripted_lm_records_that_it_ran_free(tmp_path):
     assert RunOptions().decoding == "grammar" and CodeRunOptions().decoding == "grammar"
     lm = make_lm("scripted", script=[{"reasoning": "r", "code": "SUBMIT(answer=4)"}])

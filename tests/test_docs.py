@@ -286,6 +286,7 @@ def test_quoted_names_and_paths_exist(page):
 
 
 @pytest.mark.parametrize("page", PAGES, ids=_ids(PAGES))
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_links_and_images_exist(page):
     assert check_links(page.read_text(encoding="utf-8"), page) == []
 

@@ -99,6 +99,7 @@ def test_guest_code_cannot_break_the_interpreter_globals(kind):
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_errors_are_recoverable_and_a_timeout_is_per_implementation(kind):
     repl = make(kind, timeout=0.5)
     with pytest.raises(SyntaxError):
@@ -164,6 +165,7 @@ def test_callbacks_fire_for_startup_execute_tool_calls_and_shutdown(kind):
                           ("tool_result", 42), ("executed", 42), "shutdown"]
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_startup_callbacks_fire_again_when_a_timeout_restarts_the_worker():
     rec = Recorder()
     repl = make("rlmlab", timeout=0.5, callbacks=[rec])
@@ -262,6 +264,7 @@ def test_metered_rlm_tolerates_a_predictor_without_signature(rust_file):
     assert rlm.trace.events[0].kind is EventKind.SystemPrompt
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_acall_is_metered_like_the_sync_call(rust_file):
     # Regression: acall() ran unmetered (0 iteration records, 0 trace events). The scripted LM has no async
     # engine, so the actions come from a replaced predictor on both paths.

@@ -24,6 +24,7 @@ def plain_shell():
     InteractiveShell.clear_instance()
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_a_tool_error_is_one_line_in_a_plain_ipython_shell(plain_shell):
     from IPython.utils.capture import capture_output
 

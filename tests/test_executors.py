@@ -116,6 +116,7 @@ def test_scratchpad_truncated_history(rust_file, tmp_path):
     assert again.executor == "scratchpad" and again.iterations[3].output == f"count {n}"
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_scratchpad_sub_llm_turing_and_no_submit(rust_file):
     text = rust_file.read_text()
     lm = make_lm("scripted", script=[
@@ -167,6 +168,7 @@ def test_every_executor_logs_into_a_supplied_trace(name, rust_file):
         make_executor(name, trace=trace)
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_all_executors_one_call_same_shape(rust_file, tmp_path):
     text = rust_file.read_text()
     n = text.count("pub async fn")
@@ -262,6 +264,7 @@ def test_react_task_is_one_user_turn_for_the_turing_guard(rust_file):
     assert first.turing[0]["hooks"] == ["empty_promise"]
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_converged_counts_submitted_answers_and_the_extract_fallback_is_its_own_figure(rust_file):
     """Issue 30: a run that hit the iteration limit and was answered only by DSPy's extract fallback counted as
     converged. Now ``converged`` is SUBMIT with no error, and ``fallback`` marks the other kind of answer."""

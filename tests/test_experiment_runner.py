@@ -51,6 +51,7 @@ def test_e7_writes_every_reproducibility_file_and_shows_the_leakage_gap(tmp_path
     assert len(list((d / "trajectories").glob("*/trajectory.jsonl"))) == 4
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_a_killed_run_resumes_without_redoing_finished_tasks(tmp_path, code_tasks):
     first = run_experiment("E1", lm="scripted:probe", task_list=code_tasks, runs_dir=tmp_path, progress=False)
     results = first.run_dir / "results.jsonl"
@@ -68,6 +69,7 @@ def test_a_killed_run_resumes_without_redoing_finished_tasks(tmp_path, code_task
         run_experiment("E1", lm="scripted:probe", task_list=code_tasks, runs_dir=tmp_path, resume="nope")
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_e12_rollouts_and_parallel_workers(tmp_path, code_tasks):
     run = run_experiment("E12", lm="scripted:probe", task_list=code_tasks[:1], runs_dir=tmp_path, progress=False,
                          rollouts=2, conditions=["contrastive"])
@@ -78,6 +80,7 @@ def test_e12_rollouts_and_parallel_workers(tmp_path, code_tasks):
     assert sorted(r["task_id"] for r in read_results(par.run_dir / "results.jsonl")) == ["async", "structs"]
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_e4_materialises_the_guide_once_and_injects_its_summary(tmp_path):
     ttl = PROV_TTL.read_text()
     tasks = [MemoryTask(f"q{i}", "Which class is the domain of prov:wasGeneratedBy?", ttl, "prov",
@@ -93,6 +96,7 @@ def test_e4_materialises_the_guide_once_and_injects_its_summary(tmp_path):
         assert context["layers"][3]["injected"] and context["layers"][3]["chars"] <= 1000
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_cli_compare_two_runs(tmp_path, code_tasks):
     from click.testing import CliRunner
 
@@ -111,6 +115,7 @@ def test_cli_compare_two_runs(tmp_path, code_tasks):
     assert bad.exit_code == 2 and "no results.jsonl" in bad.output
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_rollouts_of_a_condition_that_does_not_learn_run_as_separate_units(tmp_path, code_tasks):
     run = run_experiment("E1", lm="scripted:probe", task_list=code_tasks, runs_dir=tmp_path, progress=False,
                          rollouts=2, workers=2)
@@ -125,6 +130,7 @@ def test_rollouts_of_a_condition_that_does_not_learn_run_as_separate_units(tmp_p
     assert judged == {tid for units in by_task.values() for *_, tid in units}
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_run_dir_names_the_run_and_continues_it(tmp_path, code_tasks):
     target = tmp_path / "nb-run"
     first = run_experiment("E1", lm="scripted:probe", task_list=code_tasks[:1], run_dir=target, progress=False)
@@ -140,6 +146,7 @@ def test_unknown_backend_is_a_config_error(tmp_path, code_tasks):
         run_experiment("E1", lm="scripted:probe", task_list=code_tasks, runs_dir=tmp_path, backend="dask")
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_max_iters_and_lm_options_override_every_condition_and_are_recorded(tmp_path, code_tasks):
     run = run_experiment("E7", lm="scripted:probe", task_list=code_tasks[:1], runs_dir=tmp_path, progress=False,
                          max_iters=1, lm_options={"max_tokens": 32})

@@ -218,6 +218,7 @@ def test_the_loop_refuses_an_unknown_selection(tmp_path):
         ReasoningBankLoop(store, executor=lambda *a: None, selection="judge")
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_golden_yield_counts_code_rollouts_the_oracles_accept(tmp_path, rust_file):
     from rlmlab.oracle import AnalysisResult, TraceValidator
 

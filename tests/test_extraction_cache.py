@@ -60,6 +60,7 @@ def test_an_edited_file_is_extracted_again(files, tmp_path):
     assert records(again) == records(extract_files(edited, WHAT))
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_a_parser_or_extractor_change_invalidates(files, tmp_path, monkeypatch):
     path = tmp_path / "x.sqlite"
     extract_files(files, WHAT, cache=path)
@@ -94,6 +95,7 @@ def test_a_corrupt_cache_file_is_rebuilt_with_one_warning(files, tmp_path, caplo
     assert (tmp_path / "x.sqlite.corrupt").read_bytes().startswith(b"this is not SQLite")
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_a_row_naming_code_is_refused_and_extracted_again(files, tmp_path, caplog):
     path = tmp_path / "x.sqlite"
     with ExtractionCache(path) as cache:

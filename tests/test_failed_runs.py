@@ -10,6 +10,7 @@ import pytest
 from rlmlab.experiments import run_experiment
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_every_lm_call_failing_marks_the_condition_failed(tmp_path):
     run = run_experiment("E1", lm="scripted:fail", suite="arith", tasks=2, runs_dir=tmp_path, progress=False)
     s = run.summary["main"]
@@ -31,6 +32,7 @@ def test_the_cli_exits_non_zero_with_one_line_when_every_run_failed(tmp_path):
     assert "every run of main failed" in proc.stderr and "scripted:fail" in proc.stderr
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_a_huge_step_output_is_stored_clipped_with_its_full_size(tmp_path):
     from rlmlab.executors import Trajectory, run_rlm, run_scratchpad
     from rlmlab.lm import make_lm

@@ -299,6 +299,7 @@ def assert_strict_jsonl(path: Path) -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_a_malformed_input_is_one_line_naming_the_file(case: Case, tmp_path, monkeypatch):
     monkeypatch.chdir(Path(__file__).resolve().parent.parent)  # the project root: data/ paths in args
     file = tmp_path / f"in{case.suffix}"
@@ -380,6 +381,7 @@ def test_random_trace_fields(tmp_path, changes):
 @_FAST
 @given(st.dictionaries(st.sampled_from(list(PACK_OK) + ["tags", "role", "layer", "template", "id", "domain"]),
                        _json, max_size=4))
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_random_pack_fields(tmp_path, changes):
     db = tmp_path / "p.sqlite"
     db.unlink(missing_ok=True)

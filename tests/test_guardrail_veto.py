@@ -80,6 +80,7 @@ def test_the_loop_stops_injecting_a_template_after_it_misfired_on_a_near_shape(t
         assert third.success  # its own code, nothing copied
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_exploration_stops_forcing_a_template_the_judge_rejected_on_this_task(tmp_path):
     """An injected template is copied by the first sample and rejected; the next samples of the same task are not
     made to copy it again (its guardrail only commits after the task), and one of them solves the task."""

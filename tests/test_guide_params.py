@@ -51,6 +51,7 @@ def test_as_list_of_int_refuses_what_is_not_integers(value):
         as_list(value, "levels", int)
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_a_json_string_of_conditions_runs_those_conditions(tmp_path):
     run = run_experiment("E13", lm="scripted:probe", suite="arith", tasks=1, runs_dir=tmp_path, progress=False,
                          conditions=as_list('["grammar_templates"]', "conditions"))
@@ -90,6 +91,7 @@ def test_finished_run_skips_foreign_and_broken_directories(tmp_path):
     assert finished_run(tmp_path / "missing", "E1", {}) is None
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_the_run_browser_static_form_says_how_to_open_each_row_with_an_absolute_run_dir(tmp_path, monkeypatch):
     from rlmlab.jupyter import RunBrowser, TrajectoryExplorer
 
@@ -167,6 +169,7 @@ def _at_commit(monkeypatch, sha: str, dirty: bool = False) -> None:
                                                                   "git_dirty": dirty})
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_resume_latest_continues_a_run_cut_short_at_the_same_commit_and_runs_only_its_remaining_tasks(
         tmp_path, monkeypatch, capsys):
     from rlmlab._faults import fault_hook

@@ -61,6 +61,7 @@ def test_a_store_file_and_records_written_before_keep_reading(tmp_path):
     assert new.key.startswith("context@") and store.get(recorded) == "old text" and store.get(new) == "new text!"
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_the_default_workspace_of_from_rlmlab_import_blob():
     code = ("from rlmlab import blob, ctx_stats\n"
             f"ra = blob({TEXT_A!r}, name='mod.rs'); rb = blob({TEXT_B!r}, name='mod.rs')\n"
@@ -69,6 +70,7 @@ def test_the_default_workspace_of_from_rlmlab_import_blob():
     assert out.split() == ["BlobRef(key='mod.rs',", "n=30)", "10", "30", "10"]
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_the_repl_worker_of_an_rlm_run_and_a_workspace_shared_by_two_runs(tmp_path):
     ws = Workspace()
     code = (f"ra = blob({TEXT_A!r}, name='mod.rs')\nrb = blob({TEXT_B!r}, name='mod.rs')\n"

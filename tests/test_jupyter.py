@@ -177,6 +177,7 @@ def test_rlm_budget_and_turing_magics_run_a_task_and_show_the_widgets(rust_file,
     assert isinstance(shell.run_line_magic("turing", f"log {view.db_path}"), InteractionLogView)
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_magic_and_tool_errors_show_one_line_and_xmode_verbose_the_traceback(shell):
     from IPython.utils.capture import capture_output
 
@@ -205,6 +206,7 @@ def test_magic_and_tool_errors_show_one_line_and_xmode_verbose_the_traceback(she
     assert shell.custom_exceptions == ()
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_an_rlm_cell_whose_lm_calls_all_failed_fails_with_one_line(tmp_path, shell):
     from IPython.utils.capture import capture_output
 
@@ -232,6 +234,7 @@ def test_an_rlm_cell_whose_lm_calls_all_failed_fails_with_one_line(tmp_path, she
     assert shown.stdout.strip().startswith("MagicError: %%rlm: --lm nosuchprovider: LM spec 'nosuchprovider'")
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_terminal_repl_shows_a_tool_error_in_one_line(tmp_path):
     code = "r = blob('abc')\nctx_peek(r, 99999)\n1/0\ntraceback()\n"
     proc = subprocess.run([sys.executable, "-m", "rlmlab.cli", "repl"], input=code, capture_output=True, text=True,
@@ -242,6 +245,7 @@ def test_terminal_repl_shows_a_tool_error_in_one_line(tmp_path):
     assert "ZeroDivisionError" in rest and rest.count("Traceback") == 2  # 1/0 as usual; traceback() shows the last
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_kernel_install_turns_on_lab_widget_state_and_keeps_other_overrides(tmp_path):
     from rlmlab.jupyter import install_lab_settings
     from rlmlab.jupyter._kernelspec import LAB_OVERRIDES, lab_settings_dir

@@ -108,6 +108,7 @@ def test_oracle_computes_aggregates_from_tree_sitter_facts(task_id, wrong):
     assert not mine.success and not truth.success and mine.confidence == 1.0, mine.rationale
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_oracle_finds_the_most_implemented_trait_the_hand_labelled_task_names():
     task = TASKS["code-l5-06"]  # labelled by hand: AsyncRead, Future not counted
     asked = replace(task, query="Which trait is implemented by the largest number of distinct types in the io/util "

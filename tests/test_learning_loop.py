@@ -44,6 +44,7 @@ def _tasks(text):
     ]
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_closed_loop_learns_from_one_task_for_the_next(tmp_path, file_text):
     script = Script([COUNT, SUBMIT_TOTAL, BAD_SLICE, GUESS, COUNT, SUBMIT_TOTAL])
     with MemoryStore(tmp_path / "bank.db") as store:
@@ -79,6 +80,7 @@ def test_closed_loop_learns_from_one_task_for_the_next(tmp_path, file_text):
     assert len(list((tmp_path / "runs" / loop.run_id / "trajectories").glob("*/trajectory.jsonl"))) == 3
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_matts_picks_the_best_rollout_and_extracts_contrastively(tmp_path, file_text):
     script = Script([BAD_SLICE, GUESS, COUNT, SUBMIT_TOTAL])
     with MemoryStore(tmp_path / "bank.db") as store:

@@ -99,6 +99,7 @@ def test_exploration_stops_at_the_first_accepted_sample_and_reports_pass_at_n_pe
     assert again.rows == 6
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_a_key_free_judge_decides_learning_while_rows_are_scored_by_the_answer_key(tmp_path):
     # exact (string equality) stands in for a key-free judge: it rejects "9.0", which the reference accepts
     config = experiment_file(tmp_path, "base: {layers: {}, max_iters: 2, judge: {arith: exact}}\n", "E91")
@@ -122,6 +123,7 @@ def test_learning_curve_windows_and_config_errors(tmp_path):
                        runs_dir=tmp_path, progress=False, test_suite=tmp_path / "missing.jsonl")
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_experiment_run_cli_takes_a_test_suite_and_prints_the_learning_line(tmp_path):
     config = experiment_file(tmp_path, "base: {layers: {}, max_iters: 1}\n", "E91")
     stream = tmp_path / "stream.jsonl"

@@ -406,6 +406,7 @@ BANK = st.lists(st.tuples(st.sampled_from(["success", "failure"]), st.integers(0
 
 @settings(max_examples=50, deadline=None)
 @given(bank=BANK, max_items=st.integers(0, 10), f_success=st.integers(0, 5), f_failure=st.integers(0, 5))
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_bounded_forgetting_properties(bank, max_items, f_success, f_failure):
     if f_success + f_failure > max_items:
         f_success, f_failure = min(f_success, max_items), max(0, min(f_failure, max_items - f_success))

@@ -22,6 +22,7 @@ def _selfcheck():
     return module
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_a_child_killed_by_sigill_is_exit_3_and_named(capsys):
     assert _selfcheck().main("import os, signal; os.kill(os.getpid(), signal.SIGILL)") == 3
     assert "killed by SIGILL" in capsys.readouterr().out

@@ -78,6 +78,7 @@ def _tasks(text: str) -> list[MemoryTask]:
         "Count the public async functions of file.rs"))]
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_the_loop_admits_the_candidates_of_accepted_runs_only(tmp_path, rust_file):
     text = rust_file.read_text()
     add = ("mem_add('{t}', 'count pub async fn in a Rust file', '{c}', 'success')\n"

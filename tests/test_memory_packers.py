@@ -53,6 +53,7 @@ def test_text_packer_never_exceeds_budget(text, budget):
 
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 1200))
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_l0_sense_card_never_exceeds_budget(budget):
     assert len(sense_card(PROV_TTL, budget)) <= budget
 
@@ -69,6 +70,7 @@ _constraint = st.one_of(st.sampled_from(PROV_CONSTRAINTS), _words)
 
 @settings(max_examples=80, deadline=None)
 @given(st.lists(_constraint, max_size=30), st.lists(st.one_of(_text, _words), max_size=12), _budget)
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_l1_packer_never_exceeds_budget(constraints, bullets, budget):
     assert len(pack_constraints(constraints, bullets, budget)) <= budget
 

@@ -132,6 +132,7 @@ def _bank(store, n=400, seed=3):
     return rng, vocab, weights
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_or_step_equals_the_plain_or_ranking(store):
     # MaxScore prunes rows that cannot reach the k-th score; the result must be the one the OR of every word gives.
     rng, vocab, weights = _bank(store)

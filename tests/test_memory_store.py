@@ -259,6 +259,7 @@ def small_store():
 
 @settings(max_examples=200, deadline=None)
 @given(query=st.text(max_size=60))
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_any_text_is_a_safe_query(small_store, query):
     hits = small_store.search(query)
     assert isinstance(hits, list) and (hits == [] or fts_query(query) is not None)

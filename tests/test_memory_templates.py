@@ -390,6 +390,7 @@ def seeded(tmp_path_factory):
 
 
 @pytest.mark.parametrize("prefix, task_id", [(p, t) for p, t, _ in ODD_CHECKS if t not in NOT_RETRIEVABLE])
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_retrieval_injects_the_right_template_first(seeded, prefix, task_id):
     task = ODD[task_id].to_memory_task()
     built = ContextBuilder(seeded, toggles=["L2"]).build(task, log=False)
@@ -470,6 +471,7 @@ def test_fields_and_variants_template(query):
     assert judged(task, answer).success, answer
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_defines_template_answers_yes_and_no():
     from rlmlab.oracle import TreeSitterOracle
 
@@ -491,6 +493,7 @@ def test_defines_template_answers_yes_and_no():
      {"property": "rdfs:domain", "class": "prov:Influence"}),
     ("A quantity plus N less than half", "arith-gsm-13", {"amount": 60, "divisor": 2, "less": 5}),
 ])
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_a_filled_template_runs_as_one_step_of_the_real_executor(prefix, task_id, values):
     """The template as a model step: the scratchpad executor runs it in its worker process and records the answer."""
     from rlmlab.executors import run_scratchpad

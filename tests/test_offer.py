@@ -48,6 +48,7 @@ def _first(train, kind: str):
     return next(t for t in train if t.kind == kind)
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_the_context_kind_comes_from_the_text_and_the_attached_ontology(train):
     assert context_kind(task_context(_first(train, "count_structs"))) == "rust"
     assert context_kind("") == "none"
@@ -250,6 +251,7 @@ def test_a_list_answer_joins_one_capture_of_every_match(train):
     assert got == task.expected
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_llama_cpp_parses_the_closed_step_grammars(train):
     from llama_cpp import LlamaGrammar
 
@@ -269,6 +271,7 @@ def test_a_whole_result_is_read_by_a_top_level_key_first(train):
     assert _accepts(g, _step(task, 'SUBMIT(answer=len(answer["matches"]))'))
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_over_rust_a_printed_number_is_not_retyped_into_arithmetic(train):
     task = _first(train, "count_unwrap_calls")
     g = _submit_grammar(task, 'answer = ctx_find(context, r"x")\nprint(answer)',
@@ -382,6 +385,7 @@ def test_a_count_is_answered_by_a_number_not_a_line_or_a_capture(train):
 
 
 @pytest.mark.parametrize("kind", ["does_implement", "defines_struct"])
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_a_yes_no_question_is_answered_by_the_choice_over_what_a_tool_found(train, kind):
     task = _first(train, kind)
     found = SimpleNamespace(code='hits = ast_query(context, "(impl_item) @item")', output="(no output)")
@@ -520,6 +524,7 @@ def test_function_words_are_listed_once_each():
     assert frozenset(listed) == _literals.FUNCTION_WORDS
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_a_question_without_a_closed_sparql_space_falls_back_and_says_so(tmp_path):
     """Issue 53: for an argmax over subclasses the step-space builder raised ``no SPARQL body uses rdfs:subClassOf
     with 1 variable(s)`` while memory fitted its templates, and the whole 80-task run ended there."""

@@ -163,6 +163,7 @@ _TEXT = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data(), budget=st.integers(min_value=-5, max_value=2500))
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_pack_constraints_never_exceeds_its_budget(prov_constraints, data, budget):
     antipatterns = load_antipatterns()
     cons = data.draw(st.lists(st.sampled_from(prov_constraints) | _TEXT, max_size=40))
@@ -281,6 +282,7 @@ def _tokio_src() -> Path:
     return Path(found[-1])
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_crate_sense_card_of_tokio():
     src = _tokio_src()
     card = crate_sense_card(src)

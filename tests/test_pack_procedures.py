@@ -119,6 +119,7 @@ def test_without_memory_the_generic_operations_compose_the_same_answers(train):
         assert result.answer not in (None, ""), result
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_llama_cpp_parses_the_grammars_with_generic_operations_and_retrieved_procedures(train, pack):
     from llama_cpp import LlamaGrammar
 
@@ -129,6 +130,7 @@ def test_llama_cpp_parses_the_grammars_with_generic_operations_and_retrieved_pro
 
 
 @pytest.mark.parametrize("kind", sorted(PROCEDURES))
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_the_pack_procedure_answers_the_first_train_task_of_each_kind(train, pack, kind):
     """Run in the real REPL and judged by the task's judge (the answer key; the oracle for code tasks)."""
     task = _first(train, kind).to_memory_task()

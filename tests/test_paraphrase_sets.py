@@ -52,6 +52,7 @@ def test_the_sources_are_the_ones_the_writer_used(suite, split):
     assert not changed, f"sources differ from what the writer saw: {changed[:5]}"
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_dev_and_test_share_no_source():
     for suite in ("code", "text"):
         dev, test = ({t.domain for t in load_suite(f"{suite}-paraphrase-{s}")} for s in ("dev", "test"))

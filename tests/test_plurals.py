@@ -79,6 +79,7 @@ def test_the_check_finds_a_hedged_count(tmp_path):
     assert _hedged_counts(page) == ["2: task(s) each,", "2: match(es)"]
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_an_experiment_of_one_task_and_one_step_says_so_in_the_singular(tmp_path, capsys):
     """The per-task line `experiment run` and the demo print, and the run's table title, for one step of one
     task ("1 iterations" and "1 rows" before)."""

@@ -24,6 +24,7 @@ def _constrainable():
     return lm
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_an_experiment_run_directory_says_what_ran(tmp_path):
     run = run_experiment("E13", lm=_constrainable(), suite="arith", tasks=2, conditions=["grammar_templates"],
                          runs_dir=tmp_path, progress=False)

@@ -125,6 +125,7 @@ def test_shape_must_be_text():
     assert MemoryItem(title="t", description="d", content="c", polarity="success", shape="\n \n").shape is None
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_recall_at_1_on_a_real_bank(bank):
     tasks = {t.id: t for t in load_suite("arith", levels=[1])}
     chosen = [tasks[i] for i in ("arith-math20-q1", "arith-math20-q3", "arith-math20-q7", "arith-math20-q15")]

@@ -72,6 +72,7 @@ def test_reader_agrees_with_the_writers_labels_on_the_dev_split(q):
         assert c in f"{intent.subject} {intent.name_pattern}", (c, intent)
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_every_dev_reference_answer_is_verified_or_left_undecided():
     """Not a single reference answer fails: the oracle agrees with the writer or says it cannot tell."""
     v = TraceValidator()

@@ -16,6 +16,7 @@ TEXT = "".join(f"line {i}: nothing here\n" for i in range(40)) + "the vault code
     f"line {i}: nothing here\n" for i in range(40, 80))
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_a_depth_2_run_hands_a_child_one_handle_and_records_the_tree(tmp_path):
     lm = make_lm("scripted", script=steps(
         # parent step 1: the second of four parts goes to a sub-run, by handle
@@ -56,6 +57,7 @@ def split_key(text: str, n: int, i: int) -> str:
     return content_key(split_lines(text, n)[i])
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_depth_1_offers_no_rlm_query_and_a_forged_handle_is_refused():
     lm = make_lm("scripted", script=steps("rlm_query('q', context)", "ctx_chunks(context, 2)", "SUBMIT(answer='x')"))
     traj = run_rlm("q", TEXT, lm=lm)  # max_depth 1: today's behaviour, and no tool for handing out parts
@@ -67,6 +69,7 @@ def test_depth_1_offers_no_rlm_query_and_a_forged_handle_is_refused():
     assert "holds no blob 'someone_elses_blob'" in traj.iterations[0].output and not traj.children
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_rlm_query_batched_runs_children_side_by_side_and_keeps_their_order():
     child = "SUBMIT(answer=str(ctx_stats(context)['lines']))"
     lm = make_lm("scripted", script=steps(
@@ -79,6 +82,7 @@ def test_rlm_query_batched_runs_children_side_by_side_and_keeps_their_order():
     assert sorted(traj.iterations[0].children) == sorted(c.run_id for c in traj.children)
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_a_budget_holds_over_the_tree_and_nothing_done_is_lost():
     lm = make_lm("scripted", script=steps(
         "ans = rlm_query('q', ctx_chunks(context, 2)[0])\nprint(ans)",

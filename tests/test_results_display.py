@@ -70,6 +70,7 @@ def test_terminal_repl_shows_text_with_real_line_breaks(tmp_path):
 BYTES_RS = "/usr/share/cargo/registry/bytes-1.2.1/src/bytes.rs"
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_ast_query_shows_the_query_as_given_and_an_unbalanced_query_points_at_its_open_paren(tmp_path):
     # the header collapsed the query's spaces and line breaks into one quoted line and rich re-wrapped it to the
     # table's width; an unbalanced query's caret sat after its last character, not under the ( never closed

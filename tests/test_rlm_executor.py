@@ -47,6 +47,7 @@ def test_scripted_run_on_real_rust_file(rust_file, tmp_path):
     assert again.answer == traj.answer and again.iterations[4].leakage == it[4].leakage
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_string_mode_leaks_more_into_variable_listing(rust_file):
     text = rust_file.read_text()
     handle = run_rlm("q", text, lm=make_lm("scripted", script=steps(
@@ -90,6 +91,7 @@ def test_max_iterations_uses_extract_fallback():
 
 
 @pytest.mark.parametrize("written", ["'{answer}'", "{answer}", "<answer>", "The output is:", "56"])
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_the_extract_fallback_never_returns_a_placeholder_or_an_uncomputed_value(written):
     """Issue 53: the extract step wrote the literal '{answer}' (13 of 40 text questions) or a sentence; an answer the
     run never computed is no answer, and the run says so."""
@@ -146,6 +148,7 @@ def test_supplied_trace_receives_each_iterations_events_as_the_run_goes():
     ]
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_without_a_trace_each_run_gets_its_own_with_trace_budget():
     lm = make_lm("scripted", script=steps("SUBMIT(answer='a')") * 2)
     first, second = (run_rlm("q", "c", lm=lm, trace_budget=123) for _ in range(2))

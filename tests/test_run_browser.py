@@ -64,6 +64,7 @@ def test_every_agent_run_keeps_its_lm_calls_with_prompt_completion_and_step(run_
     assert broken[0].completion is None and broken[0].messages  # what was sent is kept even when the call failed
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_explorer_opens_a_task_of_an_experiment_run_and_shows_its_prompts(run_dir):
     from rlmlab.jupyter import TrajectoryExplorer
 

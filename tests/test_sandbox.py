@@ -81,6 +81,7 @@ def test_file_outside_the_scratch_directory_cannot_be_written(tmp_path):
 
 
 @needs_confined
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_tcp_to_localhost_is_refused():
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
@@ -330,6 +331,7 @@ def test_a_worker_that_cannot_confine_itself_refuses_to_serve(monkeypatch):
 # -- experiment configs ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_experiment_conditions_choose_the_sandbox(tmp_path):
     from rlmlab.errors import ConfigError
     from rlmlab.experiments import load_experiment, run_experiment
@@ -354,6 +356,7 @@ def test_experiment_conditions_choose_the_sandbox(tmp_path):
     assert used.get("none") and (expected is None or used.get(expected)), used
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_cli_sandbox_option(monkeypatch, tmp_path):
     from click.testing import CliRunner
 
@@ -370,6 +373,7 @@ def test_cli_sandbox_option(monkeypatch, tmp_path):
     assert "--sandbox sandbox: confined is required but unavailable: bwrap not found" in res.output
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_the_scratch_quota_stops_a_worker_that_fills_its_directory(tmp_path):
     """RLIMIT_FSIZE caps one file; the red team filled scratch with 64 MiB files up to 1 GiB (huge_dense)."""
     import subprocess

@@ -50,6 +50,7 @@ def test_paired_binary_reads_the_table_from_outcomes_and_says_the_verdict():
     assert paired_binary(b, a).verdict == "holds"
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_bootstrap_agrees_with_newcombe_on_a_large_table_and_is_seeded():
     a = [1] * 59 + [1] * 6 + [0] * 16 + [0] * 80
     b = [1] * 59 + [0] * 6 + [1] * 16 + [0] * 80
@@ -299,6 +300,7 @@ def test_cli_notebook_flag_leaves_the_executed_notebook_beside_the_results(rlmla
     assert read_scorecard(tmp_path / "card").params["claims"] == ["s004.E7"]
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_ctrl_c_keeps_the_finished_rows_and_says_where(tmp_path):
     from rlmlab.errors import RunInterrupted
 

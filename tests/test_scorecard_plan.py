@@ -54,6 +54,7 @@ def test_the_loop_and_decoding_rows_pair_each_experiment_with_the_condition_it_a
     assert lines[0].startswith("plan: 7 rows, 9 arms (5 arm runs saved by sharing), 18 items, projected")
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_the_full_plan_runs_every_row_at_60_items_and_each_shared_arm_once(tmp_path):
     entries = select_claims()
     ctx = ScoreContext(make_lm("scripted:probe"), "probe", DEFAULT_N, tmp_path)

@@ -119,6 +119,7 @@ def test_the_space_refuses_what_the_model_wrote_before_it(tasks):
                                       f"?y rdfs:subClassOf {subject} }}"))
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_an_ontology_step_writes_a_query_runs_it_and_submits_it_never_a_number(tasks):
     task = next(t for t in tasks if t.meta.get("kind") == "label")
     ws = Workspace(registry=TOOLS)
@@ -199,6 +200,7 @@ def hierarchy_splits(task, steps: str, good: str, *bad: str) -> None:
     space_splits(task, good.replace("{c}", c), *(b.replace("{c}", c) for b in bad))
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_the_question_s_words_name_the_text_test_and_the_hierarchy_steps(tasks):
     """"begins with" is STRSTARTS (not STRENDS), "at any depth" needs + or *, "a direct rdfs:subClassOf" none, "two
     rdfs:subClassOf steps" a chain through the join variable; "the domain and the range of P" is P rdfs:domain ?x,

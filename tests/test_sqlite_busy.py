@@ -44,6 +44,7 @@ def test_a_write_blocked_longer_than_the_busy_timeout_is_a_one_line_error(tmp_pa
         assert len(store.events()) == 1
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_a_write_blocked_shorter_than_the_busy_timeout_waits_and_succeeds(tmp_path):
     path = tmp_path / "bank.sqlite"
     MemoryStore(path).close()
@@ -73,6 +74,7 @@ def test_the_busy_timeout_defaults_to_30_s_and_can_be_set_by_environment(tmp_pat
         MemoryStore(tmp_path / "a.sqlite")
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_the_blob_store_and_the_interaction_log_wait_and_fail_the_same_way(tmp_path):
     blobs, log = BlobStore(tmp_path / "blobs.sqlite", busy_timeout=0.2), InteractionLog(tmp_path / "turing.sqlite",
                                                                                           busy_timeout=0.2)

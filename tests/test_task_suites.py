@@ -125,6 +125,7 @@ def reference_answer(task) -> str:
 # -- the suites -------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", list(SUITES))
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_suite_loads_with_all_levels_and_unique_ids(suites, name):
     tasks = suites[name]
     assert len(tasks) >= 25
@@ -182,6 +183,7 @@ PROV = "PREFIX prov: <http://www.w3.org/ns/prov#>\nPREFIX rdfs: <http://www.w3.o
                                "rdfs:range ?range }"),
     ("arith", "arith-gsm-1", "The answer is 48."),
 ])
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_a_known_wrong_answer_is_rejected(suites, judges, name, task_id, wrong):
     (task,) = [t for t in suites[name] if t.id == task_id]
     verdict = _judge(judges, task).judge(task, traj(task.query, wrong))
@@ -195,6 +197,7 @@ def test_code_expected_answers_are_recomputed_from_the_sources():
         assert derive_expected(task) == want, task.id
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_sparql_references_return_rows_whatever_distinct():
     """Non-empty (except the tasks whose note says the right answer is empty), and DISTINCT-insensitive: rows are compared as multisets, so an agent's query that leaves
     out (or adds) DISTINCT must not fail on duplicates the question did not mention."""

@@ -192,6 +192,7 @@ def test_code_split_keeps_crates_apart_and_contexts_fit(code_tasks):
         assert len(task.to_memory_task().context) <= MAX_CONTEXT_CHARS
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_a_directory_outside_the_registry_is_a_dir_domain(tmp_path, tokio_src, ctags):
     src = tmp_path / "mysrc"
     shutil.copytree(tokio_src / "sync", src / "sync")
@@ -204,6 +205,7 @@ def test_a_directory_outside_the_registry_is_a_dir_domain(tmp_path, tokio_src, c
         recheck_code(task, ctags)
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_single_source_split_is_by_top_level_module(tmp_path):
     train, test = _generate(tmp_path, "one", "--suite", "code", "--source", "bytes", "--n", "30", "--seed", "5",
                             "--split")

@@ -122,6 +122,7 @@ def _check_needle(task: Task) -> None:
         assert stamps == sorted(stamps)
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_needle_answers_are_regrepped_in_real_sources_and_logs(needles):
     assert Counter(t.kind for t in needles) == {"needle_code": 3, "needle_logs": 3, "needles_list": 3,
                                                  "needles_count": 3}

@@ -34,6 +34,7 @@ def test_math20_loads_twenty_items_with_numeric_references():
     assert {"-5", "2.5", "22.5"} <= refs  # the negative and decimal cases are really there
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_math80_is_math20_then_sixty_generated_word_problems_with_answers_that_recompute():
     """data/math80.csv (the scorecard's seed-002 items past 20) is what data/make_math80.py writes, starts with
     math20, and every added answer is the exact value of the expression its family generated it from."""

@@ -4,6 +4,7 @@ import json
 import statistics
 
 import jsonschema
+import pytest
 
 from rlmlab.teach import TRACES_SCHEMA, Item, RunConfig, StopRules, bucket, load_csv, load_templates, run_teach
 from rlmlab.teach._learner import DemoLearner, Exchange, LearnerAnswer, VotingLearner
@@ -56,6 +57,7 @@ def test_full_demo_run_matches_the_expected_summary(tmp_path):
                                            for a in ("single", "try_again", "rts")])
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_over_many_seeds_the_simulator_gives_the_spec_figures_and_the_gate_matters():
     acc: dict = {}
     for seed in range(20):

@@ -67,6 +67,7 @@ def _arith(tid: str, query: str, expected: str) -> MemoryTask:
 # -- abstraction -----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_a_rust_trajectory_becomes_the_minimal_template_with_the_name_as_a_slot(tokio):
     task = tokio["wait"]
     traj, verdict = _judged(task, RETURN_TYPE)
@@ -95,6 +96,7 @@ def test_a_rust_trajectory_becomes_the_minimal_template_with_the_name_as_a_slot(
     assert normalise_template(ab.template) in {normalise_template(t) for t in pack if t}
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_arithmetic_numbers_become_slots_in_the_query_order_repeats_included():
     task = _arith("a1", "What is 125 + 389?", "514")
     traj, _ = _judged(task, [step("print('adding')\nx = 125\ny = 389"), step("answer = x + y\nSUBMIT(answer=answer)")])
@@ -113,6 +115,7 @@ def test_arithmetic_numbers_become_slots_in_the_query_order_repeats_included():
     assert ab3.template == "SUBMIT(answer={{apples:number}} - {{apples2:number}})"
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_sparql_curies_become_class_and_property_slots_inside_the_string():
     onto = {t.id: t for t in load_suite("ontology")}
     task = onto["onto-l1-01"]
@@ -143,6 +146,7 @@ def test_sparql_curies_become_class_and_property_slots_inside_the_string():
     assert item.template == ab.template and item.meta["admission"]["repairs"] == 1
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_minimal_code_follows_names_across_steps_and_names_what_is_missing():
     task = _arith("a1", "What is 6 * 7?", "42")
     traj = _run(task, [step("x = 6\nunused = 99\nprint(x)"), step("y = x * 7\ny += 0"),
@@ -177,6 +181,7 @@ def test_a_template_is_admitted_after_replay_with_its_record_in_meta(tokio):
     assert MemoryItem.from_dict(json.loads(json.dumps(item.to_dict()))) == item
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_replay_rejects_a_template_that_needs_the_model():
     """The run asked a sub-LLM for the answer; the template keeps that call, which replay (no model) cannot
     repeat: it does not re-solve its own task, so it is not admitted."""
@@ -237,6 +242,7 @@ def test_the_intervention_test_counts_repairs_and_regressions_on_real_siblings()
 # -- failures ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_a_failed_rollout_gives_a_guardrail_naming_the_wrong_slot_order():
     task = _arith("f", "What is 10 - 3?", "7")
     traj, verdict = _judged(task, [step("answer = 3 - 10\nSUBMIT(answer=answer)")])
@@ -263,6 +269,7 @@ def test_a_misfired_code_template_is_named_for_its_query_shape(tokio):
     assert '(#eq? @name \\"wait\\")) @fn"' in item.meta["filled"]
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_contrastive_rollouts_give_the_winner_and_a_guardrail_for_the_loser():
     task = _arith("c", "What is 10 - 3?", "7")
     lose, win = (_judged(task, [step(f"answer = {c}\nSUBMIT(answer=answer)")]) for c in ("3 - 10", "10 - 3"))
@@ -340,6 +347,7 @@ def test_a_template_learnt_on_another_crate_is_the_same_procedure_as_the_packs(t
         assert len(active) == 1
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_the_loop_learns_a_template_and_injects_it_into_the_next_task(tmp_path):
     steps = [step("x = 125\ny = 389\nanswer = x + y\nSUBMIT(answer=answer)"),
              step("x = 17\ny = 25\nanswer = x + y\nSUBMIT(answer=answer)")]
@@ -406,6 +414,7 @@ def test_a_learnt_template_that_fails_the_tasks_it_is_injected_into_is_retired_a
         FailingForgetter(min_tasks=0)
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_the_loop_gives_the_extractor_earlier_tasks_asked_alike_as_siblings(tmp_path):
     """E14 never ran the intervention test: the loop passed no siblings. Now the stream so far supplies them."""
     from rlmlab.learning import nearest_siblings
@@ -428,6 +437,7 @@ def test_the_loop_gives_the_extractor_earlier_tasks_asked_alike_as_siblings(tmp_
             == (1, 1, 1, 0)
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_the_admission_record_round_trips_and_shows_in_the_cli(tmp_path):
     from click.testing import CliRunner
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from rlmlab.executors import query_slots, template_rule
 from rlmlab.executors._constrain import run_step_grammar
 from rlmlab.executors._sparql_fill import sparql_keeper, sparql_strings
@@ -64,6 +66,7 @@ def test_the_check_only_narrows_never_empties_and_leaves_other_code_alone():
     assert sparql_strings("not python (") == []
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_a_query_is_checked_once_per_graph(monkeypatch):
     import rlmlab.executors._sparql_fill as fill
 

@@ -37,6 +37,7 @@ def pack(tmp_path_factory):
     store.close()
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_an_intent_regex_fits_only_the_question_that_names_it(first_of_kind, pack):
     unwrap, unsafe = pack["Count unwrap calls"], pack["Count unsafe blocks"]
     assert template_fits(first_of_kind["count_unwrap_calls"], unwrap)

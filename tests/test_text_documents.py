@@ -72,6 +72,7 @@ def _run(query: str, text: str) -> SimpleNamespace:
                            records=[], query=query, context_text=text, traj=SimpleNamespace(notes=[]))
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_the_step_grammar_offers_the_searches_and_the_context_tools_only():
     query = PHRASINGS[0]
     grammar = run_step_grammar(_run(query, LOG), fmt="rlm", must_submit=False)

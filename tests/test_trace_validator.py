@@ -131,6 +131,7 @@ def test_cli_validate_writes_golden_and_review(tmp_path, tokio_src, async_lines)
     assert read["path"] == str(traces.resolve()) and read["role"] == "traces" and len(read["sha256"]) == 64
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_end_to_end_rlm_trajectory_to_golden_record(tmp_path, rust_file, tokio_src):
     # The scripted agent answers in grep -n style from ctx_find results, like a good agent would.
     pattern = "(?m)" + pattern_for_query(ASYNC)  # ctx_find searches the whole text: ^ needs multiline
@@ -192,6 +193,7 @@ def test_explain_wins_over_implements():
     assert classify_query("Explain how Semaphore implements fairness") is QueryKind.Semantic
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_a_batch_reads_each_source_once_and_gives_the_verdicts_of_single_calls(tokio_src, monkeypatch):
     items = [AnalysisResult(q, a, source_path=p) for q, a, p in [
         (ASYNC, "1:nothing", "fs/file.rs"), ("What are the parameters of set_len?", "&self, size: u64", "fs/file.rs"),

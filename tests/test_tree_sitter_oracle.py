@@ -187,6 +187,7 @@ def test_parse_cache_parses_each_text_once(file_rs):
     assert cache.stats() == {"entries": 1, "hits": 1, "misses": 1}
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_ast_query_tool_bounded_and_errors(ws, rust_file):
     ref = ws.call("blob", rust_file.read_text())
     out = ws.call("ast_query", ref, "(function_item name: (identifier) @name)", k=5)
@@ -324,6 +325,7 @@ def test_keyword_lookup_skips_comments_strings_and_lookalikes():
     assert [t.name for t in o.get_traits()] == ["Marker", "T"]
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_extract_files_in_worker_processes_equals_one_process(tokio_src, monkeypatch):
     import rlmlab.oracle._batch as batch
     from rlmlab.oracle import extract_files

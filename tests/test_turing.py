@@ -247,6 +247,7 @@ def test_config_and_malformed_custom_hooks(tmp_path):
         load_turing_config(cfg)
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_rlm_run_shows_correction_and_a_corrected_next_step(rust_file, tmp_path):
     steps = PHANTOM_THEN_REAL
     protocol = TuringProtocol(log=tmp_path / "turing.sqlite")
@@ -263,6 +264,7 @@ def test_rlm_run_shows_correction_and_a_corrected_next_step(rust_file, tmp_path)
     assert "phantom_tool_result" in saved
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_rlm_final_without_evidence_is_not_accepted(rust_file):
     steps = [{"reasoning": "I know it.", "code": "SUBMIT(answer='There are 99 async functions')"},
              {"reasoning": "Count them.", "code": "n = ctx_find(context, r'async fn', k=1)['total']\nprint(n)"},
@@ -466,6 +468,7 @@ def test_chat_loop_data_read_in_an_earlier_round_is_grounded_and_other_data_is_n
     assert hooks_fired(dataclasses.replace(alone, turn_start=0)) == []
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_rlm_task_is_one_user_turn_for_the_guard(rust_file):
     # An RLM run: step 1 calls llm_query (a sub-session), step 2 reports it. Per step this was a false
     # workflow_spawn; per user turn (the task) it is grounded.

