@@ -168,7 +168,7 @@ def test_the_learning_benchmark_smoke_writes_its_json_and_goals_table(tmp_path):
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     result = json.loads(out.read_text())
-    assert result["summaries"]["arith"]["learned"]["test"]["tasks"] == 2
+    assert result["summaries"]["arith"]["learned"]["test"]["tasks"] == 1  # --smoke: one stream and one test task
     goals = {g["goal"]: g for g in result["goals"]}
     assert goals["arith: learned >= no_memory + 10 pts"]["met"] is False  # the solver solves them all anyway
     assert goals["duplicate templates <= 5%"]["met"] is True and "goal" in proc.stdout

@@ -390,6 +390,32 @@ def test_the_scratch_quota_stops_a_worker_that_fills_its_directory(tmp_path):
     assert scratch_bytes(tmp_path) == 0 and list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
+def test_the_scratch_watch_ends_quietly_when_shutdown_removed_the_directory_meanwhile(tmp_path):
+    """The host's shutdown removes scratch while the watch, past the quota, empties it: seen in make test as a
+    FileNotFoundError in the scratch-quota thread."""
+    import shutil
+    import subprocess
+    import sys
+    import threading
+
+    from rlmlab.sandbox import watch_scratch
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    writer = "open('big', 'wb').write(b'x' * (2 << 20))\nimport time\ntime.sleep(30)"
+    proc = subprocess.Popen([sys.executable, "-c", writer], cwd=scratch, start_new_session=True)
+    errors: list = []
+    hook, threading.excepthook = threading.excepthook, errors.append
+    try:
+        watch_scratch(proc, scratch, quota=1 << 20,
+                      on_exceeded=lambda used: shutil.rmtree(scratch)).join(timeout=60)
+    finally:
+        threading.excepthook = hook
+    assert proc.poll() is not None and not scratch.exists()
+    assert errors == []
+
+
 @pytest.mark.sandbox
 def test_a_step_over_the_scratch_quota_is_a_worker_crash_and_the_repl_goes_on():
     from rlmlab.executors import RLMLabInterpreter

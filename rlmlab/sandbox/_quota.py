@@ -61,15 +61,18 @@ def watch_scratch(process: Any, scratch: Path, quota: int = SCRATCH_QUOTA_BYTES,
                 process.wait()
                 # the worker inside the wrapper dies a moment after it (--die-with-parent): a write of its still
                 # in flight can land after a first emptying, so empty again until nothing more appears (<= 1 s)
-                for _ in range(10):
-                    for child in Path(scratch).iterdir():
-                        if child.is_dir() and not child.is_symlink():
-                            shutil.rmtree(child, ignore_errors=True)
-                        else:
-                            child.unlink(missing_ok=True)
-                    time.sleep(0.1)
-                    if not any(Path(scratch).iterdir()):
-                        break
+                try:
+                    for _ in range(10):
+                        for child in Path(scratch).iterdir():
+                            if child.is_dir() and not child.is_symlink():
+                                shutil.rmtree(child, ignore_errors=True)
+                            else:
+                                child.unlink(missing_ok=True)
+                        time.sleep(0.1)
+                        if not any(Path(scratch).iterdir()):
+                            break
+                except FileNotFoundError:  # the interpreter shut down meanwhile and removed the directory itself
+                    pass
                 return
             time.sleep(_POLL_SECONDS)
 
