@@ -29,24 +29,37 @@ PYODIDE_SLOW = {"pipe_huge_tool_arg", "pipe_llm_query_huge"}
 ROW = re.compile(r"^(\w+)\s+(\w+)\s+(confined|pyodide)\s+(held|PARTIAL|ESCAPED|n/a|error)\b(.*)$")
 
 
+# Each backend's attempts in two halves, each run by a runner of its own: make test's parallel pass then shares them
+# out between its workers (the whole pyodide corpus was one test of 70-90 s that could end a pass alone).
+SHARDS = 2
+
+
+@pytest.mark.parametrize("shard", range(SHARDS))
 @pytest.mark.parametrize("backend", ["confined", "pyodide"])
-def test_no_attempt_reaches_the_host(backend):
+def test_no_attempt_reaches_the_host(backend, shard):
     if backend == "pyodide":
         from rlmlab.executors._pyodide import pyodide_unavailable
 
         why = pyodide_unavailable()
         if why:
             pytest.skip(f"pyodide cannot start here: {why}")
-    names = [] if backend == "confined" else _pyodide_names()
+    names = (_confined_names() if backend == "confined" else _pyodide_names())[shard::SHARDS]
     # one try of each race here (the runner retries a held race up to 3 times, to give it every chance to leak)
     proc = subprocess.run([sys.executable, str(RUNNER), "--backend", backend, *names], capture_output=True,
                           text=True, timeout=1200, cwd=RUNNER.parent, env={**os.environ, "RT_BRIDGE_TRIES": "1"})
     rows = [m.groups() for m in map(ROW.match, proc.stdout.splitlines()) if m]
-    assert proc.returncode == 0 and len(rows) >= (70 if backend == "confined" else len(names)), \
+    assert proc.returncode == 0 and len(rows) >= len(names) > 0, \
         (proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:])
     bad = [f"{name} ({cls}): {result} {evidence.strip()[:300]}" for name, cls, _, result, evidence in rows
            if result in ("PARTIAL", "ESCAPED", "error")]
     assert not bad, "\n".join(bad)
+
+
+def _confined_names() -> list[str]:
+    sys.path.insert(0, str(RUNNER.parent))
+    from redteam_bridge_corpus import by_name
+
+    return sorted(by_name())
 
 
 def _pyodide_names() -> list[str]:
