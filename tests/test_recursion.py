@@ -100,11 +100,13 @@ def test_a_budget_holds_over_the_tree_and_nothing_done_is_lost():
 
 @pytest.mark.slow
 def test_a_sub_run_does_not_use_up_its_parent_steps_timeout():
-    slow = "import time\ntime.sleep(1.2)\nprint('slept')"
+    slow = "import time\ntime.sleep(1.7)\nprint('slept')"
     lm = make_lm("scripted", script=steps("print(rlm_query('q', 'some text'))", slow, slow,
                                            "SUBMIT(answer='done')", "SUBMIT(answer='ok')"))
-    traj = run_rlm("q", TEXT, lm=lm, max_depth=2, step_timeout=2.0)
-    # the child ran 2.4 s of steps inside the parent's first step, whose timeout is 2 s
+    traj = run_rlm("q", TEXT, lm=lm, max_depth=2, step_timeout=3.0)
+    # the child ran 3.4 s of steps inside the parent's first step, whose timeout is 3 s. What the clock does not
+    # hold (the parent's own step around the call) must stay under 3 s: with 2 s and 2.4 s it ran over once in make
+    # test's parallel pass beside the red-team corpora, though never alone or beside three busy loops
     assert traj.answer == "ok" and "TimeoutError" not in traj.iterations[0].output, traj.iterations[0].output
     assert traj.iterations[0].output.strip() == "done" and traj.children[0].answer == "done"
 
