@@ -12,6 +12,7 @@ import json
 import os
 import socket
 import sys
+from pathlib import Path
 
 import pytest
 from dspy.primitives.code_interpreter import CodeInterpreterError
@@ -49,6 +50,24 @@ def guarded(body: str) -> str:
     """Step code that prints ESCAPED when ``body`` succeeds and BLOCKED with the exception when it fails."""
     indented = "\n".join("    " + line for line in body.strip().splitlines())
     return f"try:\n{indented}\n    print('ESCAPED')\nexcept BaseException as exc:\n    print('BLOCKED', repr(exc))"
+
+
+@pytest.mark.slow  # 0.3 s or more a case: make test, not make check
+@pytest.mark.parametrize("sandbox", ["confined", "none"])
+def test_the_worker_starts_without_site_yet_has_its_builtins_and_the_site_packages(sandbox):
+    """The worker's Python runs with -S (a third faster to start): step code still has site's exit/quit/help and
+    imports third-party packages from the host's site-packages; no .pth file ran, and the worker's own variable
+    is gone from its environment."""
+    if sandbox == "confined" and CONFINED_MISSING is not None:
+        pytest.skip(f"the confined backend cannot run here: {CONFINED_MISSING}")
+    code = ("import sys, os, numpy, rlmlab\n"
+            "print(sys.flags.no_site, type(exit).__name__, type(quit).__name__, type(help).__name__)\n"
+            "print('editable' in ' '.join(sys.modules), 'RLMLAB_WORKER_SITE' in os.environ, rlmlab.__file__)")
+    out = attempt(code, sandbox=sandbox)
+    assert "1 Quitter Quitter _Helper" in out and "False False" in out, out
+    import rlmlab
+
+    assert str(Path(rlmlab.__file__).parent) in out, out  # the host's own rlmlab, from its folder
 
 
 # -- the issue's table, under the default sandbox ----------------------------------------------------------------
