@@ -19,10 +19,10 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
+from _trees import before_tree
 from rich.console import Console
 from rich.table import Table
 
@@ -31,13 +31,6 @@ BEFORE = "53398e0"  # the last commit before issue 20
 MODULES = ("rlmlab.tools", "rlmlab.trace")
 HEAVY = ("dspy", "rdflib", "rlmlab.memory", "rlmlab.ontology", "rank_bm25", "numpy")
 
-
-def before_tree(ref: str) -> Path:
-    """The rlmlab package of commit ``ref`` in a temporary directory (a path for PYTHONPATH)."""
-    out = Path(tempfile.mkdtemp(prefix="rlmlab-before-"))
-    archive = subprocess.run(["git", "-C", str(PROJECT), "archive", ref, "rlmlab"], capture_output=True, check=True)
-    subprocess.run(["tar", "-x", "-C", str(out)], input=archive.stdout, check=True)
-    return out
 
 
 def measure(tree: Path, module: str) -> dict:

@@ -47,6 +47,7 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))  # this checkout's rlmlab, not another install's
 
+from _trees import before_tree
 from rich.console import Console
 from rich.table import Table
 
@@ -493,13 +494,6 @@ def make_claims(root: Path, texts: dict[str, str], n: int, rng: random.Random) -
         claims.append(bucket[(i // len(keys)) % len(bucket)])
     return claims, len(rels) + len(dirs), len(pool)
 
-
-def before_tree(ref: str) -> Path:
-    """The rlmlab package of commit ``ref``, extracted into a temporary directory (a path for PYTHONPATH)."""
-    out = Path(tempfile.mkdtemp(prefix="rlmlab-before-"))
-    archive = subprocess.run(["git", "-C", str(PROJECT), "archive", ref, "rlmlab"], capture_output=True, check=True)
-    subprocess.run(["tar", "-x", "-C", str(out)], input=archive.stdout, check=True)
-    return out
 
 
 _WORKER = """

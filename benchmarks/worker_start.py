@@ -20,9 +20,10 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
+
+from _trees import before_tree
 
 PROJECT = Path(__file__).resolve().parents[1]
 BEFORE = "d5376d3"  # the worker started with site and imported the whole handles package (the blob store's sqlite3)
@@ -45,13 +46,6 @@ print(json.dumps(times))
 """
 
 
-def before_tree(ref: str) -> Path:
-    """The rlmlab package of commit ``ref`` in a temporary directory (a path for PYTHONPATH)."""
-    out = Path(tempfile.mkdtemp(prefix="rlmlab-before-"))
-    archive = subprocess.run(["git", "-C", str(PROJECT), "archive", ref, "rlmlab"], capture_output=True, check=True)
-    subprocess.run(["tar", "-x", "-C", str(out)], input=archive.stdout, check=True)
-    return out
-
 
 def starts_in_child(tree: Path, sandbox: str, starts: int) -> list[float]:
     """``starts`` worker start times (s) measured by a fresh interpreter running ``tree``'s rlmlab."""
@@ -65,7 +59,6 @@ def starts_in_child(tree: Path, sandbox: str, starts: int) -> list[float]:
 def starts_here(sandbox: str, starts: int) -> list[float]:
     """``starts`` worker start times (s) of this checkout, measured in this process (--smoke)."""
     scope: dict = {}
-    sys.path.insert(0, str(PROJECT))
     code = PROBE.format(starts=starts, sandbox=sandbox).replace("print(json.dumps(times))", "")
     exec(compile(code, "worker_start probe", "exec"), scope)  # noqa: S102 - this file's own probe text
     return scope["times"]
@@ -85,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     times: dict[str, dict[str, list[float]]] = {"before": {}, "after": {}}
     t0 = time.perf_counter()
     if args.smoke:
+        sys.path.insert(0, str(PROJECT))  # this checkout's rlmlab, as the probe imports it
         times = {"after": {sb: starts_here(sb, 2) for sb in SANDBOXES}}
     else:
         trees = {"before": before_tree(args.before), "after": PROJECT}
