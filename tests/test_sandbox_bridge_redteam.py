@@ -43,7 +43,7 @@ def test_no_attempt_reaches_the_host(backend, shard):
         why = pyodide_unavailable()
         if why:
             pytest.skip(f"pyodide cannot start here: {why}")
-    names = (_confined_names() if backend == "confined" else _pyodide_names())[shard::SHARDS]
+    names = _names(backend)[shard::SHARDS]
     # one try of each race here (the runner retries a held race up to 3 times, to give it every chance to leak)
     proc = subprocess.run([sys.executable, str(RUNNER), "--backend", backend, *names], capture_output=True,
                           text=True, timeout=1200, cwd=RUNNER.parent, env={**os.environ, "RT_BRIDGE_TRIES": "1"})
@@ -55,16 +55,14 @@ def test_no_attempt_reaches_the_host(backend, shard):
     assert not bad, "\n".join(bad)
 
 
-def _confined_names() -> list[str]:
+def _names(backend: str) -> list[str]:
+    """The attempts a backend's runners are given: every one under confined (each prints a row, n/a where it does
+    not apply); under pyodide those that apply and run in the REPL, less the two floods."""
     sys.path.insert(0, str(RUNNER.parent))
     from redteam_bridge_corpus import by_name
 
-    return sorted(by_name())
-
-
-def _pyodide_names() -> list[str]:
-    sys.path.insert(0, str(RUNNER.parent))
-    from redteam_bridge_corpus import by_name
-
-    return [a.name for a in by_name().values()
+    attempts = by_name().values()
+    if backend == "confined":
+        return sorted(a.name for a in attempts)
+    return [a.name for a in attempts
             if "pyodide" in a.backends and a.cls != "dspy_facade" and a.name not in PYODIDE_SLOW]
